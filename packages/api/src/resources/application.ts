@@ -1,0 +1,75 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { ImageVersion, Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
+
+export const WorkloadRef = Type.Object({
+  kind: StringEnum(['Deployment', 'StatefulSet'] as const, { default: 'Deployment' }),
+  name: Name('Workload name in the Environment namespace.'),
+  container: Type.Optional(
+    Type.String({ description: 'Container whose image is promoted; defaults to the first container.' }),
+  ),
+  environments: Type.Optional(
+    Type.Array(Name('Environment name'), {
+      description: 'Environments this workload applies to; all when omitted.',
+    }),
+  ),
+});
+
+export const HealthCheck = Type.Object({
+  name: Name('Health check name.'),
+  type: StringEnum(['workloadReady', 'http'] as const, {
+    description: 'workloadReady: the rollout completed with all replicas available. http: a GET must answer expectStatus.',
+  }),
+  url: Type.Optional(Type.String({ description: 'URL for http checks; {environment} is replaced.', pattern: '^https?://' })),
+  expectStatus: Type.Optional(Type.Integer({ minimum: 100, maximum: 599, default: 200 })),
+  timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, default: 300 })),
+});
+
+export const RelatedResource = Type.Object({
+  apiVersion: Type.String({ minLength: 1 }),
+  kind: Type.String({ minLength: 1 }),
+  name: Name('Resource name'),
+});
+
+export const ApplicationSpec = Type.Object({
+  displayName: Type.Optional(Type.String({ maxLength: 128 })),
+  description: Type.Optional(Type.String({ maxLength: 2048 })),
+  owner: Name('Owning team (Backstage group / Port team).'),
+  system: Type.Optional(Name('System the application belongs to.')),
+  type: Type.Optional(StringEnum(['service', 'job', 'workflow', 'rollout'] as const, { default: 'service' })),
+  image: Type.Object({
+    repository: Type.String({
+      description: 'Repository path inside each Environment registry, e.g. shop/checkout.',
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$',
+    }),
+  }),
+  workloads: Type.Array(WorkloadRef, { minItems: 1, description: 'Workloads running this image.' }),
+  healthChecks: Type.Optional(Type.Array(HealthCheck)),
+  relatedResources: Type.Optional(Type.Array(RelatedResource)),
+  links: Type.Optional(
+    Type.Array(Type.Object({ title: Type.String({ minLength: 1 }), url: Type.String({ pattern: '^https?://' }) })),
+  ),
+  labels: Type.Optional(StringMap('Free-form labels used by PromotionFlow selectors.')),
+});
+
+export const EnvironmentVersion = Type.Object({
+  environment: Name('Environment name'),
+  tag: Type.Optional(Type.String()),
+  digest: Type.Optional(Type.String()),
+  health: StringEnum(['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const),
+  message: Type.Optional(Type.String()),
+  updatedAt: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+export const ApplicationStatus = Type.Object({
+  ...StatusBase,
+  versions: Type.Optional(Type.Array(EnvironmentVersion)),
+});
+
+export type WorkloadRef = Static<typeof WorkloadRef>;
+export type HealthCheck = Static<typeof HealthCheck>;
+export type ApplicationSpec = Static<typeof ApplicationSpec>;
+export type ApplicationStatus = Static<typeof ApplicationStatus>;
+export type EnvironmentVersion = Static<typeof EnvironmentVersion>;
+export { ImageVersion };

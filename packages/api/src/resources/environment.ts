@@ -1,0 +1,91 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Name, SecretKeyRef, StatusBase, StringEnum } from '../schemaHelpers.js';
+
+export const ClusterRef = Type.Object(
+  {
+    context: Type.Optional(
+      Type.String({ description: 'Context name in the controller kubeconfig.', minLength: 1 }),
+    ),
+    kubeconfigSecretRef: Type.Optional(SecretKeyRef),
+    inCluster: Type.Optional(Type.Boolean({ description: 'Use the cluster the controller runs in.' })),
+  },
+  {
+    description: 'Exactly one of context, kubeconfigSecretRef or inCluster.',
+    'x-kubernetes-validations': [
+      {
+        rule: '(has(self.context) ? 1 : 0) + (has(self.kubeconfigSecretRef) ? 1 : 0) + (has(self.inCluster) && self.inCluster ? 1 : 0) == 1',
+        message: 'set exactly one of context, kubeconfigSecretRef or inCluster',
+      },
+    ],
+  },
+);
+
+export const Registry = Type.Object({
+  host: Type.String({
+    description: 'Registry host[:port], e.g. registry.example.com or 127.0.0.1:5000.',
+    pattern: '^[a-zA-Z0-9.-]+(:[0-9]{1,5})?$',
+  }),
+  prefix: Type.Optional(
+    Type.String({ description: 'Path prefix prepended to every Application repository.', pattern: '^[a-z0-9._/-]+$' }),
+  ),
+  insecure: Type.Optional(Type.Boolean({ description: 'Use plain HTTP (local registries only).' })),
+  credentialsSecretRef: Type.Optional(SecretKeyRef),
+});
+
+export const HelmReleaseDelivery = Type.Object({
+  name: Type.Optional(
+    Type.String({ description: 'HelmRelease name; {app} is replaced by the Application name.', default: '{app}' }),
+  ),
+  valuesPath: Type.String({ description: 'Dot path of the tag in spec.values.', default: 'image.tag', minLength: 1 }),
+  digestPath: Type.Optional(Type.String({ description: 'Dot path of the digest in spec.values.' })),
+});
+
+export const GitDelivery = Type.Object({
+  repository: Type.String({ description: 'Git URL (https://, ssh:// or file://).', minLength: 1 }),
+  branch: Type.Optional(Type.String({ default: 'main', minLength: 1 })),
+  path: Type.String({ description: 'File to edit; {app} and {environment} are replaced.', minLength: 1 }),
+  valuesPath: Type.Optional(Type.String({ description: 'Dot path of the image reference in that YAML file.', default: 'image' })),
+  credentialsSecretRef: Type.Optional(SecretKeyRef),
+  author: Type.Optional(Type.Object({ name: Type.String(), email: Type.String() })),
+});
+
+export const Delivery = Type.Object(
+  {
+    method: StringEnum(['patch', 'helmRelease', 'git'] as const, {
+      description: 'patch: set the workload image. helmRelease: set a Flux HelmRelease value. git: commit to a GitOps repo.',
+    }),
+    helmRelease: Type.Optional(HelmReleaseDelivery),
+    git: Type.Optional(GitDelivery),
+  },
+  {
+    'x-kubernetes-validations': [
+      { rule: "self.method != 'git' || has(self.git)", message: 'delivery.git is required when method is git' },
+      {
+        rule: "self.method != 'helmRelease' || has(self.helmRelease)",
+        message: 'delivery.helmRelease is required when method is helmRelease',
+      },
+    ],
+  },
+);
+
+export const EnvironmentSpec = Type.Object({
+  displayName: Type.Optional(Type.String({ maxLength: 128 })),
+  tier: Type.Optional(
+    StringEnum(['development', 'preview', 'staging', 'production'] as const, { default: 'development' }),
+  ),
+  cluster: ClusterRef,
+  namespace: Name('Namespace where the applications run.'),
+  registry: Registry,
+  delivery: Delivery,
+});
+
+export const EnvironmentStatus = Type.Object({
+  ...StatusBase,
+  applications: Type.Optional(Type.Integer({ minimum: 0, description: 'Applications observed in this environment.' })),
+});
+
+export type ClusterRef = Static<typeof ClusterRef>;
+export type Registry = Static<typeof Registry>;
+export type Delivery = Static<typeof Delivery>;
+export type EnvironmentSpec = Static<typeof EnvironmentSpec>;
+export type EnvironmentStatus = Static<typeof EnvironmentStatus>;

@@ -1,0 +1,52 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
+
+export const Stage = Type.Object({
+  environment: Name('Environment name.'),
+  approval: Type.Optional(
+    StringEnum(['manual', 'auto'] as const, {
+      description: 'How plans into this environment are approved; defaults to the flow approval.',
+    }),
+  ),
+});
+
+export const ApplicationSelector = Type.Object({
+  applications: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Names or globs.' })),
+  teams: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  matchLabels: Type.Optional(StringMap()),
+});
+
+export const PromotionFlowSpec = Type.Object({
+  stages: Type.Array(Stage, {
+    minItems: 2,
+    maxItems: 16,
+    description: 'Environments in promotion order, e.g. dev -> stable -> prod.',
+    'x-kubernetes-validations': [
+      { rule: 'self.all(s, self.exists_one(t, t.environment == s.environment))', message: 'stages must not repeat an environment' },
+    ],
+  }),
+  selector: Type.Optional(ApplicationSelector),
+  approval: Type.Optional(StringEnum(['manual', 'auto'] as const, { default: 'manual' })),
+  tagPattern: Type.Optional(
+    Type.String({ description: 'Only tags matching this regular expression are promoted.', default: '^v\\d+\\.\\d+\\.\\d+' }),
+  ),
+  tagTemplate: Type.Optional(
+    Type.String({
+      description: 'Unique tag written in the target registry. Placeholders: {tag}, {version}, {timestamp}, {shortDigest}.',
+      default: '{version}-{timestamp}',
+      pattern: '^[A-Za-z0-9_{}.-]+$',
+    }),
+  ),
+  concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, default: 4 })),
+  rolloutTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86400, default: 600 })),
+});
+
+export const PromotionFlowStatus = Type.Object({
+  ...StatusBase,
+  pendingCandidates: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+
+export type Stage = Static<typeof Stage>;
+export type ApplicationSelector = Static<typeof ApplicationSelector>;
+export type PromotionFlowSpec = Static<typeof PromotionFlowSpec>;
+export type PromotionFlowStatus = Static<typeof PromotionFlowStatus>;

@@ -1,0 +1,17 @@
+// `yarn test`: static checks first (cheap, catch stale generated files), then every vitest project.
+import { spawnSync } from 'node:child_process';
+
+const steps: Array<[string, string[]]> = [
+  ['CRD manifests up to date', ['tsx', 'packages/api/scripts/generateCrds.ts', '--check']],
+  ['typecheck', ['tsc', '-p', 'tsconfig.json']],
+  ['lint', ['biome', 'check', '.']],
+  ['tests', ['vitest', 'run', ...process.argv.slice(2)]],
+];
+for (const [name, [cmd, ...args]] of steps) {
+  console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', shell: false, env: process.env });
+  if (r.status !== 0) {
+    console.error(`\n${name} failed (exit ${r.status ?? r.signal}).`);
+    process.exit(r.status ?? 1);
+  }
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds the real upstream control-plane binaries from Go modules (no prebuilt downloads):
+#   kube-apiserver, kube-controller-manager, kube-scheduler <- k8s.io/kubernetes (wrapper module, staging modules replaced by published versions)
+#   etcd                                     <- go.etcd.io/etcd/server/v3 (etcdmain)
+#   kwok                                     <- sigs.k8s.io/kwok
+# Output: $PROMO_CACHE_DIR/k8s/<key>/bin. Reused when present, so a second run is a no-op.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache_root="${PROMO_CACHE_DIR:-$here/../../.cache}"
+key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
+out="$cache_root/k8s/$key/bin"
+want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
+
+missing=()
+for b in "${want[@]}"; do [[ -x "$out/$b" ]] || missing+=("$b"); done
+if [[ ${#missing[@]} -eq 0 ]]; then echo "$out"; exit 0; fi
+command -v go >/dev/null || { echo "build.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
+
+mkdir -p "$out"
+work="$cache_root/k8s/$key/src"
+mkdir -p "$work"
+export GOFLAGS="${GOFLAGS:-} -trimpath"
+export CGO_ENABLED=0
+ldflags="-s -w"
+start=$(date +%s)
+
+build_kube() {
+  local d="$work/kubernetes"
+  mkdir -p "$d"
+  local minor="v0.${K8S_VERSION#v1.}"
+  # The kubernetes go.mod replaces every k8s.io staging module with ./staging/...; a consumer must
+  # replace them with their published tags instead. Read the list from the module's own go.mod.
+  local gomod
+  gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  {
+    echo "module promotions.local/kubebuild"
+    echo
+    echo "go 1.25.0"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    echo "replace ("
+    grep -E '=> \./staging/src/' "$gomod" | awk -v v="$minor" '{print "\t" $1 " => " $1 " " v}'
+    echo ")"
+  } >"$d/go.mod"
+  cat >"$d/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+  (cd "$d" && go mod tidy -e >/dev/null 2>&1 || true; cd "$d" && go mod download >/dev/null)
+  (cd "$d" && go get k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler >/dev/null 2>&1 || true)
+  for b in kube-apiserver kube-controller-manager kube-scheduler; do
+    [[ -x "$out/$b" ]] && continue
+    echo "build.sh: building $b $K8S_VERSION" >&2
+    (cd "$d" && go build -ldflags "$ldflags" -o "$out/$b" "k8s.io/kubernetes/cmd/$b")
+  done
+}
+
+build_etcd() {
+  [[ -x "$out/etcd" ]] && return
+  local d="$work/etcd"
+  mkdir -p "$d"
+  cat >"$d/go.mod" <<MOD
+module promotions.local/etcdbuild
+
+go 1.25.0
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+MOD
+  cat >"$d/main.go" <<'GO'
+// Same entry point as etcd's own main package.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  echo "build.sh: building etcd $ETCD_VERSION" >&2
+  (cd "$d" && go mod tidy >/dev/null && go build -ldflags "$ldflags" -o "$out/etcd" .)
+}
+
+build_kwok() {
+  [[ -x "$out/kwok" ]] && return
+  echo "build.sh: building kwok $KWOK_VERSION" >&2
+  GOBIN="$out" go install -ldflags "$ldflags" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+}
+
+build_etcd
+build_kwok
+build_kube
+echo "build.sh: built ${missing[*]} in $(( $(date +%s) - start ))s" >&2
+echo "$out"

@@ -1,0 +1,48 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const HARNESS_DIR = dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = resolve(HARNESS_DIR, '../..');
+
+/** Build cache (binaries). Override with PROMO_CACHE_DIR to share it across clones, as .ci/run does. */
+export function cacheRoot(): string {
+  return process.env.PROMO_CACHE_DIR ?? join(REPO_ROOT, '.cache');
+}
+
+/** Runtime state (certs, etcd data, logs, pids, kubeconfig); git-ignored. */
+export function stateDir(): string {
+  return process.env.KPROMO_STATE_DIR ?? join(REPO_ROOT, '.cache/clusters');
+}
+
+export function defaultKubeconfigPath(): string {
+  return join(stateDir(), 'kubeconfig');
+}
+
+export function versions(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(join(HARNESS_DIR, 'versions.env'), 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(\S+)/.exec(line);
+    if (m) out[m[1]] = m[2];
+  }
+  return out;
+}
+
+export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
+export type Binary = (typeof BINARIES)[number];
+
+/** Directory holding the built binaries; builds them (minutes, once) when absent. */
+export function ensureBinaries(log: (s: string) => void = () => {}): string {
+  const v = versions();
+  const dir = join(cacheRoot(), 'k8s', `k8s-${v.K8S_VERSION}_etcd-${v.ETCD_VERSION}_kwok-${v.KWOK_VERSION}`, 'bin');
+  if (BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
+  log(`building control-plane binaries into ${dir} (first time only; needs Go)…`);
+  const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh')], {
+    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  const built = out.trim().split('\n').pop() ?? dir;
+  return built;
+}

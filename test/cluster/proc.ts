@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+
+/** A long-running process owned by the harness, tracked by a pid file so later runs can reuse it. */
+export interface ManagedProcess {
+  name: string;
+  bin: string;
+  args: string[];
+  pidFile: string;
+  logFile: string;
+  env?: Record<string, string>;
+}
+
+export function readPid(pidFile: string): number | undefined {
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** True when the pid is alive *and* still runs our binary (pids get reused). */
+export function isRunning(p: Pick<ManagedProcess, 'pidFile' | 'bin'>): boolean {
+  const pid = readPid(p.pidFile);
+  if (!pid) return false;
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmd.split('\0')[0]?.endsWith(basename(p.bin)) ?? false;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the process detached (it outlives the caller) unless it already runs. Returns true when started. */
+export function ensureProcess(p: ManagedProcess): boolean {
+  if (isRunning(p)) return false;
+  const fd = openSync(p.logFile, 'a');
+  const child = spawn(p.bin, p.args, {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, ...p.env },
+  });
+  closeSync(fd);
+  if (!child.pid) throw new Error(`failed to start ${p.name} (${p.bin}); see ${p.logFile}`);
+  child.unref();
+  writeFileSync(p.pidFile, String(child.pid));
+  return true;
+}
+
+export async function stopProcess(p: Pick<ManagedProcess, 'pidFile' | 'bin'>, graceMs = 10_000): Promise<boolean> {
+  const pid = readPid(p.pidFile);
+  if (!pid || !isRunning(p)) {
+    rmSync(p.pidFile, { force: true });
+    return false;
+  }
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && isRunning(p)) await sleep(100);
+  if (isRunning(p)) process.kill(pid, 'SIGKILL');
+  while (isRunning(p)) await sleep(50);
+  rmSync(p.pidFile, { force: true });
+  return true;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function tail(file: string, lines = 20): string {
+  if (!existsSync(file)) return '(no log)';
+  return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+}

@@ -1,0 +1,5 @@
+export * from './cluster/controlPlane.js';
+export { defaultKubeconfigPath, ensureBinaries, stateDir } from './cluster/paths.js';
+export * from './registry/registry.js';
+export * from './git/gitRepo.js';
+export * from './kube.js';

@@ -1,0 +1,71 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ManagedProcess, ensureProcess, sleep, stopProcess, tail } from '../cluster/proc.js';
+
+/**
+ * A real OCI distribution registry (Debian's `docker-registry`, i.e. CNCF distribution) on loopback
+ * with its own storage folder. `host` is what an Environment's spec.registry.host names.
+ */
+export interface LocalRegistry {
+  host: string;
+  url: string;
+  storage: string;
+  stop(): Promise<void>;
+}
+
+export function registryBinary(): string {
+  const bin = process.env.KPROMO_REGISTRY_BIN ?? '/usr/bin/docker-registry';
+  if (!existsSync(bin)) {
+    throw new Error(`OCI registry binary not found at ${bin}; install it with: apt-get install -y docker-registry`);
+  }
+  return bin;
+}
+
+export async function startRegistry(opts: { port: number; storage?: string; name?: string }): Promise<LocalRegistry> {
+  const storage = opts.storage ?? mkdtempSync(join(tmpdir(), `kpromo-registry-${opts.port}-`));
+  mkdirSync(storage, { recursive: true });
+  const config = join(storage, 'config.yml');
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log: { level: warn }',
+      'storage:',
+      `  filesystem: { rootdirectory: ${join(storage, 'data')} }`,
+      '  delete: { enabled: true }',
+      '  maintenance: { uploadpurging: { enabled: false } }',
+      'http:',
+      `  addr: 127.0.0.1:${opts.port}`,
+      '',
+    ].join('\n'),
+  );
+  const proc: ManagedProcess = {
+    name: opts.name ?? `registry-${opts.port}`,
+    bin: registryBinary(),
+    args: ['serve', config],
+    pidFile: join(storage, 'registry.pid'),
+    logFile: join(storage, 'registry.log'),
+  };
+  ensureProcess(proc);
+  const url = `http://127.0.0.1:${opts.port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/v2/`)).ok) break;
+    } catch {
+      // starting
+    }
+    if (Date.now() > deadline) throw new Error(`registry on ${url} did not start:\n${tail(proc.logFile)}`);
+    await sleep(100);
+  }
+  return {
+    host: `127.0.0.1:${opts.port}`,
+    url,
+    storage,
+    async stop() {
+      await stopProcess(proc);
+      if (!opts.storage) rmSync(storage, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { defineConfig } from 'vitest/config';
+
+// One runner for the whole repo. "unit" needs nothing running; "integration" talks to the real
+// local clusters, registry and git repos that test/cluster starts (globalSetup, idempotent).
+export default defineConfig({
+  test: {
+    reporters: ['default', './scripts/countReporter.ts'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['**/*.test.ts'],
+          exclude: ['**/node_modules/**', '**/*.int.test.ts', '.cache/**'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['**/*.int.test.ts'],
+          exclude: ['**/node_modules/**', '.cache/**'],
+          environment: 'node',
+          globalSetup: ['./test/globalSetup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          // Files share the same three clusters; run them one at a time on a 2-core machine.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
