@@ -18,9 +18,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const cp = await ensureClusters({ log: (m) => console.log(`[harness] ${m}`) });
   process.env.KUBECONFIG = cp.kubeconfigPath;
-  const base = Number(process.env.KPROMO_REGISTRY_PORT ?? 17500);
-  const source = await startRegistry({ port: base, name: 'registry-source' });
-  const target = await startRegistry({ port: base + 1, name: 'registry-target' });
+  const source = await startRegistry({ name: 'registry-source' });
+  const target = await startRegistry({ name: 'registry-target' });
   project.provide('kubeconfig', cp.kubeconfigPath);
   project.provide('clusters', cp.clusters.map((c) => c.name));
   project.provide('registries', { source: source.host, target: target.host });

@@ -15,6 +15,7 @@ want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
 
 missing=()
 for b in "${want[@]}"; do [[ -x "$out/$b" ]] || missing+=("$b"); done
+[[ -s "$out/kwok-stages.yaml" ]] || missing+=(kwok-stages.yaml)
 if [[ ${#missing[@]} -eq 0 ]]; then echo "$out"; exit 0; fi
 command -v go >/dev/null || { echo "build.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
 
@@ -93,9 +94,19 @@ GO
 }
 
 build_kwok() {
-  [[ -x "$out/kwok" ]] && return
-  echo "build.sh: building kwok $KWOK_VERSION" >&2
-  GOBIN="$out" go install -ldflags "$ldflags" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  if [[ ! -x "$out/kwok" ]]; then
+    echo "build.sh: building kwok $KWOK_VERSION" >&2
+    GOBIN="$out" go install -ldflags "$ldflags" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  fi
+  # kwok needs Stage objects to act; use the upstream "fast" set (what kwokctl embeds) from the module.
+  if [[ ! -s "$out/kwok-stages.yaml" ]]; then
+    local dir
+    dir="$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+    local s="$dir/kustomize/stage"
+    for f in "$s"/node/fast/node-initialize.yaml "$s"/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml "$s"/pod/fast/pod-ready.yaml "$s"/pod/fast/pod-complete.yaml "$s"/pod/fast/pod-delete.yaml; do
+      echo "---"; cat "$f"
+    done >"$out/kwok-stages.yaml"
+  fi
 }
 
 build_etcd

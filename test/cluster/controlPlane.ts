@@ -139,6 +139,7 @@ function layout(opts: StartOptions, bin: string): Layout {
       ]),
       p('kwok', 'kwok', [
         `--kubeconfig=${adminKubeconfig}`,
+        `--config=${join(bin, 'kwok-stages.yaml')}`,
         '--manage-all-nodes=false',
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
         `--server-address=127.0.0.1:${port + 3}`,

@@ -36,7 +36,7 @@ export type Binary = (typeof BINARIES)[number];
 export function ensureBinaries(log: (s: string) => void = () => {}): string {
   const v = versions();
   const dir = join(cacheRoot(), 'k8s', `k8s-${v.K8S_VERSION}_etcd-${v.ETCD_VERSION}_kwok-${v.KWOK_VERSION}`, 'bin');
-  if (BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
+  if ([...BINARIES, 'kwok-stages.yaml'].every((b) => existsSync(join(dir, b)))) return dir;
   log(`building control-plane binaries into ${dir} (first time only; needs Go)…`);
   const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh')], {
     env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },

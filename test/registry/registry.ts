@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ManagedProcess, ensureProcess, sleep, stopProcess, tail } from '../cluster/proc.js';
@@ -22,8 +23,22 @@ export function registryBinary(): string {
   return bin;
 }
 
-export async function startRegistry(opts: { port: number; storage?: string; name?: string }): Promise<LocalRegistry> {
-  const storage = opts.storage ?? mkdtempSync(join(tmpdir(), `kpromo-registry-${opts.port}-`));
+/** A free loopback port (so concurrent test runs never collide). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function startRegistry(opts: { port?: number; storage?: string; name?: string } = {}): Promise<LocalRegistry> {
+  const port = opts.port ?? (await freePort());
+  const storage = opts.storage ?? mkdtempSync(join(tmpdir(), `kpromo-registry-${port}-`));
   mkdirSync(storage, { recursive: true });
   const config = join(storage, 'config.yml');
   writeFileSync(
@@ -36,19 +51,19 @@ export async function startRegistry(opts: { port: number; storage?: string; name
       '  delete: { enabled: true }',
       '  maintenance: { uploadpurging: { enabled: false } }',
       'http:',
-      `  addr: 127.0.0.1:${opts.port}`,
+      `  addr: 127.0.0.1:${port}`,
       '',
     ].join('\n'),
   );
   const proc: ManagedProcess = {
-    name: opts.name ?? `registry-${opts.port}`,
+    name: opts.name ?? `registry-${port}`,
     bin: registryBinary(),
     args: ['serve', config],
     pidFile: join(storage, 'registry.pid'),
     logFile: join(storage, 'registry.log'),
   };
   ensureProcess(proc);
-  const url = `http://127.0.0.1:${opts.port}`;
+  const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {
@@ -60,7 +75,7 @@ export async function startRegistry(opts: { port: number; storage?: string; name
     await sleep(100);
   }
   return {
-    host: `127.0.0.1:${opts.port}`,
+    host: `127.0.0.1:${port}`,
     url,
     storage,
     async stop() {
