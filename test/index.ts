@@ -3,3 +3,4 @@ export { defaultKubeconfigPath, ensureBinaries, stateDir } from './cluster/paths
 export * from './registry/registry.js';
 export * from './git/gitRepo.js';
 export * from './kube.js';
+export * from './registry/pushImage.js';

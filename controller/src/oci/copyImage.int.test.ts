@@ -1,0 +1,116 @@
+import { type LocalRegistry, pushTestImage, startRegistry } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyImage, OciError, resolveDigest } from './copyImage.js';
+import { MANIFEST_ACCEPT } from './manifest.js';
+
+let a: LocalRegistry;
+let b: LocalRegistry;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startRegistry({ name: 'copy-a' }), startRegistry({ name: 'copy-b' })]);
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+});
+
+async function targetDigest(reg: LocalRegistry, repo: string, ref: string): Promise<string | null> {
+  const res = await fetch(`${reg.url}/v2/${repo}/manifests/${ref}`, { headers: { accept: MANIFEST_ACCEPT } });
+  await res.arrayBuffer();
+  return res.ok ? res.headers.get('docker-content-digest') : null;
+}
+
+describe('copyImage between real registries', () => {
+  it('copies a single-arch image with the digest unchanged, then skips every blob on a second copy', async () => {
+    const { digest } = await pushTestImage({ host: a.host, repository: 'team/app', tag: 'v1.0.0' });
+    const req = {
+      source: { host: a.host, repository: 'team/app', reference: 'v1.0.0' },
+      target: { host: b.host, repository: 'prod/app', tag: 'v1.0.0-20260101' },
+      expectedDigest: digest,
+    };
+    const first = await copyImage(req);
+    expect(first).toEqual({ digest, blobsCopied: 2, blobsSkipped: 0, blobsMounted: 0, manifests: 1 });
+    expect(await targetDigest(b, 'prod/app', 'v1.0.0-20260101')).toBe(digest);
+    expect(await resolveDigest({ host: b.host }, 'prod/app', 'v1.0.0-20260101')).toBe(digest);
+
+    const second = await copyImage({ ...req, target: { ...req.target, tag: 'again' } });
+    expect(second).toMatchObject({ digest, blobsCopied: 0, blobsSkipped: 2, blobsMounted: 0 });
+    expect(await targetDigest(b, 'prod/app', 'again')).toBe(digest);
+  });
+
+  it('copies a multi-arch index with all children', async () => {
+    const { digest } = await pushTestImage({ host: a.host, repository: 'team/multi', tag: 'v2', multiArch: true });
+    const res = await copyImage({
+      source: { host: a.host, repository: 'team/multi', reference: 'v2' },
+      target: { host: b.host, repository: 'prod/multi', tag: 'v2-x' },
+    });
+    expect(res).toMatchObject({ digest, manifests: 3, blobsCopied: 4 });
+    const index = (await (
+      await fetch(`${b.url}/v2/prod/multi/manifests/v2-x`, { headers: { accept: MANIFEST_ACCEPT } })
+    ).json()) as { manifests: Array<{ digest: string; platform: { architecture: string } }> };
+    expect(index.manifests.map((m) => m.platform.architecture)).toEqual(['amd64', 'arm64']);
+    for (const child of index.manifests) expect(await targetDigest(b, 'prod/multi', child.digest)).toBe(child.digest);
+  });
+
+  it('mounts blobs across repositories of the same registry instead of uploading', async () => {
+    const { digest } = await pushTestImage({ host: a.host, repository: 'dev/mounted', tag: 'v3' });
+    const res = await copyImage({
+      source: { host: a.host, repository: 'dev/mounted', reference: digest },
+      target: { host: a.host, repository: 'staging/mounted', tag: 'v3' },
+    });
+    expect(res).toEqual({ digest, blobsCopied: 0, blobsSkipped: 0, blobsMounted: 2, manifests: 1 });
+    expect(await targetDigest(a, 'staging/mounted', 'v3')).toBe(digest);
+  });
+
+  it('streams big blobs with a chunked upload', async () => {
+    const { digest } = await pushTestImage({
+      host: a.host,
+      repository: 'team/big',
+      tag: 'v4',
+      layerSize: 3 * 1024 * 1024,
+    });
+    const res = await copyImage(
+      {
+        source: { host: a.host, repository: 'team/big', reference: 'v4' },
+        target: { host: b.host, repository: 'prod/big', tag: 'v4' },
+      },
+      { monolithicLimitBytes: 1024 },
+    );
+    expect(res).toMatchObject({ digest, blobsCopied: 2 });
+    expect(await targetDigest(b, 'prod/big', 'v4')).toBe(digest);
+  });
+
+  it('fails with NOT_FOUND for a missing image and DIGEST_MISMATCH when the tag moved', async () => {
+    const missing = copyImage({
+      source: { host: a.host, repository: 'team/nope', reference: 'v9' },
+      target: { host: b.host, repository: 'prod/nope', tag: 'v9' },
+    });
+    await expect(missing).rejects.toBeInstanceOf(OciError);
+    await expect(missing).rejects.toMatchObject({ code: 'NOT_FOUND', registry: a.host, repository: 'team/nope' });
+    expect(await resolveDigest({ host: a.host }, 'team/nope', 'v9')).toBeUndefined();
+
+    await pushTestImage({ host: a.host, repository: 'team/moved', tag: 'v1' });
+    await expect(
+      copyImage({
+        source: { host: a.host, repository: 'team/moved', reference: 'v1' },
+        target: { host: b.host, repository: 'prod/moved', tag: 'v1' },
+        expectedDigest: `sha256:${'0'.repeat(64)}`,
+      }),
+    ).rejects.toMatchObject({ code: 'DIGEST_MISMATCH' });
+    expect(await targetDigest(b, 'prod/moved', 'v1')).toBeNull();
+  });
+
+  it('fails with UNAVAILABLE when the target registry is down', async () => {
+    const down = await startRegistry({ name: 'copy-down' });
+    await down.stop();
+    await pushTestImage({ host: a.host, repository: 'team/down', tag: 'v1' });
+    const started = Date.now();
+    const err = await copyImage({
+      source: { host: a.host, repository: 'team/down', reference: 'v1' },
+      target: { host: down.host, repository: 'prod/down', tag: 'v1' },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OciError);
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', registry: down.host });
+    expect((err as Error).message).toMatch(/ECONNREFUSED/);
+    expect(Date.now() - started).toBeLessThan(15_000); // retries are bounded
+  });
+});

@@ -1,0 +1,271 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { basicAuth, parseChallenge, tokenUrl } from './auth.js';
+import { OciError } from './errors.js';
+
+export interface RegistryEndpoint {
+  host: string;
+  insecure?: boolean;
+  auth?: { username: string; password: string } | { token: string };
+}
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 200, maxDelayMs: 5_000 };
+
+export interface RegistryRequest {
+  method: string;
+  repository: string;
+  /** Path after /v2/<repository>/, or an absolute upload Location the registry handed out. */
+  path: string;
+  headers?: Record<string, string>;
+  /** A factory so a retried request gets a fresh body (streams can be read once). */
+  body?: () => BodyInit | undefined;
+  /** Token scopes beyond pull on `repository` (e.g. push, or pull on a mount source). */
+  scopes?: string[];
+  /** Statuses the caller handles itself instead of getting an OciError. */
+  accept?: number[];
+  /** Streamed bodies cannot be replayed; the caller retries the whole operation. */
+  retry?: boolean;
+  /** Per-attempt timeout; blob transfers pass 0 (bounded by the caller's signal instead). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** `http://` for loopback or explicitly insecure registries, `https://` otherwise. */
+export function registryBaseUrl(ep: RegistryEndpoint): string {
+  const host = ep.host === 'docker.io' ? 'registry-1.docker.io' : ep.host;
+  const bare = host.replace(/:\d+$/, '');
+  const plain = ep.insecure || bare === '127.0.0.1' || bare === 'localhost' || bare === '[::1]';
+  return `${plain ? 'http' : 'https'}://${host}`;
+}
+
+/** Exponential backoff with full jitter, capped; Retry-After (seconds) wins when the server sends it. */
+export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfter?: string | null): number {
+  const seconds = retryAfter ? Number(retryAfter) : Number.NaN;
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, policy.maxDelayMs * 4);
+  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  return cap / 2 + Math.random() * (cap / 2);
+}
+
+const retryableStatus = (s: number) => s === 429 || s >= 500;
+
+/**
+ * HTTP to one registry: base URL, auth (static basic/token, or the Bearer challenge → token endpoint
+ * flow with per-scope token cache) and bounded retries on connection errors, 5xx and 429.
+ */
+export class RegistryClient {
+  readonly base: string;
+  private tokens = new Map<string, string>();
+  private challenge?: { scheme: string; params: Record<string, string> };
+
+  constructor(
+    readonly endpoint: RegistryEndpoint,
+    private retryPolicy: RetryPolicy = DEFAULT_RETRY,
+  ) {
+    this.base = registryBaseUrl(endpoint);
+  }
+
+  get host(): string {
+    return this.endpoint.host;
+  }
+
+  error(code: OciError['code'], repository: string, message: string, cause?: unknown): OciError {
+    return new OciError(code, this.endpoint.host, repository, message, cause ? { cause } : undefined);
+  }
+
+  url(repository: string, path: string): string {
+    if (/^https?:\/\//.test(path)) return path;
+    if (path.startsWith('/')) return new URL(path, this.base).toString();
+    return `${this.base}/v2/${repository}/${path}`;
+  }
+
+  async request(req: RegistryRequest): Promise<Response> {
+    const attempts = req.retry === false ? 1 : this.retryPolicy.attempts;
+    const scopes = [`repository:${req.repository}:pull`, ...(req.scopes ?? [])];
+    let lastErr: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (attempt > 0)
+        await sleep(backoffDelay(attempt - 1, this.retryPolicy, lastRetryAfter(lastErr)), undefined, {
+          signal: req.signal,
+        });
+      let res: Response;
+      try {
+        res = await this.send(req, scopes);
+        if (res.status === 401 && !this.endpointHasStaticToken()) {
+          // First contact or expired token: learn the challenge, get a token, replay once.
+          await res.body?.cancel();
+          await this.authenticate(req.repository, res.headers.get('www-authenticate'), scopes, req.signal);
+          res = await this.send(req, scopes);
+        }
+      } catch (err) {
+        if (req.signal?.aborted) throw err;
+        if (err instanceof OciError) throw err;
+        lastErr = err;
+        continue; // connection refused/reset, DNS, timeout
+      }
+      if (req.accept?.includes(res.status) || res.ok) return res;
+      if (retryableStatus(res.status) && attempt + 1 < attempts) {
+        lastErr = new HttpStatusError(res.status, res.headers.get('retry-after'));
+        await res.body?.cancel();
+        continue;
+      }
+      throw await this.statusError(req, res);
+    }
+    if (lastErr instanceof HttpStatusError) {
+      throw this.error(
+        'UNAVAILABLE',
+        req.repository,
+        `${req.method} ${req.path} kept failing with HTTP ${lastErr.status} after ${attempts} attempts; check the registry's health`,
+      );
+    }
+    throw this.error(
+      'UNAVAILABLE',
+      req.repository,
+      `cannot reach ${this.base} (${describeNetworkError(lastErr)}) after ${attempts} attempts; is the registry running and the host right?`,
+      lastErr,
+    );
+  }
+
+  private endpointHasStaticToken(): boolean {
+    return !!this.endpoint.auth && 'token' in this.endpoint.auth;
+  }
+
+  private async send(req: RegistryRequest, scopes: string[]): Promise<Response> {
+    const headers: Record<string, string> = { ...req.headers };
+    const auth = this.authorization(scopes);
+    if (auth) headers.authorization = auth;
+    const timeout = req.timeoutMs ?? 30_000;
+    const signals = [req.signal, timeout > 0 ? AbortSignal.timeout(timeout) : undefined].filter(
+      (s): s is AbortSignal => !!s,
+    );
+    const body = req.body?.();
+    return fetch(this.url(req.repository, req.path), {
+      method: req.method,
+      headers,
+      body,
+      redirect: 'follow',
+      signal: signals.length ? AbortSignal.any(signals) : undefined,
+      // Needed by undici for streamed request bodies.
+      ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+    } as RequestInit);
+  }
+
+  private authorization(scopes: string[]): string | undefined {
+    const a = this.endpoint.auth;
+    if (a && 'token' in a) return `Bearer ${a.token}`;
+    if (this.challenge?.scheme === 'bearer') {
+      const t = this.tokens.get(scopes.join(' '));
+      if (t) return `Bearer ${t}`;
+    }
+    if (a && this.challenge?.scheme === 'basic') return basicAuth(a.username, a.password);
+    return undefined;
+  }
+
+  private async authenticate(
+    repository: string,
+    header: string | null,
+    scopes: string[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const challenge = parseChallenge(header);
+    const a = this.endpoint.auth;
+    if (!challenge)
+      throw this.error('UNAUTHORIZED', repository, 'registry answered 401 without a WWW-Authenticate challenge');
+    this.challenge = challenge;
+    if (challenge.scheme === 'basic') {
+      if (!a)
+        throw this.error(
+          'UNAUTHORIZED',
+          repository,
+          'registry requires basic auth; set credentials in the Environment registry credentialsSecretRef',
+        );
+      return;
+    }
+    if (challenge.scheme !== 'bearer')
+      throw this.error('UNAUTHORIZED', repository, `unsupported auth scheme ${challenge.scheme}`);
+    const url = tokenUrl(challenge.params, scopes);
+    const headers: Record<string, string> = {};
+    if (a && 'username' in a) headers.authorization = basicAuth(a.username, a.password);
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        headers,
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(30_000)]) : AbortSignal.timeout(30_000),
+      });
+    } catch (err) {
+      throw this.error(
+        'UNAVAILABLE',
+        repository,
+        `token service ${challenge.params.realm} unreachable (${describeNetworkError(err)})`,
+        err,
+      );
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw this.error(
+        'UNAUTHORIZED',
+        repository,
+        `token service ${challenge.params.realm} refused the credentials (HTTP ${res.status}); check the registry credentials Secret`,
+      );
+    }
+    if (!res.ok)
+      throw this.error(
+        'UNAVAILABLE',
+        repository,
+        `token service ${challenge.params.realm} answered HTTP ${res.status}`,
+      );
+    const body = (await res.json()) as { token?: string; access_token?: string };
+    const token = body.token ?? body.access_token;
+    if (!token) throw this.error('PROTOCOL', repository, `token service ${challenge.params.realm} returned no token`);
+    this.tokens.set(scopes.join(' '), token);
+  }
+
+  private async statusError(req: RegistryRequest, res: Response): Promise<OciError> {
+    const detail = await registryErrorDetail(res);
+    const what = `${req.method} ${req.path.startsWith('http') ? 'upload' : req.path} → HTTP ${res.status}${detail ? ` (${detail})` : ''}`;
+    if (res.status === 401 || res.status === 403) {
+      return this.error(
+        'UNAUTHORIZED',
+        req.repository,
+        `${what}; check the registry credentials and that they allow ${req.method === 'GET' || req.method === 'HEAD' ? 'pull' : 'push'}`,
+      );
+    }
+    if (res.status === 404) return this.error('NOT_FOUND', req.repository, what);
+    if (retryableStatus(res.status)) return this.error('UNAVAILABLE', req.repository, what);
+    if (/DIGEST_INVALID/.test(detail)) return this.error('DIGEST_MISMATCH', req.repository, what);
+    return this.error('PROTOCOL', req.repository, what);
+  }
+}
+
+class HttpStatusError extends Error {
+  constructor(
+    public status: number,
+    public retryAfter: string | null,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
+function lastRetryAfter(err: unknown): string | null {
+  return err instanceof HttpStatusError ? err.retryAfter : null;
+}
+
+function describeNetworkError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? err.message;
+}
+
+/** The distribution spec's `{"errors":[{code,message}]}` body, condensed for messages. */
+async function registryErrorDetail(res: Response): Promise<string> {
+  try {
+    const text = await res.text();
+    const parsed = JSON.parse(text) as { errors?: Array<{ code?: string; message?: string }> };
+    return (parsed.errors ?? []).map((e) => `${e.code}: ${e.message}`).join('; ');
+  } catch {
+    return '';
+  }
+}
