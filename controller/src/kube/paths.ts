@@ -1,0 +1,38 @@
+import { GROUP, type KpromoKind, RESOURCES, VERSION } from '@kpromo/api';
+
+/** REST paths for the resources the controller touches. */
+export interface ResourceType {
+  group: string; // '' for core
+  version: string;
+  plural: string;
+  kind: string;
+}
+
+export const KPROMO_TYPES: Record<KpromoKind, ResourceType> = Object.fromEntries(
+  Object.values(RESOURCES).map((d) => [d.kind, { group: GROUP, version: VERSION, plural: d.plural, kind: d.kind }]),
+) as Record<KpromoKind, ResourceType>;
+
+export const DEPLOYMENT: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' };
+export const STATEFULSET: ResourceType = { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet' };
+export const HELMRELEASE: ResourceType = {
+  group: 'helm.toolkit.fluxcd.io',
+  version: 'v2',
+  plural: 'helmreleases',
+  kind: 'HelmRelease',
+};
+export const LEASE: ResourceType = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
+export const EVENT: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event' };
+export const SECRET: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };
+export const POD: ResourceType = { group: '', version: 'v1', plural: 'pods', kind: 'Pod' };
+
+export function resourcePath(t: ResourceType, namespace?: string, name?: string, sub?: string): string {
+  const base = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
+  let p = namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${t.plural}` : `${base}/${t.plural}`;
+  if (name) p += `/${encodeURIComponent(name)}`;
+  if (sub) p += `/${sub}`;
+  return p;
+}
+
+export function apiVersionOf(t: ResourceType): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}

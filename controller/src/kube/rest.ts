@@ -1,0 +1,106 @@
+import * as k8s from '@kubernetes/client-node';
+import { fetch } from 'undici';
+
+/** An apiserver error with enough context to act on: which call, which cluster, what status. */
+export class KubeError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    readonly method: string,
+    readonly path: string,
+    readonly cluster: string,
+    message: string,
+  ) {
+    super(`${method} ${path} on cluster "${cluster}" failed (${status} ${reason}): ${message}`);
+    this.name = 'KubeError';
+  }
+}
+
+export const isNotFound = (e: unknown) => e instanceof KubeError && e.status === 404;
+export const isConflict = (e: unknown) => e instanceof KubeError && e.status === 409;
+export const isGone = (e: unknown) => e instanceof KubeError && e.status === 410;
+
+export interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  signal?: AbortSignal;
+}
+
+/**
+ * A thin JSON client over the apiserver REST paths. The generated typed clients convert dates and
+ * drop unknown fields of CRs; working on plain JSON keeps CRs, workloads and HelmReleases uniform.
+ */
+export class KubeRest {
+  constructor(
+    readonly kc: k8s.KubeConfig,
+    /** Human name for errors and logs (the context or Environment cluster key). */
+    readonly clusterName: string,
+  ) {}
+
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw new Error(`kubeconfig for "${this.clusterName}" has no current cluster`);
+    const url = new URL(cluster.server + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const ctx = new k8s.RequestContext(url.toString(), method as k8s.HttpMethod);
+    await this.kc.applySecurityAuthentication(ctx);
+    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
+    if (opts.body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+    const res = await fetch(url, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      dispatcher: ctx.getDispatcher(),
+      signal: opts.signal ?? AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    if (!res.ok) {
+      let reason = res.statusText;
+      let message = text.slice(0, 2000);
+      try {
+        const st = JSON.parse(text) as { reason?: string; message?: string };
+        reason = st.reason ?? reason;
+        message = st.message ?? message;
+      } catch {
+        // not a Status object
+      }
+      throw new KubeError(res.status, reason, method, path, this.clusterName, message);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  get<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('GET', path, { signal });
+  }
+  async getOrUndefined<T>(path: string): Promise<T | undefined> {
+    try {
+      return await this.get<T>(path);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+  create<T>(collectionPath: string, body: unknown): Promise<T> {
+    return this.request<T>('POST', collectionPath, { body });
+  }
+  put<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('PUT', path, { body });
+  }
+  mergePatch<T>(path: string, patch: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, { body: patch, contentType: 'application/merge-patch+json' });
+  }
+  jsonPatch<T>(path: string, ops: unknown[]): Promise<T> {
+    return this.request<T>('PATCH', path, { body: ops, contentType: 'application/json-patch+json' });
+  }
+  apply<T>(path: string, body: unknown, fieldManager: string): Promise<T> {
+    return this.request<T>('PATCH', path, {
+      body,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager, force: true },
+    });
+  }
+  delete(path: string): Promise<unknown> {
+    return this.request('DELETE', path);
+  }
+}
