@@ -1,0 +1,160 @@
+import { randomInt } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type SimpleGit, simpleGit } from 'simple-git';
+import { withSpan } from '../observability/tracing.js';
+import { setImageInYaml } from './yamlEdit.js';
+
+export interface CommitImageChangeRequest {
+  repository: string;
+  branch: string;
+  path: string;
+  valuesPath: string;
+  image: string;
+  tag: string;
+  digest: string;
+  message: string;
+  author?: { name: string; email: string };
+  auth?: { username: string; password: string };
+}
+
+export interface CommitImageChangeResult {
+  commit: string;
+  changed: boolean;
+  /** Push attempts made (more than 1 when another writer pushed first). */
+  attempts: number;
+}
+
+export interface CommitOptions {
+  maxAttempts?: number;
+  /** Test seam: runs before each push, e.g. to race another writer deterministically. */
+  beforePush?: (attempt: number) => Promise<void>;
+}
+
+const DEFAULT_AUTHOR = { name: 'kpromo', email: 'kpromo@noreply.local' };
+
+export class GitDeliveryError extends Error {
+  override name = 'GitDeliveryError';
+}
+
+/**
+ * Writes an image change to a GitOps repository: shallow clone, edit the YAML value, commit, push.
+ * A push rejected because someone else pushed first is redone on top of their commit (bounded).
+ * Idempotent: when the file already holds the value nothing is committed.
+ */
+export function commitImageChange(
+  req: CommitImageChangeRequest,
+  opts: CommitOptions = {},
+): Promise<CommitImageChangeResult> {
+  const where = `${redact(req.repository)} (branch ${req.branch}, file ${req.path})`;
+  return withSpan(
+    'git.commitImageChange',
+    { 'git.repository': redact(req.repository), 'git.path': req.path },
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'kpromo-gitops-'));
+      try {
+        const git = client(dir, req);
+        await run(where, 'clone', () =>
+          git.clone(req.repository, dir, ['--depth', '1', '--branch', req.branch, '--single-branch', '--no-tags']),
+        );
+        const author = req.author ?? DEFAULT_AUTHOR;
+        await git.addConfig('user.name', author.name).addConfig('user.email', author.email);
+        const maxAttempts = opts.maxAttempts ?? 5;
+        for (let attempt = 1; ; attempt++) {
+          const edited = await applyEdit(dir, req, where);
+          if (!edited) return { commit: await git.revparse(['HEAD']), changed: false, attempts: attempt };
+          await git.add(req.path);
+          await git.commit(req.message, [req.path]);
+          await opts.beforePush?.(attempt);
+          const pushed = await tryPush(git, req.branch, where);
+          if (pushed) return { commit: await git.revparse(['HEAD']), changed: true, attempts: attempt };
+          if (attempt >= maxAttempts) {
+            throw new GitDeliveryError(
+              `${where}: push rejected ${attempt} times because others keep pushing; retry later`,
+            );
+          }
+          // Redo instead of rebase: a shallow clone may lack the merge base, and re-applying the
+          // edit to their tip is exactly what a rebase of this one-value change would produce.
+          await sleep(randomInt(50, 250) * attempt);
+          await run(where, 'fetch', () => git.fetch(['--depth', '1', 'origin', req.branch]));
+          await git.reset(['--hard', 'FETCH_HEAD']);
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+}
+
+function client(dir: string, req: CommitImageChangeRequest): SimpleGit {
+  const config: string[] = [];
+  if (req.auth) {
+    // A header (not a URL with credentials) so the password never lands in .git/config or messages.
+    const basic = Buffer.from(`${req.auth.username}:${req.auth.password}`).toString('base64');
+    config.push(`http.extraHeader=Authorization: Basic ${basic}`);
+  }
+  // simple-git guards git-affecting env vars; pass on only the CA settings operators use for HTTPS.
+  const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0' }; // fail instead of prompting for a password
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && (!k.startsWith('GIT_') || ALLOWED_ENV.includes(k))) env[k] = v;
+  }
+  return simpleGit({ baseDir: dir, config, allowEnvironment: ['GIT_TERMINAL_PROMPT', ...ALLOWED_ENV] }).env(env);
+}
+
+const ALLOWED_ENV = ['GIT_SSL_CAINFO', 'GIT_SSL_CAPATH'];
+
+/** Edits the file in the work tree; false when it already holds the value. */
+async function applyEdit(dir: string, req: CommitImageChangeRequest, where: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, req.path), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new GitDeliveryError(
+        `${where}: the file does not exist; create it or fix the Environment's delivery.git.path`,
+      );
+    }
+    throw err;
+  }
+  let out: { text: string; changed: boolean };
+  try {
+    out = setImageInYaml(text, req.valuesPath, { image: req.image, tag: req.tag, digest: req.digest });
+  } catch (err) {
+    throw new GitDeliveryError(`${where}: cannot set ${req.valuesPath}: ${(err as Error).message}`);
+  }
+  if (out.changed) await writeFile(join(dir, req.path), out.text);
+  return out.changed;
+}
+
+/** true when pushed; false when rejected because the remote moved (someone else pushed). */
+async function tryPush(git: SimpleGit, branch: string, where: string): Promise<boolean> {
+  try {
+    await git.push('origin', `HEAD:refs/heads/${branch}`);
+    return true;
+  } catch (err) {
+    const msg = String((err as Error).message);
+    if (/non-fast-forward|fetch first|\[rejected\]|failed to update ref|cannot lock ref/i.test(msg)) return false;
+    throw new GitDeliveryError(`${where}: push failed: ${redact(msg.trim())}`);
+  }
+}
+
+async function run<T>(where: string, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    const msg = redact(String((err as Error).message).trim());
+    const hint = /Authentication|could not read Username|403|401/i.test(msg)
+      ? '; check the credentials Secret of delivery.git'
+      : /not found|does not appear|Remote branch .* not found/i.test(msg)
+        ? '; check the repository URL and branch'
+        : '';
+    throw new GitDeliveryError(`${where}: git ${what} failed: ${msg}${hint}`);
+  }
+}
+
+/** Strips credentials embedded in URLs (https://user:pass@host) from anything shown to users. */
+function redact(s: string): string {
+  return s.replace(/(\w+:\/\/)[^/@\s]+@/g, '$1***@');
+}
