@@ -1,0 +1,93 @@
+import type { AppProgress, Application, Environment, PromotionFlow, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
+import { isAdjacent, stagePairs } from '../candidates/computeCandidates.js';
+import type { CacheView } from '../kube/cacheView.js';
+
+export const TERMINAL_APP_PHASES = new Set<AppProgress['phase']>(['Succeeded', 'Failed', 'RolledBack']);
+export const TERMINAL_PLAN_PHASES = new Set<NonNullable<PromotionPlanStatus['phase']>>(['Complete', 'Incomplete', 'Failed', 'RolledBack']);
+
+export interface ResolvedPlan {
+  flow: PromotionFlow;
+  fromEnv: Environment;
+  toEnv: Environment;
+  apps: Map<string, Application>;
+  /** For rollback plans: the plan being reverted. */
+  original?: PromotionPlan;
+}
+
+export type PlanValidation = { ok: true; resolved: ResolvedPlan } | { ok: false; reason: string; message: string };
+
+/**
+ * Pure check of everything a plan references, done before any side effect so that a bad plan
+ * leaves nothing half-written.
+ */
+export function validatePlan(plan: PromotionPlan, cache: CacheView): PlanValidation {
+  const ns = plan.metadata.namespace ?? 'default';
+  const s = plan.spec;
+  const fail = (reason: string, message: string): PlanValidation => ({ ok: false, reason, message });
+  const flow = cache.getFlow(ns, s.flow);
+  if (!flow) return fail('FlowNotFound', `PromotionFlow "${s.flow}" does not exist in namespace ${ns}; fix spec.flow`);
+  const fromEnv = cache.getEnvironment(ns, s.from);
+  if (!fromEnv) return fail('EnvironmentNotFound', `Environment "${s.from}" (spec.from) does not exist in namespace ${ns}`);
+  const toEnv = cache.getEnvironment(ns, s.to);
+  if (!toEnv) return fail('EnvironmentNotFound', `Environment "${s.to}" (spec.to) does not exist in namespace ${ns}`);
+  if (!isAdjacent(flow, s.from, s.to)) {
+    return fail(
+      'NotAdjacent',
+      `${s.from} -> ${s.to} is not a stage transition of PromotionFlow ${s.flow}; valid: ${stagePairs(flow)
+        .map((p) => `${p.from} -> ${p.to}`)
+        .join(', ')}`,
+    );
+  }
+  const apps = new Map<string, Application>();
+  let original: PromotionPlan | undefined;
+  let names: string[];
+  if ((s.action ?? 'promote') === 'rollback') {
+    if (!s.rollbackOf) return fail('InvalidRollback', 'spec.rollbackOf is required when action is rollback');
+    original = cache.getPlan(ns, s.rollbackOf);
+    if (!original) return fail('InvalidRollback', `PromotionPlan "${s.rollbackOf}" (spec.rollbackOf) does not exist in namespace ${ns}`);
+    if (original.spec.to !== s.to || original.spec.flow !== s.flow) {
+      return fail('InvalidRollback', `plan ${s.rollbackOf} promoted ${original.spec.flow}: ${original.spec.from} -> ${original.spec.to}; a rollback must use the same flow, from and to`);
+    }
+    if ((original.spec.action ?? 'promote') === 'rollback') return fail('InvalidRollback', `plan ${s.rollbackOf} is itself a rollback`);
+    if (!original.status?.apps?.some((a) => a.written)) {
+      return fail('NothingToRollBack', `plan ${s.rollbackOf} has not changed any application yet`);
+    }
+    names = original.status.apps.filter((a) => a.written).map((a) => a.application);
+  } else {
+    if (!s.candidates.length) return fail('NoCandidates', 'spec.candidates is empty; nothing to promote');
+    names = s.candidates.map((c) => c.application);
+  }
+  const missing: string[] = [];
+  for (const n of names) {
+    const a = cache.getApplication(ns, n);
+    if (a) apps.set(n, a);
+    else missing.push(n);
+  }
+  if (missing.length) return fail('ApplicationNotFound', `Application(s) ${missing.join(', ')} do not exist in namespace ${ns}`);
+  if (toEnv.spec.delivery.method === 'git' && !toEnv.spec.delivery.git) {
+    return fail('InvalidEnvironment', `Environment ${s.to}: delivery.git is required when method is git`);
+  }
+  if (toEnv.spec.delivery.method === 'helmRelease' && !toEnv.spec.delivery.helmRelease) {
+    return fail('InvalidEnvironment', `Environment ${s.to}: delivery.helmRelease is required when method is helmRelease`);
+  }
+  return { ok: true, resolved: { flow, fromEnv, toEnv, apps, original } };
+}
+
+/**
+ * Which apps may start now: in-flight apps (Copying/Writing/RollingOut) hold a slot each; pending
+ * apps fill the remaining `concurrency` slots in plan order.
+ */
+export function appsToWorkOn(apps: readonly AppProgress[], concurrency: number): AppProgress[] {
+  const inFlight = apps.filter((a) => !TERMINAL_APP_PHASES.has(a.phase) && a.phase !== 'Pending');
+  const free = Math.max(0, concurrency - inFlight.length);
+  const starting = apps.filter((a) => a.phase === 'Pending').slice(0, free);
+  return [...inFlight, ...starting];
+}
+
+/** Plan-level outcome from per-app phases; undefined while any app is still going. */
+export function planOutcome(apps: readonly AppProgress[]): { phase: 'Complete' | 'Incomplete'; succeeded: number; failed: number } | undefined {
+  const succeeded = apps.filter((a) => a.phase === 'Succeeded').length;
+  const failed = apps.filter((a) => a.phase === 'Failed').length;
+  if (apps.some((a) => !TERMINAL_APP_PHASES.has(a.phase))) return undefined;
+  return { phase: failed === 0 ? 'Complete' : 'Incomplete', succeeded, failed };
+}

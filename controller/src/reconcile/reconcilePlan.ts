@@ -1,0 +1,441 @@
+import {
+  type AppProgress,
+  type Application,
+  type Condition,
+  type Environment,
+  type NotificationEvent,
+  type PromotionPlan,
+  type PromotionPlanStatus,
+  setCondition,
+} from '@kpromo/api';
+import pLimit from 'p-limit';
+import { workloadsFor } from '../candidates/runningVersion.js';
+import { runningVersion } from '../candidates/runningVersion.js';
+import { patchHelmReleaseValues } from '../delivery/helmRelease.js';
+import { patchWorkloadImage } from '../delivery/patchWorkload.js';
+import type { CacheView } from '../kube/cacheView.js';
+import type { EventRecorder } from '../kube/events.js';
+import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
+import type { KubeRest } from '../kube/rest.js';
+import { checkRollout } from '../rollout/watchRollout.js';
+import { registryRepository } from '../util/imageRef.js';
+import { type ResolvedPlan, TERMINAL_PLAN_PHASES, appsToWorkOn, planOutcome, validatePlan } from './planDecisions.js';
+import { ObjectGoneError, StatusWriter } from './statusWriter.js';
+import { renderTag } from './tagTemplate.js';
+
+/** Registry endpoint as the OCI module takes it. */
+export interface Endpoint {
+  host: string;
+  insecure?: boolean;
+  auth?: { username: string; password: string } | { token: string };
+}
+export interface PlanEvent {
+  type: NotificationEvent;
+  namespace: string;
+  plan: string;
+  flow: string;
+  from: string;
+  to: string;
+  application?: string;
+  tag?: string;
+  digest?: string;
+  message?: string;
+  time: string;
+}
+
+/** Side effects the reconciler needs; injected so the wiring (and tests) choose implementations. */
+export interface PromotionDeps {
+  cache: CacheView;
+  control: KubeRest;
+  clientFor(env: Environment): Promise<KubeRest>;
+  copyImage(req: {
+    source: Endpoint & { repository: string; reference: string };
+    target: Endpoint & { repository: string; tag: string };
+    expectedDigest?: string;
+    signal?: AbortSignal;
+  }): Promise<{ digest: string; blobsCopied: number; blobsSkipped: number; blobsMounted: number }>;
+  commitImageChange(req: {
+    repository: string;
+    branch: string;
+    path: string;
+    valuesPath: string;
+    image: string;
+    tag: string;
+    digest: string;
+    message: string;
+    author?: { name: string; email: string };
+    auth?: { username: string; password: string };
+  }): Promise<{ commit: string; changed: boolean }>;
+  readSecret(namespace: string, name: string, key: string): Promise<string | undefined>;
+  events?: EventRecorder;
+  notify?(e: PlanEvent): void;
+  log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  now?(): Date;
+  /** Attempts for transient failures (registry down, git push) before an app is marked Failed. */
+  maxAttempts?: number;
+  /** Tracing hook (observability/tracing withSpan), identity when absent. */
+  span?<T>(name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
+}
+
+export interface ReconcileOutcome {
+  requeueAfterMs?: number;
+}
+
+const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** A step failure that ends the app (no retry), with a condition-style reason. */
+export class PermanentAppError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function classify(e: unknown): { permanent: boolean; reason: string; message: string } {
+  if (e instanceof PermanentAppError) return { permanent: true, reason: e.reason, message: e.message };
+  const code = (e as { code?: string })?.code;
+  const message = (e as Error)?.message ?? String(e);
+  switch (code) {
+    case 'NOT_FOUND':
+      return { permanent: true, reason: 'ImageNotFound', message };
+    case 'DIGEST_MISMATCH':
+      return { permanent: true, reason: 'DigestMismatch', message };
+    case 'UNAUTHORIZED':
+      return { permanent: true, reason: 'RegistryUnauthorized', message };
+    case 'PROTOCOL':
+      return { permanent: true, reason: 'RegistryProtocolError', message };
+    case 'UNAVAILABLE':
+      return { permanent: false, reason: 'RegistryUnavailable', message };
+    default:
+      return { permanent: false, reason: 'StepError', message };
+  }
+}
+
+async function registryAuth(deps: PromotionDeps, env: Environment): Promise<Endpoint['auth']> {
+  const ref = env.spec.registry.credentialsSecretRef;
+  if (!ref) return undefined;
+  const ns = env.metadata.namespace ?? 'default';
+  if (ref.key) {
+    // A single key holds either a bearer token or "username:password".
+    const v = await deps.readSecret(ns, ref.name, ref.key);
+    if (v === undefined) throw new PermanentAppError('CredentialsNotFound', `Secret ${ns}/${ref.name} key ${ref.key} not found (Environment ${env.metadata.name} registry credentials)`);
+    const i = v.indexOf(':');
+    return i > 0 ? { username: v.slice(0, i), password: v.slice(i + 1) } : { token: v };
+  }
+  const token = await deps.readSecret(ns, ref.name, 'token');
+  if (token) return { token };
+  const username = await deps.readSecret(ns, ref.name, 'username');
+  const password = await deps.readSecret(ns, ref.name, 'password');
+  if (username === undefined || password === undefined) {
+    throw new PermanentAppError('CredentialsNotFound', `Secret ${ns}/${ref.name} needs keys token or username+password (Environment ${env.metadata.name})`);
+  }
+  return { username, password };
+}
+
+function endpoint(env: Environment, auth: Endpoint['auth']): Endpoint {
+  return { host: env.spec.registry.host, insecure: env.spec.registry.insecure, ...(auth ? { auth } : {}) };
+}
+
+/**
+ * Level-triggered, idempotent reconcile of one PromotionPlan. The status is the journal: each app
+ * moves Pending -> Copying -> Writing -> RollingOut -> Succeeded|Failed, and `copied`/`written`/
+ * `commit` are persisted right after each side effect, so a new leader resumes without redoing
+ * finished steps. Returns when no more progress is possible now (rollouts are re-checked on
+ * workload events and at `requeueAfterMs`).
+ */
+export async function reconcilePlan(deps: PromotionDeps, namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileOutcome> {
+  const now = () => deps.now?.() ?? new Date();
+  const span = deps.span ?? (<T>(_n: string, _a: Record<string, string | number>, fn: () => Promise<T>) => fn());
+  // Read the plan from the apiserver, not the cache: the journal must be the latest we wrote.
+  const plan = await deps.control.getOrUndefined<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name));
+  if (!plan || plan.metadata.deletionTimestamp) return {};
+  const gen = plan.metadata.generation;
+  const writer = new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, plan);
+  const status: PromotionPlanStatus = structuredClone(plan.status ?? {});
+  const cond = (type: string, st: Condition['status'], reason: string, message: string) => {
+    status.conditions = setCondition(status.conditions, { type, status: st, reason, message }, gen, now());
+  };
+  const event = (type: 'Normal' | 'Warning', reason: string, message: string) => void deps.events?.record(writer.obj, type, reason, message);
+  const notify = (type: NotificationEvent, extra: Partial<PlanEvent> = {}) =>
+    deps.notify?.({ type, namespace, plan: name, flow: plan.spec.flow, from: plan.spec.from, to: plan.spec.to, time: iso(now()), ...extra });
+  const save = async () => {
+    status.observedGeneration = gen;
+    await writer.write(structuredClone(status));
+  };
+
+  if (status.phase && TERMINAL_PLAN_PHASES.has(status.phase)) return {};
+
+  if (!plan.spec.approved) {
+    if (status.phase !== 'Pending' || status.observedGeneration !== gen) {
+      status.phase = 'Pending';
+      cond('Approved', 'False', 'AwaitingApproval', 'set spec.approved=true to promote');
+      cond('Ready', 'False', 'AwaitingApproval', `plan is waiting for approval (${plan.spec.candidates.length} candidates)`);
+      await save();
+    }
+    return {};
+  }
+
+  const v = validatePlan(plan, deps.cache);
+  if (!v.ok) {
+    // Only reject before any app started: once started, references vanishing is a runtime failure.
+    if (!status.apps?.length) {
+      status.phase = 'Failed';
+      cond('Ready', 'False', v.reason, v.message);
+      cond('Valid', 'False', v.reason, v.message);
+      await save();
+      event('Warning', v.reason, v.message);
+      return {};
+    }
+    throw new Error(`PromotionPlan ${namespace}/${name}: ${v.message}`);
+  }
+  const r = v.resolved;
+  const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
+
+  if (!status.apps?.length) {
+    const names = isRollback ? [...r.apps.keys()] : plan.spec.candidates.map((c) => c.application);
+    status.apps = names.map((application) => ({ application, phase: 'Pending' as const, attempts: 0 }));
+    status.phase = 'Promoting';
+    status.startedAt = iso(now());
+    status.succeeded = 0;
+    status.failed = 0;
+    cond('Valid', 'True', 'Valid', 'all references resolved');
+    cond('Approved', 'True', 'Approved', `approved${plan.spec.approvedBy ? ` by ${plan.spec.approvedBy}` : ''}`);
+    cond('Ready', 'False', 'Promoting', `${isRollback ? 'rolling back' : 'promoting'} ${names.length} application(s) to ${plan.spec.to}`);
+    await save();
+    event('Normal', 'Approved', `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started`);
+    notify('PlanApproved');
+  }
+
+  const startedAt = new Date(status.startedAt ?? iso(now()));
+  const concurrency = r.flow.spec.concurrency ?? 4;
+  const timeoutSeconds = r.flow.spec.rolloutTimeoutSeconds ?? 600;
+  const maxAttempts = deps.maxAttempts ?? 5;
+  const limit = pLimit(concurrency);
+  const requeues: number[] = [];
+
+  const work = appsToWorkOn(status.apps ?? [], concurrency);
+  await Promise.all(
+    work.map((ap) =>
+      limit(() =>
+        span('promote.app', { 'kpromo.plan': `${namespace}/${name}`, 'kpromo.app': ap.application }, async () => {
+          const app = r.apps.get(ap.application)!;
+          try {
+            const rq = await advanceApp({ deps, plan, r, app, ap, isRollback, startedAt, timeoutSeconds, now, save, event, notify, span, signal });
+            if (rq !== undefined) requeues.push(rq);
+          } catch (e) {
+            if (e instanceof ObjectGoneError || signal?.aborted) throw e;
+            const c = classify(e);
+            ap.attempts = (ap.attempts ?? 0) + 1;
+            if (c.permanent || ap.attempts >= maxAttempts) {
+              ap.phase = 'Failed';
+              ap.reason = c.reason;
+              ap.message = c.permanent ? c.message : `gave up after ${ap.attempts} attempts: ${c.message}`;
+              ap.finishedAt = iso(now());
+              await save();
+              event('Warning', 'AppFailed', `${ap.application}: ${ap.reason}: ${ap.message}`);
+              notify('AppFailed', { application: ap.application, tag: ap.targetTag, digest: ap.digest, message: ap.message });
+            } else {
+              ap.reason = c.reason;
+              ap.message = `attempt ${ap.attempts}/${maxAttempts} failed, retrying: ${c.message}`;
+              await save();
+              requeues.push(Math.min(60_000, 1000 * 2 ** (ap.attempts - 1)));
+            }
+          }
+        }),
+      ),
+    ),
+  );
+
+  const outcome = planOutcome(status.apps ?? []);
+  if (!outcome) {
+    // More pending apps may start as soon as slots free up; rollouts are re-checked at the earliest deadline.
+    const pending = (status.apps ?? []).some((a) => a.phase === 'Pending');
+    return { requeueAfterMs: pending && requeues.length === 0 ? 0 : Math.min(...requeues, 30_000) };
+  }
+  status.succeeded = outcome.succeeded;
+  status.failed = outcome.failed;
+  status.completedAt = iso(now());
+  if (isRollback && outcome.phase === 'Complete') {
+    status.phase = 'RolledBack';
+    cond('Ready', 'True', 'RolledBack', `restored ${outcome.succeeded} application(s) in ${plan.spec.to} to the versions before ${plan.spec.rollbackOf}`);
+    await markOriginalRolledBack(deps, r, status.apps ?? []);
+    notify('PlanRolledBack');
+  } else {
+    status.phase = outcome.phase;
+    const msg = `${outcome.succeeded} succeeded, ${outcome.failed} failed`;
+    cond('Ready', outcome.phase === 'Complete' ? 'True' : 'False', outcome.phase, msg);
+    notify(outcome.phase === 'Complete' ? 'PlanComplete' : 'PlanIncomplete', { message: msg });
+  }
+  await save();
+  event(outcome.phase === 'Complete' ? 'Normal' : 'Warning', status.phase, `${outcome.succeeded} succeeded, ${outcome.failed} failed`);
+  return {};
+}
+
+async function markOriginalRolledBack(deps: PromotionDeps, r: ResolvedPlan, apps: AppProgress[]) {
+  const orig = r.original;
+  if (!orig) return;
+  const fresh = await deps.control.getOrUndefined<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, orig.metadata.namespace, orig.metadata.name));
+  if (!fresh?.status) return;
+  const restored = new Set(apps.filter((a) => a.phase === 'Succeeded').map((a) => a.application));
+  const st = structuredClone(fresh.status);
+  st.apps = (st.apps ?? []).map((a) => (restored.has(a.application) ? { ...a, phase: 'RolledBack' as const } : a));
+  st.phase = 'RolledBack';
+  await new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, fresh).write(st);
+}
+
+interface StepCtx {
+  deps: PromotionDeps;
+  plan: PromotionPlan;
+  r: ResolvedPlan;
+  app: Application;
+  ap: AppProgress;
+  isRollback: boolean;
+  startedAt: Date;
+  timeoutSeconds: number;
+  now(): Date;
+  save(): Promise<void>;
+  event(type: 'Normal' | 'Warning', reason: string, message: string): void;
+  notify(type: NotificationEvent, extra?: Partial<PlanEvent>): void;
+  span<T>(name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
+  signal?: AbortSignal;
+}
+
+/** Advances one app as far as it can go now. Returns a requeue delay when waiting on a rollout. */
+async function advanceApp(c: StepCtx): Promise<number | undefined> {
+  const { deps, plan, r, app, ap } = c;
+  const planRef = `${plan.metadata.namespace}/${plan.metadata.name}`;
+  const toRepo = registryRepository(r.toEnv.spec.registry.prefix, app.spec.image.repository);
+
+  if (ap.phase === 'Pending') {
+    // Decide the target tag/digest and remember what ran before, then persist before any side effect.
+    const before = runningVersion(deps.cache, app, r.toEnv);
+    if (c.isRollback) {
+      const orig = r.original?.status?.apps?.find((a) => a.application === ap.application);
+      if (!orig?.previous?.digest || !orig.previous.tag) {
+        ap.phase = 'Failed';
+        ap.reason = 'NoPreviousVersion';
+        ap.message = `plan ${plan.spec.rollbackOf} recorded no previous version of ${ap.application} in ${plan.spec.to}`;
+        ap.finishedAt = iso(c.now());
+        await c.save();
+        return undefined;
+      }
+      ap.targetTag = orig.previous.tag;
+      ap.digest = orig.previous.digest;
+      ap.copied = true; // the previous image is already in the target registry
+    } else {
+      const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
+      ap.targetTag = renderTag(r.flow.spec.tagTemplate, { tag: cand.from.tag, digest: cand.from.digest, time: c.startedAt });
+      ap.digest = cand.from.digest;
+    }
+    const prevTag = before.tag ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.tag;
+    const prevDigest = before.digest ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.digest;
+    if (prevTag || prevDigest) ap.previous = { ...(prevTag ? { tag: prevTag } : {}), ...(prevDigest ? { digest: prevDigest } : {}) };
+    ap.phase = ap.copied ? 'Writing' : 'Copying';
+    ap.startedAt = iso(c.now());
+    ap.reason = undefined;
+    ap.message = undefined;
+    await c.save();
+  }
+
+  if (ap.phase === 'Copying' && !ap.copied) {
+    const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
+    const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
+    const res = await c.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
+      deps.copyImage({
+        source: { ...endpoint(r.fromEnv, await registryAuth(deps, r.fromEnv)), repository: fromRepo, reference: cand.from.digest },
+        target: { ...endpoint(r.toEnv, await registryAuth(deps, r.toEnv)), repository: toRepo, tag: ap.targetTag! },
+        expectedDigest: cand.from.digest,
+        signal: c.signal,
+      }),
+    );
+    ap.copied = true;
+    ap.phase = 'Writing';
+    ap.message = `copied to ${r.toEnv.spec.registry.host}/${toRepo}:${ap.targetTag} (${res.blobsCopied} copied, ${res.blobsMounted} mounted, ${res.blobsSkipped} present)`;
+    await c.save();
+    c.event('Normal', 'ImageCopied', `${ap.application}: ${ap.message}`);
+  }
+  if (ap.phase === 'Copying' && ap.copied) ap.phase = 'Writing';
+
+  if (ap.phase === 'Writing' && !ap.written) {
+    const image = `${r.toEnv.spec.registry.host}/${toRepo}`;
+    const ref = `${image}:${ap.targetTag}@${ap.digest}`;
+    const method = r.toEnv.spec.delivery.method;
+    await c.span('promote.write', { 'kpromo.app': ap.application, 'kpromo.delivery': method }, async () => {
+      if (method === 'patch') {
+        const rest = await deps.clientFor(r.toEnv);
+        await patchWorkloadImage(rest, r.toEnv, app, ref, planRef);
+      } else if (method === 'helmRelease') {
+        const rest = await deps.clientFor(r.toEnv);
+        await patchHelmReleaseValues(rest, r.toEnv, app, ap.targetTag!, ap.digest!);
+      } else {
+        const g = r.toEnv.spec.delivery.git!;
+        const ns = r.toEnv.metadata.namespace ?? 'default';
+        let auth: { username: string; password: string } | undefined;
+        if (g.credentialsSecretRef) {
+          const ref2 = g.credentialsSecretRef;
+          const username = (await deps.readSecret(ns, ref2.name, 'username')) ?? 'git';
+          const password = await deps.readSecret(ns, ref2.name, ref2.key ?? 'password');
+          if (password === undefined) throw new PermanentAppError('CredentialsNotFound', `Secret ${ns}/${ref2.name} has no git password/token (Environment ${r.toEnv.metadata.name})`);
+          auth = { username, password };
+        }
+        const res = await deps.commitImageChange({
+          repository: g.repository,
+          branch: g.branch ?? 'main',
+          path: g.path.replaceAll('{app}', app.metadata.name).replaceAll('{environment}', r.toEnv.metadata.name),
+          valuesPath: g.valuesPath ?? 'image',
+          image,
+          tag: ap.targetTag!,
+          digest: ap.digest!,
+          message: `${c.isRollback ? 'Roll back' : 'Promote'} ${app.metadata.name} to ${ap.targetTag} in ${r.toEnv.metadata.name}\n\nPromotionPlan: ${planRef}\nFlow: ${plan.spec.flow} (${plan.spec.from} -> ${plan.spec.to})\nDigest: ${ap.digest}`,
+          author: g.author,
+          auth,
+        });
+        ap.commit = res.commit;
+      }
+    });
+    ap.written = true;
+    ap.phase = 'RollingOut';
+    ap.message = `desired state written (${method}${ap.commit ? ` commit ${ap.commit.slice(0, 12)}` : ''}); waiting for rollout`;
+    await c.save();
+    c.event('Normal', 'DesiredStateWritten', `${ap.application}: ${ref} via ${method}`);
+  }
+  if (ap.phase === 'Writing' && ap.written) ap.phase = 'RollingOut';
+
+  if (ap.phase === 'RollingOut') {
+    const appStart = new Date(ap.startedAt ?? c.startedAt);
+    const verdict = await checkRollout({
+      cache: deps.cache,
+      clientFor: deps.clientFor,
+      env: r.toEnv,
+      app,
+      refs: workloadsFor(app, r.toEnv.metadata.name),
+      desired: { tag: ap.targetTag, digest: ap.digest },
+      startedAt: appStart,
+      now: c.now(),
+      timeoutSeconds: c.timeoutSeconds,
+    });
+    if (verdict.state === 'Progressing') {
+      if (ap.message !== verdict.message) {
+        ap.message = verdict.message;
+        await c.save();
+      }
+      const left = appStart.getTime() + c.timeoutSeconds * 1000 - c.now().getTime();
+      return Math.max(250, Math.min(left + 100, 15_000));
+    }
+    ap.phase = verdict.state === 'Ready' ? 'Succeeded' : 'Failed';
+    ap.reason = verdict.reason;
+    ap.message = verdict.message;
+    ap.finishedAt = iso(c.now());
+    await c.save();
+    if (ap.phase === 'Succeeded') {
+      c.event('Normal', 'AppPromoted', `${ap.application} runs ${ap.targetTag} in ${plan.spec.to}`);
+      c.notify('AppPromoted', { application: ap.application, tag: ap.targetTag, digest: ap.digest });
+    } else {
+      c.event('Warning', 'AppFailed', `${ap.application}: ${verdict.reason}: ${verdict.message}`);
+      c.notify('AppFailed', { application: ap.application, tag: ap.targetTag, digest: ap.digest, message: verdict.message });
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,46 @@
+import type { Application, Environment, WorkloadRef } from '@kpromo/api';
+import type { CacheView } from '../kube/cacheView.js';
+import { POD, resourcePath } from '../kube/paths.js';
+import type { KubeRest } from '../kube/rest.js';
+import { type PodSignal, type RolloutVerdict, rolloutVerdict } from './rolloutVerdict.js';
+
+/**
+ * Rollout state of all workloads of an app in an Environment, from the workload cache. It does not
+ * block or poll: the controller calls it again when a workload event arrives or the timeout is due.
+ * Pods are only read (one list) while a workload is not ready yet, to catch crash signals early.
+ */
+export async function checkRollout(input: {
+  cache: CacheView;
+  clientFor(env: Environment): Promise<KubeRest>;
+  env: Environment;
+  app: Application;
+  refs: WorkloadRef[];
+  desired: { tag?: string; digest?: string };
+  startedAt: Date;
+  now: Date;
+  timeoutSeconds: number;
+}): Promise<RolloutVerdict> {
+  const messages: string[] = [];
+  if (!input.refs.length) {
+    return { state: 'Failed', reason: 'NoWorkload', message: `Application ${input.app.metadata.name} has no workload for ${input.env.metadata.name}` };
+  }
+  for (const ref of input.refs) {
+    const w = input.cache.getWorkload(input.env, ref.kind ?? 'Deployment', ref.name);
+    const base = { workload: w, workloadName: ref.name, container: ref.container, desired: input.desired, startedAt: input.startedAt, now: input.now, timeoutSeconds: input.timeoutSeconds };
+    let v = rolloutVerdict(base);
+    if (v.state === 'Progressing' && v.reason === 'RollingOut' && w?.spec?.selector?.matchLabels) {
+      const sel = Object.entries(w.spec.selector.matchLabels).map(([k, val]) => `${k}=${val}`).join(',');
+      try {
+        const rest = await input.clientFor(input.env);
+        const pods = await rest.request<{ items: PodSignal[] }>('GET', resourcePath(POD, input.env.spec.namespace), { query: { labelSelector: sel } });
+        v = rolloutVerdict({ ...base, pods: pods.items });
+      } catch {
+        // crash signals are a bonus; the workload status still decides
+      }
+    }
+    if (v.state === 'Failed') return v;
+    if (v.state === 'Progressing') messages.push(v.message);
+  }
+  if (messages.length) return { state: 'Progressing', reason: 'RollingOut', message: messages.join('; ') };
+  return { state: 'Ready', reason: 'RolloutComplete', message: `${input.refs.map((r) => r.name).join(', ')} ready in ${input.env.metadata.name}` };
+}
