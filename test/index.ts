@@ -4,3 +4,5 @@ export * from './registry/registry.js';
 export * from './git/gitRepo.js';
 export * from './kube.js';
 export * from './registry/pushImage.js';
+export * from './registry/faultProxy.js';
+export * from './registry/tokenAuth.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ManagedProcess, ensureProcess, sleep, stopProcess, tail } from '../cluster/proc.js';
+import { ensureProcess, type ManagedProcess, sleep, stopProcess, tail } from '../cluster/proc.js';
 
 /**
  * A real OCI distribution registry (Debian's `docker-registry`, i.e. CNCF distribution) on loopback
@@ -36,7 +36,15 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startRegistry(opts: { port?: number; storage?: string; name?: string } = {}): Promise<LocalRegistry> {
+export async function startRegistry(
+  opts: {
+    port?: number;
+    storage?: string;
+    name?: string;
+    /** Extra top-level config YAML, e.g. an auth section. */
+    extraConfig?: string;
+  } = {},
+): Promise<LocalRegistry> {
   const port = opts.port ?? (await freePort());
   const storage = opts.storage ?? mkdtempSync(join(tmpdir(), `kpromo-registry-${port}-`));
   mkdirSync(storage, { recursive: true });
@@ -52,6 +60,7 @@ export async function startRegistry(opts: { port?: number; storage?: string; nam
       '  maintenance: { uploadpurging: { enabled: false } }',
       'http:',
       `  addr: 127.0.0.1:${port}`,
+      opts.extraConfig ?? '',
       '',
     ].join('\n'),
   );
@@ -67,7 +76,8 @@ export async function startRegistry(opts: { port?: number; storage?: string; nam
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {
-      if ((await fetch(`${url}/v2/`)).ok) break;
+      const res = await fetch(`${url}/v2/`);
+      if (res.ok || res.status === 401) break; // 401: up, with auth configured
     } catch {
       // starting
     }

@@ -1,4 +1,10 @@
-import { type LocalRegistry, pushTestImage, startRegistry } from '@kpromo/test-harness';
+import {
+  type LocalRegistry,
+  pushTestImage,
+  startFaultProxy,
+  startRegistry,
+  startTokenAuthRegistry,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyImage, OciError, resolveDigest } from './copyImage.js';
 import { MANIFEST_ACCEPT } from './manifest.js';
@@ -99,6 +105,45 @@ describe('copyImage between real registries', () => {
     expect(await targetDigest(b, 'prod/moved', 'v1')).toBeNull();
   });
 
+  it('retries 503s and 429s from the registry and still copies', async () => {
+    const { digest } = await pushTestImage({ host: a.host, repository: 'team/flaky', tag: 'v1' });
+    // Every first request of each kind fails: manifest GET, blob HEAD/GET, upload POST/PUT.
+    const proxy = await startFaultProxy({ target: b.host, failures: 3, status: 503 });
+    const limited = await startFaultProxy({
+      target: a.host,
+      failures: 2,
+      status: 429,
+      headers: { 'retry-after': '0' },
+    });
+    try {
+      const res = await copyImage({
+        source: { host: limited.host, repository: 'team/flaky', reference: 'v1' },
+        target: { host: proxy.host, repository: 'prod/flaky', tag: 'v1' },
+      });
+      expect(res.digest).toBe(digest);
+      expect(proxy.failed()).toBe(3);
+      expect(limited.failed()).toBe(2);
+      expect(await targetDigest(b, 'prod/flaky', 'v1')).toBe(digest);
+    } finally {
+      await Promise.all([proxy.stop(), limited.stop()]);
+    }
+  });
+
+  it('gives up with UNAVAILABLE when a registry keeps answering 503', async () => {
+    const proxy = await startFaultProxy({ target: a.host, failures: 1000, status: 503 });
+    try {
+      await expect(
+        copyImage({
+          source: { host: proxy.host, repository: 'team/app', reference: 'v1.0.0' },
+          target: { host: b.host, repository: 'prod/never', tag: 'v1' },
+        }),
+      ).rejects.toMatchObject({ code: 'UNAVAILABLE', registry: proxy.host, repository: 'team/app' });
+      expect(proxy.failed()).toBe(4); // bounded: DEFAULT_RETRY.attempts
+    } finally {
+      await proxy.stop();
+    }
+  });
+
   it('fails with UNAVAILABLE when the target registry is down', async () => {
     const down = await startRegistry({ name: 'copy-down' });
     await down.stop();
@@ -112,5 +157,37 @@ describe('copyImage between real registries', () => {
     expect(err).toMatchObject({ code: 'UNAVAILABLE', registry: down.host });
     expect((err as Error).message).toMatch(/ECONNREFUSED/);
     expect(Date.now() - started).toBeLessThan(15_000); // retries are bounded
+  });
+});
+
+describe('copyImage with Bearer token auth (real registry token verification)', () => {
+  it('gets push/pull tokens with basic credentials and copies; wrong or no credentials are UNAUTHORIZED', async () => {
+    const secured = await startTokenAuthRegistry({ robot: 'hunter2' });
+    try {
+      const { digest } = await pushTestImage({ host: a.host, repository: 'team/secure', tag: 'v1' });
+      const req = {
+        source: { host: a.host, repository: 'team/secure', reference: 'v1' },
+        target: {
+          host: secured.host,
+          repository: 'prod/secure',
+          tag: 'v1',
+          auth: { username: 'robot', password: 'hunter2' },
+        },
+      };
+      expect(await copyImage(req)).toMatchObject({ digest, blobsCopied: 2 });
+      expect(
+        secured.tokenRequests.some((t) => t.user === 'robot' && t.scopes.includes('repository:prod/secure:pull,push')),
+      ).toBe(true);
+      const unauthenticated = await fetch(`${secured.url}/v2/prod/secure/manifests/v1`);
+      expect(unauthenticated.status).toBe(401);
+      expect(await resolveDigest(req.target, 'prod/secure', 'v1')).toBe(digest);
+
+      const wrong = { ...req, target: { ...req.target, auth: { username: 'robot', password: 'nope' } } };
+      await expect(copyImage(wrong)).rejects.toMatchObject({ code: 'UNAUTHORIZED', registry: secured.host });
+      const anonymous = { ...req, target: { host: secured.host, repository: 'prod/secure', tag: 'v1' } };
+      await expect(copyImage(anonymous)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    } finally {
+      await secured.stop();
+    }
   });
 });
