@@ -1,0 +1,183 @@
+import { GROUP, VERSION } from '@kpromo/api';
+import type { BlueprintConfig, ResourceConfig } from './config.js';
+
+/** `cluster:namespace:name`; `:` cannot occur in Kubernetes names, so clusters never collide. */
+export const ID = '[$cluster, .metadata.namespace, .metadata.name] | map(select(. != null)) | join(":")';
+/** The identifier of another object `name` in the same cluster and namespace. */
+const sibling = (name: string) => `($cluster + ":" + .metadata.namespace + ":" + (${name}))`;
+
+const str = (title: string) => ({ title, type: 'string' as const });
+
+export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
+  {
+    identifier: 'kpromoEnvironment',
+    title: 'Promotion Environment',
+    icon: 'Environment',
+    schema: {
+      properties: {
+        cluster: str('Cluster'),
+        namespace: str('Namespace'),
+        tier: str('Tier'),
+        targetNamespace: str('Target namespace'),
+        registry: str('Registry'),
+        delivery: str('Delivery method'),
+        ready: str('Ready'),
+      },
+    },
+    relations: {},
+  },
+  {
+    identifier: 'kpromoApplication',
+    title: 'Promotion Application',
+    icon: 'Microservice',
+    schema: {
+      properties: {
+        cluster: str('Cluster'),
+        namespace: str('Namespace'),
+        owner: str('Owner'),
+        repository: str('Image repository'),
+        type: str('Type'),
+        versions: { title: 'Versions per environment', type: 'object' },
+        ready: str('Ready'),
+      },
+    },
+    relations: { environments: { title: 'Environments', target: 'kpromoEnvironment', required: false, many: true } },
+  },
+  {
+    identifier: 'kpromoPromotionFlow',
+    title: 'Promotion Flow',
+    icon: 'Pipeline',
+    schema: {
+      properties: {
+        cluster: str('Cluster'),
+        namespace: str('Namespace'),
+        approval: str('Approval'),
+        pendingCandidates: { title: 'Pending candidates', type: 'number' },
+      },
+    },
+    relations: { stages: { title: 'Stages', target: 'kpromoEnvironment', required: false, many: true } },
+  },
+  {
+    identifier: 'kpromoPromotionPlan',
+    title: 'Promotion Plan',
+    icon: 'Deployment',
+    schema: {
+      properties: {
+        cluster: str('Cluster'),
+        namespace: str('Namespace'),
+        phase: str('Phase'),
+        approved: { title: 'Approved', type: 'boolean' },
+        action: str('Action'),
+      },
+    },
+    relations: {
+      flow: { title: 'Flow', target: 'kpromoPromotionFlow', required: false, many: false },
+      from: { title: 'From', target: 'kpromoEnvironment', required: false, many: false },
+      to: { title: 'To', target: 'kpromoEnvironment', required: false, many: false },
+      applications: { title: 'Applications', target: 'kpromoApplication', required: false, many: true },
+    },
+  },
+];
+
+const ready = '(.status.conditions // [] | map(select(.type == "Ready")) | .[0].status // "Unknown")';
+const common = { cluster: '$cluster', namespace: '.metadata.namespace' };
+const kind = (plural: string) => `${GROUP}/${VERSION}/${plural}`;
+
+export const DEFAULT_RESOURCES: ResourceConfig[] = [
+  {
+    kind: kind('environments'),
+    port: {
+      entity: {
+        mappings: [
+          {
+            identifier: ID,
+            title: '.spec.displayName // .metadata.name',
+            blueprint: '"kpromoEnvironment"',
+            properties: {
+              ...common,
+              tier: '.spec.tier // "development"',
+              targetNamespace: '.spec.namespace',
+              registry: '.spec.registry.host',
+              delivery: '.spec.delivery.method',
+              ready,
+            },
+            relations: {},
+          },
+        ],
+      },
+    },
+  },
+  {
+    kind: kind('applications'),
+    port: {
+      entity: {
+        mappings: [
+          {
+            identifier: ID,
+            title: '.spec.displayName // .metadata.name',
+            blueprint: '"kpromoApplication"',
+            team: '.spec.owner',
+            properties: {
+              ...common,
+              owner: '.spec.owner',
+              repository: '.spec.image.repository',
+              type: '.spec.type // "service"',
+              versions:
+                '(.status.versions // []) | map({key: .environment, value: {tag, digest, health}}) | from_entries',
+              ready,
+            },
+            relations: {
+              environments: `[(.status.versions // [])[].environment as $e | ${sibling('$e')}] | unique`,
+            },
+          },
+        ],
+      },
+    },
+  },
+  {
+    kind: kind('promotionflows'),
+    port: {
+      entity: {
+        mappings: [
+          {
+            identifier: ID,
+            title: '.metadata.name',
+            blueprint: '"kpromoPromotionFlow"',
+            properties: {
+              ...common,
+              approval: '.spec.approval // "manual"',
+              pendingCandidates: '.status.pendingCandidates // 0',
+            },
+            relations: { stages: `[.spec.stages[].environment as $e | ${sibling('$e')}]` },
+          },
+        ],
+      },
+    },
+  },
+  {
+    kind: kind('promotionplans'),
+    port: {
+      entity: {
+        mappings: [
+          {
+            identifier: ID,
+            title: '.metadata.name',
+            blueprint: '"kpromoPromotionPlan"',
+            properties: {
+              ...common,
+              phase: '.status.phase // "Pending"',
+              approved: '.spec.approved // false',
+              action: '.spec.action // "promote"',
+            },
+            relations: {
+              flow: sibling('.spec.flow'),
+              from: sibling('.spec.from'),
+              to: sibling('.spec.to'),
+              applications: `[.spec.candidates[].application as $a | ${sibling('$a')}]`,
+            },
+          },
+        ],
+      },
+    },
+  },
+];

@@ -1,0 +1,443 @@
+import { chunkByCountAndSize, staleIdentifiers } from './batching.js';
+import type { BlueprintConfig } from './config.js';
+import type { Logger } from './log.js';
+import { type MappedEntity, STATE_KEY_PROPERTY } from './mapEntity.js';
+import { type PortApi, toPortEntity } from './portClient.js';
+
+export interface PortSinkOptions {
+  api: PortApi;
+  log: Logger;
+  stateKey: string;
+  blueprints: BlueprintConfig[];
+  createBlueprints: boolean;
+  concurrency: number;
+}
+
+export interface SinkStats {
+  upserted: number;
+  deleted: number;
+  skippedUnchanged: number;
+  failed: number;
+}
+
+const key = (blueprint: string, id: string) => `${blueprint}\u0000${id}`;
+const splitKey = (k: string) => k.split('\u0000') as [string, string];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class TransientError extends Error {}
+
+/**
+ * Level-triggered mirror of the desired entity set into Port. Events only update `desired` and
+ * mark keys dirty; a single loop diffs dirty keys against what Port was last told (`synced`).
+ * While Port is down the pending work is the dirty set, bounded by the number of entities and
+ * coalesced per entity, so nothing is lost and memory does not grow with the event rate.
+ */
+export class PortSink {
+  private readonly desired = new Map<string, MappedEntity>();
+  /** Hash Port holds per key; '' means "may exist in Port" (delete it if not desired). */
+  private readonly synced = new Map<string, string>();
+  private readonly dirty = new Set<string>();
+  /** Permanent per-entity failures (4xx) keyed to the hash that failed; retried when the entity changes. */
+  private readonly failed = new Map<string, string>();
+  private readonly ensured = new Map<string, Promise<void>>();
+  private readonly blueprintOrder: string[];
+  private readonly blueprintConfigs: BlueprintConfig[];
+  private running = false;
+  private stopped = false;
+  private wake?: () => void;
+  private idleWaiters: Array<() => void> = [];
+  private transientErrors = 0;
+  readonly stats: SinkStats = { upserted: 0, deleted: 0, skippedUnchanged: 0, failed: 0 };
+
+  constructor(private readonly o: PortSinkOptions) {
+    this.blueprintConfigs = [...o.blueprints];
+    this.blueprintOrder = o.blueprints.map((b) => b.identifier);
+  }
+
+  /** A blueprint discovered at runtime (crdsToDiscover), created on first use. */
+  addBlueprint(bp: BlueprintConfig): void {
+    if (this.blueprintConfigs.some((b) => b.identifier === bp.identifier)) return;
+    this.blueprintConfigs.push(bp);
+    this.blueprintOrder.push(bp.identifier);
+  }
+
+  put(m: MappedEntity): void {
+    const k = key(m.blueprint, m.entity.identifier);
+    const prev = this.desired.get(k);
+    this.desired.set(k, m);
+    if (prev?.hash !== m.hash || this.synced.get(k) !== m.hash) this.markDirty(k);
+  }
+
+  remove(blueprint: string, identifier: string): void {
+    const k = key(blueprint, identifier);
+    this.desired.delete(k);
+    if (!this.synced.has(k)) this.synced.set(k, '');
+    this.markDirty(k);
+  }
+
+  /** Desired identifiers per blueprint (what the cluster state maps to). */
+  desiredIdentifiers(blueprint: string): Set<string> {
+    const out = new Set<string>();
+    for (const m of this.desired.values()) if (m.blueprint === blueprint) out.add(m.entity.identifier);
+    return out;
+  }
+
+  get pending(): number {
+    return this.dirty.size;
+  }
+
+  get failures(): ReadonlyMap<string, string> {
+    return this.failed;
+  }
+
+  private markDirty(k: string): void {
+    this.dirty.add(k);
+    this.wake?.();
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.loop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  /** Resolves once every dirty key has been written (or permanently failed). */
+  idle(): Promise<void> {
+    if (this.dirty.size === 0 && !this.busy) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private busy = false;
+
+  private async loop(): Promise<void> {
+    let backoff = 500;
+    while (!this.stopped) {
+      if (this.dirty.size === 0) {
+        for (const w of this.idleWaiters.splice(0)) w();
+        await new Promise<void>((r) => {
+          this.wake = r;
+        });
+        this.wake = undefined;
+        continue;
+      }
+      this.busy = true;
+      const ok = await this.flushOnce().catch((e) => {
+        this.o.log.error({ err: e }, 'port flush failed');
+        return false;
+      });
+      this.busy = false;
+      if (ok) backoff = 500;
+      else {
+        // Port unreachable or overloaded beyond the client's retries: wait, keep the dirty set.
+        this.o.log.warn({ pending: this.dirty.size, backoffMs: backoff }, 'port unavailable, will retry');
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, 30_000);
+      }
+    }
+  }
+
+  private order(bp: string): number {
+    const i = this.blueprintOrder.indexOf(bp);
+    return i < 0 ? this.blueprintOrder.length : i;
+  }
+
+  /** One pass over the dirty keys; false when some work failed transiently and was requeued. */
+  private async flushOnce(): Promise<boolean> {
+    const keys = [...this.dirty];
+    this.dirty.clear();
+    const upserts = new Map<string, MappedEntity[]>();
+    const deletes = new Map<string, string[]>();
+    for (const k of keys) {
+      const want = this.desired.get(k);
+      const [bp, id] = splitKey(k);
+      if (want) {
+        if (this.synced.get(k) === want.hash) {
+          this.stats.skippedUnchanged++;
+          continue;
+        }
+        if (this.failed.get(k) === want.hash) continue;
+        upserts.set(bp, [...(upserts.get(bp) ?? []), want]);
+      } else if (this.synced.has(k)) {
+        deletes.set(bp, [...(deletes.get(bp) ?? []), id]);
+      }
+    }
+    let ok = true;
+    const bps = [...upserts.keys()].sort((a, b) => this.order(a) - this.order(b));
+    // Upserts blueprint by blueprint in config order, so relation targets tend to exist first.
+    for (const bp of bps) {
+      const items = upserts.get(bp)!;
+      try {
+        await this.ensureBlueprint(bp);
+      } catch (e) {
+        ok =
+          this.requeueOrFail(
+            e,
+            items.map((m) => key(bp, m.entity.identifier)),
+            items,
+          ) && ok;
+        continue;
+      }
+      const { chunks, tooLarge } = chunkByCountAndSize(items.map((m) => m.entity));
+      for (const e of tooLarge) this.fail(key(bp, e.identifier), 'entity exceeds the 1 MiB request limit');
+      const results = await this.parallel(chunks, (chunk) => this.upsertChunk(bp, chunk));
+      if (results.includes(false)) ok = false;
+    }
+    const delBps = [...deletes.keys()].sort((a, b) => this.order(b) - this.order(a));
+    for (const bp of delBps) {
+      const results = await this.parallel(chunkByCountAndSize(deletes.get(bp)!, 100).chunks, (ids) =>
+        this.deleteIds(bp, ids),
+      );
+      if (results.includes(false)) ok = false;
+    }
+    return ok;
+  }
+
+  private async parallel<T>(items: T[], fn: (t: T) => Promise<boolean>): Promise<boolean[]> {
+    const out: boolean[] = [];
+    let i = 0;
+    const worker = async () => {
+      while (i < items.length) {
+        const item = items[i++];
+        out.push(await fn(item));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.o.concurrency, items.length) }, worker));
+    return out;
+  }
+
+  private requeueOrFail(e: unknown, keys: string[], items?: MappedEntity[]): boolean {
+    if (e instanceof TransientError || !(e instanceof Error) || !('permanent' in e)) {
+      for (const k of keys) this.dirty.add(k);
+      this.transientErrors++;
+      return false;
+    }
+    keys.forEach((k, i) => this.fail(k, e.message, items?.[i]?.hash));
+    return true;
+  }
+
+  private fail(k: string, message: string, hash = this.desired.get(k)?.hash ?? ''): void {
+    this.failed.set(k, hash);
+    this.stats.failed++;
+    const [bp, id] = splitKey(k);
+    this.o.log.error({ blueprint: bp, identifier: id, reason: message }, 'port rejected entity');
+  }
+
+  private markSynced(bp: string, id: string, sentHash: string | undefined): void {
+    const k = key(bp, id);
+    if (sentHash === undefined) return;
+    this.synced.set(k, sentHash);
+    this.failed.delete(k);
+    this.stats.upserted++;
+  }
+
+  private async upsertChunk(bp: string, chunk: MappedEntity['entity'][]): Promise<boolean> {
+    const hashes = chunk.map((e) => this.desired.get(key(bp, e.identifier))?.hash);
+    let res: Awaited<ReturnType<PortApi['POST']>>;
+    try {
+      res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/entities/bulk', {
+        params: { path: { blueprint_identifier: bp }, query: { upsert: true, create_missing_related_entities: true } },
+        body: { entities: chunk.map(toPortEntity) },
+      });
+    } catch (e) {
+      for (const en of chunk) this.dirty.add(key(bp, en.identifier));
+      this.o.log.warn({ err: (e as Error).message, blueprint: bp }, 'bulk upsert failed');
+      return false;
+    }
+    const status = res.response.status;
+    if (status === 429 || status >= 500) {
+      for (const en of chunk) this.dirty.add(key(bp, en.identifier));
+      return false;
+    }
+    const data = res.data as
+      | { entities: Array<{ identifier: string; index: number }>; errors: Array<{ index: number; message: string }> }
+      | undefined;
+    if (data && (status === 200 || status === 207)) {
+      for (const e of data.entities) this.markSynced(bp, chunk[e.index].identifier, hashes[e.index]);
+      if (data.errors.length === 0) return true;
+      // 207: retry the failed ones one by one so one bad entity cannot block its neighbours.
+      let ok = true;
+      for (const err of data.errors) ok = (await this.upsertOne(bp, chunk[err.index], hashes[err.index])) && ok;
+      return ok;
+    }
+    // Whole request rejected (413/422/404…): fall back to single upserts to isolate the culprit.
+    let ok = true;
+    for (let i = 0; i < chunk.length; i++) ok = (await this.upsertOne(bp, chunk[i], hashes[i])) && ok;
+    return ok;
+  }
+
+  private async upsertOne(bp: string, entity: MappedEntity['entity'], hash: string | undefined): Promise<boolean> {
+    const k = key(bp, entity.identifier);
+    try {
+      const res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/entities', {
+        params: { path: { blueprint_identifier: bp }, query: { upsert: true, create_missing_related_entities: true } },
+        body: toPortEntity(entity),
+      });
+      const status = res.response.status;
+      if (status < 300) {
+        this.markSynced(bp, entity.identifier, hash);
+        return true;
+      }
+      if (status === 429 || status >= 500) {
+        this.dirty.add(k);
+        return false;
+      }
+      this.fail(k, `HTTP ${status}: ${JSON.stringify(res.error)}`, hash);
+      return true;
+    } catch (e) {
+      this.dirty.add(k);
+      this.o.log.warn({ err: (e as Error).message, blueprint: bp, identifier: entity.identifier }, 'upsert failed');
+      return false;
+    }
+  }
+
+  private async deleteIds(bp: string, ids: string[]): Promise<boolean> {
+    const done = (id: string) => {
+      const k = key(bp, id);
+      this.synced.delete(k);
+      this.failed.delete(k);
+      this.stats.deleted++;
+    };
+    try {
+      if (ids.length > 1) {
+        const res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/bulk/entities/delete', {
+          params: { path: { blueprint_identifier: bp }, query: { delete_dependents: false } },
+          body: { entities: ids },
+        });
+        if (res.data) {
+          for (const id of ids) done(id);
+          return true;
+        }
+        if (res.response.status === 429 || res.response.status >= 500)
+          throw new TransientError(`HTTP ${res.response.status}`);
+        // Some id is missing or has dependents: the bulk call is all-or-nothing, so go one by one.
+      }
+      let ok = true;
+      for (const id of ids) {
+        const res = await this.o.api.DELETE('/v1/blueprints/{blueprint_identifier}/entities/{entity_identifier}', {
+          params: { path: { blueprint_identifier: bp, entity_identifier: id }, query: { delete_dependents: false } },
+        });
+        const s = res.response.status;
+        if (s < 300 || s === 404) done(id);
+        else if (s === 429 || s >= 500) {
+          this.dirty.add(key(bp, id));
+          ok = false;
+        } else {
+          this.o.log.error({ blueprint: bp, identifier: id, status: s, error: res.error }, 'port refused delete');
+          this.synced.delete(key(bp, id));
+          this.stats.failed++;
+        }
+      }
+      return ok;
+    } catch (e) {
+      for (const id of ids) this.dirty.add(key(bp, id));
+      this.o.log.warn({ err: (e as Error).message, blueprint: bp }, 'delete failed');
+      return false;
+    }
+  }
+
+  ensureBlueprint(bp: string): Promise<void> {
+    let p = this.ensured.get(bp);
+    if (!p) {
+      p = this.doEnsureBlueprint(bp);
+      this.ensured.set(bp, p);
+      p.catch(() => this.ensured.delete(bp));
+    }
+    return p;
+  }
+
+  /** Creates a configured blueprint when missing and adds the state-key property when absent. */
+  private async doEnsureBlueprint(bp: string): Promise<void> {
+    const got = await this.o.api.GET('/v1/blueprints/{identifier}', { params: { path: { identifier: bp } } });
+    const status = got.response.status;
+    if (status === 429 || status >= 500) throw new TransientError(`GET blueprint ${bp}: HTTP ${status}`);
+    const cfg = this.blueprintConfigs.find((b) => b.identifier === bp);
+    const stateProp = { [STATE_KEY_PROPERTY]: { title: 'Exporter state key', type: 'string' as const } };
+    if (got.data) {
+      const props = (got.data.blueprint.schema as { properties?: Record<string, unknown> }).properties ?? {};
+      if (STATE_KEY_PROPERTY in props) return;
+      const res = await this.o.api.PATCH('/v1/blueprints/{identifier}', {
+        params: { path: { identifier: bp } },
+        body: { schema: { properties: { ...props, ...stateProp } } } as never,
+      });
+      if (!res.data)
+        throw Object.assign(
+          new Error(`cannot add ${STATE_KEY_PROPERTY} to blueprint ${bp}: HTTP ${res.response.status}`),
+          { permanent: true },
+        );
+      return;
+    }
+    if (!cfg || !this.o.createBlueprints) {
+      throw Object.assign(new Error(`blueprint ${bp} does not exist in Port and is not configured for creation`), {
+        permanent: true,
+      });
+    }
+    const res = await this.o.api.POST('/v1/blueprints', {
+      body: {
+        identifier: cfg.identifier,
+        title: cfg.title,
+        ...(cfg.icon ? { icon: cfg.icon } : {}),
+        schema: { properties: { ...cfg.schema.properties, ...stateProp }, required: cfg.schema.required ?? [] },
+        relations: cfg.relations ?? {},
+      } as never,
+    });
+    if (res.response.status === 429 || res.response.status >= 500)
+      throw new TransientError(`create blueprint ${bp}: HTTP ${res.response.status}`);
+    if (!res.data)
+      throw Object.assign(
+        new Error(`cannot create blueprint ${bp}: HTTP ${res.response.status} ${JSON.stringify(res.error)}`),
+        { permanent: true },
+      );
+    this.o.log.info({ blueprint: bp }, 'blueprint created');
+  }
+
+  /** Identifiers of entities in `bp` that carry this exporter's state key. */
+  async ownedIdentifiers(bp: string): Promise<string[]> {
+    const ids: string[] = [];
+    let from: string | undefined;
+    do {
+      const res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/entities/search', {
+        params: { path: { blueprint_identifier: bp } },
+        body: {
+          query: {
+            combinator: 'and',
+            rules: [{ property: STATE_KEY_PROPERTY, operator: '=', value: this.o.stateKey }],
+          },
+          include: ['$identifier'],
+          limit: 1000,
+          ...(from ? { from } : {}),
+        } as never,
+      });
+      if (res.response.status === 404) return ids;
+      if (!res.data) throw new Error(`search ${bp} failed: HTTP ${res.response.status}`);
+      for (const e of res.data.entities) if (typeof e.identifier === 'string') ids.push(e.identifier);
+      from = res.data.next;
+    } while (from);
+    return ids;
+  }
+
+  /**
+   * Full resync: waits for pending writes, then deletes owned entities that no longer map from the
+   * cluster. Skipped when anything failed during this sync, since a partial picture could delete
+   * live entities.
+   */
+  async resync(blueprints: string[], mappingErrors: number): Promise<{ deleted: number; skipped?: string }> {
+    this.transientErrors = 0;
+    await this.idle();
+    if (mappingErrors > 0) return { deleted: 0, skipped: `${mappingErrors} objects failed to map` };
+    if (this.failed.size > 0 || this.transientErrors > 0)
+      return { deleted: 0, skipped: `${this.failed.size} entities failed to sync` };
+    let deleted = 0;
+    for (const bp of blueprints) {
+      const stale = staleIdentifiers(await this.ownedIdentifiers(bp), this.desiredIdentifiers(bp));
+      for (const id of stale) this.remove(bp, id);
+      deleted += stale.length;
+    }
+    await this.idle();
+    return { deleted };
+  }
+}

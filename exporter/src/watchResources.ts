@@ -1,0 +1,202 @@
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from './log.js';
+import { apiPath, kindString, type ResourceKind } from './resourceKind.js';
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
+  [k: string]: unknown;
+}
+
+export type WatchEvent =
+  | { type: 'synced'; objects: KubeObject[] }
+  | { type: 'upsert'; object: KubeObject }
+  | { type: 'delete'; object: KubeObject };
+
+export interface WatchOptions {
+  kc: k8s.KubeConfig;
+  kind: ResourceKind;
+  log: Logger;
+  onEvent: (e: WatchEvent) => void | Promise<void>;
+  pageSize?: number;
+}
+
+export const objectKey = (o: KubeObject) =>
+  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+
+/** Why an object cannot be processed, or undefined when it has the minimum shape. */
+export function malformedReason(o: unknown): string | undefined {
+  if (!o || typeof o !== 'object') return 'not an object';
+  const m = (o as { metadata?: unknown }).metadata;
+  if (!m || typeof m !== 'object') return 'missing metadata';
+  if (typeof (m as { name?: unknown }).name !== 'string' || !(m as { name: string }).name)
+    return 'missing metadata.name';
+  return undefined;
+}
+
+/** Keys known before a relist that the relisted set lacks: deletes missed while not watching. */
+export function missingAfterRelist(known: Iterable<string>, relisted: ReadonlySet<string>): string[] {
+  return [...known].filter((k) => !relisted.has(k));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * List-then-watch for one resource in one cluster. After every (re)list it emits `synced` with the
+ * full set and a `delete` for each known object that disappeared, so a 410 Gone, a dropped watch
+ * or an apiserver restart never loses deletes. A missing CRD (404) is retried until it reappears.
+ */
+export class ResourceWatcher {
+  private readonly known = new Map<string, KubeObject>();
+  private stopped = false;
+  private req?: { abort(): void };
+  private readonly path: string;
+  private listed = false;
+  relists = 0;
+
+  constructor(private readonly o: WatchOptions) {
+    this.path = apiPath(o.kind);
+  }
+
+  get hasSynced(): boolean {
+    return this.listed;
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.req?.abort();
+  }
+
+  private async list(): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+    const api = this.o.kc.makeApiClient(k8s.CustomObjectsApi);
+    const items: KubeObject[] = [];
+    let cont: string | undefined;
+    let rv = '';
+    const { group, version, plural } = this.o.kind;
+    do {
+      const page = (await api.listClusterCustomObject({
+        group: group || '',
+        version,
+        plural,
+        limit: this.o.pageSize ?? 500,
+        _continue: cont,
+      })) as {
+        items: unknown[];
+        metadata?: { continue?: string; resourceVersion?: string };
+      };
+      for (const it of page.items) {
+        const why = malformedReason(it);
+        if (why) this.o.log.warn({ kind: kindString(this.o.kind), reason: why }, 'skipping malformed object');
+        else items.push(it as KubeObject);
+      }
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion ?? rv;
+    } while (cont);
+    return { items, resourceVersion: rv };
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 500;
+    while (!this.stopped) {
+      let rv: string;
+      try {
+        const { items, resourceVersion } = await this.list();
+        this.relists++;
+        const now = new Set(items.map(objectKey));
+        for (const k of missingAfterRelist(this.known.keys(), now)) {
+          const gone = this.known.get(k)!;
+          this.known.delete(k);
+          await this.o.onEvent({ type: 'delete', object: gone });
+        }
+        for (const it of items) this.known.set(objectKey(it), it);
+        this.listed = true;
+        await this.o.onEvent({ type: 'synced', objects: items });
+        rv = resourceVersion;
+        backoff = 500;
+      } catch (e) {
+        const code = (e as { code?: number }).code;
+        if (code === 404 && this.known.size > 0) {
+          // The CRD was removed: its objects are gone too. Report the deletes, then keep polling.
+          for (const gone of [...this.known.values()]) await this.o.onEvent({ type: 'delete', object: gone });
+          this.known.clear();
+          await this.o.onEvent({ type: 'synced', objects: [] });
+        }
+        this.o.log.warn(
+          { kind: kindString(this.o.kind), code, err: (e as Error).message?.slice(0, 300) },
+          'list failed, retrying',
+        );
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, 15_000);
+        continue;
+      }
+      // Watch from the list's resourceVersion until it ends; a 410 or error falls back to a relist.
+      let expired = false;
+      while (!this.stopped && !expired) {
+        const result = await this.watchOnce(rv);
+        if (result.kind === 'expired' || result.kind === 'error') expired = true;
+        else rv = result.rv;
+        if (result.kind === 'error') await sleep(backoff);
+      }
+    }
+  }
+
+  private watchOnce(rv: string): Promise<{ kind: 'ended'; rv: string } | { kind: 'expired' } | { kind: 'error' }> {
+    return new Promise((resolve) => {
+      let last = rv;
+      let outcome: 'ended' | 'expired' | 'error' = 'ended';
+      let chain = Promise.resolve();
+      const watch = new k8s.Watch(this.o.kc);
+      watch
+        .watch(
+          this.path,
+          { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 300 },
+          (type: string, obj: unknown) => {
+            if (type === 'ERROR') {
+              const code = (obj as { code?: number }).code;
+              outcome = code === 410 ? 'expired' : 'error';
+              this.o.log.info({ kind: kindString(this.o.kind), code }, 'watch error event, relisting');
+              this.req?.abort();
+              return;
+            }
+            const why = malformedReason(obj);
+            if (why) {
+              this.o.log.warn({ kind: kindString(this.o.kind), reason: why, type }, 'skipping malformed object');
+              return;
+            }
+            const o = obj as KubeObject;
+            if (o.metadata.resourceVersion) last = o.metadata.resourceVersion;
+            if (type === 'BOOKMARK') return;
+            const k = objectKey(o);
+            if (type === 'DELETED') this.known.delete(k);
+            else this.known.set(k, o);
+            const ev: WatchEvent = type === 'DELETED' ? { type: 'delete', object: o } : { type: 'upsert', object: o };
+            chain = chain
+              .then(() => this.o.onEvent(ev))
+              .catch((e) => this.o.log.error({ err: e }, 'event handler failed'));
+          },
+          (err: unknown) => {
+            if (err && outcome === 'ended' && !this.stopped) {
+              const code =
+                (err as { statusCode?: number; code?: number }).statusCode ?? (err as { code?: number }).code;
+              outcome = code === 410 ? 'expired' : 'error';
+              this.o.log.info({ kind: kindString(this.o.kind), err: String(err).slice(0, 200) }, 'watch dropped');
+            }
+            void chain.then(() => resolve(outcome === 'ended' ? { kind: 'ended', rv: last } : { kind: outcome }));
+          },
+        )
+        .then((req) => {
+          this.req = req;
+          if (this.stopped) req.abort();
+        })
+        .catch((e) => {
+          this.o.log.info({ kind: kindString(this.o.kind), err: String(e).slice(0, 200) }, 'watch failed to start');
+          resolve({ kind: 'error' });
+        });
+    });
+  }
+}

@@ -1,0 +1,403 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { parse } from 'yaml';
+
+/**
+ * A Port stand-in: a real HTTP server that validates every request (path and query parameters,
+ * JSON body) and every response it sends against the committed Port OpenAPI spec, keeps
+ * blueprints and entities in memory, and injects faults on demand. Problems are collected in
+ * `violations`; tests assert it stays empty.
+ */
+type Json = Record<string, unknown>;
+interface Operation {
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Json }>;
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Json }> };
+  responses: Record<string, { content?: Record<string, { schema?: Json }> }>;
+}
+interface Route {
+  template: string;
+  method: string;
+  re: RegExp;
+  names: string[];
+  op: Operation;
+}
+export interface Fault {
+  /** Matches `${METHOD} ${path}`; default: any entity/blueprint call (not auth). */
+  match?: RegExp;
+  status: 401 | 429 | 500 | 502 | 503;
+  times: number;
+  headers?: Record<string, string>;
+}
+export interface StoredEntity {
+  identifier: string;
+  title?: string;
+  icon?: string;
+  team?: string | string[];
+  properties: Json;
+  relations: Json;
+}
+
+const SPEC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../port-api/openapi.yaml');
+let cachedSpec: { spec: { paths: Record<string, Record<string, Operation>> }; ajv: Ajv2020 } | undefined;
+
+function loadSpec() {
+  if (cachedSpec) return cachedSpec;
+  const spec = parse(readFileSync(SPEC_PATH, 'utf8'));
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats(ajv);
+  ajv.addSchema(spec, 'port');
+  cachedSpec = { spec, ajv };
+  return cachedSpec;
+}
+
+const ptr = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+
+export class PortStandIn {
+  readonly blueprints = new Map<string, Json>();
+  readonly entities = new Map<string, Map<string, StoredEntity>>();
+  readonly violations: string[] = [];
+  readonly calls: Array<{ method: string; path: string; status: number }> = [];
+  faults: Fault[] = [];
+  delayMs = 0;
+  tokenTtlSeconds = 3 * 3600;
+  private readonly tokens = new Map<string, number>();
+  private readonly routes: Route[];
+  private server?: Server;
+  private seq = 0;
+  url = '';
+
+  constructor(
+    readonly clientId = 'test-client',
+    readonly clientSecret = 'test-secret',
+  ) {
+    const { spec } = loadSpec();
+    this.routes = [];
+    for (const [template, methods] of Object.entries(spec.paths)) {
+      const names: string[] = [];
+      const re = new RegExp(
+        `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_, n) => {
+          names.push(n);
+          return '([^/]+)';
+        })}$`,
+      );
+      for (const [method, op] of Object.entries(methods)) {
+        if (['get', 'post', 'put', 'patch', 'delete'].includes(method))
+          this.routes.push({ template, method: method.toUpperCase(), re, names, op });
+      }
+    }
+    // Literal segments win over parameters (…/entities/search before …/entities/{id}).
+    this.routes.sort((a, b) => a.names.length - b.names.length);
+  }
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+
+  /** Every issued token stops working, as after the 3 h lifetime. */
+  expireTokens(): void {
+    this.tokens.clear();
+  }
+
+  entitiesOf(bp: string): Map<string, StoredEntity> {
+    let m = this.entities.get(bp);
+    if (!m) {
+      m = new Map();
+      this.entities.set(bp, m);
+    }
+    return m;
+  }
+
+  callCount(re?: RegExp): number {
+    return this.calls.filter((c) => !re || re.test(`${c.method} ${c.path}`)).length;
+  }
+
+  private validate(ref: string, value: unknown, what: string): boolean {
+    const v = loadSpec().ajv.getSchema(`port#/${ref}`);
+    if (!v) {
+      this.violations.push(`${what}: no schema at ${ref}`);
+      return false;
+    }
+    if (v(value)) return true;
+    this.violations.push(`${what}: ${loadSpec().ajv.errorsText(v.errors)}`);
+    return false;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const method = req.method ?? 'GET';
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks);
+    const route = this.routes.find((r) => r.method === method && r.re.test(url.pathname));
+    const send = (status: number, body: Json, headers: Record<string, string> = {}, documented = true) => {
+      this.calls.push({ method, path: url.pathname, status });
+      if (route) {
+        const resp = route.op.responses[String(status)];
+        if (resp?.content?.['application/json']?.schema) {
+          this.validate(
+            ptr(
+              'paths',
+              route.template,
+              route.method.toLowerCase(),
+              'responses',
+              String(status),
+              'content',
+              'application/json',
+              'schema',
+            ),
+            body,
+            `response ${status} ${method} ${url.pathname}`,
+          );
+        } else if (documented) {
+          this.violations.push(`response ${status} is not documented for ${method} ${route.template}`);
+        }
+      }
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+    };
+    if (!route) {
+      this.violations.push(`request ${method} ${url.pathname} matches no operation in the spec`);
+      return send(404, { ok: false, error: 'not_found', message: 'no such route' });
+    }
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (raw.length > 1024 * 1024)
+      return send(413, { ok: false, error: 'payload_too_large', message: 'Request body is too large (limit is 1MiB)' });
+
+    // Request validation: parameters, then body.
+    const params: Record<string, string> = {};
+    route.names.forEach((n, i) => {
+      params[n] = decodeURIComponent(route.re.exec(url.pathname)![i + 1]);
+    });
+    const problems: string[] = [];
+    for (const p of route.op.parameters ?? []) {
+      const value = p.in === 'path' ? params[p.name] : p.in === 'query' ? url.searchParams.get(p.name) : undefined;
+      if (p.in !== 'path' && p.in !== 'query') continue;
+      if (value == null) {
+        if (p.required) problems.push(`missing required ${p.in} parameter ${p.name}`);
+        continue;
+      }
+      const type = (p.schema as { type?: string } | undefined)?.type;
+      const coerced =
+        type === 'boolean'
+          ? value === 'true'
+            ? true
+            : value === 'false'
+              ? false
+              : value
+          : type === 'number'
+            ? Number(value)
+            : value;
+      const idx = route.op.parameters!.indexOf(p);
+      if (
+        !this.validate(
+          ptr('paths', route.template, route.method.toLowerCase(), 'parameters', String(idx), 'schema'),
+          coerced,
+          `${p.in} parameter ${p.name}`,
+        )
+      )
+        problems.push(`bad ${p.name}`);
+    }
+    let body: unknown;
+    if (raw.length) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        problems.push('body is not JSON');
+      }
+    }
+    const bodySchema = route.op.requestBody?.content?.['application/json']?.schema;
+    if (bodySchema && (body !== undefined || route.op.requestBody?.required)) {
+      if (
+        !this.validate(
+          ptr(
+            'paths',
+            route.template,
+            route.method.toLowerCase(),
+            'requestBody',
+            'content',
+            'application/json',
+            'schema',
+          ),
+          body,
+          `request ${method} ${route.template}`,
+        )
+      )
+        problems.push('body does not match schema');
+    }
+    if (problems.length) {
+      this.violations.push(`request ${method} ${url.pathname}: ${problems.join('; ')}`);
+      return send(422, { ok: false, error: 'invalid_request', message: problems.join('; ') });
+    }
+
+    const isAuth = route.template === '/v1/auth/access_token';
+    const fault = this.faults.find(
+      (f) => f.times > 0 && (f.match ? f.match.test(`${method} ${url.pathname}`) : !isAuth),
+    );
+    if (fault) {
+      fault.times--;
+      // 429/5xx are not in Port's spec for these routes; the body uses Port's error shape.
+      return send(
+        fault.status,
+        {
+          ok: false,
+          error: fault.status === 429 ? 'rate_limited' : fault.status === 401 ? 'unauthorized' : 'internal_error',
+          message: 'injected fault',
+        },
+        fault.headers,
+        fault.status === 401,
+      );
+    }
+    if (isAuth) {
+      const b = body as { clientId: string; clientSecret: string };
+      if (b.clientId !== this.clientId || b.clientSecret !== this.clientSecret)
+        return send(401, { ok: false, error: 'unauthorized', message: 'bad credentials' });
+      const token = `tok-${++this.seq}`;
+      this.tokens.set(token, Date.now() + this.tokenTtlSeconds * 1000);
+      return send(200, { ok: true, accessToken: token, expiresIn: this.tokenTtlSeconds, tokenType: 'Bearer' });
+    }
+    const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!auth || !(this.tokens.get(auth)! > Date.now()))
+      return send(401, { ok: false, error: 'unauthorized', message: 'token expired or missing' });
+    this.route(route.template, method, params, url.searchParams, body as Json, send);
+  }
+
+  private blueprintResponse(bp: Json): Json {
+    const now = new Date().toISOString();
+    return { createdBy: 'stand-in', updatedBy: 'stand-in', createdAt: now, updatedAt: now, ...bp };
+  }
+
+  private upsert(bp: string, e: StoredEntity): void {
+    this.entitiesOf(bp).set(e.identifier, { ...e, properties: e.properties ?? {}, relations: e.relations ?? {} });
+  }
+
+  private route(
+    template: string,
+    method: string,
+    p: Record<string, string>,
+    q: URLSearchParams,
+    body: Json,
+    send: (status: number, body: Json) => void,
+  ): void {
+    const notFound = (what: string) => send(404, { ok: false, error: 'not_found', message: `${what} was not found` });
+    const bpId = p.blueprint_identifier ?? p.identifier;
+    switch (`${method} ${template}`) {
+      case 'GET /v1/blueprints/{identifier}': {
+        const bp = this.blueprints.get(bpId);
+        return bp ? send(200, { ok: true, blueprint: this.blueprintResponse(bp) }) : notFound(`blueprint ${bpId}`);
+      }
+      case 'POST /v1/blueprints': {
+        const bp: Json = { relations: {}, ...body };
+        this.blueprints.set(String(bp.identifier), bp);
+        return send(201, { ok: true, blueprint: this.blueprintResponse(bp) });
+      }
+      case 'PATCH /v1/blueprints/{identifier}': {
+        const bp = this.blueprints.get(bpId);
+        if (!bp) return notFound(`blueprint ${bpId}`);
+        const next = { ...bp, ...body, schema: { ...(bp.schema as Json), ...(body.schema as Json) } };
+        this.blueprints.set(bpId, next);
+        return send(200, { ok: true, blueprint: this.blueprintResponse(next) });
+      }
+      case 'POST /v1/blueprints/{blueprint_identifier}/entities/bulk': {
+        if (!this.blueprints.has(bpId)) return notFound(`blueprint ${bpId}`);
+        const entities: Json[] = [];
+        const errors: Json[] = [];
+        (body.entities as StoredEntity[]).forEach((e, index) => {
+          const bad = this.entityProblem(bpId, e);
+          if (bad)
+            errors.push({
+              identifier: String(e.identifier),
+              index,
+              statusCode: 422,
+              error: 'invalid_entity',
+              message: bad,
+            });
+          else {
+            const created = !this.entitiesOf(bpId).has(e.identifier);
+            this.upsert(bpId, e);
+            entities.push({ created, identifier: e.identifier, index });
+          }
+        });
+        return send(errors.length ? 207 : 200, { ok: errors.length === 0, entities, errors });
+      }
+      case 'POST /v1/blueprints/{blueprint_identifier}/entities': {
+        if (!this.blueprints.has(bpId)) return notFound(`blueprint ${bpId}`);
+        const e = body as unknown as StoredEntity;
+        const bad = this.entityProblem(bpId, e);
+        if (bad) return send(422, { ok: false, error: 'invalid_entity', message: bad });
+        this.upsert(bpId, e);
+        return send(201, { ok: true, entity: this.entitiesOf(bpId).get(e.identifier) as unknown as Json });
+      }
+      case 'DELETE /v1/blueprints/{blueprint_identifier}/entities/{entity_identifier}': {
+        const ok = this.entitiesOf(bpId).delete(p.entity_identifier);
+        return ok ? send(200, { ok: true }) : notFound(`entity ${p.entity_identifier}`);
+      }
+      case 'POST /v1/blueprints/{blueprint_identifier}/bulk/entities/delete': {
+        const ids = body.entities as string[];
+        const m = this.entitiesOf(bpId);
+        const missing = ids.filter((id) => !m.has(id));
+        if (missing.length) return notFound(`entities ${missing.join(', ')}`);
+        for (const id of ids) m.delete(id);
+        return send(200, { ok: true, deletedEntities: ids });
+      }
+      case 'POST /v1/blueprints/{blueprint_identifier}/entities/search': {
+        if (!this.blueprints.has(bpId)) return notFound(`blueprint ${bpId}`);
+        const rules = ((body.query as Json | undefined)?.rules ?? []) as Array<{
+          property: string;
+          operator: string;
+          value: unknown;
+        }>;
+        const all = [...this.entitiesOf(bpId).values()].filter((e) =>
+          rules.every((r) => {
+            const v = r.property === '$identifier' ? e.identifier : e.properties[r.property];
+            if (r.operator === '=') return v === r.value;
+            this.violations.push(`search operator ${r.operator} not supported by the stand-in`);
+            return false;
+          }),
+        );
+        const limit = Number(body.limit ?? 200);
+        const start = body.from ? Number(body.from) : 0;
+        const page = all.slice(start, start + limit);
+        const include = body.include as string[] | undefined;
+        const shaped = page.map((e) =>
+          include?.length === 1 && include[0] === '$identifier' ? { identifier: e.identifier } : e,
+        );
+        return send(200, {
+          ok: true,
+          entities: shaped as unknown as Json[],
+          ...(start + limit < all.length ? { next: String(start + limit) } : {}),
+        } as Json);
+      }
+      default:
+        this.violations.push(`stand-in does not implement ${method} ${template}`);
+        return send(404, {
+          ok: false,
+          error: 'not_found',
+          message: `${method} ${template} not implemented by the stand-in`,
+        });
+    }
+  }
+
+  /** What Port would reject: properties the blueprint does not define, relations it lacks. */
+  private entityProblem(bpId: string, e: StoredEntity): string | undefined {
+    const bp = this.blueprints.get(bpId) as { schema?: { properties?: Json }; relations?: Json };
+    const props = bp.schema?.properties ?? {};
+    for (const k of Object.keys(e.properties ?? {}))
+      if (!(k in props)) return `property ${k} is not defined on blueprint ${bpId}`;
+    for (const k of Object.keys(e.relations ?? {}))
+      if (!(k in (bp.relations ?? {}))) return `relation ${k} is not defined on blueprint ${bpId}`;
+    return undefined;
+  }
+}
