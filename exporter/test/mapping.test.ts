@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { chunkByCountAndSize, staleIdentifiers } from '../src/batching.js';
+import { ConfigError, parseConfig } from '../src/config.js';
+import { crdToResource } from '../src/discoverCrds.js';
+import { compileResource, finishEntity, mapObjects, STATE_KEY_PROPERTY } from '../src/mapEntity.js';
+import { retryDelayMs } from '../src/portClient.js';
+import { missingAfterRelist } from '../src/watchResources.js';
+
+const base = { stateKey: 'test', clusters: [{ name: 'dev', context: 'dev' }] };
+
+describe('config', () => {
+  it('fills defaults for the four kpromo kinds', async () => {
+    const cfg = await parseConfig(base);
+    expect(cfg.resources.map((r) => r.kind.split('/')[2])).toEqual(['environments', 'applications', 'promotionflows', 'promotionplans']);
+    expect(cfg.blueprints.map((b) => b.identifier)).toContain('kpromoApplication');
+  });
+
+  it('reports schema problems with their location', async () => {
+    const err = await parseConfig({ ...base, resources: [{ kind: 'a/b/c', port: { entity: { mappings: [{ title: '.x' }] } } }], bogus: 1 }).catch((e) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toContain('unknown field "bogus"');
+    expect(err.message).toContain('resources.0.port.entity.mappings.0: missing required field "identifier"');
+  });
+
+  it('rejects jq expressions that do not compile, naming the field', async () => {
+    const err = await parseConfig({
+      ...base,
+      includeDefaults: false,
+      resources: [{ kind: 'x.io/v1/things', port: { entity: { mappings: [{ identifier: '.metadata.name', blueprint: '"t"', properties: { a: '.spec | [[' } }] } } }],
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toMatch(/properties\.a: jq expression ".spec \| \[\[" does not compile/);
+  });
+
+  it('rejects a malformed kind', async () => {
+    const err = await parseConfig({ ...base, includeDefaults: false, resources: [{ kind: 'things', port: { entity: { mappings: [{ identifier: '.a', blueprint: '"b"' }] } } }] }).catch((e) => e);
+    expect(err.message).toContain('resources.0.kind');
+  });
+});
+
+const app = (name: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'promotions.kpromo.dev/v1alpha1',
+  kind: 'Application',
+  metadata: { name, namespace: 'shop' },
+  spec: { owner: 'team-a', image: { repository: 'shop/checkout' }, workloads: [{ name }] },
+  status: { versions: [{ environment: 'dev', tag: 'v1', health: 'Healthy' }, { environment: 'prod', tag: 'v0', health: 'Degraded' }] },
+  ...extra,
+});
+
+describe('mapping', () => {
+  it('maps the default Application with cluster-qualified identifier and env relations', async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/applications'))!;
+    const [r] = await mapObjects(compileResource(res)('dev'), [app('checkout')], 'test');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const [m] = r.entities;
+    expect(m.blueprint).toBe('kpromoApplication');
+    expect(m.entity.identifier).toBe('dev:shop:checkout');
+    expect(m.entity.team).toBe('team-a');
+    expect(m.entity.relations.environments).toEqual(['dev:shop:dev', 'dev:shop:prod']);
+    expect(m.entity.properties).toMatchObject({ cluster: 'dev', repository: 'shop/checkout', versions: { dev: { tag: 'v1' } }, [STATE_KEY_PROPERTY]: 'test' });
+  });
+
+  it('maps a plan to its applications, flow and environments', async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
+    const plan = { metadata: { name: 'p1', namespace: 'shop' }, spec: { flow: 'f', from: 'dev', to: 'prod', candidates: [{ application: 'a' }, { application: 'b' }] } };
+    const [r] = await mapObjects(compileResource(res)('stable'), [plan], 'k');
+    expect(r.ok && r.entities[0].entity.relations).toEqual({ flow: 'stable:shop:f', from: 'stable:shop:dev', to: 'stable:shop:prod', applications: ['stable:shop:a', 'stable:shop:b'] });
+  });
+
+  it('applies the selector, itemsToParse, and isolates a failing object', async () => {
+    const program = compileResource({
+      kind: 'x/v1/y',
+      selector: { query: '.metadata.name != "skip"' },
+      port: { itemsToParse: '.status.versions', entity: { mappings: [{ identifier: '.metadata.name + "-" + .item.environment', blueprint: '"ver"', properties: { tag: '.item.tag' } }] } },
+    })('dev');
+    const out = await mapObjects(program, [app('a'), app('skip'), app('bad', { status: { versions: 3 } })], 'k');
+    expect(out[0].ok && out[0].entities.map((e) => e.entity.identifier)).toEqual(['a-dev', 'a-prod']);
+    expect(out[1]).toEqual({ ok: true, entities: [] });
+    // `[]?` swallows the iteration error; a broken identifier is reported instead.
+    const broken = await mapObjects(compileResource({ kind: 'x/v1/y', port: { entity: { mappings: [{ identifier: '.spec.workloads', blueprint: '"b"' }] } } })('dev'), [app('x')], 'k');
+    expect(broken[0].ok).toBe(false);
+  });
+
+  it('rejects relations that are not identifiers', () => {
+    expect(() => finishEntity({ identifier: 'a', blueprint: 'b', properties: {}, relations: { r: 5 } }, 'k')).toThrow(/relation r/);
+  });
+
+  it('hash changes with content only', () => {
+    const a = finishEntity({ identifier: 'a', blueprint: 'b', properties: { x: 1, y: 2 }, relations: {} }, 'k');
+    const b = finishEntity({ identifier: 'a', blueprint: 'b', properties: { y: 2, x: 1 }, relations: {} }, 'k');
+    const c = finishEntity({ identifier: 'a', blueprint: 'b', properties: { y: 3, x: 1 }, relations: {} }, 'k');
+    expect(a.hash).toBe(b.hash);
+    expect(a.hash).not.toBe(c.hash);
+  });
+});
+
+describe('batching and diffing', () => {
+  it('splits by 20 entities and by 1 MiB', () => {
+    const small = Array.from({ length: 45 }, (_, i) => ({ identifier: `e${i}` }));
+    expect(chunkByCountAndSize(small).chunks.map((c) => c.length)).toEqual([20, 20, 5]);
+    const big = Array.from({ length: 5 }, (_, i) => ({ identifier: `b${i}`, blob: 'x'.repeat(400_000) }));
+    const { chunks, tooLarge } = chunkByCountAndSize([...big, { identifier: 'huge', blob: 'x'.repeat(1_100_000) }]);
+    expect(chunks.map((c) => c.length)).toEqual([2, 2, 1]);
+    for (const c of chunks) expect(Buffer.byteLength(JSON.stringify({ entities: c }))).toBeLessThanOrEqual(1024 * 1024);
+    expect(tooLarge.map((t) => t.identifier)).toEqual(['huge']);
+  });
+
+  it('finds stale owned identifiers and deletes missed at relist', () => {
+    expect(staleIdentifiers(['a', 'b', 'c'], new Set(['b']))).toEqual(['a', 'c']);
+    expect(missingAfterRelist(['ns/a', 'ns/b'], new Set(['ns/b', 'ns/c']))).toEqual(['ns/a']);
+  });
+
+  it('honours retry-after and x-ratelimit-reset', () => {
+    expect(retryDelayMs(new Headers({ 'retry-after': '2' }), 0)).toBe(2000);
+    expect(retryDelayMs(new Headers({ 'x-ratelimit-reset': '3' }), 0)).toBe(3000);
+    expect(retryDelayMs(new Headers({ 'x-ratelimit-reset': '2000000005' }), 0, 2_000_000_000_000)).toBe(5000);
+    expect(retryDelayMs(new Headers(), 3)).toBeLessThanOrEqual(1600);
+  });
+
+  it('derives a blueprint and mapping from a CRD storage version', () => {
+    const { blueprint, resource } = crdToResource({
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets' },
+        versions: [
+          { name: 'v1beta1', storage: false },
+          { name: 'v1', storage: true, schema: { openAPIV3Schema: { properties: { spec: { properties: { size: { type: 'integer' }, color: { type: 'string' } } } } } } },
+        ],
+      },
+    });
+    expect(resource.kind).toBe('example.com/v1/widgets');
+    expect(blueprint.schema.properties.size).toEqual({ title: 'size', type: 'number' });
+    expect(resource.port.entity.mappings[0].properties?.color).toBe('.spec["color"]');
+  });
+});
