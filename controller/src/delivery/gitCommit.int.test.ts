@@ -89,6 +89,10 @@ describe('commitImageChange against real bare repositories', () => {
     await expect(commitImageChange({ ...base(repo.url), path: 'apps/missing.yaml' })).rejects.toThrow(
       `${repo.url} (branch main, file apps/missing.yaml): the file does not exist`,
     );
+    await expect(commitImageChange({ ...base(repo.url), path: 'apps/missing.yaml' })).rejects.toMatchObject({
+      code: 'FILE_NOT_FOUND',
+      permanent: true,
+    });
     await expect(commitImageChange({ ...base(repo.url), branch: 'nope' })).rejects.toThrow(
       /git clone failed.*check the repository URL and branch/s,
     );

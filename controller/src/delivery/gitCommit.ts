@@ -35,8 +35,19 @@ export interface CommitOptions {
 
 const DEFAULT_AUTHOR = { name: 'kpromo', email: 'kpromo@noreply.local' };
 
+export type GitDeliveryErrorCode = 'FILE_NOT_FOUND' | 'INVALID_FILE' | 'PUSH_CONFLICT' | 'GIT_FAILED';
+
+/** `permanent` tells a reconciler not to retry: the repository content or config must change first. */
 export class GitDeliveryError extends Error {
   override name = 'GitDeliveryError';
+  readonly permanent: boolean;
+  constructor(
+    readonly code: GitDeliveryErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.permanent = code === 'FILE_NOT_FOUND' || code === 'INVALID_FILE';
+  }
 }
 
 /**
@@ -72,6 +83,7 @@ export function commitImageChange(
           if (pushed) return { commit: await git.revparse(['HEAD']), changed: true, attempts: attempt };
           if (attempt >= maxAttempts) {
             throw new GitDeliveryError(
+              'PUSH_CONFLICT',
               `${where}: push rejected ${attempt} times because others keep pushing; retry later`,
             );
           }
@@ -113,6 +125,7 @@ async function applyEdit(dir: string, req: CommitImageChangeRequest, where: stri
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new GitDeliveryError(
+        'FILE_NOT_FOUND',
         `${where}: the file does not exist; create it or fix the Environment's delivery.git.path`,
       );
     }
@@ -122,7 +135,7 @@ async function applyEdit(dir: string, req: CommitImageChangeRequest, where: stri
   try {
     out = setImageInYaml(text, req.valuesPath, { image: req.image, tag: req.tag, digest: req.digest });
   } catch (err) {
-    throw new GitDeliveryError(`${where}: cannot set ${req.valuesPath}: ${(err as Error).message}`);
+    throw new GitDeliveryError('INVALID_FILE', `${where}: cannot set ${req.valuesPath}: ${(err as Error).message}`);
   }
   if (out.changed) await writeFile(join(dir, req.path), out.text);
   return out.changed;
@@ -136,7 +149,7 @@ async function tryPush(git: SimpleGit, branch: string, where: string): Promise<b
   } catch (err) {
     const msg = String((err as Error).message);
     if (/non-fast-forward|fetch first|\[rejected\]|failed to update ref|cannot lock ref/i.test(msg)) return false;
-    throw new GitDeliveryError(`${where}: push failed: ${redact(msg.trim())}`);
+    throw new GitDeliveryError('GIT_FAILED', `${where}: push failed: ${redact(msg.trim())}`);
   }
 }
 
@@ -150,7 +163,7 @@ async function run<T>(where: string, what: string, fn: () => Promise<T>): Promis
       : /not found|does not appear|Remote branch .* not found/i.test(msg)
         ? '; check the repository URL and branch'
         : '';
-    throw new GitDeliveryError(`${where}: git ${what} failed: ${msg}${hint}`);
+    throw new GitDeliveryError('GIT_FAILED', `${where}: git ${what} failed: ${msg}${hint}`);
   }
 }
 

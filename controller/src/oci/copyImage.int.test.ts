@@ -6,6 +6,7 @@ import {
   startTokenAuthRegistry,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricsRegistry } from '../observability/metrics.js';
 import { copyImage, OciError, resolveDigest } from './copyImage.js';
 import { MANIFEST_ACCEPT } from './manifest.js';
 
@@ -23,6 +24,11 @@ async function targetDigest(reg: LocalRegistry, repo: string, ref: string): Prom
   const res = await fetch(`${reg.url}/v2/${repo}/manifests/${ref}`, { headers: { accept: MANIFEST_ACCEPT } });
   await res.arrayBuffer();
   return res.ok ? res.headers.get('docker-content-digest') : null;
+}
+
+async function blobMetric(action: string): Promise<number> {
+  const m = await metricsRegistry.getSingleMetric('kpromo_image_copy_blobs_total')?.get();
+  return m?.values.find((v) => v.labels.action === action)?.value ?? 0;
 }
 
 describe('copyImage between real registries', () => {
@@ -59,11 +65,13 @@ describe('copyImage between real registries', () => {
 
   it('mounts blobs across repositories of the same registry instead of uploading', async () => {
     const { digest } = await pushTestImage({ host: a.host, repository: 'dev/mounted', tag: 'v3' });
+    const mountedBefore0 = await blobMetric('mounted');
     const res = await copyImage({
       source: { host: a.host, repository: 'dev/mounted', reference: digest },
       target: { host: a.host, repository: 'staging/mounted', tag: 'v3' },
     });
     expect(res).toEqual({ digest, blobsCopied: 0, blobsSkipped: 0, blobsMounted: 2, manifests: 1 });
+    expect(await blobMetric('mounted')).toBe(mountedBefore0 + 2);
     expect(await targetDigest(a, 'staging/mounted', 'v3')).toBe(digest);
   });
 
@@ -142,6 +150,20 @@ describe('copyImage between real registries', () => {
     } finally {
       await proxy.stop();
     }
+  });
+
+  it('stops when the signal aborts', async () => {
+    await pushTestImage({ host: a.host, repository: 'team/abort', tag: 'v1' });
+    const ctrl = new AbortController();
+    ctrl.abort(new Error('shutting down'));
+    await expect(
+      copyImage({
+        source: { host: a.host, repository: 'team/abort', reference: 'v1' },
+        target: { host: b.host, repository: 'prod/abort', tag: 'v1' },
+        signal: ctrl.signal,
+      }),
+    ).rejects.toThrow('shutting down');
+    expect(await targetDigest(b, 'prod/abort', 'v1')).toBeNull();
   });
 
   it('fails with UNAVAILABLE when the target registry is down', async () => {
