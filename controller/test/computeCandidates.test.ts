@@ -5,10 +5,12 @@ import { runningVersion } from '../src/candidates/runningVersion.js';
 import { MemoryCache } from '../src/kube/cacheView.js';
 import { app, deployment, dg, env, flow } from './fixtures.js';
 
-const versions = (m: Record<string, Record<string, Partial<EnvironmentVersion>>>) => (a: { metadata: { name: string } }, e: string) => {
-  const v = m[a.metadata.name]?.[e];
-  return v ? ({ environment: e, health: 'Healthy', ...v } as EnvironmentVersion) : undefined;
-};
+const versions =
+  (m: Record<string, Record<string, Partial<EnvironmentVersion>>>) =>
+  (a: { metadata: { name: string } }, e: string) => {
+    const v = m[a.metadata.name]?.[e];
+    return v ? ({ environment: e, health: 'Healthy', ...v } as EnvironmentVersion) : undefined;
+  };
 
 describe('computeCandidates', () => {
   const f = flow(['dev', 'stable', 'prod']);
@@ -38,7 +40,10 @@ describe('computeCandidates', () => {
   });
 
   it('skips unhealthy sources and sources without a digest', () => {
-    const v2 = versions({ cart: { dev: { tag: 'v1.0.0', digest: dg('a'), health: 'Progressing' } }, search: { dev: { tag: 'v1.0.0' } } });
+    const v2 = versions({
+      cart: { dev: { tag: 'v1.0.0', digest: dg('a'), health: 'Progressing' } },
+      search: { dev: { tag: 'v1.0.0' } },
+    });
     const r = computeCandidates(f, apps, v2, 'dev', 'stable');
     expect(r.candidates).toEqual([]);
     expect(r.skipped.find((s) => s.application === 'cart')?.reason).toBe('SourceNotHealthy');
@@ -46,9 +51,16 @@ describe('computeCandidates', () => {
   });
 
   it('applies the flow selector (globs, teams, labels) and the caller filter', () => {
-    const a = [app('shop-cart', { owner: 'team-a', labels: { tier: 'web' } }), app('shop-api', { owner: 'team-b' }), app('admin')];
-    const all = versions(Object.fromEntries(a.map((x) => [x.metadata.name, { dev: { tag: 'v1.0.0', digest: dg('f') } }])));
-    const sel = (s: Parameters<typeof flow>[1]) => computeCandidates(flow(['dev', 'stable'], s), a, all, 'dev', 'stable').candidates.map((c) => c.application);
+    const a = [
+      app('shop-cart', { owner: 'team-a', labels: { tier: 'web' } }),
+      app('shop-api', { owner: 'team-b' }),
+      app('admin'),
+    ];
+    const all = versions(
+      Object.fromEntries(a.map((x) => [x.metadata.name, { dev: { tag: 'v1.0.0', digest: dg('f') } }])),
+    );
+    const sel = (s: Parameters<typeof flow>[1]) =>
+      computeCandidates(flow(['dev', 'stable'], s), a, all, 'dev', 'stable').candidates.map((c) => c.application);
     expect(sel({ selector: { applications: ['shop-*'] } })).toEqual(['shop-api', 'shop-cart']);
     expect(sel({ selector: { teams: ['team-b'] } })).toEqual(['shop-api']);
     expect(sel({ selector: { matchLabels: { tier: 'web' } } })).toEqual(['shop-cart']);
@@ -58,7 +70,9 @@ describe('computeCandidates', () => {
   });
 
   it('gives a clear error for an invalid tag pattern', () => {
-    expect(() => computeCandidates(flow(['dev', 'stable'], { tagPattern: '([' }), apps, v, 'dev', 'stable')).toThrow(/invalid regular expression/);
+    expect(() => computeCandidates(flow(['dev', 'stable'], { tagPattern: '([' }), apps, v, 'dev', 'stable')).toThrow(
+      /invalid regular expression/,
+    );
   });
 
   it('glob and selector helpers', () => {
@@ -74,7 +88,12 @@ describe('runningVersion', () => {
     const dev = env('dev');
     c.workloads.set('dev/Deployment/cart', deployment('cart', `reg/shop/cart:v1.2.0@${dg('a')}`));
     c.workloads.set('dev/Deployment/search', deployment('search', 'reg/shop/search:v3', false));
-    expect(runningVersion(c, app('cart'), dev)).toEqual({ environment: 'dev', tag: 'v1.2.0', digest: dg('a'), health: 'Healthy' });
+    expect(runningVersion(c, app('cart'), dev)).toEqual({
+      environment: 'dev',
+      tag: 'v1.2.0',
+      digest: dg('a'),
+      health: 'Healthy',
+    });
     expect(runningVersion(c, app('search'), dev).health).toBe('Progressing');
     expect(runningVersion(c, app('gone'), dev).health).toBe('Missing');
     const scoped = app('cart', { workloads: [{ kind: 'Deployment', name: 'cart', environments: ['prod'] }] });

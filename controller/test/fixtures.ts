@@ -3,12 +3,21 @@ import type { Workload } from '../src/kube/cacheView.js';
 
 export const dg = (c: string) => `sha256:${c.repeat(64).slice(0, 64)}`;
 
-export function app(name: string, over: Partial<Application['spec']> = {}, labels?: Record<string, string>): Application {
+export function app(
+  name: string,
+  over: Partial<Application['spec']> = {},
+  labels?: Record<string, string>,
+): Application {
   return {
     apiVersion: 'promotions.kpromo.dev/v1alpha1',
     kind: 'Application',
     metadata: { name, namespace: 'ns', ...(labels ? { labels } : {}) },
-    spec: { owner: 'team-a', image: { repository: `shop/${name}` }, workloads: [{ kind: 'Deployment', name }], ...over },
+    spec: {
+      owner: 'team-a',
+      image: { repository: `shop/${name}` },
+      workloads: [{ kind: 'Deployment', name }],
+      ...over,
+    },
   };
 }
 
@@ -36,7 +45,12 @@ export function flow(stages: string[], over: Partial<PromotionFlow['spec']> = {}
   };
 }
 
-export function deployment(name: string, image: string, ready = true, extra: Partial<Workload['status']> = {}): Workload {
+export function deployment(
+  name: string,
+  image: string,
+  ready = true,
+  extra: Partial<Workload['status']> = {},
+): Workload {
   return {
     kind: 'Deployment',
     metadata: { name, generation: 2 },

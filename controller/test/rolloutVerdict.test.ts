@@ -24,25 +24,46 @@ describe('rolloutVerdict', () => {
   });
   it('fails on ProgressDeadlineExceeded', () => {
     const w = deployment('cart', img, false, {
-      conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "x" has timed out progressing.' }],
+      conditions: [
+        {
+          type: 'Progressing',
+          status: 'False',
+          reason: 'ProgressDeadlineExceeded',
+          message: 'ReplicaSet "x" has timed out progressing.',
+        },
+      ],
     });
-    expect(rolloutVerdict({ ...base, workload: w, now: at(5) })).toMatchObject({ state: 'Failed', reason: 'ProgressDeadlineExceeded' });
+    expect(rolloutVerdict({ ...base, workload: w, now: at(5) })).toMatchObject({
+      state: 'Failed',
+      reason: 'ProgressDeadlineExceeded',
+    });
   });
   it('fails on crash signals from pods', () => {
-    const pods = [{ metadata: { name: 'cart-1' }, status: { containerStatuses: [{ name: 'main', state: { waiting: { reason: 'CrashLoopBackOff' } } }] } }];
+    const pods = [
+      {
+        metadata: { name: 'cart-1' },
+        status: { containerStatuses: [{ name: 'main', state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
+      },
+    ];
     expect(rolloutVerdict({ ...base, workload: deployment('cart', img, false), now: at(5), pods })).toMatchObject({
       state: 'Failed',
       reason: 'CrashLoopBackOff',
     });
-    const restarts = [{ metadata: { name: 'cart-2' }, status: { containerStatuses: [{ name: 'main', restartCount: 4 }] } }];
-    expect(rolloutVerdict({ ...base, workload: deployment('cart', img, false), now: at(5), pods: restarts }).reason).toBe('CrashLooping');
+    const restarts = [
+      { metadata: { name: 'cart-2' }, status: { containerStatuses: [{ name: 'main', restartCount: 4 }] } },
+    ];
+    expect(
+      rolloutVerdict({ ...base, workload: deployment('cart', img, false), now: at(5), pods: restarts }).reason,
+    ).toBe('CrashLooping');
   });
   it('waits for a missing workload, then times out', () => {
     expect(rolloutVerdict({ ...base, workload: undefined, now: at(1) }).state).toBe('Progressing');
     expect(rolloutVerdict({ ...base, workload: undefined, now: at(61) }).state).toBe('Failed');
   });
   it('fails immediately when the named container does not exist', () => {
-    expect(rolloutVerdict({ ...base, container: 'sidecar', workload: deployment('cart', img), now: at(1) }).reason).toBe('ContainerNotFound');
+    expect(
+      rolloutVerdict({ ...base, container: 'sidecar', workload: deployment('cart', img), now: at(1) }).reason,
+    ).toBe('ContainerNotFound');
   });
   it('does not count a stale observedGeneration as ready', () => {
     const w = deployment('cart', img);

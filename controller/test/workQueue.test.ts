@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue, backoffDelay, runWorkers } from '../src/queue/workQueue.js';
+import { backoffDelay, runWorkers, WorkQueue } from '../src/queue/workQueue.js';
 
 describe('WorkQueue', () => {
   it('deduplicates keys that are queued but not yet processed', async () => {

@@ -4,7 +4,10 @@ export const DEFAULT_TAG_PATTERN = '^v\\d+\\.\\d+\\.\\d+';
 
 /** Glob with `*` and `?` only, anchored. */
 export function globToRegExp(glob: string): RegExp {
-  const esc = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const esc = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${esc}$`);
 }
 
@@ -83,7 +86,11 @@ export function computeCandidates(
   }
   const tagRe = compile(flow.spec.tagPattern ?? DEFAULT_TAG_PATTERN, `PromotionFlow ${flow.metadata.name} tagPattern`);
   const extraTagRe = filter.tagPattern ? compile(filter.tagPattern, 'filter tagPattern') : undefined;
-  const extraSel: ApplicationSelector = { applications: filter.applications, teams: filter.teams, matchLabels: filter.matchLabels };
+  const extraSel: ApplicationSelector = {
+    applications: filter.applications,
+    teams: filter.teams,
+    matchLabels: filter.matchLabels,
+  };
   const candidates: Candidate[] = [];
   const skipped: SkippedApp[] = [];
   const ns = flow.metadata.namespace;
@@ -91,7 +98,11 @@ export function computeCandidates(
     const name = app.metadata.name;
     if (ns !== undefined && app.metadata.namespace !== ns) continue;
     if (!matchesSelector(app, flow.spec.selector) || !matchesSelector(app, extraSel)) {
-      skipped.push({ application: name, reason: 'NotSelected', message: 'not selected by the flow selector or filter' });
+      skipped.push({
+        application: name,
+        reason: 'NotSelected',
+        message: 'not selected by the flow selector or filter',
+      });
       continue;
     }
     const src = versionOf(app, from);
@@ -100,15 +111,27 @@ export function computeCandidates(
       continue;
     }
     if (src.health !== 'Healthy') {
-      skipped.push({ application: name, reason: 'SourceNotHealthy', message: `${from} is ${src.health}${src.message ? `: ${src.message}` : ''}` });
+      skipped.push({
+        application: name,
+        reason: 'SourceNotHealthy',
+        message: `${from} is ${src.health}${src.message ? `: ${src.message}` : ''}`,
+      });
       continue;
     }
     if (!tagRe.test(src.tag) || (extraTagRe && !extraTagRe.test(src.tag))) {
-      skipped.push({ application: name, reason: 'TagPatternMismatch', message: `tag ${src.tag} does not match the tag pattern` });
+      skipped.push({
+        application: name,
+        reason: 'TagPatternMismatch',
+        message: `tag ${src.tag} does not match the tag pattern`,
+      });
       continue;
     }
     if (!src.digest) {
-      skipped.push({ application: name, reason: 'NoDigest', message: `${from} runs ${src.tag} without a pinned digest` });
+      skipped.push({
+        application: name,
+        reason: 'NoDigest',
+        message: `${from} runs ${src.tag} without a pinned digest`,
+      });
       continue;
     }
     const dst = versionOf(app, to);
@@ -117,7 +140,8 @@ export function computeCandidates(
       continue;
     }
     const c: Candidate = { application: name, from: { tag: src.tag, digest: src.digest } };
-    if (dst?.tag || dst?.digest) c.to = { ...(dst.tag ? { tag: dst.tag } : {}), ...(dst.digest ? { digest: dst.digest } : {}) };
+    if (dst?.tag || dst?.digest)
+      c.to = { ...(dst.tag ? { tag: dst.tag } : {}), ...(dst.digest ? { digest: dst.digest } : {}) };
     candidates.push(c);
   }
   candidates.sort((a, b) => a.application.localeCompare(b.application));

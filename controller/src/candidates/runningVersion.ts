@@ -12,14 +12,21 @@ export function workloadsFor(app: Application, envName: string): WorkloadRef[] {
 export function runningVersion(cache: CacheView, app: Application, env: Environment): EnvironmentVersion {
   const envName = env.metadata.name;
   const refs = workloadsFor(app, envName);
-  if (!refs.length) return { environment: envName, health: 'Missing', message: 'no workload applies to this environment' };
-  if (!cache.environmentSynced(env)) return { environment: envName, health: 'Unknown', message: 'cluster not synced yet' };
+  if (!refs.length)
+    return { environment: envName, health: 'Missing', message: 'no workload applies to this environment' };
+  if (!cache.environmentSynced(env))
+    return { environment: envName, health: 'Unknown', message: 'cluster not synced yet' };
   let version: EnvironmentVersion | undefined;
   let health: EnvironmentVersion['health'] = 'Healthy';
   const notes: string[] = [];
   for (const ref of refs) {
     const w = cache.getWorkload(env, ref.kind ?? 'Deployment', ref.name);
-    if (!w) return { environment: envName, health: 'Missing', message: `${ref.kind ?? 'Deployment'} ${ref.name} not found in ${env.spec.namespace}` };
+    if (!w)
+      return {
+        environment: envName,
+        health: 'Missing',
+        message: `${ref.kind ?? 'Deployment'} ${ref.name} not found in ${env.spec.namespace}`,
+      };
     const c = containerOf(w, ref.container);
     if (!version && c?.image) {
       const r = parseImageRef(c.image);

@@ -24,7 +24,13 @@ export function helmReleaseName(env: Environment, app: Application): string {
 }
 
 /** delivery.method=helmRelease: merge-patch spec.values at valuesPath (tag) and digestPath (digest). */
-export async function patchHelmReleaseValues(rest: KubeRest, env: Environment, app: Application, tag: string, digest: string): Promise<string> {
+export async function patchHelmReleaseValues(
+  rest: KubeRest,
+  env: Environment,
+  app: Application,
+  tag: string,
+  digest: string,
+): Promise<string> {
   const cfg = env.spec.delivery.helmRelease;
   if (!cfg) throw new Error(`Environment ${env.metadata.name}: delivery.helmRelease is not set`);
   const name = helmReleaseName(env, app);
@@ -34,7 +40,9 @@ export async function patchHelmReleaseValues(rest: KubeRest, env: Environment, a
   try {
     await rest.mergePatch(path, { spec: { values: valuesPatch(entries) } });
   } catch (e) {
-    throw new Error(`HelmRelease ${env.spec.namespace}/${name} in cluster ${rest.clusterName}: ${(e as Error).message}`);
+    throw new Error(
+      `HelmRelease ${env.spec.namespace}/${name} in cluster ${rest.clusterName}: ${(e as Error).message}`,
+    );
   }
   return name;
 }

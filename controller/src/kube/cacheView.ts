@@ -35,7 +35,10 @@ export interface HelmRelease {
   kind?: string;
   metadata: { name: string; namespace?: string; generation?: number; resourceVersion?: string };
   spec?: { values?: Record<string, unknown> } & Record<string, unknown>;
-  status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+  status?: {
+    observedGeneration?: number;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+  };
 }
 
 /**

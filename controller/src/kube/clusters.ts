@@ -1,13 +1,14 @@
-import * as k8s from '@kubernetes/client-node';
 import type { ClusterRef, Environment } from '@kpromo/api';
-import { SECRET, resourcePath } from './paths.js';
+import * as k8s from '@kubernetes/client-node';
+import { resourcePath, SECRET } from './paths.js';
 import { KubeRest } from './rest.js';
 
 /** Stable identity of a cluster reference, shared by Environments that point at the same cluster. */
 export function clusterKey(env: Environment): string {
   const c: ClusterRef = env.spec.cluster;
   if (c.context) return `context:${c.context}`;
-  if (c.kubeconfigSecretRef) return `secret:${env.metadata.namespace}/${c.kubeconfigSecretRef.name}/${c.kubeconfigSecretRef.key ?? 'kubeconfig'}`;
+  if (c.kubeconfigSecretRef)
+    return `secret:${env.metadata.namespace}/${c.kubeconfigSecretRef.name}/${c.kubeconfigSecretRef.key ?? 'kubeconfig'}`;
   return 'inCluster';
 }
 

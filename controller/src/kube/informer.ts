@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { type KubeRest, isGone } from './rest.js';
+import { isGone, type KubeRest } from './rest.js';
 
 export interface KObject {
   apiVersion?: string;
@@ -149,13 +149,10 @@ export class Informer<T extends KObject> {
           } else if (err && !this.stopped) reject(err);
           else resolve();
         },
-      ).then(
-        (ac) => {
-          this.abort = ac;
-          if (this.stopped) ac.abort();
-        },
-        reject,
-      );
+      ).then((ac) => {
+        this.abort = ac;
+        if (this.stopped) ac.abort();
+      }, reject);
     });
   }
 
@@ -176,7 +173,10 @@ export class Informer<T extends KObject> {
         // Relist after errors too: events may have been missed while disconnected.
         this.resourceVersion = '';
         const delay = Math.min(this.opts.maxBackoffMs ?? 30_000, 250 * 2 ** Math.min(this.failures, 10));
-        this.log?.warn({ path: this.path, cluster: this.rest.clusterName, err: this.lastError, delay }, 'watch failed; retrying');
+        this.log?.warn(
+          { path: this.path, cluster: this.rest.clusterName, err: this.lastError, delay },
+          'watch failed; retrying',
+        );
         await new Promise((r) => setTimeout(r, delay * (0.8 + Math.random() * 0.4)));
       }
     }

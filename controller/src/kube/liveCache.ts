@@ -2,7 +2,7 @@ import type { Application, Environment, KpromoKind, Notification, PromotionFlow,
 import type { CacheView, HelmRelease, Workload } from './cacheView.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
 import { Informer, type InformerLog, type KObject } from './informer.js';
-import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, STATEFULSET, resourcePath } from './paths.js';
+import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, resourcePath, STATEFULSET } from './paths.js';
 import { isNotFound } from './rest.js';
 
 export type CacheEvent =
@@ -96,7 +96,8 @@ export class LiveCache implements CacheView {
       await rest.get(`/apis/${HELMRELEASE.group}/${HELMRELEASE.version}`);
       t.helmReleases = wire(new Informer<HelmRelease>(rest, resourcePath(HELMRELEASE, ns), this.log), 'HelmRelease');
     } catch (e) {
-      if (!isNotFound(e)) this.log?.warn({ environment: env.metadata.name, err: String(e) }, 'HelmRelease discovery failed');
+      if (!isNotFound(e))
+        this.log?.warn({ environment: env.metadata.name, err: String(e) }, 'HelmRelease discovery failed');
     }
   }
 

@@ -60,7 +60,10 @@ export class WorkQueue<K extends string = string> {
 
   addAfter(key: K, delayMs: number): void {
     if (this.shuttingDown) return;
-    if (delayMs <= 0) return this.add(key);
+    if (delayMs <= 0) {
+      this.add(key);
+      return;
+    }
     const at = Date.now() + delayMs;
     const existing = this.timers.get(key);
     if (existing && existing.at <= at) return;

@@ -1,9 +1,21 @@
-import type { AppProgress, Application, Environment, PromotionFlow, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
+import type {
+  Application,
+  AppProgress,
+  Environment,
+  PromotionFlow,
+  PromotionPlan,
+  PromotionPlanStatus,
+} from '@kpromo/api';
 import { isAdjacent, stagePairs } from '../candidates/computeCandidates.js';
 import type { CacheView } from '../kube/cacheView.js';
 
 export const TERMINAL_APP_PHASES = new Set<AppProgress['phase']>(['Succeeded', 'Failed', 'RolledBack']);
-export const TERMINAL_PLAN_PHASES = new Set<NonNullable<PromotionPlanStatus['phase']>>(['Complete', 'Incomplete', 'Failed', 'RolledBack']);
+export const TERMINAL_PLAN_PHASES = new Set<NonNullable<PromotionPlanStatus['phase']>>([
+  'Complete',
+  'Incomplete',
+  'Failed',
+  'RolledBack',
+]);
 
 export interface ResolvedPlan {
   flow: PromotionFlow;
@@ -27,7 +39,8 @@ export function validatePlan(plan: PromotionPlan, cache: CacheView): PlanValidat
   const flow = cache.getFlow(ns, s.flow);
   if (!flow) return fail('FlowNotFound', `PromotionFlow "${s.flow}" does not exist in namespace ${ns}; fix spec.flow`);
   const fromEnv = cache.getEnvironment(ns, s.from);
-  if (!fromEnv) return fail('EnvironmentNotFound', `Environment "${s.from}" (spec.from) does not exist in namespace ${ns}`);
+  if (!fromEnv)
+    return fail('EnvironmentNotFound', `Environment "${s.from}" (spec.from) does not exist in namespace ${ns}`);
   const toEnv = cache.getEnvironment(ns, s.to);
   if (!toEnv) return fail('EnvironmentNotFound', `Environment "${s.to}" (spec.to) does not exist in namespace ${ns}`);
   if (!isAdjacent(flow, s.from, s.to)) {
@@ -44,11 +57,19 @@ export function validatePlan(plan: PromotionPlan, cache: CacheView): PlanValidat
   if ((s.action ?? 'promote') === 'rollback') {
     if (!s.rollbackOf) return fail('InvalidRollback', 'spec.rollbackOf is required when action is rollback');
     original = cache.getPlan(ns, s.rollbackOf);
-    if (!original) return fail('InvalidRollback', `PromotionPlan "${s.rollbackOf}" (spec.rollbackOf) does not exist in namespace ${ns}`);
+    if (!original)
+      return fail(
+        'InvalidRollback',
+        `PromotionPlan "${s.rollbackOf}" (spec.rollbackOf) does not exist in namespace ${ns}`,
+      );
     if (original.spec.to !== s.to || original.spec.flow !== s.flow) {
-      return fail('InvalidRollback', `plan ${s.rollbackOf} promoted ${original.spec.flow}: ${original.spec.from} -> ${original.spec.to}; a rollback must use the same flow, from and to`);
+      return fail(
+        'InvalidRollback',
+        `plan ${s.rollbackOf} promoted ${original.spec.flow}: ${original.spec.from} -> ${original.spec.to}; a rollback must use the same flow, from and to`,
+      );
     }
-    if ((original.spec.action ?? 'promote') === 'rollback') return fail('InvalidRollback', `plan ${s.rollbackOf} is itself a rollback`);
+    if ((original.spec.action ?? 'promote') === 'rollback')
+      return fail('InvalidRollback', `plan ${s.rollbackOf} is itself a rollback`);
     if (!original.status?.apps?.some((a) => a.written)) {
       return fail('NothingToRollBack', `plan ${s.rollbackOf} has not changed any application yet`);
     }
@@ -63,12 +84,16 @@ export function validatePlan(plan: PromotionPlan, cache: CacheView): PlanValidat
     if (a) apps.set(n, a);
     else missing.push(n);
   }
-  if (missing.length) return fail('ApplicationNotFound', `Application(s) ${missing.join(', ')} do not exist in namespace ${ns}`);
+  if (missing.length)
+    return fail('ApplicationNotFound', `Application(s) ${missing.join(', ')} do not exist in namespace ${ns}`);
   if (toEnv.spec.delivery.method === 'git' && !toEnv.spec.delivery.git) {
     return fail('InvalidEnvironment', `Environment ${s.to}: delivery.git is required when method is git`);
   }
   if (toEnv.spec.delivery.method === 'helmRelease' && !toEnv.spec.delivery.helmRelease) {
-    return fail('InvalidEnvironment', `Environment ${s.to}: delivery.helmRelease is required when method is helmRelease`);
+    return fail(
+      'InvalidEnvironment',
+      `Environment ${s.to}: delivery.helmRelease is required when method is helmRelease`,
+    );
   }
   return { ok: true, resolved: { flow, fromEnv, toEnv, apps, original } };
 }
@@ -85,7 +110,9 @@ export function appsToWorkOn(apps: readonly AppProgress[], concurrency: number):
 }
 
 /** Plan-level outcome from per-app phases; undefined while any app is still going. */
-export function planOutcome(apps: readonly AppProgress[]): { phase: 'Complete' | 'Incomplete'; succeeded: number; failed: number } | undefined {
+export function planOutcome(
+  apps: readonly AppProgress[],
+): { phase: 'Complete' | 'Incomplete'; succeeded: number; failed: number } | undefined {
   const succeeded = apps.filter((a) => a.phase === 'Succeeded').length;
   const failed = apps.filter((a) => a.phase === 'Failed').length;
   if (apps.some((a) => !TERMINAL_APP_PHASES.has(a.phase))) return undefined;

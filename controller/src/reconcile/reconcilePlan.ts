@@ -1,6 +1,6 @@
 import {
-  type AppProgress,
   type Application,
+  type AppProgress,
   type Condition,
   type Environment,
   type NotificationEvent,
@@ -9,8 +9,7 @@ import {
   setCondition,
 } from '@kpromo/api';
 import pLimit from 'p-limit';
-import { workloadsFor } from '../candidates/runningVersion.js';
-import { runningVersion } from '../candidates/runningVersion.js';
+import { runningVersion, workloadsFor } from '../candidates/runningVersion.js';
 import { patchHelmReleaseValues } from '../delivery/helmRelease.js';
 import { patchWorkloadImage } from '../delivery/patchWorkload.js';
 import type { CacheView } from '../kube/cacheView.js';
@@ -19,7 +18,7 @@ import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { checkRollout } from '../rollout/watchRollout.js';
 import { registryRepository } from '../util/imageRef.js';
-import { type ResolvedPlan, TERMINAL_PLAN_PHASES, appsToWorkOn, planOutcome, validatePlan } from './planDecisions.js';
+import { appsToWorkOn, planOutcome, type ResolvedPlan, TERMINAL_PLAN_PHASES, validatePlan } from './planDecisions.js';
 import { ObjectGoneError, StatusWriter } from './statusWriter.js';
 import { renderTag } from './tagTemplate.js';
 
@@ -120,7 +119,11 @@ async function registryAuth(deps: PromotionDeps, env: Environment): Promise<Endp
   if (ref.key) {
     // A single key holds either a bearer token or "username:password".
     const v = await deps.readSecret(ns, ref.name, ref.key);
-    if (v === undefined) throw new PermanentAppError('CredentialsNotFound', `Secret ${ns}/${ref.name} key ${ref.key} not found (Environment ${env.metadata.name} registry credentials)`);
+    if (v === undefined)
+      throw new PermanentAppError(
+        'CredentialsNotFound',
+        `Secret ${ns}/${ref.name} key ${ref.key} not found (Environment ${env.metadata.name} registry credentials)`,
+      );
     const i = v.indexOf(':');
     return i > 0 ? { username: v.slice(0, i), password: v.slice(i + 1) } : { token: v };
   }
@@ -129,7 +132,10 @@ async function registryAuth(deps: PromotionDeps, env: Environment): Promise<Endp
   const username = await deps.readSecret(ns, ref.name, 'username');
   const password = await deps.readSecret(ns, ref.name, 'password');
   if (username === undefined || password === undefined) {
-    throw new PermanentAppError('CredentialsNotFound', `Secret ${ns}/${ref.name} needs keys token or username+password (Environment ${env.metadata.name})`);
+    throw new PermanentAppError(
+      'CredentialsNotFound',
+      `Secret ${ns}/${ref.name} needs keys token or username+password (Environment ${env.metadata.name})`,
+    );
   }
   return { username, password };
 }
@@ -145,11 +151,18 @@ function endpoint(env: Environment, auth: Endpoint['auth']): Endpoint {
  * finished steps. Returns when no more progress is possible now (rollouts are re-checked on
  * workload events and at `requeueAfterMs`).
  */
-export async function reconcilePlan(deps: PromotionDeps, namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileOutcome> {
+export async function reconcilePlan(
+  deps: PromotionDeps,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<ReconcileOutcome> {
   const now = () => deps.now?.() ?? new Date();
   const span = deps.span ?? (<T>(_n: string, _a: Record<string, string | number>, fn: () => Promise<T>) => fn());
   // Read the plan from the apiserver, not the cache: the journal must be the latest we wrote.
-  const plan = await deps.control.getOrUndefined<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name));
+  const plan = await deps.control.getOrUndefined<PromotionPlan>(
+    resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name),
+  );
   if (!plan || plan.metadata.deletionTimestamp) return {};
   const gen = plan.metadata.generation;
   const writer = new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, plan);
@@ -157,9 +170,19 @@ export async function reconcilePlan(deps: PromotionDeps, namespace: string, name
   const cond = (type: string, st: Condition['status'], reason: string, message: string) => {
     status.conditions = setCondition(status.conditions, { type, status: st, reason, message }, gen, now());
   };
-  const event = (type: 'Normal' | 'Warning', reason: string, message: string) => void deps.events?.record(writer.obj, type, reason, message);
+  const event = (type: 'Normal' | 'Warning', reason: string, message: string) =>
+    void deps.events?.record(writer.obj, type, reason, message);
   const notify = (type: NotificationEvent, extra: Partial<PlanEvent> = {}) =>
-    deps.notify?.({ type, namespace, plan: name, flow: plan.spec.flow, from: plan.spec.from, to: plan.spec.to, time: iso(now()), ...extra });
+    deps.notify?.({
+      type,
+      namespace,
+      plan: name,
+      flow: plan.spec.flow,
+      from: plan.spec.from,
+      to: plan.spec.to,
+      time: iso(now()),
+      ...extra,
+    });
   const save = async () => {
     status.observedGeneration = gen;
     await writer.write(structuredClone(status));
@@ -171,7 +194,12 @@ export async function reconcilePlan(deps: PromotionDeps, namespace: string, name
     if (status.phase !== 'Pending' || status.observedGeneration !== gen) {
       status.phase = 'Pending';
       cond('Approved', 'False', 'AwaitingApproval', 'set spec.approved=true to promote');
-      cond('Ready', 'False', 'AwaitingApproval', `plan is waiting for approval (${plan.spec.candidates.length} candidates)`);
+      cond(
+        'Ready',
+        'False',
+        'AwaitingApproval',
+        `plan is waiting for approval (${plan.spec.candidates.length} candidates)`,
+      );
       await save();
     }
     return {};
@@ -202,9 +230,18 @@ export async function reconcilePlan(deps: PromotionDeps, namespace: string, name
     status.failed = 0;
     cond('Valid', 'True', 'Valid', 'all references resolved');
     cond('Approved', 'True', 'Approved', `approved${plan.spec.approvedBy ? ` by ${plan.spec.approvedBy}` : ''}`);
-    cond('Ready', 'False', 'Promoting', `${isRollback ? 'rolling back' : 'promoting'} ${names.length} application(s) to ${plan.spec.to}`);
+    cond(
+      'Ready',
+      'False',
+      'Promoting',
+      `${isRollback ? 'rolling back' : 'promoting'} ${names.length} application(s) to ${plan.spec.to}`,
+    );
     await save();
-    event('Normal', 'Approved', `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started`);
+    event(
+      'Normal',
+      'Approved',
+      `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started`,
+    );
     notify('PlanApproved');
   }
 
@@ -222,7 +259,22 @@ export async function reconcilePlan(deps: PromotionDeps, namespace: string, name
         span('promote.app', { 'kpromo.plan': `${namespace}/${name}`, 'kpromo.app': ap.application }, async () => {
           const app = r.apps.get(ap.application)!;
           try {
-            const rq = await advanceApp({ deps, plan, r, app, ap, isRollback, startedAt, timeoutSeconds, now, save, event, notify, span, signal });
+            const rq = await advanceApp({
+              deps,
+              plan,
+              r,
+              app,
+              ap,
+              isRollback,
+              startedAt,
+              timeoutSeconds,
+              now,
+              save,
+              event,
+              notify,
+              span,
+              signal,
+            });
             if (rq !== undefined) requeues.push(rq);
           } catch (e) {
             if (e instanceof ObjectGoneError || signal?.aborted) throw e;
@@ -235,7 +287,12 @@ export async function reconcilePlan(deps: PromotionDeps, namespace: string, name
               ap.finishedAt = iso(now());
               await save();
               event('Warning', 'AppFailed', `${ap.application}: ${ap.reason}: ${ap.message}`);
-              notify('AppFailed', { application: ap.application, tag: ap.targetTag, digest: ap.digest, message: ap.message });
+              notify('AppFailed', {
+                application: ap.application,
+                tag: ap.targetTag,
+                digest: ap.digest,
+                message: ap.message,
+              });
             } else {
               ap.reason = c.reason;
               ap.message = `attempt ${ap.attempts}/${maxAttempts} failed, retrying: ${c.message}`;
@@ -259,7 +316,12 @@ export async function reconcilePlan(deps: PromotionDeps, namespace: string, name
   status.completedAt = iso(now());
   if (isRollback && outcome.phase === 'Complete') {
     status.phase = 'RolledBack';
-    cond('Ready', 'True', 'RolledBack', `restored ${outcome.succeeded} application(s) in ${plan.spec.to} to the versions before ${plan.spec.rollbackOf}`);
+    cond(
+      'Ready',
+      'True',
+      'RolledBack',
+      `restored ${outcome.succeeded} application(s) in ${plan.spec.to} to the versions before ${plan.spec.rollbackOf}`,
+    );
     await markOriginalRolledBack(deps, r, status.apps ?? []);
     notify('PlanRolledBack');
   } else {
@@ -269,14 +331,20 @@ export async function reconcilePlan(deps: PromotionDeps, namespace: string, name
     notify(outcome.phase === 'Complete' ? 'PlanComplete' : 'PlanIncomplete', { message: msg });
   }
   await save();
-  event(outcome.phase === 'Complete' ? 'Normal' : 'Warning', status.phase, `${outcome.succeeded} succeeded, ${outcome.failed} failed`);
+  event(
+    outcome.phase === 'Complete' ? 'Normal' : 'Warning',
+    status.phase,
+    `${outcome.succeeded} succeeded, ${outcome.failed} failed`,
+  );
   return {};
 }
 
 async function markOriginalRolledBack(deps: PromotionDeps, r: ResolvedPlan, apps: AppProgress[]) {
   const orig = r.original;
   if (!orig) return;
-  const fresh = await deps.control.getOrUndefined<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, orig.metadata.namespace, orig.metadata.name));
+  const fresh = await deps.control.getOrUndefined<PromotionPlan>(
+    resourcePath(KPROMO_TYPES.PromotionPlan, orig.metadata.namespace, orig.metadata.name),
+  );
   if (!fresh?.status) return;
   const restored = new Set(apps.filter((a) => a.phase === 'Succeeded').map((a) => a.application));
   const st = structuredClone(fresh.status);
@@ -326,12 +394,17 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
       ap.copied = true; // the previous image is already in the target registry
     } else {
       const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
-      ap.targetTag = renderTag(r.flow.spec.tagTemplate, { tag: cand.from.tag, digest: cand.from.digest, time: c.startedAt });
+      ap.targetTag = renderTag(r.flow.spec.tagTemplate, {
+        tag: cand.from.tag,
+        digest: cand.from.digest,
+        time: c.startedAt,
+      });
       ap.digest = cand.from.digest;
     }
     const prevTag = before.tag ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.tag;
     const prevDigest = before.digest ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.digest;
-    if (prevTag || prevDigest) ap.previous = { ...(prevTag ? { tag: prevTag } : {}), ...(prevDigest ? { digest: prevDigest } : {}) };
+    if (prevTag || prevDigest)
+      ap.previous = { ...(prevTag ? { tag: prevTag } : {}), ...(prevDigest ? { digest: prevDigest } : {}) };
     ap.phase = ap.copied ? 'Writing' : 'Copying';
     ap.startedAt = iso(c.now());
     ap.reason = undefined;
@@ -344,7 +417,11 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
     const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
     const res = await c.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
       deps.copyImage({
-        source: { ...endpoint(r.fromEnv, await registryAuth(deps, r.fromEnv)), repository: fromRepo, reference: cand.from.digest },
+        source: {
+          ...endpoint(r.fromEnv, await registryAuth(deps, r.fromEnv)),
+          repository: fromRepo,
+          reference: cand.from.digest,
+        },
         target: { ...endpoint(r.toEnv, await registryAuth(deps, r.toEnv)), repository: toRepo, tag: ap.targetTag! },
         expectedDigest: cand.from.digest,
         signal: c.signal,
@@ -377,7 +454,11 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
           const ref2 = g.credentialsSecretRef;
           const username = (await deps.readSecret(ns, ref2.name, 'username')) ?? 'git';
           const password = await deps.readSecret(ns, ref2.name, ref2.key ?? 'password');
-          if (password === undefined) throw new PermanentAppError('CredentialsNotFound', `Secret ${ns}/${ref2.name} has no git password/token (Environment ${r.toEnv.metadata.name})`);
+          if (password === undefined)
+            throw new PermanentAppError(
+              'CredentialsNotFound',
+              `Secret ${ns}/${ref2.name} has no git password/token (Environment ${r.toEnv.metadata.name})`,
+            );
           auth = { username, password };
         }
         const res = await deps.commitImageChange({
@@ -434,7 +515,12 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
       c.notify('AppPromoted', { application: ap.application, tag: ap.targetTag, digest: ap.digest });
     } else {
       c.event('Warning', 'AppFailed', `${ap.application}: ${verdict.reason}: ${verdict.message}`);
-      c.notify('AppFailed', { application: ap.application, tag: ap.targetTag, digest: ap.digest, message: verdict.message });
+      c.notify('AppFailed', {
+        application: ap.application,
+        tag: ap.targetTag,
+        digest: ap.digest,
+        message: verdict.message,
+      });
     }
   }
   return undefined;

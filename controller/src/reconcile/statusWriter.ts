@@ -1,5 +1,5 @@
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
-import { type KubeRest, isConflict, isNotFound } from '../kube/rest.js';
+import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 
 interface Obj<S> {
   kind: string;
@@ -36,11 +36,16 @@ export class StatusWriter<S, T extends Obj<S>> {
           this.obj = updated;
           return updated;
         } catch (e) {
-          if (isNotFound(e)) throw new ObjectGoneError(`${this.obj.kind} ${this.obj.metadata.namespace}/${this.obj.metadata.name} was deleted`);
+          if (isNotFound(e))
+            throw new ObjectGoneError(
+              `${this.obj.kind} ${this.obj.metadata.namespace}/${this.obj.metadata.name} was deleted`,
+            );
           if (!isConflict(e) || attempt >= 5) throw e;
           const fresh = await this.rest.getOrUndefined<T>(this.path().replace(/\/status$/, ''));
           if (!fresh || fresh.metadata.uid !== this.obj.metadata.uid) {
-            throw new ObjectGoneError(`${this.obj.kind} ${this.obj.metadata.namespace}/${this.obj.metadata.name} was deleted or recreated`);
+            throw new ObjectGoneError(
+              `${this.obj.kind} ${this.obj.metadata.namespace}/${this.obj.metadata.name} was deleted or recreated`,
+            );
           }
           this.obj = fresh;
         }

@@ -7,7 +7,11 @@ const PLACEHOLDERS = new Set(['tag', 'version', 'timestamp', 'shortDigest']);
 
 export function formatTimestamp(d: Date): string {
   // 2026-12-02T10:15:00.000Z -> 20261202T101500Z
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z').replaceAll('-', '').replaceAll(':', '');
+  return d
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replaceAll('-', '')
+    .replaceAll(':', '');
 }
 
 /** The version part of a tag: `v1.2.3` out of `v1.2.3-rc.1+build`; the whole tag when it is not semver-like. */
@@ -20,7 +24,9 @@ export function renderTag(template: string | undefined, input: { tag: string; di
   const tpl = template || DEFAULT_TAG_TEMPLATE;
   const out = tpl.replace(/\{([^}]*)\}/g, (_m, name: string) => {
     if (!PLACEHOLDERS.has(name)) {
-      throw new Error(`tagTemplate "${tpl}": unknown placeholder {${name}}; use {tag}, {version}, {timestamp} or {shortDigest}`);
+      throw new Error(
+        `tagTemplate "${tpl}": unknown placeholder {${name}}; use {tag}, {version}, {timestamp} or {shortDigest}`,
+      );
     }
     switch (name) {
       case 'tag':

@@ -56,13 +56,17 @@ export function workloadReady(w: Workload): { ready: boolean; message: string } 
   if (w.kind === 'StatefulSet') {
     if (st.updateRevision && st.currentRevision && st.updateRevision !== st.currentRevision && want > 0) {
       // currentRevision catches up once every pod runs the update revision
-      if ((st.readyReplicas ?? 0) < want) return { ready: false, message: `${st.readyReplicas ?? 0} of ${want} replicas ready` };
+      if ((st.readyReplicas ?? 0) < want)
+        return { ready: false, message: `${st.readyReplicas ?? 0} of ${want} replicas ready` };
     }
-    if ((st.readyReplicas ?? 0) < want) return { ready: false, message: `${st.readyReplicas ?? 0} of ${want} replicas ready` };
+    if ((st.readyReplicas ?? 0) < want)
+      return { ready: false, message: `${st.readyReplicas ?? 0} of ${want} replicas ready` };
     return { ready: true, message: `${want} replicas ready` };
   }
-  if ((st.replicas ?? 0) > updated) return { ready: false, message: `${(st.replicas ?? 0) - updated} old replicas pending termination` };
-  if ((st.availableReplicas ?? 0) < want) return { ready: false, message: `${st.availableReplicas ?? 0} of ${want} updated replicas available` };
+  if ((st.replicas ?? 0) > updated)
+    return { ready: false, message: `${(st.replicas ?? 0) - updated} old replicas pending termination` };
+  if ((st.availableReplicas ?? 0) < want)
+    return { ready: false, message: `${st.availableReplicas ?? 0} of ${want} updated replicas available` };
   return { ready: true, message: `${want} replicas available` };
 }
 
@@ -104,22 +108,38 @@ export function rolloutVerdict(input: {
     const msg = `${w.metadata.name} still runs ${c.image ?? '(none)'}; waiting for the delivery to apply the new image`;
     return timedOut ? timeout(msg) : { state: 'Progressing', reason: 'AwaitingImage', message: msg };
   }
-  const deadline = w.status?.conditions?.find((x) => x.type === 'Progressing' && x.status === 'False' && x.reason === 'ProgressDeadlineExceeded');
+  const deadline = w.status?.conditions?.find(
+    (x) => x.type === 'Progressing' && x.status === 'False' && x.reason === 'ProgressDeadlineExceeded',
+  );
   if (deadline) {
-    return { state: 'Failed', reason: 'ProgressDeadlineExceeded', message: deadline.message ?? `${w.metadata.name} exceeded its progress deadline` };
+    return {
+      state: 'Failed',
+      reason: 'ProgressDeadlineExceeded',
+      message: deadline.message ?? `${w.metadata.name} exceeded its progress deadline`,
+    };
   }
   for (const p of input.pods ?? []) {
     for (const cs of p.status?.containerStatuses ?? []) {
       const waiting = cs.state?.waiting?.reason;
       if (waiting && CRASH_REASONS.has(waiting)) {
-        return { state: 'Failed', reason: waiting, message: `pod ${p.metadata.name} container ${cs.name}: ${cs.state?.waiting?.message ?? waiting}` };
+        return {
+          state: 'Failed',
+          reason: waiting,
+          message: `pod ${p.metadata.name} container ${cs.name}: ${cs.state?.waiting?.message ?? waiting}`,
+        };
       }
       if ((cs.restartCount ?? 0) >= CRASH_RESTART_THRESHOLD) {
-        return { state: 'Failed', reason: 'CrashLooping', message: `pod ${p.metadata.name} container ${cs.name} restarted ${cs.restartCount} times` };
+        return {
+          state: 'Failed',
+          reason: 'CrashLooping',
+          message: `pod ${p.metadata.name} container ${cs.name} restarted ${cs.restartCount} times`,
+        };
       }
     }
   }
   const r = workloadReady(w);
   if (r.ready) return { state: 'Ready', reason: 'RolloutComplete', message: `${w.metadata.name}: ${r.message}` };
-  return timedOut ? timeout(`${w.metadata.name}: ${r.message}`) : { state: 'Progressing', reason: 'RollingOut', message: `${w.metadata.name}: ${r.message}` };
+  return timedOut
+    ? timeout(`${w.metadata.name}: ${r.message}`)
+    : { state: 'Progressing', reason: 'RollingOut', message: `${w.metadata.name}: ${r.message}` };
 }

@@ -22,17 +22,33 @@ export async function checkRollout(input: {
 }): Promise<RolloutVerdict> {
   const messages: string[] = [];
   if (!input.refs.length) {
-    return { state: 'Failed', reason: 'NoWorkload', message: `Application ${input.app.metadata.name} has no workload for ${input.env.metadata.name}` };
+    return {
+      state: 'Failed',
+      reason: 'NoWorkload',
+      message: `Application ${input.app.metadata.name} has no workload for ${input.env.metadata.name}`,
+    };
   }
   for (const ref of input.refs) {
     const w = input.cache.getWorkload(input.env, ref.kind ?? 'Deployment', ref.name);
-    const base = { workload: w, workloadName: ref.name, container: ref.container, desired: input.desired, startedAt: input.startedAt, now: input.now, timeoutSeconds: input.timeoutSeconds };
+    const base = {
+      workload: w,
+      workloadName: ref.name,
+      container: ref.container,
+      desired: input.desired,
+      startedAt: input.startedAt,
+      now: input.now,
+      timeoutSeconds: input.timeoutSeconds,
+    };
     let v = rolloutVerdict(base);
     if (v.state === 'Progressing' && v.reason === 'RollingOut' && w?.spec?.selector?.matchLabels) {
-      const sel = Object.entries(w.spec.selector.matchLabels).map(([k, val]) => `${k}=${val}`).join(',');
+      const sel = Object.entries(w.spec.selector.matchLabels)
+        .map(([k, val]) => `${k}=${val}`)
+        .join(',');
       try {
         const rest = await input.clientFor(input.env);
-        const pods = await rest.request<{ items: PodSignal[] }>('GET', resourcePath(POD, input.env.spec.namespace), { query: { labelSelector: sel } });
+        const pods = await rest.request<{ items: PodSignal[] }>('GET', resourcePath(POD, input.env.spec.namespace), {
+          query: { labelSelector: sel },
+        });
         v = rolloutVerdict({ ...base, pods: pods.items });
       } catch {
         // crash signals are a bonus; the workload status still decides
@@ -42,5 +58,9 @@ export async function checkRollout(input: {
     if (v.state === 'Progressing') messages.push(v.message);
   }
   if (messages.length) return { state: 'Progressing', reason: 'RollingOut', message: messages.join('; ') };
-  return { state: 'Ready', reason: 'RolloutComplete', message: `${input.refs.map((r) => r.name).join(', ')} ready in ${input.env.metadata.name}` };
+  return {
+    state: 'Ready',
+    reason: 'RolloutComplete',
+    message: `${input.refs.map((r) => r.name).join(', ')} ready in ${input.env.metadata.name}`,
+  };
 }

@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+
+export const ConfigSchema = z
+  .object({
+    kubeconfig: z.string().min(1).optional().describe('Path to the kubeconfig; in-cluster/default loading when unset'),
+    context: z.string().min(1).optional().describe('Context of the control cluster'),
+    namespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')).default([]),
+    defaultNamespace: z.string().min(1).default('default'),
+    workers: intFrom(1, 64).default(4),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    server: z
+      .object({ host: z.string().min(1).default('0.0.0.0'), port: intFrom(0, 65535).default(8080) })
+      .default({ host: '0.0.0.0', port: 8080 }),
+    leaderElection: z
+      .object({
+        enabled: bool.default(true),
+        namespace: z.string().min(1).default('default'),
+        name: z.string().min(1).default('kpromo-controller'),
+        identity: z.string().min(1).optional(),
+        leaseDurationSeconds: intFrom(1, 600).default(15),
+        renewIntervalMs: intFrom(100, 600_000).optional(),
+      })
+      .default({ enabled: true, namespace: 'default', name: 'kpromo-controller', leaseDurationSeconds: 15 }),
+    tracing: z.object({ otlpEndpoint: z.string().url().optional() }).default({}),
+    maxAttempts: intFrom(1, 100).default(5),
+    shutdownGraceSeconds: intFrom(0, 3600).default(20),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const le = c.leaderElection;
+    if (le.renewIntervalMs !== undefined && le.renewIntervalMs >= le.leaseDurationSeconds * 1000) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['leaderElection', 'renewIntervalMs'],
+        message: `must be shorter than leaseDurationSeconds (${le.leaseDurationSeconds}s)`,
+      });
+    }
+  });
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid controller configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** env var -> config path; values are strings, coerced by the schema. */
+const ENV_MAP: Record<string, string[]> = {
+  KPROMO_KUBECONFIG: ['kubeconfig'],
+  KUBECONFIG: ['kubeconfig'],
+  KPROMO_CONTEXT: ['context'],
+  KPROMO_NAMESPACES: ['namespaces'],
+  KPROMO_DEFAULT_NAMESPACE: ['defaultNamespace'],
+  KPROMO_WORKERS: ['workers'],
+  KPROMO_LOG_LEVEL: ['logLevel'],
+  KPROMO_HOST: ['server', 'host'],
+  KPROMO_PORT: ['server', 'port'],
+  KPROMO_LEADER_ELECT: ['leaderElection', 'enabled'],
+  KPROMO_LEASE_NAMESPACE: ['leaderElection', 'namespace'],
+  KPROMO_LEASE_NAME: ['leaderElection', 'name'],
+  KPROMO_LEASE_DURATION_SECONDS: ['leaderElection', 'leaseDurationSeconds'],
+  KPROMO_IDENTITY: ['leaderElection', 'identity'],
+  OTEL_EXPORTER_OTLP_ENDPOINT: ['tracing', 'otlpEndpoint'],
+  KPROMO_MAX_ATTEMPTS: ['maxAttempts'],
+};
+
+type Tree = Record<string, unknown>;
+
+function setPath(t: Tree, path: string[], v: unknown) {
+  let n = t;
+  for (const p of path.slice(0, -1)) {
+    n[p] = (n[p] as Tree | undefined) ?? {};
+    n = n[p] as Tree;
+  }
+  n[path[path.length - 1]] = v;
+}
+
+function merge(a: Tree, b: Tree): Tree {
+  const out: Tree = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    if (v === undefined) continue;
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && out[k] && typeof out[k] === 'object'
+        ? merge(out[k] as Tree, v as Tree)
+        : v;
+  }
+  return out;
+}
+
+/**
+ * Config precedence: flags > env > file > defaults. Every bad value is reported with where it is
+ * and what is expected, all at once.
+ */
+export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; flags?: Tree } = {}): Config {
+  let fileTree: Tree = {};
+  if (opts.file) {
+    let text: string;
+    try {
+      text = readFileSync(opts.file, 'utf8');
+    } catch (e) {
+      throw new ConfigError([
+        `config file ${opts.file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      ]);
+    }
+    try {
+      fileTree = (parseYaml(text) as Tree | null) ?? {};
+    } catch (e) {
+      throw new ConfigError([`config file ${opts.file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`]);
+    }
+    if (typeof fileTree !== 'object' || Array.isArray(fileTree))
+      throw new ConfigError([`config file ${opts.file}: must be a YAML mapping`]);
+  }
+  const envTree: Tree = {};
+  const env = opts.env ?? process.env;
+  const origin = new Map<string, string>();
+  for (const [name, path] of Object.entries(ENV_MAP)) {
+    const v = env[name];
+    if (v === undefined || v === '') continue;
+    if (name === 'KUBECONFIG' && env.KPROMO_KUBECONFIG) continue;
+    setPath(
+      envTree,
+      path,
+      name === 'KPROMO_NAMESPACES'
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : v,
+    );
+    origin.set(path.join('.'), `env ${name}`);
+  }
+  for (const k of Object.keys(opts.flags ?? {})) origin.set(k, `flag --${k}`);
+  const merged = merge(merge(fileTree, envTree), opts.flags ?? {});
+  const r = ConfigSchema.safeParse(merged);
+  if (r.success) {
+    const c = r.data;
+    c.leaderElection.identity ??= `${hostname()}-${process.pid}`;
+    return c;
+  }
+  throw new ConfigError(
+    r.error.issues.map((i) => {
+      const path = i.path.join('.');
+      const src = origin.get(path) ?? (opts.file ? `file ${opts.file}` : 'config');
+      const got = i.path.reduce<unknown>((o, k) => (o as Tree | undefined)?.[k as string], merged);
+      return `${path || '(root)'} (${src}): ${i.message}${got !== undefined && typeof got !== 'object' ? ` (got ${JSON.stringify(got)})` : ''}`;
+    }),
+  );
+}

@@ -1,0 +1,180 @@
+import type { Environment, PromotionPlan } from '@kpromo/api';
+import type { Logger } from 'pino';
+import type { ApiContext } from './api/context.js';
+import type { ClusterClients } from './kube/clusters.js';
+import { EventRecorder } from './kube/events.js';
+import { LiveCache, targetKey } from './kube/liveCache.js';
+import { resourcePath, SECRET } from './kube/paths.js';
+import { LeaderElector } from './leader/leaderElection.js';
+import { metrics } from './observability/metrics.js';
+import { withSpan } from './observability/tracing.js';
+import { runWorkers, WorkQueue } from './queue/workQueue.js';
+import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
+import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/reconcilePlan.js';
+
+export interface ControllerOptions {
+  clients: ClusterClients;
+  /** Control-cluster namespaces to watch; empty = all. */
+  namespaces: string[];
+  defaultNamespace: string;
+  workers: number;
+  leaderElection: {
+    enabled: boolean;
+    namespace: string;
+    name: string;
+    identity: string;
+    leaseDurationSeconds: number;
+    renewIntervalMs?: number;
+  };
+  copyImage: PromotionDeps['copyImage'];
+  commitImageChange: PromotionDeps['commitImageChange'];
+  resolveDigest?: ApiContext['resolveDigest'];
+  notify?(e: PlanEvent): void;
+  log: Logger;
+  maxAttempts?: number;
+  shutdownGraceMs?: number;
+}
+
+/**
+ * Wires cache -> queue -> reconcile. Every replica keeps the cache warm (fast failover, API reads);
+ * only the Lease holder processes the queue. Losing the lease aborts in-flight steps; the status
+ * journal lets the next leader resume.
+ */
+export class Controller {
+  readonly cache: LiveCache;
+  readonly queue = new WorkQueue<string>({ baseDelayMs: 500, maxDelayMs: 60_000 });
+  readonly elector?: LeaderElector;
+  private leaderSignal?: AbortSignal;
+  private workers?: Promise<unknown>;
+  private readonly deps: PromotionDeps;
+  private standalone = false;
+  readonly api: ApiContext;
+
+  constructor(private readonly o: ControllerOptions) {
+    this.cache = new LiveCache(o.clients, o.namespaces, o.log);
+    const control = o.clients.control;
+    this.deps = {
+      cache: this.cache,
+      control,
+      clientFor: (env: Environment) => o.clients.forEnvironment(env),
+      copyImage: o.copyImage,
+      commitImageChange: o.commitImageChange,
+      readSecret: (ns, name, key) => this.readSecret(ns, name, key),
+      events: new EventRecorder(control, 'kpromo-controller', (e) =>
+        o.log.debug({ err: String(e) }, 'event not recorded'),
+      ),
+      notify: o.notify,
+      log: o.log,
+      maxAttempts: o.maxAttempts,
+      span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
+    };
+    this.api = { cache: this.cache, control, namespace: o.defaultNamespace, resolveDigest: o.resolveDigest };
+    if (o.leaderElection.enabled) {
+      this.elector = new LeaderElector(control, {
+        ...o.leaderElection,
+        log: o.log,
+        onStartedLeading: (signal) => {
+          this.leaderSignal = signal;
+          this.enqueueAllPlans();
+        },
+        onStoppedLeading: () => {
+          this.leaderSignal = undefined;
+        },
+      });
+    }
+  }
+
+  get isLeader(): boolean {
+    return this.standalone || !!this.elector?.isLeader;
+  }
+
+  async readSecret(ns: string, name: string, key: string): Promise<string | undefined> {
+    const s = await this.o.clients.control.getOrUndefined<{ data?: Record<string, string> }>(
+      resourcePath(SECRET, ns, name),
+    );
+    const v = s?.data?.[key];
+    return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+  }
+
+  private enqueuePlan(p: PromotionPlan) {
+    if (!this.isLeader) return;
+    if (
+      p.status?.phase &&
+      TERMINAL_PLAN_PHASES.has(p.status.phase) &&
+      p.status.observedGeneration === p.metadata.generation
+    )
+      return;
+    this.queue.add(`${p.metadata.namespace}/${p.metadata.name}`);
+  }
+
+  enqueueAllPlans(): void {
+    for (const p of this.cache.plans()) this.enqueuePlan(p);
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    this.cache.onEvent((e) => {
+      if (e.kind === 'PromotionPlan') {
+        if (e.type !== 'delete') this.enqueuePlan(e.obj as PromotionPlan);
+      } else if (e.kind === 'Workload' || e.kind === 'HelmRelease') {
+        // Rollout progress: wake plans promoting into this cluster+namespace.
+        for (const p of this.cache.plans()) {
+          if (p.status?.phase !== 'Promoting') continue;
+          const env = this.cache.getEnvironment(p.metadata.namespace ?? '', p.spec.to);
+          if (env && targetKey(env) === e.workloadKey) this.enqueuePlan(p);
+        }
+      } else if (e.kind === 'PromotionFlow' || e.kind === 'Environment' || e.kind === 'Application') {
+        // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
+        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+      }
+      metrics.queueDepth.set({ queue: 'plans' }, this.queue.length);
+    });
+    await this.cache.start(signal);
+    // Workload informers for every Environment, so rollout checks and versions read a warm cache.
+    await Promise.all(
+      this.cache.environments().map((e) => this.cache.waitForEnvironment(e, signal).catch(() => undefined)),
+    );
+    if (this.elector) this.elector.start();
+    else {
+      this.standalone = true;
+      this.enqueueAllPlans();
+    }
+    this.workers = runWorkers(
+      this.queue,
+      this.o.workers,
+      async (key) => {
+        if (!this.isLeader) return undefined;
+        const [ns, name] = key.split('/');
+        const end = metrics.reconcileDuration.startTimer({ kind: 'PromotionPlan' });
+        try {
+          const r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
+          metrics.reconcileTotal.inc({
+            kind: 'PromotionPlan',
+            result: r.requeueAfterMs !== undefined ? 'requeue' : 'success',
+          });
+          return r;
+        } catch (e) {
+          metrics.reconcileTotal.inc({ kind: 'PromotionPlan', result: 'error' });
+          throw e;
+        } finally {
+          end();
+        }
+      },
+      (key, err, retry) =>
+        this.o.log.warn(
+          { plan: key, err: String(err instanceof Error ? err.message : err), retryInMs: retry },
+          'reconcile failed',
+        ),
+    );
+  }
+
+  /** Graceful: stop taking work, let in-flight reconciles finish (bounded), release the lease. */
+  async stop(): Promise<void> {
+    this.queue.shutdown();
+    const drained = await this.queue.drain(this.o.shutdownGraceMs ?? 20_000);
+    if (!drained)
+      this.o.log.warn({}, 'in-flight reconciles did not finish in time; the next leader resumes them from status');
+    await this.elector?.stop();
+    this.standalone = false;
+    this.cache.stop();
+  }
+}

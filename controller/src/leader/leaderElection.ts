@@ -1,0 +1,176 @@
+import { LEASE, resourcePath } from '../kube/paths.js';
+import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationSeconds?: number;
+  renewIntervalMs?: number;
+  onStartedLeading?(signal: AbortSignal): void;
+  onStoppedLeading?(): void;
+  log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
+}
+
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string | null;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+const microTime = (d: Date) => d.toISOString().replace('Z', '000Z');
+
+/** Pure: may `identity` take the lease now? Free, ours, released, or expired (renewTime + duration passed). */
+export function canAcquire(lease: Lease['spec'] | undefined, identity: string, now: Date): boolean {
+  if (!lease?.holderIdentity) return true;
+  if (lease.holderIdentity === identity) return true;
+  const renew = lease.renewTime ?? lease.acquireTime;
+  if (!renew) return true;
+  return now.getTime() > new Date(renew).getTime() + (lease.leaseDurationSeconds ?? 15) * 1000;
+}
+
+/**
+ * coordination.k8s.io/v1 Lease leader election (client-go semantics): create or take over an
+ * expired lease with an optimistic-concurrency update, renew every renewInterval, step down when a
+ * renew has not succeeded within the lease duration, and clear holderIdentity on release so a
+ * standby takes over at once.
+ */
+export class LeaderElector {
+  private leading = false;
+  private stopped = false;
+  private timer?: NodeJS.Timeout;
+  private lastRenew = 0;
+  private leaderAbort?: AbortController;
+  private readonly duration: number;
+  private readonly renewMs: number;
+
+  constructor(
+    private readonly rest: KubeRest,
+    private readonly opts: LeaderElectionOptions,
+  ) {
+    this.duration = opts.leaseDurationSeconds ?? 15;
+    this.renewMs = opts.renewIntervalMs ?? Math.max(500, (this.duration * 1000) / 3);
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+  get identity(): string {
+    return this.opts.identity;
+  }
+
+  private path(name?: string) {
+    return resourcePath(LEASE, this.opts.namespace, name);
+  }
+
+  /** One acquire/renew attempt. Returns whether we hold the lease afterwards. */
+  async tryAcquireOrRenew(now = new Date()): Promise<boolean> {
+    const id = this.opts.identity;
+    const existing = await this.rest.getOrUndefined<Lease>(this.path(this.opts.name));
+    if (!existing) {
+      try {
+        await this.rest.create(this.path(), {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.opts.name, namespace: this.opts.namespace },
+          spec: {
+            holderIdentity: id,
+            leaseDurationSeconds: this.duration,
+            acquireTime: microTime(now),
+            renewTime: microTime(now),
+            leaseTransitions: 0,
+          },
+        });
+        return true;
+      } catch (e) {
+        if (isConflict(e)) return false; // someone else created it first
+        throw e;
+      }
+    }
+    if (!canAcquire(existing.spec, id, now)) return false;
+    const ours = existing.spec?.holderIdentity === id;
+    const spec = {
+      ...existing.spec,
+      holderIdentity: id,
+      leaseDurationSeconds: this.duration,
+      renewTime: microTime(now),
+      ...(ours ? {} : { acquireTime: microTime(now), leaseTransitions: (existing.spec?.leaseTransitions ?? 0) + 1 }),
+    };
+    try {
+      await this.rest.put(this.path(this.opts.name), { ...existing, spec });
+      return true;
+    } catch (e) {
+      if (isConflict(e) || isNotFound(e)) return false;
+      throw e;
+    }
+  }
+
+  start(): void {
+    this.stopped = false;
+    const tick = async () => {
+      if (this.stopped) return;
+      let ok: boolean | undefined;
+      try {
+        ok = await this.tryAcquireOrRenew();
+      } catch (e) {
+        // Transient apiserver trouble: keep leading until the lease could have expired.
+        this.opts.log?.warn(
+          { err: String(e), lease: `${this.opts.namespace}/${this.opts.name}` },
+          'lease acquire/renew failed',
+        );
+      }
+      if (this.stopped) return;
+      if (ok) {
+        this.lastRenew = Date.now();
+        if (!this.leading) {
+          this.leading = true;
+          this.leaderAbort = new AbortController();
+          this.opts.log?.info({ identity: this.opts.identity }, 'became leader');
+          this.opts.onStartedLeading?.(this.leaderAbort.signal);
+        }
+      } else if (this.leading && (ok === false || Date.now() - this.lastRenew > this.duration * 1000)) {
+        this.stepDown(ok === false ? 'lease taken by another replica' : 'could not renew within the lease duration');
+      }
+      this.timer = setTimeout(tick, this.leading ? this.renewMs : Math.max(250, this.renewMs));
+    };
+    void tick();
+  }
+
+  private stepDown(why: string) {
+    if (!this.leading) return;
+    this.leading = false;
+    this.leaderAbort?.abort(new Error(why));
+    this.opts.log?.warn({ identity: this.opts.identity, why }, 'stopped leading');
+    this.opts.onStoppedLeading?.();
+  }
+
+  /** Stop campaigning; when leading, release the lease so another replica takes over immediately. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    const wasLeading = this.leading;
+    this.stepDown('shutdown');
+    if (!wasLeading) return;
+    try {
+      const l = await this.rest.getOrUndefined<Lease>(this.path(this.opts.name));
+      if (l?.spec?.holderIdentity === this.opts.identity) {
+        await this.rest.put(this.path(this.opts.name), {
+          ...l,
+          spec: { ...l.spec, holderIdentity: null, leaseDurationSeconds: 1 },
+        });
+      }
+    } catch (e) {
+      this.opts.log?.warn(
+        { err: String(e) },
+        'lease release failed; another replica takes over after the lease duration',
+      );
+    }
+  }
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env -S npx tsx
+import { Command } from 'commander';
+import { type ApiContext, ApiError } from './api/context.js';
+import { approvePlan, createPlan, diff, getPlan, listApplications, rollbackPlan } from './api/promotions.js';
+import { ConfigError, loadConfig } from './config.js';
+import { ClusterClients } from './kube/clusters.js';
+import { LiveCache } from './kube/liveCache.js';
+import { resolveDigest } from './oci/copyImage.js';
+import { startController } from './runtime.js';
+
+const program = new Command('kpromo-controller').description('Kubernetes-native release promotion controller');
+program
+  .option('-c, --config <file>', 'YAML config file')
+  .option('--kubeconfig <path>')
+  .option('--context <name>', 'control cluster context');
+
+function config(extra: Record<string, unknown> = {}) {
+  const g = program.opts<{ config?: string; kubeconfig?: string; context?: string }>();
+  const flags: Record<string, unknown> = { ...extra };
+  if (g.kubeconfig) flags.kubeconfig = g.kubeconfig;
+  if (g.context) flags.context = g.context;
+  return loadConfig({ file: g.config, flags });
+}
+
+/** CLI commands read through a short-lived cache (one list per kind), then exit. */
+async function withApi<T>(ns: string | undefined, fn: (api: ApiContext) => Promise<T>): Promise<T> {
+  const cfg = config(ns ? { defaultNamespace: ns } : {});
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
+  const cache = new LiveCache(clients, ns ? [ns] : cfg.namespaces);
+  await cache.start(AbortSignal.timeout(30_000));
+  await Promise.all(
+    cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
+  );
+  try {
+    return await fn({ cache, control: clients.control, namespace: ns ?? cfg.defaultNamespace, resolveDigest });
+  } finally {
+    cache.stop();
+  }
+}
+
+const print = (v: unknown): void => {
+  process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+};
+
+program
+  .command('run')
+  .description('run the controller (informers, leader election, reconcile, HTTP API)')
+  .option('--port <port>', 'HTTP port')
+  .option('--workers <n>')
+  .option('--namespaces <list>', 'comma-separated control namespaces (default: all)')
+  .option('--no-leader-elect', 'disable leader election (single replica)')
+  .action(async (o: { port?: string; workers?: string; namespaces?: string; leaderElect: boolean }) => {
+    const flags: Record<string, unknown> = {};
+    if (o.port) flags.server = { port: o.port };
+    if (o.workers) flags.workers = o.workers;
+    if (o.namespaces) flags.namespaces = o.namespaces.split(',');
+    if (!o.leaderElect) flags.leaderElection = { enabled: false };
+    const running = await startController(config(flags));
+    let stopping = false;
+    const shutdown = async (sig: string) => {
+      if (stopping) return;
+      stopping = true;
+      running.log.info({ sig }, 'shutting down');
+      await running.stop();
+      process.exit(0);
+    };
+    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
+
+const plan = program.command('plan').description('promotion plans');
+plan
+  .command('create')
+  .requiredOption('--from <env>')
+  .requiredOption('--to <env>')
+  .option('-n, --namespace <ns>')
+  .option('--flow <name>')
+  .option('--name <name>')
+  .option('--apps <globs>', 'comma-separated application names/globs')
+  .option('--teams <teams>')
+  .option('--approve', 'approve right away')
+  .action(
+    async (o: {
+      from: string;
+      to: string;
+      namespace?: string;
+      flow?: string;
+      name?: string;
+      apps?: string;
+      teams?: string;
+      approve?: boolean;
+    }) => {
+      print(
+        await withApi(o.namespace, (api) =>
+          createPlan(api, {
+            ...o,
+            applications: o.apps?.split(','),
+            teams: o.teams?.split(','),
+            approve: o.approve,
+            approvedBy: process.env.USER,
+          }),
+        ),
+      );
+    },
+  );
+plan
+  .command('diff')
+  .requiredOption('--from <env>')
+  .requiredOption('--to <env>')
+  .option('-n, --namespace <ns>')
+  .option('--flow <name>')
+  .action(async (o: { from: string; to: string; namespace?: string; flow?: string }) =>
+    print(await withApi(o.namespace, (api) => diff(api, o))),
+  );
+plan
+  .command('get <namespace> <name>')
+  .action(async (ns: string, name: string) => print(await withApi(ns, (api) => getPlan(api, ns, name))));
+plan
+  .command('approve <namespace> <name>')
+  .action(async (ns: string, name: string) =>
+    print(await withApi(ns, (api) => approvePlan(api, ns, name, process.env.USER))),
+  );
+plan
+  .command('rollback <namespace> <name>')
+  .option('--approve')
+  .action(async (ns: string, name: string, o: { approve?: boolean }) =>
+    print(await withApi(ns, (api) => rollbackPlan(api, ns, name, o))),
+  );
+program
+  .command('apps')
+  .option('-n, --namespace <ns>')
+  .action(async (o: { namespace?: string }) =>
+    print(await withApi(o.namespace, async (api) => listApplications(api, o))),
+  );
+
+program.parseAsync().catch((e: unknown) => {
+  if (e instanceof ConfigError || e instanceof ApiError) process.stderr.write(`${e.message}\n`);
+  else process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(e instanceof ApiError ? 2 : 1);
+});

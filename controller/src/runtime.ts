@@ -1,0 +1,80 @@
+import type { Server } from 'node:http';
+import type { Config } from './config.js';
+import { Controller } from './controller.js';
+import { commitImageChange } from './delivery/gitCommit.js';
+import { ClusterClients } from './kube/clusters.js';
+import { Notifier } from './notify/notifier.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { initTracing, shutdownTracing } from './observability/tracing.js';
+import { copyImage, resolveDigest } from './oci/copyImage.js';
+import { createApp, listen } from './server/httpServer.js';
+
+export interface Running {
+  controller: Controller;
+  server?: Server;
+  port?: number;
+  log: Logger;
+  stop(): Promise<void>;
+}
+
+/** Builds and starts the whole controller process from a validated Config (used by main and tests). */
+export async function startController(cfg: Config, opts: { serve?: boolean; log?: Logger } = {}): Promise<Running> {
+  const log = opts.log ?? createLogger({ level: cfg.logLevel });
+  initTracing({ serviceName: 'kpromo-controller', otlpEndpoint: cfg.tracing.otlpEndpoint });
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
+  let notifier: Notifier | undefined;
+  const controller: Controller = new Controller({
+    clients,
+    namespaces: cfg.namespaces,
+    defaultNamespace: cfg.defaultNamespace,
+    workers: cfg.workers,
+    leaderElection: { ...cfg.leaderElection, identity: cfg.leaderElection.identity ?? `kpromo-${process.pid}` },
+    copyImage: (req) => copyImage(req),
+    commitImageChange: (req) => commitImageChange(req),
+    resolveDigest: (ep, repo, tag) => resolveDigest(ep, repo, tag),
+    notify: (e) => notifier?.emit(e),
+    log,
+    maxAttempts: cfg.maxAttempts,
+    shutdownGraceMs: cfg.shutdownGraceSeconds * 1000,
+  });
+  notifier = new Notifier({
+    listNotifications: () => controller.cache.notifications(),
+    readSecret: (ns, name, key) => controller.readSecret(ns, name, key),
+    logger: log,
+  });
+  let server: Server | undefined;
+  let started = false;
+  if (opts.serve !== false) {
+    const app = createApp({
+      api: controller.api,
+      healthy: () => true,
+      ready: () => {
+        const h = controller.cache.health();
+        return {
+          ready: started && h.synced,
+          detail: { synced: h.synced, leader: controller.isLeader, errors: h.errors },
+        };
+      },
+    });
+    server = await listen(app, cfg.server.host, cfg.server.port);
+  }
+  await controller.start();
+  started = true;
+  const addr = server?.address();
+  log.info(
+    { port: typeof addr === 'object' ? addr?.port : undefined, identity: cfg.leaderElection.identity },
+    'controller started',
+  );
+  return {
+    controller,
+    server,
+    port: typeof addr === 'object' && addr ? addr.port : undefined,
+    log,
+    async stop() {
+      await controller.stop();
+      await notifier?.flush().catch(() => undefined);
+      await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+      await shutdownTracing();
+    },
+  };
+}
