@@ -48,13 +48,23 @@ export class Exporter {
 
   start(): void {
     for (const cluster of this.o.clusters) {
-      this.o.config.resources.forEach((res, i) => this.watchResource(cluster, res, `#${i}`));
+      this.o.config.resources.forEach((res, i) => {
+        this.watchResource(cluster, res, `#${i}`);
+      });
       if (this.o.config.crdsToDiscover) this.watchCrds(cluster, this.o.config.crdsToDiscover);
     }
   }
 
   stop(): void {
     for (const w of this.watchers.values()) w.stop();
+  }
+
+  /** Pauses every watcher (see ResourceWatcher.pause); the returned function resumes them. */
+  pauseWatches(): () => void {
+    const resumes = [...this.watchers.values()].map((w) => w.pause());
+    return () => {
+      for (const r of resumes) r();
+    };
   }
 
   get synced(): boolean {

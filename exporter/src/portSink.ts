@@ -66,6 +66,7 @@ export class PortSink {
     const prev = this.desired.get(k);
     this.desired.set(k, m);
     if (prev?.hash !== m.hash || this.synced.get(k) !== m.hash) this.markDirty(k);
+    else this.stats.skippedUnchanged++;
   }
 
   remove(blueprint: string, identifier: string): void {
@@ -216,7 +217,9 @@ export class PortSink {
       this.transientErrors++;
       return false;
     }
-    keys.forEach((k, i) => this.fail(k, e.message, items?.[i]?.hash));
+    keys.forEach((k, i) => {
+      this.fail(k, e.message, items?.[i]?.hash);
+    });
     return true;
   }
 

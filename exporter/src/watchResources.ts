@@ -69,7 +69,30 @@ export class ResourceWatcher {
 
   stop(): void {
     this.stopped = true;
+    this.gate?.release();
     this.req?.abort();
+  }
+
+  private gate?: { promise: Promise<void>; release: () => void };
+
+  /**
+   * Stops watching until the returned function is called, then relists. Models a long watch
+   * outage (events missed, resourceVersion too old) for tests and maintenance windows.
+   */
+  pause(): () => void {
+    let release!: () => void;
+    const promise = new Promise<void>((r) => {
+      release = r;
+    });
+    this.gate = {
+      promise,
+      release: () => {
+        this.gate = undefined;
+        release();
+      },
+    };
+    this.req?.abort();
+    return this.gate.release;
   }
 
   private async list(): Promise<{ items: KubeObject[]; resourceVersion: string }> {
@@ -141,6 +164,11 @@ export class ResourceWatcher {
         if (result.kind === 'expired' || result.kind === 'error') expired = true;
         else rv = result.rv;
         if (result.kind === 'error') await sleep(backoff);
+        if (this.gate) {
+          // Paused: whatever happened meanwhile is recovered by the relist diff below.
+          await this.gate.promise;
+          expired = true;
+        }
       }
     }
   }

@@ -11,12 +11,21 @@ const base = { stateKey: 'test', clusters: [{ name: 'dev', context: 'dev' }] };
 describe('config', () => {
   it('fills defaults for the four kpromo kinds', async () => {
     const cfg = await parseConfig(base);
-    expect(cfg.resources.map((r) => r.kind.split('/')[2])).toEqual(['environments', 'applications', 'promotionflows', 'promotionplans']);
+    expect(cfg.resources.map((r) => r.kind.split('/')[2])).toEqual([
+      'environments',
+      'applications',
+      'promotionflows',
+      'promotionplans',
+    ]);
     expect(cfg.blueprints.map((b) => b.identifier)).toContain('kpromoApplication');
   });
 
   it('reports schema problems with their location', async () => {
-    const err = await parseConfig({ ...base, resources: [{ kind: 'a/b/c', port: { entity: { mappings: [{ title: '.x' }] } } }], bogus: 1 }).catch((e) => e);
+    const err = await parseConfig({
+      ...base,
+      resources: [{ kind: 'a/b/c', port: { entity: { mappings: [{ title: '.x' }] } } }],
+      bogus: 1,
+    }).catch((e) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toContain('unknown field "bogus"');
     expect(err.message).toContain('resources.0.port.entity.mappings.0: missing required field "identifier"');
@@ -26,14 +35,25 @@ describe('config', () => {
     const err = await parseConfig({
       ...base,
       includeDefaults: false,
-      resources: [{ kind: 'x.io/v1/things', port: { entity: { mappings: [{ identifier: '.metadata.name', blueprint: '"t"', properties: { a: '.spec | [[' } }] } } }],
+      resources: [
+        {
+          kind: 'x.io/v1/things',
+          port: {
+            entity: { mappings: [{ identifier: '.metadata.name', blueprint: '"t"', properties: { a: '.spec | [[' } }] },
+          },
+        },
+      ],
     }).catch((e) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toMatch(/properties\.a: jq expression ".spec \| \[\[" does not compile/);
   });
 
   it('rejects a malformed kind', async () => {
-    const err = await parseConfig({ ...base, includeDefaults: false, resources: [{ kind: 'things', port: { entity: { mappings: [{ identifier: '.a', blueprint: '"b"' }] } } }] }).catch((e) => e);
+    const err = await parseConfig({
+      ...base,
+      includeDefaults: false,
+      resources: [{ kind: 'things', port: { entity: { mappings: [{ identifier: '.a', blueprint: '"b"' }] } } }],
+    }).catch((e) => e);
     expect(err.message).toContain('resources.0.kind');
   });
 });
@@ -43,7 +63,12 @@ const app = (name: string, extra: Record<string, unknown> = {}) => ({
   kind: 'Application',
   metadata: { name, namespace: 'shop' },
   spec: { owner: 'team-a', image: { repository: 'shop/checkout' }, workloads: [{ name }] },
-  status: { versions: [{ environment: 'dev', tag: 'v1', health: 'Healthy' }, { environment: 'prod', tag: 'v0', health: 'Degraded' }] },
+  status: {
+    versions: [
+      { environment: 'dev', tag: 'v1', health: 'Healthy' },
+      { environment: 'prod', tag: 'v0', health: 'Degraded' },
+    ],
+  },
   ...extra,
 });
 
@@ -59,33 +84,66 @@ describe('mapping', () => {
     expect(m.entity.identifier).toBe('dev:shop:checkout');
     expect(m.entity.team).toBe('team-a');
     expect(m.entity.relations.environments).toEqual(['dev:shop:dev', 'dev:shop:prod']);
-    expect(m.entity.properties).toMatchObject({ cluster: 'dev', repository: 'shop/checkout', versions: { dev: { tag: 'v1' } }, [STATE_KEY_PROPERTY]: 'test' });
+    expect(m.entity.properties).toMatchObject({
+      cluster: 'dev',
+      repository: 'shop/checkout',
+      versions: { dev: { tag: 'v1' } },
+      [STATE_KEY_PROPERTY]: 'test',
+    });
   });
 
   it('maps a plan to its applications, flow and environments', async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
-    const plan = { metadata: { name: 'p1', namespace: 'shop' }, spec: { flow: 'f', from: 'dev', to: 'prod', candidates: [{ application: 'a' }, { application: 'b' }] } };
+    const plan = {
+      metadata: { name: 'p1', namespace: 'shop' },
+      spec: { flow: 'f', from: 'dev', to: 'prod', candidates: [{ application: 'a' }, { application: 'b' }] },
+    };
     const [r] = await mapObjects(compileResource(res)('stable'), [plan], 'k');
-    expect(r.ok && r.entities[0].entity.relations).toEqual({ flow: 'stable:shop:f', from: 'stable:shop:dev', to: 'stable:shop:prod', applications: ['stable:shop:a', 'stable:shop:b'] });
+    expect(r.ok && r.entities[0].entity.relations).toEqual({
+      flow: 'stable:shop:f',
+      from: 'stable:shop:dev',
+      to: 'stable:shop:prod',
+      applications: ['stable:shop:a', 'stable:shop:b'],
+    });
   });
 
   it('applies the selector, itemsToParse, and isolates a failing object', async () => {
     const program = compileResource({
       kind: 'x/v1/y',
       selector: { query: '.metadata.name != "skip"' },
-      port: { itemsToParse: '.status.versions', entity: { mappings: [{ identifier: '.metadata.name + "-" + .item.environment', blueprint: '"ver"', properties: { tag: '.item.tag' } }] } },
+      port: {
+        itemsToParse: '.status.versions',
+        entity: {
+          mappings: [
+            {
+              identifier: '.metadata.name + "-" + .item.environment',
+              blueprint: '"ver"',
+              properties: { tag: '.item.tag' },
+            },
+          ],
+        },
+      },
     })('dev');
     const out = await mapObjects(program, [app('a'), app('skip'), app('bad', { status: { versions: 3 } })], 'k');
     expect(out[0].ok && out[0].entities.map((e) => e.entity.identifier)).toEqual(['a-dev', 'a-prod']);
     expect(out[1]).toEqual({ ok: true, entities: [] });
     // `[]?` swallows the iteration error; a broken identifier is reported instead.
-    const broken = await mapObjects(compileResource({ kind: 'x/v1/y', port: { entity: { mappings: [{ identifier: '.spec.workloads', blueprint: '"b"' }] } } })('dev'), [app('x')], 'k');
+    const broken = await mapObjects(
+      compileResource({
+        kind: 'x/v1/y',
+        port: { entity: { mappings: [{ identifier: '.spec.workloads', blueprint: '"b"' }] } },
+      })('dev'),
+      [app('x')],
+      'k',
+    );
     expect(broken[0].ok).toBe(false);
   });
 
   it('rejects relations that are not identifiers', () => {
-    expect(() => finishEntity({ identifier: 'a', blueprint: 'b', properties: {}, relations: { r: 5 } }, 'k')).toThrow(/relation r/);
+    expect(() => finishEntity({ identifier: 'a', blueprint: 'b', properties: {}, relations: { r: 5 } }, 'k')).toThrow(
+      /relation r/,
+    );
   });
 
   it('hash changes with content only', () => {
@@ -128,7 +186,15 @@ describe('batching and diffing', () => {
         names: { kind: 'Widget', plural: 'widgets' },
         versions: [
           { name: 'v1beta1', storage: false },
-          { name: 'v1', storage: true, schema: { openAPIV3Schema: { properties: { spec: { properties: { size: { type: 'integer' }, color: { type: 'string' } } } } } } },
+          {
+            name: 'v1',
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                properties: { spec: { properties: { size: { type: 'integer' }, color: { type: 'string' } } } },
+              },
+            },
+          },
         ],
       },
     });

@@ -135,7 +135,7 @@ export class PortStandIn {
     return false;
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://x');
     const method = req.method ?? 'GET';
     const chunks: Buffer[] = [];
@@ -271,7 +271,7 @@ export class PortStandIn {
     const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!auth || !(this.tokens.get(auth)! > Date.now()))
       return send(401, { ok: false, error: 'unauthorized', message: 'token expired or missing' });
-    this.route(route.template, method, params, url.searchParams, body as Json, send);
+    this.route(route.template, method, params, body as Json, send);
   }
 
   private blueprintResponse(bp: Json): Json {
@@ -287,10 +287,9 @@ export class PortStandIn {
     template: string,
     method: string,
     p: Record<string, string>,
-    q: URLSearchParams,
     body: Json,
     send: (status: number, body: Json) => void,
-  ): void {
+  ) {
     const notFound = (what: string) => send(404, { ok: false, error: 'not_found', message: `${what} was not found` });
     const bpId = p.blueprint_identifier ?? p.identifier;
     switch (`${method} ${template}`) {
