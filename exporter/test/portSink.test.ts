@@ -1,0 +1,129 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BlueprintConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { finishEntity, STATE_KEY_PROPERTY } from '../src/mapEntity.js';
+import { createPortClient } from '../src/portClient.js';
+import { PortSink } from '../src/portSink.js';
+import { PortStandIn } from './portStandIn.js';
+
+// The sink against the spec-validating stand-in (an in-process HTTP server; no cluster needed).
+const log = createLogger('silent');
+const BP: BlueprintConfig = {
+  identifier: 'thing',
+  title: 'Thing',
+  schema: { properties: { size: { type: 'number' }, blob: { type: 'string' } } },
+};
+const thing = (id: string, props: Record<string, unknown> = {}) =>
+  finishEntity({ identifier: id, blueprint: 'thing', properties: { size: 1, ...props }, relations: {} }, 'k');
+
+let port: PortStandIn;
+let sink: PortSink;
+let client: ReturnType<typeof createPortClient>;
+
+beforeEach(async () => {
+  port = new PortStandIn();
+  await port.start();
+  client = createPortClient({
+    baseUrl: port.url,
+    clientId: port.clientId,
+    clientSecret: port.clientSecret,
+    log,
+    maxBackoffMs: 200,
+  });
+  sink = new PortSink({
+    api: client.api,
+    log,
+    stateKey: 'k',
+    blueprints: [BP],
+    createBlueprints: true,
+    concurrency: 2,
+  });
+  sink.start();
+});
+
+afterEach(async () => {
+  sink.stop();
+  await port.stop();
+  expect(port.violations).toEqual([]);
+});
+
+describe('PortSink', () => {
+  it('upserts in bulk calls of at most 20 entities and 1 MiB, and skips unchanged entities', async () => {
+    for (let i = 0; i < 45; i++) sink.put(thing(`t${i}`));
+    for (let i = 0; i < 3; i++) sink.put(thing(`big${i}`, { blob: 'x'.repeat(450_000) }));
+    await sink.idle();
+    expect(port.entitiesOf('thing').size).toBe(48);
+    const bulk = port.calls.filter((c) => c.path.endsWith('/entities/bulk'));
+    // 48 entities: 45 small + 3 of ~450 KB; size forces the big ones into separate bodies.
+    expect(bulk.length).toBeGreaterThanOrEqual(4);
+    expect(bulk.length).toBeLessThanOrEqual(5);
+    const before = port.callCount();
+    for (let i = 0; i < 45; i++) sink.put(thing(`t${i}`));
+    await sink.idle();
+    expect(port.callCount()).toBe(before);
+    expect(port.entitiesOf('thing').get('t1')?.properties[STATE_KEY_PROPERTY]).toBe('k');
+  });
+
+  it('falls back to single upserts after a 207 and records the entity Port rejects', async () => {
+    sink.put(thing('good-1'));
+    sink.put(finishEntity({ identifier: 'bad', blueprint: 'thing', properties: { nope: 1 }, relations: {} }, 'k'));
+    sink.put(thing('good-2'));
+    await sink.idle();
+    expect(port.calls.some((c) => c.status === 207)).toBe(true);
+    expect([...port.entitiesOf('thing').keys()].sort()).toEqual(['good-1', 'good-2']);
+    expect([...sink.failures.keys()].map((k) => k.split('\u0000')[1])).toEqual(['bad']);
+    // A resync after a failed sync must not delete anything.
+    port
+      .entitiesOf('thing')
+      .set('stale', { identifier: 'stale', properties: { [STATE_KEY_PROPERTY]: 'k' }, relations: {} });
+    expect((await sink.resync(['thing'], 0)).skipped).toMatch(/failed to sync/);
+    expect(port.entitiesOf('thing').has('stale')).toBe(true);
+  });
+
+  it('refreshes the token before expiresIn instead of waiting for a 401', async () => {
+    port.tokenTtlSeconds = 1;
+    sink.put(thing('a'));
+    await sink.idle();
+    await new Promise((r) => setTimeout(r, 1_100));
+    sink.put(thing('a', { size: 2 }));
+    await sink.idle();
+    expect(client.stats.tokenFetches).toBe(2);
+    expect(port.calls.filter((c) => c.status === 401)).toEqual([]);
+    expect(port.entitiesOf('thing').get('a')?.properties.size).toBe(2);
+  });
+
+  it('coalesces updates while Port is down: pending work stays bounded by the entity count', async () => {
+    sink.put(thing('x'));
+    await sink.idle();
+    port.faults = [{ status: 503, times: 1_000 }];
+    for (let v = 0; v < 500; v++) for (let i = 0; i < 10; i++) sink.put(thing(`e${i}`, { size: v }));
+    expect(sink.pending).toBeLessThanOrEqual(10);
+    port.faults = [];
+    await sink.idle();
+    expect(port.entitiesOf('thing').get('e9')?.properties.size).toBe(499);
+  });
+
+  it('deletes removed entities, in bulk and one by one, treating 404 as done', async () => {
+    for (let i = 0; i < 5; i++) sink.put(thing(`d${i}`));
+    await sink.idle();
+    port.entitiesOf('thing').delete('d4'); // someone deleted it in Port already
+    for (let i = 0; i < 5; i++) sink.remove('thing', `d${i}`);
+    await sink.idle();
+    expect(port.entitiesOf('thing').size).toBe(0);
+    expect(port.calls.some((c) => c.path.endsWith('/bulk/entities/delete') && c.status === 404)).toBe(true);
+    expect(sink.stats.deleted).toBe(5);
+  });
+
+  it('pages through owned entities when resyncing', async () => {
+    const m = port.entitiesOf('thing');
+    await sink.ensureBlueprint('thing');
+    for (let i = 0; i < 2_100; i++)
+      m.set(`s${i}`, { identifier: `s${i}`, properties: { [STATE_KEY_PROPERTY]: 'k' }, relations: {} });
+    m.set('other', { identifier: 'other', properties: { [STATE_KEY_PROPERTY]: 'other' }, relations: {} });
+    sink.put(thing('s7'));
+    const r = await sink.resync(['thing'], 0);
+    expect(r.deleted).toBe(2_099);
+    expect([...m.keys()].sort()).toEqual(['other', 's7']);
+    expect(port.calls.filter((c) => c.path.endsWith('/entities/search')).length).toBe(3);
+  });
+});
