@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Config } from './config.js';
-import { Controller } from './controller.js';
+import { Controller, type ControllerOptions } from './controller.js';
 import { commitImageChange } from './delivery/gitCommit.js';
 import { ClusterClients } from './kube/clusters.js';
 import { Notifier } from './notify/notifier.js';
@@ -18,12 +18,15 @@ export interface Running {
 }
 
 /** Builds and starts the whole controller process from a validated Config (used by main and tests). */
-export async function startController(cfg: Config, opts: { serve?: boolean; log?: Logger } = {}): Promise<Running> {
+export async function startController(
+  cfg: Config,
+  opts: { serve?: boolean; log?: Logger; customize?: (o: ControllerOptions) => ControllerOptions } = {},
+): Promise<Running> {
   const log = opts.log ?? createLogger({ level: cfg.logLevel });
   initTracing({ serviceName: 'kpromo-controller', otlpEndpoint: cfg.tracing.otlpEndpoint });
   const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
   let notifier: Notifier | undefined;
-  const controller: Controller = new Controller({
+  const base: ControllerOptions = {
     clients,
     namespaces: cfg.namespaces,
     defaultNamespace: cfg.defaultNamespace,
@@ -36,7 +39,8 @@ export async function startController(cfg: Config, opts: { serve?: boolean; log?
     log,
     maxAttempts: cfg.maxAttempts,
     shutdownGraceMs: cfg.shutdownGraceSeconds * 1000,
-  });
+  };
+  const controller = new Controller(opts.customize ? opts.customize(base) : base);
   notifier = new Notifier({
     listNotifications: () => controller.cache.notifications(),
     readSecret: (ns, name, key) => controller.readSecret(ns, name, key),

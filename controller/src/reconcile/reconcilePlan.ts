@@ -314,6 +314,8 @@ export async function reconcilePlan(
   status.succeeded = outcome.succeeded;
   status.failed = outcome.failed;
   status.completedAt = iso(now());
+  // Record restored apps on the original plan even when the rollback was only partly successful.
+  if (isRollback) await markOriginalRolledBack(deps, r, status.apps ?? []);
   if (isRollback && outcome.phase === 'Complete') {
     status.phase = 'RolledBack';
     cond(
@@ -322,7 +324,6 @@ export async function reconcilePlan(
       'RolledBack',
       `restored ${outcome.succeeded} application(s) in ${plan.spec.to} to the versions before ${plan.spec.rollbackOf}`,
     );
-    await markOriginalRolledBack(deps, r, status.apps ?? []);
     notify('PlanRolledBack');
   } else {
     status.phase = outcome.phase;
@@ -349,7 +350,8 @@ async function markOriginalRolledBack(deps: PromotionDeps, r: ResolvedPlan, apps
   const restored = new Set(apps.filter((a) => a.phase === 'Succeeded').map((a) => a.application));
   const st = structuredClone(fresh.status);
   st.apps = (st.apps ?? []).map((a) => (restored.has(a.application) ? { ...a, phase: 'RolledBack' as const } : a));
-  st.phase = 'RolledBack';
+  // The original plan as a whole is RolledBack only when every app it changed was restored.
+  if (st.apps.every((a) => !a.written || a.phase === 'RolledBack')) st.phase = 'RolledBack';
   await new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, fresh).write(st);
 }
 

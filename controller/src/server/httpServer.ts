@@ -87,15 +87,13 @@ export function createApp(d: ServerDeps): express.Express {
   });
   app.post('/api/v1/plans/:ns/:name/rollback', async (req, res) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
-    res
-      .status(201)
-      .json(
-        await rollbackPlan(d.api, req.params.ns, req.params.name, {
-          approve: b.approve === true,
-          approvedBy: str(b.approvedBy),
-          rollbackName: str(b.name),
-        }),
-      );
+    res.status(201).json(
+      await rollbackPlan(d.api, req.params.ns, req.params.name, {
+        approve: b.approve === true,
+        approvedBy: str(b.approvedBy),
+        rollbackName: str(b.name),
+      }),
+    );
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (err instanceof ApiError) res.status(err.status).json({ error: err.message });

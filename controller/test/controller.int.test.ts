@@ -1,0 +1,470 @@
+import type { PromotionPlan } from '@kpromo/api';
+import { applyCrds, createBareRepo, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { loadConfig } from '../src/config.js';
+import type { ControllerOptions } from '../src/controller.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
+import {
+  applyCr,
+  applyDeployment,
+  deleteNs,
+  ensureNs,
+  eventReasons,
+  getDeployment,
+  getPlan,
+  pushTestImage,
+  registryDigest,
+  restFor,
+  waitPlan,
+  waitReady,
+} from './e2eHelpers.js';
+
+// Unique per run: a previous run's namespaces may still be terminating.
+const RUN = Math.random().toString(36).slice(2, 7);
+const NS = `ctl-e2e-${RUN}`;
+const APPS = `ctl-e2e-apps-${RUN}`;
+const MAIN_APPS = ['cart', 'search', 'checkout'];
+const FAIL_APPS = ['ghost', 'stuck', 'okapp'];
+const RESUME_APPS = ['r1', 'r2'];
+const HA_APPS = ['lead'];
+const ALL = [...MAIN_APPS, ...FAIL_APPS, ...RESUME_APPS, ...HA_APPS];
+const FAKE_DIGEST = `sha256:${'0'.repeat(63)}1`;
+
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+const prod = restFor(kubeconfig, 'prod');
+const clusters = { dev, stable, prod };
+const log = createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' });
+
+const devDigest: Record<string, string> = {};
+const stableOld: Record<string, string> = {};
+let repo: ReturnType<typeof createBareRepo>;
+const running: Running[] = [];
+
+function cfg(identity: string) {
+  return loadConfig({
+    env: {},
+    flags: {
+      kubeconfig,
+      context: 'dev',
+      namespaces: [NS],
+      defaultNamespace: NS,
+      logLevel: 'warn',
+      server: { host: '127.0.0.1', port: 0 },
+      leaderElection: {
+        enabled: true,
+        namespace: NS,
+        name: 'ctl-e2e-leader',
+        identity,
+        leaseDurationSeconds: 4,
+        renewIntervalMs: 1000,
+      },
+      maxAttempts: 3,
+      shutdownGraceSeconds: 10,
+    },
+  });
+}
+
+async function start(identity: string, customize?: (o: ControllerOptions) => ControllerOptions) {
+  const r = await startController(cfg(identity), { log, customize });
+  running.push(r);
+  return r;
+}
+async function stop(r: Running) {
+  await r.stop();
+  running.splice(running.indexOf(r), 1);
+}
+
+const api = (r: Running, path: string, init?: { method?: string; body?: unknown }) =>
+  fetch(`http://127.0.0.1:${r.port}${path}`, {
+    method: init?.method ?? 'GET',
+    headers: { 'content-type': 'application/json' },
+    body: init?.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+
+/** Plays the GitOps agent for prod: applies the image committed for each app to its Deployment. */
+async function gitopsSync() {
+  for (const app of MAIN_APPS) {
+    const values = parseYaml(repo.read(`apps/${app}/values.yaml`)) as { image: string };
+    const d = await getDeployment(prod, APPS, app);
+    if (d.spec?.template?.spec?.containers?.[0]?.image !== values.image)
+      await applyDeployment(prod, APPS, app, values.image);
+  }
+}
+
+const appOf = (p: PromotionPlan, name: string) => p.status?.apps?.find((a) => a.application === name);
+const terminal = (p: PromotionPlan) =>
+  ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
+
+beforeAll(async () => {
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ensureNs(dev, NS);
+  for (const c of Object.values(clusters)) await ensureNs(c, APPS);
+
+  // Images: what runs in dev (source registry) and the older versions already in stable/prod (target registry).
+  for (const app of ALL) {
+    if (app !== 'ghost')
+      devDigest[app] = (
+        await pushTestImage({ host: source, repository: `shop/${app}`, tag: 'v1.2.0', seed: `new-${app}` })
+      ).digest;
+    stableOld[app] = (
+      await pushTestImage({ host: target, repository: `stable/shop/${app}`, tag: 'v1.1.0', seed: `old-${app}` })
+    ).digest;
+  }
+  devDigest.ghost = FAKE_DIGEST;
+  const prodOld: Record<string, string> = {};
+  for (const app of MAIN_APPS)
+    prodOld[app] = (
+      await pushTestImage({ host: target, repository: `prod/shop/${app}`, tag: 'v1.0.0', seed: `older-${app}` })
+    ).digest;
+
+  repo = createBareRepo(
+    Object.fromEntries(
+      MAIN_APPS.map((a) => [
+        `apps/${a}/values.yaml`,
+        `# ${a} in prod\nimage: ${target}/prod/shop/${a}:v1.0.0@${prodOld[a]}\nreplicas: 1\n`,
+      ]),
+    ),
+  );
+
+  for (const app of ALL) {
+    await applyDeployment(dev, APPS, app, `${source}/shop/${app}:v1.2.0@${devDigest[app]}`);
+    await applyDeployment(stable, APPS, app, `${target}/stable/shop/${app}:v1.1.0@${stableOld[app]}`, {
+      stuck: app === 'stuck' || app === 'r2',
+    });
+  }
+  for (const app of MAIN_APPS)
+    await applyDeployment(prod, APPS, app, `${target}/prod/shop/${app}:v1.0.0@${prodOld[app]}`);
+  for (const app of ALL) await waitReady(dev, APPS, app);
+
+  const env = (name: string, registry: object, delivery: object) => ({
+    kind: 'Environment',
+    metadata: { name, namespace: NS },
+    spec: { cluster: { context: name }, namespace: APPS, registry, delivery },
+  });
+  await applyCr(dev, env('dev', { host: source, insecure: true }, { method: 'patch' }));
+  await applyCr(dev, env('stable', { host: target, prefix: 'stable', insecure: true }, { method: 'patch' }));
+  await applyCr(
+    dev,
+    env(
+      'prod',
+      { host: target, prefix: 'prod', insecure: true },
+      {
+        method: 'git',
+        git: { repository: repo.url, branch: 'main', path: 'apps/{app}/values.yaml', valuesPath: 'image' },
+      },
+    ),
+  );
+  const flow = (name: string, stages: string[], apps: string[], extra: object = {}) => ({
+    kind: 'PromotionFlow',
+    metadata: { name, namespace: NS },
+    spec: { stages: stages.map((environment) => ({ environment })), selector: { applications: apps }, ...extra },
+  });
+  await applyCr(
+    dev,
+    flow('main', ['dev', 'stable', 'prod'], MAIN_APPS, { concurrency: 2, rolloutTimeoutSeconds: 120 }),
+  );
+  await applyCr(dev, flow('failing', ['dev', 'stable'], FAIL_APPS, { rolloutTimeoutSeconds: 10 }));
+  await applyCr(dev, flow('resume', ['dev', 'stable'], RESUME_APPS, { rolloutTimeoutSeconds: 600 }));
+  await applyCr(dev, flow('ha', ['dev', 'stable'], HA_APPS));
+  for (const app of ALL) {
+    await applyCr(dev, {
+      kind: 'Application',
+      metadata: { name: app, namespace: NS },
+      spec: { owner: 'team-a', image: { repository: `shop/${app}` }, workloads: [{ kind: 'Deployment', name: app }] },
+    });
+  }
+});
+
+afterAll(async () => {
+  for (const r of [...running]) await stop(r).catch(() => undefined);
+  await deleteNs(dev, NS);
+  for (const c of Object.values(clusters)) await deleteNs(c, APPS);
+});
+
+describe('controller against real clusters, registries and git', () => {
+  let ctl: Running;
+
+  it('promotes dev -> stable (patch) -> prod (git) end to end', async () => {
+    ctl = await start('ctl-a');
+    await waitFor('leader', async () => ctl.controller.isLeader, 20_000);
+
+    // Versions per environment come from the workload informers.
+    const apps = await waitFor('cache warm', async () => {
+      const r = (await (await api(ctl, `/api/v1/applications?namespace=${NS}`)).json()) as {
+        items: Array<{ name: string; versions: Array<{ environment: string; digest?: string; health: string }> }>;
+      };
+      const cart = r.items.find((a) => a.name === 'cart');
+      return cart?.versions.find((v) => v.environment === 'dev')?.health === 'Healthy' ? r : undefined;
+    });
+    expect(apps.items.find((a) => a.name === 'cart')?.versions.find((v) => v.environment === 'dev')?.digest).toBe(
+      devDigest.cart,
+    );
+
+    // Plan from the cache, then approve; approving twice is refused.
+    const created = await api(ctl, '/api/v1/plans', {
+      method: 'POST',
+      body: { namespace: NS, flow: 'main', from: 'dev', to: 'stable', name: 'main-stable' },
+    });
+    expect(created.status).toBe(201);
+    const { plan } = (await created.json()) as { plan: PromotionPlan };
+    expect(plan.spec.candidates.map((c) => c.application)).toEqual(['cart', 'checkout', 'search']);
+    expect(plan.spec.candidates.find((c) => c.application === 'cart')).toMatchObject({
+      from: { tag: 'v1.2.0', digest: devDigest.cart },
+      to: { tag: 'v1.1.0', digest: stableOld.cart },
+    });
+    const pending = await waitPlan(dev, NS, 'main-stable', (p) => p.status?.phase === 'Pending');
+    expect(pending.status?.conditions?.find((c) => c.type === 'Approved')?.reason).toBe('AwaitingApproval');
+    expect(
+      (await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, { method: 'POST', body: { approvedBy: 'alice' } }))
+        .status,
+    ).toBe(200);
+    const again = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, {
+      method: 'POST',
+      body: { approvedBy: 'bob' },
+    });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: string }).error).toMatch(/already approved by alice/);
+
+    const done = await waitPlan(dev, NS, 'main-stable', terminal);
+    expect(done.status?.phase).toBe('Complete');
+    expect(done.status?.succeeded).toBe(3);
+    const ready = done.status?.conditions?.find((c) => c.type === 'Ready');
+    expect(ready).toMatchObject({ status: 'True', reason: 'Complete', observedGeneration: done.metadata.generation });
+    for (const app of MAIN_APPS) {
+      const a = appOf(done, app)!;
+      expect(a).toMatchObject({
+        phase: 'Succeeded',
+        copied: true,
+        written: true,
+        digest: devDigest[app],
+        previous: { tag: 'v1.1.0', digest: stableOld[app] },
+      });
+      expect(a.targetTag).toMatch(/^v1\.2\.0-\d{8}T\d{6}Z$/);
+      // Copied with the digest unchanged, under the unique tag, in the real target registry.
+      expect(await registryDigest(target, `stable/shop/${app}`, a.targetTag!)).toBe(devDigest[app]);
+      const d = await getDeployment(stable, APPS, app);
+      expect(d.spec?.template?.spec?.containers?.[0]?.image).toBe(
+        `${target}/stable/shop/${app}:${a.targetTag}@${devDigest[app]}`,
+      );
+      expect(d.status?.availableReplicas).toBe(1);
+    }
+    expect(await eventReasons(dev, NS, 'main-stable')).toEqual(
+      expect.arrayContaining(['Approved', 'ImageCopied', 'DesiredStateWritten', 'AppPromoted', 'Complete']),
+    );
+
+    // stable -> prod through git: the controller commits, our stand-in GitOps agent applies, kwok rolls out.
+    const created2 = await api(ctl, '/api/v1/plans', {
+      method: 'POST',
+      body: {
+        namespace: NS,
+        flow: 'main',
+        from: 'stable',
+        to: 'prod',
+        name: 'main-prod',
+        approve: true,
+        approvedBy: 'alice',
+      },
+    });
+    expect(created2.status).toBe(201);
+    const prodDone = await waitPlan(dev, NS, 'main-prod', terminal, 120_000, gitopsSync);
+    expect(prodDone.status?.phase).toBe('Complete');
+    const log = repo.log();
+    for (const app of MAIN_APPS) {
+      const a = appOf(prodDone, app)!;
+      expect(a.phase).toBe('Succeeded');
+      expect(a.commit).toMatch(/^[0-9a-f]{40}$/);
+      expect(await registryDigest(target, `prod/shop/${app}`, a.targetTag!)).toBe(devDigest[app]);
+      expect(repo.read(`apps/${app}/values.yaml`)).toContain(
+        `image: ${target}/prod/shop/${app}:${a.targetTag}@${devDigest[app]}`,
+      );
+      expect(repo.read(`apps/${app}/values.yaml`)).toContain(`# ${app} in prod`);
+      expect(log.some((m) => m.startsWith(`Promote ${app} to ${a.targetTag} in prod`))).toBe(true);
+    }
+    expect(log.filter((m) => m.startsWith('Promote '))).toHaveLength(3);
+  });
+
+  it('fails only the broken apps: missing image and a rollout that never gets ready', async () => {
+    const r = await api(ctl, '/api/v1/plans', {
+      method: 'POST',
+      body: { namespace: NS, flow: 'failing', from: 'dev', to: 'stable', name: 'failing-stable', approve: true },
+    });
+    expect(r.status).toBe(201);
+    const t0 = Date.now();
+    const p = await waitPlan(dev, NS, 'failing-stable', terminal, 90_000);
+    expect(p.status?.phase).toBe('Incomplete');
+    expect(p.status).toMatchObject({ succeeded: 1, failed: 2 });
+    expect(appOf(p, 'okapp')?.phase).toBe('Succeeded');
+    expect(appOf(p, 'ghost')).toMatchObject({ phase: 'Failed', reason: 'ImageNotFound' });
+    expect(appOf(p, 'ghost')?.copied).toBeFalsy();
+    expect(appOf(p, 'ghost')?.written).toBeFalsy();
+    expect(appOf(p, 'ghost')?.message).toContain('shop/ghost');
+    expect(appOf(p, 'stuck')).toMatchObject({ phase: 'Failed', reason: 'RolloutTimeout', written: true });
+    expect(appOf(p, 'stuck')?.message).toMatch(/not ready after 10s/);
+    const st = appOf(p, 'stuck')!;
+    expect(Date.parse(st.finishedAt!) - Date.parse(st.startedAt!)).toBeGreaterThanOrEqual(10_000);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Incomplete',
+    });
+    // The missing image was never written anywhere.
+    expect((await getDeployment(stable, APPS, 'ghost')).spec?.template?.spec?.containers?.[0]?.image).toContain(
+      stableOld.ghost,
+    );
+    expect(await eventReasons(dev, NS, 'failing-stable')).toContain('AppFailed');
+  });
+
+  it('rolls back a completed plan to the previous versions', async () => {
+    const r = await api(ctl, `/api/v1/plans/${NS}/failing-stable/rollback`, {
+      method: 'POST',
+      body: { approve: true, name: 'failing-rollback' },
+    });
+    expect(r.status).toBe(201);
+    const p = await waitPlan(dev, NS, 'failing-rollback', terminal, 90_000);
+    // okapp (ready) is restored; stuck stays stuck (its old pods cannot schedule either) -> Incomplete.
+    expect(appOf(p, 'okapp')).toMatchObject({ phase: 'Succeeded', targetTag: 'v1.1.0', digest: stableOld.okapp });
+    expect(appOf(p, 'ghost')).toBeUndefined(); // never written, nothing to undo
+    expect(appOf(p, 'stuck')?.phase).toBe('Failed');
+    expect(p.status?.phase).toBe('Incomplete');
+    // The original plan records that okapp was rolled back.
+    expect(appOf(await getPlan(dev, NS, 'failing-stable'), 'okapp')?.phase).toBe('RolledBack');
+    const d = await getDeployment(stable, APPS, 'okapp');
+    expect(d.spec?.template?.spec?.containers?.[0]?.image).toBe(
+      `${target}/stable/shop/okapp:v1.1.0@${stableOld.okapp}`,
+    );
+  });
+
+  it('rejects bad input with clear conditions and writes nothing', async () => {
+    const base = { kind: 'PromotionPlan', metadata: { namespace: NS } };
+    const cand = (app: string) => ({ application: app, from: { tag: 'v1.2.0', digest: devDigest.cart } });
+    await applyCr(dev, {
+      ...base,
+      metadata: { ...base.metadata, name: 'bad-flow' },
+      spec: { flow: 'nope', from: 'dev', to: 'stable', candidates: [cand('cart')], approved: true },
+    } as never);
+    await applyCr(dev, {
+      ...base,
+      metadata: { ...base.metadata, name: 'bad-stages' },
+      spec: { flow: 'main', from: 'dev', to: 'prod', candidates: [cand('cart')], approved: true },
+    } as never);
+    await applyCr(dev, {
+      ...base,
+      metadata: { ...base.metadata, name: 'bad-app' },
+      spec: {
+        flow: 'main',
+        from: 'dev',
+        to: 'stable',
+        candidates: [cand('cart'), cand('unknown-app')],
+        approved: true,
+      },
+    } as never);
+    await applyCr(dev, {
+      ...base,
+      metadata: { ...base.metadata, name: 'bad-env' },
+      spec: { flow: 'main', from: 'dev', to: 'qa', candidates: [cand('cart')], approved: true },
+    } as never);
+    const expectations: Record<string, [string, RegExp]> = {
+      'bad-flow': ['FlowNotFound', /PromotionFlow "nope" does not exist/],
+      'bad-stages': ['NotAdjacent', /dev -> prod is not a stage transition.*valid: dev -> stable, stable -> prod/],
+      'bad-app': ['ApplicationNotFound', /unknown-app do not exist/],
+      'bad-env': ['EnvironmentNotFound', /Environment "qa"/],
+    };
+    const cartBefore = (await getDeployment(stable, APPS, 'cart')).spec?.template?.spec?.containers?.[0]?.image;
+    for (const [name, [reason, msg]] of Object.entries(expectations)) {
+      const p = await waitPlan(dev, NS, name, (x) => x.status?.phase === 'Failed', 30_000);
+      const c = p.status?.conditions?.find((x) => x.type === 'Ready');
+      expect(c).toMatchObject({ status: 'False', reason, observedGeneration: p.metadata.generation });
+      expect(c?.message).toMatch(msg);
+      expect(p.status?.apps ?? []).toEqual([]);
+    }
+    expect((await getDeployment(stable, APPS, 'cart')).spec?.template?.spec?.containers?.[0]?.image).toBe(cartBefore);
+    // API-level: non-adjacent stages are refused before anything is created.
+    const r = await api(ctl, '/api/v1/plans', {
+      method: 'POST',
+      body: { namespace: NS, flow: 'main', from: 'dev', to: 'prod' },
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: string }).error).toMatch(/not a stage transition/);
+  });
+
+  it('resumes a half-done plan after a restart without redoing finished steps', async () => {
+    const copies: string[] = [];
+    const count = (o: ControllerOptions): ControllerOptions => ({
+      ...o,
+      copyImage: async (req) => {
+        copies.push(req.target.repository);
+        return o.copyImage(req);
+      },
+    });
+    await stop(ctl);
+    ctl = await start('ctl-b', count);
+    await waitFor('leader b', async () => ctl.controller.isLeader, 20_000);
+    expect(
+      (
+        await api(ctl, '/api/v1/plans', {
+          method: 'POST',
+          body: { namespace: NS, flow: 'resume', from: 'dev', to: 'stable', name: 'resume-stable', approve: true },
+        })
+      ).status,
+    ).toBe(201);
+    // r1 finishes; r2 is written but cannot become ready (pinned to no node).
+    const mid = await waitPlan(
+      dev,
+      NS,
+      'resume-stable',
+      (p) =>
+        appOf(p, 'r1')?.phase === 'Succeeded' && appOf(p, 'r2')?.phase === 'RollingOut' && !!appOf(p, 'r2')?.written,
+    );
+    expect(copies.sort()).toEqual(['stable/shop/r1', 'stable/shop/r2']);
+    await stop(ctl);
+
+    // While the controller is down, the cluster gets fixed; the new leader must only finish r2's rollout.
+    await applyDeployment(
+      stable,
+      APPS,
+      'r2',
+      (await getDeployment(stable, APPS, 'r2')).spec!.template!.spec!.containers![0].image!,
+    );
+    const copiesAfter: string[] = [];
+    ctl = await start('ctl-c', (o) => ({
+      ...o,
+      copyImage: async (req) => (copiesAfter.push(req.target.repository), o.copyImage(req)),
+    }));
+    const done = await waitPlan(dev, NS, 'resume-stable', terminal);
+    expect(done.status?.phase).toBe('Complete');
+    expect(copiesAfter).toEqual([]);
+    expect(appOf(done, 'r1')?.finishedAt).toBe(appOf(mid, 'r1')?.finishedAt);
+    expect(appOf(done, 'r2')?.targetTag).toBe(appOf(mid, 'r2')?.targetTag);
+    expect((await eventReasons(dev, NS, 'resume-stable')).filter((r) => r === 'ImageCopied')).toHaveLength(2);
+  });
+
+  it('with two replicas only the leader reconciles; the other takes over when it stops', async () => {
+    const calls = { [ctl.controller.elector!.identity]: 0, 'ctl-d': 0 };
+    const a = ctl;
+    // a is leader already; replace nothing in a, but count d's copies.
+    const d = await start('ctl-d', (o) => ({ ...o, copyImage: async (req) => (calls['ctl-d']++, o.copyImage(req)) }));
+    await new Promise((r) => setTimeout(r, 1500)); // d had several renew ticks to (wrongly) grab the lease
+    expect(a.controller.isLeader).toBe(true);
+    expect(d.controller.isLeader).toBe(false);
+    expect(
+      (
+        await api(d, '/api/v1/plans', {
+          method: 'POST',
+          body: { namespace: NS, flow: 'ha', from: 'dev', to: 'stable', name: 'ha-stable', approve: true },
+        })
+      ).status,
+    ).toBe(201);
+    const p = await waitPlan(dev, NS, 'ha-stable', terminal);
+    expect(p.status?.phase).toBe('Complete');
+    expect(calls['ctl-d']).toBe(0);
+    expect(d.controller.isLeader).toBe(false);
+    await stop(a);
+    await waitFor('ctl-d takes over', async () => d.controller.isLeader, 10_000);
+    ctl = d;
+  });
+});
