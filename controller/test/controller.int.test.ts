@@ -96,6 +96,17 @@ async function gitopsSync() {
   }
 }
 
+/** Wraps copyImage to record every copy this controller instance performs. */
+const countCopies =
+  (into: string[]) =>
+  (o: ControllerOptions): ControllerOptions => ({
+    ...o,
+    copyImage: async (req) => {
+      into.push(req.target.repository);
+      return o.copyImage(req);
+    },
+  });
+
 const appOf = (p: PromotionPlan, name: string) => p.status?.apps?.find((a) => a.application === name);
 const terminal = (p: PromotionPlan) =>
   ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
@@ -394,15 +405,8 @@ describe('controller against real clusters, registries and git', () => {
 
   it('resumes a half-done plan after a restart without redoing finished steps', async () => {
     const copies: string[] = [];
-    const count = (o: ControllerOptions): ControllerOptions => ({
-      ...o,
-      copyImage: async (req) => {
-        copies.push(req.target.repository);
-        return o.copyImage(req);
-      },
-    });
     await stop(ctl);
-    ctl = await start('ctl-b', count);
+    ctl = await start('ctl-b', countCopies(copies));
     await waitFor('leader b', async () => ctl.controller.isLeader, 20_000);
     expect(
       (
@@ -431,10 +435,7 @@ describe('controller against real clusters, registries and git', () => {
       (await getDeployment(stable, APPS, 'r2')).spec!.template!.spec!.containers![0].image!,
     );
     const copiesAfter: string[] = [];
-    ctl = await start('ctl-c', (o) => ({
-      ...o,
-      copyImage: async (req) => (copiesAfter.push(req.target.repository), o.copyImage(req)),
-    }));
+    ctl = await start('ctl-c', countCopies(copiesAfter));
     const done = await waitPlan(dev, NS, 'resume-stable', terminal);
     expect(done.status?.phase).toBe('Complete');
     expect(copiesAfter).toEqual([]);
@@ -444,11 +445,11 @@ describe('controller against real clusters, registries and git', () => {
   });
 
   it('with two replicas only the leader reconciles; the other takes over when it stops', async () => {
-    const calls = { [ctl.controller.elector!.identity]: 0, 'ctl-d': 0 };
+    const dCopies: string[] = [];
     const a = ctl;
-    // a is leader already; replace nothing in a, but count d's copies.
-    const d = await start('ctl-d', (o) => ({ ...o, copyImage: async (req) => (calls['ctl-d']++, o.copyImage(req)) }));
-    await new Promise((r) => setTimeout(r, 1500)); // d had several renew ticks to (wrongly) grab the lease
+    const d = await start('ctl-d', countCopies(dCopies));
+    // Let d campaign a few times; it must not get the lease while a renews it.
+    await waitFor('ctl-d campaigned', async () => d.controller.elector!.attempts >= 3, 20_000);
     expect(a.controller.isLeader).toBe(true);
     expect(d.controller.isLeader).toBe(false);
     expect(
@@ -461,7 +462,7 @@ describe('controller against real clusters, registries and git', () => {
     ).toBe(201);
     const p = await waitPlan(dev, NS, 'ha-stable', terminal);
     expect(p.status?.phase).toBe('Complete');
-    expect(calls['ctl-d']).toBe(0);
+    expect(dCopies).toEqual([]);
     expect(d.controller.isLeader).toBe(false);
     await stop(a);
     await waitFor('ctl-d takes over', async () => d.controller.isLeader, 10_000);

@@ -2,13 +2,21 @@ import type { Application, ApplicationSelector, Candidate, EnvironmentVersion, P
 
 export const DEFAULT_TAG_PATTERN = '^v\\d+\\.\\d+\\.\\d+';
 
-/** Glob with `*` and `?` only, anchored. */
+const globCache = new Map<string, RegExp>();
+
+/** Glob with `*` and `?` only, anchored. Compiled once per glob: selectors are evaluated per app. */
 export function globToRegExp(glob: string): RegExp {
-  const esc = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${esc}$`);
+  let re = globCache.get(glob);
+  if (!re) {
+    const esc = glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.');
+    re = new RegExp(`^${esc}$`);
+    if (globCache.size > 10_000) globCache.clear();
+    globCache.set(glob, re);
+  }
+  return re;
 }
 
 export function matchesSelector(app: Application, sel: ApplicationSelector | undefined): boolean {

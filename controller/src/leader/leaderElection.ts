@@ -44,6 +44,8 @@ export function canAcquire(lease: Lease['spec'] | undefined, identity: string, n
  */
 export class LeaderElector {
   private leading = false;
+  /** Acquire/renew attempts made (observability and tests). */
+  attempts = 0;
   private stopped = false;
   private timer?: NodeJS.Timeout;
   private lastRenew = 0;
@@ -117,6 +119,7 @@ export class LeaderElector {
     const tick = async () => {
       if (this.stopped) return;
       let ok: boolean | undefined;
+      this.attempts++;
       try {
         ok = await this.tryAcquireOrRenew();
       } catch (e) {

@@ -152,7 +152,7 @@ export function runWorkers<K extends string>(
   workers: number,
   handler: (key: K) => Promise<ReconcileResult>,
   onError?: (key: K, err: unknown, retryInMs: number) => void,
-): Promise<void[]> {
+): Promise<unknown> {
   const loops = Array.from({ length: workers }, async () => {
     for (;;) {
       const key = await q.get();

@@ -1,0 +1,68 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const file = (text: string) => {
+  const p = join(mkdtempSync(join(tmpdir(), 'kpromo-cfg-')), 'config.yaml');
+  writeFileSync(p, text);
+  return p;
+};
+const problems = (fn: () => unknown): string[] => {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadConfig', () => {
+  it('applies defaults and the precedence flags > env > file', () => {
+    const c = loadConfig({
+      file: file('workers: 2\nserver: { port: 9000 }\nleaderElection: { namespace: kpromo }\n'),
+      env: { KPROMO_WORKERS: '3', KPROMO_NAMESPACES: 'a, b' },
+      flags: { workers: 5 },
+    });
+    expect(c.workers).toBe(5);
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(c.namespaces).toEqual(['a', 'b']);
+    expect(c.leaderElection).toMatchObject({
+      enabled: true,
+      namespace: 'kpromo',
+      name: 'kpromo-controller',
+      leaseDurationSeconds: 15,
+    });
+    expect(c.leaderElection.identity).toBeTruthy();
+  });
+
+  it('reports every bad value with its path, its source and what was given', () => {
+    const p = problems(() =>
+      loadConfig({
+        file: file('workers: 0\nlogLevel: loud\nserver: { port: 70000 }\n'),
+        env: { KPROMO_LEADER_ELECT: 'maybe', KPROMO_NAMESPACES: 'Bad_NS' },
+      }),
+    );
+    expect(p).toHaveLength(5);
+    expect(p.find((x) => x.startsWith('workers'))).toMatch(/file .*config\.yaml.*got 0/);
+    expect(p.find((x) => x.startsWith('logLevel'))).toMatch(/got "loud"/);
+    expect(p.find((x) => x.startsWith('server.port'))).toMatch(/got 70000/);
+    expect(p.find((x) => x.startsWith('leaderElection.enabled'))).toMatch(/env KPROMO_LEADER_ELECT/);
+    expect(p.find((x) => x.startsWith('namespaces'))).toMatch(/must be a namespace name/);
+  });
+
+  it('rejects unknown keys, a renew interval not shorter than the lease, bad YAML and missing files', () => {
+    expect(problems(() => loadConfig({ env: {}, flags: { wrokers: 2 } }))[0]).toMatch(/wrokers/);
+    expect(
+      problems(() =>
+        loadConfig({ env: {}, flags: { leaderElection: { leaseDurationSeconds: 2, renewIntervalMs: 5000 } } }),
+      )[0],
+    ).toMatch(/leaderElection.renewIntervalMs.*shorter than leaseDurationSeconds \(2s\)/);
+    expect(problems(() => loadConfig({ env: {}, file: file('workers: [1\n') }))[0]).toMatch(/not valid YAML/);
+    expect(problems(() => loadConfig({ env: {}, file: '/nonexistent/kpromo.yaml' }))[0]).toMatch(
+      /cannot read \(ENOENT\)/,
+    );
+  });
+});
