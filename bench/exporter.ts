@@ -1,0 +1,167 @@
+/**
+ * Exporter benchmark: initial sync of N Applications spread over two clusters into the Port
+ * stand-in (wall time, Port calls, peak RSS of the exporter process), then event-to-entity latency
+ * under a steady stream of updates.
+ *
+ *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20] [--clusters dev,stable]
+ *
+ * Objects go into a fresh exp-bench-* namespace that is deleted at the end.
+ */
+import { fork } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
+import * as k8s from '@kubernetes/client-node';
+
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string', default: '10000' },
+    updates: { type: 'string', default: '200' },
+    rate: { type: 'string', default: '20' },
+    clusters: { type: 'string', default: 'dev,stable' },
+  },
+});
+const N = Number(values.n);
+const UPDATES = Number(values.updates);
+const RATE = Number(values.rate);
+const CLUSTERS = values.clusters!.split(',');
+const NS = `exp-bench-${Math.random().toString(36).slice(2, 7)}`;
+const G = 'promotions.kpromo.dev';
+const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
+const kcs = Object.fromEntries(CLUSTERS.map((c) => [c, kubeConfigFor(c, kubeconfig)]));
+
+type Msg = { type: string; [k: string]: unknown };
+const here = dirname(fileURLToPath(import.meta.url));
+const child = fork(join(here, 'exporterStandIn.ts'), { execArgv: ['--import', 'tsx'] });
+const exporterChild = fork(join(here, 'exporterProcess.ts'), { execArgv: ['--import', 'tsx'] });
+const waiters: Array<(m: Msg) => boolean> = [];
+const landed = new Map<string, number>();
+const onMessage = (m: Msg) => {
+  if (m.type === 'landed') landed.set(m.title as string, m.at as number);
+  const i = waiters.findIndex((w) => w(m));
+  if (i >= 0) waiters.splice(i, 1);
+};
+child.on('message', onMessage);
+exporterChild.on('message', onMessage);
+const next = (type: string) => new Promise<Msg>((r) => waiters.push((m) => (m.type === type ? (r(m), true) : false)));
+// Registered before any message can arrive.
+const standInReady = next('ready');
+const exporterReady = next('exporter-ready');
+const exporterRss = async () => {
+  const p = next('rss');
+  exporterChild.send({ type: 'rss' });
+  return ((await p).peakRss as number) / 2 ** 20;
+};
+const stats = async () => {
+  const p = next('stats');
+  child.send({ type: 'stats' });
+  return (await p) as unknown as {
+    calls: number;
+    counts: Record<string, number>;
+    violationCount: number;
+    violations: string[];
+  };
+};
+
+async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<unknown>) {
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (i < items.length) await fn(items[i++]);
+    }),
+  );
+}
+
+const body = (name: string) => ({
+  apiVersion: `${G}/v1alpha1`,
+  kind: 'Application',
+  metadata: { name, namespace: NS },
+  spec: { owner: 'team-bench', image: { repository: `bench/${name}` }, workloads: [{ kind: 'Deployment', name }] },
+});
+
+// Wrapped in main(): the root package is CommonJS, where top-level await is unavailable.
+async function main(): Promise<void> {
+  const ready = (await standInReady) as unknown as { url: string; clientId: string; clientSecret: string };
+  console.log(`creating ${N} Applications in ${NS} across ${CLUSTERS.join(', ')}…`);
+  const t0 = Date.now();
+  for (const c of CLUSTERS)
+    await kcs[c].makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+  const names = Array.from({ length: N }, (_, i) => ({ cluster: CLUSTERS[i % CLUSTERS.length], name: `app-${i}` }));
+  const apis = Object.fromEntries(CLUSTERS.map((c) => [c, kcs[c].makeApiClient(k8s.CustomObjectsApi)]));
+  await pool(names, 24, ({ cluster, name }) =>
+    apis[cluster].createNamespacedCustomObject({
+      group: G,
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'applications',
+      body: body(name),
+    }),
+  );
+  console.log(`created in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  const idleRss = ((await exporterReady).rss as number) / 2 ** 20;
+  console.log(`exporter process RSS before start (node + tsx + modules): ${idleRss.toFixed(0)} MiB`);
+  const config = {
+    stateKey: NS,
+    clusters: CLUSTERS.map((name) => ({ name, context: name, kubeconfig })),
+    port: { baseUrl: ready.url, clientId: ready.clientId, clientSecret: ready.clientSecret },
+    resyncIntervalSeconds: 0,
+  };
+  const start = Date.now();
+  exporterChild.send({ type: 'start', config, ns: NS });
+  for (;;) {
+    const s = await stats();
+    if ((s.counts.kpromoApplication ?? 0) >= N) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const wall = Date.now() - start;
+  const afterSync = await stats();
+  console.log(
+    `initial sync: ${N} objects in ${(wall / 1000).toFixed(2)} s, Port calls ${afterSync.calls}, peak RSS ${(await exporterRss()).toFixed(0)} MiB (exporter process)`,
+  );
+
+  // Steady stream: UPDATES title changes at RATE/s, each timed from just before the patch.
+  const sent = new Map<string, number>();
+  const api = (c: string) => apis[c];
+  for (let i = 0; i < UPDATES; i++) {
+    const { cluster, name } = names[(i * 7919) % N];
+    const title = `lat-${i}`;
+    sent.set(title, Date.now());
+    void api(cluster).patchNamespacedCustomObject(
+      {
+        group: G,
+        version: 'v1alpha1',
+        namespace: NS,
+        plural: 'applications',
+        name,
+        body: { spec: { displayName: title } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await new Promise((r) => setTimeout(r, 1000 / RATE));
+  }
+  const deadline = Date.now() + 30_000;
+  while (landed.size < UPDATES && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const lat = [...sent]
+    .filter(([t]) => landed.has(t))
+    .map(([t, s]) => landed.get(t)! - s)
+    .sort((a, b) => a - b);
+  const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
+  const final = await stats();
+  console.log(`latency over ${lat.length}/${UPDATES} updates at ${RATE}/s: p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
+  console.log(
+    `peak RSS ${(await exporterRss()).toFixed(0)} MiB (exporter process), Port calls total ${final.calls}, spec violations ${final.violationCount}${final.violationCount ? `: ${final.violations.join(' | ')}` : ''}`,
+  );
+
+  exporterChild.send({ type: 'stop' });
+  child.send({ type: 'stop' });
+  for (const c of CLUSTERS)
+    await kcs[c]
+      .makeApiClient(k8s.CoreV1Api)
+      .deleteNamespace({ name: NS })
+      .catch(() => undefined);
+  process.exit(0);
+}
+
+void main();

@@ -1,0 +1,45 @@
+/**
+ * The Port stand-in as a child process for bench/exporter.ts, so its spec validation does not
+ * count towards the exporter's RSS. Talks to the parent over IPC: reports its URL, answers stats
+ * requests, and reports when an entity whose title starts with "lat-" lands (latency probe).
+ */
+import { PortStandIn } from '../exporter/test/portStandIn.js';
+
+// Wrapped in main(): the root package is CommonJS, where top-level await is unavailable.
+async function main(): Promise<void> {
+  const port = new PortStandIn();
+  const url = await port.start();
+  const origSet = Map.prototype.set;
+  // Observe entity writes without changing the stand-in: wrap each blueprint's map.
+  const watched = new WeakSet<object>();
+  const entitiesOf = port.entitiesOf.bind(port);
+  port.entitiesOf = (bp: string) => {
+    const m = entitiesOf(bp);
+    if (!watched.has(m)) {
+      watched.add(m);
+      m.set = function (k, v) {
+        if (typeof v.title === 'string' && v.title.startsWith('lat-'))
+          process.send?.({ type: 'landed', title: v.title, at: Date.now() });
+        return origSet.call(this, k, v);
+      };
+    }
+    return m;
+  };
+  process.on('message', (msg: { type: string }) => {
+    if (msg.type === 'stats') {
+      const counts: Record<string, number> = {};
+      for (const [bp, m] of port.entities) counts[bp] = m.size;
+      process.send?.({
+        type: 'stats',
+        calls: port.callCount(),
+        counts,
+        violations: port.violations.slice(0, 5),
+        violationCount: port.violations.length,
+      });
+    }
+    if (msg.type === 'stop') void port.stop().then(() => process.exit(0));
+  });
+  process.send?.({ type: 'ready', url, clientId: port.clientId, clientSecret: port.clientSecret });
+}
+
+void main();
