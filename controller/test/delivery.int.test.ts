@@ -1,0 +1,309 @@
+import { createServer, type Server } from 'node:http';
+import type { PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
+import { freePort, waitFor } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { isConflict } from '../src/kube/rest.js';
+import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
+import { createLogger } from '../src/observability/logger.js';
+import { StatusWriter } from '../src/reconcile/statusWriter.js';
+import { type Running, startController } from '../src/runtime.js';
+import {
+  applyCr,
+  applyDeployment,
+  deleteNs,
+  ensureNs,
+  getDeployment,
+  getPlan,
+  pushTestImage,
+  registryDigest,
+  restFor,
+  waitPlan,
+  waitReady,
+} from './e2eHelpers.js';
+
+const RUN = Math.random().toString(36).slice(2, 7);
+const NS = `ctl-dlv-${RUN}`;
+const APPS = `ctl-dlv-apps-${RUN}`;
+const HR_CRD = 'helmreleases.helm.toolkit.fluxcd.io';
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const prod = restFor(kubeconfig, 'prod');
+const hookSecret = 's3cr3t';
+const hooks: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
+let hookServer: Server;
+let ctl: Running;
+let createdCrd = false;
+const digests: Record<string, string> = {};
+const terminal = (p: PromotionPlan) =>
+  ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
+
+/** Plays Flux's helm-controller: renders the HelmRelease image values into the Deployment. */
+async function helmSync() {
+  const hr = await prod.get<{ spec: { values: { image: { repository: string; tag: string; digest?: string } } } }>(
+    resourcePath(HELMRELEASE, APPS, 'web'),
+  );
+  const v = hr.spec.values.image;
+  const image = `${v.repository}:${v.tag}${v.digest ? `@${v.digest}` : ''}`;
+  const d = await getDeployment(prod, APPS, 'web');
+  if (d.spec?.template?.spec?.containers?.[0]?.image !== image) await applyDeployment(prod, APPS, 'web', image);
+}
+
+beforeAll(async () => {
+  // A minimal HelmRelease CRD (schema-less) unless the real one is installed.
+  try {
+    await prod.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: HR_CRD },
+      spec: {
+        group: 'helm.toolkit.fluxcd.io',
+        scope: 'Namespaced',
+        names: { kind: 'HelmRelease', plural: 'helmreleases', singular: 'helmrelease', listKind: 'HelmReleaseList' },
+        versions: [
+          {
+            name: 'v2',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    createdCrd = true;
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
+  await waitFor('HelmRelease CRD served', async () => prod.getOrUndefined(`/apis/helm.toolkit.fluxcd.io/v2`), 30_000);
+  await ensureNs(dev, NS);
+  for (const c of [dev, prod]) await ensureNs(c, APPS);
+
+  for (const app of ['web', 'api']) {
+    digests[app] = (
+      await pushTestImage({
+        host: source,
+        repository: `shop/${app}`,
+        tag: 'v2.0.0',
+        seed: `dlv-${app}`,
+        multiArch: app === 'web',
+      })
+    ).digest;
+    await applyDeployment(dev, APPS, app, `${source}/shop/${app}:v2.0.0@${digests[app]}`);
+  }
+  await applyDeployment(prod, APPS, 'web', `${target}/helm/shop/web:v1.0.0`);
+  await applyDeployment(prod, APPS, 'api', `${target}/helm/shop/api:v1.0.0`);
+  await waitWorkloads();
+  await waitFor(
+    'HelmRelease web',
+    async () => {
+      await prod.apply(
+        resourcePath(HELMRELEASE, APPS, 'web'),
+        {
+          apiVersion: 'helm.toolkit.fluxcd.io/v2',
+          kind: 'HelmRelease',
+          metadata: { name: 'web', namespace: APPS },
+          spec: {
+            chart: { spec: { chart: 'web' } },
+            values: { replicas: 1, image: { repository: `${target}/helm/shop/web`, tag: 'v1.0.0' } },
+          },
+        },
+        'ctl-test',
+      );
+      return true;
+    },
+    30_000,
+  );
+
+  const port = await freePort();
+  hookServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      hooks.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  }).listen(port, '127.0.0.1');
+  const downPort = await freePort(); // nothing listens here: a registry that is down
+
+  await dev.apply(
+    `/api/v1/namespaces/${NS}/secrets/hook`,
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hook', namespace: NS }, stringData: { secret: hookSecret } },
+    'ctl-test',
+  );
+  const env = (name: string, registry: object, delivery: object) => ({
+    kind: 'Environment',
+    metadata: { name, namespace: NS },
+    spec: { cluster: { context: name === 'dev' ? 'dev' : 'prod' }, namespace: APPS, registry, delivery },
+  });
+  await applyCr(dev, env('dev', { host: source, insecure: true }, { method: 'patch' }));
+  await applyCr(
+    dev,
+    env(
+      'helm',
+      { host: target, prefix: 'helm', insecure: true },
+      { method: 'helmRelease', helmRelease: { name: '{app}', valuesPath: 'image.tag', digestPath: 'image.digest' } },
+    ),
+  );
+  await applyCr(dev, env('down', { host: `127.0.0.1:${downPort}`, insecure: true }, { method: 'patch' }));
+  await applyCr(dev, {
+    kind: 'PromotionFlow',
+    metadata: { name: 'helm', namespace: NS },
+    spec: {
+      stages: [{ environment: 'dev' }, { environment: 'helm' }],
+      selector: { applications: ['web'] },
+      tagTemplate: 'rel-{version}-{shortDigest}',
+    },
+  });
+  await applyCr(dev, {
+    kind: 'PromotionFlow',
+    metadata: { name: 'down', namespace: NS },
+    spec: { stages: [{ environment: 'dev' }, { environment: 'down' }], selector: { applications: ['api'] } },
+  });
+  for (const app of ['web', 'api']) {
+    await applyCr(dev, {
+      kind: 'Application',
+      metadata: { name: app, namespace: NS },
+      spec: { owner: 'team-b', image: { repository: `shop/${app}` }, workloads: [{ kind: 'Deployment', name: app }] },
+    });
+  }
+  await applyCr(dev, {
+    kind: 'Notification',
+    metadata: { name: 'hook', namespace: NS },
+    spec: {
+      events: ['PlanApproved', 'AppPromoted', 'AppFailed', 'PlanComplete', 'PlanIncomplete'],
+      flows: ['helm', 'down'],
+      webhook: { url: `http://127.0.0.1:${port}/hook`, secretRef: { name: 'hook' }, maxAttempts: 2 },
+    },
+  });
+
+  const cfg = loadConfig({
+    env: {},
+    flags: {
+      kubeconfig,
+      context: 'dev',
+      namespaces: [NS],
+      defaultNamespace: NS,
+      logLevel: 'warn',
+      server: { host: '127.0.0.1', port: 0 },
+      leaderElection: { enabled: false },
+      maxAttempts: 2,
+    },
+  });
+  ctl = await startController(cfg, { log: createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' }) });
+});
+
+async function waitWorkloads() {
+  for (const app of ['web', 'api']) await waitReady(dev, APPS, app);
+}
+
+afterAll(async () => {
+  await ctl?.stop();
+  hookServer?.close();
+  await deleteNs(dev, NS);
+  for (const c of [dev, prod]) await deleteNs(c, APPS);
+  if (createdCrd)
+    await prod.delete(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${HR_CRD}`).catch(() => undefined);
+});
+
+const post = (path: string, body: unknown) =>
+  fetch(`http://127.0.0.1:${ctl.port}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+describe('delivery methods and failure modes', () => {
+  it('promotes a multi-arch image through a Flux HelmRelease and notifies a signed webhook', async () => {
+    const r = await post('/api/v1/plans', {
+      namespace: NS,
+      flow: 'helm',
+      from: 'dev',
+      to: 'helm',
+      name: 'helm-plan',
+      approve: true,
+    });
+    expect(r.status).toBe(201);
+    const p = await waitPlan(dev, NS, 'helm-plan', terminal, 90_000, helmSync);
+    expect(p.status?.phase).toBe('Complete');
+    const a = p.status!.apps![0];
+    expect(a.targetTag).toBe(`rel-v2.0.0-${digests.web.slice(7, 19)}`);
+    expect(await registryDigest(target, 'helm/shop/web', a.targetTag!)).toBe(digests.web);
+    const hr = await prod.get<{ spec: { values: { replicas: number; image: Record<string, string> } } }>(
+      resourcePath(HELMRELEASE, APPS, 'web'),
+    );
+    expect(hr.spec.values).toEqual({
+      replicas: 1,
+      image: { repository: `${target}/helm/shop/web`, tag: a.targetTag, digest: digests.web },
+    });
+    expect(a.previous).toEqual({ tag: 'v1.0.0' });
+
+    const types = await waitFor('webhooks', async () => {
+      const t = hooks.map((h) => h.headers['x-kpromo-event']);
+      return t.includes('PlanComplete') ? t : undefined;
+    });
+    expect(types).toEqual(expect.arrayContaining(['PlanApproved', 'AppPromoted', 'PlanComplete']));
+    const complete = hooks.find((h) => h.headers['x-kpromo-event'] === 'PlanComplete')!;
+    expect(
+      verifyWebhookSignature(
+        hookSecret,
+        String(complete.headers['x-kpromo-timestamp']),
+        complete.body,
+        String(complete.headers['x-kpromo-signature']),
+      ),
+    ).toBe(true);
+    expect(JSON.parse(complete.body).data).toMatchObject({ plan: 'helm-plan', flow: 'helm', from: 'dev', to: 'helm' });
+  });
+
+  it('retries while the target registry is down, then fails the app with the reason', async () => {
+    const r = await post('/api/v1/plans', {
+      namespace: NS,
+      flow: 'down',
+      from: 'dev',
+      to: 'down',
+      name: 'down-plan',
+      approve: true,
+    });
+    expect(r.status).toBe(201);
+    const p = await waitPlan(dev, NS, 'down-plan', terminal, 90_000);
+    expect(p.status?.phase).toBe('Incomplete');
+    const a = p.status!.apps![0];
+    expect(a).toMatchObject({ application: 'api', phase: 'Failed', reason: 'RegistryUnavailable', attempts: 2 });
+    expect(a.message).toMatch(/gave up after 2 attempts/);
+    expect(a.written).toBeFalsy();
+    expect((await getDeployment(prod, APPS, 'api')).spec?.template?.spec?.containers?.[0]?.image).toBe(
+      `${target}/helm/shop/api:v1.0.0`,
+    );
+    await waitFor('AppFailed webhook', async () => hooks.some((h) => h.headers['x-kpromo-event'] === 'AppFailed'));
+  });
+
+  it('status writes survive a 409 conflict by re-reading the object', async () => {
+    const stale = await getPlan(dev, NS, 'helm-plan');
+    // Someone else writes status first: our copy's resourceVersion is now stale.
+    const path = resourcePath(KPROMO_TYPES.PromotionPlan, NS, 'helm-plan', 'status');
+    await dev.put(path, { ...stale, status: { ...stale.status, completedAt: '2029-01-01T00:00:00Z' } });
+    await expect(dev.put(path, { ...stale, status: stale.status })).rejects.toSatisfy(isConflict);
+    const w = new StatusWriter<PromotionPlanStatus, PromotionPlan>(dev, stale);
+    const next = { ...stale.status, succeeded: 1, completedAt: '2030-01-01T00:00:00Z' };
+    const written = await w.write(next);
+    expect(written.metadata.resourceVersion).not.toBe(stale.metadata.resourceVersion);
+    expect((await getPlan(dev, NS, 'helm-plan')).status?.completedAt).toBe('2030-01-01T00:00:00Z');
+  });
+
+  it('serves health, readiness and metrics', async () => {
+    const get = (p: string) => fetch(`http://127.0.0.1:${ctl.port}${p}`);
+    expect((await get('/healthz')).status).toBe(200);
+    expect(await (await get('/readyz')).json()).toMatchObject({ ready: true, detail: { synced: true, leader: true } });
+    const m = await (await get('/metrics')).text();
+    expect(m).toMatch(/kpromo_reconcile_total\{kind="PromotionPlan",result="success"\} \d+/);
+    const envs = (await (await get(`/api/v1/environments?namespace=${NS}`)).json()) as {
+      items: Array<{ name: string; delivery: string; synced: boolean }>;
+    };
+    expect(envs.items.map((e) => `${e.name}:${e.delivery}`).sort()).toEqual([
+      'dev:patch',
+      'down:patch',
+      'helm:helmRelease',
+    ]);
+  });
+});
