@@ -21,7 +21,10 @@ export default async function setup(project: TestProject) {
   const source = await startRegistry({ name: 'registry-source' });
   const target = await startRegistry({ name: 'registry-target' });
   project.provide('kubeconfig', cp.kubeconfigPath);
-  project.provide('clusters', cp.clusters.map((c) => c.name));
+  project.provide(
+    'clusters',
+    cp.clusters.map((c) => c.name),
+  );
   project.provide('registries', { source: source.host, target: target.host });
   return async () => {
     await source.stop();

@@ -2,14 +2,22 @@ import * as k8s from '@kubernetes/client-node';
 import { defaultKubeconfigPath } from './cluster/paths.js';
 
 /** A KubeConfig for one harness cluster context (dev, stable, prod…). */
-export function kubeConfigFor(context: string, path = process.env.KUBECONFIG ?? defaultKubeconfigPath()): k8s.KubeConfig {
+export function kubeConfigFor(
+  context: string,
+  path = process.env.KUBECONFIG ?? defaultKubeconfigPath(),
+): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(path);
   kc.setCurrentContext(context);
   return kc;
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   while (Date.now() < deadline) {

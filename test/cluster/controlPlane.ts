@@ -1,10 +1,10 @@
-import { request } from 'node:https';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { defaultKubeconfigPath, ensureBinaries, stateDir } from './paths.js';
-import { type Pki, ensureCa, ensureCert } from './pki.js';
-import { type ManagedProcess, ensureProcess, isRunning, sleep, stopProcess, tail } from './proc.js';
+import { ensureCa, ensureCert, type Pki } from './pki.js';
+import { ensureProcess, isRunning, type ManagedProcess, sleep, stopProcess, tail } from './proc.js';
 
 export const DEFAULT_CLUSTERS = ['dev', 'stable', 'prod'] as const;
 
@@ -32,7 +32,9 @@ function basePort(opts: StartOptions): number {
 }
 
 function clusterNames(opts: StartOptions): string[] {
-  const env = process.env.KPROMO_CLUSTERS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const env = process.env.KPROMO_CLUSTERS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return [...(opts.clusters ?? env ?? DEFAULT_CLUSTERS)];
 }
 
@@ -83,7 +85,14 @@ function layout(opts: StartOptions, bin: string): Layout {
     mkdirSync(dir, { recursive: true });
     const serving = ensureCert(pki, `apiserver-${name}`, {
       cn: `kube-apiserver-${name}`,
-      sans: ['IP:127.0.0.1', 'DNS:localhost', 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'IP:10.96.0.1'],
+      sans: [
+        'IP:127.0.0.1',
+        'DNS:localhost',
+        'DNS:kubernetes',
+        'DNS:kubernetes.default',
+        'DNS:kubernetes.default.svc',
+        'IP:10.96.0.1',
+      ],
       server: true,
     });
     const server = `https://127.0.0.1:${port}`;
@@ -125,7 +134,8 @@ function layout(opts: StartOptions, bin: string): Layout {
         '--leader-elect=false',
         `--service-account-private-key-file=${pki.saKey}`,
         `--root-ca-file=${pki.caCert}`,
-        '--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-persistentvolume-binder,-attachdetach',
+        // node-lifecycle stays on: it lifts the not-ready taint that admission puts on new (kwok) nodes.
+        '--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-persistentvolume-binder,-attachdetach',
         '--profiling=false',
       ]),
       p('kube-scheduler', 'kube-scheduler', [
@@ -166,7 +176,9 @@ function kubeconfigYaml(
       name: c.name,
       cluster: { server: c.server, 'certificate-authority-data': b64(caFile) },
     })),
-    users: [{ name: 'kpromo-admin', user: { 'client-certificate-data': b64(admin.cert), 'client-key-data': b64(admin.key) } }],
+    users: [
+      { name: 'kpromo-admin', user: { 'client-certificate-data': b64(admin.cert), 'client-key-data': b64(admin.key) } },
+    ],
     contexts: clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: 'kpromo-admin' } })),
   });
 }
@@ -189,7 +201,12 @@ function httpsGet(url: string, pki: Pki): Promise<{ status: number; body: string
   });
 }
 
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, logFile?: string): Promise<void> {
+async function waitUntil(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  logFile?: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
@@ -199,7 +216,9 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
     }
     await sleep(250);
   }
-  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${logFile ? `; last log lines of ${logFile}:\n${tail(logFile)}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs / 1000}s waiting for ${what}${logFile ? `; last log lines of ${logFile}:\n${tail(logFile)}` : ''}`,
+  );
 }
 
 const FAKE_NODE = (name: string) => ({
@@ -207,7 +226,12 @@ const FAKE_NODE = (name: string) => ({
   kind: 'Node',
   metadata: {
     name,
-    labels: { type: 'kwok', 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
+    labels: {
+      type: 'kwok',
+      'kubernetes.io/hostname': name,
+      'kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': 'amd64',
+    },
     annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
   },
   status: {
@@ -268,7 +292,8 @@ export async function ensureClusters(opts: StartOptions = {}): Promise<ControlPl
     );
     const nodeName = `kwok-${c.info.name}-0`;
     const status = await apiRequest(c.info.server, l.pki, 'POST', '/api/v1/nodes', FAKE_NODE(nodeName));
-    if (status !== 201 && status !== 409) throw new Error(`creating fake node ${nodeName} in ${c.info.name} failed: HTTP ${status}`);
+    if (status !== 201 && status !== 409)
+      throw new Error(`creating fake node ${nodeName} in ${c.info.name} failed: HTTP ${status}`);
     await waitUntil(
       `${c.info.name} node ${nodeName} Ready (kwok)`,
       async () => {
@@ -281,7 +306,8 @@ export async function ensureClusters(opts: StartOptions = {}): Promise<ControlPl
     );
     await waitUntil(
       `${c.info.name} default ServiceAccount (controller-manager)`,
-      async () => (await httpsGet(`${c.info.server}/api/v1/namespaces/default/serviceaccounts/default`, l.pki)).status === 200,
+      async () =>
+        (await httpsGet(`${c.info.server}/api/v1/namespaces/default/serviceaccounts/default`, l.pki)).status === 200,
       60_000,
       c.procs[1].logFile,
     );

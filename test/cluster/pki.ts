@@ -27,7 +27,24 @@ export function ensureCa(dir: string): Pki {
     saPub: join(dir, 'sa.pub'),
   };
   if (!existsSync(pki.caCert)) {
-    openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=kpromo-local-ca'], dir);
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.crt',
+        '-days',
+        '3650',
+        '-subj',
+        '/CN=kpromo-local-ca',
+      ],
+      dir,
+    );
   }
   if (!existsSync(pki.saKey)) {
     openssl(['genrsa', '-out', 'sa.key', '2048'], dir);
@@ -54,7 +71,29 @@ export function ensureCert(
   if (opts.sans?.length) lines.push(`subjectAltName=${opts.sans.join(',')}`);
   writeFileSync(ext, `${lines.join('\n')}\n`);
   const subj = `/CN=${opts.cn}${opts.org ? `/O=${opts.org}` : ''}`;
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], pki.dir);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', ext], pki.dir);
+  openssl(
+    ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj],
+    pki.dir,
+  );
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '3650',
+      '-extfile',
+      ext,
+    ],
+    pki.dir,
+  );
   return { cert, key };
 }

@@ -7,11 +7,20 @@ const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'kpromo-test', GIT_AUTHOR_EMAIL: 'test@kpromo.local', GIT_COMMITTER_NAME: 'kpromo-test', GIT_COMMITTER_EMAIL: 'test@kpromo.local' },
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'kpromo-test',
+      GIT_AUTHOR_EMAIL: 'test@kpromo.local',
+      GIT_COMMITTER_NAME: 'kpromo-test',
+      GIT_COMMITTER_EMAIL: 'test@kpromo.local',
+    },
   }).trim();
 
 /** A real bare git repository seeded with `files` on `branch`; its file:// URL works as a GitOps remote. */
-export function createBareRepo(files: Record<string, string>, branch = 'main'): { url: string; dir: string; log(): string[]; read(path: string): string } {
+export function createBareRepo(
+  files: Record<string, string>,
+  branch = 'main',
+): { url: string; dir: string; log(): string[]; read(path: string): string } {
   const root = mkdtempSync(join(tmpdir(), 'kpromo-git-'));
   const bare = join(root, 'remote.git');
   const work = join(root, 'seed');

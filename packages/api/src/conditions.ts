@@ -20,7 +20,8 @@ export function setCondition(
   const next: Condition = {
     ...input,
     observedGeneration: generation,
-    lastTransitionTime: prev && prev.status === input.status ? prev.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    lastTransitionTime:
+      prev && prev.status === input.status ? prev.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
   };
   if (generation === undefined) delete next.observedGeneration;
   if (i >= 0) list[i] = next;

@@ -1,11 +1,11 @@
-export * from './group.js';
-export * from './types.js';
-export * from './crds.js';
-export * from './validate.js';
 export * from './conditions.js';
+export * from './crds.js';
+export * from './group.js';
 export * from './resources/application.js';
 export * from './resources/environment.js';
+export * from './resources/notification.js';
 export * from './resources/promotionFlow.js';
 export * from './resources/promotionPlan.js';
-export * from './resources/notification.js';
 export { Condition as ConditionSchema, StringEnum, StringMap } from './schemaHelpers.js';
+export * from './types.js';
+export * from './validate.js';

@@ -60,9 +60,7 @@ export const StatusBase = {
 
 export const ImageVersion = Type.Object({
   tag: Type.Optional(Type.String({ description: 'Image tag.', maxLength: 128 })),
-  digest: Type.Optional(
-    Type.String({ description: 'Image manifest digest.', pattern: '^sha256:[a-f0-9]{64}$' }),
-  ),
+  digest: Type.Optional(Type.String({ description: 'Image manifest digest.', pattern: '^sha256:[a-f0-9]{64}$' })),
 });
 
 export type { TSchema };

@@ -1,9 +1,9 @@
+import type { API_VERSION } from './group.js';
 import type { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import type { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
 import type { NotificationSpec, NotificationStatus } from './resources/notification.js';
 import type { PromotionFlowSpec, PromotionFlowStatus } from './resources/promotionFlow.js';
 import type { PromotionPlanSpec, PromotionPlanStatus } from './resources/promotionPlan.js';
-import type { API_VERSION } from './group.js';
 
 /** The subset of ObjectMeta the project reads and writes. */
 export interface ObjectMeta {

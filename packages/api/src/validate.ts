@@ -1,6 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { RESOURCES, openApiSchema } from './crds.js';
+import { openApiSchema, RESOURCES } from './crds.js';
 import type { AnyKpromoObject, KpromoKind } from './types.js';
 
 // The x-kubernetes-* keywords are apiserver extensions; ajv only needs to know they are allowed.
@@ -34,8 +34,10 @@ export class ValidationError extends Error {
 
 function describe(e: ErrorObject): string {
   const where = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : '(root)';
-  if (e.keyword === 'enum') return `${where}: must be one of ${(e.params as { allowedValues: string[] }).allowedValues.join(', ')}`;
-  if (e.keyword === 'required') return `${where}: missing required field ${(e.params as { missingProperty: string }).missingProperty}`;
+  if (e.keyword === 'enum')
+    return `${where}: must be one of ${(e.params as { allowedValues: string[] }).allowedValues.join(', ')}`;
+  if (e.keyword === 'required')
+    return `${where}: missing required field ${(e.params as { missingProperty: string }).missingProperty}`;
   return `${where}: ${e.message ?? e.keyword}`;
 }
 
@@ -43,12 +45,19 @@ function describe(e: ErrorObject): string {
  * Client-side check against the same OpenAPI schema the CRD carries (CEL rules are left to the
  * apiserver). Used to give clear errors before a write, e.g. in the CLI, MCP tools and the exporter.
  */
-export function validateResource(obj: unknown): { ok: true; value: AnyKpromoObject } | { ok: false; error: ValidationError } {
+export function validateResource(
+  obj: unknown,
+): { ok: true; value: AnyKpromoObject } | { ok: false; error: ValidationError } {
   const o = obj as { kind?: string; metadata?: { name?: string } } | null;
   const name = o?.metadata?.name ?? '(unnamed)';
   const kind = o?.kind;
   if (!kind || !(kind in RESOURCES)) {
-    return { ok: false, error: new ValidationError(String(kind ?? '(no kind)'), name, [`unknown kind; expected one of ${Object.keys(RESOURCES).join(', ')}`]) };
+    return {
+      ok: false,
+      error: new ValidationError(String(kind ?? '(no kind)'), name, [
+        `unknown kind; expected one of ${Object.keys(RESOURCES).join(', ')}`,
+      ]),
+    };
   }
   const v = validatorFor(kind as KpromoKind);
   if (v(obj)) return { ok: true, value: obj as AnyKpromoObject };

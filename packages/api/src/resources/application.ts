@@ -17,9 +17,12 @@ export const WorkloadRef = Type.Object({
 export const HealthCheck = Type.Object({
   name: Name('Health check name.'),
   type: StringEnum(['workloadReady', 'http'] as const, {
-    description: 'workloadReady: the rollout completed with all replicas available. http: a GET must answer expectStatus.',
+    description:
+      'workloadReady: the rollout completed with all replicas available. http: a GET must answer expectStatus.',
   }),
-  url: Type.Optional(Type.String({ description: 'URL for http checks; {environment} is replaced.', pattern: '^https?://' })),
+  url: Type.Optional(
+    Type.String({ description: 'URL for http checks; {environment} is replaced.', pattern: '^https?://' }),
+  ),
   expectStatus: Type.Optional(Type.Integer({ minimum: 100, maximum: 599, default: 200 })),
   timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, default: 300 })),
 });

@@ -3,9 +3,7 @@ import { Name, SecretKeyRef, StatusBase, StringEnum } from '../schemaHelpers.js'
 
 export const ClusterRef = Type.Object(
   {
-    context: Type.Optional(
-      Type.String({ description: 'Context name in the controller kubeconfig.', minLength: 1 }),
-    ),
+    context: Type.Optional(Type.String({ description: 'Context name in the controller kubeconfig.', minLength: 1 })),
     kubeconfigSecretRef: Type.Optional(SecretKeyRef),
     inCluster: Type.Optional(Type.Boolean({ description: 'Use the cluster the controller runs in.' })),
   },
@@ -44,7 +42,9 @@ export const GitDelivery = Type.Object({
   repository: Type.String({ description: 'Git URL (https://, ssh:// or file://).', minLength: 1 }),
   branch: Type.Optional(Type.String({ default: 'main', minLength: 1 })),
   path: Type.String({ description: 'File to edit; {app} and {environment} are replaced.', minLength: 1 }),
-  valuesPath: Type.Optional(Type.String({ description: 'Dot path of the image reference in that YAML file.', default: 'image' })),
+  valuesPath: Type.Optional(
+    Type.String({ description: 'Dot path of the image reference in that YAML file.', default: 'image' }),
+  ),
   credentialsSecretRef: Type.Optional(SecretKeyRef),
   author: Type.Optional(Type.Object({ name: Type.String(), email: Type.String() })),
 });
@@ -52,7 +52,8 @@ export const GitDelivery = Type.Object({
 export const Delivery = Type.Object(
   {
     method: StringEnum(['patch', 'helmRelease', 'git'] as const, {
-      description: 'patch: set the workload image. helmRelease: set a Flux HelmRelease value. git: commit to a GitOps repo.',
+      description:
+        'patch: set the workload image. helmRelease: set a Flux HelmRelease value. git: commit to a GitOps repo.',
     }),
     helmRelease: Type.Optional(HelmReleaseDelivery),
     git: Type.Optional(GitDelivery),

@@ -1,7 +1,14 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, SecretKeyRef, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
 
-export const NOTIFICATION_EVENTS = ['PlanApproved', 'AppPromoted', 'AppFailed', 'PlanComplete', 'PlanIncomplete', 'PlanRolledBack'] as const;
+export const NOTIFICATION_EVENTS = [
+  'PlanApproved',
+  'AppPromoted',
+  'AppFailed',
+  'PlanComplete',
+  'PlanIncomplete',
+  'PlanRolledBack',
+] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
 export const NotificationSpec = Type.Object({

@@ -22,17 +22,24 @@ export const PromotionFlowSpec = Type.Object({
     maxItems: 16,
     description: 'Environments in promotion order, e.g. dev -> stable -> prod.',
     'x-kubernetes-validations': [
-      { rule: 'self.all(s, self.exists_one(t, t.environment == s.environment))', message: 'stages must not repeat an environment' },
+      {
+        rule: 'self.all(s, self.exists_one(t, t.environment == s.environment))',
+        message: 'stages must not repeat an environment',
+      },
     ],
   }),
   selector: Type.Optional(ApplicationSelector),
   approval: Type.Optional(StringEnum(['manual', 'auto'] as const, { default: 'manual' })),
   tagPattern: Type.Optional(
-    Type.String({ description: 'Only tags matching this regular expression are promoted.', default: '^v\\d+\\.\\d+\\.\\d+' }),
+    Type.String({
+      description: 'Only tags matching this regular expression are promoted.',
+      default: '^v\\d+\\.\\d+\\.\\d+',
+    }),
   ),
   tagTemplate: Type.Optional(
     Type.String({
-      description: 'Unique tag written in the target registry. Placeholders: {tag}, {version}, {timestamp}, {shortDigest}.',
+      description:
+        'Unique tag written in the target registry. Placeholders: {tag}, {version}, {timestamp}, {shortDigest}.',
       default: '{version}-{timestamp}',
       pattern: '^[A-Za-z0-9_{}.-]+$',
     }),

@@ -34,7 +34,10 @@ export const PromotionPlanSpec = Type.Object(
   {
     'x-kubernetes-validations': [
       { rule: 'self.from != self.to', message: 'from and to must be different environments' },
-      { rule: "self.action != 'rollback' || has(self.rollbackOf)", message: 'rollbackOf is required when action is rollback' },
+      {
+        rule: "self.action != 'rollback' || has(self.rollbackOf)",
+        message: 'rollbackOf is required when action is rollback',
+      },
       {
         rule: '!has(oldSelf.approved) || !oldSelf.approved || self.candidates == oldSelf.candidates',
         message: 'candidates are immutable once the plan is approved',
@@ -43,9 +46,15 @@ export const PromotionPlanSpec = Type.Object(
   },
 );
 
-export const AppPhase = StringEnum(
-  ['Pending', 'Copying', 'Writing', 'RollingOut', 'Succeeded', 'Failed', 'RolledBack'] as const,
-);
+export const AppPhase = StringEnum([
+  'Pending',
+  'Copying',
+  'Writing',
+  'RollingOut',
+  'Succeeded',
+  'Failed',
+  'RolledBack',
+] as const);
 
 export const AppProgress = Type.Object({
   application: Name('Application name.'),
@@ -65,9 +74,7 @@ export const AppProgress = Type.Object({
 
 export const PromotionPlanStatus = Type.Object({
   ...StatusBase,
-  phase: Type.Optional(
-    StringEnum(['Pending', 'Promoting', 'Complete', 'Incomplete', 'Failed', 'RolledBack'] as const),
-  ),
+  phase: Type.Optional(StringEnum(['Pending', 'Promoting', 'Complete', 'Incomplete', 'Failed', 'RolledBack'] as const)),
   apps: Type.Optional(
     Type.Unsafe<Array<Static<typeof AppProgress>>>({
       type: 'array',
