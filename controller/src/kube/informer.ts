@@ -146,7 +146,8 @@ export class Informer<T extends KObject> {
           if (gone || (err as { statusCode?: number })?.statusCode === 410) {
             this.resourceVersion = '';
             resolve();
-          } else if (err && !this.stopped) reject(err);
+          } else if (err && !this.stopped && (err as { name?: string }).name !== 'TimeoutError') reject(err);
+          // The client's 30s inactivity timeout on a quiet collection is not a failure: resume from our resourceVersion.
           else resolve();
         },
       ).then((ac) => {

@@ -18,7 +18,14 @@ import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { checkRollout } from '../rollout/watchRollout.js';
 import { registryRepository } from '../util/imageRef.js';
-import { appsToWorkOn, planOutcome, type ResolvedPlan, TERMINAL_PLAN_PHASES, validatePlan } from './planDecisions.js';
+import {
+  appsToWorkOn,
+  planOutcome,
+  type ResolvedPlan,
+  TERMINAL_APP_PHASES,
+  TERMINAL_PLAN_PHASES,
+  validatePlan,
+} from './planDecisions.js';
 import { ObjectGoneError, StatusWriter } from './statusWriter.js';
 import { renderTag } from './tagTemplate.js';
 
@@ -252,6 +259,7 @@ export async function reconcilePlan(
   const limit = pLimit(concurrency);
   const requeues: number[] = [];
 
+  const terminalBefore = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
   const work = appsToWorkOn(status.apps ?? [], concurrency);
   await Promise.all(
     work.map((ap) =>
@@ -308,8 +316,11 @@ export async function reconcilePlan(
   const outcome = planOutcome(status.apps ?? []);
   if (!outcome) {
     // More pending apps may start as soon as slots free up; rollouts are re-checked at the earliest deadline.
+    // A slot freed in this pass (or none in use) lets the next pending app start at once.
     const pending = (status.apps ?? []).some((a) => a.phase === 'Pending');
-    return { requeueAfterMs: pending && requeues.length === 0 ? 0 : Math.min(...requeues, 30_000) };
+    const terminalAfter = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
+    if (pending && (requeues.length === 0 || terminalAfter > terminalBefore)) return { requeueAfterMs: 0 };
+    return { requeueAfterMs: Math.min(...requeues, 30_000) };
   }
   status.succeeded = outcome.succeeded;
   status.failed = outcome.failed;
