@@ -44,7 +44,14 @@ const onMessage = (m: Msg) => {
 };
 child.on('message', onMessage);
 exporterChild.on('message', onMessage);
-const next = (type: string) => new Promise<Msg>((r) => waiters.push((m) => (m.type === type ? (r(m), true) : false)));
+const next = (type: string) =>
+  new Promise<Msg>((r) =>
+    waiters.push((m) => {
+      if (m.type !== type) return false;
+      r(m);
+      return true;
+    }),
+  );
 // Registered before any message can arrive.
 const standInReady = next('ready');
 const exporterReady = next('exporter-ready');

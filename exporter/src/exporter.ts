@@ -6,9 +6,18 @@ import { compileResource, type MappedEntity, mapObjects } from './mapEntity.js';
 import { kindString, parseKind } from './resourceKind.js';
 import { type KubeObject, objectKey, ResourceWatcher, type WatchEvent } from './watchResources.js';
 
+/** The custom resource an entity was mapped from. */
+export interface EntityOrigin {
+  cluster: string;
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
 /** Where mapped entities go: the Port sink and the Backstage provider both implement this. */
 export interface EntitySink {
-  put(m: MappedEntity): void;
+  put(m: MappedEntity, origin: EntityOrigin): void;
   remove(blueprint: string, identifier: string): void;
   addBlueprint?(bp: import('./config.js').BlueprintConfig): void;
 }
@@ -97,7 +106,7 @@ export class Exporter {
 
   private async onEvent(source: string, program: string, log: Logger, e: WatchEvent): Promise<void> {
     if (e.type === 'delete') {
-      this.apply(source, objectKey(e.object), []);
+      this.apply(source, e.object, []);
       this.mappingErrors.delete(`${source}|${objectKey(e.object)}`);
       return;
     }
@@ -114,11 +123,19 @@ export class Exporter {
         return;
       }
       this.mappingErrors.delete(errKey);
-      this.apply(source, ok, r.entities);
+      this.apply(source, obj, r.entities);
     });
   }
 
-  private apply(source: string, objKey: string, entities: MappedEntity[]): void {
+  private apply(source: string, obj: KubeObject, entities: MappedEntity[]): void {
+    const objKey = objectKey(obj);
+    const origin: EntityOrigin = {
+      cluster: source.split('|')[0],
+      apiVersion: obj.apiVersion ?? '',
+      kind: obj.kind ?? '',
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+    };
     let bySource = this.produced.get(source);
     if (!bySource) {
       bySource = new Map();
@@ -135,7 +152,7 @@ export class Exporter {
         this.owners.set(entityKey(m), set);
       }
       set.add(owner);
-      this.o.sink.put(m);
+      this.o.sink.put(m, origin);
     }
     for (const m of before) {
       const k = entityKey(m);

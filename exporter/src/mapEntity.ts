@@ -111,10 +111,15 @@ export function finishEntity(raw: RawEntity, stateKey: string): MappedEntity {
   return { blueprint: raw.blueprint, entity, hash: hashEntity(raw.blueprint, entity) };
 }
 
+const MAP_CHUNK = 200;
+
 /** Maps many objects of one resource; results align with `objects`. */
 export async function mapObjects(program: string, objects: unknown[], stateKey: string): Promise<MapResult[]> {
-  if (objects.length === 0) return [];
-  const out = (await runJq(objects, program)) as Array<{ ok: boolean; entities?: RawEntity[]; error?: string }>;
+  const out: Array<{ ok: boolean; entities?: RawEntity[]; error?: string }> = [];
+  // Chunks keep jq's WASM heap small: it grows to the largest input and never shrinks.
+  for (let i = 0; i < objects.length; i += MAP_CHUNK) {
+    out.push(...((await runJq(objects.slice(i, i + MAP_CHUNK), program)) as typeof out));
+  }
   return out.map((r) => {
     if (!r.ok) return { ok: false, error: r.error ?? 'mapping failed' };
     try {

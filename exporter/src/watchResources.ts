@@ -40,6 +40,19 @@ export function missingAfterRelist(known: Iterable<string>, relisted: ReadonlySe
   return [...known].filter((k) => !relisted.has(k));
 }
 
+/** What is kept per known object: enough to report its delete later, not the whole object. */
+function slim(o: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion } = o.metadata;
+  return { apiVersion: o.apiVersion, kind: o.kind, metadata: { name, namespace, uid, resourceVersion } };
+}
+
+/** managedFields are large and never mapped; dropping them halves what flows through jq. */
+function trim(o: KubeObject): KubeObject {
+  const m = o.metadata as KubeObject['metadata'] & { managedFields?: unknown };
+  if (m.managedFields) delete m.managedFields;
+  return o;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -115,7 +128,7 @@ export class ResourceWatcher {
       for (const it of page.items) {
         const why = malformedReason(it);
         if (why) this.o.log.warn({ kind: kindString(this.o.kind), reason: why }, 'skipping malformed object');
-        else items.push(it as KubeObject);
+        else items.push(trim(it as KubeObject));
       }
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
@@ -136,7 +149,7 @@ export class ResourceWatcher {
           this.known.delete(k);
           await this.o.onEvent({ type: 'delete', object: gone });
         }
-        for (const it of items) this.known.set(objectKey(it), it);
+        for (const it of items) this.known.set(objectKey(it), slim(it));
         this.listed = true;
         await this.o.onEvent({ type: 'synced', objects: items });
         rv = resourceVersion;
@@ -196,12 +209,12 @@ export class ResourceWatcher {
               this.o.log.warn({ kind: kindString(this.o.kind), reason: why, type }, 'skipping malformed object');
               return;
             }
-            const o = obj as KubeObject;
+            const o = trim(obj as KubeObject);
             if (o.metadata.resourceVersion) last = o.metadata.resourceVersion;
             if (type === 'BOOKMARK') return;
             const k = objectKey(o);
             if (type === 'DELETED') this.known.delete(k);
-            else this.known.set(k, o);
+            else this.known.set(k, slim(o));
             const ev: WatchEvent = type === 'DELETED' ? { type: 'delete', object: o } : { type: 'upsert', object: o };
             chain = chain
               .then(() => this.o.onEvent(ev))
