@@ -312,47 +312,48 @@ describe('exporter → Port stand-in against the real clusters', () => {
     await converged('after resync');
   });
 
-  it('discovers a new CRD without restart and exports its objects', async () => {
+  it('discovers a new CRD without restart, follows its removal and re-addition', async () => {
     const ext = kcs.dev.makeApiClient(k8s.ApiextensionsV1Api);
     const name = `expwidgets.${WIDGET_GROUP}`;
-    await ext.createCustomResourceDefinition({
-      body: {
-        metadata: { name },
-        spec: {
-          group: WIDGET_GROUP,
-          scope: 'Namespaced',
-          names: { kind: 'ExpWidget', plural: 'expwidgets', singular: 'expwidget', listKind: 'ExpWidgetList' },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: {
-                openAPIV3Schema: {
-                  type: 'object',
-                  properties: {
-                    spec: { type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' } } },
-                  },
+    const widgetCrd: k8s.V1CustomResourceDefinition = {
+      metadata: { name },
+      spec: {
+        group: WIDGET_GROUP,
+        scope: 'Namespaced',
+        names: { kind: 'ExpWidget', plural: 'expwidgets', singular: 'expwidget', listKind: 'ExpWidgetList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: { type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' } } },
                 },
               },
             },
-          ],
+          },
+        ],
+      },
+    };
+    const createWidget = (w: string, size: number) =>
+      kcs.dev.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({
+        group: WIDGET_GROUP,
+        version: 'v1',
+        namespace: NS,
+        plural: 'expwidgets',
+        body: {
+          apiVersion: `${WIDGET_GROUP}/v1`,
+          kind: 'ExpWidget',
+          metadata: { name: w },
+          spec: { size, color: 'red' },
         },
-      },
-    });
+      });
+    await ext.createCustomResourceDefinition({ body: widgetCrd });
     await waitForEstablished(ext, name);
-    await kcs.dev.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({
-      group: WIDGET_GROUP,
-      version: 'v1',
-      namespace: NS,
-      plural: 'expwidgets',
-      body: {
-        apiVersion: `${WIDGET_GROUP}/v1`,
-        kind: 'ExpWidget',
-        metadata: { name: 'w1' },
-        spec: { size: 3, color: 'red' },
-      },
-    });
+    await createWidget('w1', 3);
     await waitFor('widget entity', async () => entity('ExpWidget', `dev:${NS}:w1`), 60_000);
     expect(entity('ExpWidget', `dev:${NS}:w1`)?.properties).toMatchObject({ size: 3, color: 'red', cluster: 'dev' });
     const bp = port.blueprints.get('ExpWidget') as { schema: { properties: Record<string, { type: string }> } };
@@ -361,6 +362,21 @@ describe('exporter → Port stand-in against the real clusters', () => {
     // Removing the CRD removes its objects; the entity follows.
     await ext.deleteCustomResourceDefinition({ name });
     await waitFor('widget entity removed with its CRD', async () => !entity('ExpWidget', `dev:${NS}:w1`), 90_000);
+    // Re-adding the CRD (and an object) is picked up by the same watcher, still without a restart.
+    await waitFor(
+      'CRD deletion finished',
+      () =>
+        ext.readCustomResourceDefinition({ name }).then(
+          () => false,
+          (e) => (e as { code?: number }).code === 404,
+        ),
+      90_000,
+    );
+    await ext.createCustomResourceDefinition({ body: widgetCrd });
+    await waitForEstablished(ext, name);
+    await createWidget('w2', 5);
+    await waitFor('widget entity after CRD re-added', async () => entity('ExpWidget', `dev:${NS}:w2`), 60_000);
+    expect(entity('ExpWidget', `dev:${NS}:w2`)?.properties.size).toBe(5);
     expect(port.violations).toEqual([]);
   });
 });
