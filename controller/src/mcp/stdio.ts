@@ -1,0 +1,48 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Config } from '../config.js';
+import { ClusterClients } from '../kube/clusters.js';
+import { LiveCache } from '../kube/liveCache.js';
+import type { Logger } from '../observability/logger.js';
+import { resolveDigest } from '../oci/copyImage.js';
+import { Authorizer } from './auth.js';
+import type { McpConfig } from './config.js';
+import { createMcpServer } from './server.js';
+
+/**
+ * `kpromo-controller mcp --stdio`: a local MCP server over stdin/stdout, reading through its own
+ * informer cache. The caller is whoever runs it: every call is authorised as the kubeconfig
+ * identity (SelfSubjectAccessReview), write mode comes from mcp.write. Logs must go to stderr.
+ */
+export async function runMcpStdio(
+  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace'> & { mcp: McpConfig },
+  log: Logger,
+): Promise<{ close(): Promise<void> }> {
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
+  const cache = new LiveCache(clients, cfg.namespaces, log);
+  await cache.start(AbortSignal.timeout(60_000));
+  await Promise.all(
+    cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
+  );
+  const user = process.env.USER ?? 'local';
+  const server = createMcpServer(
+    { cache, control: clients.control, namespace: cfg.defaultNamespace, resolveDigest },
+    {
+      write: cfg.mcp.write,
+      authorizer: new Authorizer(clients.control),
+      log,
+      localCaller: { username: `local:${user}`, groups: [], source: 'local' },
+    },
+  );
+  const transport = new StdioServerTransport();
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await server.close().catch(() => undefined);
+    cache.stop();
+  };
+  transport.onclose = () => void close();
+  await server.connect(transport);
+  log.info({ write: cfg.mcp.write }, 'mcp stdio server ready');
+  return { close };
+}

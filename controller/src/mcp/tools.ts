@@ -1,0 +1,574 @@
+import type { Application } from '@kpromo/api';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { ApiContext } from '../api/context.js';
+import { ApiError } from '../api/context.js';
+import { approvePlan, createPlan, diff, getPlan, listEnvironments, rollbackPlan } from '../api/promotions.js';
+import { globToRegExp } from '../candidates/computeCandidates.js';
+import { runningVersion } from '../candidates/runningVersion.js';
+import { EVENT, resourcePath } from '../kube/paths.js';
+import type { Caller } from './auth.js';
+import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
+import { clip, redactMap } from './redact.js';
+import {
+  AppOut,
+  appOut,
+  ConditionOut,
+  conditionsOut,
+  EnvOut,
+  PlanOut,
+  planOut,
+  VersionOut,
+  versionOut,
+} from './views.js';
+
+const K8S_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const name = (what: string) =>
+  z.string().min(1).max(253).regex(K8S_NAME, `${what} must be a Kubernetes object name (lowercase, digits, -, .)`);
+const nsArg = name('namespace')
+  .optional()
+  .describe('Namespace of the kpromo resources; the server default when omitted');
+
+const HEALTH = ['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const;
+
+const EventOut = z.object({
+  type: z.string(),
+  reason: z.string(),
+  message: z.string(),
+  count: z.number().int().optional(),
+  lastTimestamp: z.string().optional(),
+});
+
+interface KubeEvent {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string;
+  eventTime?: string;
+  firstTimestamp?: string;
+  metadata?: { creationTimestamp?: string };
+}
+
+/** Cursor: opaque, bound to the query it was issued for. */
+function encodeCursor(offset: number, key: string): string {
+  return Buffer.from(JSON.stringify({ o: offset, k: key })).toString('base64url');
+}
+function decodeCursor(cursor: string, key: string): number {
+  try {
+    const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { o?: unknown; k?: unknown };
+    if (typeof c.o === 'number' && Number.isInteger(c.o) && c.o >= 0 && c.k === key) return c.o;
+  } catch {
+    // fall through
+  }
+  throw new BadRequest('invalid cursor: pass the nextCursor returned by the same list query, unchanged');
+}
+
+function page<T>(items: T[], args: { cursor?: string; pageSize?: number }, key: string, dflt: number) {
+  const size = args.pageSize ?? dflt;
+  const start = args.cursor ? decodeCursor(args.cursor, key) : 0;
+  const slice = items.slice(start, start + size);
+  const next = start + size < items.length ? encodeCursor(start + size, key) : undefined;
+  return { slice, total: items.length, ...(next ? { nextCursor: next } : {}) };
+}
+
+async function recentEvents(
+  ctx: ApiContext,
+  o: McpServerOptions,
+  caller: Caller,
+  ns: string,
+  kind: string,
+  objName: string,
+): Promise<{ events: z.infer<typeof EventOut>[]; eventsNote?: string }> {
+  const d = await o.authorizer.check(caller, { verb: 'list', resource: 'events', group: '', namespace: ns });
+  if (!d.allowed) return { events: [], eventsNote: `${caller.username} may not list events in ${ns}; events omitted` };
+  const l = await ctx.control.request<{ items: KubeEvent[] }>('GET', resourcePath(EVENT, ns), {
+    query: { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${objName}`, limit: 200 },
+  });
+  const at = (e: KubeEvent) =>
+    e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp ?? '';
+  return {
+    events: l.items
+      .sort((a, b) => at(b).localeCompare(at(a)))
+      .slice(0, 20)
+      .map((e) => ({
+        type: e.type ?? 'Normal',
+        reason: e.reason ?? '',
+        message: clip(e.message, 512) ?? '',
+        ...(e.count !== undefined ? { count: e.count } : {}),
+        ...(at(e) ? { lastTimestamp: at(e) } : {}),
+      })),
+  };
+}
+
+function appsView(ctx: ApiContext, apps: Application[], env?: string): AppOut[] {
+  const now = Date.now();
+  return apps.map((a) => {
+    const envs = ctx.cache.environments(a.metadata.namespace).filter((e) => !env || e.metadata.name === env);
+    return appOut(
+      a,
+      envs.map((e) => versionOut(ctx, a, runningVersion(ctx.cache, a, e), now)),
+    );
+  });
+}
+
+const filterArgs = {
+  applications: z.array(z.string().min(1).max(253)).max(100).optional().describe('Application names or globs (* ?)'),
+  teams: z.array(z.string().min(1)).max(50).optional().describe('Owning teams'),
+  matchLabels: z.record(z.string(), z.string()).optional().describe('Labels every application must have'),
+  tagPattern: z.string().max(256).optional().describe('Regular expression source tags must match'),
+};
+
+const CandidateOut = z.object({
+  application: z.string(),
+  from: z.object({
+    tag: z.string(),
+    digest: z.string(),
+    since: z.string().optional(),
+    ageSeconds: z.number().optional(),
+  }),
+  to: z
+    .object({
+      tag: z.string().optional(),
+      digest: z.string().optional(),
+      since: z.string().optional(),
+      ageSeconds: z.number().optional(),
+    })
+    .optional(),
+});
+const SkippedOut = z.object({ application: z.string(), reason: z.string(), message: z.string() });
+
+function checkRegex(p: string | undefined) {
+  if (p === undefined) return;
+  try {
+    new RegExp(p);
+  } catch (e) {
+    throw new BadRequest(`tagPattern is not a valid regular expression: ${(e as Error).message}`);
+  }
+}
+
+export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOptions): void {
+  const nsOf = (ns?: string) => ns ?? ctx.namespace;
+  const dfltPage = o.defaultPageSize ?? 50;
+
+  // ---- list ----
+  const listIn = {
+    kind: z.enum(['applications', 'environments', 'plans']).default('applications'),
+    namespace: nsArg,
+    environment: name('environment')
+      .optional()
+      .describe('Only versions in this environment (applications); plans from/to it'),
+    type: z
+      .enum(['service', 'job', 'workflow', 'rollout'])
+      .optional()
+      .describe('Application type (apps, jobs, Argo workflows, rollouts)'),
+    name: z.string().min(1).max(253).optional().describe('Name glob, e.g. "check*"'),
+    team: z.string().min(1).optional().describe('Owning team'),
+    labels: z.record(z.string(), z.string()).optional().describe('Labels that must all match'),
+    health: z.enum(HEALTH).optional().describe('Health in `environment`, or in any environment when none is given'),
+    pageSize: z.number().int().min(1).max(200).optional().describe(`Items per page (default ${dfltPage})`),
+    cursor: z.string().max(512).optional().describe('nextCursor from the previous page'),
+  };
+  server.registerTool(
+    'list',
+    {
+      title: 'List applications, environments or promotion plans',
+      description:
+        'Lists kpromo Applications (with the version and health in every Environment), Environments or PromotionPlans from the controller cache. Filters: environment, type, name glob, team, labels, health. Paginated: pass nextCursor back as cursor.',
+      inputSchema: listIn,
+      outputSchema: {
+        kind: z.string(),
+        namespace: z.string(),
+        total: z.number().int(),
+        nextCursor: z.string().optional(),
+        applications: z.array(AppOut).optional(),
+        environments: z.array(EnvOut).optional(),
+        plans: z.array(PlanOut).optional(),
+      },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args, extra: Extra) => {
+      const ns = nsOf(args.namespace);
+      const resource = { applications: 'applications', environments: 'environments', plans: 'promotionplans' }[
+        args.kind
+      ];
+      return runTool(
+        o,
+        'list',
+        args,
+        extra,
+        { access: () => [{ verb: 'list', resource, namespace: ns }] },
+        async () => {
+          const glob = args.name ? globToRegExp(args.name) : undefined;
+          const key = JSON.stringify({ ...args, cursor: undefined, pageSize: undefined, namespace: ns });
+          const byName = <T extends { metadata: { name: string } }>(a: T, b: T) =>
+            a.metadata.name.localeCompare(b.metadata.name);
+          if (args.kind === 'environments') {
+            const envs = listEnvironments(ctx, { namespace: ns })
+              .filter((e) => !glob || glob.test(e.name))
+              .sort((a, b) => a.name.localeCompare(b.name));
+            const p = page(envs, args, key, dfltPage);
+            return {
+              kind: args.kind,
+              namespace: ns,
+              total: p.total,
+              ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+              environments: p.slice.map((e) => ({
+                namespace: e.namespace,
+                name: e.name,
+                ...(e.tier ? { tier: e.tier } : {}),
+                targetNamespace: e.targetNamespace,
+                registry: e.registry,
+                delivery: e.delivery,
+              })),
+            };
+          }
+          if (args.kind === 'plans') {
+            const plans = ctx.cache
+              .plans(ns)
+              .filter((pl) => !glob || glob.test(pl.metadata.name))
+              .filter((pl) => !args.environment || pl.spec.to === args.environment || pl.spec.from === args.environment)
+              .sort(byName);
+            const p = page(plans, args, key, dfltPage);
+            return {
+              kind: args.kind,
+              namespace: ns,
+              total: p.total,
+              ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+              plans: p.slice.map(planOut),
+            };
+          }
+          if (args.environment && !ctx.cache.getEnvironment(ns, args.environment))
+            throw new ApiError(404, `Environment "${args.environment}" not found in namespace ${ns}`);
+          const apps = ctx.cache
+            .applications(ns)
+            .filter((a) => !glob || glob.test(a.metadata.name))
+            .filter((a) => !args.type || (a.spec.type ?? 'service') === args.type)
+            .filter((a) => !args.team || a.spec.owner === args.team)
+            .filter((a) => {
+              if (!args.labels) return true;
+              const l = { ...(a.metadata.labels ?? {}), ...(a.spec.labels ?? {}) };
+              return Object.entries(args.labels).every(([k, v]) => l[k] === v);
+            })
+            .sort(byName);
+          let views = appsView(ctx, apps, args.environment);
+          if (args.health) views = views.filter((v) => v.versions.some((x) => x.health === args.health));
+          const p = page(views, args, key, dfltPage);
+          return {
+            kind: args.kind,
+            namespace: ns,
+            total: p.total,
+            ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+            applications: p.slice,
+          };
+        },
+      );
+    },
+  );
+
+  // ---- diff ----
+  server.registerTool(
+    'diff',
+    {
+      title: 'Versions between two environments',
+      description:
+        'What a promotion from one environment to the next would change: per application the source and target version (tag, digest, age), plus the applications that would be skipped and why.',
+      inputSchema: {
+        namespace: nsArg,
+        from: name('from'),
+        to: name('to'),
+        flow: name('flow').optional().describe('PromotionFlow; found from the stage transition when omitted'),
+        ...filterArgs,
+      },
+      outputSchema: {
+        namespace: z.string(),
+        flow: z.string(),
+        from: z.string(),
+        to: z.string(),
+        candidates: z.array(CandidateOut),
+        skipped: z.array(SkippedOut),
+      },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args, extra: Extra) => {
+      const ns = nsOf(args.namespace);
+      return runTool(
+        o,
+        'diff',
+        args,
+        extra,
+        { access: () => [{ verb: 'list', resource: 'applications', namespace: ns }] },
+        async () => {
+          checkRegex(args.tagPattern);
+          if (args.from === args.to) throw new BadRequest('from and to must be different environments');
+          const d = await diff(ctx, { ...args, namespace: ns });
+          return { namespace: ns, ...d, candidates: withAges(ctx, ns, d.from, d.to, d.candidates) };
+        },
+      );
+    },
+  );
+
+  // ---- state ----
+  server.registerTool(
+    'state',
+    {
+      title: 'Health and rollout state',
+      description:
+        'Health and rollout state of one Application (versions and health per environment) or one PromotionPlan (phase, per-app progress), with conditions and recent Kubernetes Events. Pass exactly one of application or plan.',
+      inputSchema: {
+        namespace: nsArg,
+        application: name('application').optional(),
+        plan: name('plan').optional(),
+      },
+      outputSchema: {
+        kind: z.enum(['Application', 'PromotionPlan']),
+        namespace: z.string(),
+        name: z.string(),
+        application: AppOut.extend({ annotations: z.record(z.string(), z.string()) }).optional(),
+        plan: PlanOut.optional(),
+        conditions: z.array(ConditionOut),
+        events: z.array(EventOut),
+        eventsNote: z.string().optional(),
+      },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args, extra: Extra) => {
+      const ns = nsOf(args.namespace);
+      const isPlan = args.plan !== undefined;
+      return runTool(
+        o,
+        'state',
+        args,
+        extra,
+        {
+          access: () =>
+            isPlan || args.application
+              ? [
+                  {
+                    verb: 'get',
+                    resource: isPlan ? 'promotionplans' : 'applications',
+                    namespace: ns,
+                    name: args.plan ?? args.application,
+                  },
+                ]
+              : [],
+        },
+        async (caller) => {
+          if ((args.plan === undefined) === (args.application === undefined))
+            throw new BadRequest('pass exactly one of application or plan');
+          if (args.plan) {
+            const p = await getPlan(ctx, ns, args.plan);
+            const ev = await recentEvents(ctx, o, caller, ns, 'PromotionPlan', args.plan);
+            const v = planOut(p);
+            return { kind: 'PromotionPlan', namespace: ns, name: args.plan, plan: v, conditions: v.conditions, ...ev };
+          }
+          const a = ctx.cache.getApplication(ns, args.application!);
+          if (!a) throw new ApiError(404, `Application ${ns}/${args.application} not found`);
+          const [view] = appsView(ctx, [a]);
+          const ev = await recentEvents(ctx, o, caller, ns, 'Application', a.metadata.name);
+          return {
+            kind: 'Application',
+            namespace: ns,
+            name: a.metadata.name,
+            application: { ...view, annotations: redactMap(a.metadata.annotations) ?? {} },
+            conditions: conditionsOut(a.status?.conditions),
+            ...ev,
+          };
+        },
+      );
+    },
+  );
+
+  // ---- plan ----
+  server.registerTool(
+    'plan',
+    {
+      title: 'Create a PromotionPlan',
+      description:
+        'Computes the release candidates from one environment to the next (with the filters) and creates an unapproved PromotionPlan; nothing is promoted until `promote` approves it. dryRun returns the candidates without creating anything (always allowed; creation needs write mode).',
+      inputSchema: {
+        namespace: nsArg,
+        from: name('from'),
+        to: name('to'),
+        flow: name('flow').optional(),
+        name: name('name').optional().describe('Plan name; generated when omitted'),
+        dryRun: z.boolean().default(false),
+        ...filterArgs,
+      },
+      outputSchema: {
+        created: z.boolean(),
+        namespace: z.string(),
+        flow: z.string(),
+        plan: PlanOut.optional(),
+        candidates: z.array(CandidateOut),
+        skipped: z.array(SkippedOut),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (args, extra: Extra) => {
+      const ns = nsOf(args.namespace);
+      return runTool(
+        o,
+        'plan',
+        args,
+        extra,
+        {
+          write: !args.dryRun,
+          access: () => [
+            args.dryRun
+              ? { verb: 'list', resource: 'applications', namespace: ns }
+              : { verb: 'create', resource: 'promotionplans', namespace: ns },
+          ],
+        },
+        async () => {
+          checkRegex(args.tagPattern);
+          if (args.from === args.to) throw new BadRequest('from and to must be different environments');
+          if (args.dryRun) {
+            const d = await diff(ctx, { ...args, namespace: ns });
+            return {
+              created: false,
+              namespace: ns,
+              flow: d.flow,
+              candidates: withAges(ctx, ns, d.from, d.to, d.candidates),
+              skipped: d.skipped,
+            };
+          }
+          const r = await createPlan(ctx, { ...args, namespace: ns });
+          return {
+            created: true,
+            namespace: ns,
+            flow: r.plan.spec.flow,
+            plan: planOut(r.plan),
+            candidates: withAges(ctx, ns, r.plan.spec.from, r.plan.spec.to, r.plan.spec.candidates),
+            skipped: r.skipped,
+          };
+        },
+      );
+    },
+  );
+
+  // ---- promote / rollback (destructive) ----
+  const confirm = async (extra: Extra, message: string) => {
+    if (!server.server.getClientCapabilities()?.elicitation) return;
+    const r = await server.server.elicitInput(
+      {
+        message,
+        requestedSchema: {
+          type: 'object',
+          properties: { confirm: { type: 'boolean', title: 'Confirm', description: 'Proceed with this change' } },
+          required: ['confirm'],
+        },
+      },
+      { signal: extra.signal, timeout: 300_000 },
+    );
+    if (r.action !== 'accept' || r.content?.confirm !== true)
+      throw new Refused(`not confirmed by the user (${r.action === 'accept' ? 'confirm was not true' : r.action})`);
+  };
+
+  server.registerTool(
+    'promote',
+    {
+      title: 'Approve a PromotionPlan (promote)',
+      description:
+        'Approves a PromotionPlan so the controller promotes its candidates to the target environment (copies images, changes workloads or commits to Git). Destructive. Refused unless the server runs in write mode and Kubernetes RBAC lets the caller update promotionplans. Asks for confirmation when the client supports elicitation. Follow progress with `state`.',
+      inputSchema: { namespace: nsArg, plan: name('plan') },
+      outputSchema: { plan: PlanOut },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    (args, extra: Extra) => {
+      const ns = nsOf(args.namespace);
+      return runTool(
+        o,
+        'promote',
+        args,
+        extra,
+        { write: true, access: () => [{ verb: 'update', resource: 'promotionplans', namespace: ns, name: args.plan }] },
+        async (caller) => {
+          const p = await getPlan(ctx, ns, args.plan);
+          await confirm(
+            extra,
+            `Promote ${p.spec.candidates.length} application(s) from ${p.spec.from} to ${p.spec.to} (plan ${ns}/${args.plan})?`,
+          );
+          return { plan: planOut(await approvePlan(ctx, ns, args.plan, caller.username)) };
+        },
+      );
+    },
+  );
+
+  server.registerTool(
+    'rollback',
+    {
+      title: 'Roll back a PromotionPlan',
+      description:
+        'Creates (and by default approves) a rollback PromotionPlan restoring the versions a completed plan replaced. Destructive. Refused unless the server runs in write mode and RBAC lets the caller create and update promotionplans. Asks for confirmation when the client supports elicitation.',
+      inputSchema: {
+        namespace: nsArg,
+        plan: name('plan').describe('The plan to roll back'),
+        name: name('name').optional().describe('Name of the rollback plan (default <plan>-rollback)'),
+        approve: z.boolean().default(true).describe('Approve the rollback plan right away'),
+      },
+      outputSchema: { plan: PlanOut },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    (args, extra: Extra) => {
+      const ns = nsOf(args.namespace);
+      return runTool(
+        o,
+        'rollback',
+        args,
+        extra,
+        {
+          write: true,
+          access: () => [
+            { verb: 'create', resource: 'promotionplans', namespace: ns },
+            ...(args.approve ? [{ verb: 'update', resource: 'promotionplans', namespace: ns }] : []),
+          ],
+        },
+        async (caller) => {
+          const orig = await getPlan(ctx, ns, args.plan);
+          await confirm(extra, `Roll back plan ${ns}/${args.plan} in ${orig.spec.to} to the versions it replaced?`);
+          const p = await rollbackPlan(ctx, ns, args.plan, {
+            approve: args.approve,
+            approvedBy: caller.username,
+            rollbackName: args.name,
+          });
+          return { plan: planOut(p) };
+        },
+      );
+    },
+  );
+}
+
+function withAges(
+  ctx: ApiContext,
+  ns: string,
+  from: string,
+  to: string,
+  cands: Array<{ application: string; from: { tag: string; digest: string }; to?: { tag?: string; digest?: string } }>,
+): z.infer<typeof CandidateOut>[] {
+  const now = Date.now();
+  const age = (appName: string, env: string, v: { tag?: string; digest?: string }) => {
+    const a = ctx.cache.getApplication(ns, appName);
+    if (!a) return {};
+    const out = versionOut(ctx, a, { environment: env, tag: v.tag, digest: v.digest, health: 'Unknown' }, now);
+    return {
+      ...(out.since ? { since: out.since } : {}),
+      ...(out.ageSeconds !== undefined ? { ageSeconds: out.ageSeconds } : {}),
+    };
+  };
+  return cands.map((c) => ({
+    application: c.application,
+    from: { tag: c.from.tag, digest: c.from.digest, ...age(c.application, from, c.from) },
+    ...(c.to
+      ? {
+          to: {
+            ...(c.to.tag ? { tag: c.to.tag } : {}),
+            ...(c.to.digest ? { digest: c.to.digest } : {}),
+            ...age(c.application, to, c.to),
+          },
+        }
+      : {}),
+  }));
+}
+
+export { VersionOut };

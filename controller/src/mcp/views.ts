@@ -1,0 +1,169 @@
+import type { Application, Condition, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import { z } from 'zod';
+import type { ApiContext } from '../api/context.js';
+import { clip, redactMap } from './redact.js';
+
+// Everything returned to a client is a projection of cluster objects into these shapes: CR text is
+// carried as string fields, never interpreted, templated or merged into instructions.
+
+export const ConditionOut = z.object({
+  type: z.string(),
+  status: z.string(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTransitionTime: z.string().optional(),
+});
+
+export const VersionOut = z.object({
+  environment: z.string(),
+  tag: z.string().optional(),
+  digest: z.string().optional(),
+  health: z.enum(['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown']),
+  message: z.string().optional(),
+  since: z.string().optional().describe('When this version arrived in the environment, when known'),
+  ageSeconds: z.number().int().optional(),
+});
+
+export const AppOut = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  owner: z.string(),
+  type: z.string(),
+  repository: z.string(),
+  labels: z.record(z.string(), z.string()),
+  versions: z.array(VersionOut),
+});
+
+export const PlanOut = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  flow: z.string(),
+  from: z.string(),
+  to: z.string(),
+  action: z.enum(['promote', 'rollback']),
+  rollbackOf: z.string().optional(),
+  approved: z.boolean(),
+  approvedBy: z.string().optional(),
+  phase: z.string(),
+  succeeded: z.number().int().optional(),
+  failed: z.number().int().optional(),
+  createdAt: z.string().optional(),
+  candidates: z.array(z.object({ application: z.string(), tag: z.string(), digest: z.string() })),
+  apps: z.array(
+    z.object({
+      application: z.string(),
+      phase: z.string(),
+      reason: z.string().optional(),
+      message: z.string().optional(),
+      targetTag: z.string().optional(),
+      digest: z.string().optional(),
+    }),
+  ),
+  conditions: z.array(ConditionOut),
+});
+
+export const EnvOut = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  tier: z.string().optional(),
+  targetNamespace: z.string(),
+  registry: z.string(),
+  delivery: z.string(),
+});
+
+export type AppOut = z.infer<typeof AppOut>;
+export type PlanOut = z.infer<typeof PlanOut>;
+export type VersionOut = z.infer<typeof VersionOut>;
+
+const defined = <T extends Record<string, unknown>>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+export function conditionsOut(cs: readonly Condition[] | undefined): z.infer<typeof ConditionOut>[] {
+  return (cs ?? []).map((c) =>
+    defined({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: clip(c.message),
+      lastTransitionTime: c.lastTransitionTime,
+    }),
+  );
+}
+
+export function planOut(p: PromotionPlan): PlanOut {
+  return defined({
+    namespace: p.metadata.namespace ?? '',
+    name: p.metadata.name,
+    flow: p.spec.flow,
+    from: p.spec.from,
+    to: p.spec.to,
+    action: p.spec.action ?? 'promote',
+    rollbackOf: p.spec.rollbackOf,
+    approved: p.spec.approved === true,
+    approvedBy: p.spec.approvedBy,
+    phase: p.status?.phase ?? 'Pending',
+    succeeded: p.status?.succeeded,
+    failed: p.status?.failed,
+    createdAt: p.metadata.creationTimestamp,
+    candidates: p.spec.candidates.map((c) => ({ application: c.application, tag: c.from.tag, digest: c.from.digest })),
+    apps: (p.status?.apps ?? []).map((a) =>
+      defined({
+        application: a.application,
+        phase: a.phase,
+        reason: a.reason,
+        message: clip(a.message),
+        targetTag: a.targetTag,
+        digest: a.digest,
+      }),
+    ),
+    conditions: conditionsOut(p.status?.conditions),
+  });
+}
+
+const TAG_TIME = /-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/i;
+
+/**
+ * When a version arrived in an environment: the status timestamp when set, else the last plan that
+ * delivered that digest there, else the timestamp the controller puts in promoted tags.
+ */
+export function versionSince(ctx: ApiContext, app: Application, v: EnvironmentVersion): string | undefined {
+  if (v.updatedAt) return v.updatedAt;
+  if (v.digest) {
+    let best: string | undefined;
+    for (const p of ctx.cache.plans(app.metadata.namespace)) {
+      if (p.spec.to !== v.environment) continue;
+      for (const a of p.status?.apps ?? [])
+        if (a.application === app.metadata.name && a.digest === v.digest && a.finishedAt && a.phase === 'Succeeded')
+          if (!best || a.finishedAt > best) best = a.finishedAt;
+    }
+    if (best) return best;
+  }
+  const m = v.tag ? TAG_TIME.exec(v.tag) : null;
+  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z` : undefined;
+}
+
+export function versionOut(ctx: ApiContext, app: Application, v: EnvironmentVersion, now = Date.now()): VersionOut {
+  const since = versionSince(ctx, app, v);
+  const t = since ? Date.parse(since) : Number.NaN;
+  return defined({
+    environment: v.environment,
+    tag: v.tag,
+    digest: v.digest,
+    health: v.health,
+    message: clip(v.message),
+    since,
+    ageSeconds: Number.isNaN(t) ? undefined : Math.max(0, Math.floor((now - t) / 1000)),
+  });
+}
+
+export function appOut(app: Application, versions: VersionOut[]): AppOut {
+  return {
+    namespace: app.metadata.namespace ?? '',
+    name: app.metadata.name,
+    owner: app.spec.owner,
+    type: app.spec.type ?? 'service',
+    repository: app.spec.image.repository,
+    labels: redactMap({ ...(app.metadata.labels ?? {}), ...(app.spec.labels ?? {}) }) ?? {},
+    versions,
+  };
+}
