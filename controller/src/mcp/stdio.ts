@@ -1,8 +1,9 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { pino } from 'pino';
 import type { Config } from '../config.js';
 import { ClusterClients } from '../kube/clusters.js';
 import { LiveCache } from '../kube/liveCache.js';
-import type { Logger } from '../observability/logger.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { resolveDigest } from '../oci/copyImage.js';
 import { Authorizer } from './auth.js';
 import type { McpConfig } from './config.js';
@@ -14,9 +15,11 @@ import { createMcpServer } from './server.js';
  * identity (SelfSubjectAccessReview), write mode comes from mcp.write. Logs must go to stderr.
  */
 export async function runMcpStdio(
-  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace'> & { mcp: McpConfig },
-  log: Logger,
+  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace' | 'logLevel'> & { mcp: McpConfig },
+  opts: { log?: Logger; exitOnClose?: boolean } = {},
 ): Promise<{ close(): Promise<void> }> {
+  // stdout carries the protocol: logs go to stderr.
+  const log = opts.log ?? createLogger({ level: cfg.logLevel, destination: pino.destination(2) });
   const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
   const cache = new LiveCache(clients, cfg.namespaces, log);
   await cache.start(AbortSignal.timeout(60_000));
@@ -40,6 +43,7 @@ export async function runMcpStdio(
     closed = true;
     await server.close().catch(() => undefined);
     cache.stop();
+    if (opts.exitOnClose) process.exit(0);
   };
   transport.onclose = () => void close();
   await server.connect(transport);
