@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
@@ -28,6 +29,7 @@ export const ConfigSchema = z
       })
       .default({ enabled: true, namespace: 'default', name: 'kpromo-controller', leaseDurationSeconds: 15 }),
     tracing: z.object({ otlpEndpoint: z.string().url().optional() }).default({}),
+    mcp: McpConfigSchema.default(MCP_DEFAULTS),
     maxAttempts: intFrom(1, 100).default(5),
     shutdownGraceSeconds: intFrom(0, 3600).default(20),
   })
@@ -70,6 +72,10 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_IDENTITY: ['leaderElection', 'identity'],
   OTEL_EXPORTER_OTLP_ENDPOINT: ['tracing', 'otlpEndpoint'],
   KPROMO_MAX_ATTEMPTS: ['maxAttempts'],
+  KPROMO_MCP_ENABLED: ['mcp', 'enabled'],
+  KPROMO_MCP_PORT: ['mcp', 'port'],
+  KPROMO_MCP_WRITE: ['mcp', 'write'],
+  KPROMO_MCP_TOKENS_FILE: ['mcp', 'staticTokensFile'],
 };
 
 type Tree = Record<string, unknown>;

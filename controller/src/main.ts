@@ -5,6 +5,7 @@ import { approvePlan, createPlan, diff, getPlan, listApplications, rollbackPlan 
 import { ConfigError, loadConfig } from './config.js';
 import { ClusterClients } from './kube/clusters.js';
 import { LiveCache } from './kube/liveCache.js';
+import { runMcpStdio } from './mcp/stdio.js';
 import { resolveDigest } from './oci/copyImage.js';
 import { startController } from './runtime.js';
 
@@ -126,6 +127,15 @@ plan
   .action(async (ns: string, name: string, o: { approve?: boolean }) =>
     print(await withApi(ns, (api) => rollbackPlan(api, ns, name, o))),
   );
+program
+  .command('mcp')
+  .description('serve MCP to a local agent over stdin/stdout (read-only unless mcp.write)')
+  .option('--stdio', 'use stdin/stdout (the only local transport)')
+  .option('-n, --namespace <ns>', 'default namespace for tool calls')
+  .action(async (o: { stdio?: boolean; namespace?: string }) => {
+    if (!o.stdio) throw new ConfigError(['mcp: pass --stdio (the HTTP transport runs inside `run` with mcp.enabled)']);
+    await runMcpStdio(config(o.namespace ? { defaultNamespace: o.namespace } : {}), { exitOnClose: true });
+  });
 program
   .command('apps')
   .option('-n, --namespace <ns>')

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { commitImageChange } from './delivery/gitCommit.js';
 import { ClusterClients } from './kube/clusters.js';
+import { type McpHttp, startMcpHttp } from './mcp/http.js';
 import { Notifier } from './notify/notifier.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { initTracing, shutdownTracing } from './observability/tracing.js';
@@ -13,6 +14,8 @@ export interface Running {
   controller: Controller;
   server?: Server;
   port?: number;
+  /** MCP Streamable HTTP listener (cfg.mcp.enabled). */
+  mcp?: McpHttp;
   log: Logger;
   stop(): Promise<void>;
 }
@@ -62,6 +65,10 @@ export async function startController(
     });
     server = await listen(app, cfg.server.host, cfg.server.port);
   }
+  const mcp =
+    cfg.mcp.enabled && opts.serve !== false
+      ? await startMcpHttp(controller.api, cfg.mcp, { control: clients.control, log })
+      : undefined;
   await controller.start();
   started = true;
   const addr = server?.address();
@@ -74,7 +81,9 @@ export async function startController(
     server,
     port: typeof addr === 'object' && addr ? addr.port : undefined,
     log,
+    mcp,
     async stop() {
+      await mcp?.close();
       await controller.stop();
       await notifier?.flush().catch(() => undefined);
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
