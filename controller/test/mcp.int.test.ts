@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type McpConfig, McpConfigSchema } from '../src/mcp/config.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
-import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
@@ -47,7 +47,6 @@ const stable = restFor(kubeconfig, 'stable');
 const devDigest: Record<string, string> = {};
 const stableOld: Record<string, string> = {};
 const audit = capturingLogger();
-const quiet = createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' });
 const tokensFile = join(tmpdir(), `mcp-tokens-${RUN}.yaml`);
 
 let ctl: Running;
@@ -146,9 +145,11 @@ beforeAll(async () => {
         renewIntervalMs: 1000,
       },
       maxAttempts: 3,
+      // The write-mode MCP server is the one the runtime starts from the controller config.
+      mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true, staticTokensFile: tokensFile },
     },
   });
-  ctl = await startController(cfg, { log: quiet });
+  ctl = await startController(cfg, { log: audit.log });
   await waitFor('leader', async () => ctl.controller.isLeader, 30_000);
   // Cache warm: every app healthy in dev and with a version in stable.
   await waitFor(
@@ -177,7 +178,8 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
 
   it('rejects missing/invalid tokens (401) and foreign Host/Origin (403)', async () => {
     ro = await mcpServer();
-    rw = await mcpServer({ write: true });
+    expect(ctl.mcp).toBeDefined();
+    rw = ctl.mcp!;
     const none = await rawPost(ro.url, {}, INIT);
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toMatch(/^Bearer/);
@@ -546,5 +548,108 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     expect(hijack.status).toBe(403);
     expect(hijack.body).toMatch(/another user/);
+  });
+});
+
+describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
+  const MAIN = join(import.meta.dirname, '../src/main.ts');
+  async function stdioClient(write: boolean): Promise<{ c: Client; stderr: () => string }> {
+    const cfgFile = join(tmpdir(), `mcp-stdio-${RUN}-${write}.yaml`);
+    writeFileSync(
+      cfgFile,
+      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: info\nmcp:\n  write: ${write}\n`,
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', MAIN, '-c', cfgFile, 'mcp', '--stdio'],
+      cwd: join(import.meta.dirname, '../..'),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', USER: 'stdio-tester' },
+      stderr: 'pipe',
+    });
+    let err = '';
+    transport.stderr?.on('data', (d) => {
+      err += d;
+    });
+    const c = new Client({ name: 'stdio-test', version: '1.0.0' });
+    await c.connect(transport);
+    clients.push(c);
+    return { c, stderr: () => err };
+  }
+
+  it('read-only stdio: list, diff, state work; promote and plan creation are refused', async () => {
+    const { c, stderr } = await stdioClient(false);
+    const l = await waitFor(
+      'stdio cache warm',
+      async () => {
+        const r = ok<{ applications: Array<{ name: string }> }>(
+          await call(c, 'list', { environment: 'dev', health: 'Healthy' }),
+        );
+        return r.applications.length === NAMES.length ? r : undefined;
+      },
+      60_000,
+    );
+    expect(sortedNames(l)).toEqual(NAMES);
+    const d = ok<{ candidates: Array<{ application: string }> }>(await call(c, 'diff', { from: 'dev', to: 'stable' }));
+    expect(d.candidates.map((x) => x.application)).toEqual(expect.arrayContaining(['batch', 'checkout', 'report']));
+    const st = ok<{ kind: string; application: { name: string } }>(await call(c, 'state', { application: 'batch' }));
+    expect(st.application.name).toBe('batch');
+    const pr = await call(c, 'promote', { plan: 'mcp-web' });
+    expect(pr.isError).toBe(true);
+    expect(text(pr)).toMatch(/read-only mode/);
+    expect(text(await call(c, 'plan', { from: 'dev', to: 'stable' }))).toMatch(/read-only mode/);
+    // Audit lines go to stderr (stdout is the protocol), attributed to the local user.
+    await waitFor('audit on stderr', async () => stderr().includes('"tool":"promote"'), 10_000);
+    const line = stderr()
+      .split('\n')
+      .find((x) => x.includes('"tool":"promote"'));
+    expect(JSON.parse(line!)).toMatchObject({ audit: true, user: 'local:stdio-tester', result: 'refused' });
+  });
+
+  it('write-mode stdio: plan, promote, state until Complete, rollback; resources and prompts', async () => {
+    const { c } = await stdioClient(true);
+    await waitFor(
+      'stdio cache warm',
+      async () => {
+        const r = await call(c, 'list', { name: 'checkout', environment: 'dev', health: 'Healthy' });
+        return !r.isError && (r.structuredContent as { total: number }).total === 1;
+      },
+      60_000,
+    );
+    const p = ok<{ created: boolean; candidates: Array<{ application: string }> }>(
+      await call(c, 'plan', { from: 'dev', to: 'stable', name: 'mcp-stdio', applications: ['checkout'] }),
+    );
+    expect(p.created).toBe(true);
+    expect(p.candidates.map((x) => x.application)).toEqual(['checkout']);
+    // No elicitation capability on this client: write mode + RBAC (SelfSubjectAccessReview) decide.
+    const a = ok<{ plan: { approved: boolean; approvedBy: string } }>(await call(c, 'promote', { plan: 'mcp-stdio' }));
+    expect(a.plan).toMatchObject({ approved: true, approvedBy: 'local:stdio-tester' });
+    const done = await waitFor(
+      'mcp-stdio complete',
+      async () => {
+        const s = ok<{ plan: { phase: string } }>(await call(c, 'state', { plan: 'mcp-stdio' }));
+        return ['Complete', 'Incomplete', 'Failed'].includes(s.plan.phase) ? s : undefined;
+      },
+      120_000,
+    );
+    expect(done.plan.phase).toBe('Complete');
+    expect((await getPlan(dev, NS, 'mcp-stdio')).status?.phase).toBe('Complete');
+    expect((await getDeployment(stable, APPS_NS, 'checkout')).spec?.template?.spec?.containers?.[0]?.image).toContain(
+      devDigest.checkout,
+    );
+    const rb = ok<{ plan: { name: string } }>(await call(c, 'rollback', { plan: 'mcp-stdio', name: 'mcp-stdio-undo' }));
+    expect(rb.plan.name).toBe('mcp-stdio-undo');
+    const undone = await waitPlan(dev, NS, 'mcp-stdio-undo', (x) =>
+      ['Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''),
+    );
+    expect(undone.status?.phase).toBe('Complete');
+    expect((await getDeployment(stable, APPS_NS, 'checkout')).spec?.template?.spec?.containers?.[0]?.image).toContain(
+      stableOld.checkout,
+    );
+    const res = await c.listResources();
+    expect(res.resources.map((r) => r.uri)).toContain(`promotion://plans/${NS}/mcp-stdio`);
+    const read = await c.readResource({ uri: `promotion://applications/${NS}/checkout` });
+    expect(JSON.parse((read.contents[0] as { text: string }).text).name).toBe('checkout');
+    const prompts = await c.listPrompts();
+    expect(prompts.prompts).toHaveLength(2);
   });
 });

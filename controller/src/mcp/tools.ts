@@ -13,6 +13,7 @@ import { clip, redactMap } from './redact.js';
 import {
   AppOut,
   appOut,
+  arrivalIndex,
   ConditionOut,
   conditionsOut,
   EnvOut,
@@ -103,11 +104,12 @@ async function recentEvents(
 
 function appsView(ctx: ApiContext, apps: Application[], env?: string): AppOut[] {
   const now = Date.now();
+  const idx = arrivalIndex(ctx, apps.length === 1 ? apps[0].metadata.namespace : undefined);
   return apps.map((a) => {
     const envs = ctx.cache.environments(a.metadata.namespace).filter((e) => !env || e.metadata.name === env);
     return appOut(
       a,
-      envs.map((e) => versionOut(ctx, a, runningVersion(ctx.cache, a, e), now)),
+      envs.map((e) => versionOut(ctx, a, runningVersion(ctx.cache, a, e), now, idx)),
     );
   });
 }
@@ -251,9 +253,19 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
               return Object.entries(args.labels).every(([k, v]) => l[k] === v);
             })
             .sort(byName);
-          let views = appsView(ctx, apps, args.environment);
-          if (args.health) views = views.filter((v) => v.versions.some((x) => x.health === args.health));
-          const p = page(views, args, key, dfltPage);
+          // Health needs the versions of every app; otherwise only the page is rendered.
+          const health = args.health;
+          const p = health
+            ? page(
+                appsView(ctx, apps, args.environment).filter((v) => v.versions.some((x) => x.health === health)),
+                args,
+                key,
+                dfltPage,
+              )
+            : (() => {
+                const q = page(apps, args, key, dfltPage);
+                return { ...q, slice: appsView(ctx, q.slice, args.environment) };
+              })();
           return {
             kind: args.kind,
             namespace: ns,
@@ -547,10 +559,11 @@ function withAges(
   cands: Array<{ application: string; from: { tag: string; digest: string }; to?: { tag?: string; digest?: string } }>,
 ): z.infer<typeof CandidateOut>[] {
   const now = Date.now();
+  const idx = arrivalIndex(ctx, ns);
   const age = (appName: string, env: string, v: { tag?: string; digest?: string }) => {
     const a = ctx.cache.getApplication(ns, appName);
     if (!a) return {};
-    const out = versionOut(ctx, a, { environment: env, tag: v.tag, digest: v.digest, health: 'Unknown' }, now);
+    const out = versionOut(ctx, a, { environment: env, tag: v.tag, digest: v.digest, health: 'Unknown' }, now, idx);
     return {
       ...(out.since ? { since: out.since } : {}),
       ...(out.ageSeconds !== undefined ? { ageSeconds: out.ageSeconds } : {}),

@@ -126,24 +126,46 @@ const TAG_TIME = /-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/i;
  * When a version arrived in an environment: the status timestamp when set, else the last plan that
  * delivered that digest there, else the timestamp the controller puts in promoted tags.
  */
-export function versionSince(ctx: ApiContext, app: Application, v: EnvironmentVersion): string | undefined {
-  if (v.updatedAt) return v.updatedAt;
-  if (v.digest) {
-    let best: string | undefined;
-    for (const p of ctx.cache.plans(app.metadata.namespace)) {
-      if (p.spec.to !== v.environment) continue;
-      for (const a of p.status?.apps ?? [])
-        if (a.application === app.metadata.name && a.digest === v.digest && a.finishedAt && a.phase === 'Succeeded')
-          if (!best || a.finishedAt > best) best = a.finishedAt;
+export type ArrivalIndex = Map<string, string>;
+const arrivalKey = (ns: string | undefined, app: string, env: string, digest: string) =>
+  `${ns ?? ''}/${app}/${env}/${digest}`;
+
+/** (namespace, app, environment, digest) -> when the last successful promotion delivered it; one pass over the plans. */
+export function arrivalIndex(ctx: ApiContext, namespace?: string): ArrivalIndex {
+  const idx: ArrivalIndex = new Map();
+  for (const p of ctx.cache.plans(namespace))
+    for (const a of p.status?.apps ?? []) {
+      if (a.phase !== 'Succeeded' || !a.digest || !a.finishedAt) continue;
+      const k = arrivalKey(p.metadata.namespace, a.application, p.spec.to, a.digest);
+      const cur = idx.get(k);
+      if (!cur || a.finishedAt > cur) idx.set(k, a.finishedAt);
     }
-    if (best) return best;
-  }
+  return idx;
+}
+
+export function versionSince(
+  ctx: ApiContext,
+  app: Application,
+  v: EnvironmentVersion,
+  idx: ArrivalIndex = arrivalIndex(ctx, app.metadata.namespace),
+): string | undefined {
+  if (v.updatedAt) return v.updatedAt;
+  const arrived = v.digest
+    ? idx.get(arrivalKey(app.metadata.namespace, app.metadata.name, v.environment, v.digest))
+    : undefined;
+  if (arrived) return arrived;
   const m = v.tag ? TAG_TIME.exec(v.tag) : null;
   return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z` : undefined;
 }
 
-export function versionOut(ctx: ApiContext, app: Application, v: EnvironmentVersion, now = Date.now()): VersionOut {
-  const since = versionSince(ctx, app, v);
+export function versionOut(
+  ctx: ApiContext,
+  app: Application,
+  v: EnvironmentVersion,
+  now = Date.now(),
+  idx?: ArrivalIndex,
+): VersionOut {
+  const since = versionSince(ctx, app, v, idx);
   const t = since ? Date.parse(since) : Number.NaN;
   return defined({
     environment: v.environment,
