@@ -154,6 +154,8 @@ function layout(opts: StartOptions, bin: string): Layout {
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
         `--server-address=127.0.0.1:${port + 3}`,
         '--node-ip=127.0.0.1',
+        // Renew a node Lease (as kubelets do); without it node-lifecycle marks the node NotReady.
+        '--node-lease-duration-seconds=40',
       ]),
     ];
     return { info: { name, context: name, server, port }, dir, procs, adminKubeconfig };
