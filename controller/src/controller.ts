@@ -1,6 +1,7 @@
 import type { Environment, PromotionPlan } from '@kpromo/api';
 import type { Logger } from 'pino';
 import type { ApiContext } from './api/context.js';
+import { workloadsFor } from './candidates/runningVersion.js';
 import type { ClusterClients } from './kube/clusters.js';
 import { EventRecorder } from './kube/events.js';
 import { LiveCache, targetKey } from './kube/liveCache.js';
@@ -10,6 +11,7 @@ import { metrics } from './observability/metrics.js';
 import { withSpan } from './observability/tracing.js';
 import { runWorkers, WorkQueue } from './queue/workQueue.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
+import { reconcileApplication } from './reconcile/reconcileApplication.js';
 import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/reconcilePlan.js';
 
 export interface ControllerOptions {
@@ -104,11 +106,16 @@ export class Controller {
       p.status.observedGeneration === p.metadata.generation
     )
       return;
-    this.queue.add(`${p.metadata.namespace}/${p.metadata.name}`);
+    this.queue.add(`PromotionPlan:${p.metadata.namespace}/${p.metadata.name}`);
+  }
+
+  private enqueueApp(ns: string | undefined, name: string) {
+    if (this.isLeader) this.queue.add(`Application:${ns}/${name}`);
   }
 
   enqueueAllPlans(): void {
     for (const p of this.cache.plans()) this.enqueuePlan(p);
+    for (const a of this.cache.applications()) this.enqueueApp(a.metadata.namespace, a.metadata.name);
   }
 
   async start(signal?: AbortSignal): Promise<void> {
@@ -122,7 +129,22 @@ export class Controller {
           const env = this.cache.getEnvironment(p.metadata.namespace ?? '', p.spec.to);
           if (env && targetKey(env) === e.workloadKey) this.enqueuePlan(p);
         }
-      } else if (e.kind === 'PromotionFlow' || e.kind === 'Environment' || e.kind === 'Application') {
+        // Versions/health shown in Application status (read by the exporter and portals).
+        for (const env of this.cache.environments()) {
+          if (targetKey(env) !== e.workloadKey) continue;
+          for (const a of this.cache.applications(env.metadata.namespace)) {
+            if (workloadsFor(a, env.metadata.name).some((w) => w.name === e.obj.metadata.name))
+              this.enqueueApp(a.metadata.namespace, a.metadata.name);
+          }
+        }
+      } else if (e.kind === 'Application' && e.type !== 'delete') {
+        this.enqueueApp(e.obj.metadata.namespace, e.obj.metadata.name);
+        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+      } else if (e.kind === 'Environment') {
+        for (const a of this.cache.applications(e.obj.metadata.namespace))
+          this.enqueueApp(a.metadata.namespace, a.metadata.name);
+        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+      } else if (e.kind === 'PromotionFlow') {
         // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
       }
@@ -143,17 +165,17 @@ export class Controller {
       this.o.workers,
       async (key) => {
         if (!this.isLeader) return undefined;
-        const [ns, name] = key.split('/');
-        const end = metrics.reconcileDuration.startTimer({ kind: 'PromotionPlan' });
+        const [kind, ref] = key.split(':');
+        const [ns, name] = ref.split('/');
+        const end = metrics.reconcileDuration.startTimer({ kind });
         try {
-          const r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
-          metrics.reconcileTotal.inc({
-            kind: 'PromotionPlan',
-            result: r.requeueAfterMs !== undefined ? 'requeue' : 'success',
-          });
+          let r: { requeueAfterMs?: number } = {};
+          if (kind === 'Application') await reconcileApplication(this.cache, this.o.clients.control, ns, name);
+          else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
+          metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
           return r;
         } catch (e) {
-          metrics.reconcileTotal.inc({ kind: 'PromotionPlan', result: 'error' });
+          metrics.reconcileTotal.inc({ kind, result: 'error' });
           throw e;
         } finally {
           end();

@@ -1,9 +1,10 @@
-import type { PromotionPlan } from '@kpromo/api';
+import type { Application, PromotionPlan } from '@kpromo/api';
 import { applyCrds, createBareRepo, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../src/config.js';
 import type { ControllerOptions } from '../src/controller.js';
+import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
 import {
@@ -264,6 +265,15 @@ describe('controller against real clusters, registries and git', () => {
       );
       expect(d.status?.availableReplicas).toBe(1);
     }
+    // Application status mirrors what runs where (the exporter and portals read it).
+    const cartStatus = await waitFor('cart status versions', async () => {
+      const a = await dev.get<Application>(resourcePath(KPROMO_TYPES.Application, NS, 'cart'));
+      const st = a.status?.versions?.find((v) => v.environment === 'stable');
+      return st?.digest === devDigest.cart && st.health === 'Healthy' ? a.status : undefined;
+    });
+    expect(cartStatus.versions?.map((v) => v.environment).sort()).toEqual(['dev', 'prod', 'stable']);
+    expect(cartStatus.versions?.find((v) => v.environment === 'stable')?.updatedAt).toMatch(/^\d{4}-/);
+    expect(cartStatus.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     expect(await eventReasons(dev, NS, 'main-stable')).toEqual(
       expect.arrayContaining(['Approved', 'ImageCopied', 'DesiredStateWritten', 'AppPromoted', 'Complete']),
     );

@@ -4,6 +4,7 @@ import { valuesPatch } from '../src/delivery/helmRelease.js';
 import { MemoryCache } from '../src/kube/cacheView.js';
 import { canAcquire } from '../src/leader/leaderElection.js';
 import { appsToWorkOn, planOutcome, validatePlan } from '../src/reconcile/planDecisions.js';
+import { applicationStatus, mergeVersions } from '../src/reconcile/reconcileApplication.js';
 import { formatImageRef, parseImageRef } from '../src/util/imageRef.js';
 import { app, dg, env, flow } from './fixtures.js';
 
@@ -127,5 +128,36 @@ describe('helpers', () => {
         now,
       ),
     ).toBe(true);
+  });
+});
+
+describe('application status', () => {
+  const t1 = new Date('2026-12-02T10:00:00Z');
+  const t2 = new Date('2026-12-02T11:00:00Z');
+  it('keeps updatedAt while the version is unchanged and bumps it on change', () => {
+    const v1 = mergeVersions(undefined, [{ environment: 'dev', tag: 'v1', digest: dg('a'), health: 'Healthy' }], t1);
+    expect(v1[0].updatedAt).toBe('2026-12-02T10:00:00Z');
+    expect(
+      mergeVersions(v1, [{ environment: 'dev', tag: 'v1', digest: dg('a'), health: 'Progressing' }], t2)[0],
+    ).toMatchObject({ updatedAt: '2026-12-02T10:00:00Z', health: 'Progressing' });
+    expect(
+      mergeVersions(v1, [{ environment: 'dev', tag: 'v2', digest: dg('b'), health: 'Healthy' }], t2)[0].updatedAt,
+    ).toBe('2026-12-02T11:00:00Z');
+    expect(mergeVersions(v1, [{ environment: 'dev', health: 'Missing' }], t2)[0].updatedAt).toBeUndefined();
+  });
+  it('derives a Ready condition and is stable across identical reconciles', () => {
+    const a = app('cart');
+    a.metadata.generation = 3;
+    const s1 = applicationStatus(a, [{ environment: 'dev', tag: 'v1', digest: dg('a'), health: 'Degraded' }], t1);
+    expect(s1.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'False',
+      reason: 'Degraded',
+      observedGeneration: 3,
+    });
+    a.status = s1;
+    expect(applicationStatus(a, [{ environment: 'dev', tag: 'v1', digest: dg('a'), health: 'Degraded' }], t2)).toEqual(
+      s1,
+    );
   });
 });

@@ -1,0 +1,81 @@
+import { type Application, type ApplicationStatus, type EnvironmentVersion, setCondition } from '@kpromo/api';
+import { runningVersion } from '../candidates/runningVersion.js';
+import type { CacheView } from '../kube/cacheView.js';
+import type { KubeRest } from '../kube/rest.js';
+import { StatusWriter } from './statusWriter.js';
+
+const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * Pure: the versions to record, keeping `updatedAt` while an environment's tag/digest is unchanged
+ * (so it says since when that version runs, and repeated reconciles write nothing).
+ */
+export function mergeVersions(
+  prev: readonly EnvironmentVersion[] | undefined,
+  current: readonly EnvironmentVersion[],
+  now: Date,
+): EnvironmentVersion[] {
+  return current.map((v) => {
+    const p = prev?.find((x) => x.environment === v.environment);
+    const same = p && p.tag === v.tag && p.digest === v.digest;
+    const updatedAt = same ? p.updatedAt : v.tag || v.digest ? iso(now) : undefined;
+    const out: EnvironmentVersion = { ...v };
+    if (updatedAt) out.updatedAt = updatedAt;
+    return out;
+  });
+}
+
+/** Pure: full desired status of an Application from what runs in each Environment. */
+export function applicationStatus(
+  app: Application,
+  current: readonly EnvironmentVersion[],
+  now: Date,
+): ApplicationStatus {
+  const prev = app.status;
+  const versions = mergeVersions(prev?.versions, current, now);
+  const degraded = versions.filter((v) => v.health === 'Degraded').map((v) => v.environment);
+  const unknown = versions.filter((v) => v.health === 'Unknown').map((v) => v.environment);
+  const cond = degraded.length
+    ? { type: 'Ready', status: 'False' as const, reason: 'Degraded', message: `degraded in ${degraded.join(', ')}` }
+    : unknown.length
+      ? {
+          type: 'Ready',
+          status: 'Unknown' as const,
+          reason: 'ClusterNotSynced',
+          message: `no data yet for ${unknown.join(', ')}`,
+        }
+      : {
+          type: 'Ready',
+          status: 'True' as const,
+          reason: 'Observed',
+          message: `observed in ${versions.length} environment(s)`,
+        };
+  return {
+    ...prev,
+    observedGeneration: app.metadata.generation,
+    versions,
+    conditions: setCondition(prev?.conditions, cond, app.metadata.generation, now),
+  };
+}
+
+/** Writes Application.status.versions from the cache; a no-op when nothing changed. */
+export async function reconcileApplication(
+  cache: CacheView,
+  control: KubeRest,
+  namespace: string,
+  name: string,
+  now = new Date(),
+): Promise<boolean> {
+  const app = cache.getApplication(namespace, name);
+  if (!app) return false;
+  const envs = cache.environments(namespace);
+  if (envs.some((e) => !cache.environmentSynced(e))) return false; // wait for warm caches; events re-trigger
+  const next = applicationStatus(
+    app,
+    envs.map((e) => runningVersion(cache, app, e)),
+    now,
+  );
+  if (JSON.stringify(next) === JSON.stringify(app.status ?? {})) return false;
+  await new StatusWriter<ApplicationStatus, Application>(control, app).write(next);
+  return true;
+}
