@@ -137,8 +137,8 @@ export class Controller {
               this.enqueueApp(a.metadata.namespace, a.metadata.name);
           }
         }
-      } else if (e.kind === 'Application' && e.type !== 'delete') {
-        this.enqueueApp(e.obj.metadata.namespace, e.obj.metadata.name);
+      } else if (e.kind === 'Application') {
+        if (e.type !== 'delete') this.enqueueApp(e.obj.metadata.namespace, e.obj.metadata.name);
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
       } else if (e.kind === 'Environment') {
         for (const a of this.cache.applications(e.obj.metadata.namespace))

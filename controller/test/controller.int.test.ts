@@ -360,6 +360,32 @@ describe('controller against real clusters, registries and git', () => {
     );
   });
 
+  it('stops a started plan cleanly when its Application is deleted mid-rollout', async () => {
+    const r = await api(ctl, '/api/v1/plans', {
+      method: 'POST',
+      body: {
+        namespace: NS,
+        flow: 'failing',
+        from: 'dev',
+        to: 'stable',
+        name: 'vanishing',
+        applications: ['stuck'],
+        approve: true,
+      },
+    });
+    expect(r.status).toBe(201);
+    await waitPlan(dev, NS, 'vanishing', (p) => appOf(p, 'stuck')?.phase === 'RollingOut', 30_000);
+    await dev.delete(resourcePath(KPROMO_TYPES.Application, NS, 'stuck'));
+    const p = await waitPlan(dev, NS, 'vanishing', terminal, 30_000);
+    expect(p.status?.phase).toBe('Incomplete');
+    expect(appOf(p, 'stuck')).toMatchObject({ phase: 'Failed', reason: 'ApplicationNotFound' });
+    expect(appOf(p, 'stuck')?.message).toMatch(/stopped: Application\(s\) stuck do not exist/);
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ApplicationNotFound',
+    });
+  });
+
   it('rejects bad input with clear conditions and writes nothing', async () => {
     const base = { kind: 'PromotionPlan', metadata: { namespace: NS } };
     const cand = (app: string) => ({ application: app, from: { tag: 'v1.2.0', digest: devDigest.cart } });

@@ -223,7 +223,28 @@ export async function reconcilePlan(
       event('Warning', v.reason, v.message);
       return {};
     }
-    throw new Error(`PromotionPlan ${namespace}/${name}: ${v.message}`);
+    // Started already (e.g. an Environment or Application was deleted mid-plan): stop the apps that
+    // have not finished with the reason, keep finished ones, and let the outcome below say Incomplete.
+    if (!(status.phase && TERMINAL_PLAN_PHASES.has(status.phase))) {
+      for (const ap of status.apps) {
+        if (TERMINAL_APP_PHASES.has(ap.phase)) continue;
+        ap.phase = 'Failed';
+        ap.reason = v.reason;
+        ap.message = `stopped: ${v.message}`;
+        ap.finishedAt = iso(now());
+      }
+      const o = planOutcome(status.apps)!;
+      status.phase = o.phase;
+      status.succeeded = o.succeeded;
+      status.failed = o.failed;
+      status.completedAt = iso(now());
+      cond('Valid', 'False', v.reason, v.message);
+      cond('Ready', 'False', v.reason, `stopped mid-plan: ${v.message}`);
+      await save();
+      event('Warning', v.reason, `stopped mid-plan: ${v.message}`);
+      notify('PlanIncomplete', { message: v.message });
+    }
+    return {};
   }
   const r = v.resolved;
   const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
