@@ -9,7 +9,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 cache_root="${PROMO_CACHE_DIR:-$here/../../.cache}"
-key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
+key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_r${BUILD_REV}"
 out="$cache_root/k8s/$key/bin"
 want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
 
@@ -26,6 +26,17 @@ export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
 ldflags="-s -w"
 start=$(date +%s)
+
+# What hack/lib/version.sh stamps in an upstream release build, so /version reports the real version.
+kube_version_ldflags() {
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local f
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    f+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    f+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$f"
+}
 
 build_kube() {
   local d="$work/kubernetes"
@@ -62,7 +73,7 @@ GO
   for b in kube-apiserver kube-controller-manager kube-scheduler; do
     [[ -x "$out/$b" ]] && continue
     echo "build.sh: building $b $K8S_VERSION" >&2
-    (cd "$d" && go build -ldflags "$ldflags" -o "$out/$b" "k8s.io/kubernetes/cmd/$b")
+    (cd "$d" && go build -ldflags "$ldflags $(kube_version_ldflags)" -o "$out/$b" "k8s.io/kubernetes/cmd/$b")
   done
 }
 

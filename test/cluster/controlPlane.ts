@@ -25,6 +25,8 @@ export interface StartOptions {
   /** First port; etcd uses base..base+1, cluster i uses base+10*(i+1)..+3. */
   basePort?: number;
   log?: (msg: string) => void;
+  /** Where certs, etcd data, logs, pids and the kubeconfig live (default: stateDir()). */
+  stateDir?: string;
 }
 
 function basePort(opts: StartOptions): number {
@@ -52,7 +54,7 @@ interface Layout {
 }
 
 function layout(opts: StartOptions, bin: string): Layout {
-  const root = stateDir();
+  const root = opts.stateDir ?? stateDir();
   const base = basePort(opts);
   mkdirSync(root, { recursive: true });
   const pki = ensureCa(join(root, 'pki'));
@@ -314,7 +316,7 @@ export async function ensureClusters(opts: StartOptions = {}): Promise<ControlPl
       c.procs[1].logFile,
     );
   }
-  const kubeconfigPath = defaultKubeconfigPath();
+  const kubeconfigPath = opts.stateDir ? join(opts.stateDir, 'kubeconfig') : defaultKubeconfigPath();
   const admin = { cert: join(l.pki.dir, 'admin.crt'), key: join(l.pki.dir, 'admin.key') };
   writeFileSync(
     kubeconfigPath,
@@ -336,7 +338,7 @@ export function clustersStatus(opts: StartOptions = {}): Array<{ process: string
 
 /** Stops every harness process (clusters first, etcd last). Idempotent. */
 export async function stopClusters(opts: StartOptions = {}): Promise<number> {
-  const root = stateDir();
+  const root = opts.stateDir ?? stateDir();
   if (!existsSync(root)) return 0;
   const bin = ensureBinaries();
   const l = layout(opts, bin);
@@ -351,5 +353,5 @@ export async function stopClusters(opts: StartOptions = {}): Promise<number> {
 /** Stops everything and deletes all state (certs, etcd data, logs). */
 export async function cleanClusters(opts: StartOptions = {}): Promise<void> {
   await stopClusters(opts);
-  rmSync(stateDir(), { recursive: true, force: true });
+  rmSync(opts.stateDir ?? stateDir(), { recursive: true, force: true });
 }

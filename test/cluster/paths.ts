@@ -35,7 +35,12 @@ export type Binary = (typeof BINARIES)[number];
 /** Directory holding the built binaries; builds them (minutes, once) when absent. */
 export function ensureBinaries(log: (s: string) => void = () => {}): string {
   const v = versions();
-  const dir = join(cacheRoot(), 'k8s', `k8s-${v.K8S_VERSION}_etcd-${v.ETCD_VERSION}_kwok-${v.KWOK_VERSION}`, 'bin');
+  const dir = join(
+    cacheRoot(),
+    'k8s',
+    `k8s-${v.K8S_VERSION}_etcd-${v.ETCD_VERSION}_kwok-${v.KWOK_VERSION}_r${v.BUILD_REV}`,
+    'bin',
+  );
   if ([...BINARIES, 'kwok-stages.yaml'].every((b) => existsSync(join(dir, b)))) return dir;
   log(`building control-plane binaries into ${dir} (first time only; needs Go)…`);
   const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh')], {
