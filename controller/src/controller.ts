@@ -153,7 +153,19 @@ export class Controller {
     await this.cache.start(signal);
     // Workload informers for every Environment, so rollout checks and versions read a warm cache.
     await Promise.all(
-      this.cache.environments().map((e) => this.cache.waitForEnvironment(e, signal).catch(() => undefined)),
+      // Bounded: an unreachable workload cluster must not keep the controller (and other environments) from starting.
+      this.cache
+        .environments()
+        .map((e) =>
+          this.cache
+            .waitForEnvironment(e, AbortSignal.any([AbortSignal.timeout(30_000), ...(signal ? [signal] : [])]))
+            .catch((err) =>
+              this.o.log.warn(
+                { environment: e.metadata.name, err: String(err) },
+                'environment cluster not synced at start; continuing',
+              ),
+            ),
+        ),
     );
     if (this.elector) this.elector.start();
     else {
