@@ -67,6 +67,8 @@ export class ResourceWatcher {
   private readonly path: string;
   private listed = false;
   relists = 0;
+  /** 410 Gone answers seen (resourceVersion too old): each one forces a relist. */
+  gone = 0;
 
   constructor(private readonly o: WatchOptions) {
     this.path = apiPath(o.kind);
@@ -86,22 +88,23 @@ export class ResourceWatcher {
     this.req?.abort();
   }
 
-  private gate?: { promise: Promise<void>; release: () => void };
+  private gate?: { promise: Promise<string | undefined>; release: (resumeFrom?: string) => void };
 
   /**
    * Stops watching until the returned function is called, then relists. Models a long watch
-   * outage (events missed, resourceVersion too old) for tests and maintenance windows.
+   * outage (events missed, resourceVersion too old) for tests and maintenance windows. Passing a
+   * resourceVersion resumes the watch from it instead (a too-old one makes the apiserver answer 410).
    */
-  pause(): () => void {
-    let release!: () => void;
-    const promise = new Promise<void>((r) => {
+  pause(): (resumeFrom?: string) => void {
+    let release!: (rv?: string) => void;
+    const promise = new Promise<string | undefined>((r) => {
       release = r;
     });
     this.gate = {
       promise,
-      release: () => {
+      release: (rv?: string) => {
         this.gate = undefined;
-        release();
+        release(rv);
       },
     };
     this.req?.abort();
@@ -179,8 +182,11 @@ export class ResourceWatcher {
         if (result.kind === 'error') await sleep(backoff);
         if (this.gate) {
           // Paused: whatever happened meanwhile is recovered by the relist diff below.
-          await this.gate.promise;
-          expired = true;
+          const resumeFrom = await this.gate.promise;
+          if (resumeFrom) {
+            rv = resumeFrom;
+            expired = false;
+          } else expired = true;
         }
       }
     }
@@ -200,6 +206,7 @@ export class ResourceWatcher {
             if (type === 'ERROR') {
               const code = (obj as { code?: number }).code;
               outcome = code === 410 ? 'expired' : 'error';
+              if (code === 410) this.gone++;
               this.o.log.info({ kind: kindString(this.o.kind), code }, 'watch error event, relisting');
               this.req?.abort();
               return;
@@ -221,10 +228,12 @@ export class ResourceWatcher {
               .catch((e) => this.o.log.error({ err: e }, 'event handler failed'));
           },
           (err: unknown) => {
-            if (err && outcome === 'ended' && !this.stopped) {
+            // An abort from pause()/stop() is not a failure.
+            if (err && outcome === 'ended' && !this.stopped && !this.gate) {
               const code =
                 (err as { statusCode?: number; code?: number }).statusCode ?? (err as { code?: number }).code;
               outcome = code === 410 ? 'expired' : 'error';
+              if (code === 410) this.gone++;
               this.o.log.info({ kind: kindString(this.o.kind), err: String(err).slice(0, 200) }, 'watch dropped');
             }
             void chain.then(() => resolve(outcome === 'ended' ? { kind: 'ended', rv: last } : { kind: outcome }));
