@@ -19,6 +19,7 @@ export async function checkRollout(input: {
   startedAt: Date;
   now: Date;
   timeoutSeconds: number;
+  fetchImpl?: typeof fetch;
 }): Promise<RolloutVerdict> {
   const messages: string[] = [];
   if (!input.refs.length) {
@@ -58,9 +59,44 @@ export async function checkRollout(input: {
     if (v.state === 'Progressing') messages.push(v.message);
   }
   if (messages.length) return { state: 'Progressing', reason: 'RollingOut', message: messages.join('; ') };
+  const health = await runHealthChecks(input.app, input.env.metadata.name, input.startedAt, input.now, input.fetchImpl);
+  if (health) return health;
   return {
     state: 'Ready',
     reason: 'RolloutComplete',
     message: `${input.refs.map((r) => r.name).join(', ')} ready in ${input.env.metadata.name}`,
   };
+}
+
+/**
+ * The Application's http health checks, once the workloads are ready: each must answer its
+ * expectStatus; a failing check keeps the app RollingOut until its own timeoutSeconds (counted
+ * from the app start), then fails it with HealthCheckFailed. workloadReady checks are the rollout itself.
+ */
+export async function runHealthChecks(
+  app: Application,
+  envName: string,
+  startedAt: Date,
+  now: Date,
+  fetchImpl: typeof fetch = fetch,
+): Promise<RolloutVerdict | undefined> {
+  for (const hc of app.spec.healthChecks ?? []) {
+    if (hc.type !== 'http' || !hc.url) continue;
+    const url = hc.url.replaceAll('{environment}', envName);
+    const expect = hc.expectStatus ?? 200;
+    let got: string;
+    try {
+      const res = await fetchImpl(url, { signal: AbortSignal.timeout(5_000), redirect: 'manual' });
+      if (res.status === expect) continue;
+      got = `status ${res.status}`;
+    } catch (e) {
+      got = (e as Error).message;
+    }
+    const msg = `health check ${hc.name}: GET ${url} expected ${expect}, got ${got}`;
+    const timedOut = now.getTime() - startedAt.getTime() >= (hc.timeoutSeconds ?? 300) * 1000;
+    return timedOut
+      ? { state: 'Failed', reason: 'HealthCheckFailed', message: msg }
+      : { state: 'Progressing', reason: 'HealthCheck', message: msg };
+  }
+  return undefined;
 }
