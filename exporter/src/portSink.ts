@@ -343,10 +343,10 @@ export class PortSink {
     }
   }
 
-  ensureBlueprint(bp: string): Promise<void> {
+  ensureBlueprint(bp: string, visiting: ReadonlySet<string> = new Set()): Promise<void> {
     let p = this.ensured.get(bp);
     if (!p) {
-      p = this.doEnsureBlueprint(bp);
+      p = this.doEnsureBlueprint(bp, new Set([...visiting, bp]));
       this.ensured.set(bp, p);
       p.catch(() => this.ensured.delete(bp));
     }
@@ -354,7 +354,7 @@ export class PortSink {
   }
 
   /** Creates a configured blueprint when missing and adds the state-key property when absent. */
-  private async doEnsureBlueprint(bp: string): Promise<void> {
+  private async doEnsureBlueprint(bp: string, visiting: ReadonlySet<string>): Promise<void> {
     const got = await this.o.api.GET('/v1/blueprints/{identifier}', { params: { path: { identifier: bp } } });
     const status = got.response.status;
     if (status === 429 || status >= 500) throw new TransientError(`GET blueprint ${bp}: HTTP ${status}`);
@@ -378,6 +378,12 @@ export class PortSink {
       throw Object.assign(new Error(`blueprint ${bp} does not exist in Port and is not configured for creation`), {
         permanent: true,
       });
+    }
+    // Port refuses relations to blueprints that do not exist yet: create the targets first.
+    for (const rel of Object.values(cfg.relations ?? {})) {
+      if (!visiting.has(rel.target) && this.blueprintConfigs.some((b) => b.identifier === rel.target)) {
+        await this.ensureBlueprint(rel.target, visiting);
+      }
     }
     const res = await this.o.api.POST('/v1/blueprints', {
       body: {

@@ -114,6 +114,32 @@ describe('PortSink', () => {
     expect(sink.stats.deleted).toBe(5);
   });
 
+  it('creates relation target blueprints before the blueprints that point at them', async () => {
+    const s2 = new PortSink({
+      api: client.api,
+      log,
+      stateKey: 'k',
+      blueprints: [
+        BP,
+        {
+          identifier: 'part',
+          title: 'Part',
+          schema: { properties: {} },
+          relations: { thing: { target: 'thing', required: false, many: false } },
+        },
+      ],
+      createBlueprints: true,
+      concurrency: 1,
+    });
+    s2.start();
+    // Only a `part` is written; `thing` must still be created first, or Port refuses the relation.
+    s2.put(finishEntity({ identifier: 'p1', blueprint: 'part', properties: {}, relations: { thing: 't1' } }, 'k'));
+    await s2.idle();
+    s2.stop();
+    expect([...port.blueprints.keys()]).toEqual(['thing', 'part']);
+    expect(port.entitiesOf('part').get('p1')?.relations).toEqual({ thing: 't1' });
+  });
+
   it('pages through owned entities when resyncing', async () => {
     const m = port.entitiesOf('thing');
     await sink.ensureBlueprint('thing');

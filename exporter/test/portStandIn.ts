@@ -299,6 +299,9 @@ export class PortStandIn {
       }
       case 'POST /v1/blueprints': {
         const bp: Json = { relations: {}, ...body };
+        const targets = Object.values(bp.relations as Record<string, { target: string }>).map((r) => r.target);
+        const missing = targets.filter((t) => t !== bp.identifier && !this.blueprints.has(t));
+        if (missing.length) return notFound(`relation target blueprint ${missing.join(', ')}`);
         this.blueprints.set(String(bp.identifier), bp);
         return send(201, { ok: true, blueprint: this.blueprintResponse(bp) });
       }
