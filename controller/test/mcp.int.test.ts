@@ -417,9 +417,11 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       rollbackOf: 'mcp-web',
     });
     const p: PromotionPlan = await waitPlan(dev, NS, 'mcp-web-rollback', (x) =>
-      ['Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''),
+      ['RolledBack', 'Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''),
     );
-    expect(p.status?.phase).toBe('Complete');
+    // A fully successful rollback ends RolledBack, and so does the plan it reverted.
+    expect(p.status?.phase).toBe('RolledBack');
+    expect((await getPlan(dev, NS, 'mcp-web')).status?.phase).toBe('RolledBack');
     expect((await getDeployment(stable, APPS_NS, 'cart')).spec?.template?.spec?.containers?.[0]?.image).toBe(
       `${target}/stable/${REPO}/cart:v1.1.0@${stableOld.cart}`,
     );
@@ -459,7 +461,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     const plan = await c.readResource({ uri: `promotion://plans/${NS}/mcp-web` });
     const body = JSON.parse((plan.contents[0] as { text: string }).text) as { phase: string; name: string };
-    expect(body).toMatchObject({ name: 'mcp-web', phase: 'Complete' });
+    expect(body).toMatchObject({ name: 'mcp-web', phase: 'RolledBack' });
     const app = await c.readResource({ uri: `promotion://applications/${NS}/cart` });
     expect(JSON.parse((app.contents[0] as { text: string }).text)).toMatchObject({ name: 'cart', owner: 'team-a' });
     await expect(c.readResource({ uri: `promotion://plans/${NS}/nope` })).rejects.toThrow(/not found/);
@@ -639,9 +641,9 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const rb = ok<{ plan: { name: string } }>(await call(c, 'rollback', { plan: 'mcp-stdio', name: 'mcp-stdio-undo' }));
     expect(rb.plan.name).toBe('mcp-stdio-undo');
     const undone = await waitPlan(dev, NS, 'mcp-stdio-undo', (x) =>
-      ['Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''),
+      ['RolledBack', 'Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''),
     );
-    expect(undone.status?.phase).toBe('Complete');
+    expect(undone.status?.phase).toBe('RolledBack');
     expect((await getDeployment(stable, APPS_NS, 'checkout')).spec?.template?.spec?.containers?.[0]?.image).toContain(
       stableOld.checkout,
     );
