@@ -540,6 +540,15 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     expect(a).toMatchObject({ result: 'refused', authSource: 'tokenreview' });
   });
 
+  it('caps the number of sessions (503 when full)', async () => {
+    const small = await mcpServer({ maxSessions: 1 });
+    expect((await rawPost(small.url, { authorization: `Bearer ${ADMIN_TOKEN}` }, INIT)).status).toBe(200);
+    const full = await rawPost(small.url, { authorization: `Bearer ${ADMIN_TOKEN}` }, INIT);
+    expect(full.status).toBe(503);
+    expect(full.body).toMatch(/too many MCP sessions/);
+    expect(small.sessions()).toBe(1);
+  });
+
   it('a session is bound to the user that opened it', async () => {
     const init = await rawPost(rw.url, { authorization: `Bearer ${ADMIN_TOKEN}` }, INIT);
     const sid = String(init.headers['mcp-session-id']);
