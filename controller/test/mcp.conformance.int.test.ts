@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -124,6 +124,7 @@ describe('@modelcontextprotocol/conformance server scenarios', () => {
     console.log(
       `[conformance] exit ${r.code}\n${r.stdout.slice(-3000)}\nPASSED ${passed.length}: ${passed.join(', ')}\nFAILED ${failed.length}:\n  ${failed.join('\n  ')}`,
     );
+    rmSync(out, { recursive: true, force: true });
     // 30 active scenarios in 0.1.16. The 20 that fail call the conformance fixture's own tools,
     // prompts and resources (test_image_content, test://static-text, ...) or features this server
     // does not offer (completion, subscriptions, sampling/progress/logging inside tools).

@@ -46,6 +46,8 @@ export async function runMcpStdio(
     if (opts.exitOnClose) process.exit(0);
   };
   transport.onclose = () => void close();
+  // The client closing our stdin ends the session (the SDK transport does not watch for EOF).
+  process.stdin.once('end', () => void close());
   await server.connect(transport);
   log.info({ write: cfg.mcp.write }, 'mcp stdio server ready');
   return { close };
