@@ -13,6 +13,7 @@ import { runWorkers, WorkQueue } from './queue/workQueue.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
 import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/reconcilePlan.js';
+import { reconcileEnvironment, reconcileFlow } from './reconcile/reconcileStatus.js';
 
 export interface ControllerOptions {
   clients: ClusterClients;
@@ -113,15 +114,35 @@ export class Controller {
     if (this.isLeader) this.queue.add(`Application:${ns}/${name}`);
   }
 
+  /** Flow and Environment statuses (candidates, reachability) are derived from the cache. */
+  private enqueueStatuses(ns: string | undefined, what: { flows?: boolean; envs?: boolean | string } = {}) {
+    if (!this.isLeader) return;
+    if (what.flows !== false)
+      for (const f of this.cache.flows(ns)) this.queue.add(`PromotionFlow:${f.metadata.namespace}/${f.metadata.name}`);
+    if (what.envs !== false)
+      for (const e of this.cache.environments(ns))
+        if (typeof what.envs !== 'string' || targetKey(e) === what.envs)
+          this.queue.add(`Environment:${e.metadata.namespace}/${e.metadata.name}`);
+  }
+
   enqueueAllPlans(): void {
     for (const p of this.cache.plans()) this.enqueuePlan(p);
     for (const a of this.cache.applications()) this.enqueueApp(a.metadata.namespace, a.metadata.name);
+    this.enqueueStatuses(undefined);
   }
 
   async start(signal?: AbortSignal): Promise<void> {
     this.cache.onEvent((e) => {
       if (e.kind === 'PromotionPlan') {
         if (e.type !== 'delete') this.enqueuePlan(e.obj as PromotionPlan);
+      } else if (e.kind === 'Target') {
+        // A cluster became reachable/synced/broken: its Environments and the flows using them.
+        for (const env of this.cache.environments()) {
+          if (targetKey(env) !== e.workloadKey) continue;
+          this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
+          for (const a of this.cache.applications(env.metadata.namespace))
+            this.enqueueApp(a.metadata.namespace, a.metadata.name);
+        }
       } else if (e.kind === 'Workload' || e.kind === 'HelmRelease') {
         // Rollout progress: wake plans promoting into this cluster+namespace.
         for (const p of this.cache.plans()) {
@@ -132,6 +153,7 @@ export class Controller {
         // Versions/health shown in Application status (read by the exporter and portals).
         for (const env of this.cache.environments()) {
           if (targetKey(env) !== e.workloadKey) continue;
+          this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
           for (const a of this.cache.applications(env.metadata.namespace)) {
             if (workloadsFor(a, env.metadata.name).some((w) => w.name === e.obj.metadata.name))
               this.enqueueApp(a.metadata.namespace, a.metadata.name);
@@ -140,13 +162,17 @@ export class Controller {
       } else if (e.kind === 'Application') {
         if (e.type !== 'delete') this.enqueueApp(e.obj.metadata.namespace, e.obj.metadata.name);
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+        this.enqueueStatuses(e.obj.metadata.namespace);
       } else if (e.kind === 'Environment') {
+        this.enqueueStatuses(e.obj.metadata.namespace);
         for (const a of this.cache.applications(e.obj.metadata.namespace))
           this.enqueueApp(a.metadata.namespace, a.metadata.name);
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
       } else if (e.kind === 'PromotionFlow') {
         // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+        if (e.type !== 'delete' && this.isLeader)
+          this.queue.add(`PromotionFlow:${e.obj.metadata.namespace}/${e.obj.metadata.name}`);
       }
       metrics.queueDepth.set({ queue: 'plans' }, this.queue.length);
     });
@@ -182,7 +208,10 @@ export class Controller {
         const end = metrics.reconcileDuration.startTimer({ kind });
         try {
           let r: { requeueAfterMs?: number } = {};
-          if (kind === 'Application') await reconcileApplication(this.cache, this.o.clients.control, ns, name);
+          const control = this.o.clients.control;
+          if (kind === 'Application') await reconcileApplication(this.cache, control, ns, name);
+          else if (kind === 'PromotionFlow') await reconcileFlow(this.cache, control, ns, name);
+          else if (kind === 'Environment') await reconcileEnvironment(this.cache, control, ns, name);
           else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
           metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
           return r;

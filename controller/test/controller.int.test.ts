@@ -1,4 +1,4 @@
-import type { Application, PromotionPlan } from '@kpromo/api';
+import type { Application, Environment, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import { applyCrds, createBareRepo, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -112,6 +112,25 @@ const appOf = (p: PromotionPlan, name: string) => p.status?.apps?.find((a) => a.
 const terminal = (p: PromotionPlan) =>
   ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
 
+const env = (name: string, registry: object, delivery: object, context = name) => ({
+  kind: 'Environment',
+  metadata: { name, namespace: NS },
+  spec: { cluster: { context }, namespace: APPS, registry, delivery },
+});
+const flow = (name: string, stages: string[], apps: string[], extra: object = {}) => ({
+  kind: 'PromotionFlow',
+  metadata: { name, namespace: NS },
+  spec: { stages: stages.map((environment) => ({ environment })), selector: { applications: apps }, ...extra },
+});
+const ready = (o: { status?: { conditions?: Array<{ type: string }> } }) =>
+  o.status?.conditions?.find((c) => c.type === 'Ready') as
+    | { status: string; reason: string; message: string; observedGeneration?: number }
+    | undefined;
+const getCr = <T>(kind: 'PromotionFlow' | 'Environment', name: string) =>
+  dev.get<T & { metadata: { generation?: number; resourceVersion?: string } }>(
+    resourcePath(KPROMO_TYPES[kind], NS, name),
+  );
+
 beforeAll(async () => {
   await applyCrds(kubeConfigFor('dev', kubeconfig));
   await ensureNs(dev, NS);
@@ -153,11 +172,6 @@ beforeAll(async () => {
     await applyDeployment(prod, APPS, app, `${target}/prod/shop/${app}:v1.0.0@${prodOld[app]}`);
   for (const app of ALL) await waitReady(dev, APPS, app);
 
-  const env = (name: string, registry: object, delivery: object) => ({
-    kind: 'Environment',
-    metadata: { name, namespace: NS },
-    spec: { cluster: { context: name }, namespace: APPS, registry, delivery },
-  });
   await applyCr(dev, env('dev', { host: source, insecure: true }, { method: 'patch' }));
   await applyCr(dev, env('stable', { host: target, prefix: 'stable', insecure: true }, { method: 'patch' }));
   await applyCr(
@@ -171,11 +185,6 @@ beforeAll(async () => {
       },
     ),
   );
-  const flow = (name: string, stages: string[], apps: string[], extra: object = {}) => ({
-    kind: 'PromotionFlow',
-    metadata: { name, namespace: NS },
-    spec: { stages: stages.map((environment) => ({ environment })), selector: { applications: apps }, ...extra },
-  });
   await applyCr(
     dev,
     flow('main', ['dev', 'stable', 'prod'], MAIN_APPS, { concurrency: 2, rolloutTimeoutSeconds: 120 }),
@@ -307,6 +316,83 @@ describe('controller against real clusters, registries and git', () => {
       expect(log.some((m) => m.startsWith(`Promote ${app} to ${a.targetTag} in prod`))).toBe(true);
     }
     expect(log.filter((m) => m.startsWith('Promote '))).toHaveLength(3);
+  });
+
+  it('writes PromotionFlow and Environment status from the cache; bad references get clear messages', async () => {
+    type Flow = PromotionFlow;
+    type Env = Environment;
+    // main: everything promoted; failing: ghost, stuck and okapp differ between dev and stable.
+    const main = await waitFor('flow main status', async () => {
+      const f = await getCr<Flow>('PromotionFlow', 'main');
+      return f.status?.pendingCandidates === 0 && ready(f)?.status === 'True' ? f : undefined;
+    });
+    expect(ready(main)).toMatchObject({
+      reason: 'Ready',
+      observedGeneration: main.metadata.generation,
+      message: '0 release candidate(s) pending (dev -> stable: 0, stable -> prod: 0)',
+    });
+    expect(main.status?.observedGeneration).toBe(main.metadata.generation);
+    const failing = await waitFor('flow failing status', async () => {
+      const f = await getCr<Flow>('PromotionFlow', 'failing');
+      return f.status?.pendingCandidates === 3 ? f : undefined;
+    });
+    expect(ready(failing)?.message).toBe('3 release candidate(s) pending (dev -> stable: 3)');
+    for (const [name, count] of [
+      ['dev', ALL.length],
+      ['stable', ALL.length],
+      ['prod', MAIN_APPS.length],
+    ] as const) {
+      const e = await waitFor(`environment ${name} status`, async () => {
+        const x = await getCr<Env>('Environment', name);
+        return x.status?.applications === count && ready(x)?.status === 'True' ? x : undefined;
+      });
+      expect(ready(e)).toMatchObject({ reason: 'Synced', observedGeneration: e.metadata.generation });
+      expect(ready(e)?.message).toContain(`namespace ${APPS} of cluster context:${name}; ${count} application(s)`);
+    }
+
+    // Bad references: a flow naming an unknown Environment, an Environment naming an unknown context.
+    await applyCr(dev, flow('bad-ref', ['dev', 'qa'], ['cart']));
+    await applyCr(dev, env('nowhere', { host: target, insecure: true }, { method: 'patch' }, 'no-such-context'));
+    const badFlow = await waitFor('bad-ref status', async () => {
+      const f = await getCr<Flow>('PromotionFlow', 'bad-ref');
+      return ready(f) ? f : undefined;
+    });
+    expect(ready(badFlow)).toMatchObject({
+      status: 'False',
+      reason: 'EnvironmentNotFound',
+      message: `Environment "qa" (stage 2) does not exist in namespace ${NS}; fix spec.stages`,
+      observedGeneration: badFlow.metadata.generation,
+    });
+    expect(badFlow.status?.pendingCandidates).toBeUndefined();
+    const badEnv = await waitFor('nowhere status', async () => {
+      const e = await getCr<Env>('Environment', 'nowhere');
+      return ready(e) ? e : undefined;
+    });
+    expect(ready(badEnv)).toMatchObject({
+      status: 'False',
+      reason: 'ClusterUnreachable',
+      message: 'kubeconfig has no context "no-such-context"; add it or fix Environment spec.cluster.context',
+      observedGeneration: badEnv.metadata.generation,
+    });
+    // Fixing the reference turns the flow Ready (level-triggered on the Environment event).
+    await applyCr(dev, flow('bad-ref', ['dev', 'nowhere'], ['cart']));
+    const refixed = await waitFor('bad-ref names nowhere', async () => {
+      const f = await getCr<Flow>('PromotionFlow', 'bad-ref');
+      return ready(f)?.reason === 'EnvironmentNotReady' ? f : undefined;
+    });
+    expect(ready(refixed)?.message).toBe(`Environment "nowhere": ${ready(badEnv)?.message}`);
+    await dev.delete(resourcePath(KPROMO_TYPES.PromotionFlow, NS, 'bad-ref'));
+    await dev.delete(resourcePath(KPROMO_TYPES.Environment, NS, 'nowhere'));
+
+    // No status churn: nothing changes, nothing is written.
+    const rv = async () =>
+      [
+        (await getCr<Flow>('PromotionFlow', 'main')).metadata.resourceVersion,
+        (await getCr<Env>('Environment', 'stable')).metadata.resourceVersion,
+      ].join();
+    const before = await rv();
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await rv()).toBe(before);
   });
 
   it('fails only the broken apps: missing image and a rollout that never gets ready', async () => {

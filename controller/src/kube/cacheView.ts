@@ -41,6 +41,18 @@ export interface HelmRelease {
   };
 }
 
+/** The workload-cluster watch behind an Environment. */
+export interface EnvironmentState {
+  /** Deployment and StatefulSet informers have listed at least once. */
+  synced: boolean;
+  /** A HelmRelease informer runs (the CRD is served in that cluster). */
+  helmReleases: boolean;
+  /** The cluster could not be reached or configured at all (e.g. unknown kubeconfig context). */
+  error?: string;
+  /** The last list/watch failure of an informer, while it retries. */
+  watchError?: string;
+}
+
 /**
  * Read-only view of everything the controller knows. The live implementation is fed by informers;
  * tests and the benchmark use an in-memory one. All reads (API, candidates, reconcile) go through it.
@@ -60,6 +72,8 @@ export interface CacheView {
   getHelmRelease(env: Environment, name: string): HelmRelease | undefined;
   /** True once the informers behind this Environment have listed at least once. */
   environmentSynced(env: Environment): boolean;
+  /** Reachability and sync state of an Environment's cluster+namespace. */
+  environmentState(env: Environment): EnvironmentState;
 }
 
 /** In-memory CacheView for unit tests and the benchmark. */
@@ -109,7 +123,12 @@ export class MemoryCache implements CacheView {
   getHelmRelease(env: Environment, name: string) {
     return this.helmReleases.get(`${env.metadata.name}/${name}`);
   }
-  environmentSynced() {
-    return true;
+  environmentSynced(env: Environment) {
+    return this.envStates.get(env.metadata.name)?.synced ?? true;
+  }
+  /** Per-Environment overrides (by name) for tests; synced otherwise. */
+  envStates = new Map<string, EnvironmentState>();
+  environmentState(env: Environment): EnvironmentState {
+    return this.envStates.get(env.metadata.name) ?? { synced: true, helmReleases: this.helmReleases.size > 0 };
   }
 }

@@ -30,6 +30,7 @@ export class Informer<T extends KObject> {
   private synced = false;
   private failures = 0;
   private readonly handlers: InformerHandler<T>[] = [];
+  private readonly stateHandlers: Array<() => void> = [];
   private syncWaiters: Array<() => void> = [];
   lastError?: string;
 
@@ -43,6 +44,25 @@ export class Informer<T extends KObject> {
 
   on(h: InformerHandler<T>): void {
     this.handlers.push(h);
+  }
+
+  /** Called when the informer first syncs and whenever `lastError` changes (set or cleared). */
+  onState(h: () => void): void {
+    this.stateHandlers.push(h);
+  }
+  private setError(err: string | undefined) {
+    if (err === this.lastError) return;
+    this.lastError = err;
+    this.emitState();
+  }
+  private emitState() {
+    for (const h of this.stateHandlers) {
+      try {
+        h();
+      } catch (e) {
+        this.log?.warn({ err: String(e), path: this.path }, 'informer state handler threw');
+      }
+    }
   }
 
   list(): T[] {
@@ -107,7 +127,9 @@ export class Informer<T extends KObject> {
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
+      this.emitState();
     }
+    this.setError(undefined);
   }
 
   /** One watch connection; resolves when it ends (server timeout, error, stop). */
@@ -162,7 +184,7 @@ export class Informer<T extends KObject> {
       try {
         if (!this.resourceVersion) await this.relist();
         await this.watchOnce();
-        this.lastError = undefined;
+        this.setError(undefined);
       } catch (e) {
         if (this.stopped) break;
         if (isGone(e)) {
@@ -170,7 +192,7 @@ export class Informer<T extends KObject> {
           continue;
         }
         this.failures++;
-        this.lastError = String(e instanceof Error ? e.message : e);
+        this.setError(String(e instanceof Error ? e.message : e));
         // Relist after errors too: events may have been missed while disconnected.
         this.resourceVersion = '';
         const delay = Math.min(this.opts.maxBackoffMs ?? 30_000, 250 * 2 ** Math.min(this.failures, 10));

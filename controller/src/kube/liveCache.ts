@@ -1,5 +1,5 @@
 import type { Application, Environment, KpromoKind, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
-import type { CacheView, HelmRelease, Workload } from './cacheView.js';
+import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
 import { Informer, type InformerLog, type KObject } from './informer.js';
 import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, resourcePath, STATEFULSET } from './paths.js';
@@ -7,7 +7,9 @@ import { isNotFound } from './rest.js';
 
 export type CacheEvent =
   | { kind: KpromoKind; type: 'add' | 'update' | 'delete'; obj: KObject }
-  | { kind: 'Workload' | 'HelmRelease'; type: 'add' | 'update' | 'delete'; obj: KObject; workloadKey: string };
+  | { kind: 'Workload' | 'HelmRelease'; type: 'add' | 'update' | 'delete'; obj: KObject; workloadKey: string }
+  /** The state of a cluster+namespace watch changed (synced, error set/cleared, HelmReleases detected). */
+  | { kind: 'Target'; type: 'update'; workloadKey: string };
 
 /** Key of a workload-side watch: one per (cluster, namespace). */
 export const targetKey = (env: Environment) => `${clusterKey(env)}|${env.spec.namespace}`;
@@ -27,6 +29,8 @@ interface TargetInformers {
 export class LiveCache implements CacheView {
   private readonly cr = new Map<KpromoKind, Informer<KObject>>();
   private readonly targets = new Map<string, TargetInformers>();
+  /** Why a cluster+namespace could not be watched (e.g. unknown kubeconfig context), by targetKey. */
+  private readonly targetErrors = new Map<string, string>();
   private readonly listeners: Array<(e: CacheEvent) => void> = [];
 
   constructor(
@@ -77,13 +81,20 @@ export class LiveCache implements CacheView {
     try {
       rest = await this.clients.forEnvironment(env);
     } catch (e) {
-      this.log?.warn({ environment: env.metadata.name, err: String(e) }, 'cannot reach environment cluster');
+      const err = e instanceof Error ? e.message : String(e);
+      if (this.targetErrors.get(key) !== err) {
+        this.log?.warn({ environment: env.metadata.name, err }, 'cannot reach environment cluster');
+        this.targetErrors.set(key, err);
+        this.emit({ kind: 'Target', type: 'update', workloadKey: key });
+      }
       return;
     }
     if (this.targets.has(key)) return;
+    if (this.targetErrors.delete(key)) this.emit({ kind: 'Target', type: 'update', workloadKey: key });
     const ns = env.spec.namespace;
     const wire = <T extends KObject>(inf: Informer<T>, kind: 'Workload' | 'HelmRelease') => {
       inf.on((type, obj) => this.emit({ kind, type, obj, workloadKey: key }));
+      inf.onState(() => this.emit({ kind: 'Target', type: 'update', workloadKey: key }));
       inf.start();
       return inf;
     };
@@ -162,6 +173,24 @@ export class LiveCache implements CacheView {
   environmentSynced(env: Environment) {
     const t = this.targets.get(targetKey(env));
     return !!t && t.deployments.hasSynced && t.statefulsets.hasSynced;
+  }
+  /** What the cache knows about an Environment's cluster+namespace watch (for Environment.status). */
+  environmentState(env: Environment): EnvironmentState {
+    const key = targetKey(env);
+    const t = this.targets.get(key);
+    if (!t) {
+      const error = this.targetErrors.get(key);
+      if (!error) void this.ensureTarget(env);
+      return { synced: false, helmReleases: false, ...(error ? { error } : {}) };
+    }
+    const watchError = [t.deployments, t.statefulsets, t.helmReleases]
+      .map((i) => i?.lastError)
+      .find((x) => x !== undefined);
+    return {
+      synced: t.deployments.hasSynced && t.statefulsets.hasSynced,
+      helmReleases: !!t.helmReleases,
+      ...(watchError ? { watchError } : {}),
+    };
   }
   /** Informer health for /readyz. */
   health(): { synced: boolean; errors: string[] } {

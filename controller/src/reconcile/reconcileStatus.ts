@@ -1,0 +1,179 @@
+import {
+  type Condition,
+  type ConditionInput,
+  type Environment,
+  type EnvironmentStatus,
+  type PromotionFlow,
+  type PromotionFlowStatus,
+  setCondition,
+} from '@kpromo/api';
+import { computeCandidates, stagePairs } from '../candidates/computeCandidates.js';
+import { runningVersion } from '../candidates/runningVersion.js';
+import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
+import { clusterKey } from '../kube/clusters.js';
+import type { KubeRest } from '../kube/rest.js';
+import { StatusWriter } from './statusWriter.js';
+
+const withReady = <S extends { conditions?: Condition[] }>(
+  prev: S | undefined,
+  ready: ConditionInput,
+  generation: number | undefined,
+  now: Date,
+) => setCondition(prev?.conditions, ready, generation, now);
+
+/**
+ * Pure: PromotionFlow status from the cache. `pendingCandidates` sums the release candidates of every
+ * stage transition (N -> N+1). Ready is False when a stage names an Environment that does not exist
+ * or whose cluster is broken, Unknown while a stage's cluster has not synced (the previous count is
+ * kept meanwhile, so a restart does not flap it), True otherwise.
+ */
+export function flowStatus(flow: PromotionFlow, cache: CacheView, now: Date): PromotionFlowStatus {
+  const ns = flow.metadata.namespace ?? 'default';
+  const gen = flow.metadata.generation;
+  const prev = flow.status;
+  const out = (ready: ConditionInput, pendingCandidates: number | undefined): PromotionFlowStatus => {
+    const s: PromotionFlowStatus = { ...prev, observedGeneration: gen, conditions: withReady(prev, ready, gen, now) };
+    if (pendingCandidates === undefined) delete s.pendingCandidates;
+    else s.pendingCandidates = pendingCandidates;
+    return s;
+  };
+  const stages = flow.spec.stages.map((s, i) => ({ name: s.environment, index: i + 1 }));
+  const missing = stages.filter((s) => !cache.getEnvironment(ns, s.name));
+  if (missing.length) {
+    const what = missing.map((s) => `"${s.name}" (stage ${s.index})`).join(', ');
+    return out(
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'EnvironmentNotFound',
+        message: `Environment ${what} ${missing.length > 1 ? 'do' : 'does'} not exist in namespace ${ns}; fix spec.stages`,
+      },
+      undefined,
+    );
+  }
+  const envs = stages.map((s) => cache.getEnvironment(ns, s.name)!);
+  const broken = envs
+    .map((e) => ({ e, st: cache.environmentState(e) }))
+    .filter(({ st }) => st.error || (!st.synced && st.watchError));
+  if (broken.length) {
+    const msg = broken.map(({ e, st }) => `Environment "${e.metadata.name}": ${st.error ?? st.watchError}`).join('; ');
+    return out(
+      { type: 'Ready', status: 'False', reason: 'EnvironmentNotReady', message: msg },
+      prev?.pendingCandidates,
+    );
+  }
+  const unsynced = envs.filter((e) => !cache.environmentSynced(e)).map((e) => e.metadata.name);
+  if (unsynced.length) {
+    return out(
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        reason: 'ClusterNotSynced',
+        message: `waiting for the cluster of Environment(s) ${unsynced.join(', ')} to sync`,
+      },
+      prev?.pendingCandidates,
+    );
+  }
+  const byName = new Map(envs.map((e) => [e.metadata.name, e]));
+  const apps = cache.applications(ns);
+  const counts: string[] = [];
+  let total = 0;
+  try {
+    for (const p of stagePairs(flow)) {
+      const n = computeCandidates(flow, apps, (a, e) => runningVersion(cache, a, byName.get(e)!), p.from, p.to)
+        .candidates.length;
+      total += n;
+      counts.push(`${p.from} -> ${p.to}: ${n}`);
+    }
+  } catch (e) {
+    return out(
+      { type: 'Ready', status: 'False', reason: 'InvalidFlow', message: (e as Error).message },
+      prev?.pendingCandidates,
+    );
+  }
+  return out(
+    {
+      type: 'Ready',
+      status: 'True',
+      reason: 'Ready',
+      message: `${total} release candidate(s) pending (${counts.join(', ')})`,
+    },
+    total,
+  );
+}
+
+/**
+ * Pure: Environment status from its watch state. `applications` counts the Applications whose
+ * workloads are observed in the Environment's cluster+namespace (known only once synced).
+ */
+export function environmentStatus(
+  env: Environment,
+  state: EnvironmentState,
+  observedApplications: number,
+  now: Date,
+): EnvironmentStatus {
+  const gen = env.metadata.generation;
+  const prev = env.status;
+  const where = `namespace ${env.spec.namespace} of cluster ${clusterKey(env)}`;
+  let ready: ConditionInput;
+  let applications: number | undefined = prev?.applications;
+  if (state.error) ready = { type: 'Ready', status: 'False', reason: 'ClusterUnreachable', message: state.error };
+  else if (!state.synced && state.watchError)
+    ready = { type: 'Ready', status: 'False', reason: 'WatchFailed', message: `${where}: ${state.watchError}` };
+  else if (!state.synced)
+    ready = { type: 'Ready', status: 'Unknown', reason: 'Syncing', message: `listing workloads in ${where}` };
+  else {
+    applications = observedApplications;
+    ready = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'Synced',
+      message: `watching Deployments, StatefulSets${state.helmReleases ? ', HelmReleases' : ''} in ${where}; ${observedApplications} application(s) observed`,
+    };
+  }
+  const s: EnvironmentStatus = { ...prev, observedGeneration: gen, conditions: withReady(prev, ready, gen, now) };
+  if (applications === undefined) delete s.applications;
+  else s.applications = applications;
+  return s;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
+
+/** Writes PromotionFlow.status from the cache; a no-op when nothing changed. */
+export async function reconcileFlow(
+  cache: CacheView,
+  control: KubeRest,
+  namespace: string,
+  name: string,
+  now = new Date(),
+): Promise<boolean> {
+  const flow = cache.getFlow(namespace, name);
+  if (!flow) return false;
+  const next = flowStatus(flow, cache, now);
+  if (same(next, flow.status)) return false;
+  await new StatusWriter<PromotionFlowStatus, PromotionFlow>(control, flow).write(next);
+  return true;
+}
+
+/** Writes Environment.status from the cache; a no-op when nothing changed. */
+export async function reconcileEnvironment(
+  cache: CacheView,
+  control: KubeRest,
+  namespace: string,
+  name: string,
+  now = new Date(),
+): Promise<boolean> {
+  const env = cache.getEnvironment(namespace, name);
+  if (!env) return false;
+  const state = cache.environmentState(env);
+  const observed = state.synced
+    ? cache.applications(namespace).filter((a) => {
+        const h = runningVersion(cache, a, env).health;
+        return h !== 'Missing' && h !== 'Unknown';
+      }).length
+    : 0;
+  const next = environmentStatus(env, state, observed, now);
+  if (same(next, env.status)) return false;
+  await new StatusWriter<EnvironmentStatus, Environment>(control, env).write(next);
+  return true;
+}

@@ -1,0 +1,91 @@
+import type { Condition } from '@kpromo/api';
+import { describe, expect, it } from 'vitest';
+import { MemoryCache } from '../src/kube/cacheView.js';
+import { environmentStatus, flowStatus } from '../src/reconcile/reconcileStatus.js';
+import { app, deployment, dg, env, flow } from './fixtures.js';
+
+const now = new Date('2026-12-02T10:00:00Z');
+const later = new Date('2026-12-02T11:00:00Z');
+const ready = (s: { conditions?: Condition[] }) => s.conditions?.find((c) => c.type === 'Ready');
+
+function cache() {
+  const c = new MemoryCache();
+  c.envs = [env('dev'), env('stable'), env('prod')];
+  c.apps = [app('cart'), app('search'), app('legacy')];
+  c.workloads.set('dev/Deployment/cart', deployment('cart', `r/shop/cart:v1.2.0@${dg('a')}`));
+  c.workloads.set('stable/Deployment/cart', deployment('cart', `r/shop/cart:v1.1.0@${dg('b')}`));
+  c.workloads.set('prod/Deployment/cart', deployment('cart', `r/shop/cart:v1.0.0@${dg('c')}`));
+  c.workloads.set('dev/Deployment/search', deployment('search', `r/shop/search:v3.0.0@${dg('d')}`));
+  c.workloads.set('stable/Deployment/search', deployment('search', `r/shop/search:v3.0.0@${dg('d')}`));
+  return c;
+}
+
+describe('flowStatus', () => {
+  it('counts candidates per stage transition and is Ready with observedGeneration', () => {
+    const f = { ...flow(['dev', 'stable', 'prod']), metadata: { name: 'main', namespace: 'ns', generation: 3 } };
+    const s = flowStatus(f, cache(), now);
+    // dev -> stable: cart; stable -> prod: cart and search.
+    expect(s.pendingCandidates).toBe(3);
+    expect(s.observedGeneration).toBe(3);
+    expect(ready(s)).toMatchObject({ status: 'True', reason: 'Ready', observedGeneration: 3 });
+    expect(ready(s)?.message).toBe('3 release candidate(s) pending (dev -> stable: 1, stable -> prod: 2)');
+  });
+
+  it('is stable: recomputing from its own status changes nothing (no status churn)', () => {
+    const c = cache();
+    const f = flow(['dev', 'stable', 'prod']);
+    const s1 = flowStatus(f, c, now);
+    const s2 = flowStatus({ ...f, status: s1 }, c, later);
+    expect(s2).toEqual(s1);
+  });
+
+  it('names an unknown Environment', () => {
+    const s = flowStatus(flow(['dev', 'qa', 'prod', 'uat']), cache(), now);
+    expect(ready(s)).toMatchObject({ status: 'False', reason: 'EnvironmentNotFound' });
+    expect(ready(s)?.message).toBe(
+      'Environment "qa" (stage 2), "uat" (stage 4) do not exist in namespace ns; fix spec.stages',
+    );
+    expect(s.pendingCandidates).toBeUndefined();
+  });
+
+  it('reports a broken stage cluster and keeps the last count while a cluster syncs', () => {
+    const c = cache();
+    c.envStates.set('stable', { synced: false, helmReleases: false, error: 'kubeconfig has no context "x"' });
+    const f = { ...flow(['dev', 'stable']), status: { pendingCandidates: 7 } };
+    const s = flowStatus(f, c, now);
+    expect(ready(s)).toMatchObject({ status: 'False', reason: 'EnvironmentNotReady' });
+    expect(ready(s)?.message).toBe('Environment "stable": kubeconfig has no context "x"');
+    expect(s.pendingCandidates).toBe(7);
+    c.envStates.set('stable', { synced: false, helmReleases: false });
+    expect(ready(flowStatus(f, c, now))).toMatchObject({ status: 'Unknown', reason: 'ClusterNotSynced' });
+  });
+
+  it('reports an invalid tag pattern', () => {
+    const s = flowStatus(flow(['dev', 'stable'], { tagPattern: '(' }), cache(), now);
+    expect(ready(s)).toMatchObject({ status: 'False', reason: 'InvalidFlow' });
+    expect(ready(s)?.message).toMatch(/invalid regular expression/);
+  });
+});
+
+describe('environmentStatus', () => {
+  const e = { ...env('stable'), metadata: { name: 'stable', namespace: 'ns', generation: 2 } };
+  it('Ready with the applications observed', () => {
+    const s = environmentStatus(e, { synced: true, helmReleases: true }, 2, now);
+    expect(s).toMatchObject({ applications: 2, observedGeneration: 2 });
+    expect(ready(s)).toMatchObject({ status: 'True', reason: 'Synced', observedGeneration: 2 });
+    expect(ready(s)?.message).toMatch(/HelmReleases in namespace app-stable of cluster context:stable; 2 application/);
+    expect(environmentStatus({ ...e, status: s }, { synced: true, helmReleases: true }, 2, later)).toEqual(s);
+  });
+  it('the exact cluster error', () => {
+    const err = 'kubeconfig has no context "nowhere"; add it or fix Environment spec.cluster.context';
+    const s = environmentStatus(e, { synced: false, helmReleases: false, error: err }, 0, now);
+    expect(ready(s)).toMatchObject({ status: 'False', reason: 'ClusterUnreachable', message: err });
+    expect(s.applications).toBeUndefined();
+  });
+  it('a failing watch, and Unknown while syncing', () => {
+    const s = environmentStatus(e, { synced: false, helmReleases: false, watchError: 'forbidden' }, 0, now);
+    expect(ready(s)).toMatchObject({ status: 'False', reason: 'WatchFailed' });
+    expect(ready(s)?.message).toMatch(/: forbidden$/);
+    expect(ready(environmentStatus(e, { synced: false, helmReleases: false }, 0, now))?.status).toBe('Unknown');
+  });
+});
