@@ -69,6 +69,7 @@ export class Controller {
       notify: o.notify,
       log: o.log,
       maxAttempts: o.maxAttempts,
+      claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
     };
     this.api = { cache: this.cache, control, namespace: o.defaultNamespace, resolveDigest: o.resolveDigest };
@@ -135,6 +136,15 @@ export class Controller {
     this.cache.onEvent((e) => {
       if (e.kind === 'PromotionPlan') {
         if (e.type !== 'delete') this.enqueuePlan(e.obj as PromotionPlan);
+        // Apps waiting for this plan (same target environment) may go now.
+        const changed = e.obj as PromotionPlan;
+        for (const p of this.cache.plans(changed.metadata.namespace))
+          if (
+            p.metadata.name !== changed.metadata.name &&
+            p.spec.to === changed.spec.to &&
+            p.status?.apps?.some((a) => a.reason === 'WaitingForPlan')
+          )
+            this.enqueuePlan(p);
       } else if (e.kind === 'Target') {
         // A cluster became reachable/synced/broken: its Environments and the flows using them.
         for (const env of this.cache.environments()) {

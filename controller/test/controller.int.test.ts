@@ -30,7 +30,8 @@ const MAIN_APPS = ['cart', 'search', 'checkout'];
 const FAIL_APPS = ['ghost', 'stuck', 'okapp'];
 const RESUME_APPS = ['r1', 'r2'];
 const HA_APPS = ['lead'];
-const ALL = [...MAIN_APPS, ...FAIL_APPS, ...RESUME_APPS, ...HA_APPS];
+const TWIN_APPS = ['twin'];
+const ALL = [...MAIN_APPS, ...FAIL_APPS, ...RESUME_APPS, ...HA_APPS, ...TWIN_APPS];
 const FAKE_DIGEST = `sha256:${'0'.repeat(63)}1`;
 
 const kubeconfig = inject('kubeconfig');
@@ -165,7 +166,7 @@ beforeAll(async () => {
   for (const app of ALL) {
     await applyDeployment(dev, APPS, app, `${source}/shop/${app}:v1.2.0@${devDigest[app]}`);
     await applyDeployment(stable, APPS, app, `${target}/stable/shop/${app}:v1.1.0@${stableOld[app]}`, {
-      stuck: app === 'stuck' || app === 'r2',
+      stuck: app === 'stuck' || app === 'r2' || app === 'twin',
     });
   }
   for (const app of MAIN_APPS)
@@ -192,6 +193,7 @@ beforeAll(async () => {
   await applyCr(dev, flow('failing', ['dev', 'stable'], FAIL_APPS, { rolloutTimeoutSeconds: 10 }));
   await applyCr(dev, flow('resume', ['dev', 'stable'], RESUME_APPS, { rolloutTimeoutSeconds: 600 }));
   await applyCr(dev, flow('ha', ['dev', 'stable'], HA_APPS));
+  await applyCr(dev, flow('twins', ['dev', 'stable'], TWIN_APPS, { rolloutTimeoutSeconds: 120 }));
   for (const app of ALL) {
     await applyCr(dev, {
       kind: 'Application',
@@ -523,6 +525,53 @@ describe('controller against real clusters, registries and git', () => {
     });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error: string }).error).toMatch(/not a stage transition/);
+  });
+
+  it('promotes an app into an environment for one plan at a time; the second plan waits', async () => {
+    const plan = (name: string) =>
+      applyCr(dev, {
+        kind: 'PromotionPlan',
+        metadata: { name, namespace: NS },
+        spec: {
+          flow: 'twins',
+          from: 'dev',
+          to: 'stable',
+          candidates: [{ application: 'twin', from: { tag: 'v1.2.0', digest: devDigest.twin } }],
+          approved: true,
+        },
+      } as never);
+    // The first plan writes twin into stable, whose pods cannot schedule: it stays RollingOut.
+    await plan('twin-first');
+    await waitPlan(dev, NS, 'twin-first', (p) => appOf(p, 'twin')?.phase === 'RollingOut', 60_000);
+    await plan('twin-second');
+    const waiting = await waitPlan(
+      dev,
+      NS,
+      'twin-second',
+      (p) => appOf(p, 'twin')?.reason === 'WaitingForPlan',
+      30_000,
+    );
+    expect(appOf(waiting, 'twin')).toMatchObject({
+      phase: 'Pending',
+      message: 'waiting for PromotionPlan twin-first, which is promoting twin into stable',
+    });
+    expect(waiting.status?.phase).toBe('Promoting');
+    await new Promise((r) => setTimeout(r, 2000));
+    const still = appOf(await getPlan(dev, NS, 'twin-second'), 'twin');
+    expect(still).toMatchObject({ phase: 'Pending', reason: 'WaitingForPlan' });
+    expect(still?.copied).toBeFalsy();
+    expect(still?.startedAt).toBeUndefined();
+
+    // Unstick the rollout: the first plan completes, then the second proceeds.
+    const image = (await getDeployment(stable, APPS, 'twin')).spec!.template!.spec!.containers![0].image!;
+    await applyDeployment(stable, APPS, 'twin', image);
+    const first = await waitPlan(dev, NS, 'twin-first', terminal, 60_000);
+    expect(first.status?.phase).toBe('Complete');
+    const second = await waitPlan(dev, NS, 'twin-second', terminal, 60_000);
+    expect(second.status?.phase).toBe('Complete');
+    const a = appOf(second, 'twin')!;
+    expect(a.phase).toBe('Succeeded');
+    expect(Date.parse(a.startedAt!)).toBeGreaterThanOrEqual(Date.parse(appOf(first, 'twin')!.finishedAt!));
   });
 
   it('resumes a half-done plan after a restart without redoing finished steps', async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { valuesPatch } from '../src/delivery/helmRelease.js';
 import { MemoryCache } from '../src/kube/cacheView.js';
 import { canAcquire } from '../src/leader/leaderElection.js';
-import { appsToWorkOn, planOutcome, validatePlan } from '../src/reconcile/planDecisions.js';
+import { appsToWorkOn, claimKey, planOutcome, promotionBlocker, validatePlan } from '../src/reconcile/planDecisions.js';
 import { applicationStatus, mergeVersions } from '../src/reconcile/reconcileApplication.js';
 import { formatImageRef, parseImageRef } from '../src/util/imageRef.js';
 import { app, dg, env, flow } from './fixtures.js';
@@ -159,5 +159,66 @@ describe('application status', () => {
     expect(applicationStatus(a, [{ environment: 'dev', tag: 'v1', digest: dg('a'), health: 'Degraded' }], t2)).toEqual(
       s1,
     );
+  });
+});
+
+describe('promotionBlocker', () => {
+  const cand = (application: string) => ({ application, from: { tag: 'v1', digest: dg('a') } });
+  const p = (
+    name: string,
+    created: string,
+    over: Partial<PromotionPlan['spec']> = {},
+    status?: PromotionPlan['status'],
+  ): PromotionPlan => {
+    const x = plan({ approved: true, candidates: [cand('cart'), cand('search')], ...over });
+    return { ...x, metadata: { ...x.metadata, name, creationTimestamp: created }, ...(status ? { status } : {}) };
+  };
+  const apps = (phase: AppProgress['phase'], app = 'cart'): PromotionPlan['status'] => ({
+    phase: 'Promoting',
+    apps: [{ application: app, phase }],
+  });
+  const T1 = '2026-12-02T10:00:00Z';
+  const T2 = '2026-12-02T10:05:00Z';
+
+  it('waits for a plan that has the app in flight into the same environment, whatever the order', () => {
+    const older = p('older', T1);
+    for (const phase of ['Copying', 'Writing', 'RollingOut'] as const) {
+      const newer = p('newer', T2, {}, apps(phase));
+      expect(promotionBlocker(older, 'cart', [older, newer])?.metadata.name).toBe('newer');
+    }
+  });
+  it('lets the app go when the other plan finished it, targets another environment or is not approved', () => {
+    const me = p('me', T2);
+    for (const other of [
+      p('done', T1, {}, apps('Succeeded')),
+      p('failed', T1, {}, apps('Failed')),
+      p('terminal', T1, {}, { phase: 'Incomplete', apps: [{ application: 'cart', phase: 'RollingOut' }] }),
+      p('elsewhere', T1, { to: 'prod' }, apps('RollingOut')),
+      p('unapproved', T1, { approved: false }),
+      p('other-app', T1, { candidates: [cand('search')] }),
+      p('other-ns', T1, {}, apps('RollingOut')),
+    ]) {
+      if (other.metadata.name === 'other-ns') other.metadata.namespace = 'elsewhere';
+      expect(promotionBlocker(me, 'cart', [me, other]), other.metadata.name).toBeUndefined();
+    }
+  });
+  it('between plans that have not started the app, the older goes first (no deadlock, no race)', () => {
+    const a = p('a', T1);
+    const b = p('b', T2, {}, apps('Pending'));
+    expect(promotionBlocker(b, 'cart', [a, b])?.metadata.name).toBe('a');
+    expect(promotionBlocker(a, 'cart', [a, b])).toBeUndefined();
+    // Same timestamp: by name.
+    const b1 = p('b', T1);
+    expect(promotionBlocker(b1, 'cart', [a, b1])?.metadata.name).toBe('a');
+    expect(promotionBlocker(a, 'cart', [a, b1])).toBeUndefined();
+  });
+  it('honours a claim while the cache still shows the claiming plan Pending', () => {
+    const older = p('older', T1);
+    const newer = p('newer', T2, {}, apps('Pending')); // its Copying write is not cached yet
+    const claims = new Map([[claimKey('ns', 'stable', 'cart'), 'newer']]);
+    expect(promotionBlocker(older, 'cart', [older, newer], claims)?.metadata.name).toBe('newer');
+    // A claim of a plan that finished (or vanished) blocks nothing.
+    expect(promotionBlocker(older, 'cart', [older, p('newer', T2, {}, apps('Succeeded'))], claims)).toBeUndefined();
+    expect(promotionBlocker(older, 'cart', [older], claims)).toBeUndefined();
   });
 });

@@ -118,3 +118,51 @@ export function planOutcome(
   if (apps.some((a) => !TERMINAL_APP_PHASES.has(a.phase))) return undefined;
   return { phase: failed === 0 ? 'Complete' : 'Incomplete', succeeded, failed };
 }
+
+export const ACTIVE_APP_PHASES = new Set<AppProgress['phase']>(['Copying', 'Writing', 'RollingOut']);
+
+/** Plans are served in this order when two want the same app+environment: older first, then by name. */
+function planOrder(a: PromotionPlan, b: PromotionPlan): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
+}
+
+/**
+ * Pure: the other plan that holds `application` in the same Environment now, if any. Only one
+ * non-terminal approved plan may promote an app into an environment at a time:
+ * - a plan whose app is already in flight (Copying/Writing/RollingOut) holds it;
+ * - a plan this process saw start the app (`claims`, keyed by {@link claimKey}) holds it while its
+ *   status does not show the app finished (closes the window before our own status write is cached);
+ * - among plans that have not started the app yet, the older plan (creationTimestamp, then name) goes first.
+ * Terminal, unapproved and deleted plans hold nothing, so a stale claim never blocks for long.
+ */
+export function promotionBlocker(
+  plan: PromotionPlan,
+  application: string,
+  plans: readonly PromotionPlan[],
+  claims?: ReadonlyMap<string, string>,
+): PromotionPlan | undefined {
+  const ns = plan.metadata.namespace;
+  const claimedBy = claims?.get(claimKey(ns, plan.spec.to, application));
+  for (const other of plans) {
+    if (other.metadata.name === plan.metadata.name || other.metadata.namespace !== ns) continue;
+    if (other.spec.to !== plan.spec.to || !other.spec.approved) continue;
+    if (other.status?.phase && TERMINAL_PLAN_PHASES.has(other.status.phase)) continue;
+    const entry = other.status?.apps?.find((a) => a.application === application);
+    if (entry) {
+      if (TERMINAL_APP_PHASES.has(entry.phase)) continue;
+      if (ACTIVE_APP_PHASES.has(entry.phase) || claimedBy === other.metadata.name) return other;
+      if (planOrder(other, plan) < 0) return other;
+    } else if (!other.status?.apps?.length) {
+      // Not started yet: it will promote the app if it is one of its candidates.
+      const wants = other.spec.candidates.some((c) => c.application === application);
+      if (wants && (claimedBy === other.metadata.name || planOrder(other, plan) < 0)) return other;
+    }
+  }
+  return undefined;
+}
+
+export const claimKey = (namespace: string | undefined, environment: string, application: string) =>
+  `${namespace ?? ''}/${environment}/${application}`;

@@ -20,7 +20,9 @@ import { checkRollout } from '../rollout/watchRollout.js';
 import { registryRepository } from '../util/imageRef.js';
 import {
   appsToWorkOn,
+  claimKey,
   planOutcome,
+  promotionBlocker,
   type ResolvedPlan,
   TERMINAL_APP_PHASES,
   TERMINAL_PLAN_PHASES,
@@ -79,6 +81,11 @@ export interface PromotionDeps {
   now?(): Date;
   /** Attempts for transient failures (registry down, git push) before an app is marked Failed. */
   maxAttempts?: number;
+  /**
+   * App+environment claims of this process (claimKey -> plan name), shared by all reconciles so two
+   * plans never start the same app in the same environment; the plan statuses remain the truth.
+   */
+  claims?: Map<string, string>;
   /** Tracing hook (observability/tracing withSpan), identity when absent. */
   span?<T>(name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
 }
@@ -280,8 +287,35 @@ export async function reconcilePlan(
   const limit = pLimit(concurrency);
   const requeues: number[] = [];
 
+  // One plan at a time per app+environment: apps another plan is promoting into `to` wait, Pending.
+  const blocked = new Set<string>();
+  let waitChanged = false;
+  const others = deps.cache.plans(namespace);
+  for (const ap of status.apps ?? []) {
+    if (ap.phase !== 'Pending') continue;
+    const other = promotionBlocker(plan, ap.application, others, deps.claims);
+    if (other) {
+      blocked.add(ap.application);
+      const message = `waiting for PromotionPlan ${other.metadata.name}, which is promoting ${ap.application} into ${plan.spec.to}`;
+      if (ap.reason !== 'WaitingForPlan' || ap.message !== message) {
+        ap.reason = 'WaitingForPlan';
+        ap.message = message;
+        waitChanged = true;
+        event('Normal', 'WaitingForPlan', `${ap.application}: ${message}`);
+      }
+    } else if (ap.reason === 'WaitingForPlan') {
+      ap.reason = undefined;
+      ap.message = undefined;
+      waitChanged = true;
+    }
+  }
+  if (waitChanged) await save();
+
   const terminalBefore = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
-  const work = appsToWorkOn(status.apps ?? [], concurrency);
+  const work = appsToWorkOn(
+    (status.apps ?? []).filter((a) => !blocked.has(a.application)),
+    concurrency,
+  );
   await Promise.all(
     work.map((ap) =>
       limit(() =>
@@ -334,13 +368,19 @@ export async function reconcilePlan(
     ),
   );
 
+  for (const ap of status.apps ?? []) {
+    const key = claimKey(namespace, plan.spec.to, ap.application);
+    if (TERMINAL_APP_PHASES.has(ap.phase) && deps.claims?.get(key) === name) deps.claims.delete(key);
+  }
   const outcome = planOutcome(status.apps ?? []);
   if (!outcome) {
     // More pending apps may start as soon as slots free up; rollouts are re-checked at the earliest deadline.
     // A slot freed in this pass (or none in use) lets the next pending app start at once.
-    const pending = (status.apps ?? []).some((a) => a.phase === 'Pending');
+    const pending = (status.apps ?? []).some((a) => a.phase === 'Pending' && !blocked.has(a.application));
     const terminalAfter = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
     if (pending && (requeues.length === 0 || terminalAfter > terminalBefore)) return { requeueAfterMs: 0 };
+    // Waiting apps are woken by the other plan's status events; the requeue is a safety net.
+    if (blocked.size) requeues.push(10_000);
     return { requeueAfterMs: Math.min(...requeues, 30_000) };
   }
   status.succeeded = outcome.succeeded;
@@ -444,6 +484,8 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
     ap.reason = undefined;
     ap.message = undefined;
     await c.save();
+    // Ours now (in the status); the claim covers the moment until the cache shows it to other plans.
+    deps.claims?.set(claimKey(plan.metadata.namespace, plan.spec.to, ap.application), plan.metadata.name);
   }
 
   if (ap.phase === 'Copying' && !ap.copied) {
