@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
+import type { Environment, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
 import { freePort, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -12,10 +12,14 @@ import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
+  applyHelmRelease,
+  deleteHelmReleaseCrd,
   deleteNs,
+  ensureHelmReleaseCrd,
   ensureNs,
   getDeployment,
   getPlan,
+  HELMRELEASE_CRD,
   pushTestImage,
   registryDigest,
   restFor,
@@ -26,11 +30,11 @@ import {
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `ctl-dlv-${RUN}`;
 const APPS = `ctl-dlv-apps-${RUN}`;
-const HR_CRD = 'helmreleases.helm.toolkit.fluxcd.io';
 const kubeconfig = inject('kubeconfig');
 const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
 const prod = restFor(kubeconfig, 'prod');
+const stable = restFor(kubeconfig, 'stable');
 const hookSecret = 's3cr3t';
 const hooks: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
 let hookServer: Server;
@@ -53,32 +57,17 @@ async function helmSync() {
 
 beforeAll(async () => {
   // A minimal HelmRelease CRD (schema-less) unless the real one is installed.
-  try {
-    await prod.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: HR_CRD },
-      spec: {
-        group: 'helm.toolkit.fluxcd.io',
-        scope: 'Namespaced',
-        names: { kind: 'HelmRelease', plural: 'helmreleases', singular: 'helmrelease', listKind: 'HelmReleaseList' },
-        versions: [
-          {
-            name: 'v2',
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-          },
-        ],
-      },
-    });
-    createdCrd = true;
-  } catch (e) {
-    if (!isConflict(e)) throw e;
+  createdCrd = await ensureHelmReleaseCrd(prod);
+  // stable gets the CRD only after the controller started (detected without a restart).
+  if (await stable.getOrUndefined(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${HELMRELEASE_CRD}`)) {
+    await deleteHelmReleaseCrd(stable);
+    await waitFor(
+      'no HelmRelease CRD in stable',
+      async () => !(await stable.getOrUndefined('/apis/helm.toolkit.fluxcd.io/v2')),
+    );
   }
-  await waitFor('HelmRelease CRD served', async () => prod.getOrUndefined(`/apis/helm.toolkit.fluxcd.io/v2`), 30_000);
   await ensureNs(dev, NS);
-  for (const c of [dev, prod]) await ensureNs(c, APPS);
+  for (const c of [dev, prod, stable]) await ensureNs(c, APPS);
 
   for (const app of ['web', 'api']) {
     digests[app] = (
@@ -95,26 +84,10 @@ beforeAll(async () => {
   await applyDeployment(prod, APPS, 'web', `${target}/helm/shop/web:v1.0.0`);
   await applyDeployment(prod, APPS, 'api', `${target}/helm/shop/api:v1.0.0`);
   await waitWorkloads();
-  await waitFor(
-    'HelmRelease web',
-    async () => {
-      await prod.apply(
-        resourcePath(HELMRELEASE, APPS, 'web'),
-        {
-          apiVersion: 'helm.toolkit.fluxcd.io/v2',
-          kind: 'HelmRelease',
-          metadata: { name: 'web', namespace: APPS },
-          spec: {
-            chart: { spec: { chart: 'web' } },
-            values: { replicas: 1, image: { repository: `${target}/helm/shop/web`, tag: 'v1.0.0' } },
-          },
-        },
-        'ctl-test',
-      );
-      return true;
-    },
-    30_000,
-  );
+  await applyHelmRelease(prod, APPS, 'web', {
+    replicas: 1,
+    image: { repository: `${target}/helm/shop/web`, tag: 'v1.0.0' },
+  });
 
   const port = await freePort();
   hookServer = createServer((req, res) => {
@@ -132,10 +105,10 @@ beforeAll(async () => {
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hook', namespace: NS }, stringData: { secret: hookSecret } },
     'ctl-test',
   );
-  const env = (name: string, registry: object, delivery: object) => ({
+  const env = (name: string, registry: object, delivery: object, context = name === 'dev' ? 'dev' : 'prod') => ({
     kind: 'Environment',
     metadata: { name, namespace: NS },
-    spec: { cluster: { context: name === 'dev' ? 'dev' : 'prod' }, namespace: APPS, registry, delivery },
+    spec: { cluster: { context }, namespace: APPS, registry, delivery },
   });
   await applyCr(dev, env('dev', { host: source, insecure: true }, { method: 'patch' }));
   await applyCr(
@@ -147,6 +120,10 @@ beforeAll(async () => {
     ),
   );
   await applyCr(dev, env('down', { host: `127.0.0.1:${downPort}`, insecure: true }, { method: 'patch' }));
+  await applyCr(
+    dev,
+    env('late', { host: target, prefix: 'late', insecure: true }, { method: 'helmRelease', helmRelease: {} }, 'stable'),
+  );
   await applyCr(dev, {
     kind: 'PromotionFlow',
     metadata: { name: 'helm', namespace: NS },
@@ -202,9 +179,9 @@ afterAll(async () => {
   await ctl?.stop();
   hookServer?.close();
   await deleteNs(dev, NS);
-  for (const c of [dev, prod]) await deleteNs(c, APPS);
-  if (createdCrd)
-    await prod.delete(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${HR_CRD}`).catch(() => undefined);
+  for (const c of [dev, prod, stable]) await deleteNs(c, APPS);
+  if (createdCrd) await deleteHelmReleaseCrd(prod);
+  await deleteHelmReleaseCrd(stable);
 });
 
 const post = (path: string, body: unknown) =>
@@ -291,6 +268,23 @@ describe('delivery methods and failure modes', () => {
     expect((await getPlan(dev, NS, 'helm-plan')).status?.completedAt).toBe('2030-01-01T00:00:00Z');
   });
 
+  it('detects a HelmRelease CRD installed after the controller started, without a restart', async () => {
+    const cache = ctl.controller.cache;
+    const late = cache.getEnvironment(NS, 'late')!;
+    expect(cache.environmentState(late)).toMatchObject({ synced: true, helmReleases: false });
+    await ensureHelmReleaseCrd(stable);
+    await applyHelmRelease(stable, APPS, 'web', { image: { repository: `${target}/late/shop/web`, tag: 'v0.9.0' } });
+    const hr = await waitFor('HelmRelease in the cache', async () => cache.getHelmRelease(late, 'web'), 60_000);
+    expect(hr.spec?.values).toEqual({ image: { repository: `${target}/late/shop/web`, tag: 'v0.9.0' } });
+    // The Environment status says so too (level-triggered on the new watch).
+    const e = await waitFor('late status', async () => {
+      const x = await dev.get<Environment>(resourcePath(KPROMO_TYPES.Environment, NS, 'late'));
+      const c = x.status?.conditions?.find((y) => y.type === 'Ready');
+      return c?.message.includes('HelmReleases') ? c : undefined;
+    });
+    expect(e).toMatchObject({ status: 'True', reason: 'Synced' });
+  });
+
   it('serves health, readiness and metrics', async () => {
     const get = (p: string) => fetch(`http://127.0.0.1:${ctl.port}${p}`);
     expect((await get('/healthz')).status).toBe(200);
@@ -304,6 +298,7 @@ describe('delivery methods and failure modes', () => {
       'dev:patch',
       'down:patch',
       'helm:helmRelease',
+      'late:helmRelease',
     ]);
   });
 });

@@ -1,8 +1,8 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { kubeConfigFor, pushTestImage, waitFor } from '@kpromo/test-harness';
 import type { Workload } from '../src/kube/cacheView.js';
-import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { isNotFound, KubeRest } from '../src/kube/rest.js';
+import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { isConflict, isNotFound, KubeRest } from '../src/kube/rest.js';
 
 export const restFor = (kubeconfig: string, ctx: string) => new KubeRest(kubeConfigFor(ctx, kubeconfig), ctx);
 
@@ -129,4 +129,66 @@ export async function eventReasons(rest: KubeRest, ns: string, name: string): Pr
     `/api/v1/namespaces/${ns}/events?fieldSelector=involvedObject.name=${name}`,
   );
   return l.items.filter((e) => e.involvedObject.kind === 'PromotionPlan').map((e) => e.reason);
+}
+
+export const HELMRELEASE_CRD = 'helmreleases.helm.toolkit.fluxcd.io';
+
+/**
+ * A minimal (schema-less) Flux HelmRelease CRD, unless one is installed; waits until it is served.
+ * Returns whether this call created it (then the caller deletes it when done).
+ */
+export async function ensureHelmReleaseCrd(rest: KubeRest): Promise<boolean> {
+  let created = false;
+  try {
+    await rest.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: HELMRELEASE_CRD },
+      spec: {
+        group: 'helm.toolkit.fluxcd.io',
+        scope: 'Namespaced',
+        names: { kind: 'HelmRelease', plural: 'helmreleases', singular: 'helmrelease', listKind: 'HelmReleaseList' },
+        versions: [
+          {
+            name: 'v2',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    created = true;
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
+  await waitFor('HelmRelease CRD served', async () => rest.getOrUndefined('/apis/helm.toolkit.fluxcd.io/v2'), 30_000);
+  return created;
+}
+
+export async function deleteHelmReleaseCrd(rest: KubeRest) {
+  await rest
+    .delete(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${HELMRELEASE_CRD}`)
+    .catch(() => undefined);
+}
+
+/** Applies a HelmRelease (retried while a freshly installed CRD is not served for writes yet). */
+export async function applyHelmRelease(rest: KubeRest, ns: string, name: string, values: Record<string, unknown>) {
+  await waitFor(
+    `HelmRelease ${name}`,
+    async () => {
+      await rest.apply(
+        resourcePath(HELMRELEASE, ns, name),
+        {
+          apiVersion: 'helm.toolkit.fluxcd.io/v2',
+          kind: 'HelmRelease',
+          metadata: { name, namespace: ns },
+          spec: { chart: { spec: { chart: name } }, values },
+        },
+        'ctl-test',
+      );
+      return true;
+    },
+    30_000,
+  );
 }

@@ -12,6 +12,7 @@ export type InformerHandler<T> = (type: InformerEvent, obj: T) => void;
 
 export interface InformerLog {
   warn(obj: object, msg: string): void;
+  info?(obj: object, msg: string): void;
   debug?(obj: object, msg: string): void;
 }
 

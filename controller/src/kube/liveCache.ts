@@ -18,7 +18,7 @@ interface TargetInformers {
   deployments: Informer<Workload>;
   statefulsets: Informer<Workload>;
   helmReleases?: Informer<HelmRelease>;
-  error?: string;
+  discoveryTimer?: NodeJS.Timeout;
 }
 
 /**
@@ -32,12 +32,15 @@ export class LiveCache implements CacheView {
   /** Why a cluster+namespace could not be watched (e.g. unknown kubeconfig context), by targetKey. */
   private readonly targetErrors = new Map<string, string>();
   private readonly listeners: Array<(e: CacheEvent) => void> = [];
+  private stopped = false;
 
   constructor(
     private readonly clients: ClusterClients,
     /** Namespaces of the control cluster to watch; empty = all namespaces. */
     private readonly namespaces: string[],
     private readonly log?: InformerLog,
+    /** Cap of the HelmRelease discovery backoff (1 s, 2 s, 4 s, ...). */
+    private readonly discoveryMaxMs = 30_000,
   ) {}
 
   onEvent(fn: (e: CacheEvent) => void): void {
@@ -48,6 +51,7 @@ export class LiveCache implements CacheView {
   }
 
   async start(signal?: AbortSignal): Promise<void> {
+    this.stopped = false;
     const nss = this.namespaces.length ? this.namespaces : [undefined];
     for (const kind of Object.keys(KPROMO_TYPES) as KpromoKind[]) {
       // One informer per namespace keeps RBAC namespace-scoped when namespaces are configured.
@@ -65,8 +69,10 @@ export class LiveCache implements CacheView {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const i of this.cr.values()) i.stop();
     for (const t of this.targets.values()) {
+      clearTimeout(t.discoveryTimer);
       t.deployments.stop();
       t.statefulsets.stop();
       t.helmReleases?.stop();
@@ -103,13 +109,27 @@ export class LiveCache implements CacheView {
       statefulsets: wire(new Informer<Workload>(rest, resourcePath(STATEFULSET, ns), this.log), 'Workload'),
     };
     this.targets.set(key, t);
-    try {
-      await rest.get(`/apis/${HELMRELEASE.group}/${HELMRELEASE.version}`);
+    // HelmRelease is a CRD that may be installed (or become reachable) any time: probe now, then
+    // keep probing discovery with capped backoff until it is served; no restart needed.
+    const probe = async (attempt: number): Promise<void> => {
+      if (this.stopped || t.helmReleases) return;
+      try {
+        await rest.get(`/apis/${HELMRELEASE.group}/${HELMRELEASE.version}`);
+      } catch (e) {
+        if (!isNotFound(e))
+          this.log?.warn({ environment: env.metadata.name, err: String(e) }, 'HelmRelease discovery failed');
+        if (this.stopped) return;
+        const delay = Math.min(this.discoveryMaxMs, 1000 * 2 ** Math.min(attempt, 16));
+        t.discoveryTimer = setTimeout(() => void probe(attempt + 1), delay);
+        t.discoveryTimer.unref?.();
+        return;
+      }
+      if (this.stopped || t.helmReleases) return;
       t.helmReleases = wire(new Informer<HelmRelease>(rest, resourcePath(HELMRELEASE, ns), this.log), 'HelmRelease');
-    } catch (e) {
-      if (!isNotFound(e))
-        this.log?.warn({ environment: env.metadata.name, err: String(e) }, 'HelmRelease discovery failed');
-    }
+      if (attempt > 0) this.log?.info?.({ environment: env.metadata.name }, 'HelmRelease CRD detected; watching');
+      this.emit({ kind: 'Target', type: 'update', workloadKey: key });
+    };
+    await probe(0);
   }
 
   /** Waits until the workload informers of an Environment have listed once. */
