@@ -3,49 +3,16 @@
  * Prints candidate computation time for 500 apps x 5 environments from an in-memory cache (the same
  * CacheView the live informers implement) and the memory held by 5,000 cached Applications.
  */
-import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import { computeCandidates, stagePairs } from '../src/candidates/computeCandidates.js';
 import { runningVersion } from '../src/candidates/runningVersion.js';
-import { MemoryCache, type Workload } from '../src/kube/cacheView.js';
+import { MemoryCache } from '../src/kube/cacheView.js';
+import { app, deployment, env, flow as flowOf } from '../test/fixtures.js';
 
 const ENVS = ['dev', 'qa', 'stable', 'preprod', 'prod'];
 const digest = (i: number, e: number) => `sha256:${(i * 7919 + e).toString(16).padStart(64, '0')}`;
 
-function application(i: number): Application {
-  return {
-    apiVersion: 'promotions.kpromo.dev/v1alpha1',
-    kind: 'Application',
-    metadata: { name: `app-${i}`, namespace: 'bench', labels: { tier: i % 3 ? 'web' : 'batch' } },
-    spec: {
-      owner: `team-${i % 20}`,
-      image: { repository: `shop/app-${i}` },
-      workloads: [{ kind: 'Deployment', name: `app-${i}` }],
-    },
-  };
-}
-
-function environment(name: string): Environment {
-  return {
-    apiVersion: 'promotions.kpromo.dev/v1alpha1',
-    kind: 'Environment',
-    metadata: { name, namespace: 'bench' },
-    spec: {
-      cluster: { context: name },
-      namespace: 'apps',
-      registry: { host: `${name}.registry:5000` },
-      delivery: { method: 'patch' },
-    },
-  };
-}
-
-function deployment(name: string, image: string): Workload {
-  return {
-    kind: 'Deployment',
-    metadata: { name, generation: 1 },
-    spec: { replicas: 2, template: { spec: { containers: [{ name: 'main', image }] } } },
-    status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 },
-  };
-}
+const application = (i: number) => app(`app-${i}`, { owner: `team-${i % 20}` }, { tier: i % 3 ? 'web' : 'batch' });
+const environment = (name: string) => env(name, { registry: { host: `${name}.registry:5000` } });
 
 function buildCache(apps: number): MemoryCache {
   const c = new MemoryCache();
@@ -64,12 +31,7 @@ function buildCache(apps: number): MemoryCache {
   return c;
 }
 
-const flow: PromotionFlow = {
-  apiVersion: 'promotions.kpromo.dev/v1alpha1',
-  kind: 'PromotionFlow',
-  metadata: { name: 'bench', namespace: 'bench' },
-  spec: { stages: ENVS.map((environment) => ({ environment })), selector: { applications: ['app-*'] } },
-};
+const flow = flowOf(ENVS, { selector: { applications: ['app-*'] } });
 
 function allCandidates(c: MemoryCache): number {
   const envs = new Map(c.envs.map((e) => [e.metadata.name, e]));

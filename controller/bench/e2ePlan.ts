@@ -6,16 +6,25 @@
  */
 import { defaultKubeconfigPath, ensureClusters, pushTestImage, startRegistry } from '@kpromo/test-harness';
 import { createPlan } from '../src/api/promotions.js';
-import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startController } from '../src/runtime.js';
-import { applyCr, applyDeployment, deleteNs, ensureNs, restFor, waitPlan, waitReady } from '../test/e2eHelpers.js';
+import {
+  applyCr,
+  applyDeployment,
+  controllerConfig,
+  crs,
+  deleteNamespaces,
+  restFor,
+  runNamespaces,
+  setupNamespaces,
+  waitPlan,
+  waitReady,
+} from '../test/e2eHelpers.js';
 
 const N = Number(process.argv[2] ?? 50);
 const CONCURRENCY = Number(process.argv[3] ?? 8);
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `ctl-bench-${RUN}`;
-const APPS = `ctl-bench-apps-${RUN}`;
+const namespaces = runNamespaces('ctl-bench');
+const { ns: NS, apps: APPS } = namespaces;
 
 await ensureClusters();
 const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
@@ -26,8 +35,7 @@ const target = await startRegistry({ name: 'bench-target' });
 const names = Array.from({ length: N }, (_, i) => `app-${String(i).padStart(3, '0')}`);
 let ctl: Awaited<ReturnType<typeof startController>> | undefined;
 try {
-  await ensureNs(dev, NS);
-  for (const c of [dev, stable]) await ensureNs(c, APPS);
+  await setupNamespaces(dev, [dev, stable], namespaces);
   const t0 = performance.now();
   await Promise.all(
     names.map(async (app) => {
@@ -40,45 +48,23 @@ try {
       });
       await applyDeployment(dev, APPS, app, `${source.host}/shop/${app}:v1.0.1@${digest}`);
       await applyDeployment(stable, APPS, app, `${target.host}/shop/${app}:v1.0.0`);
-      await applyCr(dev, {
-        kind: 'Application',
-        metadata: { name: app, namespace: NS },
-        spec: { owner: 'bench', image: { repository: `shop/${app}` }, workloads: [{ kind: 'Deployment', name: app }] },
-      });
+      await applyCr(dev, crs.application(NS, app, 'bench'));
     }),
   );
   for (const app of names) await waitReady(dev, APPS, app);
-  const env = (name: string, host: string) => ({
-    kind: 'Environment',
-    metadata: { name, namespace: NS },
-    spec: {
-      cluster: { context: name },
+  const env = (name: string, host: string) =>
+    crs.environment(NS, name, {
+      context: name,
       namespace: APPS,
       registry: { host, insecure: true },
       delivery: { method: 'patch' },
-    },
-  });
+    });
   await applyCr(dev, env('dev', source.host));
   await applyCr(dev, env('stable', target.host));
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'bench', namespace: NS },
-    spec: { stages: [{ environment: 'dev' }, { environment: 'stable' }], concurrency: CONCURRENCY },
-  });
+  await applyCr(dev, crs.flow(NS, 'bench', ['dev', 'stable'], { concurrency: CONCURRENCY }));
   console.log(`setup: ${N} apps seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-  const cfg = loadConfig({
-    env: {},
-    flags: {
-      kubeconfig,
-      context: 'dev',
-      namespaces: [NS],
-      defaultNamespace: NS,
-      logLevel: 'warn',
-      leaderElection: { enabled: false },
-      server: { host: '127.0.0.1', port: 0 },
-    },
-  });
+  const cfg = controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } });
   ctl = await startController(cfg, { log: createLogger({ level: 'warn' }) });
   const tPlan = performance.now();
   const { plan } = await createPlan(ctl.controller.api, {
@@ -110,8 +96,7 @@ try {
   );
 } finally {
   await ctl?.stop();
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS);
+  await deleteNamespaces(dev, [dev, stable], namespaces);
   await source.stop();
   await target.stop();
 }

@@ -2,7 +2,6 @@ import type { Application, Environment, PromotionFlow, PromotionPlan } from '@kp
 import { applyCrds, createBareRepo, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { loadConfig } from '../src/config.js';
 import type { ControllerOptions } from '../src/controller.js';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -10,22 +9,27 @@ import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
-  deleteNs,
-  ensureNs,
+  appOf,
+  callApi,
+  controllerConfig,
+  crs,
+  deleteNamespaces,
+  deploymentImage,
   eventReasons,
   getDeployment,
   getPlan,
   pushTestImage,
   registryDigest,
   restFor,
+  runNamespaces,
+  setupNamespaces,
+  isTerminalPlan as terminal,
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
 
-// Unique per run: a previous run's namespaces may still be terminating.
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `ctl-e2e-${RUN}`;
-const APPS = `ctl-e2e-apps-${RUN}`;
+const names = runNamespaces('ctl-e2e');
+const { ns: NS, apps: APPS } = names;
 const MAIN_APPS = ['cart', 'search', 'checkout'];
 const FAIL_APPS = ['ghost', 'stuck', 'okapp'];
 const RESUME_APPS = ['r1', 'r2'];
@@ -39,7 +43,6 @@ const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
 const stable = restFor(kubeconfig, 'stable');
 const prod = restFor(kubeconfig, 'prod');
-const clusters = { dev, stable, prod };
 const log = createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' });
 
 const devDigest: Record<string, string> = {};
@@ -47,29 +50,19 @@ const stableOld: Record<string, string> = {};
 let repo: ReturnType<typeof createBareRepo>;
 const running: Running[] = [];
 
-function cfg(identity: string) {
-  return loadConfig({
-    env: {},
-    flags: {
-      kubeconfig,
-      context: 'dev',
-      namespaces: [NS],
-      defaultNamespace: NS,
-      logLevel: 'warn',
-      server: { host: '127.0.0.1', port: 0 },
-      leaderElection: {
-        enabled: true,
-        namespace: NS,
-        name: 'ctl-e2e-leader',
-        identity,
-        leaseDurationSeconds: 4,
-        renewIntervalMs: 1000,
-      },
-      maxAttempts: 3,
-      shutdownGraceSeconds: 10,
+const cfg = (identity: string) =>
+  controllerConfig(kubeconfig, NS, {
+    leaderElection: {
+      enabled: true,
+      namespace: NS,
+      name: 'ctl-e2e-leader',
+      identity,
+      leaseDurationSeconds: 4,
+      renewIntervalMs: 1000,
     },
+    maxAttempts: 3,
+    shutdownGraceSeconds: 10,
   });
-}
 
 async function start(identity: string, customize?: (o: ControllerOptions) => ControllerOptions) {
   const r = await startController(cfg(identity), { log, customize });
@@ -81,20 +74,16 @@ async function stop(r: Running) {
   running.splice(running.indexOf(r), 1);
 }
 
-const api = (r: Running, path: string, init?: { method?: string; body?: unknown }) =>
-  fetch(`http://127.0.0.1:${r.port}${path}`, {
-    method: init?.method ?? 'GET',
-    headers: { 'content-type': 'application/json' },
-    body: init?.body === undefined ? undefined : JSON.stringify(init.body),
-  });
+const api = (r: Running, path: string, init?: { method?: string; body?: unknown }) => callApi(r.port, path, init);
+/** POST /api/v1/plans in the test namespace. */
+const postPlan = (r: Running, body: Record<string, unknown>) =>
+  api(r, '/api/v1/plans', { method: 'POST', body: { namespace: NS, ...body } });
 
 /** Plays the GitOps agent for prod: applies the image committed for each app to its Deployment. */
 async function gitopsSync() {
   for (const app of MAIN_APPS) {
     const values = parseYaml(repo.read(`apps/${app}/values.yaml`)) as { image: string };
-    const d = await getDeployment(prod, APPS, app);
-    if (d.spec?.template?.spec?.containers?.[0]?.image !== values.image)
-      await applyDeployment(prod, APPS, app, values.image);
+    if ((await deploymentImage(prod, APPS, app)) !== values.image) await applyDeployment(prod, APPS, app, values.image);
   }
 }
 
@@ -109,20 +98,10 @@ const countCopies =
     },
   });
 
-const appOf = (p: PromotionPlan, name: string) => p.status?.apps?.find((a) => a.application === name);
-const terminal = (p: PromotionPlan) =>
-  ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
-
-const env = (name: string, registry: object, delivery: object, context = name) => ({
-  kind: 'Environment',
-  metadata: { name, namespace: NS },
-  spec: { cluster: { context }, namespace: APPS, registry, delivery },
-});
-const flow = (name: string, stages: string[], apps: string[], extra: object = {}) => ({
-  kind: 'PromotionFlow',
-  metadata: { name, namespace: NS },
-  spec: { stages: stages.map((environment) => ({ environment })), selector: { applications: apps }, ...extra },
-});
+const env = (name: string, registry: object, delivery: object, context = name) =>
+  crs.environment(NS, name, { context, namespace: APPS, registry, delivery });
+const flow = (name: string, stages: string[], apps: string[], extra: object = {}) =>
+  crs.flow(NS, name, stages, { selector: { applications: apps }, ...extra });
 const ready = (o: { status?: { conditions?: Array<{ type: string }> } }) =>
   o.status?.conditions?.find((c) => c.type === 'Ready') as
     | { status: string; reason: string; message: string; observedGeneration?: number }
@@ -134,8 +113,7 @@ const getCr = <T>(kind: 'PromotionFlow' | 'Environment', name: string) =>
 
 beforeAll(async () => {
   await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  for (const c of Object.values(clusters)) await ensureNs(c, APPS);
+  await setupNamespaces(dev, [dev, stable, prod], names);
 
   // Images: what runs in dev (source registry) and the older versions already in stable/prod (target registry).
   for (const app of ALL) {
@@ -194,19 +172,12 @@ beforeAll(async () => {
   await applyCr(dev, flow('resume', ['dev', 'stable'], RESUME_APPS, { rolloutTimeoutSeconds: 600 }));
   await applyCr(dev, flow('ha', ['dev', 'stable'], HA_APPS));
   await applyCr(dev, flow('twins', ['dev', 'stable'], TWIN_APPS, { rolloutTimeoutSeconds: 120 }));
-  for (const app of ALL) {
-    await applyCr(dev, {
-      kind: 'Application',
-      metadata: { name: app, namespace: NS },
-      spec: { owner: 'team-a', image: { repository: `shop/${app}` }, workloads: [{ kind: 'Deployment', name: app }] },
-    });
-  }
+  for (const app of ALL) await applyCr(dev, crs.application(NS, app, 'team-a'));
 });
 
 afterAll(async () => {
   for (const r of [...running]) await stop(r).catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of Object.values(clusters)) await deleteNs(c, APPS);
+  await deleteNamespaces(dev, [dev, stable, prod], names);
 });
 
 describe('controller against real clusters, registries and git', () => {
@@ -229,10 +200,7 @@ describe('controller against real clusters, registries and git', () => {
     );
 
     // Plan from the cache, then approve; approving twice is refused.
-    const created = await api(ctl, '/api/v1/plans', {
-      method: 'POST',
-      body: { namespace: NS, flow: 'main', from: 'dev', to: 'stable', name: 'main-stable' },
-    });
+    const created = await postPlan(ctl, { flow: 'main', from: 'dev', to: 'stable', name: 'main-stable' });
     expect(created.status).toBe(201);
     const { plan } = (await created.json()) as { plan: PromotionPlan };
     expect(plan.spec.candidates.map((c) => c.application)).toEqual(['cart', 'checkout', 'search']);
@@ -290,17 +258,13 @@ describe('controller against real clusters, registries and git', () => {
     );
 
     // stable -> prod through git: the controller commits, our stand-in GitOps agent applies, kwok rolls out.
-    const created2 = await api(ctl, '/api/v1/plans', {
-      method: 'POST',
-      body: {
-        namespace: NS,
-        flow: 'main',
-        from: 'stable',
-        to: 'prod',
-        name: 'main-prod',
-        approve: true,
-        approvedBy: 'alice',
-      },
+    const created2 = await postPlan(ctl, {
+      flow: 'main',
+      from: 'stable',
+      to: 'prod',
+      name: 'main-prod',
+      approve: true,
+      approvedBy: 'alice',
     });
     expect(created2.status).toBe(201);
     const prodDone = await waitPlan(dev, NS, 'main-prod', terminal, 120_000, gitopsSync);
@@ -398,9 +362,12 @@ describe('controller against real clusters, registries and git', () => {
   });
 
   it('fails only the broken apps: missing image and a rollout that never gets ready', async () => {
-    const r = await api(ctl, '/api/v1/plans', {
-      method: 'POST',
-      body: { namespace: NS, flow: 'failing', from: 'dev', to: 'stable', name: 'failing-stable', approve: true },
+    const r = await postPlan(ctl, {
+      flow: 'failing',
+      from: 'dev',
+      to: 'stable',
+      name: 'failing-stable',
+      approve: true,
     });
     expect(r.status).toBe(201);
     const t0 = Date.now();
@@ -422,9 +389,7 @@ describe('controller against real clusters, registries and git', () => {
       reason: 'Incomplete',
     });
     // The missing image was never written anywhere.
-    expect((await getDeployment(stable, APPS, 'ghost')).spec?.template?.spec?.containers?.[0]?.image).toContain(
-      stableOld.ghost,
-    );
+    expect(await deploymentImage(stable, APPS, 'ghost')).toContain(stableOld.ghost);
     expect(await eventReasons(dev, NS, 'failing-stable')).toContain('AppFailed');
   });
 
@@ -449,17 +414,13 @@ describe('controller against real clusters, registries and git', () => {
   });
 
   it('stops a started plan cleanly when its Application is deleted mid-rollout', async () => {
-    const r = await api(ctl, '/api/v1/plans', {
-      method: 'POST',
-      body: {
-        namespace: NS,
-        flow: 'failing',
-        from: 'dev',
-        to: 'stable',
-        name: 'vanishing',
-        applications: ['stuck'],
-        approve: true,
-      },
+    const r = await postPlan(ctl, {
+      flow: 'failing',
+      from: 'dev',
+      to: 'stable',
+      name: 'vanishing',
+      applications: ['stuck'],
+      approve: true,
     });
     expect(r.status).toBe(201);
     await waitPlan(dev, NS, 'vanishing', (p) => appOf(p, 'stuck')?.phase === 'RollingOut', 30_000);
@@ -509,7 +470,7 @@ describe('controller against real clusters, registries and git', () => {
       'bad-app': ['ApplicationNotFound', /unknown-app do not exist/],
       'bad-env': ['EnvironmentNotFound', /Environment "qa"/],
     };
-    const cartBefore = (await getDeployment(stable, APPS, 'cart')).spec?.template?.spec?.containers?.[0]?.image;
+    const cartBefore = await deploymentImage(stable, APPS, 'cart');
     for (const [name, [reason, msg]] of Object.entries(expectations)) {
       const p = await waitPlan(dev, NS, name, (x) => x.status?.phase === 'Failed', 30_000);
       const c = p.status?.conditions?.find((x) => x.type === 'Ready');
@@ -517,12 +478,9 @@ describe('controller against real clusters, registries and git', () => {
       expect(c?.message).toMatch(msg);
       expect(p.status?.apps ?? []).toEqual([]);
     }
-    expect((await getDeployment(stable, APPS, 'cart')).spec?.template?.spec?.containers?.[0]?.image).toBe(cartBefore);
+    expect(await deploymentImage(stable, APPS, 'cart')).toBe(cartBefore);
     // API-level: non-adjacent stages are refused before anything is created.
-    const r = await api(ctl, '/api/v1/plans', {
-      method: 'POST',
-      body: { namespace: NS, flow: 'main', from: 'dev', to: 'prod' },
-    });
+    const r = await postPlan(ctl, { flow: 'main', from: 'dev', to: 'prod' });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error: string }).error).toMatch(/not a stage transition/);
   });
@@ -563,7 +521,7 @@ describe('controller against real clusters, registries and git', () => {
     expect(still?.startedAt).toBeUndefined();
 
     // Unstick the rollout: the first plan completes, then the second proceeds.
-    const image = (await getDeployment(stable, APPS, 'twin')).spec!.template!.spec!.containers![0].image!;
+    const image = (await deploymentImage(stable, APPS, 'twin'))!;
     await applyDeployment(stable, APPS, 'twin', image);
     const first = await waitPlan(dev, NS, 'twin-first', terminal, 60_000);
     expect(first.status?.phase).toBe('Complete');
@@ -580,12 +538,7 @@ describe('controller against real clusters, registries and git', () => {
     ctl = await start('ctl-b', countCopies(copies));
     await waitFor('leader b', async () => ctl.controller.isLeader, 20_000);
     expect(
-      (
-        await api(ctl, '/api/v1/plans', {
-          method: 'POST',
-          body: { namespace: NS, flow: 'resume', from: 'dev', to: 'stable', name: 'resume-stable', approve: true },
-        })
-      ).status,
+      (await postPlan(ctl, { flow: 'resume', from: 'dev', to: 'stable', name: 'resume-stable', approve: true })).status,
     ).toBe(201);
     // r1 finishes; r2 is written but cannot become ready (pinned to no node).
     const mid = await waitPlan(
@@ -599,12 +552,7 @@ describe('controller against real clusters, registries and git', () => {
     await stop(ctl);
 
     // While the controller is down, the cluster gets fixed; the new leader must only finish r2's rollout.
-    await applyDeployment(
-      stable,
-      APPS,
-      'r2',
-      (await getDeployment(stable, APPS, 'r2')).spec!.template!.spec!.containers![0].image!,
-    );
+    await applyDeployment(stable, APPS, 'r2', (await deploymentImage(stable, APPS, 'r2'))!);
     const copiesAfter: string[] = [];
     ctl = await start('ctl-c', countCopies(copiesAfter));
     const done = await waitPlan(dev, NS, 'resume-stable', terminal);
@@ -624,12 +572,7 @@ describe('controller against real clusters, registries and git', () => {
     expect(a.controller.isLeader).toBe(true);
     expect(d.controller.isLeader).toBe(false);
     expect(
-      (
-        await api(d, '/api/v1/plans', {
-          method: 'POST',
-          body: { namespace: NS, flow: 'ha', from: 'dev', to: 'stable', name: 'ha-stable', approve: true },
-        })
-      ).status,
+      (await postPlan(d, { flow: 'ha', from: 'dev', to: 'stable', name: 'ha-stable', approve: true })).status,
     ).toBe(201);
     const p = await waitPlan(dev, NS, 'ha-stable', terminal);
     expect(p.status?.phase).toBe('Complete');

@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { Environment, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
 import { freePort, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { isConflict } from '../src/kube/rest.js';
 import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
@@ -13,23 +12,27 @@ import {
   applyCr,
   applyDeployment,
   applyHelmRelease,
+  callApi,
+  controllerConfig,
+  crs,
   deleteHelmReleaseCrd,
-  deleteNs,
+  deleteNamespaces,
+  deploymentImage,
   ensureHelmReleaseCrd,
-  ensureNs,
-  getDeployment,
   getPlan,
   HELMRELEASE_CRD,
   pushTestImage,
   registryDigest,
   restFor,
+  runNamespaces,
+  setupNamespaces,
+  isTerminalPlan as terminal,
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `ctl-dlv-${RUN}`;
-const APPS = `ctl-dlv-apps-${RUN}`;
+const names = runNamespaces('ctl-dlv');
+const { ns: NS, apps: APPS } = names;
 const kubeconfig = inject('kubeconfig');
 const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
@@ -41,8 +44,6 @@ let hookServer: Server;
 let ctl: Running;
 let createdCrd = false;
 const digests: Record<string, string> = {};
-const terminal = (p: PromotionPlan) =>
-  ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
 
 /** Plays Flux's helm-controller: renders the HelmRelease image values into the Deployment. */
 async function helmSync() {
@@ -51,8 +52,7 @@ async function helmSync() {
   );
   const v = hr.spec.values.image;
   const image = `${v.repository}:${v.tag}${v.digest ? `@${v.digest}` : ''}`;
-  const d = await getDeployment(prod, APPS, 'web');
-  if (d.spec?.template?.spec?.containers?.[0]?.image !== image) await applyDeployment(prod, APPS, 'web', image);
+  if ((await deploymentImage(prod, APPS, 'web')) !== image) await applyDeployment(prod, APPS, 'web', image);
 }
 
 beforeAll(async () => {
@@ -66,8 +66,7 @@ beforeAll(async () => {
       async () => !(await stable.getOrUndefined('/apis/helm.toolkit.fluxcd.io/v2')),
     );
   }
-  await ensureNs(dev, NS);
-  for (const c of [dev, prod, stable]) await ensureNs(c, APPS);
+  await setupNamespaces(dev, [dev, prod, stable], names);
 
   for (const app of ['web', 'api']) {
     digests[app] = (
@@ -105,11 +104,8 @@ beforeAll(async () => {
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hook', namespace: NS }, stringData: { secret: hookSecret } },
     'ctl-test',
   );
-  const env = (name: string, registry: object, delivery: object, context = name === 'dev' ? 'dev' : 'prod') => ({
-    kind: 'Environment',
-    metadata: { name, namespace: NS },
-    spec: { cluster: { context }, namespace: APPS, registry, delivery },
-  });
+  const env = (name: string, registry: object, delivery: object, context = name === 'dev' ? 'dev' : 'prod') =>
+    crs.environment(NS, name, { context, namespace: APPS, registry, delivery });
   await applyCr(dev, env('dev', { host: source, insecure: true }, { method: 'patch' }));
   await applyCr(
     dev,
@@ -124,27 +120,15 @@ beforeAll(async () => {
     dev,
     env('late', { host: target, prefix: 'late', insecure: true }, { method: 'helmRelease', helmRelease: {} }, 'stable'),
   );
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'helm', namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'helm' }],
+  await applyCr(
+    dev,
+    crs.flow(NS, 'helm', ['dev', 'helm'], {
       selector: { applications: ['web'] },
       tagTemplate: 'rel-{version}-{shortDigest}',
-    },
-  });
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'down', namespace: NS },
-    spec: { stages: [{ environment: 'dev' }, { environment: 'down' }], selector: { applications: ['api'] } },
-  });
-  for (const app of ['web', 'api']) {
-    await applyCr(dev, {
-      kind: 'Application',
-      metadata: { name: app, namespace: NS },
-      spec: { owner: 'team-b', image: { repository: `shop/${app}` }, workloads: [{ kind: 'Deployment', name: app }] },
-    });
-  }
+    }),
+  );
+  await applyCr(dev, crs.flow(NS, 'down', ['dev', 'down'], { selector: { applications: ['api'] } }));
+  for (const app of ['web', 'api']) await applyCr(dev, crs.application(NS, app, 'team-b'));
   await applyCr(dev, {
     kind: 'Notification',
     metadata: { name: 'hook', namespace: NS },
@@ -155,19 +139,7 @@ beforeAll(async () => {
     },
   });
 
-  const cfg = loadConfig({
-    env: {},
-    flags: {
-      kubeconfig,
-      context: 'dev',
-      namespaces: [NS],
-      defaultNamespace: NS,
-      logLevel: 'warn',
-      server: { host: '127.0.0.1', port: 0 },
-      leaderElection: { enabled: false },
-      maxAttempts: 2,
-    },
-  });
+  const cfg = controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false }, maxAttempts: 2 });
   ctl = await startController(cfg, { log: createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' }) });
 });
 
@@ -178,18 +150,12 @@ async function waitWorkloads() {
 afterAll(async () => {
   await ctl?.stop();
   hookServer?.close();
-  await deleteNs(dev, NS);
-  for (const c of [dev, prod, stable]) await deleteNs(c, APPS);
+  await deleteNamespaces(dev, [dev, prod, stable], names);
   if (createdCrd) await deleteHelmReleaseCrd(prod);
   await deleteHelmReleaseCrd(stable);
 });
 
-const post = (path: string, body: unknown) =>
-  fetch(`http://127.0.0.1:${ctl.port}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+const post = (path: string, body: unknown) => callApi(ctl.port, path, { method: 'POST', body });
 
 describe('delivery methods and failure modes', () => {
   it('promotes a multi-arch image through a Flux HelmRelease and notifies a signed webhook', async () => {
@@ -249,9 +215,7 @@ describe('delivery methods and failure modes', () => {
     expect(a).toMatchObject({ application: 'api', phase: 'Failed', reason: 'RegistryUnavailable', attempts: 2 });
     expect(a.message).toMatch(/gave up after 2 attempts/);
     expect(a.written).toBeFalsy();
-    expect((await getDeployment(prod, APPS, 'api')).spec?.template?.spec?.containers?.[0]?.image).toBe(
-      `${target}/helm/shop/api:v1.0.0`,
-    );
+    expect(await deploymentImage(prod, APPS, 'api')).toBe(`${target}/helm/shop/api:v1.0.0`);
     await waitFor('AppFailed webhook', async () => hooks.some((h) => h.headers['x-kpromo-event'] === 'AppFailed'));
   });
 

@@ -1,10 +1,103 @@
-import type { PromotionPlan } from '@kpromo/api';
+import type { AppProgress, PromotionPlan } from '@kpromo/api';
 import { kubeConfigFor, pushTestImage, waitFor } from '@kpromo/test-harness';
+import { type Config, loadConfig } from '../src/config.js';
 import type { Workload } from '../src/kube/cacheView.js';
 import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { isConflict, isNotFound, KubeRest } from '../src/kube/rest.js';
 
 export const restFor = (kubeconfig: string, ctx: string) => new KubeRest(kubeConfigFor(ctx, kubeconfig), ctx);
+
+/**
+ * Namespaces unique to one run (a previous run's may still be terminating): `ns` holds the kpromo
+ * CRs in the control cluster, `apps` the workloads in every cluster.
+ */
+export function runNamespaces(prefix: string): { ns: string; apps: string } {
+  const run = Math.random().toString(36).slice(2, 7);
+  return { ns: `${prefix}-${run}`, apps: `${prefix}-apps-${run}` };
+}
+
+/** Creates `ns` in the control cluster and `apps` in every workload cluster. */
+export async function setupNamespaces(
+  control: KubeRest,
+  clusters: readonly KubeRest[],
+  names: { ns: string; apps: string },
+): Promise<void> {
+  await ensureNs(control, names.ns);
+  for (const c of clusters) await ensureNs(c, names.apps);
+}
+
+/** Deletes what {@link setupNamespaces} created (missing namespaces are fine). */
+export async function deleteNamespaces(
+  control: KubeRest,
+  clusters: readonly KubeRest[],
+  names: { ns: string; apps: string },
+): Promise<void> {
+  await deleteNs(control, names.ns);
+  for (const c of clusters) await deleteNs(c, names.apps);
+}
+
+/** Controller config for an in-process controller watching `ns` of the dev (control) cluster. */
+export function controllerConfig(kubeconfig: string, ns: string, flags: Record<string, unknown> = {}): Config {
+  return loadConfig({
+    env: {},
+    flags: {
+      kubeconfig,
+      context: 'dev',
+      namespaces: [ns],
+      defaultNamespace: ns,
+      logLevel: 'warn',
+      server: { host: '127.0.0.1', port: 0 },
+      ...flags,
+    },
+  });
+}
+
+/** kpromo CRs as the tests and benchmarks declare them (apply with {@link applyCr}). */
+export const crs = {
+  environment: (
+    ns: string,
+    name: string,
+    spec: { context: string; namespace: string; registry: object; delivery: object },
+  ) => ({
+    kind: 'Environment',
+    metadata: { name, namespace: ns },
+    spec: {
+      cluster: { context: spec.context },
+      namespace: spec.namespace,
+      registry: spec.registry,
+      delivery: spec.delivery,
+    },
+  }),
+  flow: (ns: string, name: string, stages: string[], spec: object = {}) => ({
+    kind: 'PromotionFlow',
+    metadata: { name, namespace: ns },
+    spec: { stages: stages.map((environment) => ({ environment })), ...spec },
+  }),
+  /** An Application whose image is shop/<name>, run by the Deployment <name>. */
+  application: (ns: string, name: string, owner: string) => ({
+    kind: 'Application',
+    metadata: { name, namespace: ns },
+    spec: { owner, image: { repository: `shop/${name}` }, workloads: [{ kind: 'Deployment', name }] },
+  }),
+};
+
+export const isTerminalPlan = (p: PromotionPlan) =>
+  ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
+export const appOf = (p: PromotionPlan, name: string): AppProgress | undefined =>
+  p.status?.apps?.find((a) => a.application === name);
+
+/** JSON call to a started controller's HTTP API. */
+export const callApi = (port: number | undefined, path: string, init?: { method?: string; body?: unknown }) =>
+  fetch(`http://127.0.0.1:${port}${path}`, {
+    method: init?.method ?? 'GET',
+    headers: { 'content-type': 'application/json' },
+    body: init?.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+
+/** The image of a Deployment's first container. */
+export async function deploymentImage(rest: KubeRest, ns: string, name: string): Promise<string | undefined> {
+  return (await getDeployment(rest, ns, name)).spec?.template?.spec?.containers?.[0]?.image;
+}
 
 export async function ensureNs(rest: KubeRest, name: string) {
   await rest.apply(

@@ -2,7 +2,7 @@ import { type Application, type ApplicationStatus, type EnvironmentVersion, setC
 import { runningVersion } from '../candidates/runningVersion.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
-import { StatusWriter } from './statusWriter.js';
+import { writeStatusIfChanged } from './statusWriter.js';
 
 const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -75,7 +75,5 @@ export async function reconcileApplication(
     envs.map((e) => runningVersion(cache, app, e)),
     now,
   );
-  if (JSON.stringify(next) === JSON.stringify(app.status ?? {})) return false;
-  await new StatusWriter<ApplicationStatus, Application>(control, app).write(next);
-  return true;
+  return writeStatusIfChanged(control, app, next);
 }

@@ -12,7 +12,7 @@ import { runningVersion } from '../candidates/runningVersion.js';
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
 import type { KubeRest } from '../kube/rest.js';
-import { StatusWriter } from './statusWriter.js';
+import { writeStatusIfChanged } from './statusWriter.js';
 
 const withReady = <S extends { conditions?: Condition[] }>(
   prev: S | undefined,
@@ -137,8 +137,6 @@ export function environmentStatus(
   return s;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
-
 /** Writes PromotionFlow.status from the cache; a no-op when nothing changed. */
 export async function reconcileFlow(
   cache: CacheView,
@@ -149,10 +147,7 @@ export async function reconcileFlow(
 ): Promise<boolean> {
   const flow = cache.getFlow(namespace, name);
   if (!flow) return false;
-  const next = flowStatus(flow, cache, now);
-  if (same(next, flow.status)) return false;
-  await new StatusWriter<PromotionFlowStatus, PromotionFlow>(control, flow).write(next);
-  return true;
+  return writeStatusIfChanged(control, flow, flowStatus(flow, cache, now));
 }
 
 /** Writes Environment.status from the cache; a no-op when nothing changed. */
@@ -172,8 +167,5 @@ export async function reconcileEnvironment(
         return h !== 'Missing' && h !== 'Unknown';
       }).length
     : 0;
-  const next = environmentStatus(env, state, observed, now);
-  if (same(next, env.status)) return false;
-  await new StatusWriter<EnvironmentStatus, Environment>(control, env).write(next);
-  return true;
+  return writeStatusIfChanged(control, env, environmentStatus(env, state, observed, now));
 }

@@ -56,3 +56,13 @@ export class StatusWriter<S, T extends Obj<S>> {
     return p;
   }
 }
+
+/**
+ * Level-triggered status write for objects whose status is derived from the cache: writes `next`
+ * only when it differs from the status the object has, so repeated reconciles do not churn it.
+ */
+export async function writeStatusIfChanged<S, T extends Obj<S>>(rest: KubeRest, obj: T, next: S): Promise<boolean> {
+  if (JSON.stringify(next ?? {}) === JSON.stringify(obj.status ?? {})) return false;
+  await new StatusWriter<S, T>(rest, obj).write(next);
+  return true;
+}
