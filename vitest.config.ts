@@ -9,7 +9,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['**/*.test.ts'],
+          include: ['**/*.test.ts', '**/*.test.tsx'], // .test.tsx: component tests, `// @vitest-environment jsdom` per file
           exclude: ['**/node_modules/**', '**/*.int.test.ts', '.cache/**'],
           environment: 'node',
         },

@@ -1,0 +1,115 @@
+import { ResponseError } from '@backstage/errors';
+import { createApiRef, type DiscoveryApi, type FetchApi } from '@backstage/frontend-plugin-api';
+import type {
+  ApplicationSummary,
+  CreatePlanRequest,
+  CreatePlanResponse,
+  DiffQuery,
+  DiffResult,
+  EnvironmentSummary,
+  PromotionPlan,
+} from './types';
+
+/** The promotions backend (`/api/promotions`) as the frontend sees it. */
+export interface PromotionsApi {
+  listEnvironments(opts?: { namespace?: string }): Promise<EnvironmentSummary[]>;
+  listApplications(opts?: { namespace?: string }): Promise<ApplicationSummary[]>;
+  getDiff(query: DiffQuery): Promise<DiffResult>;
+  listPlans(opts?: { namespace?: string }): Promise<PromotionPlan[]>;
+  createPlan(request: CreatePlanRequest): Promise<CreatePlanResponse>;
+  getPlan(namespace: string, name: string): Promise<PromotionPlan>;
+  approvePlan(namespace: string, name: string): Promise<PromotionPlan>;
+  rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean }): Promise<PromotionPlan>;
+  /** Absolute URL of the MCP proxy (`/api/promotions/mcp`). */
+  getMcpUrl(): Promise<string>;
+}
+
+export const promotionsApiRef = createApiRef<PromotionsApi>({ id: 'plugin.promotions.service' });
+
+function query(params: Record<string, string | string[] | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) {
+      if (v.length) q.set(k, v.join(','));
+    } else if (v !== '') q.set(k, v);
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+function items<T>(body: unknown): T[] {
+  if (Array.isArray(body)) return body as T[];
+  if (body && typeof body === 'object' && Array.isArray((body as { items?: unknown }).items))
+    return (body as { items: T[] }).items;
+  throw new Error('unexpected response from the promotions backend: expected a list');
+}
+
+/** Calls the promotions backend with the signed-in user's Backstage token (fetchApi). */
+export class PromotionsClient implements PromotionsApi {
+  private readonly discoveryApi: DiscoveryApi;
+  private readonly fetchApi: FetchApi;
+
+  constructor(options: { discoveryApi: DiscoveryApi; fetchApi: FetchApi }) {
+    this.discoveryApi = options.discoveryApi;
+    this.fetchApi = options.fetchApi;
+  }
+
+  private async call<T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> {
+    const base = await this.discoveryApi.getBaseUrl('promotions');
+    const res = await this.fetchApi.fetch(`${base}${path}`, {
+      method: init?.method ?? 'GET',
+      headers: init ? { 'Content-Type': 'application/json' } : undefined,
+      body: init ? JSON.stringify(init.body) : undefined,
+    });
+    if (!res.ok)
+      throw await ResponseError.fromResponse(res as unknown as Parameters<typeof ResponseError.fromResponse>[0]);
+    return (await res.json()) as T;
+  }
+
+  async listEnvironments(opts: { namespace?: string } = {}) {
+    return items<EnvironmentSummary>(await this.call(`/environments${query({ namespace: opts.namespace })}`));
+  }
+
+  async listApplications(opts: { namespace?: string } = {}) {
+    return items<ApplicationSummary>(await this.call(`/applications${query({ namespace: opts.namespace })}`));
+  }
+
+  getDiff(q: DiffQuery) {
+    return this.call<DiffResult>(
+      `/diff${query({ namespace: q.namespace, flow: q.flow, from: q.from, to: q.to, applications: q.applications, teams: q.teams, tagPattern: q.tagPattern })}`,
+    );
+  }
+
+  async listPlans(opts: { namespace?: string } = {}) {
+    return items<PromotionPlan>(await this.call(`/plans${query({ namespace: opts.namespace })}`));
+  }
+
+  async createPlan(request: CreatePlanRequest) {
+    const body = await this.call<CreatePlanResponse | PromotionPlan>('/plans', { method: 'POST', body: request });
+    return 'plan' in body ? body : { plan: body, skipped: [] };
+  }
+
+  getPlan(namespace: string, name: string) {
+    return this.call<PromotionPlan>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
+  }
+
+  approvePlan(namespace: string, name: string) {
+    return this.call<PromotionPlan>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/approve`, {
+      method: 'POST',
+      body: {},
+    });
+  }
+
+  async rollbackPlan(namespace: string, name: string, opts: { approve?: boolean } = {}) {
+    const body = await this.call<PromotionPlan | { plan: PromotionPlan }>(
+      `/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/rollback`,
+      { method: 'POST', body: opts },
+    );
+    return 'plan' in body ? body.plan : body;
+  }
+
+  async getMcpUrl() {
+    return `${await this.discoveryApi.getBaseUrl('promotions')}/mcp`;
+  }
+}

@@ -1,0 +1,80 @@
+import type { Candidate, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+
+export type { AppPhase, AppProgress, Candidate, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+
+/** An Environment as the promotions backend lists it (GET /environments). */
+export interface EnvironmentSummary {
+  namespace: string;
+  name: string;
+  tier?: string;
+  cluster?: unknown;
+  targetNamespace?: string;
+  registry?: string;
+  delivery?: string;
+  synced?: boolean;
+}
+
+/** An Application with the version running in every Environment (GET /applications). */
+export interface ApplicationSummary {
+  namespace: string;
+  name: string;
+  owner: string;
+  repository?: string;
+  labels?: Record<string, string>;
+  versions: EnvironmentVersion[];
+}
+
+export type SkipReason =
+  | 'NotSelected'
+  | 'NoSourceVersion'
+  | 'SourceNotHealthy'
+  | 'TagPatternMismatch'
+  | 'UpToDate'
+  | 'NoDigest'
+  | string;
+
+export interface SkippedApp {
+  application: string;
+  reason: SkipReason;
+  message: string;
+}
+
+/** Release candidates between two adjacent stages (GET /diff). */
+export interface DiffResult {
+  flow?: string;
+  from: string;
+  to: string;
+  candidates: Candidate[];
+  skipped: SkippedApp[];
+}
+
+export interface DiffQuery {
+  namespace?: string;
+  flow?: string;
+  from: string;
+  to: string;
+  applications?: string[];
+  teams?: string[];
+  tagPattern?: string;
+}
+
+export interface CreatePlanRequest extends DiffQuery {
+  name?: string;
+  approve?: boolean;
+}
+
+export interface CreatePlanResponse {
+  plan: PromotionPlan;
+  skipped: SkippedApp[];
+}
+
+/** Health values in order of badness (used to pick the worst). */
+export const HEALTH_ORDER = ['Healthy', 'Progressing', 'Unknown', 'Missing', 'Degraded'] as const;
+
+/** Plan phases after which nothing changes any more. */
+export const FINAL_PLAN_PHASES = ['Complete', 'Incomplete', 'Failed', 'RolledBack'] as const;
+
+export function isFinalPlan(plan: PromotionPlan | undefined): boolean {
+  const p = plan?.status?.phase;
+  return !!p && (FINAL_PLAN_PHASES as readonly string[]).includes(p);
+}

@@ -1,0 +1,88 @@
+import type {
+  ApplicationSummary,
+  CreatePlanResponse,
+  DiffResult,
+  EnvironmentSummary,
+  PromotionPlan,
+  PromotionsApi,
+} from '@kpromo/plugin-promotions-react';
+
+const D = (c: string) => `sha256:${c.repeat(64)}`;
+
+export const environments: EnvironmentSummary[] = [
+  { namespace: 'shop', name: 'prod', tier: 'production' },
+  { namespace: 'shop', name: 'dev', tier: 'development' },
+  { namespace: 'shop', name: 'stable', tier: 'staging' },
+];
+
+export const applications: ApplicationSummary[] = [
+  {
+    namespace: 'shop',
+    name: 'checkout',
+    owner: 'payments',
+    repository: 'shop/checkout',
+    versions: [
+      { environment: 'dev', tag: 'v1.3.0', digest: D('b'), health: 'Healthy' },
+      { environment: 'stable', tag: 'v1.2.0', digest: D('a'), health: 'Healthy' },
+      { environment: 'prod', tag: 'v1.2.0', digest: D('a'), health: 'Degraded', message: '1/2 replicas' },
+    ],
+  },
+  {
+    namespace: 'shop',
+    name: 'cart',
+    owner: 'storefront',
+    repository: 'shop/cart',
+    versions: [
+      { environment: 'dev', tag: 'v2.0.0', digest: D('c'), health: 'Healthy' },
+      { environment: 'stable', tag: 'v2.0.0', digest: D('c'), health: 'Healthy' },
+      { environment: 'prod', health: 'Missing' },
+    ],
+  },
+];
+
+export function plan(overrides: Partial<PromotionPlan['spec']> = {}, status?: PromotionPlan['status']): PromotionPlan {
+  return {
+    apiVersion: 'promotions.kpromo.dev/v1alpha1' as PromotionPlan['apiVersion'],
+    kind: 'PromotionPlan',
+    metadata: { name: 'shop-prod-1', namespace: 'shop', creationTimestamp: '2026-12-02T10:00:00Z' },
+    spec: {
+      flow: 'shop',
+      from: 'stable',
+      to: 'prod',
+      action: 'promote',
+      candidates: [
+        { application: 'checkout', from: { tag: 'v1.3.0', digest: D('b') }, to: { tag: 'v1.2.0', digest: D('a') } },
+        { application: 'cart', from: { tag: 'v2.0.0', digest: D('c') } },
+      ],
+      ...overrides,
+    },
+    status,
+  };
+}
+
+/** An in-memory PromotionsApi; every method can be overridden per test. */
+export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { calls: string[] } {
+  const calls: string[] = [];
+  const base: PromotionsApi = {
+    listEnvironments: async () => environments,
+    listApplications: async () => applications,
+    getDiff: async (q): Promise<DiffResult> => ({ from: q.from, to: q.to, candidates: [], skipped: [] }),
+    listPlans: async () => [],
+    createPlan: async (): Promise<CreatePlanResponse> => ({ plan: plan(), skipped: [] }),
+    getPlan: async () => plan(),
+    approvePlan: async () => plan({ approved: true }),
+    rollbackPlan: async () => plan({ action: 'rollback', rollbackOf: 'shop-prod-1', candidates: [] }),
+    getMcpUrl: async () => 'http://localhost/api/promotions/mcp',
+  };
+  const api = { ...base, ...over };
+  const wrapped = Object.fromEntries(
+    Object.entries(api).map(([k, f]) => [
+      k,
+      (...args: unknown[]) => {
+        calls.push(`${k}(${args.map((a) => JSON.stringify(a)).join(',')})`);
+        return (f as (...a: unknown[]) => unknown)(...args);
+      },
+    ]),
+  ) as unknown as PromotionsApi;
+  return Object.assign(wrapped, { calls });
+}

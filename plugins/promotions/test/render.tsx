@@ -1,0 +1,30 @@
+import { mockApis, renderInTestApp } from '@backstage/frontend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { type PromotionsApi, promotionsApiRef } from '@kpromo/plugin-promotions-react';
+import type { ReactElement } from 'react';
+import { SWRConfig } from 'swr';
+
+/**
+ * renderInTestApp with a fake promotions API and a permission decision. usePermission caches decisions
+ * in SWR's global cache, so each render gets its own cache (else one test's DENY leaks into the next).
+ */
+export function renderWith(
+  element: ReactElement,
+  opts: {
+    api: PromotionsApi;
+    permission?: 'allow' | 'deny' | ((name: string) => boolean);
+    config?: Record<string, unknown>;
+  },
+) {
+  const p = opts.permission ?? 'allow';
+  const authorize =
+    typeof p === 'function'
+      ? (r: { permission: { name: string } }) => (p(r.permission.name) ? AuthorizeResult.ALLOW : AuthorizeResult.DENY)
+      : p === 'allow'
+        ? AuthorizeResult.ALLOW
+        : AuthorizeResult.DENY;
+  return renderInTestApp(<SWRConfig value={{ provider: () => new Map() }}>{element}</SWRConfig>, {
+    apis: [[promotionsApiRef, opts.api], mockApis.permission({ authorize })],
+    config: opts.config as never,
+  });
+}
