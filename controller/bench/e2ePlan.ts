@@ -6,6 +6,7 @@
  */
 import { defaultKubeconfigPath, ensureClusters, pushTestImage, startRegistry } from '@kpromo/test-harness';
 import { createPlan } from '../src/api/promotions.js';
+import { KubeRest } from '../src/kube/rest.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startController } from '../src/runtime.js';
 import {
@@ -65,6 +66,13 @@ try {
   console.log(`setup: ${N} apps seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   const cfg = controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } });
+  // Count the plan's status writes (the controller runs in this process).
+  let planStatusWrites = 0;
+  const put = KubeRest.prototype.put;
+  KubeRest.prototype.put = function (this: KubeRest, path: string, body: unknown) {
+    if (path.endsWith('/promotionplans/bench-plan/status')) planStatusWrites++;
+    return put.call(this, path, body);
+  } as typeof put;
   ctl = await startController(cfg, { log: createLogger({ level: 'warn' }) });
   const tPlan = performance.now();
   const { plan } = await createPlan(ctl.controller.api, {
@@ -91,6 +99,14 @@ try {
   console.log(
     `promotion: ${done.status?.phase} (${done.status?.succeeded} succeeded, ${done.status?.failed} failed) in ${((tDone - tCreated) / 1000).toFixed(1)} s with concurrency ${CONCURRENCY} (copy + patch + kwok rollout per app)`,
   );
+  const spans = (done.status?.apps ?? [])
+    .map((a) => (Date.parse(a.finishedAt ?? '') - Date.parse(a.startedAt ?? '')) / 1000)
+    .filter((x) => Number.isFinite(x))
+    .sort((a, b) => a - b);
+  console.log(
+    `per app (start -> Ready, 1 s resolution): median ${spans[Math.floor(spans.length / 2)]} s, max ${spans[spans.length - 1]} s`,
+  );
+  console.log(`plan status writes: ${planStatusWrites}`);
   console.log(
     `controller RSS after the plan: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB (includes the benchmark driver)`,
   );

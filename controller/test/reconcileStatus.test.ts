@@ -1,6 +1,7 @@
 import type { Condition } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { MemoryCache } from '../src/kube/cacheView.js';
+import { groupCommit } from '../src/reconcile/reconcilePlan.js';
 import { environmentStatus, flowStatus } from '../src/reconcile/reconcileStatus.js';
 import { app, deployment, dg, env, flow } from './fixtures.js';
 
@@ -87,5 +88,48 @@ describe('environmentStatus', () => {
     expect(ready(s)).toMatchObject({ status: 'False', reason: 'WatchFailed' });
     expect(ready(s)?.message).toMatch(/: forbidden$/);
     expect(ready(environmentStatus(e, { synced: false, helmReleases: false }, 0, now))?.status).toBe('Unknown');
+  });
+});
+
+describe('groupCommit (plan status writes)', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  it('coalesces concurrent saves; each caller waits for a flush that saw its change', async () => {
+    let value = 0;
+    const flushed: number[] = [];
+    const save = groupCommit(async () => {
+      const v = value;
+      await sleep(10);
+      flushed.push(v);
+    });
+    value = 1;
+    const a = save();
+    value = 2;
+    const b = save();
+    await Promise.resolve();
+    await Promise.resolve(); // the first flush has started (it saw 2)
+    value = 3;
+    const c = save();
+    value = 4;
+    const d = save();
+    await Promise.all([a, b, c, d]);
+    expect(flushed).toEqual([2, 4]);
+    value = 5;
+    await save();
+    expect(flushed).toEqual([2, 4, 5]);
+  });
+  it('a failed flush rejects its callers only; the next flush still runs', async () => {
+    let fail = true;
+    const save = groupCommit(async () => {
+      const f = fail;
+      fail = false;
+      await sleep(1);
+      if (f) throw new Error('conflict');
+    });
+    const a = save();
+    await Promise.resolve();
+    await Promise.resolve();
+    const b = save();
+    await expect(a).rejects.toThrow('conflict');
+    await expect(b).resolves.toBeUndefined();
   });
 });

@@ -159,6 +159,33 @@ function endpoint(env: Environment, auth: Endpoint['auth']): Endpoint {
 }
 
 /**
+ * Coalesces calls of `flush`: a call made while a flush runs joins the single next flush, which
+ * starts when the running one ends (and sees every change made until then). Each caller's promise
+ * settles with the flush it joined.
+ */
+export function groupCommit(flush: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  return () => {
+    if (next) return next;
+    const before = running;
+    let p!: Promise<void>; // assigned once, read inside the closure that creates it
+    p = (async () => {
+      await before?.catch(() => undefined); // always yields, so `p` is assigned below first
+      if (next === p) next = undefined;
+      running = p;
+      try {
+        await flush();
+      } finally {
+        if (running === p) running = undefined;
+      }
+    })();
+    next = p;
+    return p;
+  };
+}
+
+/**
  * Level-triggered, idempotent reconcile of one PromotionPlan. The status is the journal: each app
  * moves Pending -> Copying -> Writing -> RollingOut -> Succeeded|Failed, and `copied`/`written`/
  * `commit` are persisted right after each side effect, so a new leader resumes without redoing
@@ -197,10 +224,13 @@ export async function reconcilePlan(
       time: iso(now()),
       ...extra,
     });
-  const save = async () => {
+  // Group commit: apps advancing in parallel share status writes. A save() resolves once a write
+  // that started after the caller's change is stored, so the journal is still durable before each
+  // side effect, but N apps saving at once cost ~2 writes instead of N.
+  const save = groupCommit(async () => {
     status.observedGeneration = gen;
     await writer.write(structuredClone(status));
-  };
+  });
 
   if (status.phase && TERMINAL_PLAN_PHASES.has(status.phase)) return {};
 
