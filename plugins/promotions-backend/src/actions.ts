@@ -1,0 +1,113 @@
+import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
+import type { PromotionsService } from './service.js';
+
+/** Promotions in Backstage's actions registry (exposed as MCP tools by plugin-mcp-actions-backend). */
+export function registerActions(registry: ActionsRegistryService, svc: PromotionsService): void {
+  const plan = (z: typeof import('zod/v3').z) =>
+    z
+      .object({
+        namespace: z.string(),
+        name: z.string(),
+        phase: z.string(),
+        approved: z.boolean(),
+        done: z.boolean(),
+        apps: z.array(z.object({ application: z.string(), phase: z.string() }).passthrough()),
+      })
+      .passthrough();
+
+  registry.register({
+    name: 'create-plan',
+    title: 'Create a promotion plan',
+    description:
+      'Computes release candidates from one environment to the next and creates a PromotionPlan. Nothing is promoted unless approve is true (then promotion.plan.approve is needed for every candidate application).',
+    attributes: { destructive: false, readOnly: false, idempotent: false },
+    schema: {
+      input: (z) =>
+        z.object({
+          namespace: z.string().optional().describe('Namespace of the kpromo CRs'),
+          from: z.string().describe('Source environment'),
+          to: z.string().describe('Target environment (the next stage)'),
+          flow: z.string().optional(),
+          applications: z.array(z.string()).optional(),
+          teams: z.array(z.string()).optional(),
+          name: z.string().optional(),
+          approve: z.boolean().optional(),
+        }),
+      output: (z) =>
+        z.object({
+          namespace: z.string(),
+          name: z.string(),
+          candidates: z.array(z.object({ application: z.string(), tag: z.string() })),
+        }),
+    },
+    action: async ({ input, credentials }) => {
+      const r = await svc.createPlan({ kind: 'backstage', credentials }, input);
+      return {
+        output: {
+          namespace: r.plan.metadata.namespace ?? '',
+          name: r.plan.metadata.name,
+          candidates: r.plan.spec.candidates.map((c) => ({ application: c.application, tag: c.from.tag })),
+        },
+      };
+    },
+  });
+
+  registry.register({
+    name: 'promote',
+    title: 'Promote (approve) a plan',
+    description: 'Approves a PromotionPlan; the controller then promotes its candidates. Destructive.',
+    attributes: { destructive: true, readOnly: false, idempotent: false },
+    schema: {
+      input: (z) => z.object({ namespace: z.string(), plan: z.string() }),
+      output: (z) => z.object({ plan: plan(z) }),
+    },
+    action: async ({ input, credentials }) => {
+      const r = await svc.approve({ kind: 'backstage', credentials }, { namespace: input.namespace, name: input.plan });
+      return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };
+    },
+  });
+
+  registry.register({
+    name: 'rollback',
+    title: 'Roll back a plan',
+    description: 'Creates (and by default approves) a plan restoring the versions a promotion replaced. Destructive.',
+    attributes: { destructive: true, readOnly: false, idempotent: false },
+    schema: {
+      input: (z) =>
+        z.object({
+          namespace: z.string(),
+          plan: z.string(),
+          name: z.string().optional(),
+          approve: z.boolean().optional(),
+        }),
+      output: (z) => z.object({ plan: plan(z) }),
+    },
+    action: async ({ input, credentials }) => {
+      const r = await svc.rollback(
+        { kind: 'backstage', credentials },
+        { namespace: input.namespace, name: input.plan },
+        {
+          ...(input.name ? { name: input.name } : {}),
+          ...(input.approve !== undefined ? { approve: input.approve } : {}),
+        },
+      );
+      return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };
+    },
+  });
+
+  registry.register({
+    name: 'get-release-status',
+    title: 'Release status',
+    description: "A plan's per-application progress, or an application's version and health in every environment.",
+    attributes: { destructive: false, readOnly: true, idempotent: true },
+    schema: {
+      input: (z) =>
+        z.object({ namespace: z.string().optional(), plan: z.string().optional(), application: z.string().optional() }),
+      output: (z) => z.object({ plan: plan(z).optional(), application: z.object({}).passthrough().optional() }),
+    },
+    action: async ({ input, credentials }) => {
+      const r = await svc.releaseStatus({ kind: 'backstage', credentials }, input);
+      return { output: JSON.parse(JSON.stringify(r)) };
+    },
+  });
+}

@@ -1,0 +1,125 @@
+import type { HttpAuthService, LoggerService } from '@backstage/backend-plugin-api';
+import { KPROMO_USER_HEADER } from '@kpromo/plugin-promotions-common';
+import type { Request, Response } from 'express';
+import { identityOf } from './service.js';
+
+const FORWARD_REQUEST = ['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+const FORWARD_RESPONSE = ['content-type', 'mcp-session-id', 'mcp-protocol-version', 'cache-control'];
+const MAX_BODY = 1024 * 1024;
+
+const rpcError = (res: Response, status: number, message: string) => {
+  if (!res.headersSent) res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+};
+
+async function readBody(req: Request): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY) throw Object.assign(new Error('request body too large'), { status: 413 });
+    chunks.push(c as Buffer);
+  }
+  return chunks.length ? Buffer.concat(chunks) : undefined;
+}
+
+/**
+ * Streamable HTTP reverse proxy to the controller's MCP endpoint. The Backstage caller (user or
+ * service principal) is authenticated here; upstream it is the configured static token, with the
+ * caller in x-kpromo-user. Sessions are pinned to the principal that opened them, responses
+ * (JSON or SSE) are streamed chunk by chunk, and a client that goes away aborts the upstream call.
+ */
+export function createMcpProxy(o: {
+  mcpUrl?: string;
+  mcpToken?: string;
+  httpAuth: HttpAuthService;
+  logger: LoggerService;
+}) {
+  const owners = new Map<string, string>();
+  return async (req: Request, res: Response) => {
+    let credentials: Awaited<ReturnType<HttpAuthService['credentials']>>;
+    try {
+      credentials = await o.httpAuth.credentials(req, { allow: ['user', 'service'] });
+    } catch {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="backstage"');
+      return rpcError(res, 401, 'authentication required (Backstage user or service token)');
+    }
+    if (!o.mcpUrl || !o.mcpToken)
+      return rpcError(res, 503, 'MCP proxy not configured (promotions.controller.mcpUrl / mcpToken)');
+    if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
+      res.setHeader('Allow', 'GET, POST, DELETE');
+      return rpcError(res, 405, 'method not allowed');
+    }
+    const who = identityOf({ kind: 'backstage', credentials });
+    const session = req.headers['mcp-session-id'];
+    if (typeof session === 'string' && owners.has(session) && owners.get(session) !== who)
+      return rpcError(res, 403, 'this MCP session belongs to another principal');
+
+    let body: Buffer | undefined;
+    try {
+      body = req.method === 'POST' ? await readBody(req) : undefined;
+    } catch (e) {
+      return rpcError(res, (e as { status?: number }).status ?? 400, (e as Error).message);
+    }
+    const ac = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) ac.abort();
+    };
+    res.on('close', onClose);
+    const headers: Record<string, string> = { authorization: `Bearer ${o.mcpToken}`, [KPROMO_USER_HEADER]: who };
+    for (const h of FORWARD_REQUEST) {
+      const v = req.headers[h];
+      if (typeof v === 'string') headers[h] = v;
+    }
+    let upstream: globalThis.Response;
+    try {
+      upstream = await fetch(o.mcpUrl, {
+        method: req.method,
+        headers,
+        body: body ? new Uint8Array(body) : undefined,
+        signal: ac.signal,
+      });
+    } catch (e) {
+      res.off('close', onClose);
+      if (ac.signal.aborted) return;
+      o.logger.warn(`MCP upstream unreachable: ${(e as Error).message}`);
+      return rpcError(res, 502, 'MCP upstream unreachable');
+    }
+    if (upstream.status === 401 || upstream.status === 403) {
+      // The proxy's own token was refused: a configuration problem, not the caller's.
+      const text = await upstream.text().catch(() => '');
+      o.logger.error(`controller MCP refused the proxy token (${upstream.status}): ${text.slice(0, 200)}`);
+      res.off('close', onClose);
+      return rpcError(res, 502, 'MCP upstream refused the proxy credentials');
+    }
+    const sid = upstream.headers.get('mcp-session-id');
+    if (sid && !owners.has(sid)) owners.set(sid, who);
+    if (req.method === 'DELETE' && typeof session === 'string' && upstream.ok) owners.delete(session);
+    res.status(upstream.status);
+    for (const h of FORWARD_RESPONSE) {
+      const v = upstream.headers.get(h);
+      if (v) res.setHeader(h, v);
+    }
+    // no-transform keeps the compression middleware from buffering SSE.
+    res.setHeader('cache-control', `${upstream.headers.get('cache-control') ?? 'no-cache'}, no-transform`);
+    res.flushHeaders();
+    if (!upstream.body) {
+      res.end();
+      return;
+    }
+    try {
+      const reader = upstream.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        res.write(value);
+        (res as unknown as { flush?: () => void }).flush?.();
+      }
+      res.end();
+    } catch (e) {
+      if (!ac.signal.aborted) o.logger.warn(`MCP upstream stream failed: ${(e as Error).message}`);
+      res.destroy();
+    } finally {
+      res.off('close', onClose);
+    }
+  };
+}

@@ -1,0 +1,47 @@
+import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
+import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
+import { promotionsPermissions } from '@kpromo/plugin-promotions-common';
+import { registerActions } from './actions.js';
+import { createPortActionsClient, PortRunner } from './port.js';
+import { createRouter } from './router.js';
+import { PromotionsService } from './service.js';
+
+/** The kpromo promotions backend plugin (pluginId `promotions`, routes under /api/promotions). */
+export const promotionsPlugin = createBackendPlugin({
+  pluginId: 'promotions',
+  register(env) {
+    env.registerInit({
+      deps: {
+        config: coreServices.rootConfig,
+        discovery: coreServices.discovery,
+        permissions: coreServices.permissions,
+        permissionsRegistry: coreServices.permissionsRegistry,
+        httpAuth: coreServices.httpAuth,
+        httpRouter: coreServices.httpRouter,
+        logger: coreServices.logger,
+        actionsRegistry: actionsRegistryServiceRef,
+      },
+      async init({
+        config,
+        discovery,
+        permissions,
+        permissionsRegistry,
+        httpAuth,
+        httpRouter,
+        logger,
+        actionsRegistry,
+      }) {
+        const service = PromotionsService.create({ config, discovery, permissions, logger });
+        permissionsRegistry.addPermissions(promotionsPermissions);
+        registerActions(actionsRegistry, service);
+        const port = service.cfg.port;
+        const portRunner = port
+          ? new PortRunner(service, port, createPortActionsClient(port), logger.child({ component: 'port' }))
+          : undefined;
+        httpRouter.use(createRouter({ service, httpAuth, logger, portRunner }));
+        // Port cannot send Backstage tokens; the webhook authenticates with its HMAC signature.
+        httpRouter.addAuthPolicy({ path: '/port/webhook', allow: 'unauthenticated' });
+      },
+    });
+  },
+});

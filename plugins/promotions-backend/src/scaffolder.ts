@@ -1,0 +1,131 @@
+import { coreServices, createBackendModule } from '@backstage/backend-plugin-api';
+import { createTemplateAction, scaffolderActionsExtensionPoint } from '@backstage/plugin-scaffolder-node';
+import { PromotionsService } from './service.js';
+
+/** Scaffolder actions for self-service templates; they act as the user who started the task. */
+export function createPromotionsTemplateActions(svc: PromotionsService) {
+  const as = async (ctx: {
+    getInitiatorCredentials(): Promise<import('@backstage/backend-plugin-api').BackstageCredentials>;
+  }) => ({
+    kind: 'backstage' as const,
+    credentials: await ctx.getInitiatorCredentials(),
+  });
+  return [
+    createTemplateAction({
+      id: 'kpromo:plan:create',
+      description: 'Creates a kpromo PromotionPlan from filters (optionally approved right away).',
+      schema: {
+        input: {
+          namespace: (z) => z.string().optional().describe('Namespace of the kpromo CRs'),
+          from: (z) => z.string().describe('Source environment'),
+          to: (z) => z.string().describe('Target environment'),
+          flow: (z) => z.string().optional(),
+          applications: (z) => z.array(z.string()).optional(),
+          teams: (z) => z.array(z.string()).optional(),
+          name: (z) => z.string().optional(),
+          approve: (z) => z.boolean().optional(),
+        },
+        output: {
+          namespace: (z) => z.string(),
+          plan: (z) => z.string(),
+          applications: (z) => z.array(z.string()),
+        },
+      },
+      async handler(ctx) {
+        const r = await svc.createPlan(await as(ctx), ctx.input);
+        ctx.logger.info(`created plan ${r.plan.metadata.namespace}/${r.plan.metadata.name}`);
+        ctx.output('namespace', r.plan.metadata.namespace ?? '');
+        ctx.output('plan', r.plan.metadata.name);
+        ctx.output(
+          'applications',
+          r.plan.spec.candidates.map((c) => c.application),
+        );
+      },
+    }),
+    createTemplateAction({
+      id: 'kpromo:plan:promote',
+      description: 'Approves a kpromo PromotionPlan so the controller promotes it.',
+      schema: {
+        input: { namespace: (z) => z.string(), plan: (z) => z.string() },
+        output: { phase: (z) => z.string(), approvedBy: (z) => z.string() },
+      },
+      async handler(ctx) {
+        const r = await svc.approve(await as(ctx), { namespace: ctx.input.namespace, name: ctx.input.plan });
+        ctx.logger.info(`approved plan ${ctx.input.namespace}/${ctx.input.plan}`);
+        ctx.output('phase', r.progress.phase);
+        ctx.output('approvedBy', r.progress.approvedBy ?? '');
+      },
+    }),
+    createTemplateAction({
+      id: 'kpromo:plan:rollback',
+      description: 'Creates (and by default approves) a rollback of a kpromo PromotionPlan.',
+      schema: {
+        input: {
+          namespace: (z) => z.string(),
+          plan: (z) => z.string(),
+          name: (z) => z.string().optional(),
+          approve: (z) => z.boolean().optional(),
+        },
+        output: { plan: (z) => z.string() },
+      },
+      async handler(ctx) {
+        const r = await svc.rollback(
+          await as(ctx),
+          { namespace: ctx.input.namespace, name: ctx.input.plan },
+          {
+            ...(ctx.input.name ? { name: ctx.input.name } : {}),
+            ...(ctx.input.approve !== undefined ? { approve: ctx.input.approve } : {}),
+          },
+        );
+        ctx.output('plan', r.plan.metadata.name);
+      },
+    }),
+    createTemplateAction({
+      id: 'kpromo:release:status',
+      description: "A plan's progress (optionally waiting until it finishes), or an application's versions.",
+      schema: {
+        input: {
+          namespace: (z) => z.string().optional(),
+          plan: (z) => z.string().optional(),
+          application: (z) => z.string().optional(),
+          waitSeconds: (z) =>
+            z.number().int().min(0).max(3600).optional().describe('Wait up to this long for the plan to finish'),
+        },
+        output: { phase: (z) => z.string().optional(), status: (z) => z.any() },
+      },
+      async handler(ctx) {
+        const c = await as(ctx);
+        const deadline = Date.now() + (ctx.input.waitSeconds ?? 0) * 1000;
+        for (;;) {
+          const r = await svc.releaseStatus(c, ctx.input);
+          if (!r.plan || r.plan.done || Date.now() >= deadline || ctx.signal?.aborted) {
+            ctx.output('phase', r.plan?.phase);
+            ctx.output('status', JSON.parse(JSON.stringify(r)));
+            return;
+          }
+          await new Promise((res) => setTimeout(res, 2000));
+        }
+      },
+    }),
+  ];
+}
+
+/** Registers the kpromo:* actions with the scaffolder. */
+export const scaffolderModulePromotions = createBackendModule({
+  pluginId: 'scaffolder',
+  moduleId: 'kpromo-actions',
+  register(env) {
+    env.registerInit({
+      deps: {
+        scaffolder: scaffolderActionsExtensionPoint,
+        config: coreServices.rootConfig,
+        discovery: coreServices.discovery,
+        permissions: coreServices.permissions,
+        logger: coreServices.logger,
+      },
+      async init({ scaffolder, ...deps }) {
+        scaffolder.addActions(...createPromotionsTemplateActions(PromotionsService.create(deps)));
+      },
+    });
+  },
+});

@@ -1,0 +1,239 @@
+import type {
+  BackstageCredentials,
+  DiscoveryService,
+  LoggerService,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
+import type { Config } from '@backstage/config';
+import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
+import type { BasicPermission, ResourcePermission } from '@backstage/plugin-permission-common';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import {
+  type ApplicationInfo,
+  type CreatePlanResponse,
+  type DiffResult,
+  type EnvironmentInfo,
+  type ListResponse,
+  type PlanDetails,
+  type PromotionPlan,
+  planProgress,
+  promotionPlanApprovePermission,
+  promotionPlanCreatePermission,
+  promotionPlanReadPermission,
+  promotionRollbackPermission,
+} from '@kpromo/plugin-promotions-common';
+import { entityRefFor, type PromotionsConfig, readPromotionsConfig } from './config.js';
+import { ControllerClient } from './controllerClient.js';
+import { CreatePlanBody, DiffQuery, NamespaceQuery, PlanParams, parseInput, RollbackBody } from './schemas.js';
+
+/**
+ * Who is acting. `credentials` are checked with the permission framework; `system` callers (the
+ * Port webhook, after its signature is verified) skip Backstage permissions because Port has
+ * authorised the run, and are identified by `identity` only.
+ */
+export type Caller = { kind: 'backstage'; credentials: BackstageCredentials } | { kind: 'system'; identity: string };
+
+export function identityOf(c: Caller): string {
+  if (c.kind === 'system') return c.identity;
+  const p = c.credentials.principal as { type: string; userEntityRef?: string; subject?: string };
+  if (p.type === 'user' && p.userEntityRef) return p.userEntityRef;
+  if (p.type === 'service' && p.subject) return p.subject.startsWith('service:') ? p.subject : `service:${p.subject}`;
+  return p.type;
+}
+
+/** Everything the routes, actions, scaffolder actions and Port webhook do, with permission checks. */
+export class PromotionsService {
+  readonly client: ControllerClient;
+  constructor(
+    readonly cfg: PromotionsConfig,
+    private readonly permissions: PermissionsService,
+    private readonly logger: LoggerService,
+    controllerBaseUrl: () => Promise<string>,
+  ) {
+    this.client = new ControllerClient(controllerBaseUrl);
+  }
+
+  static create(deps: {
+    config: Config;
+    discovery: DiscoveryService;
+    permissions: PermissionsService;
+    logger: LoggerService;
+  }): PromotionsService {
+    const cfg = readPromotionsConfig(deps.config);
+    const base = cfg.controller.baseUrl;
+    return new PromotionsService(cfg, deps.permissions, deps.logger, async () =>
+      base ? base : (await deps.discovery.getBaseUrl('kpromo-controller')).replace(/\/+$/, ''),
+    );
+  }
+
+  private ns(n?: string) {
+    return n ?? this.cfg.controller.defaultNamespace;
+  }
+
+  async requireBasic(c: Caller, permission: BasicPermission): Promise<void> {
+    if (c.kind === 'system') return;
+    const [d] = await this.permissions.authorize([{ permission }], { credentials: c.credentials });
+    if (d.result !== AuthorizeResult.ALLOW)
+      throw new NotAllowedError(`${identityOf(c)} is not allowed to ${permission.name}`);
+  }
+
+  /** Resource permission for every application, against its catalog entity; all must be allowed. */
+  async requireForApps(c: Caller, permission: ResourcePermission, namespace: string, apps: string[]): Promise<void> {
+    if (c.kind === 'system' || !apps.length) return;
+    const refs = [...new Set(apps)].map((name) => entityRefFor(this.cfg.entityRef, { namespace, name }));
+    const ds = await this.permissions.authorize(
+      refs.map((resourceRef) => ({ permission, resourceRef })),
+      { credentials: c.credentials },
+    );
+    const denied = refs.filter((_, i) => ds[i].result !== AuthorizeResult.ALLOW);
+    if (denied.length)
+      throw new NotAllowedError(`${identityOf(c)} is not allowed to ${permission.name} for ${denied.join(', ')}`);
+  }
+
+  async environments(c: Caller, q: unknown): Promise<ListResponse<EnvironmentInfo>> {
+    const { namespace } = parseInput(NamespaceQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    return this.client.request('GET', '/environments', {
+      user: identityOf(c),
+      query: { namespace: this.ns(namespace) },
+    });
+  }
+
+  async applications(c: Caller, q: unknown): Promise<ListResponse<ApplicationInfo>> {
+    const { namespace } = parseInput(NamespaceQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    const r = await this.client.request<ListResponse<Omit<ApplicationInfo, 'entityRef'>>>('GET', '/applications', {
+      user: identityOf(c),
+      query: { namespace: this.ns(namespace) },
+    });
+    return { items: r.items.map((a) => ({ ...a, entityRef: entityRefFor(this.cfg.entityRef, a) })) };
+  }
+
+  async diff(c: Caller, q: unknown): Promise<DiffResult> {
+    const d = parseInput(DiffQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    const r = await this.client.request<Omit<DiffResult, 'from' | 'to'>>('GET', '/diff', {
+      user: identityOf(c),
+      query: { ...d, namespace: this.ns(d.namespace) },
+    });
+    return { flow: r.flow, from: d.from, to: d.to, candidates: r.candidates, skipped: r.skipped };
+  }
+
+  async listPlans(c: Caller, q: unknown): Promise<ListResponse<PromotionPlan>> {
+    const { namespace } = parseInput(NamespaceQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    return this.client.request('GET', '/plans', { user: identityOf(c), query: { namespace: this.ns(namespace) } });
+  }
+
+  async getPlan(c: Caller, params: unknown): Promise<PlanDetails> {
+    const p = parseInput(PlanParams, params, 'plan reference');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    const plan = await this.readPlan(c, p.namespace, p.name);
+    return { plan, progress: planProgress(plan) };
+  }
+
+  private readPlan(c: Caller, namespace: string, name: string): Promise<PromotionPlan> {
+    return this.client.request<PromotionPlan>(
+      'GET',
+      `/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
+      { user: identityOf(c) },
+    );
+  }
+
+  /**
+   * Creates a plan from filters. With approve=true the candidates are computed first and the
+   * caller must hold promotion.plan.approve for each; the plan is then restricted to exactly
+   * those applications, so it cannot pick up an application nobody authorised.
+   */
+  async createPlan(c: Caller, body: unknown): Promise<CreatePlanResponse> {
+    const b = parseInput(CreatePlanBody, body, 'request body');
+    await this.requireBasic(c, promotionPlanCreatePermission);
+    const namespace = this.ns(b.namespace);
+    const user = identityOf(c);
+    let applications = b.applications;
+    if (b.approve) {
+      const d = await this.diff(c, {
+        namespace,
+        flow: b.flow,
+        from: b.from,
+        to: b.to,
+        applications: b.applications,
+        teams: b.teams,
+        tagPattern: b.tagPattern,
+      });
+      applications = d.candidates.map((x) => x.application);
+      if (!applications.length)
+        throw new InputError(
+          `no release candidates ${b.from} -> ${b.to}: ${d.skipped.map((s) => `${s.application}: ${s.message}`).join('; ') || 'no applications'}`,
+        );
+      await this.requireForApps(c, promotionPlanApprovePermission, namespace ?? '', applications);
+    }
+    const r = await this.client.request<CreatePlanResponse>('POST', '/plans', {
+      user,
+      body: { ...b, namespace, applications, ...(b.approve ? { approve: true, approvedBy: user } : {}) },
+    });
+    this.logger.info(`promotion plan ${r.plan.metadata.namespace}/${r.plan.metadata.name} created by ${user}`, {
+      approved: b.approve,
+    });
+    return r;
+  }
+
+  /** Approves (promotes) a plan; needs promotion.plan.approve for every candidate application. */
+  async approve(c: Caller, params: unknown): Promise<PlanDetails> {
+    const p = parseInput(PlanParams, params, 'plan reference');
+    const user = identityOf(c);
+    const plan = await this.readPlan(c, p.namespace, p.name);
+    await this.requireForApps(
+      c,
+      promotionPlanApprovePermission,
+      p.namespace,
+      plan.spec.candidates.map((x) => x.application),
+    );
+    const out = await this.client.request<PromotionPlan>(
+      'POST',
+      `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/approve`,
+      { user, body: { approvedBy: user } },
+    );
+    this.logger.info(`promotion plan ${p.namespace}/${p.name} approved by ${user}`);
+    return { plan: out, progress: planProgress(out) };
+  }
+
+  /** Creates a rollback plan; needs promotion.rollback for every application the plan changed. */
+  async rollback(c: Caller, params: unknown, body: unknown): Promise<PlanDetails> {
+    const p = parseInput(PlanParams, params, 'plan reference');
+    const b = parseInput(RollbackBody, body, 'request body');
+    const user = identityOf(c);
+    const plan = await this.readPlan(c, p.namespace, p.name);
+    const changed = (plan.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
+    await this.requireForApps(
+      c,
+      promotionRollbackPermission,
+      p.namespace,
+      changed.length ? changed : plan.spec.candidates.map((x) => x.application),
+    );
+    const out = await this.client.request<PromotionPlan>(
+      'POST',
+      `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/rollback`,
+      { user, body: { approve: b.approve, approvedBy: user, ...(b.name ? { name: b.name } : {}) } },
+    );
+    this.logger.info(`rollback ${out.metadata.name} of ${p.namespace}/${p.name} created by ${user}`);
+    return { plan: out, progress: planProgress(out) };
+  }
+
+  /** Release status: a plan's progress, or an application's versions per environment. */
+  async releaseStatus(
+    c: Caller,
+    q: { namespace?: string; plan?: string; application?: string },
+  ): Promise<{ plan?: PlanDetails['progress']; application?: ApplicationInfo }> {
+    if (!!q.plan === !!q.application) throw new InputError('pass exactly one of plan or application');
+    const namespace = this.ns(q.namespace);
+    if (q.plan) {
+      if (!namespace) throw new InputError('namespace is required');
+      return { plan: (await this.getPlan(c, { namespace, name: q.plan })).progress };
+    }
+    const apps = await this.applications(c, { namespace });
+    const a = apps.items.find((x) => x.name === q.application);
+    if (!a) throw new NotFoundError(`Application ${namespace ?? ''}/${q.application} not found`);
+    return { application: a };
+  }
+}

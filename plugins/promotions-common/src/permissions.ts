@@ -1,0 +1,40 @@
+import { createPermission } from '@backstage/plugin-permission-common';
+
+/** Catalog entities are the resources app-scoped promotion permissions are checked against. */
+export const PROMOTIONS_RESOURCE_TYPE = 'catalog-entity';
+
+/** Read environments, applications, diffs and plans. */
+export const promotionPlanReadPermission = createPermission({
+  name: 'promotion.plan.read',
+  attributes: { action: 'read' },
+});
+
+/** Create an (unapproved) PromotionPlan from filters. Nothing is promoted until it is approved. */
+export const promotionPlanCreatePermission = createPermission({
+  name: 'promotion.plan.create',
+  attributes: { action: 'create' },
+});
+
+/**
+ * Approve (promote) a plan. Checked once per candidate application, against the catalog entity
+ * of that application, so a conditional policy can allow it only for the entity's owners.
+ */
+export const promotionPlanApprovePermission = createPermission({
+  name: 'promotion.plan.approve',
+  attributes: { action: 'update' },
+  resourceType: PROMOTIONS_RESOURCE_TYPE,
+});
+
+/** Roll back a plan; checked per application the plan changed, like approve. */
+export const promotionRollbackPermission = createPermission({
+  name: 'promotion.rollback',
+  attributes: { action: 'update' },
+  resourceType: PROMOTIONS_RESOURCE_TYPE,
+});
+
+export const promotionsPermissions = [
+  promotionPlanReadPermission,
+  promotionPlanCreatePermission,
+  promotionPlanApprovePermission,
+  promotionRollbackPermission,
+];
