@@ -45,6 +45,12 @@ function items<T>(body: unknown): T[] {
   throw new Error('unexpected response from the promotions backend: expected a list');
 }
 
+/** The backend answers plan routes with `{plan, progress}`; the controller API with the bare plan. */
+type PlanBody = PromotionPlan | { plan: PromotionPlan };
+function unwrapPlan(body: PlanBody): PromotionPlan {
+  return 'plan' in body && body.plan ? body.plan : (body as PromotionPlan);
+}
+
 /** Calls the promotions backend with the signed-in user's Backstage token (fetchApi). */
 export class PromotionsClient implements PromotionsApi {
   private readonly discoveryApi: DiscoveryApi;
@@ -102,11 +108,12 @@ export class PromotionsClient implements PromotionsApi {
   }
 
   async rollbackPlan(namespace: string, name: string, opts: { approve?: boolean } = {}) {
-    const body = await this.call<PromotionPlan | { plan: PromotionPlan }>(
-      `/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/rollback`,
-      { method: 'POST', body: opts },
+    return unwrapPlan(
+      await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/rollback`, {
+        method: 'POST',
+        body: opts,
+      }),
     );
-    return 'plan' in body ? body.plan : body;
   }
 
   async getMcpUrl() {

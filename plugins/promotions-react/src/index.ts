@@ -5,3 +5,4 @@ export { type AsyncState, usePromotionsData } from './hooks';
 export { computeDrift, type MatrixRow, orderEnvironments, releaseMatrix } from './matrix';
 export * from './permissions';
 export * from './types';
+export { usePromotionPermission } from './usePromotionPermission';

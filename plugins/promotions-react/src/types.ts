@@ -22,6 +22,8 @@ export interface ApplicationSummary {
   repository?: string;
   labels?: Record<string, string>;
   versions: EnvironmentVersion[];
+  /** Catalog entity the backend checks app-scoped permissions against. */
+  entityRef?: string;
 }
 
 export type SkipReason =

@@ -108,6 +108,22 @@ describe('PlanView', () => {
     expect(screen.queryByRole('button', { name: 'Roll back' })).toBeNull();
   });
 
+  it('checks approve per application against its catalog entity: one denied app hides the button', async () => {
+    const asked: string[] = [];
+    const policy = (name: string, ref?: string) => {
+      if (ref) asked.push(`${name} ${ref}`);
+      return name !== 'promotion.plan.approve' || ref !== 'component:default/shop-cart';
+    };
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => plan({}, { phase: 'Pending' }) }),
+      permission: policy,
+    });
+    expect(await screen.findByText('Waiting for approval')).toBeTruthy();
+    expect(asked).toContain('promotion.plan.approve component:default/checkout');
+    expect(asked).toContain('promotion.plan.approve component:default/shop-cart');
+    expect(screen.queryByRole('button', { name: 'Approve & promote' })).toBeNull();
+  });
+
   it('shows an error when the plan cannot be loaded', async () => {
     const api = fakeApi({
       getPlan: async () => {

@@ -21,6 +21,7 @@ export const applications: ApplicationSummary[] = [
     name: 'checkout',
     owner: 'payments',
     repository: 'shop/checkout',
+    entityRef: 'component:default/checkout',
     versions: [
       { environment: 'dev', tag: 'v1.3.0', digest: D('b'), health: 'Healthy' },
       { environment: 'stable', tag: 'v1.2.0', digest: D('a'), health: 'Healthy' },
@@ -32,6 +33,7 @@ export const applications: ApplicationSummary[] = [
     name: 'cart',
     owner: 'storefront',
     repository: 'shop/cart',
+    entityRef: 'component:default/shop-cart',
     versions: [
       { environment: 'dev', tag: 'v2.0.0', digest: D('c'), health: 'Healthy' },
       { environment: 'stable', tag: 'v2.0.0', digest: D('c'), health: 'Healthy' },

@@ -12,14 +12,15 @@ export function renderWith(
   element: ReactElement,
   opts: {
     api: PromotionsApi;
-    permission?: 'allow' | 'deny' | ((name: string) => boolean);
+    permission?: 'allow' | 'deny' | ((name: string, resourceRef?: string) => boolean);
     config?: Record<string, unknown>;
   },
 ) {
   const p = opts.permission ?? 'allow';
   const authorize =
     typeof p === 'function'
-      ? (r: { permission: { name: string } }) => (p(r.permission.name) ? AuthorizeResult.ALLOW : AuthorizeResult.DENY)
+      ? (r: { permission: { name: string }; resourceRef?: string }) =>
+          p(r.permission.name, r.resourceRef) ? AuthorizeResult.ALLOW : AuthorizeResult.DENY
       : p === 'allow'
         ? AuthorizeResult.ALLOW
         : AuthorizeResult.DENY;

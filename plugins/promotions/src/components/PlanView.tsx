@@ -1,5 +1,4 @@
 import { useApi } from '@backstage/frontend-plugin-api';
-import { usePermission } from '@backstage/plugin-permission-react';
 import {
   Alert,
   Button,
@@ -26,6 +25,7 @@ import {
   promotionPlanApprovePermission,
   promotionRollbackPermission,
   promotionsApiRef,
+  usePromotionPermission,
   usePromotionsData,
 } from '@kpromo/plugin-promotions-react';
 import { useState } from 'react';
@@ -110,16 +110,24 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
   const api = useApi(promotionsApiRef);
   const navigate = useNavigate();
   const links = usePromotionsLinks();
-  const approvePerm = usePermission({ permission: promotionPlanApprovePermission });
-  const rollbackPerm = usePermission({ permission: promotionRollbackPermission });
-  const [dialog, setDialog] = useState<'approve' | 'rollback' | undefined>();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
   const ns = plan.metadata.namespace ?? 'default';
   const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
   const apps = isRollback
     ? (plan.status?.apps ?? []).map((a) => a.application)
     : plan.spec.candidates.map((c) => c.application);
+  const written = (plan.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
+  // approve/rollback are checked per application against its catalog entity (as the backend does)
+  const approvePerm = usePromotionPermission(promotionPlanApprovePermission, {
+    namespace: ns,
+    applications: plan.spec.candidates.map((c) => c.application),
+  });
+  const rollbackPerm = usePromotionPermission(promotionRollbackPermission, {
+    namespace: ns,
+    applications: written.length ? written : plan.spec.candidates.map((c) => c.application),
+  });
+  const [dialog, setDialog] = useState<'approve' | 'rollback' | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | undefined>();
   const failed = (plan.status?.apps ?? []).filter((a) => a.phase === 'Failed');
   const canRollback =
     !isRollback &&

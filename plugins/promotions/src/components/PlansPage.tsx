@@ -1,5 +1,4 @@
 import { useApi } from '@backstage/frontend-plugin-api';
-import { usePermission } from '@backstage/plugin-permission-react';
 import {
   Alert,
   Button,
@@ -28,6 +27,7 @@ import {
   type PromotionPlan,
   promotionPlanCreatePermission,
   promotionsApiRef,
+  usePromotionPermission,
   usePromotionsData,
 } from '@kpromo/plugin-promotions-react';
 import { useMemo, useState } from 'react';
@@ -222,7 +222,7 @@ export function PlansTable({ plans }: { plans: PromotionPlan[] }) {
 }
 
 export function PlansPage() {
-  const createPerm = usePermission({ permission: promotionPlanCreatePermission });
+  const createPerm = usePromotionPermission(promotionPlanCreatePermission);
   const data = usePromotionsData(
     async (api) => {
       const [plans, environments] = await Promise.all([api.listPlans(), api.listEnvironments()]);
