@@ -106,7 +106,7 @@ const ready = (o: { status?: { conditions?: Array<{ type: string }> } }) =>
   o.status?.conditions?.find((c) => c.type === 'Ready') as
     | { status: string; reason: string; message: string; observedGeneration?: number }
     | undefined;
-const getCr = <T>(kind: 'PromotionFlow' | 'Environment', name: string) =>
+const getCr = <T>(kind: 'PromotionFlow' | 'Environment' | 'Application', name: string) =>
   dev.get<T & { metadata: { generation?: number; resourceVersion?: string } }>(
     resourcePath(KPROMO_TYPES[kind], NS, name),
   );
@@ -340,6 +340,17 @@ describe('controller against real clusters, registries and git', () => {
       message: 'kubeconfig has no context "no-such-context"; add it or fix Environment spec.cluster.context',
       observedGeneration: badEnv.metadata.generation,
     });
+    // A broken Environment does not freeze Application status: the others keep being reported and
+    // the broken one is Unknown with the reason.
+    const cartStatus = await waitFor('cart status lists the unreachable environment', async () => {
+      const a = await getCr<Application>('Application', 'cart');
+      return a.status?.versions?.some((v) => v.environment === 'nowhere') ? a : undefined;
+    });
+    expect(cartStatus.status?.versions?.find((v) => v.environment === 'nowhere')).toMatchObject({
+      health: 'Unknown',
+      message: expect.stringContaining('cluster not reachable: kubeconfig has no context "no-such-context"'),
+    });
+    expect(cartStatus.status?.versions?.find((v) => v.environment === 'dev')?.tag).toBeTruthy();
     // Fixing the reference turns the flow Ready (level-triggered on the Environment event).
     await applyCr(dev, flow('bad-ref', ['dev', 'nowhere'], ['cart']));
     const refixed = await waitFor('bad-ref names nowhere', async () => {

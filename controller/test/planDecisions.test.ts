@@ -145,6 +145,19 @@ describe('application status', () => {
     ).toBe('2026-12-02T11:00:00Z');
     expect(mergeVersions(v1, [{ environment: 'dev', health: 'Missing' }], t2)[0].updatedAt).toBeUndefined();
   });
+  it('keeps the last known version of an environment whose cluster is unreachable', () => {
+    const v1 = mergeVersions(undefined, [{ environment: 'dev', tag: 'v1', digest: dg('a'), health: 'Healthy' }], t1);
+    expect(
+      mergeVersions(v1, [{ environment: 'dev', health: 'Unknown', message: 'cluster not reachable: timeout' }], t2)[0],
+    ).toEqual({
+      environment: 'dev',
+      tag: 'v1',
+      digest: dg('a'),
+      health: 'Unknown',
+      message: 'cluster not reachable: timeout',
+      updatedAt: '2026-12-02T10:00:00Z',
+    });
+  });
   it('derives a Ready condition and is stable across identical reconciles', () => {
     const a = app('cart');
     a.metadata.generation = 3;

@@ -17,6 +17,10 @@ export function mergeVersions(
 ): EnvironmentVersion[] {
   return current.map((v) => {
     const p = prev?.find((x) => x.environment === v.environment);
+    // An unreachable cluster says nothing about what runs there: keep the last known version.
+    if (v.health === 'Unknown' && !v.tag && !v.digest && p && (p.tag || p.digest)) {
+      return { ...p, health: 'Unknown', ...(v.message ? { message: v.message } : {}) };
+    }
     const same = p && p.tag === v.tag && p.digest === v.digest;
     const updatedAt = same ? p.updatedAt : v.tag || v.digest ? iso(now) : undefined;
     const out: EnvironmentVersion = { ...v };
@@ -69,10 +73,27 @@ export async function reconcileApplication(
   const app = cache.getApplication(namespace, name);
   if (!app) return false;
   const envs = cache.environments(namespace);
-  if (envs.some((e) => !cache.environmentSynced(e))) return false; // wait for warm caches; events re-trigger
+  // Wait for caches that are still warming up (their sync event re-triggers us), but not for a
+  // cluster that failed: one broken Environment must not freeze every Application's status.
+  const failed = new Map<string, string>();
+  for (const e of envs) {
+    if (cache.environmentSynced(e)) continue;
+    const st = cache.environmentState(e);
+    const err = st.error ?? st.watchError;
+    if (!err) return false;
+    failed.set(e.metadata.name, err);
+  }
   const next = applicationStatus(
     app,
-    envs.map((e) => runningVersion(cache, app, e)),
+    envs.map((e) =>
+      failed.has(e.metadata.name)
+        ? {
+            environment: e.metadata.name,
+            health: 'Unknown' as const,
+            message: `cluster not reachable: ${failed.get(e.metadata.name)}`,
+          }
+        : runningVersion(cache, app, e),
+    ),
     now,
   );
   return writeStatusIfChanged(control, app, next);
