@@ -173,7 +173,8 @@ export class PortRunner {
       }
       await this.patch(b.runId, { statusLabel: `Promoting (${ns}/${name})`, externalRunId: `${ns}/${name}` });
       const p = await this.follow(b.runId, caller, ns, name);
-      const success = p.phase === 'Complete';
+      // A rollback plan that restored every application ends in RolledBack.
+      const success = p.phase === (p.action === 'rollback' ? 'RolledBack' : 'Complete');
       await this.log(b.runId, {
         message: `Plan ${ns}/${name} finished: ${p.phase} (${p.succeeded} succeeded, ${p.failed} failed)`,
         terminationStatus: success ? 'SUCCESS' : 'FAILURE',

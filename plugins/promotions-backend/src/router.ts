@@ -68,7 +68,7 @@ export function createRouter(o: {
     let status = STATUS[e.name] ?? 500;
     if (e.type === 'entity.parse.failed') status = 400;
     if (e.type === 'entity.too.large') status = 413;
-    if (status >= 500) o.logger.error(`promotions request failed: ${e.message}`);
+    if (status >= 500) o.logger.error(`promotions request failed: ${e.message}`, e);
     res.status(status).json({ error: { name: e.name, message: e.message }, response: { statusCode: status } });
   });
   return router;

@@ -1,0 +1,714 @@
+import { createHmac } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { coreServices, createBackendModule, createServiceFactory } from '@backstage/backend-plugin-api';
+import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import catalogBackend from '@backstage/plugin-catalog-backend';
+import { catalogConditions, createCatalogConditionalDecision } from '@backstage/plugin-catalog-backend/alpha';
+import mcpActionsBackend from '@backstage/plugin-mcp-actions-backend';
+import permissionBackend from '@backstage/plugin-permission-backend';
+import { AuthorizeResult, isResourcePermission, type PolicyDecision } from '@backstage/plugin-permission-common';
+import type { PermissionPolicy, PolicyQuery, PolicyQueryUser } from '@backstage/plugin-permission-node';
+import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
+import { scaffolderActionsExtensionPoint, type TemplateAction } from '@backstage/plugin-scaffolder-node';
+import { createMockActionContext } from '@backstage/plugin-scaffolder-node-test-utils';
+import type { PromotionPlan } from '@kpromo/api';
+import type { PlanDetails } from '@kpromo/plugin-promotions-common';
+import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { loadConfig } from '../../../controller/src/config.js';
+import type { Running } from '../../../controller/src/runtime.js';
+import { startController } from '../../../controller/src/runtime.js';
+import {
+  applyCr,
+  applyDeployment,
+  deleteNs,
+  ensureNs,
+  getDeployment,
+  getPlan,
+  pushTestImage,
+  restFor,
+  waitPlan,
+  waitReady,
+} from '../../../controller/test/e2eHelpers.js';
+import { promotionsPlugin, scaffolderModulePromotions } from '../src/index.js';
+import { portStandInWithRuns } from './portStandInRuns.js';
+
+// Test-side view of JSON answers: assertions walk into them freely.
+// biome-ignore lint/suspicious/noExplicitAny: untyped JSON from HTTP answers
+type Json = Record<string, any>;
+
+const RUN = Math.random().toString(36).slice(2, 7);
+const NS = `bsb-${RUN}`;
+const APPS_NS = `bsb-apps-${RUN}`;
+const REPO = `bsb${RUN}`;
+const APPS = ['cart', 'search', 'billing', 'ledger'];
+const MCP_TOKEN = `bsb-proxy-${RUN}-0123456789abcdef`;
+const PORT_ID = `bsb-client-${RUN}`;
+const PORT_SECRET = `bsb-secret-${RUN}`;
+const ALICE = 'user:default/alice';
+const MALLORY = 'user:default/mallory';
+const ADMIN = 'user:default/admin';
+
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+const devDigest: Record<string, string> = {};
+const stableOld: Record<string, string> = {};
+const { standIn, runs } = portStandInWithRuns(PORT_ID, PORT_SECRET);
+
+let ctl: Running;
+let backend: TestBackend;
+let base = '';
+const scaffolderActions: TemplateAction[] = [];
+const decisions: Array<{ user?: string; permission: string; result: string }> = [];
+
+/**
+ * The test's permission policy: admin may do anything, mallory nothing, alice may read and create
+ * and may approve/roll back only applications whose catalog entity she owns (conditional decision
+ * evaluated by the real catalog backend).
+ */
+class TestPolicy implements PermissionPolicy {
+  async handle(request: PolicyQuery, user?: PolicyQueryUser): Promise<PolicyDecision> {
+    const who = user?.info.userEntityRef;
+    const name = request.permission.name;
+    const d = ((): PolicyDecision => {
+      if (!name.startsWith('promotion.')) return { result: AuthorizeResult.ALLOW }; // catalog etc.
+      if (who === ADMIN) return { result: AuthorizeResult.ALLOW };
+      if (who === ALICE) {
+        if (isResourcePermission(request.permission, 'catalog-entity'))
+          return createCatalogConditionalDecision(
+            request.permission,
+            catalogConditions.isEntityOwner({ claims: user?.info.ownershipEntityRefs ?? [] }),
+          );
+        return { result: AuthorizeResult.ALLOW };
+      }
+      return { result: AuthorizeResult.DENY };
+    })();
+    if (name.startsWith('promotion.')) decisions.push({ user: who, permission: name, result: d.result });
+    return d;
+  }
+}
+
+const testPolicyModule = createBackendModule({
+  pluginId: 'permission',
+  moduleId: 'kpromo-test-policy',
+  register(env) {
+    env.registerInit({
+      deps: { policy: policyExtensionPoint },
+      async init({ policy }) {
+        policy.setPolicy(new TestPolicy());
+      },
+    });
+  },
+});
+
+/**
+ * mockServices.httpAuth, except that a plugin's on-behalf-of token for a user carries an actor, as
+ * real Backstage tokens do. Without it the real catalog refuses the permission backend's
+ * apply-conditions call (user principal without actor), so conditional decisions could not be
+ * evaluated against the real catalog in a test backend.
+ */
+const httpAuthWithActors = createServiceFactory({
+  service: coreServices.httpAuth,
+  deps: { plugin: coreServices.pluginMetadata },
+  factory({ plugin }) {
+    const inner = mockServices.httpAuth({ pluginId: plugin.getId(), defaultCredentials: mockCredentials.none() });
+    return {
+      credentials: (async (req, options) => {
+        const c = await inner.credentials(req, options);
+        const p = c.principal as { type: string; userEntityRef?: string; actor?: unknown };
+        const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+        if (p.type === 'user' && token.startsWith('mock-service-token:') && !p.actor)
+          return mockCredentials.user(p.userEntityRef, { actor: { subject: 'plugin:on-behalf' } });
+        return c;
+      }) as typeof inner.credentials,
+      issueUserCookie: inner.issueUserCookie.bind(inner),
+    };
+  },
+});
+
+const auth = (user?: string): Record<string, string> =>
+  user ? { authorization: mockCredentials.user.header(user) } : {};
+
+async function api(path: string, o: { user?: string; method?: string; body?: unknown; service?: boolean } = {}) {
+  const res = await fetch(`${base}/api/promotions${path}`, {
+    method: o.method ?? 'GET',
+    headers: {
+      ...(o.service ? { authorization: mockCredentials.service.header() } : auth(o.user)),
+      ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? (JSON.parse(text) as Json) : {} };
+}
+
+const terminal = (p: PromotionPlan) =>
+  ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
+
+async function expectStableImage(app: string, digest: string) {
+  const d = await getDeployment(stable, APPS_NS, app);
+  expect(d.spec?.template?.spec?.containers?.[0]?.image).toContain(`@${digest}`);
+}
+
+function portSign(body: string, ts = String(Date.now()), secret = PORT_SECRET) {
+  return {
+    'x-port-timestamp': ts,
+    'x-port-signature': `v1,${createHmac('sha256', secret).update(`${ts}.${body}`).digest('base64')}`,
+  };
+}
+
+async function portWebhook(body: unknown, headers: Record<string, string>) {
+  const raw = JSON.stringify(body);
+  const res = await fetch(`${base}/api/promotions/port/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: raw,
+  });
+  return { status: res.status, json: (await res.json()) as Json };
+}
+
+beforeAll(async () => {
+  const tokensFile = join(tmpdir(), `bsb-tokens-${RUN}.yaml`);
+  writeFileSync(
+    tokensFile,
+    `tokens:\n  - token: ${MCP_TOKEN}\n    username: backstage-proxy-${RUN}\n    groups: [system:masters]\n`,
+  );
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ensureNs(dev, NS);
+  for (const c of [dev, stable]) await ensureNs(c, APPS_NS);
+  for (const app of APPS) {
+    devDigest[app] = (
+      await pushTestImage({ host: source, repository: `${REPO}/${app}`, tag: 'v2.0.0', seed: `bsb-new-${RUN}-${app}` })
+    ).digest;
+    stableOld[app] = (
+      await pushTestImage({
+        host: target,
+        repository: `stable/${REPO}/${app}`,
+        tag: 'v1.0.0',
+        seed: `bsb-old-${RUN}-${app}`,
+      })
+    ).digest;
+    await applyDeployment(dev, APPS_NS, app, `${source}/${REPO}/${app}:v2.0.0@${devDigest[app]}`);
+    await applyDeployment(stable, APPS_NS, app, `${target}/stable/${REPO}/${app}:v1.0.0@${stableOld[app]}`);
+  }
+  for (const app of APPS) await waitReady(dev, APPS_NS, app);
+  const env = (name: string, registry: object) => ({
+    kind: 'Environment',
+    metadata: { name, namespace: NS },
+    spec: { cluster: { context: name }, namespace: APPS_NS, registry, delivery: { method: 'patch' } },
+  });
+  await applyCr(dev, env('dev', { host: source, insecure: true }));
+  await applyCr(dev, env('stable', { host: target, prefix: 'stable', insecure: true }));
+  await applyCr(dev, {
+    kind: 'PromotionFlow',
+    metadata: { name: 'main', namespace: NS },
+    spec: {
+      stages: [{ environment: 'dev' }, { environment: 'stable' }],
+      selector: { applications: ['*'] },
+      rolloutTimeoutSeconds: 120,
+    },
+  });
+  for (const app of APPS)
+    await applyCr(dev, {
+      kind: 'Application',
+      metadata: { name: app, namespace: NS },
+      spec: {
+        owner: app === 'billing' ? 'team-b' : 'team-a',
+        image: { repository: `${REPO}/${app}` },
+        workloads: [{ kind: 'Deployment', name: app }],
+      },
+    });
+
+  ctl = await startController(
+    loadConfig({
+      env: {},
+      flags: {
+        kubeconfig,
+        context: 'dev',
+        namespaces: [NS],
+        defaultNamespace: NS,
+        logLevel: 'warn',
+        server: { host: '127.0.0.1', port: 0 },
+        leaderElection: {
+          enabled: true,
+          namespace: NS,
+          name: 'bsb-leader',
+          leaseDurationSeconds: 4,
+          renewIntervalMs: 1000,
+        },
+        maxAttempts: 3,
+        mcp: {
+          enabled: true,
+          host: '127.0.0.1',
+          port: 0,
+          write: true,
+          staticTokensFile: tokensFile,
+          tokenReview: false,
+        },
+      },
+    }),
+  );
+  await waitFor('leader', async () => ctl.controller.isLeader, 30_000);
+  await waitFor(
+    'cache warm',
+    async () => {
+      const envs = ctl.controller.cache.environments(NS);
+      return (
+        APPS.every((n) => ctl.controller.cache.getApplication(NS, n)) &&
+        envs.length === 2 &&
+        envs.every((e) => ctl.controller.cache.environmentSynced(e))
+      );
+    },
+    60_000,
+  );
+
+  await standIn.start();
+
+  // Catalog entities the conditional policy evaluates: alice owns cart, search and ledger, team-b owns billing.
+  const catalogFile = join(tmpdir(), `bsb-catalog-${RUN}.yaml`);
+  writeFileSync(
+    catalogFile,
+    APPS.map(
+      (app) =>
+        `apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ${app}\nspec:\n  type: service\n  lifecycle: production\n  owner: ${app === 'billing' ? 'group:default/team-b' : ALICE}\n`,
+    ).join('---\n'),
+  );
+
+  backend = await startTestBackend({
+    extensionPoints: [
+      [scaffolderActionsExtensionPoint, { addActions: (...a: TemplateAction[]) => scaffolderActions.push(...a) }],
+    ],
+    features: [
+      catalogBackend,
+      permissionBackend,
+      testPolicyModule,
+      mcpActionsBackend,
+      promotionsPlugin,
+      scaffolderModulePromotions,
+      // Requests without a token are unauthenticated (the mock default would be a user).
+      httpAuthWithActors,
+      mockServices.rootConfig.factory({
+        data: {
+          backend: { baseUrl: 'http://localhost:0', listen: { port: 0 }, actions: { pluginSources: ['promotions'] } },
+          permission: { enabled: true },
+          catalog: {
+            processingInterval: { seconds: 1 },
+            rules: [{ allow: ['Component', 'Location'] }],
+            locations: [{ type: 'file', target: catalogFile }],
+          },
+          promotions: {
+            controller: {
+              baseUrl: `http://127.0.0.1:${ctl.port}`,
+              mcpUrl: ctl.mcp!.url,
+              mcpToken: MCP_TOKEN,
+              defaultNamespace: NS,
+            },
+            entityRef: 'component:default/{name}',
+            port: { baseUrl: standIn.url, clientId: PORT_ID, clientSecret: PORT_SECRET, pollIntervalMs: 500 },
+          },
+        },
+      }),
+    ],
+  });
+  base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+  // The catalog has processed the entities (the conditional decisions need their ownership relations).
+  await waitFor(
+    'catalog entities',
+    async () => {
+      const r = await fetch(`${base}/api/catalog/entities/by-name/component/default/billing`, {
+        headers: { authorization: mockCredentials.service.header() },
+      });
+      if (!r.ok) throw new Error(`catalog answered ${r.status}: ${(await r.text()).slice(0, 300)}`);
+      const e = (await r.json()) as { relations?: Array<{ type: string }> };
+      if (!e.relations?.some((x) => x.type === 'ownedBy'))
+        throw new Error(`no ownedBy: ${JSON.stringify(e).slice(0, 300)}`);
+      return e;
+    },
+    30_000,
+  );
+});
+
+afterAll(async () => {
+  await backend?.stop().catch(() => undefined);
+  await standIn.stop().catch(() => undefined);
+  await ctl?.stop().catch(() => undefined);
+  await deleteNs(dev, NS);
+  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
+});
+
+describe('promotions backend plugin in a real test backend against the real controller', () => {
+  it('answers 401 without credentials and 403 for a denied user on every route', async () => {
+    const routes: Array<[string, string, unknown?]> = [
+      ['GET', '/environments'],
+      ['GET', '/applications'],
+      ['GET', '/diff?from=dev&to=stable'],
+      ['GET', '/plans'],
+      ['POST', '/plans', { from: 'dev', to: 'stable', applications: ['cart'] }],
+      ['GET', `/plans/${NS}/nope`],
+      ['POST', `/plans/${NS}/nope/approve`, {}],
+      ['POST', `/plans/${NS}/nope/rollback`, {}],
+    ];
+    for (const [method, path, body] of routes) {
+      const anon = await api(path, { method, body });
+      expect(anon.status, `${method} ${path} anonymous`).toBe(401);
+      const denied = await api(path, { method, body, user: MALLORY });
+      // approve/rollback read the plan first (404); the rest are refused by the policy.
+      if (path.includes('/nope'))
+        expect(denied.status, `${method} ${path} mallory`).toBe(path.endsWith('nope') ? 403 : 404);
+      else {
+        expect(denied.status, `${method} ${path} mallory`).toBe(403);
+        expect(denied.json.error.name).toBe('NotAllowedError');
+      }
+    }
+    const mcp = await fetch(`${base}/api/promotions/mcp`, { method: 'POST', body: '{}' });
+    expect(mcp.status).toBe(401);
+    expect(decisions.some((d) => d.user === MALLORY && d.result === AuthorizeResult.DENY)).toBe(true);
+  });
+
+  it('serves environments, applications with versions and health, diff and plans to an authorised user', async () => {
+    const envs = await api('/environments', { user: ALICE });
+    expect(envs.status).toBe(200);
+    expect(envs.json.items.map((e: { name: string }) => e.name).sort()).toEqual(['dev', 'stable']);
+    const apps = await waitFor('apps healthy in dev', async () => {
+      const r = await api('/applications', { user: ALICE });
+      const cart = r.json.items?.find((a: { name: string }) => a.name === 'cart');
+      return cart?.versions.find((v: { environment: string }) => v.environment === 'dev')?.health === 'Healthy'
+        ? r
+        : undefined;
+    });
+    const cart = apps.json.items.find((a: { name: string }) => a.name === 'cart');
+    expect(cart.entityRef).toBe('component:default/cart');
+    expect(cart.versions.find((v: { environment: string }) => v.environment === 'stable')).toMatchObject({
+      tag: 'v1.0.0',
+      digest: stableOld.cart,
+    });
+    const diff = await api('/diff?from=dev&to=stable&applications=cart,billing', { user: ALICE });
+    expect(diff.status).toBe(200);
+    expect(diff.json.candidates.map((c: { application: string }) => c.application).sort()).toEqual(['billing', 'cart']);
+    expect((await api('/plans', { user: ALICE })).json.items).toEqual([]);
+    // Service principals (plugin-to-plugin) are allowed by Backstage's permission client.
+    expect((await api('/plans', { service: true })).status).toBe(200);
+  });
+
+  it('rejects bad input with 400 and a clear message', async () => {
+    const same = await api('/diff?from=dev&to=dev', { user: ALICE });
+    expect(same.status).toBe(400);
+    expect(same.json.error.message).toMatch(/from and to must be different/);
+    const badName = await api('/plans', { user: ALICE, method: 'POST', body: { from: 'Dev!', to: 'stable' } });
+    expect(badName.status).toBe(400);
+    expect(badName.json.error.message).toMatch(/from: must be a Kubernetes object name/);
+    const extra = await api('/plans', { user: ALICE, method: 'POST', body: { from: 'dev', to: 'stable', bogus: 1 } });
+    expect(extra.status).toBe(400);
+    const regex = await api('/diff?from=dev&to=stable&tagPattern=(', { user: ALICE });
+    expect(regex.status).toBe(400);
+    expect(regex.json.error.message).toMatch(/tagPattern/);
+    const controller400 = await api('/diff?from=dev&to=prod', { user: ALICE });
+    expect(controller400.status).toBe(404);
+    expect(controller400.json.error.message).toMatch(/no PromotionFlow/);
+    const missing = await api(`/plans/${NS}/does-not-exist`, { user: ALICE });
+    expect(missing.status).toBe(404);
+  });
+
+  it('promotes through the REST routes; approval is refused for an application alice does not own', async () => {
+    // billing belongs to team-b: alice may create the plan but not approve it (conditional policy).
+    const billing = await api('/plans', {
+      user: ALICE,
+      method: 'POST',
+      body: { from: 'dev', to: 'stable', applications: ['billing'], name: `billing-${RUN}` },
+    });
+    expect(billing.status).toBe(201);
+    const refused = await api(`/plans/${NS}/billing-${RUN}/approve`, { user: ALICE, method: 'POST' });
+    expect(refused.status, JSON.stringify(refused.json)).toBe(403);
+    expect(refused.json.error.message).toMatch(/promotion.plan.approve for component:default\/billing/);
+    expect((await getPlan(dev, NS, `billing-${RUN}`)).spec.approved).toBeFalsy();
+    // create+approve in one call is refused as well, and creates nothing.
+    const both = await api('/plans', {
+      user: ALICE,
+      method: 'POST',
+      body: { from: 'dev', to: 'stable', applications: ['billing'], approve: true, name: `billing2-${RUN}` },
+    });
+    expect(both.status).toBe(403);
+    expect(
+      await dev.getOrUndefined(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/billing2-${RUN}`),
+    ).toBeUndefined();
+
+    const created = await api('/plans', {
+      user: ALICE,
+      method: 'POST',
+      body: { from: 'dev', to: 'stable', applications: ['cart'], name: `rest-${RUN}` },
+    });
+    expect(created.status).toBe(201);
+    expect(created.json.plan.spec.candidates.map((c: { application: string }) => c.application)).toEqual(['cart']);
+    const approved = await api(`/plans/${NS}/rest-${RUN}/approve`, { user: ALICE, method: 'POST' });
+    expect(approved.status).toBe(200);
+    expect(approved.json.plan.spec.approvedBy).toBe(ALICE);
+    const again = await api(`/plans/${NS}/rest-${RUN}/approve`, { user: ALICE, method: 'POST' });
+    expect(again.status).toBe(409);
+    // Live per-app progress through the route until the plan is done.
+    const done = await waitFor(
+      'REST plan done',
+      async () => {
+        const r = await api(`/plans/${NS}/rest-${RUN}`, { user: ALICE });
+        return (r.json as PlanDetails).progress?.done ? (r.json as PlanDetails) : undefined;
+      },
+      120_000,
+    );
+    expect(done.progress).toMatchObject({ phase: 'Complete', succeeded: 1, total: 1, approvedBy: ALICE });
+    expect(done.progress.apps[0]).toMatchObject({ application: 'cart', phase: 'Succeeded', written: true });
+    const real = await getPlan(dev, NS, `rest-${RUN}`);
+    expect(real.status?.phase).toBe('Complete');
+    await expectStableImage('cart', devDigest.cart);
+  });
+
+  it('promotes through the scaffolder actions registered by the module', async () => {
+    const byId = Object.fromEntries(scaffolderActions.map((a) => [a.id, a]));
+    expect(Object.keys(byId).sort()).toEqual([
+      'kpromo:plan:create',
+      'kpromo:plan:promote',
+      'kpromo:plan:rollback',
+      'kpromo:release:status',
+    ]);
+    expect(byId['kpromo:plan:create'].schema?.input).toBeDefined();
+    // createMockActionContext builds its logger with jest.fn(); vitest's vi has the same API.
+    (globalThis as { jest?: unknown }).jest ??= vi;
+    const ctx = <I extends Record<string, unknown>>(input: I, user = ALICE) => {
+      const out: Record<string, unknown> = {};
+      // The mock context ignores output/getInitiatorCredentials overrides; set them on the result.
+      const c = {
+        ...createMockActionContext({ input: input as never }),
+        output: (k: string, v: unknown) => {
+          out[k] = v;
+        },
+        getInitiatorCredentials: async () => mockCredentials.user(user),
+      };
+      return { c, out };
+    };
+    const denied = ctx({ from: 'dev', to: 'stable', applications: ['search'] }, MALLORY);
+    await expect(byId['kpromo:plan:create'].handler(denied.c as never)).rejects.toThrow(
+      /not allowed to promotion.plan.create/,
+    );
+
+    const create = ctx({ namespace: NS, from: 'dev', to: 'stable', applications: ['search'], name: `tpl-${RUN}` });
+    await byId['kpromo:plan:create'].handler(create.c as never);
+    expect(create.out).toMatchObject({ namespace: NS, plan: `tpl-${RUN}`, applications: ['search'] });
+    const promote = ctx({ namespace: NS, plan: `tpl-${RUN}` });
+    await byId['kpromo:plan:promote'].handler(promote.c as never);
+    expect(promote.out.approvedBy).toBe(ALICE);
+    const status = ctx({ namespace: NS, plan: `tpl-${RUN}`, waitSeconds: 120 });
+    await byId['kpromo:release:status'].handler(status.c as never);
+    expect(status.out.phase).toBe('Complete');
+    const real = await waitPlan(dev, NS, `tpl-${RUN}`, terminal);
+    expect(real.status?.phase).toBe('Complete');
+    expect(real.spec.approvedBy).toBe(ALICE);
+    await expectStableImage('search', devDigest.search);
+  });
+
+  it('promotes through an MCP tool call via the proxy (Streamable HTTP, sessions, SSE)', async () => {
+    const client = new Client({ name: 'bsb-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/promotions/mcp`), {
+      requestInit: { headers: { authorization: mockCredentials.user.header(ADMIN) } },
+    });
+    await client.connect(transport);
+    try {
+      expect(transport.sessionId).toBeTruthy();
+      const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(tools).toEqual(['diff', 'list', 'plan', 'promote', 'rollback', 'state']);
+      // Another principal cannot use this session.
+      const hijack = await fetch(`${base}/api/promotions/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: mockCredentials.user.header(ALICE),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': transport.sessionId!,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list' }),
+      });
+      expect(hijack.status).toBe(403);
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const r = (await client.callTool({ name, arguments: args }, CallToolResultSchema, { timeout: 60_000 })) as {
+          isError?: boolean;
+          content: Array<{ text?: string }>;
+          structuredContent?: Json;
+        };
+        if (r.isError) throw new Error(r.content.map((c) => c.text).join('\n'));
+        return r.structuredContent!;
+      };
+      const planned = await call('plan', {
+        namespace: NS,
+        from: 'dev',
+        to: 'stable',
+        applications: ['ledger'],
+        name: `mcp-${RUN}`,
+      });
+      expect(planned.created).toBe(true);
+      await call('promote', { namespace: NS, plan: `mcp-${RUN}` });
+      const real = await waitPlan(dev, NS, `mcp-${RUN}`, terminal);
+      expect(real.status?.phase).toBe('Complete');
+      expect(real.spec.approvedBy).toBe(`backstage-proxy-${RUN}`);
+      await expectStableImage('ledger', devDigest.ledger);
+      // Raw Streamable HTTP through the proxy: initialize answers as an SSE stream with a session
+      // id; a standalone GET stream on that session is SSE too; aborting it closes the upstream.
+      const init = await fetch(`${base}/api/promotions/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: mockCredentials.user.header(ADMIN),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+      expect(init.status).toBe(200);
+      expect(init.headers.get('content-type')).toMatch(/text\/event-stream/);
+      const sid = init.headers.get('mcp-session-id');
+      expect(sid).toBeTruthy();
+      expect(await init.text()).toMatch(/^event: message\ndata: .*"serverInfo"/m);
+      const sessionsBefore = ctl.mcp!.sessions();
+      const ac = new AbortController();
+      const sse = await fetch(`${base}/api/promotions/mcp`, {
+        headers: {
+          authorization: mockCredentials.user.header(ADMIN),
+          accept: 'text/event-stream',
+          'mcp-session-id': sid!,
+          'mcp-protocol-version': '2025-06-18',
+        },
+        signal: ac.signal,
+      });
+      expect(sse.status).toBe(200);
+      expect(sse.headers.get('content-type')).toMatch(/text\/event-stream/);
+      ac.abort();
+      // DELETE ends the session upstream.
+      const del = await fetch(`${base}/api/promotions/mcp`, {
+        method: 'DELETE',
+        headers: {
+          authorization: mockCredentials.user.header(ADMIN),
+          'mcp-session-id': sid!,
+          'mcp-protocol-version': '2025-06-18',
+        },
+      });
+      expect(del.status).toBe(200);
+      await waitFor('upstream session closed', async () => ctl.mcp!.sessions() < sessionsBefore, 10_000);
+    } finally {
+      await transport.terminateSession().catch(() => undefined);
+      await client.close();
+    }
+  });
+
+  it('exposes the registered actions through the actions registry (mcp-actions-backend)', async () => {
+    const client = new Client({ name: 'bsb-actions', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/api/mcp-actions/v1`), {
+        requestInit: { headers: { authorization: mockCredentials.user.header(ALICE) } },
+      }),
+    );
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      for (const n of ['create-plan', 'promote', 'rollback', 'get-release-status'])
+        expect(
+          names.some((x) => x === n || x.endsWith(`.${n}`) || x.endsWith(`__${n}`)),
+          n,
+        ).toBe(true);
+      const statusTool = names.find((x) => x.endsWith('get-release-status'))!;
+      const r = (await client.callTool({ name: statusTool, arguments: { namespace: NS, plan: `rest-${RUN}` } })) as {
+        isError?: boolean;
+        content: Array<{ text?: string }>;
+      };
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+      expect(r.content.map((c) => c.text).join('')).toMatch(/"phase":"Complete"/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('runs a signed Port webhook: rollback, then promote again, reporting run status and logs to Port', async () => {
+    const bad = await portWebhook(
+      { runId: 'r-bad', action: 'kpromo_rollback', inputs: {} },
+      {
+        ...portSign('{}'),
+      },
+    );
+    expect(bad.status).toBe(401);
+    const body = {
+      runId: `r1-${RUN}`,
+      action: 'kpromo_rollback',
+      user: 'alice@example.com',
+      inputs: { namespace: NS, plan: `rest-${RUN}` },
+    };
+    const stale = await portWebhook(body, portSign(JSON.stringify(body), String(Date.now() - 6 * 60_000)));
+    expect(stale.status).toBe(401);
+    expect(stale.json.error.message).toMatch(/stale/);
+    const wrongKey = await portWebhook(body, portSign(JSON.stringify(body), String(Date.now()), 'not-the-secret'));
+    expect(wrongKey.status).toBe(401);
+    expect(runs.size).toBe(0);
+
+    const ok = await portWebhook(body, portSign(JSON.stringify(body)));
+    expect(ok.status).toBe(202);
+    const r1 = await waitFor(
+      'port run 1 finished',
+      async () => {
+        const r = runs.get(`r1-${RUN}`);
+        return r?.patches.some((p) => p.status) ? r : undefined;
+      },
+      120_000,
+    );
+    // A rollback plan that restored everything ends in phase RolledBack.
+    expect(r1.patches.at(-1), JSON.stringify(r1.logs)).toMatchObject({ status: 'SUCCESS', statusLabel: 'RolledBack' });
+    expect(r1.logs.map((l) => l.message).join('\n')).toMatch(/Rollback plan .*rest-.*-rollback created/);
+    const rb = await getPlan(dev, NS, `rest-${RUN}-rollback`);
+    expect(rb.status?.phase).toBe('RolledBack');
+    expect(rb.status?.succeeded).toBe(1);
+    expect(rb.spec.approvedBy).toBe('port:alice@example.com');
+    await expectStableImage('cart', stableOld.cart);
+
+    const promote = {
+      runId: `r2-${RUN}`,
+      action: 'kpromo_promote',
+      user: 'alice@example.com',
+      inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['cart'], name: `port-${RUN}` },
+    };
+    expect((await portWebhook(promote, portSign(JSON.stringify(promote)))).status).toBe(202);
+    const r2 = await waitFor(
+      'port run 2 finished',
+      async () => {
+        const r = runs.get(`r2-${RUN}`);
+        return r?.patches.some((p) => p.status) ? r : undefined;
+      },
+      120_000,
+    );
+    expect(r2.patches.at(-1), JSON.stringify(r2.logs)).toMatchObject({ status: 'SUCCESS' });
+    expect(r2.logs.some((l) => l.terminationStatus === 'SUCCESS')).toBe(true);
+    expect((await getPlan(dev, NS, `port-${RUN}`)).status?.phase).toBe('Complete');
+    await expectStableImage('cart', devDigest.cart);
+    // Every Port call matched the spec (requests and the stand-in's responses).
+    expect(standIn.violations).toEqual([]);
+    expect(standIn.callCount(/^PATCH \/v1\/actions\/runs\//)).toBeGreaterThanOrEqual(4);
+  });
+
+  it('rolls back through the REST route (alice owns search)', async () => {
+    const denied = await api(`/plans/${NS}/tpl-${RUN}/rollback`, { user: MALLORY, method: 'POST', body: {} });
+    expect(denied.status).toBe(403);
+    const r = await api(`/plans/${NS}/tpl-${RUN}/rollback`, {
+      user: ALICE,
+      method: 'POST',
+      body: { name: `tpl-rb-${RUN}` },
+    });
+    expect(r.status).toBe(201);
+    const p = await waitPlan(dev, NS, `tpl-rb-${RUN}`, terminal);
+    expect(p.status?.phase).toBe('RolledBack');
+    expect(p.status?.succeeded).toBe(1);
+    expect(p.spec.approvedBy).toBe(ALICE);
+    await expectStableImage('search', stableOld.search);
+  });
+});
