@@ -1,0 +1,5 @@
+import '@backstage/ui/css/styles.css';
+import ReactDOM from 'react-dom/client';
+import { app } from './App';
+
+ReactDOM.createRoot(document.getElementById('root')!).render(app.createRoot());

@@ -1,0 +1,16 @@
+// Example Backstage backend for the kpromo portal (new backend system).
+import { createBackend } from '@backstage/backend-defaults';
+
+const backend = createBackend();
+
+backend.add(import('@backstage/plugin-app-backend'));
+backend.add(import('@backstage/plugin-auth-backend'));
+backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
+backend.add(import('@backstage/plugin-catalog-backend'));
+backend.add(import('@kpromo/catalog-backend-module-promotions'));
+backend.add(import('@backstage/plugin-permission-backend'));
+backend.add(import('./policy'));
+backend.add(import('@backstage/plugin-mcp-actions-backend'));
+backend.add(import('@kpromo/plugin-promotions-backend'));
+
+backend.start();

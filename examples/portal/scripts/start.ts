@@ -1,0 +1,129 @@
+// `yarn portal`: the example Backstage portal against the local clusters, with real data.
+//
+// 1. builds the frontend (Vite) when packages/app/dist is missing or --build is passed;
+// 2. resets the `kpromo-portal` namespace on the dev/stable/prod clusters and deploys the sample
+//    `shop` release (dev runs v1.1.0, stable and prod v1.0.0), with two local OCI registries;
+// 3. starts the kpromo controller (JSON API + MCP over Streamable HTTP, write mode, static token);
+// 4. starts the Backstage backend (catalog + kpromo catalog module, permissions, guest auth, MCP
+//    actions, @kpromo/plugin-promotions-backend, app-backend serving the frontend).
+// Prints "portal ready at <url>" and runs until SIGINT/SIGTERM.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, startController } from '@kpromo/controller';
+import { setUpSampleRelease } from './sampleData';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const PORT = Number(flag('port') ?? process.env.PORTAL_PORT ?? 7007);
+const NS = flag('namespace') ?? 'kpromo-portal';
+const CONTROLLER_PORT = Number(flag('controller-port') ?? 17680);
+const MCP_PORT = CONTROLLER_PORT + 1;
+const REGISTRY_PORT = Number(flag('registry-port') ?? 17611);
+const here = import.meta.dirname;
+const portal = join(here, '..');
+const say = (m: string) => console.log(`\x1b[35m▸\x1b[0m ${m}`);
+
+async function main() {
+  const t0 = Date.now();
+  const dist = join(portal, 'packages/app/dist/index.html.tmpl');
+  if (args.includes('--build') || !existsSync(dist)) {
+    say('building the frontend (vite)…');
+    execFileSync(
+      process.execPath,
+      [join(portal, '../../node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'],
+      {
+        cwd: join(portal, 'packages/app'),
+        stdio: 'inherit',
+      },
+    );
+  }
+
+  say(`sample release in namespace ${NS} on the local clusters…`);
+  const sample = await setUpSampleRelease({ namespace: NS, registryPort: REGISTRY_PORT, log: console.log });
+
+  const tmp = mkdtempSync(join(tmpdir(), 'kpromo-portal-'));
+  const mcpToken = randomBytes(24).toString('hex');
+  const tokensFile = join(tmp, 'mcp-tokens.yaml');
+  // system:masters so the controller's SubjectAccessReview lets the portal's MCP calls write.
+  writeFileSync(
+    tokensFile,
+    `tokens:\n  - token: ${mcpToken}\n    username: backstage-portal\n    groups: [system:masters]\n`,
+    { mode: 0o600 },
+  );
+  const controller = await startController(
+    loadConfig({
+      env: {},
+      flags: {
+        kubeconfig: sample.kubeconfigPath,
+        context: 'dev',
+        namespaces: [NS],
+        defaultNamespace: NS,
+        logLevel: process.env.KPROMO_LOG_LEVEL ?? 'warn',
+        server: { host: '127.0.0.1', port: CONTROLLER_PORT },
+        leaderElection: { namespace: NS },
+        mcp: { enabled: true, host: '127.0.0.1', port: MCP_PORT, write: true, staticTokensFile: tokensFile },
+      },
+    }),
+  );
+  say(`controller API http://127.0.0.1:${controller.port}/api/v1, MCP http://127.0.0.1:${MCP_PORT}/mcp`);
+
+  const backend: ChildProcess = spawn(
+    process.execPath,
+    [join(portal, '../../node_modules/tsx/dist/cli.mjs'), 'src/index.ts', '--config', join(portal, 'app-config.yaml')],
+    {
+      cwd: join(portal, 'packages/backend'),
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'development',
+        PORTAL_PORT: String(PORT),
+        KPROMO_KUBECONFIG: sample.kubeconfigPath,
+        KPROMO_CONTROLLER_URL: `http://127.0.0.1:${controller.port}`,
+        KPROMO_MCP_URL: `http://127.0.0.1:${MCP_PORT}/mcp`,
+        KPROMO_MCP_TOKEN: mcpToken,
+        KPROMO_NAMESPACE: NS,
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      },
+    },
+  );
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    backend.kill('SIGTERM');
+    await controller.stop().catch(() => undefined);
+    await sample.stop().catch(() => undefined);
+    process.exit(code);
+  };
+  backend.once('exit', (code) => {
+    if (!stopping) {
+      console.error(`backstage backend exited (${code})`);
+      void stop(1);
+    }
+  });
+  process.once('SIGINT', () => void stop(0));
+  process.once('SIGTERM', () => void stop(0));
+
+  const url = `http://localhost:${PORT}`;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const ok = await fetch(`${url}/.backstage/health/v1/readiness`)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error('the Backstage backend did not become ready in 180s');
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  say(`portal ready at ${url}/promotions (${((Date.now() - t0) / 1000).toFixed(0)}s; Ctrl-C stops)`);
+}
+
+main().catch((e: unknown) => {
+  console.error(`portal failed: ${e instanceof Error ? e.stack : String(e)}`);
+  process.exit(1);
+});
