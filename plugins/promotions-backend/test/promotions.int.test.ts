@@ -589,6 +589,30 @@ describe('promotions backend plugin in a real test backend against the real cont
       expect(sse.status).toBe(200);
       expect(sse.headers.get('content-type')).toMatch(/text\/event-stream/);
       ac.abort();
+      // The controller allows one standalone SSE stream per session (a second one gets 409): a new
+      // stream is only accepted once the proxy has aborted the upstream request of the first.
+      const second = await waitFor(
+        'upstream stream closed after client abort',
+        async () => {
+          const r = await fetch(`${base}/api/promotions/mcp`, {
+            headers: {
+              authorization: mockCredentials.user.header(ADMIN),
+              accept: 'text/event-stream',
+              'mcp-session-id': sid!,
+              'mcp-protocol-version': '2025-06-18',
+            },
+            signal: AbortSignal.timeout(5_000),
+          });
+          if (r.status === 409) {
+            await r.body?.cancel();
+            return undefined;
+          }
+          return r;
+        },
+        10_000,
+      );
+      expect(second.status).toBe(200);
+      await second.body?.cancel();
       // DELETE ends the session upstream.
       const del = await fetch(`${base}/api/promotions/mcp`, {
         method: 'DELETE',

@@ -1,0 +1,79 @@
+import { createHmac } from 'node:crypto';
+import type { PromotionPlan } from '@kpromo/api';
+import { planProgress } from '@kpromo/plugin-promotions-common';
+import { describe, expect, it } from 'vitest';
+import { verifyPortSignature } from '../src/port.js';
+
+const SECRET = 'port-client-secret';
+const body = Buffer.from(JSON.stringify({ runId: 'r1', action: 'kpromo_promote', inputs: {} }));
+const sign = (ts: string, b: Buffer = body, secret = SECRET) =>
+  `v1,${createHmac('sha256', secret)
+    .update(`${ts}.${b.toString('utf8')}`)
+    .digest('base64')}`;
+const opts = (now: number) => ({ secret: SECRET, maxAgeSeconds: 300, now });
+
+describe('verifyPortSignature', () => {
+  const now = Date.parse('2026-12-02T12:00:00Z');
+  const ts = String(now - 1000);
+
+  it('accepts a fresh signature over "<timestamp>.<body>" (ms or s timestamps)', () => {
+    expect(() => verifyPortSignature(opts(now), { signature: sign(ts), timestamp: ts }, body)).not.toThrow();
+    const secs = String(Math.floor(now / 1000) - 10);
+    expect(() => verifyPortSignature(opts(now), { signature: sign(secs), timestamp: secs }, body)).not.toThrow();
+    // Several space-separated signatures (key rotation): one valid one is enough.
+    expect(() =>
+      verifyPortSignature(opts(now), { signature: `v1,AAAA ${sign(ts)}`, timestamp: ts }, body),
+    ).not.toThrow();
+  });
+
+  it('rejects missing headers, another key, a changed body or timestamp, and stale or future timestamps', () => {
+    const check =
+      (h: { signature?: string; timestamp?: string }, b = body) =>
+      () =>
+        verifyPortSignature(opts(now), h, b);
+    expect(check({ timestamp: ts })).toThrow(/missing/);
+    expect(check({ signature: sign(ts) })).toThrow(/missing/);
+    expect(check({ signature: sign(ts, body, 'other'), timestamp: ts })).toThrow(/invalid x-port-signature/);
+    expect(check({ signature: sign(ts), timestamp: ts }, Buffer.from(`${body.toString()} `))).toThrow(
+      /invalid x-port-signature/,
+    );
+    const other = String(now - 2000);
+    expect(check({ signature: sign(ts), timestamp: other })).toThrow(/invalid x-port-signature/);
+    const stale = String(now - 301_000);
+    expect(check({ signature: sign(stale), timestamp: stale })).toThrow(/stale/);
+    const future = String(now + 301_000);
+    expect(check({ signature: sign(future), timestamp: future })).toThrow(/stale/);
+    expect(check({ signature: 'v2,abc', timestamp: ts })).toThrow(/invalid x-port-signature/);
+    expect(check({ signature: sign(ts), timestamp: 'yesterday' })).toThrow(/invalid x-port-timestamp/);
+  });
+});
+
+describe('planProgress', () => {
+  it('lists every candidate, waiting ones included, and marks terminal phases done', () => {
+    const plan: PromotionPlan = {
+      apiVersion: 'promotions.kpromo.dev/v1alpha1',
+      kind: 'PromotionPlan',
+      metadata: { name: 'p', namespace: 'ns' },
+      spec: {
+        flow: 'main',
+        from: 'dev',
+        to: 'stable',
+        approved: true,
+        approvedBy: 'user:default/alice',
+        candidates: [
+          { application: 'a', from: { tag: 'v1', digest: 'sha256:1' } },
+          { application: 'b', from: { tag: 'v2', digest: 'sha256:2' } },
+        ],
+      },
+      status: { phase: 'Promoting', apps: [{ application: 'a', phase: 'RollingOut', written: true }] },
+    };
+    const p = planProgress(plan);
+    expect(p).toMatchObject({ phase: 'Promoting', done: false, total: 2, approvedBy: 'user:default/alice' });
+    expect(p.apps).toEqual([
+      { application: 'a', phase: 'RollingOut', written: true },
+      { application: 'b', phase: 'Waiting' },
+    ]);
+    expect(planProgress({ ...plan, status: { phase: 'RolledBack' } }).done).toBe(true);
+    expect(planProgress({ ...plan, status: undefined }).phase).toBe('Pending');
+  });
+});

@@ -1,0 +1,42 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { PortWebhookBody } from '../src/port.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+const spec = parse(readFileSync(join(root, 'exporter/port-api/openapi.yaml'), 'utf8'));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema(spec, 'port');
+const validate = ajv.getSchema('port#/paths/~1v1~1actions/post/requestBody/content/application~1json/schema')!;
+const files = readdirSync(join(root, 'examples/port')).filter((f) => f.endsWith('.json'));
+
+describe('examples/port action definitions', () => {
+  it('exist for promote and rollback', () => {
+    expect(files.sort()).toEqual(['kpromo_promote.json', 'kpromo_rollback.json']);
+  });
+
+  for (const f of files)
+    it(`${f} is a valid POST /v1/actions body and sends what the webhook parses`, () => {
+      const action = JSON.parse(readFileSync(join(root, 'examples/port', f), 'utf8'));
+      expect(validate(action), ajv.errorsText(validate.errors)).toBe(true);
+      expect(action.invocationMethod.url).toMatch(/\/api\/promotions\/port\/webhook$/);
+      // The templated body has the shape the webhook accepts (templates stand in for values).
+      const parsed = PortWebhookBody.safeParse(action.invocationMethod.body);
+      expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+      expect(parsed.data?.action).toBe('{{ .action.identifier }}');
+    });
+
+  it('a definition with a wrong field is rejected by the spec (the check can fail)', () => {
+    const bad = {
+      identifier: 'x',
+      trigger: { type: 'self-service', operation: 'DAY-2' },
+      invocationMethod: { type: 'CARRIER-PIGEON' },
+    };
+    expect(validate(bad)).toBe(false);
+  });
+});
