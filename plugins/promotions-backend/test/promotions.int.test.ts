@@ -424,6 +424,8 @@ describe('promotions backend plugin in a real test backend against the real cont
       body: { from: 'dev', to: 'stable', applications: ['billing'], name: `billing-${RUN}` },
     });
     expect(billing.status).toBe(201);
+    expect((await api(`/plans/${NS}/billing-${RUN}/approve`, { user: MALLORY, method: 'POST' })).status).toBe(403);
+    expect((await api(`/plans/${NS}/billing-${RUN}`, { user: MALLORY })).status).toBe(403);
     const refused = await api(`/plans/${NS}/billing-${RUN}/approve`, { user: ALICE, method: 'POST' });
     expect(refused.status, JSON.stringify(refused.json)).toBe(403);
     expect(refused.json.error.message).toMatch(/promotion.plan.approve for component:default\/billing/);
@@ -651,6 +653,23 @@ describe('promotions backend plugin in a real test backend against the real cont
       };
       expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
       expect(r.content.map((c) => c.text).join('')).toMatch(/"phase":"Complete"/);
+      // The same permission checks apply to actions: mallory's call is refused.
+      const asMallory = new Client({ name: 'bsb-actions-mallory', version: '1.0.0' });
+      await asMallory.connect(
+        new StreamableHTTPClientTransport(new URL(`${base}/api/mcp-actions/v1`), {
+          requestInit: { headers: { authorization: mockCredentials.user.header(MALLORY) } },
+        }),
+      );
+      const denied = (await asMallory.callTool({
+        name: statusTool,
+        arguments: { namespace: NS, plan: `rest-${RUN}` },
+      })) as {
+        isError?: boolean;
+        content: Array<{ text?: string }>;
+      };
+      await asMallory.close();
+      expect(denied.isError).toBe(true);
+      expect(denied.content.map((c) => c.text).join('')).toMatch(/not allowed to promotion.plan.read/);
     } finally {
       await client.close();
     }
