@@ -22,7 +22,7 @@ export const APPS = ['checkout', 'cart', 'search', 'ledger'];
 export async function setUpSampleRelease(opts: { namespace: string; registryPort: number; log: (m: string) => void }) {
   const NS = opts.namespace;
   const cp = await ensureClusters({ log: (m) => opts.log(`  ${m}`) });
-  const dir = join(stateDir(), '..', 'portal');
+  const dir = join(stateDir(), '..', 'portal', NS);
   mkdirSync(dir, { recursive: true });
   const devRegistry = await startRegistry({
     port: opts.registryPort,

@@ -68,8 +68,14 @@ export class PromotionsClient implements PromotionsApi {
       headers: init ? { 'Content-Type': 'application/json' } : undefined,
       body: init ? JSON.stringify(init.body) : undefined,
     });
-    if (!res.ok)
-      throw await ResponseError.fromResponse(res as unknown as Parameters<typeof ResponseError.fromResponse>[0]);
+    if (!res.ok) {
+      const err = await ResponseError.fromResponse(res as unknown as Parameters<typeof ResponseError.fromResponse>[0]);
+      // Show the backend's reason (e.g. "user:… is not allowed to promotion.plan.approve for …"), not just
+      // "Request failed with 403".
+      const detail = (err.body as { error?: { message?: string } } | undefined)?.error?.message;
+      if (detail) err.message = `${detail} (HTTP ${res.status})`;
+      throw err;
+    }
     return (await res.json()) as T;
   }
 
@@ -96,15 +102,17 @@ export class PromotionsClient implements PromotionsApi {
     return 'plan' in body ? body : { plan: body, skipped: [] };
   }
 
-  getPlan(namespace: string, name: string) {
-    return this.call<PromotionPlan>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
+  async getPlan(namespace: string, name: string) {
+    return unwrapPlan(await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`));
   }
 
-  approvePlan(namespace: string, name: string) {
-    return this.call<PromotionPlan>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/approve`, {
-      method: 'POST',
-      body: {},
-    });
+  async approvePlan(namespace: string, name: string) {
+    return unwrapPlan(
+      await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/approve`, {
+        method: 'POST',
+        body: {},
+      }),
+    );
   }
 
   async rollbackPlan(namespace: string, name: string, opts: { approve?: boolean } = {}) {

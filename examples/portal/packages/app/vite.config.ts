@@ -25,7 +25,8 @@ export default defineConfig({
   plugins: [appBackendLayout()],
   oxc: { jsx: { runtime: 'automatic' } },
   define: {
-    'process.env.NODE_ENV': JSON.stringify(process.env.NODE_ENV ?? 'production'),
+    // always a production bundle (vitest runs the build with NODE_ENV=test)
+    'process.env.NODE_ENV': JSON.stringify('production'),
     // Config comes from the page at runtime (app-backend injects it); nothing baked in.
     'process.env.APP_CONFIG': '[]',
     'process.env.BUILD_INFO': 'undefined',

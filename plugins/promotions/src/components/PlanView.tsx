@@ -163,7 +163,9 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
               : 'waiting for approval'}
           </Text>
           <Flex gap="2" align="center">
-            <PhaseBadge phase={plan.status?.phase} />
+            <span data-testid="plan-phase">
+              <PhaseBadge phase={plan.status?.phase} />
+            </span>
             <Text variant="body-small" color="secondary" data-testid="plan-counts">
               {plan.status?.succeeded ?? 0} succeeded · {plan.status?.failed ?? 0} failed · {apps.length} apps
             </Text>

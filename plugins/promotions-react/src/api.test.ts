@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { PromotionsClient } from './api';
+
+const plan = {
+  apiVersion: 'promotions.kpromo.dev/v1alpha1',
+  kind: 'PromotionPlan',
+  metadata: { name: 'p1', namespace: 'shop' },
+  spec: { flow: 'shop', from: 'dev', to: 'stable', candidates: [] },
+};
+
+/** A client whose fetch answers like the promotions backend and records the requests. */
+function client(answer: (url: string, init?: RequestInit) => Response) {
+  const requests: Array<{ url: string; method: string; body?: unknown }> = [];
+  const c = new PromotionsClient({
+    discoveryApi: { getBaseUrl: async (id: string) => `http://backstage.test/api/${id}` },
+    fetchApi: {
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        const url = String(input);
+        requests.push({
+          url,
+          method: init?.method ?? 'GET',
+          body: init?.body ? JSON.parse(String(init.body)) : undefined,
+        });
+        return answer(url, init);
+      },
+    },
+  });
+  return { c, requests };
+}
+
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+describe('PromotionsClient', () => {
+  it('unwraps the backend plan routes ({plan, progress}) and list responses ({items})', async () => {
+    const { c, requests } = client((url) =>
+      url.endsWith('/plans') ? json({ items: [plan] }) : json({ plan, progress: { phase: 'Pending' } }, 200),
+    );
+    expect((await c.getPlan('shop', 'p1')).metadata.name).toBe('p1');
+    expect((await c.approvePlan('shop', 'p1')).metadata.name).toBe('p1');
+    expect((await c.rollbackPlan('shop', 'p1', { approve: true })).metadata.name).toBe('p1');
+    expect((await c.listPlans())[0].metadata.name).toBe('p1');
+    expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET http://backstage.test/api/promotions/plans/shop/p1',
+      'POST http://backstage.test/api/promotions/plans/shop/p1/approve',
+      'POST http://backstage.test/api/promotions/plans/shop/p1/rollback',
+      'GET http://backstage.test/api/promotions/plans',
+    ]);
+    expect(requests[2].body).toEqual({ approve: true });
+  });
+
+  it('sends diff filters as comma lists and leaves empty ones out', async () => {
+    const { c, requests } = client(() => json({ from: 'dev', to: 'stable', candidates: [], skipped: [] }));
+    await c.getDiff({ from: 'dev', to: 'stable', teams: ['a', 'b'], applications: [] });
+    expect(requests[0].url).toBe('http://backstage.test/api/promotions/diff?from=dev&to=stable&teams=a%2Cb');
+  });
+
+  it('turns backend errors into errors with the message and status', async () => {
+    const { c } = client(() =>
+      json(
+        {
+          error: { name: 'NotAllowedError', message: 'user:default/bob is not allowed to promotion.plan.approve' },
+          response: { statusCode: 403 },
+        },
+        403,
+      ),
+    );
+    const err = await c.approvePlan('shop', 'p1').catch((e: Error & { response?: { status: number } }) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain('not allowed to promotion.plan.approve');
+    expect((err as { response?: { status: number } }).response?.status).toBe(403);
+  });
+});
