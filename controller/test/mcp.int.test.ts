@@ -48,6 +48,7 @@ const devDigest: Record<string, string> = {};
 const stableOld: Record<string, string> = {};
 const audit = capturingLogger();
 const tokensFile = join(tmpdir(), `mcp-tokens-${RUN}.yaml`);
+const IMPERSONATOR = `mcp-impersonator-${RUN}`;
 
 let ctl: Running;
 const servers: McpHttp[] = [];
@@ -168,6 +169,8 @@ afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
   for (const s of servers) await s.close().catch(() => undefined);
   await ctl?.stop().catch(() => undefined);
+  await dev.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${IMPERSONATOR}`).catch(() => undefined);
+  await dev.delete(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${IMPERSONATOR}`).catch(() => undefined);
   await deleteNs(dev, NS);
   for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
@@ -538,6 +541,114 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       .lines()
       .find((l) => l.audit && l.user === `system:serviceaccount:${NS}:${sa}` && l.tool === 'promote');
     expect(a).toMatchObject({ result: 'refused', authSource: 'tokenreview' });
+  });
+
+  it('impersonation: x-kpromo-user needs RBAC impersonate; then the user RBAC decides and is recorded', async () => {
+    const alice = `user:default/alice-${RUN}`;
+    const bob = `user:default/bob-${RUN}`;
+    const proxy = `mcp-nobody-${RUN}`;
+    const as = (user: string, extra: Record<string, string> = {}) => ({
+      authorization: `Bearer ${NOBODY_TOKEN}`,
+      'x-kpromo-user': user,
+      ...extra,
+    });
+    // No impersonate rights: refused before any session exists.
+    const refused = await rawPost(rw.url, as(alice), INIT);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain(`forbidden: ${proxy} may not impersonate user ${alice}`);
+    expect(
+      audit.lines().find((l) => l.audit && l.user === proxy && l.impersonate === alice && l.result === 'refused'),
+    ).toBeDefined();
+    // Even a cluster admin token cannot send a malformed identity.
+    const bad = await rawPost(rw.url, { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-kpromo-user': 'a,b' }, INIT);
+    expect(bad.status).toBe(403);
+    expect(bad.body).toMatch(/invalid x-kpromo-user/);
+
+    // Grant impersonation of alice and bob (users are cluster-scoped: ClusterRole + ClusterRoleBinding).
+    await dev.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: IMPERSONATOR },
+      rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: [alice, bob] }],
+    });
+    await dev.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: IMPERSONATOR },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: IMPERSONATOR },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: proxy }],
+    });
+    // The user of a plan-writer Role in the namespace is alice (bob gets nothing).
+    await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'mcp-promoter', namespace: NS },
+      rules: [
+        { apiGroups: ['promotions.kpromo.dev'], resources: ['applications'], verbs: ['get', 'list'] },
+        {
+          apiGroups: ['promotions.kpromo.dev'],
+          resources: ['promotionplans'],
+          verbs: ['get', 'list', 'create', 'update'],
+        },
+      ],
+    });
+    await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'mcp-promoter', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'mcp-promoter' },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: alice }],
+    });
+    await waitFor(
+      'impersonation allowed',
+      async () => ((await rawPost(rw.url, as(alice), INIT)).status === 200 ? true : undefined),
+      30_000,
+    );
+    // Only the users named in the ClusterRole, and no groups it was not granted.
+    const carol = await rawPost(rw.url, as(`user:default/carol-${RUN}`), INIT);
+    expect(carol.status).toBe(403);
+    expect(carol.body).toMatch(/may not impersonate user user:default\/carol/);
+    const grp = await rawPost(rw.url, as(alice, { 'x-kpromo-groups': 'system:masters' }), INIT);
+    expect(grp.status).toBe(403);
+    expect(grp.body).toContain(`forbidden: ${proxy} may not impersonate group system:masters`);
+
+    // Acting as alice: her RBAC decides (the proxy itself has none), and she is the approver.
+    const asAlice = await client(rw.url, NOBODY_TOKEN, { headers: { 'x-kpromo-user': alice } });
+    const planned = ok<{ created: boolean }>(
+      await call(asAlice, 'plan', { from: 'dev', to: 'stable', name: 'mcp-imp', applications: ['search'] }),
+    );
+    expect(planned.created).toBe(true);
+    const promoted = ok<{ plan: { approved: boolean; approvedBy: string } }>(
+      await call(asAlice, 'promote', { plan: 'mcp-imp' }),
+    );
+    expect(promoted.plan).toMatchObject({ approved: true, approvedBy: alice });
+    expect((await getPlan(dev, NS, 'mcp-imp')).spec.approvedBy).toBe(alice);
+    const line = audit.lines().find((l) => l.audit && l.tool === 'promote' && l.user === alice);
+    expect(line).toMatchObject({ result: 'ok', via: proxy, authSource: 'static', impersonated: true });
+    expect(line?.groups).toEqual(['system:authenticated']);
+
+    // Acting as bob (impersonation allowed, no rights on promotionplans): refused as bob.
+    const asBob = await client(rw.url, NOBODY_TOKEN, { headers: { 'x-kpromo-user': bob } });
+    const denied = await call(asBob, 'promote', { plan: 'mcp-imp' });
+    expect(denied.isError).toBe(true);
+    expect(text(denied)).toBe(
+      `forbidden: ${bob} (via ${proxy}) may not update promotionplans in namespace ${NS} (Kubernetes RBAC)`,
+    );
+    expect(audit.lines().find((l) => l.audit && l.tool === 'promote' && l.user === bob)).toMatchObject({
+      result: 'refused',
+      via: proxy,
+    });
+    // A session opened for alice cannot be used for bob, nor without impersonation.
+    const init = await rawPost(rw.url, as(alice), INIT);
+    const sid = String(init.headers['mcp-session-id']);
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const session = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
+    for (const h of [as(bob, session), { authorization: `Bearer ${NOBODY_TOKEN}`, ...session }]) {
+      const r = await rawPost(rw.url, h, list);
+      expect(r.status).toBe(403);
+      expect(r.body).toMatch(/another user/);
+    }
+    await waitPlan(dev, NS, 'mcp-imp', (x) => ['Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''));
   });
 
   it('caps the number of sessions (503 when full)', async () => {

@@ -26,7 +26,7 @@ export function ok<T = Record<string, unknown>>(r: ToolOut): T {
 export async function httpClient(
   url: string,
   token: string,
-  opts: { elicit?: 'accept' | 'decline'; name?: string } = {},
+  opts: { elicit?: 'accept' | 'decline'; name?: string; headers?: Record<string, string> } = {},
 ): Promise<Client> {
   const client = new Client(
     { name: opts.name ?? 'mcp-test', version: '1.0.0' },
@@ -39,7 +39,9 @@ export async function httpClient(
     );
   }
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}`, ...opts.headers } },
+    }),
   );
   return client;
 }

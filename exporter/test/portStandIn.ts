@@ -42,6 +42,15 @@ export interface StoredEntity {
   relations: Json;
 }
 
+/** An action run as the stand-in keeps it: every PATCH body and every log line, in order. */
+export interface StoredRun {
+  id: string;
+  /** Action identifier reported in responses (seed with `addRun`; default `stand_in_action`). */
+  action: string;
+  patches: Json[];
+  logs: Json[];
+}
+
 const SPEC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../port-api/openapi.yaml');
 let cachedSpec: { spec: { paths: Record<string, Record<string, Operation>> }; ajv: Ajv2020 } | undefined;
 
@@ -60,6 +69,8 @@ const ptr = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').rep
 export class PortStandIn {
   readonly blueprints = new Map<string, Json>();
   readonly entities = new Map<string, Map<string, StoredEntity>>();
+  /** Action runs touched through PATCH /v1/actions/runs/{run_id} and POST …/logs, by run id. */
+  readonly runs = new Map<string, StoredRun>();
   readonly violations: string[] = [];
   readonly calls: Array<{ method: string; path: string; status: number }> = [];
   faults: Fault[] = [];
@@ -118,6 +129,19 @@ export class PortStandIn {
       this.entities.set(bp, m);
     }
     return m;
+  }
+
+  /**
+   * The run Port creates when an action is invoked. Runs the stand-in has not seen are created on
+   * first use (a webhook-invoked action's run exists in Port before the backend reports on it).
+   */
+  addRun(id: string, action = 'stand_in_action'): StoredRun {
+    let r = this.runs.get(id);
+    if (!r) {
+      r = { id, action, patches: [], logs: [] };
+      this.runs.set(id, r);
+    }
+    return r;
   }
 
   callCount(re?: RegExp): number {
@@ -381,6 +405,39 @@ export class PortStandIn {
           entities: shaped as unknown as Json[],
           ...(start + limit < all.length ? { next: String(start + limit) } : {}),
         } as Json);
+      }
+      case 'PATCH /v1/actions/runs/{run_id}': {
+        const r = this.addRun(p.run_id);
+        r.patches.push(body);
+        const merged = Object.assign({}, ...r.patches) as Json;
+        return send(200, {
+          ok: true,
+          run: {
+            id: r.id,
+            action: { identifier: r.action },
+            properties: {},
+            requiredApproval: false,
+            source: 'UI',
+            status: (merged.status as string | undefined) ?? 'IN_PROGRESS',
+            ...(merged.statusLabel ? { statusLabel: merged.statusLabel } : {}),
+            ...(merged.summary ? { summary: merged.summary } : {}),
+            ...(merged.status ? { endedAt: new Date().toISOString() } : {}),
+          },
+        });
+      }
+      case 'POST /v1/actions/runs/{run_id}/logs': {
+        const r = this.addRun(p.run_id);
+        r.logs.push(body);
+        return send(201, {
+          ok: true,
+          runLog: {
+            id: `log-${++this.seq}`,
+            runId: r.id,
+            message: String(body.message),
+            createdBy: 'stand-in',
+            createdAt: new Date().toISOString(),
+          },
+        });
       }
       default:
         this.violations.push(`stand-in does not implement ${method} ${template}`);

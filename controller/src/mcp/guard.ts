@@ -45,7 +45,7 @@ export async function authorize(o: McpServerOptions, caller: Caller, reqs: Acces
     const d = await o.authorizer.check(caller, r);
     if (!d.allowed)
       throw new Refused(
-        `forbidden: ${caller.username} may not ${r.verb} ${r.resource}${r.namespace ? ` in namespace ${r.namespace}` : ''} (Kubernetes RBAC)`,
+        `forbidden: ${caller.username}${caller.via ? ` (via ${caller.via.username})` : ''} may not ${r.verb} ${r.resource}${r.namespace ? ` in namespace ${r.namespace}` : ''} (Kubernetes RBAC)`,
       );
   }
 }
@@ -98,7 +98,8 @@ export async function runTool(
         audit: true,
         user: caller?.username,
         groups: caller?.groups,
-        authSource: caller?.source,
+        authSource: caller?.via?.source ?? caller?.source,
+        ...(caller?.via ? { via: caller.via.username, impersonated: true } : {}),
         session: extra.sessionId,
         tool,
         args: redactDeep(args),

@@ -8,7 +8,16 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { ApiContext } from '../api/context.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
-import { AuthError, Authenticator, Authorizer, type Caller, loadStaticTokens } from './auth.js';
+import {
+  AuthError,
+  Authenticator,
+  Authorizer,
+  type Caller,
+  ImpersonationError,
+  impersonate,
+  impersonationRequest,
+  loadStaticTokens,
+} from './auth.js';
 import type { McpConfig } from './config.js';
 import { createMcpServer } from './server.js';
 
@@ -30,11 +39,14 @@ export interface McpHttp {
 interface Session {
   transport: StreamableHTTPServerTransport;
   mcp: McpServer;
-  username: string;
+  /** Who opened it: the user, and the proxy when it was opened through impersonation. */
+  identity: string;
   lastSeen: number;
 }
 
 type AuthedRequest = Request & { auth?: AuthInfo; caller?: Caller };
+
+const identityOf = (c: Caller) => JSON.stringify([c.username, c.via?.username ?? null]);
 
 const rpcError = (res: Response, status: number, message: string, code = -32000) => {
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
@@ -42,7 +54,8 @@ const rpcError = (res: Response, status: number, message: string, code = -32000)
 
 /**
  * MCP over Streamable HTTP on its own listener: Host/Origin validation (DNS rebinding), bearer
- * authentication (static tokens, TokenReview), one McpServer per session bound to the user that
+ * authentication (static tokens, TokenReview), impersonation of x-kpromo-user when RBAC lets the
+ * caller impersonate that user, one McpServer per session bound to the user (and proxy) that
  * opened it. Authorisation happens per call inside the tools (SubjectAccessReview).
  */
 export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHttpDeps): Promise<McpHttp> {
@@ -83,13 +96,32 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
       rpcError(res, 401, why);
     };
     if (!m) return deny('missing bearer token (Authorization: Bearer <token>)');
+    let authenticated: Caller | undefined;
     try {
-      const caller = await authenticator.authenticate(m[1]);
+      authenticated = await authenticator.authenticate(m[1]);
+      // 3. Impersonation (x-kpromo-user, x-kpromo-groups): only with RBAC `impersonate` on the user/groups.
+      const imp = impersonationRequest(req.headers);
+      const caller = imp ? await impersonate(authorizer, authenticated, imp) : authenticated;
       req.caller = caller;
-      req.auth = { token: m[1], clientId: caller.username, scopes: [], extra: { caller } };
+      req.auth = { token: m[1], clientId: authenticated.username, scopes: [], extra: { caller } };
       next();
     } catch (e) {
       if (e instanceof AuthError) return deny(e.message);
+      if (e instanceof ImpersonationError) {
+        log.warn(
+          {
+            audit: true,
+            user: authenticated?.username,
+            authSource: authenticated?.source,
+            impersonate: req.headers['x-kpromo-user'],
+            impersonateGroups: req.headers['x-kpromo-groups'],
+            result: 'refused',
+            message: e.message,
+          },
+          'mcp impersonation refused',
+        );
+        return rpcError(res, 403, e.message);
+      }
       log.error({ err: (e as Error).message }, 'token validation failed');
       rpcError(res, 503, 'token validation unavailable, retry later', -32603);
     }
@@ -108,7 +140,7 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
       rpcError(res, 404, 'Session not found', -32001);
       return undefined;
     }
-    if (s.username !== req.caller?.username) {
+    if (!req.caller || s.identity !== identityOf(req.caller)) {
       rpcError(res, 403, 'this session belongs to another user');
       return undefined;
     }
@@ -134,8 +166,11 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
         allowedHosts,
         allowedOrigins,
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, mcp, username: caller.username, lastSeen: Date.now() });
-          log.info({ session: id, user: caller.username }, 'mcp session opened');
+          sessions.set(id, { transport, mcp, identity: identityOf(caller), lastSeen: Date.now() });
+          log.info(
+            { session: id, user: caller.username, ...(caller.via ? { via: caller.via.username } : {}) },
+            'mcp session opened',
+          );
         },
         onsessionclosed: (id) => {
           sessions.delete(id);

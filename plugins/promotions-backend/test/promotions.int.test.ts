@@ -35,8 +35,8 @@ import {
   waitPlan,
   waitReady,
 } from '../../../controller/test/e2eHelpers.js';
+import { PortStandIn } from '../../../exporter/test/portStandIn.js';
 import { promotionsPlugin, scaffolderModulePromotions } from '../src/index.js';
-import { portStandInWithRuns } from './portStandInRuns.js';
 
 // Test-side view of JSON answers: assertions walk into them freely.
 // biome-ignore lint/suspicious/noExplicitAny: untyped JSON from HTTP answers
@@ -53,6 +53,8 @@ const PORT_SECRET = `bsb-secret-${RUN}`;
 const ALICE = 'user:default/alice';
 const MALLORY = 'user:default/mallory';
 const ADMIN = 'user:default/admin';
+const PROXY_USER = `backstage-proxy-${RUN}`;
+const IMPERSONATOR = `bsb-impersonator-${RUN}`;
 
 const kubeconfig = inject('kubeconfig');
 const { source, target } = inject('registries');
@@ -60,7 +62,9 @@ const dev = restFor(kubeconfig, 'dev');
 const stable = restFor(kubeconfig, 'stable');
 const devDigest: Record<string, string> = {};
 const stableOld: Record<string, string> = {};
-const { standIn, runs } = portStandInWithRuns(PORT_ID, PORT_SECRET);
+// The exporter's Port stand-in: spec-validated requests/responses, action runs and their logs kept in memory.
+const standIn = new PortStandIn(PORT_ID, PORT_SECRET);
+const runs = standIn.runs;
 
 let ctl: Running;
 let backend: TestBackend;
@@ -176,12 +180,42 @@ async function portWebhook(body: unknown, headers: Record<string, string>) {
 
 beforeAll(async () => {
   const tokensFile = join(tmpdir(), `bsb-tokens-${RUN}.yaml`);
-  writeFileSync(
-    tokensFile,
-    `tokens:\n  - token: ${MCP_TOKEN}\n    username: backstage-proxy-${RUN}\n    groups: [system:masters]\n`,
-  );
+  writeFileSync(tokensFile, `tokens:\n  - token: ${MCP_TOKEN}\n    username: ${PROXY_USER}\n`);
   await applyCrds(kubeConfigFor('dev', kubeconfig));
   await ensureNs(dev, NS);
+  // The MCP proxy's token user has no rights of its own: it may only impersonate users (the Backstage
+  // caller it sends in x-kpromo-user), whose RBAC then decides. Here the Backstage admin may manage plans.
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const roleRef = (kind: string, name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
+  await dev.create(`${rbac}/clusterroles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: IMPERSONATOR },
+    rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'] }],
+  });
+  await dev.create(`${rbac}/clusterrolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: IMPERSONATOR },
+    roleRef: roleRef('ClusterRole', IMPERSONATOR),
+    subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: PROXY_USER }],
+  });
+  await dev.create(`${rbac}/namespaces/${NS}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'kpromo-operator', namespace: NS },
+    rules: [
+      { apiGroups: ['promotions.kpromo.dev'], resources: ['*'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['list'] },
+    ],
+  });
+  await dev.create(`${rbac}/namespaces/${NS}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'kpromo-operator', namespace: NS },
+    roleRef: roleRef('Role', 'kpromo-operator'),
+    subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: ADMIN }],
+  });
   for (const c of [dev, stable]) await ensureNs(c, APPS_NS);
   for (const app of APPS) {
     devDigest[app] = (
@@ -339,6 +373,8 @@ afterAll(async () => {
   await backend?.stop().catch(() => undefined);
   await standIn.stop().catch(() => undefined);
   await ctl?.stop().catch(() => undefined);
+  await dev.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${IMPERSONATOR}`).catch(() => undefined);
+  await dev.delete(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${IMPERSONATOR}`).catch(() => undefined);
   await deleteNs(dev, NS);
   for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
@@ -551,10 +587,31 @@ describe('promotions backend plugin in a real test backend against the real cont
         name: `mcp-${RUN}`,
       });
       expect(planned.created).toBe(true);
-      await call('promote', { namespace: NS, plan: `mcp-${RUN}` });
+      const promoted = await call('promote', { namespace: NS, plan: `mcp-${RUN}` });
+      expect(promoted.plan.approvedBy).toBe(ADMIN);
       const real = await waitPlan(dev, NS, `mcp-${RUN}`, terminal);
       expect(real.status?.phase).toBe('Complete');
-      expect(real.spec.approvedBy).toBe(`backstage-proxy-${RUN}`);
+      // The controller acted as the Backstage user (impersonation), not as the proxy's token user.
+      expect(real.spec.approvedBy).toBe(ADMIN);
+      // Kubernetes RBAC of the impersonated user decides: alice has no RoleBinding in the namespace.
+      const asAlice = new Client({ name: 'bsb-test-alice', version: '1.0.0' });
+      await asAlice.connect(
+        new StreamableHTTPClientTransport(new URL(`${base}/api/promotions/mcp`), {
+          requestInit: { headers: { authorization: mockCredentials.user.header(ALICE) } },
+        }),
+      );
+      try {
+        const r = (await asAlice.callTool({ name: 'list', arguments: { namespace: NS } })) as {
+          isError?: boolean;
+          content: Array<{ text?: string }>;
+        };
+        expect(r.isError).toBe(true);
+        expect(r.content[0].text).toBe(
+          `forbidden: ${ALICE} (via ${PROXY_USER}) may not list applications in namespace ${NS} (Kubernetes RBAC)`,
+        );
+      } finally {
+        await asAlice.close();
+      }
       await expectStableImage('ledger', devDigest.ledger);
       // Raw Streamable HTTP through the proxy: initialize answers as an SSE stream with a session
       // id; a standalone GET stream on that session is SSE too; aborting it closes the upstream.
