@@ -19,7 +19,13 @@ import * as k8s from '@kubernetes/client-node';
 
 export const APPS = ['checkout', 'cart', 'search', 'ledger'];
 
-export async function setUpSampleRelease(opts: { namespace: string; registryPort: number; log: (m: string) => void }) {
+export async function setUpSampleRelease(opts: {
+  namespace: string;
+  registryPort: number;
+  /** Backstage user refs allowed to use the MCP tools (Kubernetes RBAC in the namespace). */
+  users: string[];
+  log: (m: string) => void;
+}) {
   const NS = opts.namespace;
   const cp = await ensureClusters({ log: (m) => opts.log(`  ${m}`) });
   const dir = join(stateDir(), '..', 'portal', NS);
@@ -51,6 +57,27 @@ export async function setUpSampleRelease(opts: { namespace: string; registryPort
     );
     await ensureNamespace(kubeConfigFor(c.name, cp.kubeconfigPath), NS);
   }
+  // The MCP tools run as the Backstage user (the promotions backend's proxy impersonates it), and the
+  // controller checks Kubernetes RBAC for that user: let the portal's users manage promotions here.
+  await applyManifest(control, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'kpromo-portal-promoter' },
+    rules: [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['applications', 'environments', 'promotionflows', 'promotionplans', 'notifications'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+      },
+    ],
+  } as k8s.V1ClusterRole);
+  await applyManifest(control, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'kpromo-portal-users', namespace: NS },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kpromo-portal-promoter' },
+    subjects: opts.users.map((name) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name })),
+  } as k8s.V1RoleBinding);
   const envs = [
     { name: 'dev', host: devRegistry.host, prefix: undefined, tier: 'development' },
     { name: 'stable', host: releaseRegistry.host, prefix: 'stable', tier: 'staging' },

@@ -40,12 +40,19 @@ async function main() {
       {
         cwd: join(portal, 'packages/app'),
         stdio: 'inherit',
+        // production JSX runtime and React build, whatever NODE_ENV the caller has (vitest sets "test")
+        env: { ...process.env, NODE_ENV: 'production' },
       },
     );
   }
 
   say(`sample release in namespace ${NS} on the local clusters…`);
-  const sample = await setUpSampleRelease({ namespace: NS, registryPort: REGISTRY_PORT, log: console.log });
+  const sample = await setUpSampleRelease({
+    namespace: NS,
+    registryPort: REGISTRY_PORT,
+    users: ['user:development/guest'],
+    log: console.log,
+  });
 
   const tmp = mkdtempSync(join(tmpdir(), 'kpromo-portal-'));
   const mcpToken = randomBytes(24).toString('hex');

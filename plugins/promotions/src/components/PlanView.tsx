@@ -225,7 +225,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
         <TableRoot aria-label="Plan applications">
           <TableHeader>
             <Column isRowHeader>Application</Column>
-            <Column>{plan.spec.to} now</Column>
+            <Column>{plan.spec.to} before</Column>
             <Column>{isRollback ? 'Restores' : `From ${plan.spec.from}`}</Column>
             <Column>Target tag</Column>
             <Column>Progress</Column>
