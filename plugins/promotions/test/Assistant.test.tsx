@@ -1,4 +1,6 @@
 // @vitest-environment jsdom
+
+import { fetchApiRef } from '@backstage/frontend-plugin-api';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -149,5 +151,78 @@ describe('ToolForm', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Run list' }));
     await waitFor(() => expect(runs).toEqual([{}]));
     expect(screen.queryByRole('dialog')).toBeNull();
+  });
+});
+
+describe('AssistantPanel chat', () => {
+  it("lets the model call tools; read-only ones run, destructive ones wait for the user's click", async () => {
+    const { connection, calls } = await mcpServer();
+    const requests: Array<{ messages: Array<{ role: string; content?: string }>; tools: unknown[] }> = [];
+    // An OpenAI-compatible endpoint (external to kpromo): first asks for list + promote, then answers.
+    const fetch = async (url: string, init?: RequestInit) => {
+      expect(url).toBe('http://llm.test/v1/chat/completions');
+      const body = JSON.parse(String(init?.body));
+      requests.push(body);
+      const message =
+        requests.length === 1
+          ? {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: 'c1', type: 'function', function: { name: 'list', arguments: '{"name":"check*"}' } },
+                { id: 'c2', type: 'function', function: { name: 'promote', arguments: '{"plan":"shop-prod-1"}' } },
+              ],
+            }
+          : { role: 'assistant', content: 'Promoted shop-prod-1.' };
+      return new Response(JSON.stringify({ choices: [{ message }] }), { status: 200 });
+    };
+    renderWith(<AssistantPanel connect={async () => connection} />, {
+      api: fakeApi(),
+      config: { promotions: { assistant: { chatEndpoint: 'http://llm.test/v1', model: 'test-model' } } },
+      apis: [[fetchApiRef, { fetch }]],
+    });
+    fireEvent.change(await screen.findByLabelText('Ask'), { target: { value: 'promote the prod plan' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Send' }));
+
+    const dialog = await screen.findByRole('dialog');
+    expect(JSON.parse(within(dialog).getByTestId('confirm-args').textContent ?? '')).toEqual({ plan: 'shop-prod-1' });
+    expect(calls).toEqual([{ name: 'list', args: { name: 'check*' } }]); // read-only ran, promote waits
+    expect(requests[0].tools.length).toBe(2);
+    expect(requests[0].messages.at(-1)).toEqual({ role: 'user', content: 'promote the prod plan' });
+
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm and run' }));
+    expect(await screen.findByText(/Promoted shop-prod-1\./)).toBeTruthy();
+    expect(calls.map((c) => c.name)).toEqual(['list', 'promote']);
+    // the model got both tool results back, in order
+    expect(requests[1].messages.filter((m) => m.role === 'tool').length).toBe(2);
+  });
+
+  it('tells the model when the user rejects a destructive call, and does not run it', async () => {
+    const { connection, calls } = await mcpServer();
+    const requests: Array<{ messages: Array<{ role: string; content?: string }> }> = [];
+    const fetch = async (_url: string, init?: RequestInit) => {
+      requests.push(JSON.parse(String(init?.body)));
+      const message =
+        requests.length === 1
+          ? {
+              role: 'assistant',
+              content: 'I will promote it.',
+              tool_calls: [{ id: 'c1', type: 'function', function: { name: 'promote', arguments: '{"plan":"p9"}' } }],
+            }
+          : { role: 'assistant', content: 'OK, not promoted.' };
+      return new Response(JSON.stringify({ choices: [{ message }] }), { status: 200 });
+    };
+    renderWith(<AssistantPanel connect={async () => connection} />, {
+      api: fakeApi(),
+      config: { promotions: { assistant: { chatEndpoint: 'http://llm.test/v1' } } },
+      apis: [[fetchApiRef, { fetch }]],
+    });
+    fireEvent.change(await screen.findByLabelText('Ask'), { target: { value: 'promote p9' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Send' }));
+    fireEvent.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Cancel' }));
+    expect(await screen.findByText(/OK, not promoted\./)).toBeTruthy();
+    expect(calls).toEqual([]);
+    expect(requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'The user rejected this call.' });
+    expect(screen.getByTestId('chat-log').textContent).toContain('(rejected by you)');
   });
 });

@@ -14,6 +14,8 @@ export function renderWith(
     api: PromotionsApi;
     permission?: 'allow' | 'deny' | ((name: string, resourceRef?: string) => boolean);
     config?: Record<string, unknown>;
+    /** More [apiRef, implementation] pairs, e.g. a fetchApi standing in for an external chat endpoint. */
+    apis?: Array<readonly [unknown, unknown]>;
   },
 ) {
   const p = opts.permission ?? 'allow';
@@ -25,7 +27,7 @@ export function renderWith(
         ? AuthorizeResult.ALLOW
         : AuthorizeResult.DENY;
   return renderInTestApp(<SWRConfig value={{ provider: () => new Map() }}>{element}</SWRConfig>, {
-    apis: [[promotionsApiRef, opts.api], mockApis.permission({ authorize })],
+    apis: [[promotionsApiRef, opts.api], mockApis.permission({ authorize }), ...((opts.apis ?? []) as never[])],
     config: opts.config as never,
   });
 }
