@@ -26,6 +26,12 @@ import { connectMcp, type McpConnection, type ToolResult } from './mcpConnection
 /** Renders structured tool output: arrays of objects as tables, objects as key/value lists. */
 export function StructuredView({ value, depth = 0 }: { value: unknown; depth?: number }): ReactNode {
   if (value === null || value === undefined) return <Text color="secondary">—</Text>;
+  if (typeof value === 'string' && /^sha256:[a-f0-9]{64}$/.test(value))
+    return (
+      <Text variant="body-small" title={value}>
+        {value.slice(0, 19)}…
+      </Text>
+    );
   if (typeof value !== 'object') return <Text variant="body-small">{String(value)}</Text>;
   if (depth > 3) return <code>{JSON.stringify(value)}</code>;
   if (Array.isArray(value)) {
