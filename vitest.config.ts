@@ -12,6 +12,9 @@ export default defineConfig({
           include: ['**/*.test.ts', '**/*.test.tsx'], // .test.tsx: component tests, `// @vitest-environment jsdom` per file
           exclude: ['**/node_modules/**', '**/*.int.test.ts', '.cache/**'],
           environment: 'node',
+          // @backstage/plugin-catalog-react pulls material-ui-popup-state, whose .mjs imports @mui directories
+          // (fine in bundlers, not in Node's ESM resolver): let Vite resolve it.
+          server: { deps: { inline: ['material-ui-popup-state'] } },
         },
       },
       {

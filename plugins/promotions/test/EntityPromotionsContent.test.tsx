@@ -1,0 +1,56 @@
+// @vitest-environment jsdom
+import type { Entity } from '@backstage/catalog-model';
+import { EntityProvider } from '@backstage/plugin-catalog-react';
+import { cleanup, screen } from '@testing-library/react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EntityPromotionsContent } from '../src/components/EntityPromotionsContent';
+import { fakeApi, plan } from './fixtures';
+import { renderWith } from './render';
+
+afterEach(cleanup);
+
+const entity = (annotations: Record<string, string>, name = 'dev.shop.checkout'): Entity => ({
+  apiVersion: 'backstage.io/v1alpha1',
+  kind: 'Component',
+  metadata: { name, namespace: 'default', annotations },
+  spec: { type: 'service', owner: 'payments', lifecycle: 'production' },
+});
+
+describe('EntityPromotionsContent', () => {
+  it('shows the versions across environments, the rollout in progress and the last promotions', async () => {
+    const running = plan(
+      { approved: true },
+      { phase: 'Promoting', apps: [{ application: 'checkout', phase: 'RollingOut', targetTag: 'v1.3.0-20261202T1' }] },
+    );
+    const old = {
+      ...plan({ approved: true }, { phase: 'Complete', apps: [{ application: 'checkout', phase: 'Succeeded' }] }),
+      metadata: { name: 'older', namespace: 'shop', creationTimestamp: '2026-11-01T00:00:00Z' },
+    };
+    const other = { ...plan({ candidates: [] }), metadata: { name: 'not-mine', namespace: 'shop' } };
+    renderWith(
+      <EntityProvider entity={entity({ 'kpromo.dev/name': 'checkout', 'kpromo.dev/namespace': 'shop' })}>
+        <EntityPromotionsContent />
+      </EntityProvider>,
+      { api: fakeApi({ listPlans: async () => [old, running, other] }) },
+    );
+    const versions = await screen.findByTestId('entity-versions');
+    expect(versions.textContent).toBe('devv1.3.0Healthystablev1.2.0Healthydriftprodv1.2.0Degraded');
+    expect(screen.getByTestId('rollout-state').textContent).toBe(
+      'Rollout: shop-prod-1 is promoting to prod — RollingOut',
+    );
+    const rows = screen.getAllByRole('row').map((r) => r.textContent);
+    expect(rows.slice(1).map((r) => r?.split('stable')[0])).toEqual(['shop-prod-1', 'older']);
+    expect(rows.join()).not.toContain('not-mine');
+  });
+
+  it('says how to link the entity when it is no kpromo Application', async () => {
+    renderWith(
+      <EntityProvider entity={entity({}, 'billing')}>
+        <EntityPromotionsContent />
+      </EntityProvider>,
+      { api: fakeApi() },
+    );
+    expect(await screen.findByText('billing is not a kpromo Application')).toBeTruthy();
+    expect(screen.getByTestId('empty-state').textContent).toContain('kpromo.dev/name');
+  });
+});
