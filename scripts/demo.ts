@@ -5,21 +5,9 @@
 // images, applies the CRDs and a `shop` release (4 apps × dev/stable/prod), starts the controller and
 // promotes dev -> stable -> prod, printing progress. With a kubeconfig it just runs the controller
 // against that cluster. `--once` exits after the promotions (used by the test suite).
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { API_VERSION, type PromotionPlan } from '@kpromo/api';
+import type { PromotionPlan } from '@kpromo/api';
 import { type Config, loadConfig, startController } from '@kpromo/controller';
-import {
-  applyCrds,
-  applyManifest,
-  ensureClusters,
-  ensureNamespace,
-  kubeConfigFor,
-  pushTestImage,
-  startRegistry,
-  stateDir,
-  waitFor,
-} from '@kpromo/test-harness';
+import { kubeConfigFor, setUpSampleRelease, waitFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 
 const args = process.argv.slice(2);
@@ -30,7 +18,6 @@ const flag = (name: string) => {
 };
 const NS = flag('namespace') ?? 'kpromo-demo';
 const PORT = Number(flag('port') ?? process.env.KPROMO_PORT ?? 8080);
-const APPS = ['checkout', 'cart', 'search', 'ledger'];
 const say = (m: string) => console.log(`\x1b[36m▸\x1b[0m ${m}`);
 
 async function runAgainstExistingCluster(kubeconfig: string) {
@@ -47,141 +34,22 @@ async function main() {
   if (given) return runAgainstExistingCluster(given);
 
   const t0 = Date.now();
-  say('starting the local control plane (first run builds Kubernetes from source: ~15 min)…');
-  const cp = await ensureClusters({ log: (m) => console.log(`  ${m}`) });
+  say('starting the local control plane (first run builds Kubernetes from source: ~6 min)…');
+  const sample = await setUpSampleRelease({
+    namespace: NS,
+    registryPort: Number(process.env.KPROMO_DEMO_REGISTRY_PORT ?? 17601),
+    label: 'demo',
+    log: say,
+  });
   say(
-    `clusters ${cp.clusters.map((c) => `${c.name}=${c.server}`).join(', ')} ready (${((Date.now() - t0) / 1000).toFixed(1)}s)`,
+    `clusters ${sample.clusters.map((c) => `${c.name}=${c.server}`).join(', ')}; release ready (${((Date.now() - t0) / 1000).toFixed(1)}s)`,
   );
-
-  const demoDir = join(stateDir(), '..', 'demo');
-  mkdirSync(demoDir, { recursive: true });
-  const devRegistry = await startRegistry({
-    port: Number(process.env.KPROMO_DEMO_REGISTRY_PORT ?? 17601),
-    storage: join(demoDir, 'registry-dev'),
-    name: 'demo-registry-dev',
-  });
-  const releaseRegistry = await startRegistry({
-    port: Number(process.env.KPROMO_DEMO_REGISTRY_PORT ?? 17601) + 1,
-    storage: join(demoDir, 'registry-release'),
-    name: 'demo-registry-release',
-  });
-  say(`registries: dev ${devRegistry.host}, release ${releaseRegistry.host}`);
-
-  const control = kubeConfigFor('dev', cp.kubeconfigPath);
-  await applyCrds(control);
-  // Each run starts from a clean namespace so the story (v1.1.0 in dev, v1.0.0 elsewhere) holds.
-  for (const c of cp.clusters) {
-    const core = kubeConfigFor(c.name, cp.kubeconfigPath).makeApiClient(k8s.CoreV1Api);
-    await core.deleteNamespace({ name: NS }).catch(() => undefined);
-    await waitFor(
-      `namespace ${NS} deleted in ${c.name}`,
-      () =>
-        core.readNamespace({ name: NS }).then(
-          () => false,
-          () => true,
-        ),
-      120_000,
-      500,
-    );
-    await ensureNamespace(kubeConfigFor(c.name, cp.kubeconfigPath), NS);
-  }
-
-  const envs = [
-    { name: 'dev', host: devRegistry.host, prefix: undefined, tier: 'development' },
-    { name: 'stable', host: releaseRegistry.host, prefix: 'stable', tier: 'staging' },
-    { name: 'prod', host: releaseRegistry.host, prefix: 'prod', tier: 'production' },
-  ] as const;
-  for (const e of envs) {
-    await applyManifest(control, {
-      apiVersion: API_VERSION,
-      kind: 'Environment',
-      metadata: { name: e.name, namespace: NS },
-      spec: {
-        tier: e.tier,
-        cluster: { context: e.name },
-        namespace: NS,
-        registry: { host: e.host, insecure: true, ...(e.prefix ? { prefix: e.prefix } : {}) },
-        delivery: { method: 'patch' },
-      },
-    });
-  }
-  await applyManifest(control, {
-    apiVersion: API_VERSION,
-    kind: 'PromotionFlow',
-    metadata: { name: 'shop', namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }, { environment: 'prod' }],
-      approval: 'manual',
-      tagPattern: '^v\\d+\\.\\d+\\.\\d+',
-      concurrency: 4,
-      rolloutTimeoutSeconds: 120,
-    },
-  });
-
-  say(`pushing images and deploying ${APPS.length} apps (dev runs v1.1.0, stable and prod run v1.0.0)…`);
-  for (const app of APPS) {
-    await applyManifest(control, {
-      apiVersion: API_VERSION,
-      kind: 'Application',
-      metadata: { name: app, namespace: NS },
-      spec: {
-        owner: app === 'ledger' ? 'team-payments' : 'team-shop',
-        system: 'shop',
-        image: { repository: `shop/${app}` },
-        workloads: [{ kind: 'Deployment', name: app }],
-        healthChecks: [{ name: 'rollout', type: 'workloadReady' }],
-      },
-    });
-    for (const e of envs) {
-      const version = e.name === 'dev' ? 'v1.1.0' : 'v1.0.0';
-      const repo = `${e.prefix ? `${e.prefix}/` : ''}shop/${app}`;
-      const { digest } = await pushTestImage({
-        host: e.host,
-        repository: repo,
-        tag: version,
-        seed: `${app}-${version}`,
-      });
-      await applyManifest(kubeConfigFor(e.name, cp.kubeconfigPath), {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: app, namespace: NS, labels: { app } },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app } },
-          template: {
-            metadata: { labels: { app } },
-            spec: { containers: [{ name: 'app', image: `${e.host}/${repo}:${version}@${digest}` }] },
-          },
-        },
-      } as k8s.V1Deployment);
-    }
-  }
-
-  say('waiting for the workloads to be Ready (kwok)…');
-  for (const e of envs) {
-    const appsApi = kubeConfigFor(e.name, cp.kubeconfigPath).makeApiClient(k8s.AppsV1Api);
-    for (const app of APPS) {
-      await waitFor(
-        `${e.name}/${NS}/${app} Ready`,
-        async () => {
-          const d = await appsApi.readNamespacedDeployment({ name: app, namespace: NS });
-          const s = d.status;
-          return (
-            s?.observedGeneration === d.metadata?.generation &&
-            s?.updatedReplicas === 2 &&
-            s?.availableReplicas === 2 &&
-            !s?.unavailableReplicas
-          );
-        },
-        120_000,
-      );
-    }
-  }
+  const control = kubeConfigFor('dev', sample.kubeconfigPath);
 
   const cfg: Config = loadConfig({
     env: {},
     flags: {
-      kubeconfig: cp.kubeconfigPath,
+      kubeconfig: sample.kubeconfigPath,
       context: 'dev',
       namespaces: [NS],
       defaultNamespace: NS,
@@ -247,8 +115,7 @@ async function main() {
   say(`demo finished in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   if (once) {
     await running.stop();
-    await devRegistry.stop();
-    await releaseRegistry.stop();
+    await sample.stop();
     return;
   }
   say(
@@ -260,8 +127,7 @@ async function main() {
   );
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));
   await running.stop();
-  await devRegistry.stop();
-  await releaseRegistry.stop();
+  await sample.stop();
 }
 
 main().catch((e: unknown) => {

@@ -7,3 +7,4 @@ export * from './registry/faultProxy.js';
 export * from './registry/pushImage.js';
 export * from './registry/registry.js';
 export * from './registry/tokenAuth.js';
+export * from './sampleRelease.js';

@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, startController } from '@kpromo/controller';
-import { setUpSampleRelease } from './sampleData';
+import { setUpSampleRelease } from '@kpromo/test-harness';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -51,6 +51,7 @@ async function main() {
     namespace: NS,
     registryPort: REGISTRY_PORT,
     users: ['user:development/guest'],
+    label: 'portal',
     log: console.log,
   });
 

@@ -1,45 +1,45 @@
-// Sample release for the portal on the local clusters (same story as `yarn demo`): a `shop` flow
-// dev -> stable -> prod, 4 apps; dev runs v1.1.0, stable and prod v1.0.0. Own namespace and registry
-// ports, so it does not disturb `yarn demo` or the test suites.
+// The sample `shop` release used by `yarn demo` and `yarn portal` on the local clusters: a flow
+// dev -> stable -> prod and 4 apps; dev runs v1.1.0, stable and prod v1.0.0, each pinned by digest in
+// two real OCI registries. Each caller picks its own namespace and registry ports so they never
+// disturb each other or the test suites.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION } from '@kpromo/api';
-import {
-  applyCrds,
-  applyManifest,
-  ensureClusters,
-  ensureNamespace,
-  kubeConfigFor,
-  pushTestImage,
-  startRegistry,
-  stateDir,
-  waitFor,
-} from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
+import { ensureClusters } from './cluster/controlPlane.js';
+import { stateDir } from './cluster/paths.js';
+import { kubeConfigFor, waitFor } from './kube.js';
+import { applyCrds, applyManifest, ensureNamespace } from './manifests.js';
+import { pushTestImage } from './registry/pushImage.js';
+import { startRegistry } from './registry/registry.js';
 
 export const APPS = ['checkout', 'cart', 'search', 'ledger'];
 
 export async function setUpSampleRelease(opts: {
   namespace: string;
+  /** dev registry on this port, the release registry (stable, prod) on the next one. */
   registryPort: number;
-  /** Backstage user refs allowed to use the MCP tools (Kubernetes RBAC in the namespace). */
-  users: string[];
+  /** Users (e.g. Backstage user refs) allowed to manage promotions here through Kubernetes RBAC. */
+  users?: string[];
+  /** Names the registries' storage folder and processes ("demo", "portal"). */
+  label: string;
   log: (m: string) => void;
 }) {
   const NS = opts.namespace;
   const cp = await ensureClusters({ log: (m) => opts.log(`  ${m}`) });
-  const dir = join(stateDir(), '..', 'portal', NS);
+  const dir = join(stateDir(), '..', opts.label, NS);
   mkdirSync(dir, { recursive: true });
   const devRegistry = await startRegistry({
     port: opts.registryPort,
     storage: join(dir, 'registry-dev'),
-    name: 'portal-registry-dev',
+    name: `${opts.label}-registry-dev`,
   });
   const releaseRegistry = await startRegistry({
     port: opts.registryPort + 1,
     storage: join(dir, 'registry-release'),
-    name: 'portal-registry-release',
+    name: `${opts.label}-registry-release`,
   });
+  opts.log(`registries: dev ${devRegistry.host}, release ${releaseRegistry.host}`);
   const control = kubeConfigFor('dev', cp.kubeconfigPath);
   await applyCrds(control);
   for (const c of cp.clusters) {
@@ -57,8 +57,23 @@ export async function setUpSampleRelease(opts: {
     );
     await ensureNamespace(kubeConfigFor(c.name, cp.kubeconfigPath), NS);
   }
-  // The MCP tools run as the Backstage user (the promotions backend's proxy impersonates it), and the
-  // controller checks Kubernetes RBAC for that user: let the portal's users manage promotions here.
+  // MCP tools run as the calling user (the portal's proxy impersonates the Backstage user) and the
+  // controller checks Kubernetes RBAC for that user: let the given users manage promotions here.
+  if (opts.users?.length) await grantPromoters(control, NS, opts.users);
+  opts.log(`deploying ${APPS.length} apps (dev runs v1.1.0, stable and prod run v1.0.0)…`);
+  await deploySampleRelease(control, cp.kubeconfigPath, NS, devRegistry.host, releaseRegistry.host);
+  return {
+    kubeconfigPath: cp.kubeconfigPath,
+    clusters: cp.clusters,
+    registries: { dev: devRegistry.host, release: releaseRegistry.host },
+    stop: async () => {
+      await devRegistry.stop();
+      await releaseRegistry.stop();
+    },
+  };
+}
+
+async function grantPromoters(control: k8s.KubeConfig, NS: string, users: string[]) {
   await applyManifest(control, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
@@ -76,12 +91,21 @@ export async function setUpSampleRelease(opts: {
     kind: 'RoleBinding',
     metadata: { name: 'kpromo-portal-users', namespace: NS },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kpromo-portal-promoter' },
-    subjects: opts.users.map((name) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name })),
+    subjects: users.map((name) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name })),
   } as k8s.V1RoleBinding);
+}
+
+async function deploySampleRelease(
+  control: k8s.KubeConfig,
+  kubeconfigPath: string,
+  NS: string,
+  devHost: string,
+  releaseHost: string,
+) {
   const envs = [
-    { name: 'dev', host: devRegistry.host, prefix: undefined, tier: 'development' },
-    { name: 'stable', host: releaseRegistry.host, prefix: 'stable', tier: 'staging' },
-    { name: 'prod', host: releaseRegistry.host, prefix: 'prod', tier: 'production' },
+    { name: 'dev', host: devHost, prefix: undefined, tier: 'development' },
+    { name: 'stable', host: releaseHost, prefix: 'stable', tier: 'staging' },
+    { name: 'prod', host: releaseHost, prefix: 'prod', tier: 'production' },
   ] as const;
   for (const e of envs) {
     await applyManifest(control, {
@@ -131,7 +155,7 @@ export async function setUpSampleRelease(opts: {
         tag: version,
         seed: `${app}-${version}`,
       });
-      await applyManifest(kubeConfigFor(e.name, cp.kubeconfigPath), {
+      await applyManifest(kubeConfigFor(e.name, kubeconfigPath), {
         apiVersion: 'apps/v1',
         kind: 'Deployment',
         metadata: { name: app, namespace: NS, labels: { app } },
@@ -147,7 +171,7 @@ export async function setUpSampleRelease(opts: {
     }
   }
   for (const e of envs) {
-    const appsApi = kubeConfigFor(e.name, cp.kubeconfigPath).makeApiClient(k8s.AppsV1Api);
+    const appsApi = kubeConfigFor(e.name, kubeconfigPath).makeApiClient(k8s.AppsV1Api);
     for (const app of APPS) {
       await waitFor(
         `${e.name}/${NS}/${app} Ready`,
@@ -165,11 +189,4 @@ export async function setUpSampleRelease(opts: {
       );
     }
   }
-  return {
-    kubeconfigPath: cp.kubeconfigPath,
-    stop: async () => {
-      await devRegistry.stop();
-      await releaseRegistry.stop();
-    },
-  };
 }
