@@ -1,9 +1,27 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../registry/registry.js';
+
+const canListen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+
+/** A base port whose block (etcd base..+1, cluster base+10..+13) is free, below the ephemeral range. */
+async function freePortBlock(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const base = 21000 + Math.floor(Math.random() * 1000) * 10;
+    const ports = [base, base + 1, base + 10, base + 11, base + 12, base + 13];
+    if ((await Promise.all(ports.map(canListen))).every(Boolean)) return base;
+  }
+  throw new Error('no free block of ports found in 21000-31000');
+}
+
 import { cleanClusters, clustersStatus, ensureClusters, stopClusters } from './controlPlane.js';
 
 // A private one-cluster control plane (own state dir and ports) so start/stop/clean can be exercised
@@ -17,8 +35,7 @@ describe('local control plane lifecycle', () => {
   });
 
   it('starts a named cluster, reuses it on a second start, stops and cleans idempotently', async () => {
-    // Ports base..base+14 must be free: probe a random base in a high range.
-    const base = 20000 + ((await freePort()) % 20000);
+    const base = await freePortBlock();
     opts = { stateDir: dir, clusters: ['solo'], basePort: base };
 
     const first = await ensureClusters(opts);
