@@ -10,12 +10,15 @@ import {
 } from '@kpromo/api';
 import pLimit from 'p-limit';
 import { runningVersion, workloadsFor } from '../candidates/runningVersion.js';
+import type { CommitImageChangeRequest } from '../delivery/gitCommit.js';
 import { patchHelmReleaseValues } from '../delivery/helmRelease.js';
 import { patchWorkloadImage } from '../delivery/patchWorkload.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { EventRecorder } from '../kube/events.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
+import type { ReleaseEvent } from '../notify/notifier.js';
+import type { CopyImageRequest, CopyImageResult, RegistryEndpoint } from '../oci/copyImage.js';
 import { checkRollout } from '../rollout/watchRollout.js';
 import { registryRepository } from '../util/imageRef.js';
 import {
@@ -32,48 +35,19 @@ import { ObjectGoneError, StatusWriter } from './statusWriter.js';
 import { renderTag } from './tagTemplate.js';
 
 /** Registry endpoint as the OCI module takes it. */
-export interface Endpoint {
-  host: string;
-  insecure?: boolean;
-  auth?: { username: string; password: string } | { token: string };
-}
-export interface PlanEvent {
-  type: NotificationEvent;
-  namespace: string;
-  plan: string;
-  flow: string;
-  from: string;
-  to: string;
-  application?: string;
-  tag?: string;
-  digest?: string;
-  message?: string;
-  time: string;
-}
+export type Endpoint = RegistryEndpoint;
+/** A release event as the notifier delivers it. */
+export type PlanEvent = ReleaseEvent;
 
 /** Side effects the reconciler needs; injected so the wiring (and tests) choose implementations. */
 export interface PromotionDeps {
   cache: CacheView;
   control: KubeRest;
   clientFor(env: Environment): Promise<KubeRest>;
-  copyImage(req: {
-    source: Endpoint & { repository: string; reference: string };
-    target: Endpoint & { repository: string; tag: string };
-    expectedDigest?: string;
-    signal?: AbortSignal;
-  }): Promise<{ digest: string; blobsCopied: number; blobsSkipped: number; blobsMounted: number }>;
-  commitImageChange(req: {
-    repository: string;
-    branch: string;
-    path: string;
-    valuesPath: string;
-    image: string;
-    tag: string;
-    digest: string;
-    message: string;
-    author?: { name: string; email: string };
-    auth?: { username: string; password: string };
-  }): Promise<{ commit: string; changed: boolean }>;
+  copyImage(
+    req: CopyImageRequest,
+  ): Promise<Pick<CopyImageResult, 'digest' | 'blobsCopied' | 'blobsSkipped' | 'blobsMounted'>>;
+  commitImageChange(req: CommitImageChangeRequest): Promise<{ commit: string; changed: boolean }>;
   readSecret(namespace: string, name: string, key: string): Promise<string | undefined>;
   events?: EventRecorder;
   notify?(e: PlanEvent): void;
