@@ -285,3 +285,64 @@ export async function applyHelmRelease(rest: KubeRest, ns: string, name: string,
     30_000,
   );
 }
+
+/**
+ * A two-stage release for API-level tests: each app runs `newTag` in dev (dev registry) and
+ * `oldTag` in stable (release registry under `stable/`), both pinned by digest; Environments dev and
+ * stable (patch delivery) and a PromotionFlow "main" over all apps. Waits until dev is Ready.
+ */
+export async function seedTwoStageRelease(o: {
+  dev: KubeRest;
+  stable: KubeRest;
+  ns: string;
+  appsNs: string;
+  source: string;
+  target: string;
+  repo: string;
+  apps: readonly string[];
+  newTag: string;
+  oldTag: string;
+  seed: string;
+}): Promise<{ devDigest: Record<string, string>; stableOld: Record<string, string> }> {
+  const devDigest: Record<string, string> = {};
+  const stableOld: Record<string, string> = {};
+  for (const c of [o.dev, o.stable]) await ensureNs(c, o.appsNs);
+  for (const app of o.apps) {
+    devDigest[app] = (
+      await pushTestImage({
+        host: o.source,
+        repository: `${o.repo}/${app}`,
+        tag: o.newTag,
+        seed: `${o.seed}-new-${app}`,
+      })
+    ).digest;
+    stableOld[app] = (
+      await pushTestImage({
+        host: o.target,
+        repository: `stable/${o.repo}/${app}`,
+        tag: o.oldTag,
+        seed: `${o.seed}-old-${app}`,
+      })
+    ).digest;
+    await applyDeployment(o.dev, o.appsNs, app, `${o.source}/${o.repo}/${app}:${o.newTag}@${devDigest[app]}`);
+    await applyDeployment(o.stable, o.appsNs, app, `${o.target}/stable/${o.repo}/${app}:${o.oldTag}@${stableOld[app]}`);
+  }
+  for (const app of o.apps) await waitReady(o.dev, o.appsNs, app);
+  const env = (name: string, registry: object) => ({
+    kind: 'Environment',
+    metadata: { name, namespace: o.ns },
+    spec: { cluster: { context: name }, namespace: o.appsNs, registry, delivery: { method: 'patch' } },
+  });
+  await applyCr(o.dev, env('dev', { host: o.source, insecure: true }));
+  await applyCr(o.dev, env('stable', { host: o.target, prefix: 'stable', insecure: true }));
+  await applyCr(o.dev, {
+    kind: 'PromotionFlow',
+    metadata: { name: 'main', namespace: o.ns },
+    spec: {
+      stages: [{ environment: 'dev' }, { environment: 'stable' }],
+      selector: { applications: ['*'] },
+      rolloutTimeoutSeconds: 120,
+    },
+  });
+  return { devDigest, stableOld };
+}

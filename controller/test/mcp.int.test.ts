@@ -12,15 +12,13 @@ import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
-  applyDeployment,
   deleteNs,
   ensureNs,
   getDeployment,
   getPlan,
-  pushTestImage,
   restFor,
+  seedTwoStageRelease,
   waitPlan,
-  waitReady,
 } from './e2eHelpers.js';
 import { call, capturingLogger, httpClient, INIT, ok, rawPost, text } from './mcpHelpers.js';
 
@@ -77,39 +75,21 @@ beforeAll(async () => {
   );
   await applyCrds(kubeConfigFor('dev', kubeconfig));
   await ensureNs(dev, NS);
-  for (const c of [dev, stable]) await ensureNs(c, APPS_NS);
-  for (const app of NAMES) {
-    devDigest[app] = (
-      await pushTestImage({ host: source, repository: `${REPO}/${app}`, tag: 'v1.2.0', seed: `mcp-new-${RUN}-${app}` })
-    ).digest;
-    stableOld[app] = (
-      await pushTestImage({
-        host: target,
-        repository: `stable/${REPO}/${app}`,
-        tag: 'v1.1.0',
-        seed: `mcp-old-${RUN}-${app}`,
-      })
-    ).digest;
-    await applyDeployment(dev, APPS_NS, app, `${source}/${REPO}/${app}:v1.2.0@${devDigest[app]}`);
-    await applyDeployment(stable, APPS_NS, app, `${target}/stable/${REPO}/${app}:v1.1.0@${stableOld[app]}`);
-  }
-  for (const app of NAMES) await waitReady(dev, APPS_NS, app);
-  const env = (name: string, registry: object) => ({
-    kind: 'Environment',
-    metadata: { name, namespace: NS },
-    spec: { cluster: { context: name }, namespace: APPS_NS, registry, delivery: { method: 'patch' } },
+  const seeded = await seedTwoStageRelease({
+    dev,
+    stable,
+    ns: NS,
+    appsNs: APPS_NS,
+    source,
+    target,
+    repo: REPO,
+    apps: NAMES,
+    newTag: 'v1.2.0',
+    oldTag: 'v1.1.0',
+    seed: `mcp-${RUN}`,
   });
-  await applyCr(dev, env('dev', { host: source, insecure: true }));
-  await applyCr(dev, env('stable', { host: target, prefix: 'stable', insecure: true }));
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-    },
-  });
+  Object.assign(devDigest, seeded.devDigest);
+  Object.assign(stableOld, seeded.stableOld);
   for (const [app, a] of Object.entries(APPS)) {
     await applyCr(dev, {
       kind: 'Application',

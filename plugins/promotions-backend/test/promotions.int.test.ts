@@ -25,15 +25,13 @@ import type { Running } from '../../../controller/src/runtime.js';
 import { startController } from '../../../controller/src/runtime.js';
 import {
   applyCr,
-  applyDeployment,
   deleteNs,
   ensureNs,
   getDeployment,
   getPlan,
-  pushTestImage,
   restFor,
+  seedTwoStageRelease,
   waitPlan,
-  waitReady,
 } from '../../../controller/test/e2eHelpers.js';
 import { PortStandIn } from '../../../exporter/test/portStandIn.js';
 import { promotionsPlugin, scaffolderModulePromotions } from '../src/index.js';
@@ -216,39 +214,21 @@ beforeAll(async () => {
     roleRef: roleRef('Role', 'kpromo-operator'),
     subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: ADMIN }],
   });
-  for (const c of [dev, stable]) await ensureNs(c, APPS_NS);
-  for (const app of APPS) {
-    devDigest[app] = (
-      await pushTestImage({ host: source, repository: `${REPO}/${app}`, tag: 'v2.0.0', seed: `bsb-new-${RUN}-${app}` })
-    ).digest;
-    stableOld[app] = (
-      await pushTestImage({
-        host: target,
-        repository: `stable/${REPO}/${app}`,
-        tag: 'v1.0.0',
-        seed: `bsb-old-${RUN}-${app}`,
-      })
-    ).digest;
-    await applyDeployment(dev, APPS_NS, app, `${source}/${REPO}/${app}:v2.0.0@${devDigest[app]}`);
-    await applyDeployment(stable, APPS_NS, app, `${target}/stable/${REPO}/${app}:v1.0.0@${stableOld[app]}`);
-  }
-  for (const app of APPS) await waitReady(dev, APPS_NS, app);
-  const env = (name: string, registry: object) => ({
-    kind: 'Environment',
-    metadata: { name, namespace: NS },
-    spec: { cluster: { context: name }, namespace: APPS_NS, registry, delivery: { method: 'patch' } },
+  const seeded = await seedTwoStageRelease({
+    dev,
+    stable,
+    ns: NS,
+    appsNs: APPS_NS,
+    source,
+    target,
+    repo: REPO,
+    apps: APPS,
+    newTag: 'v2.0.0',
+    oldTag: 'v1.0.0',
+    seed: `bsb-${RUN}`,
   });
-  await applyCr(dev, env('dev', { host: source, insecure: true }));
-  await applyCr(dev, env('stable', { host: target, prefix: 'stable', insecure: true }));
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-    },
-  });
+  Object.assign(devDigest, seeded.devDigest);
+  Object.assign(stableOld, seeded.stableOld);
   for (const app of APPS)
     await applyCr(dev, {
       kind: 'Application',
