@@ -5,10 +5,22 @@
 // images, applies the CRDs and a `shop` release (4 apps × dev/stable/prod), starts the controller and
 // promotes dev -> stable -> prod, printing progress. With a kubeconfig it just runs the controller
 // against that cluster. `--once` exits after the promotions (used by the test suite).
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import { type Config, loadConfig, startController } from '@kpromo/controller';
-import { kubeConfigFor, setUpSampleRelease, waitFor } from '@kpromo/test-harness';
+import {
+  applyManifest,
+  kubeConfigFor,
+  loadYaml,
+  REPO_ROOT,
+  setUpSampleRelease,
+  stateDir,
+  waitFor,
+} from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
+import { stringify } from 'yaml';
 
 const args = process.argv.slice(2);
 const once = args.includes('--once');
@@ -29,6 +41,45 @@ async function runAgainstExistingCluster(kubeconfig: string) {
   await running.stop();
 }
 
+/** Demo people: a developer may approve into stable, a release manager into prod (examples/deploy/rbac-examples.yaml). */
+const PEOPLE = [
+  { username: 'developer', groups: ['shop-developers'], role: 'kpromo-developer' },
+  { username: 'release-manager', groups: ['release-managers'], role: 'kpromo-release-manager' },
+] as const;
+
+/**
+ * Static API tokens for the demo people (written under the state dir, printed for curl) and their
+ * RBAC in the demo namespace, from the example ClusterRoles.
+ */
+async function setUpPeople(control: k8s.KubeConfig, ns: string) {
+  const dir = join(stateDir(), 'demo');
+  mkdirSync(dir, { recursive: true });
+  const tokens = PEOPLE.map((p) => ({ ...p, token: randomBytes(24).toString('hex') }));
+  const tokensFile = join(dir, 'tokens.yaml');
+  writeFileSync(
+    tokensFile,
+    stringify({ tokens: tokens.map((t) => ({ token: t.token, username: t.username, groups: [...t.groups] })) }),
+    { mode: 0o600 },
+  );
+  for (const t of tokens) writeFileSync(join(dir, `${t.username}.token`), t.token, { mode: 0o600 });
+  const examples = loadYaml(join(REPO_ROOT, 'examples/deploy/rbac-examples.yaml'));
+  for (const doc of examples.filter(
+    (d) => d.kind === 'ClusterRole' && d.metadata?.name !== 'kpromo-portal-impersonator',
+  ))
+    await applyManifest(control, doc);
+  const bind = (name: string, role: string, groups: readonly string[]) =>
+    applyManifest(control, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects: groups.map((g) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: g })),
+    } as k8s.V1RoleBinding);
+  await bind('demo-viewers', 'kpromo-viewer', ['shop-developers', 'release-managers']);
+  for (const p of PEOPLE) await bind(`demo-${p.username}`, p.role, p.groups);
+  return { tokensFile, dir, token: Object.fromEntries(tokens.map((t) => [t.username, t.token])) };
+}
+
 async function main() {
   const given = flag('kubeconfig') ?? process.env.KUBECONFIG;
   if (given) return runAgainstExistingCluster(given);
@@ -45,6 +96,7 @@ async function main() {
     `clusters ${sample.clusters.map((c) => `${c.name}=${c.server}`).join(', ')}; release ready (${((Date.now() - t0) / 1000).toFixed(1)}s)`,
   );
   const control = kubeConfigFor('dev', sample.kubeconfigPath);
+  const people = await setUpPeople(control, NS);
 
   const cfg: Config = loadConfig({
     env: {},
@@ -56,6 +108,7 @@ async function main() {
       logLevel: process.env.KPROMO_LOG_LEVEL ?? 'warn',
       server: { host: '127.0.0.1', port: PORT },
       leaderElection: { namespace: NS },
+      auth: { staticTokensFile: people.tokensFile },
     },
   });
   const running = await startController(cfg);
@@ -63,20 +116,38 @@ async function main() {
 
   const custom = control.makeApiClient(k8s.CustomObjectsApi);
   const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15).toLowerCase();
-  for (const [from, to] of [
-    ['dev', 'stable'],
-    ['stable', 'prod'],
+  const api = (path: string, as: string, body?: unknown) =>
+    fetch(`http://127.0.0.1:${running.port}/api/v1${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${people.token[as]}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  // The developer may approve into stable; prod needs the release manager (RBAC verb approve).
+  for (const [from, to, approver] of [
+    ['dev', 'stable', 'developer'],
+    ['stable', 'prod', 'release-manager'],
   ] as const) {
     const name = `shop-${to}-${stamp}`;
-    const res = await fetch(`http://127.0.0.1:${running.port}/api/v1/plans`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ namespace: NS, flow: 'shop', from, to, name, approve: true }),
+    const res = await api('/plans', 'developer', {
+      namespace: NS,
+      flow: 'shop',
+      from,
+      to,
+      name,
+      approve: to !== 'prod',
     });
     if (!res.ok) throw new Error(`creating plan ${from} -> ${to} failed: HTTP ${res.status} ${await res.text()}`);
-    const created = (await res.json()) as { plan?: PromotionPlan } & PromotionPlan;
-    const planName = created.plan?.metadata.name ?? created.metadata?.name ?? name;
-    say(`plan ${planName}: ${from} -> ${to}, approved; promoting…`);
+    const created = (await res.json()) as { plan: PromotionPlan };
+    const planName = created.plan.metadata.name;
+    if (to === 'prod') {
+      const denied = await api(`/plans/${NS}/${planName}/approve`, 'developer', {});
+      say(
+        `developer approves ${planName}: HTTP ${denied.status} ${((await denied.json()) as { error: string }).error}`,
+      );
+      const ok = await api(`/plans/${NS}/${planName}/approve`, approver, {});
+      if (!ok.ok) throw new Error(`approving ${planName} failed: HTTP ${ok.status} ${await ok.text()}`);
+    }
+    say(`plan ${planName}: ${from} -> ${to}, approved by ${approver}; promoting…`);
     let last = '';
     const done = await waitFor(
       `plan ${planName} to finish`,
@@ -107,9 +178,7 @@ async function main() {
     }
   }
 
-  const apps = (await (
-    await fetch(`http://127.0.0.1:${running.port}/api/v1/applications?namespace=${NS}`)
-  ).json()) as unknown;
+  const apps = (await (await api(`/applications?namespace=${NS}`, 'developer')).json()) as unknown;
   say('versions per environment now:');
   console.log(JSON.stringify(apps, null, 2).split('\n').slice(0, 60).join('\n'));
   say(`demo finished in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
@@ -119,11 +188,8 @@ async function main() {
     return;
   }
   say(
-    'controller keeps running; try: curl -s localhost:' +
-      running.port +
-      '/api/v1/applications?namespace=' +
-      NS +
-      ' | jq .  (Ctrl-C stops; `yarn cluster stop` stops the clusters)',
+    `controller keeps running; try: curl -s -H "Authorization: Bearer $(cat ${join(people.dir, 'developer.token')})" ` +
+      `localhost:${running.port}/api/v1/applications?namespace=${NS} | jq .  (Ctrl-C stops; \`yarn cluster stop\` stops the clusters)`,
   );
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));
   await running.stop();

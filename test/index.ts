@@ -1,5 +1,5 @@
 export * from './cluster/controlPlane.js';
-export { defaultKubeconfigPath, ensureBinaries, stateDir } from './cluster/paths.js';
+export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
 export * from './git/gitRepo.js';
 export * from './kube.js';
 export * from './manifests.js';

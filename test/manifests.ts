@@ -37,7 +37,12 @@ export async function applyManifest<T extends k8s.KubernetesObject>(
   return client.patch(typed, undefined, undefined, fieldManager, true, k8s.PatchStrategy.ServerSideApply);
 }
 
-/** Applies the generated kpromo CRDs and waits until the apiserver serves them. */
+export const ADMISSION_POLICY = join(REPO_ROOT, 'examples/deploy/admission-policy.yaml');
+
+/**
+ * Applies the generated kpromo CRDs and the approval admission policy (examples/deploy), and waits
+ * until the apiserver serves the CRDs and enforces the policy.
+ */
 export async function applyCrds(kc: k8s.KubeConfig): Promise<void> {
   const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
   const crds = loadYamlDir(CRD_DIR).flatMap((f) => f.docs);
@@ -49,6 +54,30 @@ export async function applyCrds(kc: k8s.KubeConfig): Promise<void> {
       return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
     });
   }
+  for (const doc of loadYaml(ADMISSION_POLICY)) await applyManifest(kc, doc);
+  await waitForAdmissionPolicy(kc);
+}
+
+/**
+ * The apiserver compiles a new policy asynchronously: probe with a server-side dry run of a plan
+ * approved in someone else's name until it is refused.
+ */
+async function waitForAdmissionPolicy(kc: k8s.KubeConfig): Promise<void> {
+  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const probe = {
+    apiVersion: 'promotions.kpromo.dev/v1alpha1',
+    kind: 'PromotionPlan',
+    metadata: { name: 'kpromo-admission-probe', namespace: 'default' },
+    spec: { flow: 'probe', from: 'a', to: 'b', candidates: [], approvals: [{ user: 'kpromo-probe-nobody' }] },
+  };
+  await waitFor('admission policy kpromo-plan-approvals enforced', async () => {
+    try {
+      await client.create(probe, undefined, 'All');
+      return false;
+    } catch (e) {
+      return /must name the requesting user/.test(String((e as { body?: unknown }).body ?? e));
+    }
+  });
 }
 
 export async function ensureNamespace(kc: k8s.KubeConfig, name: string): Promise<void> {

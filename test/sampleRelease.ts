@@ -84,6 +84,12 @@ async function grantPromoters(control: k8s.KubeConfig, NS: string, users: string
         resources: ['applications', 'environments', 'promotionflows', 'promotionplans', 'notifications'],
         verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
       },
+      // kpromo's own verbs: approving plans (namespace-wide here), rolling back, overriding freezes.
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['promotionplans'],
+        verbs: ['approve', 'rollback', 'override-freeze'],
+      },
     ],
   } as k8s.V1ClusterRole);
   await applyManifest(control, {

@@ -6,12 +6,14 @@
  */
 import { defaultKubeconfigPath, ensureClusters, pushTestImage, startRegistry } from '@kpromo/test-harness';
 import { createPlan } from '../src/api/promotions.js';
+import type { Caller } from '../src/auth/identity.js';
 import { KubeRest } from '../src/kube/rest.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
+  approveAsAdmin,
   controllerConfig,
   crs,
   deleteNamespaces,
@@ -22,6 +24,8 @@ import {
   waitReady,
 } from '../test/e2eHelpers.js';
 
+/** The kubeconfig's admin, calling the API in-process (checks run as SelfSubjectAccessReviews). */
+const BENCH_ADMIN: Caller = { username: 'kpromo-admin', groups: ['system:masters'], source: 'local' };
 const N = Number(process.argv[2] ?? 50);
 const CONCURRENCY = Number(process.argv[3] ?? 8);
 const namespaces = runNamespaces('ctl-bench');
@@ -75,16 +79,14 @@ try {
   } as typeof put;
   ctl = await startController(cfg, { log: createLogger({ level: 'warn' }) });
   const tPlan = performance.now();
-  const { plan } = await createPlan(ctl.controller.api, {
+  const { plan } = await createPlan(ctl.controller.api, BENCH_ADMIN, {
     namespace: NS,
     from: 'dev',
     to: 'stable',
     name: 'bench-plan',
   });
   const tCreated = performance.now();
-  await dev.mergePatch(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/bench-plan`, {
-    spec: { approved: true },
-  });
+  await approveAsAdmin(dev, NS, 'bench-plan');
   const done = await waitPlan(
     dev,
     NS,

@@ -11,10 +11,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Access } from '../src/api/access.js';
 import type { ApiContext } from '../src/api/context.js';
+import type { Caller } from '../src/auth/identity.js';
 import { MemoryCache, type Workload } from '../src/kube/cacheView.js';
 import { KubeRest } from '../src/kube/rest.js';
-import type { Caller } from '../src/mcp/auth.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { startMcpHttp } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
@@ -73,9 +74,9 @@ for (let i = 0; i < APPS; i++) {
 }
 
 const none = new KubeRest(new k8s.KubeConfig(), 'none');
-const ctx: ApiContext = { cache, control: none, namespace: 'bench' };
 const log = createLogger({ level: 'silent' });
 const allow = { check: async () => ({ allowed: true, reason: 'bench' }) };
+const ctx: ApiContext = { cache, control: none, access: new Access(allow), namespace: 'bench' };
 const caller: Caller = { username: 'bench', groups: [], source: 'static' };
 
 const pct = (xs: number[], p: number) => {
@@ -119,13 +120,14 @@ console.log(`${APPS} applications x ${ENVS.length} environments cached, ${ITER} 
 {
   const token = 'bench-token-0123456789abcdef';
   const http = await startMcpHttp(ctx, McpConfigSchema.parse({ enabled: true, port: 0 }), {
-    control: none,
     log,
-    authorizer: allow,
-    authenticator: {
-      authenticate: async (t: string) => {
-        if (t !== token) throw new Error('bad token');
-        return caller;
+    auth: {
+      authorizer: allow,
+      authenticator: {
+        authenticate: async (t: string) => {
+          if (t !== token) throw new Error('bad token');
+          return caller;
+        },
       },
     },
   });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
 import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -16,8 +17,9 @@ export const ConfigSchema = z
     workers: intFrom(1, 64).default(4),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     server: z
-      .object({ host: z.string().min(1).default('0.0.0.0'), port: intFrom(0, 65535).default(8080) })
-      .default({ host: '0.0.0.0', port: 8080 }),
+      .object({ host: z.string().min(1).default('127.0.0.1'), port: intFrom(0, 65535).default(8080) })
+      .default({ host: '127.0.0.1', port: 8080 }),
+    auth: AuthConfigSchema.default(AUTH_DEFAULTS),
     leaderElection: z
       .object({
         enabled: bool.default(true),
@@ -75,7 +77,8 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_MCP_ENABLED: ['mcp', 'enabled'],
   KPROMO_MCP_PORT: ['mcp', 'port'],
   KPROMO_MCP_WRITE: ['mcp', 'write'],
-  KPROMO_MCP_TOKENS_FILE: ['mcp', 'staticTokensFile'],
+  KPROMO_TOKENS_FILE: ['auth', 'staticTokensFile'],
+  KPROMO_ANONYMOUS_METRICS: ['auth', 'anonymousMetrics'],
 };
 
 type Tree = Record<string, unknown>;

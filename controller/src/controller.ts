@@ -1,6 +1,8 @@
 import type { Environment, PromotionPlan } from '@kpromo/api';
 import type { Logger } from 'pino';
+import { Access } from './api/access.js';
 import type { ApiContext } from './api/context.js';
+import { Authorizer } from './auth/authorizer.js';
 import { workloadsFor } from './candidates/runningVersion.js';
 import type { ClusterClients } from './kube/clusters.js';
 import { EventRecorder } from './kube/events.js';
@@ -10,6 +12,7 @@ import { LeaderElector } from './leader/leaderElection.js';
 import { metrics } from './observability/metrics.js';
 import { withSpan } from './observability/tracing.js';
 import { runWorkers, WorkQueue } from './queue/workQueue.js';
+import { autoPromote, type SeenCandidates } from './reconcile/autoPromote.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
 import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/reconcilePlan.js';
@@ -43,6 +46,9 @@ export interface ControllerOptions {
  * only the Lease holder processes the queue. Losing the lease aborts in-flight steps; the status
  * journal lets the next leader resume.
  */
+/** Plans that may still change: approvals, freezes and soak time are re-checked on related events. */
+const isOpen = (p: PromotionPlan) => !(p.status?.phase && TERMINAL_PLAN_PHASES.has(p.status.phase));
+
 export class Controller {
   readonly cache: LiveCache;
   readonly queue = new WorkQueue<string>({ baseDelayMs: 500, maxDelayMs: 60_000 });
@@ -52,6 +58,10 @@ export class Controller {
   private readonly deps: PromotionDeps;
   private standalone = false;
   readonly api: ApiContext;
+  /** SubjectAccessReviews as callers; shared by every door so decisions are cached once. */
+  readonly authorizer: Authorizer;
+  /** Candidate sets per automatic stage and since when (debounce); rebuilt after a restart. */
+  private readonly autoSeen = new Map<string, SeenCandidates>();
 
   constructor(private readonly o: ControllerOptions) {
     this.cache = new LiveCache(o.clients, o.namespaces, o.log);
@@ -72,7 +82,14 @@ export class Controller {
       claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
     };
-    this.api = { cache: this.cache, control, namespace: o.defaultNamespace, resolveDigest: o.resolveDigest };
+    this.authorizer = new Authorizer(control);
+    this.api = {
+      cache: this.cache,
+      control,
+      access: new Access(this.authorizer),
+      namespace: o.defaultNamespace,
+      resolveDigest: o.resolveDigest,
+    };
     if (o.leaderElection.enabled) {
       this.elector = new LeaderElector(control, {
         ...o.leaderElection,
@@ -171,16 +188,16 @@ export class Controller {
         }
       } else if (e.kind === 'Application') {
         if (e.type !== 'delete') this.enqueueApp(e.obj.metadata.namespace, e.obj.metadata.name);
-        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
         this.enqueueStatuses(e.obj.metadata.namespace);
       } else if (e.kind === 'Environment') {
         this.enqueueStatuses(e.obj.metadata.namespace);
         for (const a of this.cache.applications(e.obj.metadata.namespace))
           this.enqueueApp(a.metadata.namespace, a.metadata.name);
-        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
       } else if (e.kind === 'PromotionFlow') {
         // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
-        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (p.spec.approved) this.enqueuePlan(p);
+        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
         if (e.type !== 'delete' && this.isLeader)
           this.queue.add(`PromotionFlow:${e.obj.metadata.namespace}/${e.obj.metadata.name}`);
       }
@@ -220,8 +237,12 @@ export class Controller {
           let r: { requeueAfterMs?: number } = {};
           const control = this.o.clients.control;
           if (kind === 'Application') await reconcileApplication(this.cache, control, ns, name);
-          else if (kind === 'PromotionFlow') await reconcileFlow(this.cache, control, ns, name);
-          else if (kind === 'Environment') await reconcileEnvironment(this.cache, control, ns, name);
+          else if (kind === 'PromotionFlow') {
+            await reconcileFlow(this.cache, control, ns, name);
+            const a = await autoPromote(this.cache, control, this.autoSeen, ns, name);
+            for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
+            if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
+          } else if (kind === 'Environment') await reconcileEnvironment(this.cache, control, ns, name);
           else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
           metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
           return r;

@@ -1,7 +1,11 @@
 #!/usr/bin/env -S npx tsx
 import { Command } from 'commander';
+import { Access } from './api/access.js';
 import { type ApiContext, ApiError } from './api/context.js';
 import { approvePlan, createPlan, diff, getPlan, listApplications, rollbackPlan } from './api/promotions.js';
+import { Authorizer } from './auth/authorizer.js';
+import type { Caller } from './auth/identity.js';
+import { localCaller } from './auth/localIdentity.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ClusterClients } from './kube/clusters.js';
 import { LiveCache } from './kube/liveCache.js';
@@ -23,8 +27,12 @@ function config(extra: Record<string, unknown> = {}) {
   return loadConfig({ file: g.config, flags });
 }
 
-/** CLI commands read through a short-lived cache (one list per kind), then exit. */
-async function withApi<T>(ns: string | undefined, fn: (api: ApiContext) => Promise<T>): Promise<T> {
+/**
+ * CLI commands read through a short-lived cache (one list per kind), then exit. The caller is the
+ * kubeconfig user as the apiserver sees it; reads are checked with SelfSubjectAccessReviews and
+ * writes go out with the user's own credentials, so RBAC and admission apply as for kubectl.
+ */
+async function withApi<T>(ns: string | undefined, fn: (api: ApiContext, me: Caller) => Promise<T>): Promise<T> {
   const cfg = config(ns ? { defaultNamespace: ns } : {});
   const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
   const cache = new LiveCache(clients, ns ? [ns] : cfg.namespaces);
@@ -33,7 +41,12 @@ async function withApi<T>(ns: string | undefined, fn: (api: ApiContext) => Promi
     cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
   );
   try {
-    return await fn({ cache, control: clients.control, namespace: ns ?? cfg.defaultNamespace, resolveDigest });
+    const me = await localCaller(clients.control);
+    const access = new Access(new Authorizer(clients.control));
+    return await fn(
+      { cache, control: clients.control, access, namespace: ns ?? cfg.defaultNamespace, resolveDigest },
+      me,
+    );
   } finally {
     cache.stop();
   }
@@ -92,13 +105,12 @@ plan
       approve?: boolean;
     }) => {
       print(
-        await withApi(o.namespace, (api) =>
-          createPlan(api, {
+        await withApi(o.namespace, (api, me) =>
+          createPlan(api, me, {
             ...o,
             applications: o.apps?.split(','),
             teams: o.teams?.split(','),
             approve: o.approve,
-            approvedBy: process.env.USER,
           }),
         ),
       );
@@ -111,21 +123,23 @@ plan
   .option('-n, --namespace <ns>')
   .option('--flow <name>')
   .action(async (o: { from: string; to: string; namespace?: string; flow?: string }) =>
-    print(await withApi(o.namespace, (api) => diff(api, o))),
+    print(await withApi(o.namespace, (api, me) => diff(api, me, o))),
   );
 plan
   .command('get <namespace> <name>')
-  .action(async (ns: string, name: string) => print(await withApi(ns, (api) => getPlan(api, ns, name))));
+  .action(async (ns: string, name: string) => print(await withApi(ns, (api, me) => getPlan(api, me, ns, name))));
 plan
   .command('approve <namespace> <name>')
-  .action(async (ns: string, name: string) =>
-    print(await withApi(ns, (api) => approvePlan(api, ns, name, process.env.USER))),
+  .option('--override-freeze', 'run despite a freeze window (needs the override-freeze verb)')
+  .option('--comment <text>')
+  .action(async (ns: string, name: string, o: { overrideFreeze?: boolean; comment?: string }) =>
+    print(await withApi(ns, (api, me) => approvePlan(api, me, ns, name, o))),
   );
 plan
   .command('rollback <namespace> <name>')
   .option('--approve')
   .action(async (ns: string, name: string, o: { approve?: boolean }) =>
-    print(await withApi(ns, (api) => rollbackPlan(api, ns, name, o))),
+    print(await withApi(ns, (api, me) => rollbackPlan(api, me, ns, name, o))),
   );
 program
   .command('mcp')
@@ -140,7 +154,7 @@ program
   .command('apps')
   .option('-n, --namespace <ns>')
   .action(async (o: { namespace?: string }) =>
-    print(await withApi(o.namespace, async (api) => listApplications(api, o))),
+    print(await withApi(o.namespace, (api, me) => listApplications(api, me, o))),
   );
 
 program.parseAsync().catch((e: unknown) => {

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { httpAuthFrom } from './auth/httpAuth.js';
 import type { Config } from './config.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { commitImageChange } from './delivery/gitCommit.js';
@@ -49,11 +50,16 @@ export async function startController(
     readSecret: (ns, name, key) => controller.readSecret(ns, name, key),
     logger: log,
   });
+  // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
+  const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer);
   let server: Server | undefined;
   let started = false;
   if (opts.serve !== false) {
     const app = createApp({
       api: controller.api,
+      auth,
+      anonymousMetrics: cfg.auth.anonymousMetrics,
+      log,
       healthy: () => true,
       ready: () => {
         const h = controller.cache.health();
@@ -66,9 +72,7 @@ export async function startController(
     server = await listen(app, cfg.server.host, cfg.server.port);
   }
   const mcp =
-    cfg.mcp.enabled && opts.serve !== false
-      ? await startMcpHttp(controller.api, cfg.mcp, { control: clients.control, log })
-      : undefined;
+    cfg.mcp.enabled && opts.serve !== false ? await startMcpHttp(controller.api, cfg.mcp, { log, auth }) : undefined;
   await controller.start();
   started = true;
   const addr = server?.address();

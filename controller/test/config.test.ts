@@ -27,7 +27,7 @@ describe('loadConfig', () => {
       flags: { workers: 5 },
     });
     expect(c.workers).toBe(5);
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 9000 });
     expect(c.namespaces).toEqual(['a', 'b']);
     expect(c.leaderElection).toMatchObject({
       enabled: true,

@@ -23,10 +23,14 @@ import {
   restFor,
   runNamespaces,
   setupNamespaces,
+  TEST_ADMIN,
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
+
+/** Written directly with the admin kubeconfig (CN kpromo-admin), as kubectl would. */
+const ADMIN_APPROVAL = [{ user: 'kpromo-admin' }];
 
 const names = runNamespaces('ctl-e2e');
 const { ns: NS, apps: APPS } = names;
@@ -210,16 +214,17 @@ describe('controller against real clusters, registries and git', () => {
     });
     const pending = await waitPlan(dev, NS, 'main-stable', (p) => p.status?.phase === 'Pending');
     expect(pending.status?.conditions?.find((c) => c.type === 'Approved')?.reason).toBe('AwaitingApproval');
-    expect(
-      (await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, { method: 'POST', body: { approvedBy: 'alice' } }))
-        .status,
-    ).toBe(200);
-    const again = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, {
+    expect(pending.spec.requestedBy).toBe(TEST_ADMIN.username);
+    // The approver is the authenticated caller; a name in the body is ignored.
+    const approve = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, {
       method: 'POST',
-      body: { approvedBy: 'bob' },
+      body: { approvedBy: 'mallory' },
     });
+    expect(approve.status).toBe(200);
+    expect(((await approve.json()) as PromotionPlan).spec.approvals).toEqual([{ user: TEST_ADMIN.username }]);
+    const again = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, { method: 'POST', body: {} });
     expect(again.status).toBe(409);
-    expect(((await again.json()) as { error: string }).error).toMatch(/already approved by alice/);
+    expect(((await again.json()) as { error: string }).error).toMatch(/already approved by kpromo-test-admin/);
 
     const done = await waitPlan(dev, NS, 'main-stable', terminal);
     expect(done.status?.phase).toBe('Complete');
@@ -264,7 +269,6 @@ describe('controller against real clusters, registries and git', () => {
       to: 'prod',
       name: 'main-prod',
       approve: true,
-      approvedBy: 'alice',
     });
     expect(created2.status).toBe(201);
     const prodDone = await waitPlan(dev, NS, 'main-prod', terminal, 120_000, gitopsSync);
@@ -452,12 +456,12 @@ describe('controller against real clusters, registries and git', () => {
     await applyCr(dev, {
       ...base,
       metadata: { ...base.metadata, name: 'bad-flow' },
-      spec: { flow: 'nope', from: 'dev', to: 'stable', candidates: [cand('cart')], approved: true },
+      spec: { flow: 'nope', from: 'dev', to: 'stable', candidates: [cand('cart')], approvals: ADMIN_APPROVAL },
     } as never);
     await applyCr(dev, {
       ...base,
       metadata: { ...base.metadata, name: 'bad-stages' },
-      spec: { flow: 'main', from: 'dev', to: 'prod', candidates: [cand('cart')], approved: true },
+      spec: { flow: 'main', from: 'dev', to: 'prod', candidates: [cand('cart')], approvals: ADMIN_APPROVAL },
     } as never);
     await applyCr(dev, {
       ...base,
@@ -467,13 +471,13 @@ describe('controller against real clusters, registries and git', () => {
         from: 'dev',
         to: 'stable',
         candidates: [cand('cart'), cand('unknown-app')],
-        approved: true,
+        approvals: ADMIN_APPROVAL,
       },
     } as never);
     await applyCr(dev, {
       ...base,
       metadata: { ...base.metadata, name: 'bad-env' },
-      spec: { flow: 'main', from: 'dev', to: 'qa', candidates: [cand('cart')], approved: true },
+      spec: { flow: 'main', from: 'dev', to: 'qa', candidates: [cand('cart')], approvals: ADMIN_APPROVAL },
     } as never);
     const expectations: Record<string, [string, RegExp]> = {
       'bad-flow': ['FlowNotFound', /PromotionFlow "nope" does not exist/],
@@ -506,7 +510,7 @@ describe('controller against real clusters, registries and git', () => {
           from: 'dev',
           to: 'stable',
           candidates: [{ application: 'twin', from: { tag: 'v1.2.0', digest: devDigest.twin } }],
-          approved: true,
+          approvals: ADMIN_APPROVAL,
         },
       } as never);
     // The first plan writes twin into stable, whose pods cannot schedule: it stays RollingOut.

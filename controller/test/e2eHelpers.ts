@@ -1,5 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
 import { kubeConfigFor, pushTestImage, waitFor } from '@kpromo/test-harness';
+import { stringify } from 'yaml';
 import { type Config, loadConfig } from '../src/config.js';
 import type { Workload } from '../src/kube/cacheView.js';
 import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
@@ -36,8 +40,49 @@ export async function deleteNamespaces(
   for (const c of clusters) await deleteNs(c, names.apps);
 }
 
+/** A static-token caller of the controller API in tests (written to the controller's tokens file). */
+export interface TestUser {
+  token: string;
+  username: string;
+  groups?: string[];
+}
+
+/** Cluster-admin through the API (group system:masters holds every verb, approve included). */
+export const TEST_ADMIN: TestUser = {
+  token: 'kpromo-test-admin-0123456789abcdef',
+  username: 'kpromo-test-admin',
+  groups: ['system:masters'],
+};
+
+/** Writes a static tokens file for the controller's `auth.staticTokensFile`. */
+export function testTokensFile(users: TestUser[] = []): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'kpromo-tokens-')), 'tokens.yaml');
+  writeFileSync(
+    file,
+    stringify({
+      tokens: [TEST_ADMIN, ...users].map((u) => ({ token: u.token, username: u.username, groups: u.groups ?? [] })),
+    }),
+  );
+  return file;
+}
+
+/**
+ * Approves a plan directly in the apiserver as the kubeconfig's admin user (CN kpromo-admin), as
+ * `kubectl patch` would: the admission policy checks the approval names the requesting user.
+ */
+export async function approveAsAdmin(rest: KubeRest, ns: string, name: string): Promise<PromotionPlan> {
+  return rest.jsonPatch<PromotionPlan>(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${ns}/promotionplans/${name}`, [
+    { op: 'add', path: '/spec/approvals', value: [{ user: 'kpromo-admin' }] },
+  ]);
+}
+
 /** Controller config for an in-process controller watching `ns` of the dev (control) cluster. */
-export function controllerConfig(kubeconfig: string, ns: string, flags: Record<string, unknown> = {}): Config {
+export function controllerConfig(
+  kubeconfig: string,
+  ns: string,
+  flags: Record<string, unknown> = {},
+  users: TestUser[] = [],
+): Config {
   return loadConfig({
     env: {},
     flags: {
@@ -47,6 +92,7 @@ export function controllerConfig(kubeconfig: string, ns: string, flags: Record<s
       defaultNamespace: ns,
       logLevel: 'warn',
       server: { host: '127.0.0.1', port: 0 },
+      auth: { staticTokensFile: testTokensFile(users) },
       ...flags,
     },
   });
@@ -86,13 +132,23 @@ export const isTerminalPlan = (p: PromotionPlan) =>
 export const appOf = (p: PromotionPlan, name: string): AppProgress | undefined =>
   p.status?.apps?.find((a) => a.application === name);
 
-/** JSON call to a started controller's HTTP API. */
-export const callApi = (port: number | undefined, path: string, init?: { method?: string; body?: unknown }) =>
-  fetch(`http://127.0.0.1:${port}${path}`, {
+/** JSON call to a started controller's HTTP API, as TEST_ADMIN unless another token (or none: null) is given. */
+export const callApi = (
+  port: number | undefined,
+  path: string,
+  init?: { method?: string; body?: unknown; token?: string | null; headers?: Record<string, string> },
+) => {
+  const token = init?.token === undefined ? TEST_ADMIN.token : init.token;
+  return fetch(`http://127.0.0.1:${port}${path}`, {
     method: init?.method ?? 'GET',
-    headers: { 'content-type': 'application/json' },
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...init?.headers,
+    },
     body: init?.body === undefined ? undefined : JSON.stringify(init.body),
   });
+};
 
 /** The image of a Deployment's first container. */
 export async function deploymentImage(rest: KubeRest, ns: string, name: string): Promise<string | undefined> {

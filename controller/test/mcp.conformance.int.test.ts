@@ -5,6 +5,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Access } from '../src/api/access.js';
+import { Authorizer } from '../src/auth/authorizer.js';
+import { AUTH_DEFAULTS } from '../src/auth/config.js';
+import { httpAuthFrom } from '../src/auth/httpAuth.js';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
@@ -60,15 +64,18 @@ beforeAll(async () => {
   const clients = ClusterClients.fromFile(kubeconfig, 'dev');
   cache = new LiveCache(clients, [NS]);
   await cache.start(AbortSignal.timeout(30_000));
+  const authorizer = new Authorizer(clients.control);
   mcp = await startMcpHttp(
-    { cache, control: clients.control, namespace: NS },
+    { cache, control: clients.control, access: new Access(authorizer), namespace: NS },
     McpConfigSchema.parse({
       enabled: true,
       port: 0,
-      staticTokensFile: tokens,
       allowedHosts: [`localhost:${proxyPort}`, `127.0.0.1:${proxyPort}`],
     }),
-    { control: clients.control, log: createLogger({ level: 'silent' }) },
+    {
+      log: createLogger({ level: 'silent' }),
+      auth: httpAuthFrom(clients.control, { ...AUTH_DEFAULTS, staticTokensFile: tokens }, authorizer),
+    },
   );
 });
 

@@ -6,6 +6,8 @@ import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AUTH_DEFAULTS } from '../src/auth/config.js';
+import { httpAuthFrom } from '../src/auth/httpAuth.js';
 import { loadConfig } from '../src/config.js';
 import { type McpConfig, McpConfigSchema } from '../src/mcp/config.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
@@ -52,11 +54,11 @@ let ctl: Running;
 const servers: McpHttp[] = [];
 const clients: Client[] = [];
 
-const mcpCfg = (over: Partial<McpConfig> = {}): McpConfig =>
-  McpConfigSchema.parse({ enabled: true, port: 0, staticTokensFile: tokensFile, ...over });
+const mcpCfg = (over: Partial<McpConfig> = {}): McpConfig => McpConfigSchema.parse({ enabled: true, port: 0, ...over });
 
 async function mcpServer(over: Partial<McpConfig> = {}) {
-  const s = await startMcpHttp(ctl.controller.api, mcpCfg(over), { control: dev, log: audit.log });
+  const auth = httpAuthFrom(dev, { ...AUTH_DEFAULTS, staticTokensFile: tokensFile }, ctl.controller.authorizer);
+  const s = await startMcpHttp(ctl.controller.api, mcpCfg(over), { log: audit.log, auth });
   servers.push(s);
   return s;
 }
@@ -127,7 +129,8 @@ beforeAll(async () => {
       },
       maxAttempts: 3,
       // The write-mode MCP server is the one the runtime starts from the controller config.
-      mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true, staticTokensFile: tokensFile },
+      mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
+      auth: { staticTokensFile: tokensFile },
     },
   });
   ctl = await startController(cfg, { log: audit.log });
@@ -331,11 +334,18 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
 
   it('write mode: plan, elicitation decline refuses, accept promotes; the plan completes in the cluster', async () => {
     const decliner = await client(rw.url, ADMIN_TOKEN, { elicit: 'decline' });
-    const created = ok<{ created: boolean; plan: { name: string; approved: boolean }; candidates: unknown[] }>(
-      await call(decliner, 'plan', { from: 'dev', to: 'stable', name: 'mcp-web', matchLabels: { tier: 'web' } }),
-    );
+    const created = ok<{
+      created: boolean;
+      plan: { name: string; approved: boolean; approvals: unknown[]; requestedBy: string };
+      candidates: unknown[];
+    }>(await call(decliner, 'plan', { from: 'dev', to: 'stable', name: 'mcp-web', matchLabels: { tier: 'web' } }));
     expect(created.created).toBe(true);
-    expect(created.plan).toMatchObject({ name: 'mcp-web', approved: false });
+    expect(created.plan).toMatchObject({
+      name: 'mcp-web',
+      approved: false,
+      approvals: [],
+      requestedBy: `mcp-admin-${RUN}`,
+    });
     expect(created.candidates).toHaveLength(2);
     const inCluster = await getPlan(dev, NS, 'mcp-web');
     expect(inCluster.spec.candidates.map((x) => x.application).sort()).toEqual(['cart', 'search']);
@@ -343,13 +353,13 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const declined = await call(decliner, 'promote', { plan: 'mcp-web' });
     expect(declined.isError).toBe(true);
     expect(text(declined)).toMatch(/not confirmed by the user \(decline\)/);
-    expect((await getPlan(dev, NS, 'mcp-web')).spec.approved).toBeFalsy();
+    expect((await getPlan(dev, NS, 'mcp-web')).spec.approvals).toBeUndefined();
 
     const c = await client(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
-    const promoted = ok<{ plan: { approved: boolean; approvedBy: string } }>(
+    const promoted = ok<{ plan: { approvals: Array<{ user: string }> } }>(
       await call(c, 'promote', { plan: 'mcp-web' }),
     );
-    expect(promoted.plan).toMatchObject({ approved: true, approvedBy: `mcp-admin-${RUN}` });
+    expect(promoted.plan.approvals).toEqual([{ user: `mcp-admin-${RUN}` }]);
     // Second approval: clear 409-style error.
     const again = await call(c, 'promote', { plan: 'mcp-web' });
     expect(text(again)).toMatch(/already approved by mcp-admin/);
@@ -390,13 +400,13 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
 
   it('rollback restores the previous versions', async () => {
     const c = await client(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
-    const r = ok<{ plan: { name: string; action: string; approved: boolean; rollbackOf: string } }>(
+    const r = ok<{ plan: { name: string; action: string; approvals: unknown[]; rollbackOf: string } }>(
       await call(c, 'rollback', { plan: 'mcp-web' }),
     );
     expect(r.plan).toMatchObject({
       name: 'mcp-web-rollback',
       action: 'rollback',
-      approved: true,
+      approvals: [{ user: `mcp-admin-${RUN}` }],
       rollbackOf: 'mcp-web',
     });
     const p: PromotionPlan = await waitPlan(dev, NS, 'mcp-web-rollback', (x) =>
@@ -478,7 +488,8 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const tr = await dev.create<{ status: { token: string } }>(`/api/v1/namespaces/${NS}/serviceaccounts/${sa}/token`, {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
-      spec: { expirationSeconds: 600 },
+      // kpromo accepts only tokens minted for its audience (kubectl create token --audience kpromo).
+      spec: { expirationSeconds: 600, audiences: ['kpromo'] },
     });
     const saClient = await client(rw.url, tr.status.token);
     const denied = await call(saClient, 'list', {});
@@ -512,7 +523,9 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     // Reading is allowed; promoting (update promotionplans) is not, even though the server is in write mode.
     const promote = await call(saClient, 'promote', { plan: 'mcp-web' });
     expect(promote.isError).toBe(true);
-    expect(text(promote)).toMatch(/may not update promotionplans/);
+    expect(text(promote)).toMatch(
+      /may not approve plans into environment stable .*needs verb approve on environments\/stable/,
+    );
     // The state tool omits events the caller may not list, and says so.
     const st = ok<{ events: unknown[]; eventsNote?: string }>(await call(saClient, 'state', { plan: 'mcp-web' }));
     expect(st.events).toEqual([]);
@@ -568,7 +581,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
         {
           apiGroups: ['promotions.kpromo.dev'],
           resources: ['promotionplans'],
-          verbs: ['get', 'list', 'create', 'update'],
+          verbs: ['get', 'list', 'create', 'patch', 'approve'],
         },
       ],
     });
@@ -598,11 +611,12 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       await call(asAlice, 'plan', { from: 'dev', to: 'stable', name: 'mcp-imp', applications: ['search'] }),
     );
     expect(planned.created).toBe(true);
-    const promoted = ok<{ plan: { approved: boolean; approvedBy: string } }>(
+    const promoted = ok<{ plan: { approvals: Array<{ user: string }>; requestedBy: string } }>(
       await call(asAlice, 'promote', { plan: 'mcp-imp' }),
     );
-    expect(promoted.plan).toMatchObject({ approved: true, approvedBy: alice });
-    expect((await getPlan(dev, NS, 'mcp-imp')).spec.approvedBy).toBe(alice);
+    expect(promoted.plan).toMatchObject({ approvals: [{ user: alice }], requestedBy: alice });
+    // Written to the apiserver as alice (impersonated), so admission saw her as the approver.
+    expect((await getPlan(dev, NS, 'mcp-imp')).spec.approvals).toEqual([{ user: alice }]);
     const line = audit.lines().find((l) => l.audit && l.tool === 'promote' && l.user === alice);
     expect(line).toMatchObject({ result: 'ok', via: proxy, authSource: 'static', impersonated: true });
     expect(line?.groups).toEqual(['system:authenticated']);
@@ -611,11 +625,10 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const asBob = await client(rw.url, NOBODY_TOKEN, { headers: { 'x-kpromo-user': bob } });
     const denied = await call(asBob, 'promote', { plan: 'mcp-imp' });
     expect(denied.isError).toBe(true);
-    expect(text(denied)).toBe(
-      `forbidden: ${bob} (via ${proxy}) may not update promotionplans in namespace ${NS} (Kubernetes RBAC)`,
-    );
+    // bob may not even read it: a denied read answers like a missing plan (no existence oracle).
+    expect(text(denied)).toBe(`PromotionPlan ${NS}/mcp-imp not found`);
     expect(audit.lines().find((l) => l.audit && l.tool === 'promote' && l.user === bob)).toMatchObject({
-      result: 'refused',
+      result: 'error',
       via: proxy,
     });
     // A session opened for alice cannot be used for bob, nor without impersonation.
@@ -704,7 +717,7 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const line = stderr()
       .split('\n')
       .find((x) => x.includes('"tool":"promote"'));
-    expect(JSON.parse(line!)).toMatchObject({ audit: true, user: 'local:stdio-tester', result: 'refused' });
+    expect(JSON.parse(line!)).toMatchObject({ audit: true, user: 'kpromo-admin', result: 'refused' });
   });
 
   it('write-mode stdio: plan, promote, state until Complete, rollback; resources and prompts', async () => {
@@ -723,8 +736,9 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     expect(p.created).toBe(true);
     expect(p.candidates.map((x) => x.application)).toEqual(['checkout']);
     // No elicitation capability on this client: write mode + RBAC (SelfSubjectAccessReview) decide.
-    const a = ok<{ plan: { approved: boolean; approvedBy: string } }>(await call(c, 'promote', { plan: 'mcp-stdio' }));
-    expect(a.plan).toMatchObject({ approved: true, approvedBy: 'local:stdio-tester' });
+    const a = ok<{ plan: { approvals: Array<{ user: string }> } }>(await call(c, 'promote', { plan: 'mcp-stdio' }));
+    // The local caller is the kubeconfig user as the apiserver sees it (SelfSubjectReview), not $USER.
+    expect(a.plan.approvals).toEqual([{ user: 'kpromo-admin' }]);
     const done = await waitFor(
       'mcp-stdio complete',
       async () => {

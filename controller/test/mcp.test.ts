@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AuthError, Authenticator, loadStaticTokens } from '../src/auth/authenticator.js';
 import { loadConfig } from '../src/config.js';
-import { AuthError, Authenticator, loadStaticTokens } from '../src/mcp/auth.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
 
@@ -16,13 +16,20 @@ const file = (name: string, text: string) => {
 describe('mcp config', () => {
   it('is read-only and disabled by default, and part of the controller config', () => {
     const c = loadConfig({ env: {} });
-    expect(c.mcp).toMatchObject({ enabled: false, write: false, path: '/mcp', tokenReview: true, port: 8090 });
+    expect(c.mcp).toMatchObject({ enabled: false, write: false, path: '/mcp', port: 8090 });
+    // Authentication is shared by the JSON API and MCP: TokenReview for the kpromo audience only.
+    expect(c.auth).toEqual({ tokenReview: true, tokenAudiences: ['kpromo'], anonymousMetrics: false });
+    expect(c.server.host).toBe('127.0.0.1');
     const e = loadConfig({ env: { KPROMO_MCP_ENABLED: 'true', KPROMO_MCP_WRITE: '1', KPROMO_MCP_PORT: '9000' } });
     expect(e.mcp).toMatchObject({ enabled: true, write: true, port: 9000 });
   });
   it('rejects unknown keys and bad values with the path', () => {
     expect(() => McpConfigSchema.parse({ writable: true })).toThrow(/writable/);
     expect(() => loadConfig({ env: {}, flags: { mcp: { path: 'mcp' } } })).toThrow(/mcp\.path/);
+    // "Any token" is never accepted: an empty audience list is a configuration error.
+    expect(() => loadConfig({ env: {}, flags: { auth: { tokenAudiences: [] } } })).toThrow(
+      /auth\.tokenAudiences.*never any token/,
+    );
   });
 });
 

@@ -180,11 +180,14 @@ describe('promotionBlocker', () => {
   const p = (
     name: string,
     created: string,
-    over: Partial<PromotionPlan['spec']> = {},
+    over: Partial<PromotionPlan['spec']> & { approved?: boolean } = {},
     status?: PromotionPlan['status'],
   ): PromotionPlan => {
-    const x = plan({ approved: true, candidates: [cand('cart'), cand('search')], ...over });
-    return { ...x, metadata: { ...x.metadata, name, creationTimestamp: created }, ...(status ? { status } : {}) };
+    const { approved = true, ...spec } = over;
+    const x = plan({ candidates: [cand('cart'), cand('search')], ...spec });
+    // The controller records whether the approval policy is met in status.gate.
+    const gate = { approved, required: 1 };
+    return { ...x, metadata: { ...x.metadata, name, creationTimestamp: created }, status: { ...status, gate } };
   };
   const apps = (phase: AppProgress['phase'], app = 'cart'): PromotionPlan['status'] => ({
     phase: 'Promoting',

@@ -1,11 +1,15 @@
+import type { Caller } from '../auth/identity.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
+import type { Access } from './access.js';
 
 /** What the API functions need; shared by the HTTP server, the CLI and the MCP server. */
 export interface ApiContext {
   cache: CacheView;
-  /** Control-cluster client (where the kpromo CRs live). */
+  /** Control-cluster client (where the kpromo CRs live), as the controller itself. */
   control: KubeRest;
+  /** Authorisation of every read and write as the caller. */
+  access: Access;
   /** Default namespace for CRs when a call does not name one. */
   namespace: string;
   /** Resolves a tag to a digest in an Environment registry when a workload does not pin one. */
@@ -16,10 +20,18 @@ export interface ApiContext {
   ): Promise<string | undefined>;
 }
 
+/**
+ * The control-cluster client that writes as `caller`: impersonating remote callers so the apiserver's
+ * RBAC and admission see them; the local CLI user already is the kubeconfig identity.
+ */
+export function controlAs(ctx: Pick<ApiContext, 'control'>, caller: Caller): KubeRest {
+  return caller.source === 'local' ? ctx.control : ctx.control.as(caller);
+}
+
 /** An API error with an HTTP-ish status, so every front end can map it the same way. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 404 | 409 | 500,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 500 | 503,
     message: string,
   ) {
     super(message);

@@ -1,5 +1,6 @@
-import type { Application, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import type { Application, Approval, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
 import { API_VERSION } from '@kpromo/api';
+import type { Caller } from '../auth/identity.js';
 import {
   type CandidateFilter,
   type CandidateResult,
@@ -11,7 +12,10 @@ import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
-import { type ApiContext, ApiError } from './context.js';
+import { who } from './access.js';
+import { type ApiContext, ApiError, controlAs } from './context.js';
+
+const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
 export interface ApplicationView {
   namespace: string;
@@ -22,9 +26,14 @@ export interface ApplicationView {
   versions: EnvironmentVersion[];
 }
 
-/** Applications with the version running in every Environment of their namespace (from the cache). */
-export function listApplications(ctx: ApiContext, q: { namespace?: string } = {}): ApplicationView[] {
-  return ctx.cache.applications(q.namespace).map((a) => {
+/** Applications the caller may list, with the version running in every Environment of their namespace. */
+export async function listApplications(
+  ctx: ApiContext,
+  caller: Caller,
+  q: { namespace?: string } = {},
+): Promise<ApplicationView[]> {
+  const apps = await ctx.access.listable(caller, 'applications', ctx.cache.applications(q.namespace), nsOf);
+  return apps.map((a) => {
     const envs = ctx.cache.environments(a.metadata.namespace);
     return {
       namespace: a.metadata.namespace ?? '',
@@ -48,8 +57,13 @@ export interface EnvironmentView {
   synced: boolean;
 }
 
-export function listEnvironments(ctx: ApiContext, q: { namespace?: string } = {}): EnvironmentView[] {
-  return ctx.cache.environments(q.namespace).map((e) => ({
+export async function listEnvironments(
+  ctx: ApiContext,
+  caller: Caller,
+  q: { namespace?: string } = {},
+): Promise<EnvironmentView[]> {
+  const envs = await ctx.access.listable(caller, 'environments', ctx.cache.environments(q.namespace), nsOf);
+  return envs.map((e) => ({
     namespace: e.metadata.namespace ?? '',
     name: e.metadata.name,
     tier: e.spec.tier,
@@ -88,8 +102,9 @@ function findFlow(ctx: ApiContext, ns: string, flowName: string | undefined, fro
  * Release candidates between two adjacent stages, from the cache. Digests missing from a workload
  * image are resolved from the source registry when a resolver is configured.
  */
-export async function diff(ctx: ApiContext, q: DiffQuery): Promise<CandidateResult & { flow: string }> {
+export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promise<CandidateResult & { flow: string }> {
   const ns = q.namespace ?? ctx.namespace;
+  await ctx.access.require(caller, { verb: 'list', resource: 'applications', namespace: ns });
   if (!q.from || !q.to) throw new ApiError(400, 'from and to are required');
   const flow = findFlow(ctx, ns, q.flow, q.from, q.to);
   const envs = new Map(ctx.cache.environments(ns).map((e) => [e.metadata.name, e]));
@@ -130,31 +145,55 @@ export async function diff(ctx: ApiContext, q: DiffQuery): Promise<CandidateResu
 
 export interface CreatePlanRequest extends DiffQuery {
   name?: string;
+  /** Approve right away as the caller (needs the approve verb for the target environment). */
   approve?: boolean;
-  approvedBy?: string;
 }
 
-async function createObject(ctx: ApiContext, plan: PromotionPlan): Promise<PromotionPlan> {
+/**
+ * The approval entry a caller may add: their own name and their groups (admission checks both
+ * against the request's user). System groups say nothing about who approved and are left out.
+ */
+export function approvalBy(caller: Caller, extra: Omit<Approval, 'user' | 'groups'> = {}): Approval {
+  const groups = caller.groups.filter((g) => !g.startsWith('system:')).slice(0, 64);
+  return { user: caller.username, ...(groups.length ? { groups } : {}), ...extra };
+}
+
+/** apiserver refusals (RBAC, admission, schema) keep their message; they are the caller's to fix. */
+function writeError(e: unknown, what: string): never {
+  if (e instanceof KubeError) {
+    if (e.status === 403)
+      throw new ApiError(403, `${what}: ${e.message.replace(/^.*?failed \(403 Forbidden\): /, '')}`);
+    if (e.status === 422 || e.status === 400) throw new ApiError(400, `${what}: ${e.message}`);
+  }
+  throw e;
+}
+
+async function createObject(ctx: ApiContext, caller: Caller, plan: PromotionPlan): Promise<PromotionPlan> {
+  const ref = `PromotionPlan ${plan.metadata.namespace}/${plan.metadata.name}`;
   try {
-    return await ctx.control.create<PromotionPlan>(
+    return await controlAs(ctx, caller).create<PromotionPlan>(
       resourcePath(KPROMO_TYPES.PromotionPlan, plan.metadata.namespace),
       plan,
     );
   } catch (e) {
-    if (isConflict(e))
-      throw new ApiError(409, `PromotionPlan ${plan.metadata.namespace}/${plan.metadata.name} already exists`);
-    if (e instanceof KubeError && (e.status === 422 || e.status === 400)) throw new ApiError(400, e.message);
-    throw e;
+    if (isConflict(e)) throw new ApiError(409, `${ref} already exists`);
+    writeError(e, `cannot create ${ref}`);
   }
 }
 
-/** Computes candidates from the cache and creates a PromotionPlan; returns at once (the controller promotes once approved). */
+/**
+ * Computes candidates from the cache and creates a PromotionPlan as the caller (recorded in
+ * spec.requestedBy); returns at once (the controller promotes once the plan's policy is met).
+ */
 export async function createPlan(
   ctx: ApiContext,
+  caller: Caller,
   req: CreatePlanRequest,
 ): Promise<{ plan: PromotionPlan; skipped: CandidateResult['skipped'] }> {
   const ns = req.namespace ?? ctx.namespace;
-  const d = await diff(ctx, { ...req, namespace: ns });
+  await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace: ns });
+  if (req.approve) await ctx.access.requireRelease(caller, 'approve', ns, req.to);
+  const d = await diff(ctx, caller, { ...req, namespace: ns });
   if (!d.candidates.length) {
     throw new ApiError(
       400,
@@ -172,65 +211,98 @@ export async function createPlan(
       to: req.to,
       action: 'promote',
       candidates: d.candidates,
-      ...(req.approve ? { approved: true, ...(req.approvedBy ? { approvedBy: req.approvedBy } : {}) } : {}),
+      requestedBy: caller.username,
+      ...(req.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };
-  return { plan: await createObject(ctx, plan), skipped: d.skipped };
+  return { plan: await createObject(ctx, caller, plan), skipped: d.skipped };
 }
 
-async function readPlan(ctx: ApiContext, ns: string, name: string): Promise<PromotionPlan> {
+async function readPlan(ctx: ApiContext, caller: Caller, ns: string, name: string): Promise<PromotionPlan> {
+  const missing = `PromotionPlan ${ns}/${name} not found`;
+  await ctx.access.requireGet(caller, 'promotionplans', ns, name, missing);
   const p = await ctx.control.getOrUndefined<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, ns, name));
-  if (!p) throw new ApiError(404, `PromotionPlan ${ns}/${name} not found`);
+  if (!p) throw new ApiError(404, missing);
   return p;
 }
 
 /** The plan with its live status (read through to the apiserver so callers see their own writes). */
-export function getPlan(ctx: ApiContext, namespace: string, name: string): Promise<PromotionPlan> {
-  return readPlan(ctx, namespace, name);
+export function getPlan(ctx: ApiContext, caller: Caller, namespace: string, name: string): Promise<PromotionPlan> {
+  return readPlan(ctx, caller, namespace, name);
 }
 
-export function listPlans(ctx: ApiContext, q: { namespace?: string } = {}): PromotionPlan[] {
-  return ctx.cache.plans(q.namespace);
+export async function listPlans(
+  ctx: ApiContext,
+  caller: Caller,
+  q: { namespace?: string } = {},
+): Promise<PromotionPlan[]> {
+  return ctx.access.listable(caller, 'promotionplans', ctx.cache.plans(q.namespace), nsOf);
 }
 
-/** Approves a plan. Approving twice is rejected (409) so nobody believes they started a second run. */
+export interface ApproveOptions {
+  /** Emergency: run despite a freeze window (needs the override-freeze verb). */
+  overrideFreeze?: boolean;
+  comment?: string;
+}
+
+/**
+ * Adds the caller's approval to a plan, written as the caller so admission checks the same rules
+ * as for kubectl. Approving twice, or a plan whose policy is already met, is a 409 so nobody
+ * believes they started a second run.
+ */
 export async function approvePlan(
   ctx: ApiContext,
+  caller: Caller,
   namespace: string,
   name: string,
-  approvedBy?: string,
+  opts: ApproveOptions = {},
 ): Promise<PromotionPlan> {
-  const p = await readPlan(ctx, namespace, name);
-  if (p.spec.approved) {
+  const p = await readPlan(ctx, caller, namespace, name);
+  const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
+  await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
+  if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
+  const ref = `PromotionPlan ${namespace}/${name}`;
+  const approvals = p.spec.approvals ?? [];
+  if (approvals.some((a) => a.user === caller.username))
+    throw new ApiError(409, `${ref} is already approved by ${who(caller)}`);
+  if (p.status?.gate?.approved && !opts.overrideFreeze)
     throw new ApiError(
       409,
-      `PromotionPlan ${namespace}/${name} is already approved${p.spec.approvedBy ? ` by ${p.spec.approvedBy}` : ''} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
+      `${ref} is already approved by ${approvals.map((a) => a.user).join(', ') || 'policy (auto)'} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
     );
-  }
+  const entry = approvalBy(caller, {
+    ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
+    ...(opts.comment ? { comment: opts.comment } : {}),
+  });
   try {
-    // resourceVersion makes this a compare-and-swap: two concurrent approvals cannot both win.
-    return await ctx.control.mergePatch<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name), {
-      metadata: { resourceVersion: p.metadata.resourceVersion },
-      spec: { approved: true, ...(approvedBy ? { approvedBy } : {}) },
-    });
+    // The resourceVersion test makes this a compare-and-swap: concurrent approvals cannot lose one another.
+    return await controlAs(ctx, caller).jsonPatch<PromotionPlan>(
+      resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name),
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: p.metadata.resourceVersion },
+        p.spec.approvals
+          ? { op: 'add', path: '/spec/approvals/-', value: entry }
+          : { op: 'add', path: '/spec/approvals', value: [entry] },
+      ],
+    );
   } catch (e) {
-    if (isConflict(e))
-      throw new ApiError(
-        409,
-        `PromotionPlan ${namespace}/${name} changed meanwhile (approved by someone else?); re-read it`,
-      );
-    throw e;
+    if (isConflict(e) || (e instanceof KubeError && e.status === 422 && /test operation/i.test(e.message)))
+      throw new ApiError(409, `${ref} changed meanwhile (approved by someone else?); re-read it`);
+    writeError(e, `cannot approve ${ref}`);
   }
 }
 
-/** Creates a rollback plan restoring the versions that `name` replaced. */
+/** Creates a rollback plan restoring the versions that `name` replaced, approved by the caller if asked. */
 export async function rollbackPlan(
   ctx: ApiContext,
+  caller: Caller,
   namespace: string,
   name: string,
-  opts: { approve?: boolean; approvedBy?: string; rollbackName?: string } = {},
+  opts: { approve?: boolean; rollbackName?: string } = {},
 ): Promise<PromotionPlan> {
-  const orig = await readPlan(ctx, namespace, name);
+  const orig = await readPlan(ctx, caller, namespace, name);
+  await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace });
+  if (opts.approve) await ctx.access.requireRelease(caller, 'rollback', namespace, orig.spec.to);
   if ((orig.spec.action ?? 'promote') === 'rollback')
     throw new ApiError(400, `PromotionPlan ${namespace}/${name} is a rollback itself`);
   if (!orig.status?.apps?.some((a) => a.written))
@@ -250,8 +322,9 @@ export async function rollbackPlan(
       action: 'rollback',
       rollbackOf: name,
       candidates: [],
-      ...(opts.approve ? { approved: true, ...(opts.approvedBy ? { approvedBy: opts.approvedBy } : {}) } : {}),
+      requestedBy: caller.username,
+      ...(opts.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };
-  return createObject(ctx, plan);
+  return createObject(ctx, caller, plan);
 }

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { fetch, Headers } from 'undici';
 
 /** An apiserver error with enough context to act on: which call, which cluster, what status. */
 export class KubeError extends Error {
@@ -36,7 +36,17 @@ export class KubeRest {
     readonly kc: k8s.KubeConfig,
     /** Human name for errors and logs (the context or Environment cluster key). */
     readonly clusterName: string,
+    /** Act as this user (Impersonate-User/Impersonate-Group), so RBAC and admission see the caller. */
+    readonly impersonating?: { username: string; groups: readonly string[] },
   ) {}
+
+  /**
+   * The same client acting as `user`: the apiserver authorises and admits each request as that user
+   * (the controller's own identity needs `impersonate` on users, groups and serviceaccounts).
+   */
+  as(user: { username: string; groups: readonly string[] }): KubeRest {
+    return new KubeRest(this.kc, this.clusterName, { username: user.username, groups: [...user.groups] });
+  }
 
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const cluster = this.kc.getCurrentCluster();
@@ -45,8 +55,13 @@ export class KubeRest {
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const ctx = new k8s.RequestContext(url.toString(), method as k8s.HttpMethod);
     await this.kc.applySecurityAuthentication(ctx);
-    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
-    if (opts.body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+    const headers = new Headers({ ...ctx.getHeaders(), accept: 'application/json' });
+    if (opts.body !== undefined) headers.set('content-type', opts.contentType ?? 'application/json');
+    if (this.impersonating) {
+      headers.set('Impersonate-User', this.impersonating.username);
+      // The apiserver adds system:authenticated itself; impersonating it explicitly needs no extra grant.
+      for (const g of this.impersonating.groups) headers.append('Impersonate-Group', g);
+    }
     const res = await fetch(url, {
       method,
       headers,

@@ -15,12 +15,6 @@ export const McpConfigSchema = z
     allowedOrigins: z.array(z.string().min(1)).default([]),
     /** Write mode: promote/rollback and plan creation. Read-only unless explicitly enabled. */
     write: bool.default(false),
-    /** YAML/JSON file (e.g. a mounted Secret): `tokens: [{token, username, groups}]`. */
-    staticTokensFile: z.string().min(1).optional(),
-    /** Validate other bearer tokens with TokenReview against the control cluster. */
-    tokenReview: bool.default(true),
-    /** Audiences a ServiceAccount token must carry (TokenReview spec.audiences); apiserver default when empty. */
-    tokenAudiences: z.array(z.string().min(1)).default([]),
     maxSessions: z.coerce.number().int().min(1).max(10_000).default(100),
     sessionIdleSeconds: z.coerce.number().int().min(10).max(86_400).default(1800),
   })

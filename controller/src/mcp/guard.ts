@@ -1,9 +1,10 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../api/context.js';
+import type { AccessRequest, Authorizer } from '../auth/authorizer.js';
+import type { Caller } from '../auth/identity.js';
 import { KubeError } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
-import type { AccessRequest, Authorizer, Caller } from './auth.js';
 import { redactDeep } from './redact.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -89,7 +90,8 @@ export async function runTool(
     const out = await fn(caller);
     return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
   } catch (e) {
-    result = e instanceof Refused ? 'refused' : 'error';
+    result =
+      e instanceof Refused || (e instanceof ApiError && (e.status === 401 || e.status === 403)) ? 'refused' : 'error';
     message = errorText(e);
     return { content: [{ type: 'text', text: message }], isError: true };
   } finally {

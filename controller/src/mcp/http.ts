@@ -6,26 +6,16 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { ApiContext } from '../api/context.js';
-import type { KubeRest } from '../kube/rest.js';
+import { authenticateHttp, bearerChallenge, type HttpAuthDeps, HttpAuthFailure } from '../auth/httpAuth.js';
+import type { Caller } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
-import {
-  AuthError,
-  Authenticator,
-  Authorizer,
-  type Caller,
-  ImpersonationError,
-  impersonate,
-  impersonationRequest,
-  loadStaticTokens,
-} from './auth.js';
 import type { McpConfig } from './config.js';
 import { createMcpServer } from './server.js';
 
 export interface McpHttpDeps {
-  control: KubeRest;
   log: Logger;
-  authenticator?: Pick<Authenticator, 'authenticate'>;
-  authorizer?: Pick<Authorizer, 'check'>;
+  /** The controller's shared authentication (bearer tokens, impersonation) and authorizer. */
+  auth: HttpAuthDeps;
 }
 
 export interface McpHttp {
@@ -60,15 +50,7 @@ const rpcError = (res: Response, status: number, message: string, code = -32000)
  */
 export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHttpDeps): Promise<McpHttp> {
   const log = deps.log.child({ component: 'mcp' });
-  const authenticator =
-    deps.authenticator ??
-    new Authenticator({
-      control: deps.control,
-      staticTokens: cfg.staticTokensFile ? loadStaticTokens(cfg.staticTokensFile) : [],
-      tokenReview: cfg.tokenReview,
-      audiences: cfg.tokenAudiences,
-    });
-  const authorizer = deps.authorizer ?? new Authorizer(deps.control);
+  const authorizer = deps.auth.authorizer;
   const sessions = new Map<string, Session>();
   let allowedHosts: string[] = [];
   let allowedOrigins: string[] = [];
@@ -87,32 +69,23 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
     next();
   });
 
-  // 2. Bearer authentication.
+  // 2. Bearer authentication and impersonation, shared with the JSON API.
   app.use(cfg.path, async (req: AuthedRequest, res: Response, next: NextFunction) => {
-    const h = req.headers.authorization;
-    const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
-    const deny = (why: string) => {
-      res.setHeader('WWW-Authenticate', `Bearer realm="kpromo-mcp"${h ? ', error="invalid_token"' : ''}`);
-      rpcError(res, 401, why);
-    };
-    if (!m) return deny('missing bearer token (Authorization: Bearer <token>)');
-    let authenticated: Caller | undefined;
     try {
-      authenticated = await authenticator.authenticate(m[1]);
-      // 3. Impersonation (x-kpromo-user, x-kpromo-groups): only with RBAC `impersonate` on the user/groups.
-      const imp = impersonationRequest(req.headers);
-      const caller = imp ? await impersonate(authorizer, authenticated, imp) : authenticated;
+      const caller = await authenticateHttp(deps.auth, req.headers);
       req.caller = caller;
-      req.auth = { token: m[1], clientId: authenticated.username, scopes: [], extra: { caller } };
+      req.auth = { token: '', clientId: (caller.via ?? caller).username, scopes: [], extra: { caller } };
       next();
     } catch (e) {
-      if (e instanceof AuthError) return deny(e.message);
-      if (e instanceof ImpersonationError) {
+      if (!(e instanceof HttpAuthFailure)) return next(e);
+      if (e.status === 401)
+        res.setHeader('WWW-Authenticate', bearerChallenge('kpromo-mcp', !!req.headers.authorization));
+      if (e.status === 403)
         log.warn(
           {
             audit: true,
-            user: authenticated?.username,
-            authSource: authenticated?.source,
+            user: e.authenticated?.username,
+            authSource: e.authenticated?.source,
             impersonate: req.headers['x-kpromo-user'],
             impersonateGroups: req.headers['x-kpromo-groups'],
             result: 'refused',
@@ -120,10 +93,8 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
           },
           'mcp impersonation refused',
         );
-        return rpcError(res, 403, e.message);
-      }
-      log.error({ err: (e as Error).message }, 'token validation failed');
-      rpcError(res, 503, 'token validation unavailable, retry later', -32603);
+      if (e.status === 503) log.error({ err: e.message }, 'token validation failed');
+      rpcError(res, e.status, e.message, e.status === 503 ? -32603 : -32000);
     }
   });
 

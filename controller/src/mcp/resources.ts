@@ -62,8 +62,7 @@ export function registerResources(server: McpServer, ctx: ApiContext, o: McpServ
     async (uri, vars, extra) => {
       const ns = one(vars.namespace);
       const name = one(vars.name);
-      await authorize(o, callerOf(extra, o), [{ verb: 'get', resource: 'promotionplans', namespace: ns, name }]);
-      const p = await getPlan(ctx, ns, name);
+      const p = await getPlan(ctx, callerOf(extra, o), ns, name);
       return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(planOut(p)) }] };
     },
   );
@@ -187,10 +186,7 @@ export function registerPrompts(server: McpServer, ctx: ApiContext, o: McpServer
     },
     async (args, extra) => {
       const ns = args.namespace || ctx.namespace;
-      await authorize(o, callerOf(extra, o), [
-        { verb: 'get', resource: 'promotionplans', namespace: ns, name: args.plan },
-      ]);
-      const p = planOut(await getPlan(ctx, ns, args.plan));
+      const p = planOut(await getPlan(ctx, callerOf(extra, o), ns, args.plan));
       return {
         description: `Review of PromotionPlan ${ns}/${args.plan}`,
         messages: [

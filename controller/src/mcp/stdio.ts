@@ -1,11 +1,13 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { pino } from 'pino';
+import { Access } from '../api/access.js';
+import { Authorizer } from '../auth/authorizer.js';
+import { localCaller } from '../auth/localIdentity.js';
 import type { Config } from '../config.js';
 import { ClusterClients } from '../kube/clusters.js';
 import { LiveCache } from '../kube/liveCache.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { resolveDigest } from '../oci/copyImage.js';
-import { Authorizer } from './auth.js';
 import type { McpConfig } from './config.js';
 import { createMcpServer } from './server.js';
 
@@ -26,15 +28,10 @@ export async function runMcpStdio(
   await Promise.all(
     cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
   );
-  const user = process.env.USER ?? 'local';
+  const authorizer = new Authorizer(clients.control);
   const server = createMcpServer(
-    { cache, control: clients.control, namespace: cfg.defaultNamespace, resolveDigest },
-    {
-      write: cfg.mcp.write,
-      authorizer: new Authorizer(clients.control),
-      log,
-      localCaller: { username: `local:${user}`, groups: [], source: 'local' },
-    },
+    { cache, control: clients.control, access: new Access(authorizer), namespace: cfg.defaultNamespace, resolveDigest },
+    { write: cfg.mcp.write, authorizer, log, localCaller: await localCaller(clients.control) },
   );
   const transport = new StdioServerTransport();
   let closed = false;

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
 import { approvePlan, createPlan, diff, getPlan, listEnvironments, rollbackPlan } from '../api/promotions.js';
+import type { Caller } from '../auth/identity.js';
 import { globToRegExp } from '../candidates/computeCandidates.js';
 import { runningVersion } from '../candidates/runningVersion.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
-import type { Caller } from './auth.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
 import { clip, redactMap } from './redact.js';
 import {
@@ -200,13 +200,13 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         args,
         extra,
         { access: () => [{ verb: 'list', resource, namespace: ns }] },
-        async () => {
+        async (caller) => {
           const glob = args.name ? globToRegExp(args.name) : undefined;
           const key = JSON.stringify({ ...args, cursor: undefined, pageSize: undefined, namespace: ns });
           const byName = <T extends { metadata: { name: string } }>(a: T, b: T) =>
             a.metadata.name.localeCompare(b.metadata.name);
           if (args.kind === 'environments') {
-            const envs = listEnvironments(ctx, { namespace: ns })
+            const envs = (await listEnvironments(ctx, caller, { namespace: ns }))
               .filter((e) => !glob || glob.test(e.name))
               .sort((a, b) => a.name.localeCompare(b.name));
             const p = page(envs, args, key, dfltPage);
@@ -310,10 +310,10 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         args,
         extra,
         { access: () => [{ verb: 'list', resource: 'applications', namespace: ns }] },
-        async () => {
+        async (caller) => {
           checkRegex(args.tagPattern);
           if (args.from === args.to) throw new BadRequest('from and to must be different environments');
-          const d = await diff(ctx, { ...args, namespace: ns });
+          const d = await diff(ctx, caller, { ...args, namespace: ns });
           return { namespace: ns, ...d, candidates: withAges(ctx, ns, d.from, d.to, d.candidates) };
         },
       );
@@ -369,7 +369,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           if ((args.plan === undefined) === (args.application === undefined))
             throw new BadRequest('pass exactly one of application or plan');
           if (args.plan) {
-            const p = await getPlan(ctx, ns, args.plan);
+            const p = await getPlan(ctx, caller, ns, args.plan);
             const ev = await recentEvents(ctx, o, caller, ns, 'PromotionPlan', args.plan);
             const v = planOut(p);
             return { kind: 'PromotionPlan', namespace: ns, name: args.plan, plan: v, conditions: v.conditions, ...ev };
@@ -432,11 +432,11 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
               : { verb: 'create', resource: 'promotionplans', namespace: ns },
           ],
         },
-        async () => {
+        async (caller) => {
           checkRegex(args.tagPattern);
           if (args.from === args.to) throw new BadRequest('from and to must be different environments');
           if (args.dryRun) {
-            const d = await diff(ctx, { ...args, namespace: ns });
+            const d = await diff(ctx, caller, { ...args, namespace: ns });
             return {
               created: false,
               namespace: ns,
@@ -445,7 +445,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
               skipped: d.skipped,
             };
           }
-          const r = await createPlan(ctx, { ...args, namespace: ns });
+          const r = await createPlan(ctx, caller, { ...args, namespace: ns });
           return {
             created: true,
             namespace: ns,
@@ -494,14 +494,15 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         'promote',
         args,
         extra,
-        { write: true, access: () => [{ verb: 'update', resource: 'promotionplans', namespace: ns, name: args.plan }] },
+        // The approve/rollback verb for the target environment is checked by approvePlan as the caller.
+        { write: true, access: () => [] },
         async (caller) => {
-          const p = await getPlan(ctx, ns, args.plan);
+          const p = await getPlan(ctx, caller, ns, args.plan);
           await confirm(
             extra,
             `Promote ${p.spec.candidates.length} application(s) from ${p.spec.from} to ${p.spec.to} (plan ${ns}/${args.plan})?`,
           );
-          return { plan: planOut(await approvePlan(ctx, ns, args.plan, caller.username)) };
+          return { plan: planOut(await approvePlan(ctx, caller, ns, args.plan)) };
         },
       );
     },
@@ -531,17 +532,14 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         extra,
         {
           write: true,
-          access: () => [
-            { verb: 'create', resource: 'promotionplans', namespace: ns },
-            ...(args.approve ? [{ verb: 'update', resource: 'promotionplans', namespace: ns }] : []),
-          ],
+          // create + the rollback verb for the environment are checked by rollbackPlan as the caller.
+          access: () => [],
         },
         async (caller) => {
-          const orig = await getPlan(ctx, ns, args.plan);
+          const orig = await getPlan(ctx, caller, ns, args.plan);
           await confirm(extra, `Roll back plan ${ns}/${args.plan} in ${orig.spec.to} to the versions it replaced?`);
-          const p = await rollbackPlan(ctx, ns, args.plan, {
+          const p = await rollbackPlan(ctx, caller, ns, args.plan, {
             approve: args.approve,
-            approvedBy: caller.username,
             rollbackName: args.name,
           });
           return { plan: planOut(p) };

@@ -42,8 +42,15 @@ export const PlanOut = z.object({
   to: z.string(),
   action: z.enum(['promote', 'rollback']),
   rollbackOf: z.string().optional(),
-  approved: z.boolean(),
-  approvedBy: z.string().optional(),
+  requestedBy: z.string().optional(),
+  approved: z.boolean().describe("The target stage's approval policy is met"),
+  approvals: z.array(z.object({ user: z.string(), overrideFreeze: z.boolean().optional() })),
+  waitingFor: z.string().optional().describe('Who still must approve'),
+  frozen: z
+    .object({ window: z.string(), reason: z.string().optional(), until: z.string().optional() })
+    .optional()
+    .describe('The freeze window holding the plan'),
+  eligibleAt: z.string().optional().describe('When the candidates have soaked long enough in the source'),
   phase: z.string(),
   succeeded: z.number().int().optional(),
   failed: z.number().int().optional(),
@@ -99,8 +106,18 @@ export function planOut(p: PromotionPlan): PlanOut {
     to: p.spec.to,
     action: p.spec.action ?? 'promote',
     rollbackOf: p.spec.rollbackOf,
-    approved: p.spec.approved === true,
-    approvedBy: p.spec.approvedBy,
+    requestedBy: p.spec.requestedBy,
+    approved: p.status?.gate?.approved === true,
+    approvals: (p.spec.approvals ?? []).map((a) => defined({ user: a.user, overrideFreeze: a.overrideFreeze })),
+    waitingFor: p.status?.gate?.waitingFor,
+    frozen: p.status?.gate?.frozen
+      ? defined({
+          window: p.status.gate.frozen.window,
+          reason: clip(p.status.gate.frozen.reason),
+          until: p.status.gate.frozen.until,
+        })
+      : undefined,
+    eligibleAt: p.status?.gate?.eligibleAt,
     phase: p.status?.phase ?? 'Pending',
     succeeded: p.status?.succeeded,
     failed: p.status?.failed,

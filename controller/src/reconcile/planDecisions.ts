@@ -148,7 +148,7 @@ export function promotionBlocker(
   const claimedBy = claims?.get(claimKey(ns, plan.spec.to, application));
   for (const other of plans) {
     if (other.metadata.name === plan.metadata.name || other.metadata.namespace !== ns) continue;
-    if (other.spec.to !== plan.spec.to || !other.spec.approved) continue;
+    if (other.spec.to !== plan.spec.to || !other.status?.gate?.approved) continue;
     if (other.status?.phase && TERMINAL_PLAN_PHASES.has(other.status.phase)) continue;
     const entry = other.status?.apps?.find((a) => a.application === application);
     if (entry) {

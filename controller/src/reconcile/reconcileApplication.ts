@@ -8,7 +8,8 @@ const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * Pure: the versions to record, keeping `updatedAt` while an environment's tag/digest is unchanged
- * (so it says since when that version runs, and repeated reconciles write nothing).
+ * (so it says since when that version runs, and repeated reconciles write nothing), and
+ * `healthySince` while that version stays Healthy (soak time is measured from it).
  */
 export function mergeVersions(
   prev: readonly EnvironmentVersion[] | undefined,
@@ -19,12 +20,16 @@ export function mergeVersions(
     const p = prev?.find((x) => x.environment === v.environment);
     // An unreachable cluster says nothing about what runs there: keep the last known version.
     if (v.health === 'Unknown' && !v.tag && !v.digest && p && (p.tag || p.digest)) {
-      return { ...p, health: 'Unknown', ...(v.message ? { message: v.message } : {}) };
+      // …but not that it stayed Healthy: soak time starts again once the cluster answers.
+      const { healthySince: _, ...known } = p;
+      return { ...known, health: 'Unknown', ...(v.message ? { message: v.message } : {}) };
     }
     const same = p && p.tag === v.tag && p.digest === v.digest;
     const updatedAt = same ? p.updatedAt : v.tag || v.digest ? iso(now) : undefined;
     const out: EnvironmentVersion = { ...v };
     if (updatedAt) out.updatedAt = updatedAt;
+    if (v.health === 'Healthy' && v.digest) out.healthySince = same && p.healthySince ? p.healthySince : iso(now);
+    else delete out.healthySince;
     return out;
   });
 }

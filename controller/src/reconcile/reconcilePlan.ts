@@ -1,9 +1,11 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   type Application,
   type AppProgress,
   type Condition,
   type Environment,
   type NotificationEvent,
+  type PlanGate,
   type PromotionPlan,
   type PromotionPlanStatus,
   setCondition,
@@ -31,6 +33,7 @@ import {
   TERMINAL_PLAN_PHASES,
   validatePlan,
 } from './planDecisions.js';
+import { planGate } from './planGate.js';
 import { ObjectGoneError, StatusWriter } from './statusWriter.js';
 import { renderTag } from './tagTemplate.js';
 
@@ -159,6 +162,11 @@ export function groupCommit(flush: () => Promise<void>): () => Promise<void> {
   };
 }
 
+function approvedMessage(gate: PlanGate | undefined): string {
+  const by = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.user);
+  return by.length ? `approved by ${by.join(', ')}` : 'approved by policy (automatic stage)';
+}
+
 /**
  * Level-triggered, idempotent reconcile of one PromotionPlan. The status is the journal: each app
  * moves Pending -> Copying -> Writing -> RollingOut -> Succeeded|Failed, and `copied`/`written`/
@@ -208,19 +216,41 @@ export async function reconcilePlan(
 
   if (status.phase && TERMINAL_PLAN_PHASES.has(status.phase)) return {};
 
-  if (!plan.spec.approved) {
-    if (status.phase !== 'Pending' || status.observedGeneration !== gen) {
-      status.phase = 'Pending';
-      cond('Approved', 'False', 'AwaitingApproval', 'set spec.approved=true to promote');
-      cond(
-        'Ready',
-        'False',
-        'AwaitingApproval',
-        `plan is waiting for approval (${plan.spec.candidates.length} candidates)`,
-      );
-      await save();
+  if (!status.apps?.length) {
+    // Not started: approvals, freeze windows and soak time decide whether it may start now.
+    const g = planGate(
+      plan,
+      deps.cache.getFlow(namespace, plan.spec.flow),
+      deps.cache.getEnvironment(namespace, plan.spec.to),
+      deps.cache,
+      now(),
+    );
+    const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
+    for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
+    const gateChanged = !isDeepStrictEqual(status.gate, g.gate);
+    status.gate = g.gate;
+    if (g.hold) {
+      const h = g.hold;
+      const ready = status.conditions?.find((c) => c.type === 'Ready');
+      const reasonChanged = ready?.reason !== h.reason || ready?.message !== h.message;
+      if (gateChanged || reasonChanged || status.phase !== 'Pending' || status.observedGeneration !== gen) {
+        status.phase = 'Pending';
+        cond(
+          'Approved',
+          g.gate.approved ? 'True' : 'False',
+          g.gate.approved ? 'Approved' : 'AwaitingApproval',
+          g.gate.approved ? approvedMessage(g.gate) : (g.gate.waitingFor ?? 'waiting for approval'),
+        );
+        cond('Ready', 'False', h.reason, h.message);
+        await save();
+        if (reasonChanged && h.reason !== 'AwaitingApproval') {
+          event('Normal', h.reason, h.message);
+          notify('PlanWaiting', { message: h.message });
+        }
+      }
+      if (!h.recheckAt) return h.reason === 'AwaitingApproval' ? {} : { requeueAfterMs: 300_000 };
+      return { requeueAfterMs: Math.min(Math.max(h.recheckAt.getTime() - now().getTime(), 1_000), 3_600_000) };
     }
-    return {};
   }
 
   const v = validatePlan(plan, deps.cache);
@@ -268,7 +298,7 @@ export async function reconcilePlan(
     status.succeeded = 0;
     status.failed = 0;
     cond('Valid', 'True', 'Valid', 'all references resolved');
-    cond('Approved', 'True', 'Approved', `approved${plan.spec.approvedBy ? ` by ${plan.spec.approvedBy}` : ''}`);
+    cond('Approved', 'True', 'Approved', approvedMessage(status.gate));
     cond(
       'Ready',
       'False',

@@ -11,10 +11,17 @@ import {
   listPlans,
   rollbackPlan,
 } from '../api/promotions.js';
+import { authenticateHttp, bearerChallenge, type HttpAuthDeps, HttpAuthFailure } from '../auth/httpAuth.js';
+import type { Caller } from '../auth/identity.js';
+import type { Logger } from '../observability/logger.js';
 import { metricsRegistry } from '../observability/metrics.js';
 
 export interface ServerDeps {
   api: ApiContext;
+  auth: HttpAuthDeps;
+  /** Serve /metrics without a token (auth.anonymousMetrics); otherwise RBAC `get` on the /metrics URL. */
+  anonymousMetrics?: boolean;
+  log?: Logger;
   healthy(): boolean;
   ready(): { ready: boolean; detail: Record<string, unknown> };
 }
@@ -23,10 +30,17 @@ const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 const list = (v: unknown) =>
   typeof v === 'string' && v ? v.split(',') : Array.isArray(v) ? (v as string[]) : undefined;
 
-/** HTTP front end: health, metrics and a thin JSON API over api/ (the MCP server calls the same functions). */
+type Authed = Request & { caller?: Caller };
+const callerOf = (req: Request): Caller => (req as Authed).caller!;
+
+/**
+ * HTTP front end: health, metrics and a thin JSON API over api/ (the MCP server calls the same
+ * functions). Only /healthz and /readyz are anonymous; every other route needs a bearer token, and
+ * api/ authorises each call as that caller.
+ */
 export function createApp(d: ServerDeps): express.Express {
   const app = express();
-  app.use(express.json({ limit: '1mb' }));
+  app.disable('x-powered-by');
   app.get('/healthz', (_req, res) => {
     res.status(d.healthy() ? 200 : 500).json({ ok: d.healthy() });
   });
@@ -34,19 +48,62 @@ export function createApp(d: ServerDeps): express.Express {
     const r = d.ready();
     res.status(r.ready ? 200 : 503).json(r);
   });
-  app.get('/metrics', async (_req, res) => {
-    res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      (req as Authed).caller = await authenticateHttp(d.auth, req.headers);
+      next();
+    } catch (e) {
+      if (!(e instanceof HttpAuthFailure)) return next(e);
+      if (e.status === 401) res.setHeader('WWW-Authenticate', bearerChallenge('kpromo', !!req.headers.authorization));
+      d.log?.warn(
+        { audit: true, user: e.authenticated?.username, method: req.method, path: req.path, result: 'refused' },
+        e.message,
+      );
+      res.status(e.status).json({ error: e.message });
+    }
+  };
+  if (d.anonymousMetrics)
+    app.get('/metrics', async (_req, res) => {
+      res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+    });
+  else
+    app.get('/metrics', authenticate, async (req, res, next) => {
+      try {
+        if (!(await d.auth.authorizer.check(callerOf(req), { verb: 'get', path: '/metrics' })).allowed)
+          throw new ApiError(403, `forbidden: ${callerOf(req).username} may not get /metrics (Kubernetes RBAC)`);
+        res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+      } catch (e) {
+        next(e);
+      }
+    });
+  app.use('/api', authenticate, express.json({ limit: '1mb' }));
+  // Writes are logged with the authenticated identity (and the proxy it came through).
+  app.use('/api', (req, _res, next) => {
+    if (req.method !== 'GET') {
+      const c = callerOf(req);
+      d.log?.info(
+        {
+          audit: true,
+          user: c.username,
+          ...(c.via ? { via: c.via.username } : {}),
+          method: req.method,
+          path: req.path,
+        },
+        'api write',
+      );
+    }
+    next();
   });
-  app.get('/api/v1/applications', (req, res) => {
-    res.json({ items: listApplications(d.api, { namespace: str(req.query.namespace) }) });
+  app.get('/api/v1/applications', async (req, res) => {
+    res.json({ items: await listApplications(d.api, callerOf(req), { namespace: str(req.query.namespace) }) });
   });
-  app.get('/api/v1/environments', (req, res) => {
-    res.json({ items: listEnvironments(d.api, { namespace: str(req.query.namespace) }) });
+  app.get('/api/v1/environments', async (req, res) => {
+    res.json({ items: await listEnvironments(d.api, callerOf(req), { namespace: str(req.query.namespace) }) });
   });
   app.get('/api/v1/diff', async (req, res) => {
     const q = req.query;
     res.json(
-      await diff(d.api, {
+      await diff(d.api, callerOf(req), {
         namespace: str(q.namespace),
         flow: str(q.flow),
         from: str(q.from) ?? '',
@@ -57,12 +114,13 @@ export function createApp(d: ServerDeps): express.Express {
       }),
     );
   });
-  app.get('/api/v1/plans', (req, res) => {
-    res.json({ items: listPlans(d.api, { namespace: str(req.query.namespace) }) });
+  app.get('/api/v1/plans', async (req, res) => {
+    res.json({ items: await listPlans(d.api, callerOf(req), { namespace: str(req.query.namespace) }) });
   });
+  // Identity never comes from the body: the approver is the authenticated caller.
   app.post('/api/v1/plans', async (req, res) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
-    const r = await createPlan(d.api, {
+    const r = await createPlan(d.api, callerOf(req), {
       namespace: str(b.namespace),
       flow: str(b.flow),
       from: str(b.from) ?? '',
@@ -73,31 +131,38 @@ export function createApp(d: ServerDeps): express.Express {
       matchLabels: b.matchLabels as Record<string, string> | undefined,
       tagPattern: str(b.tagPattern),
       approve: b.approve === true,
-      approvedBy: str(b.approvedBy),
     });
     res.status(201).json(r);
   });
   app.get('/api/v1/plans/:ns/:name', async (req, res) => {
-    res.json(await getPlan(d.api, req.params.ns, req.params.name));
+    res.json(await getPlan(d.api, callerOf(req), req.params.ns, req.params.name));
   });
   app.post('/api/v1/plans/:ns/:name/approve', async (req, res) => {
+    const b = (req.body ?? {}) as Record<string, unknown>;
     res.json(
-      await approvePlan(d.api, req.params.ns, req.params.name, str((req.body as Record<string, unknown>)?.approvedBy)),
+      await approvePlan(d.api, callerOf(req), req.params.ns, req.params.name, {
+        overrideFreeze: b.overrideFreeze === true,
+        comment: str(b.comment),
+      }),
     );
   });
   app.post('/api/v1/plans/:ns/:name/rollback', async (req, res) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
     res.status(201).json(
-      await rollbackPlan(d.api, req.params.ns, req.params.name, {
+      await rollbackPlan(d.api, callerOf(req), req.params.ns, req.params.name, {
         approve: b.approve === true,
-        approvedBy: str(b.approvedBy),
         rollbackName: str(b.name),
       }),
     );
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    if (err instanceof ApiError) res.status(err.status).json({ error: err.message });
-    else res.status(500).json({ error: err instanceof Error ? err.message : String(err) });
+    if (err instanceof ApiError) return void res.status(err.status).json({ error: err.message });
+    if ((err as { type?: string }).type === 'entity.parse.failed')
+      return void res.status(400).json({ error: 'request body is not valid JSON' });
+    if ((err as { type?: string }).type === 'entity.too.large')
+      return void res.status(413).json({ error: 'request body too large (limit 1mb)' });
+    d.log?.error({ err: err instanceof Error ? err.message : String(err) }, 'api request failed');
+    res.status(500).json({ error: 'internal error; see the controller log' });
   });
   return app;
 }

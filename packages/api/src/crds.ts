@@ -93,7 +93,7 @@ export const RESOURCES: Record<KpromoKind, ResourceDefinition> = {
       { name: 'Flow', type: 'string', jsonPath: '.spec.flow' },
       { name: 'From', type: 'string', jsonPath: '.spec.from' },
       { name: 'To', type: 'string', jsonPath: '.spec.to' },
-      { name: 'Approved', type: 'boolean', jsonPath: '.spec.approved' },
+      { name: 'Approved', type: 'boolean', jsonPath: '.status.gate.approved' },
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Succeeded', type: 'integer', jsonPath: '.status.succeeded', priority: 1 },
       { name: 'Failed', type: 'integer', jsonPath: '.status.failed', priority: 1 },

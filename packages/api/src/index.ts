@@ -4,6 +4,7 @@ export * from './group.js';
 export * from './resources/application.js';
 export * from './resources/environment.js';
 export * from './resources/notification.js';
+export * from './resources/policy.js';
 export * from './resources/promotionFlow.js';
 export * from './resources/promotionPlan.js';
 export { Condition as ConditionSchema, StringEnum, StringMap } from './schemaHelpers.js';

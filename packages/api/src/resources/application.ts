@@ -63,6 +63,9 @@ export const EnvironmentVersion = Type.Object({
   health: StringEnum(['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const),
   message: Type.Optional(Type.String()),
   updatedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  healthySince: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Since when this digest has been Healthy without interruption.' }),
+  ),
 });
 
 export const ApplicationStatus = Type.Object({

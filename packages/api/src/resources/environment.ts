@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, SecretKeyRef, StatusBase, StringEnum } from '../schemaHelpers.js';
+import { FreezeWindow } from './policy.js';
 
 export const ClusterRef = Type.Object(
   {
@@ -78,6 +79,9 @@ export const EnvironmentSpec = Type.Object({
   namespace: Name('Namespace where the applications run.'),
   registry: Registry,
   delivery: Delivery,
+  freezeWindows: Type.Optional(
+    Type.Array(FreezeWindow, { maxItems: 32, description: 'Freezes for every flow promoting into this environment.' }),
+  ),
 });
 
 export const EnvironmentStatus = Type.Object({

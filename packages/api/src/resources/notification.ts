@@ -3,6 +3,7 @@ import { Name, SecretKeyRef, StatusBase, StringEnum, StringMap } from '../schema
 
 export const NOTIFICATION_EVENTS = [
   'PlanApproved',
+  'PlanWaiting',
   'AppPromoted',
   'AppFailed',
   'PlanComplete',

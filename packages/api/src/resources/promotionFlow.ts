@@ -1,13 +1,21 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
+import { AutoPromotion, Duration, FreezeWindow, RequiredApprovers } from './policy.js';
 
 export const Stage = Type.Object({
   environment: Name('Environment name.'),
   approval: Type.Optional(
     StringEnum(['manual', 'auto'] as const, {
-      description: 'How plans into this environment are approved; defaults to the flow approval.',
+      description:
+        'manual: plans wait for approvals (see approvers). auto: the controller creates plans for new candidates and they need no approval. Defaults to the flow approval.',
     }),
   ),
+  approvers: Type.Optional(RequiredApprovers),
+  autoPromotion: Type.Optional(AutoPromotion),
+  requiredSoakTime: Type.Optional(
+    Duration('A candidate must have run Healthy in the previous stage this long before it is promoted here.'),
+  ),
+  freezeWindows: Type.Optional(Type.Array(FreezeWindow, { maxItems: 32 })),
 });
 
 export const ApplicationSelector = Type.Object({

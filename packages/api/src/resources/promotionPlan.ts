@@ -10,6 +10,26 @@ export const Candidate = Type.Object({
   to: Type.Optional(ImageVersion),
 });
 
+/**
+ * One approval. Admission (examples/deploy/admission-policy.yaml) only lets a user add an entry that
+ * names themselves and groups they are in, and only with the RBAC verb for the target environment.
+ */
+export const Approval = Type.Object({
+  user: Type.String({ minLength: 1, maxLength: 253, description: 'Approving user: the requesting user.' }),
+  groups: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+      maxItems: 64,
+      description: 'Groups of the approver that count for required approvers; each must be one of theirs.',
+    }),
+  ),
+  overrideFreeze: Type.Optional(
+    Type.Boolean({ description: 'Emergency: run despite a freeze window (needs the override-freeze verb).' }),
+  ),
+  comment: Type.Optional(Type.String({ maxLength: 1024 })),
+});
+
+const same = (f: string) => `has(self.${f}) == has(oldSelf.${f}) && (!has(self.${f}) || self.${f} == oldSelf.${f})`;
+
 export const PromotionPlanSpec = Type.Object(
   {
     flow: Name('PromotionFlow this plan belongs to.'),
@@ -28,23 +48,64 @@ export const PromotionPlanSpec = Type.Object(
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['application'],
     }),
-    approved: Type.Optional(Type.Boolean({ default: false, description: 'Set to true to promote.' })),
-    approvedBy: Type.Optional(Type.String()),
+    requestedBy: Type.Optional(
+      Type.String({ maxLength: 253, description: 'Who created the plan; admission requires the creating user.' }),
+    ),
+    approvals: Type.Optional(
+      Type.Array(Approval, {
+        maxItems: 32,
+        description: 'Approvals, appended one per approver. Once there is one, the rest of the spec is frozen.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['user'],
+      }),
+    ),
   },
   {
     'x-kubernetes-validations': [
       { rule: 'self.from != self.to', message: 'from and to must be different environments' },
       {
-        rule: "self.action != 'rollback' || has(self.rollbackOf)",
+        rule: "!has(self.action) || self.action != 'rollback' || has(self.rollbackOf)",
         message: 'rollbackOf is required when action is rollback',
       },
       {
-        rule: '!has(oldSelf.approved) || !oldSelf.approved || self.candidates == oldSelf.candidates',
-        message: 'candidates are immutable once the plan is approved',
+        rule: `!has(oldSelf.approvals) || size(oldSelf.approvals) == 0 || (self.flow == oldSelf.flow && self.from == oldSelf.from && self.to == oldSelf.to && self.candidates == oldSelf.candidates && ${same('action')} && ${same('rollbackOf')} && ${same('requestedBy')})`,
+        message: 'the plan is approved: its spec is frozen except for further approvals; create a new plan instead',
+      },
+      {
+        rule: '!has(oldSelf.approvals) || oldSelf.approvals.all(o, has(self.approvals) && self.approvals.exists(a, a == o))',
+        message: 'approvals can only be appended, never changed or removed',
       },
     ],
   },
 );
+
+/** Why an approved plan (or its apps) is not running yet. */
+export const PlanGate = Type.Object({
+  approved: Type.Boolean({ description: 'The approval policy of the target stage is satisfied.' }),
+  required: Type.Integer({ minimum: 0, description: 'Qualifying approvals needed (0 for auto stages).' }),
+  approvers: Type.Optional(
+    Type.Array(
+      Type.Object({
+        user: Type.String(),
+        counted: Type.Boolean({ description: 'Whether this approval counts toward the policy.' }),
+        observedAt: Type.Optional(Type.String({ format: 'date-time' })),
+        overrideFreeze: Type.Optional(Type.Boolean()),
+      }),
+    ),
+  ),
+  waitingFor: Type.Optional(Type.String({ description: 'Who still must approve, in words.' })),
+  frozen: Type.Optional(
+    Type.Object({
+      window: Type.String(),
+      reason: Type.Optional(Type.String()),
+      until: Type.Optional(Type.String({ format: 'date-time' })),
+      overriddenBy: Type.Optional(Type.String()),
+    }),
+  ),
+  eligibleAt: Type.Optional(
+    Type.String({ format: 'date-time', description: 'When every candidate has soaked long enough in the source.' }),
+  ),
+});
 
 export const AppPhase = StringEnum([
   'Pending',
@@ -87,10 +148,13 @@ export const PromotionPlanStatus = Type.Object({
   failed: Type.Optional(Type.Integer({ minimum: 0 })),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   completedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  gate: Type.Optional(PlanGate),
 });
 
 export type Candidate = Static<typeof Candidate>;
 export type PromotionPlanSpec = Static<typeof PromotionPlanSpec>;
+export type Approval = Static<typeof Approval>;
+export type PlanGate = Static<typeof PlanGate>;
 export type AppPhase = Static<typeof AppPhase>;
 export type AppProgress = Static<typeof AppProgress>;
 export type PromotionPlanStatus = Static<typeof PromotionPlanStatus>;

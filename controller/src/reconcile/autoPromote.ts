@@ -1,0 +1,133 @@
+import { API_VERSION, type Candidate, type PromotionFlow, type PromotionPlan } from '@kpromo/api';
+import { computeCandidates, stagePairs } from '../candidates/computeCandidates.js';
+import { runningVersion } from '../candidates/runningVersion.js';
+import type { CacheView } from '../kube/cacheView.js';
+import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
+import { isConflict, type KubeRest } from '../kube/rest.js';
+import { stageApprovalMode } from '../policy/approvalPolicy.js';
+import { parseDuration } from '../policy/duration.js';
+import { TERMINAL_PLAN_PHASES } from './planDecisions.js';
+import { formatTimestamp } from './tagTemplate.js';
+
+export const AUTO_LABEL = 'promotions.kpromo.dev/auto';
+export const FLOW_LABEL = 'promotions.kpromo.dev/flow';
+const DEFAULT_DEBOUNCE_MS = 30_000;
+
+/** What the candidates of one stage transition looked like, and since when (for debouncing). */
+export interface SeenCandidates {
+  fingerprint: string;
+  since: number;
+}
+
+export const fingerprint = (cs: readonly Candidate[]) =>
+  cs
+    .map((c) => `${c.application}@${c.from.digest}`)
+    .sort()
+    .join(',');
+
+export type AutoDecision =
+  | { create: true; candidates: Candidate[] }
+  | { create: false; why: string; recheckInMs?: number };
+
+/**
+ * Pure: whether to create an automatic plan into `to` now. One open automatic plan per flow stage;
+ * candidates must have stayed the same for the debounce time (a release bundle lands as many
+ * image updates); the same candidates as the last automatic plan are not tried again, so a failed
+ * promotion does not loop.
+ */
+export function autoPlanDecision(input: {
+  flow: PromotionFlow;
+  to: string;
+  candidates: readonly Candidate[];
+  plans: readonly PromotionPlan[];
+  seen: SeenCandidates | undefined;
+  now: number;
+}): AutoDecision {
+  const { flow, to } = input;
+  const stage = flow.spec.stages.find((s) => s.environment === to);
+  if (!stage || stageApprovalMode(flow.spec.approval, stage.approval) !== 'auto')
+    return { create: false, why: 'manual stage' };
+  if (stage.autoPromotion?.paused) return { create: false, why: 'automatic promotion is paused' };
+  if (!input.candidates.length) return { create: false, why: 'no candidates' };
+  const mine = input.plans.filter(
+    (p) =>
+      p.metadata.labels?.[AUTO_LABEL] === 'true' &&
+      p.spec.flow === flow.metadata.name &&
+      p.spec.to === to &&
+      (p.spec.action ?? 'promote') === 'promote',
+  );
+  const open = mine.find((p) => !(p.status?.phase && TERMINAL_PLAN_PHASES.has(p.status.phase)));
+  if (open) return { create: false, why: `automatic plan ${open.metadata.name} is still open` };
+  const fp = fingerprint(input.candidates);
+  const last = [...mine].sort((a, b) =>
+    (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''),
+  )[0];
+  if (last && fingerprint(last.spec.candidates) === fp)
+    return { create: false, why: `plan ${last.metadata.name} already tried these candidates` };
+  const debounce = stage.autoPromotion?.debounce ? parseDuration(stage.autoPromotion.debounce) : DEFAULT_DEBOUNCE_MS;
+  const since = input.seen?.fingerprint === fp ? input.seen.since : input.now;
+  if (input.now - since < debounce)
+    return { create: false, why: 'debouncing', recheckInMs: debounce - (input.now - since) };
+  return { create: true, candidates: [...input.candidates] };
+}
+
+/**
+ * Creates automatic plans for the auto stages of a flow (leader only). The plan needs no approval
+ * (its stage is automatic) but waits for freezes and soak time like any other.
+ */
+export async function autoPromote(
+  cache: CacheView,
+  control: KubeRest,
+  seen: Map<string, SeenCandidates>,
+  namespace: string,
+  name: string,
+  now = new Date(),
+): Promise<{ requeueAfterMs?: number; created: string[] }> {
+  const flow = cache.getFlow(namespace, name);
+  const created: string[] = [];
+  if (!flow) return { created };
+  const envs = new Map(cache.environments(namespace).map((e) => [e.metadata.name, e]));
+  let requeue: number | undefined;
+  for (const { from, to } of stagePairs(flow)) {
+    const key = `${namespace}/${name}/${to}`;
+    const fromEnv = envs.get(from);
+    const toEnv = envs.get(to);
+    if (!fromEnv || !toEnv || !cache.environmentSynced(fromEnv) || !cache.environmentSynced(toEnv)) continue;
+    let candidates: Candidate[];
+    try {
+      candidates = computeCandidates(
+        flow,
+        cache.applications(namespace),
+        (a, e) => runningVersion(cache, a, envs.get(e)!),
+        from,
+        to,
+      ).candidates;
+    } catch {
+      continue; // the flow status reports invalid flows
+    }
+    const d = autoPlanDecision({ flow, to, candidates, plans: cache.plans(namespace), seen: seen.get(key), now: +now });
+    const fp = fingerprint(candidates);
+    if (seen.get(key)?.fingerprint !== fp) seen.set(key, { fingerprint: fp, since: +now });
+    if (!d.create) {
+      if (d.recheckInMs !== undefined) requeue = Math.min(requeue ?? Infinity, d.recheckInMs);
+      continue;
+    }
+    const plan: PromotionPlan = {
+      apiVersion: API_VERSION,
+      kind: 'PromotionPlan',
+      metadata: {
+        name: `${name}-${to}-auto-${formatTimestamp(now).toLowerCase()}`,
+        namespace,
+        labels: { [FLOW_LABEL]: name, [AUTO_LABEL]: 'true' },
+      },
+      spec: { flow: name, from, to, action: 'promote', candidates: d.candidates },
+    };
+    try {
+      await control.create(resourcePath(KPROMO_TYPES.PromotionPlan, namespace), plan);
+      created.push(plan.metadata.name);
+    } catch (e) {
+      if (!isConflict(e)) throw e; // same name this second: created already
+    }
+  }
+  return { created, ...(requeue !== undefined ? { requeueAfterMs: Math.max(requeue, 1_000) } : {}) };
+}

@@ -1,0 +1,114 @@
+import type { Environment, PlanGate, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type { CacheView } from '../kube/cacheView.js';
+import { evaluateApprovals, stageApprovalMode } from '../policy/approvalPolicy.js';
+import { parseDuration } from '../policy/duration.js';
+import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
+import { soakGate } from '../policy/soak.js';
+
+/** Why a plan that is not running yet must wait, as a condition reason and message. */
+export interface Hold {
+  reason: 'AwaitingApproval' | 'Frozen' | 'Soaking';
+  message: string;
+  /** Re-check then (the freeze ends, the soak is over); undefined when only a write can unblock it. */
+  recheckAt?: Date;
+}
+
+/**
+ * Pure: everything that decides whether a plan may start now, from the plan, its flow stage and
+ * target Environment (approvals, freeze windows, soak time). Rollbacks restore known-good versions:
+ * they need approvals (the rollback verb) but are held by neither freezes nor soak time.
+ */
+export function planGate(
+  plan: PromotionPlan,
+  flow: PromotionFlow | undefined,
+  toEnv: Environment | undefined,
+  cache: Pick<CacheView, 'getApplication'>,
+  now: Date,
+): { gate: PlanGate; hold?: Hold } {
+  const ns = plan.metadata.namespace ?? 'default';
+  const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
+  const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
+  const approvals = plan.spec.approvals ?? [];
+  const v = evaluateApprovals({
+    mode: stageApprovalMode(flow?.spec.approval, stage?.approval),
+    approvers: stage?.approvers,
+    approvals,
+    requestedBy: plan.spec.requestedBy,
+  });
+  const gate: PlanGate = {
+    approved: v.approved,
+    required: v.required,
+    ...(v.approvers.length
+      ? {
+          approvers: v.approvers.map((a) => ({
+            user: a.user,
+            counted: a.counted,
+            ...(a.overrideFreeze ? { overrideFreeze: true } : {}),
+          })),
+        }
+      : {}),
+    ...(v.waitingFor ? { waitingFor: v.waitingFor } : {}),
+  };
+  if (!v.approved)
+    return {
+      gate,
+      hold: { reason: 'AwaitingApproval', message: `waiting for approval: ${v.waitingFor ?? ''}`.trim() },
+    };
+  if (isRollback) return { gate };
+
+  const windows: SourcedWindow[] = [
+    ...(toEnv?.spec.freezeWindows ?? []).map((window) => ({ window, source: `Environment ${plan.spec.to}` })),
+    ...(stage?.freezeWindows ?? []).map((window) => ({
+      window,
+      source: `stage ${plan.spec.to} of PromotionFlow ${plan.spec.flow}`,
+    })),
+  ];
+  const f = evaluateFreeze(windows, now);
+  if (f.frozen) {
+    gate.frozen = {
+      window: f.window ?? 'freeze',
+      ...(f.reason || f.invalid ? { reason: f.invalid ?? f.reason } : {}),
+      ...(f.until ? { until: f.until.toISOString() } : {}),
+      ...(v.overrideFreezeBy ? { overriddenBy: v.overrideFreezeBy } : {}),
+    };
+    if (!v.overrideFreezeBy) {
+      const until = f.until ? ` until ${f.until.toISOString()}` : '';
+      return {
+        gate,
+        hold: {
+          reason: 'Frozen',
+          message: `${plan.spec.to} is frozen by ${f.source ?? 'a freeze window'} window ${f.window ?? ''}${until}${f.invalid ? `: ${f.invalid}` : f.reason ? `: ${f.reason}` : ''}; an approver with the override-freeze verb can override`,
+          recheckAt: f.until,
+        },
+      };
+    }
+  }
+
+  if (stage?.requiredSoakTime) {
+    const fromVersions = new Map(
+      plan.spec.candidates.map((c) => {
+        const app = cache.getApplication(ns, c.application);
+        return [c.application, app?.status?.versions?.find((x) => x.environment === plan.spec.from)] as const;
+      }),
+    );
+    const s = soakGate({
+      candidates: plan.spec.candidates,
+      source: (a) => fromVersions.get(a),
+      requiredMs: parseDuration(stage.requiredSoakTime),
+      now,
+    });
+    if (s.eligibleAt) gate.eligibleAt = s.eligibleAt.toISOString();
+    if (s.waiting.length)
+      return {
+        gate,
+        hold: {
+          reason: 'Soaking',
+          message: `candidates must run Healthy in ${plan.spec.from} for ${stage.requiredSoakTime} first: ${s.waiting
+            .map((w) => `${w.application} ${w.reason}`)
+            .join('; ')}`,
+          recheckAt: s.eligibleAt,
+        },
+      };
+  }
+  return { gate };
+}
