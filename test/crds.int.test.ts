@@ -95,7 +95,7 @@ describe('CRDs and example resources on a real kube-apiserver', () => {
       namespace: NS,
       plural: 'promotionplans',
       name: 'shop-stable-to-prod',
-    })) as { spec: { approved: boolean; action: string } };
+    })) as { spec: { action: string } };
     expect(plan.spec.action).toBe('promote');
     const app = (await custom.getNamespacedCustomObject({
       group: GROUP,
@@ -121,17 +121,28 @@ describe('CRDs and example resources on a real kube-apiserver', () => {
     },
   );
 
-  it('keeps candidates immutable once a plan is approved (CEL transition rule)', async () => {
+  it('freezes the spec of an approved plan and keeps approvals append-only (CEL transition rules)', async () => {
     const [plan] = loadYaml(join(REPO_ROOT, 'examples/samples/plan.yaml'));
     const base = { ...plan, metadata: { name: 'immutable-check', namespace: NS } } as Manifest & {
       spec: Record<string, unknown>;
     };
-    await applyManifest(kc, { ...base, spec: { ...base.spec, approved: true } });
+    // The admin kubeconfig's user is kpromo-admin (system:masters holds every verb).
+    const approvals = [{ user: 'kpromo-admin' }];
+    await applyManifest(kc, { ...base, spec: { ...base.spec, approvals } });
+    const rejected = async (spec: Record<string, unknown>) => {
+      const err = await applyManifest(kc, { ...base, spec }).catch((e: unknown) => e as { code?: number });
+      expect((err as { code?: number } | undefined)?.code, JSON.stringify(spec)).toBe(422);
+      return serverMessage(err);
+    };
     const other = { application: 'cart', from: { tag: 'v9.9.9', digest: `sha256:${'c'.repeat(64)}` } };
-    const changed = { ...base, spec: { ...base.spec, approved: true, candidates: [other] } };
-    const err = await applyManifest(kc, changed).catch((e: unknown) => e as { code?: number; body?: unknown });
-    expect((err as { code?: number }).code).toBe(422);
-    expect(serverMessage(err)).toContain('candidates are immutable once the plan is approved');
+    const frozen = 'the plan is approved: its spec is frozen except for further approvals';
+    expect(await rejected({ ...base.spec, approvals, candidates: [other] })).toContain(frozen);
+    expect(await rejected({ ...base.spec, approvals, to: 'dev' })).toContain(frozen);
+    expect(await rejected({ ...base.spec, approvals, action: 'rollback', rollbackOf: 'x' })).toContain(frozen);
+    expect(await rejected({ ...base.spec, approvals: [] })).toContain('approvals can only be appended');
+    expect(await rejected({ ...base.spec, approvals: [{ user: 'kpromo-admin', comment: 'edited' }] })).toContain(
+      'approvals can only be appended',
+    );
   });
 
   it('writes status only through the status subresource and keeps observedGeneration', async () => {

@@ -250,7 +250,7 @@ function cronStarts(schedule: string, tz: string): Starts {
     latest(after, atOrBefore) {
       expr.reset(new Date(atOrBefore + 1));
       const s = expr.prev().getTime();
-      return s >= after ? s : undefined;
+      return s > after ? s : undefined;
     },
     first(after, limit) {
       expr.reset(new Date(after));
@@ -283,7 +283,7 @@ function wallToInstant(wall: number, zone: IANAZone): number {
   return fits.length ? Math.min(...fits) : wall - zone.offset(wall - DAY) * MINUTE;
 }
 
-/** Without a DTSTART line, rules count from local midnight, 1970-01-01 (matters for INTERVAL and default BYHOUR etc.). */
+/** Without a DTSTART line a rule counts from local midnight, 1970-01-01 (INTERVAL, default BYHOUR etc.). */
 const DEFAULT_DTSTART = 0;
 
 interface ParsedRule {

@@ -1,0 +1,434 @@
+// Authority on the real control plane: every door authenticates, approvals are RBAC verbs checked by
+// the controller and by the ValidatingAdmissionPolicy (installed by applyCrds), and approval policies
+// (required approvers, freeze windows, soak time, automatic stages) hold or run plans.
+import type { PromotionPlan } from '@kpromo/api';
+import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
+import {
+  applyCr,
+  callApi,
+  controllerConfig,
+  deleteNs,
+  ensureNs,
+  eventReasons,
+  getPlan,
+  restFor,
+  seedTwoStageRelease,
+  TEST_ADMIN,
+  type TestUser,
+  waitPlan,
+} from './e2eHelpers.js';
+
+const RUN = Math.random().toString(36).slice(2, 7);
+const NS = `authz-${RUN}`;
+const APPS_NS = `authz-apps-${RUN}`;
+const APPS = ['alpha', 'beta', 'gamma', 'delta', 'eps'];
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+
+const user = (name: string, groups: string[]): TestUser => ({
+  token: `${name}-${RUN}-0123456789abcdef`,
+  username: `${name}-${RUN}`,
+  groups,
+});
+const alice = user('alice', ['developers']); // may approve into stable only (environments/stable)
+const bob = user('bob', ['release-managers']); // approve, rollback, override-freeze namespace-wide
+const carol = user('carol', ['release-managers']);
+const dave = user('dave', ['release-managers']);
+const mallory = user('mallory', ['developers']); // reads, creates plans, holds no kpromo verb
+const planPath = (name: string) => `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/${name}`;
+
+let ctl: Running;
+const digests: Record<string, string> = {};
+
+const post = (path: string, who: TestUser | null, body: unknown = {}) =>
+  callApi(ctl.port, path, { method: 'POST', body, token: who ? who.token : null });
+const errorOf = async (r: Response) => ((await r.json()) as { error: string }).error;
+
+async function createPlan(who: TestUser, flow: string, app: string, name: string): Promise<PromotionPlan> {
+  const r = await post('/api/v1/plans', who, {
+    namespace: NS,
+    flow,
+    from: 'dev',
+    to: 'stable',
+    name,
+    applications: [app],
+  });
+  expect(r.status, await r.clone().text()).toBe(201);
+  return ((await r.json()) as { plan: PromotionPlan }).plan;
+}
+
+/** A direct write as `who`, like `kubectl --as <user> --as-group <group>`: RBAC and admission judge them. */
+const as = (who: TestUser | { username: string; groups: string[] }): KubeRest =>
+  dev.as({ username: who.username, groups: who.groups ?? [] });
+
+async function rejection(p: Promise<unknown>): Promise<{ status: number; message: string }> {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x as { status: number; message: string },
+  );
+  expect(e, 'the apiserver accepted the write').toBeDefined();
+  return { status: e!.status, message: e!.message };
+}
+
+const ready = (p: PromotionPlan) => p.status?.conditions?.find((c) => c.type === 'Ready');
+const done = (p: PromotionPlan) => ['Complete', 'Incomplete', 'Failed'].includes(p.status?.phase ?? '');
+
+async function grant(name: string, rules: object[], subjects: TestUser[]) {
+  await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name, namespace: NS },
+    rules,
+  });
+  await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name, namespace: NS },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: subjects.map((s) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: s.username })),
+  });
+}
+
+const flow = (name: string, app: string, stable: Record<string, unknown>) =>
+  applyCr(dev, {
+    kind: 'PromotionFlow',
+    metadata: { name, namespace: NS },
+    spec: {
+      stages: [{ environment: 'dev' }, { environment: 'stable', ...stable }],
+      selector: { applications: [app] },
+      rolloutTimeoutSeconds: 120,
+    },
+  });
+
+beforeAll(async () => {
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ensureNs(dev, NS);
+  const seeded = await seedTwoStageRelease({
+    dev,
+    stable,
+    ns: NS,
+    appsNs: APPS_NS,
+    source,
+    target,
+    repo: `authz${RUN}`,
+    apps: APPS,
+    newTag: 'v2.0.0',
+    oldTag: 'v1.0.0',
+    seed: `authz-${RUN}`,
+  });
+  Object.assign(digests, seeded.devDigest);
+  for (const app of APPS)
+    await applyCr(dev, {
+      kind: 'Application',
+      metadata: { name: app, namespace: NS },
+      spec: {
+        owner: 'team-a',
+        image: { repository: `authz${RUN}/${app}` },
+        workloads: [{ kind: 'Deployment', name: app }],
+      },
+    });
+  const everyone = [alice, bob, carol, dave, mallory];
+  await grant(
+    'readers',
+    [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
+        verbs: ['get', 'list'],
+      },
+      { apiGroups: ['promotions.kpromo.dev'], resources: ['promotionplans'], verbs: ['create', 'patch'] },
+    ],
+    everyone,
+  );
+  await grant(
+    'stable-approvers',
+    [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['environments'],
+        resourceNames: ['stable'],
+        verbs: ['approve'],
+      },
+    ],
+    [alice],
+  );
+  await grant(
+    'release-managers',
+    [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['promotionplans'],
+        verbs: ['approve', 'rollback', 'override-freeze'],
+      },
+    ],
+    [bob, carol, dave],
+  );
+  ctl = await startController(
+    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [alice, bob, carol, dave, mallory]),
+    { log: createLogger({ level: 'warn' }) },
+  );
+  await waitFor(
+    'cache warm',
+    async () => {
+      const envs = ctl.controller.cache.environments(NS);
+      return envs.length === 2 && envs.every((e) => ctl.controller.cache.environmentSynced(e));
+    },
+    60_000,
+  );
+}, 240_000);
+
+afterAll(async () => {
+  await ctl?.stop().catch(() => undefined);
+  await deleteNs(dev, NS);
+  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
+});
+
+describe('every door authenticates and authorises as the caller', () => {
+  it('answers 401 without a token and 403 for a token without the verb; a body approvedBy is ignored', async () => {
+    await flow('plain', 'alpha', {});
+    const plan = await createPlan(TEST_ADMIN, 'plain', 'alpha', 'plain-1');
+    expect(plan.spec.requestedBy).toBe(TEST_ADMIN.username);
+    // The issue's two curl lines, without credentials.
+    const rb = await post(`/api/v1/plans/${NS}/plain-1/rollback`, null, { approvedBy: 'mallory' });
+    expect(rb.status).toBe(401);
+    expect(rb.headers.get('www-authenticate')).toMatch(/^Bearer realm="kpromo"/);
+    const ap = await post(`/api/v1/plans/${NS}/plain-1/approve`, null, { approvedBy: 'mallory' });
+    expect(ap.status).toBe(401);
+    expect(await errorOf(ap)).toMatch(/missing bearer token/);
+    expect((await callApi(ctl.port, '/api/v1/plans', { token: 'forged-token-0123456789' })).status).toBe(401);
+    // Reads too; only /healthz and /readyz are anonymous, /metrics needs RBAC on the URL.
+    expect((await callApi(ctl.port, `/api/v1/applications?namespace=${NS}`, { token: null })).status).toBe(401);
+    expect((await callApi(ctl.port, '/metrics', { token: null })).status).toBe(401);
+    expect((await callApi(ctl.port, '/metrics', { token: mallory.token })).status).toBe(403);
+    expect((await callApi(ctl.port, '/metrics')).status).toBe(200);
+    expect((await callApi(ctl.port, '/healthz', { token: null })).status).toBe(200);
+    // With a token that lacks the verb: 403, and nothing is written.
+    const denied = await post(`/api/v1/plans/${NS}/plain-1/approve`, mallory, { approvedBy: TEST_ADMIN.username });
+    expect(denied.status).toBe(403);
+    expect(await errorOf(denied)).toBe(
+      `forbidden: ${mallory.username} may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
+    );
+    expect((await getPlan(dev, NS, 'plain-1')).spec.approvals).toBeUndefined();
+    const awaiting = await waitPlan(dev, NS, 'plain-1', (p) => ready(p)?.reason === 'AwaitingApproval');
+    expect(awaiting.status?.phase).toBe('Pending');
+    expect(awaiting.status?.gate).toMatchObject({ approved: false, required: 1, waitingFor: '1 more approval' });
+  });
+
+  it('reads are filtered: a denied read answers like a missing object', async () => {
+    const outsider = await post('/api/v1/plans', null, {});
+    expect(outsider.status).toBe(401);
+    // TEST_ADMIN sees the plan; a user without any RBAC in the namespace gets the same 404 as for a
+    // plan that does not exist, and empty lists.
+    const nobody = user('nobody', []);
+    const ctl2 = await startController(
+      controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [nobody]),
+      {
+        serve: true,
+        log: createLogger({ level: 'silent' }),
+      },
+    );
+    try {
+      const hidden = await callApi(ctl2.port, `/api/v1/plans/${NS}/plain-1`, { token: nobody.token });
+      const missing = await callApi(ctl2.port, `/api/v1/plans/${NS}/no-such-plan`, { token: nobody.token });
+      expect(hidden.status).toBe(404);
+      expect(missing.status).toBe(404);
+      expect(await errorOf(hidden)).toBe(`PromotionPlan ${NS}/plain-1 not found`);
+      const list = await callApi(ctl2.port, '/api/v1/plans', { token: nobody.token });
+      expect(((await list.json()) as { items: unknown[] }).items).toEqual([]);
+    } finally {
+      await ctl2.stop();
+    }
+  });
+
+  it('approval per target environment: alice approves into stable and is recorded as the approver', async () => {
+    const r = await post(`/api/v1/plans/${NS}/plain-1/approve`, alice, { approvedBy: 'someone-else' });
+    expect(r.status, await r.clone().text()).toBe(200);
+    expect(((await r.json()) as PromotionPlan).spec.approvals).toEqual([
+      { user: alice.username, groups: ['developers'] },
+    ]);
+    const p = await waitPlan(dev, NS, 'plain-1', done);
+    expect(p.status?.phase).toBe('Complete');
+    expect(p.status?.gate).toMatchObject({ approved: true, approvers: [{ user: alice.username, counted: true }] });
+    expect(p.status?.conditions?.find((c) => c.type === 'Approved')?.message).toBe(`approved by ${alice.username}`);
+    // alice's grant names environment stable only: a plan into dev is refused for her.
+    await applyCr(dev, {
+      kind: 'PromotionPlan',
+      metadata: { name: 'into-dev', namespace: NS },
+      spec: { flow: 'plain', from: 'stable', to: 'dev', candidates: [] },
+    } as never);
+    const intoDev = await post(`/api/v1/plans/${NS}/into-dev/approve`, alice);
+    expect(intoDev.status).toBe(403);
+    expect(await errorOf(intoDev)).toMatch(`may not approve plans into environment dev`);
+  });
+});
+
+describe('the admission policy judges direct writes (kubectl) by the same rules', () => {
+  it('refuses approvals without the verb, in another name, with foreign groups, and by the controller account', async () => {
+    await createPlan(TEST_ADMIN, 'plain', 'alpha', 'plain-2').catch(() => undefined);
+    await applyCr(dev, {
+      kind: 'PromotionPlan',
+      metadata: { name: 'direct', namespace: NS },
+      spec: { flow: 'plain', from: 'dev', to: 'stable', candidates: [] },
+    } as never);
+    const add = (approval: object) => [{ op: 'add', path: '/spec/approvals', value: [approval] }];
+    const noVerb = await rejection(as(mallory).jsonPatch(planPath('direct'), add({ user: mallory.username })));
+    expect(noVerb.status).toBe(403);
+    expect(noVerb.message).toContain(
+      `user ${mallory.username} may not approve plans into environment stable in namespace ${NS} (RBAC: needs verb approve on environments/stable or on promotionplans)`,
+    );
+    const otherName = await rejection(as(alice).jsonPatch(planPath('direct'), add({ user: bob.username })));
+    expect(otherName.message).toContain(`an approval must name the requesting user ${alice.username}`);
+    const foreignGroup = await rejection(
+      as(alice).jsonPatch(planPath('direct'), add({ user: alice.username, groups: ['release-managers'] })),
+    );
+    expect(foreignGroup.message).toContain(`approval groups must be groups of ${alice.username}`);
+    const override = await rejection(
+      as(alice).jsonPatch(planPath('direct'), add({ user: alice.username, overrideFreeze: true })),
+    );
+    expect(override.message).toContain(`user ${alice.username} may not override freeze windows of environment stable`);
+    // The controller's ServiceAccount (deploy manifests give it no approve verb) cannot approve at all.
+    const sa = { username: `system:serviceaccount:${NS}:kpromo-controller`, groups: ['system:serviceaccounts'] };
+    await grant(
+      'controller-like',
+      [
+        {
+          apiGroups: ['promotions.kpromo.dev'],
+          resources: ['promotionplans'],
+          verbs: ['get', 'list', 'create', 'patch'],
+        },
+      ],
+      [],
+    );
+    const bySa = await rejection(as(sa).jsonPatch(planPath('direct'), add({ user: sa.username })));
+    expect(bySa.message).toMatch(/may not approve plans into environment stable|cannot patch resource/);
+    const forAlice = await rejection(as(sa).jsonPatch(planPath('direct'), add({ user: alice.username })));
+    expect(forAlice.status).toBe(403);
+    // requestedBy must be the creating user.
+    const forged = await rejection(
+      as(mallory).create(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans`, {
+        apiVersion: 'promotions.kpromo.dev/v1alpha1',
+        kind: 'PromotionPlan',
+        metadata: { name: 'forged', namespace: NS },
+        spec: { flow: 'plain', from: 'dev', to: 'stable', candidates: [], requestedBy: alice.username },
+      }),
+    );
+    expect(forged.message).toContain(`spec.requestedBy must be the creating user ${mallory.username}`);
+    // With the verb, in her own name: accepted, and then the spec is frozen for everyone.
+    const approved = await as(alice).jsonPatch<PromotionPlan>(planPath('direct'), add({ user: alice.username }));
+    expect(approved.spec.approvals).toEqual([{ user: alice.username }]);
+    const edit = await rejection(
+      as(alice).jsonPatch(planPath('direct'), [{ op: 'replace', path: '/spec/to', value: 'dev' }]),
+    );
+    expect(edit.message).toContain('the plan is approved: its spec is frozen except for further approvals');
+    // A second approver appends; nobody removes or rewrites an approval.
+    const appended = await as(bob).jsonPatch<PromotionPlan>(planPath('direct'), [
+      { op: 'add', path: '/spec/approvals/-', value: { user: bob.username } },
+    ]);
+    expect(appended.spec.approvals?.map((a) => a.user)).toEqual([alice.username, bob.username]);
+    const removed = await rejection(
+      as(bob).jsonPatch(planPath('direct'), [{ op: 'remove', path: '/spec/approvals/0' }]),
+    );
+    expect(removed.message).toContain('approvals can only be appended');
+  });
+});
+
+describe('approval policies', () => {
+  it('required approvers: two distinct release managers, and the creator does not count', async () => {
+    await flow('strict', 'beta', {
+      approvers: { groups: ['release-managers'], count: 2, forbidSelfApproval: true },
+    });
+    await createPlan(bob, 'strict', 'beta', 'strict-1');
+    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, bob)).status).toBe(200);
+    // alice may approve into stable (RBAC) but is not a release manager: recorded, not counted.
+    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, alice)).status).toBe(200);
+    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, carol)).status).toBe(200);
+    const waiting = await waitPlan(dev, NS, 'strict-1', (p) => (p.status?.gate?.approvers ?? []).length === 3);
+    expect(waiting.status?.phase).toBe('Pending');
+    expect(ready(waiting)).toMatchObject({ status: 'False', reason: 'AwaitingApproval' });
+    expect(waiting.status?.gate?.approved).toBe(false);
+    expect(waiting.status?.gate?.waitingFor).toMatch(/^1 more approval .*release-managers/);
+    expect(
+      Object.fromEntries((waiting.status?.gate?.approvers ?? []).map((a) => [a.user.split('-')[0], a.counted])),
+    ).toEqual({ bob: false, alice: false, carol: true });
+    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, dave)).status).toBe(200);
+    const p = await waitPlan(dev, NS, 'strict-1', done);
+    expect(p.status?.phase).toBe('Complete');
+    expect(p.status?.conditions?.find((c) => c.type === 'Approved')?.message).toBe(
+      `approved by ${carol.username}, ${dave.username}`,
+    );
+  });
+
+  it('a freeze window holds an approved plan Pending (Frozen, until); override-freeze lets it run and is recorded', async () => {
+    const start = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const end = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    await flow('frozen', 'gamma', { freezeWindows: [{ name: 'incident', start, end, reason: 'incident 42' }] });
+    await createPlan(alice, 'frozen', 'gamma', 'frozen-1');
+    const noOverride = await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice, { overrideFreeze: true });
+    expect(noOverride.status).toBe(403);
+    expect(await errorOf(noOverride)).toMatch(/may not override-freeze plans into environment stable/);
+    expect((await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice)).status).toBe(200);
+    const held = await waitPlan(dev, NS, 'frozen-1', (p) => ready(p)?.reason === 'Frozen');
+    expect(held.status?.phase).toBe('Pending');
+    expect(held.status?.gate?.approved).toBe(true);
+    expect(held.status?.gate?.frozen).toMatchObject({ window: 'incident', reason: 'incident 42', until: end });
+    expect(ready(held)?.message).toContain(`until ${end}`);
+    expect(await eventReasons(dev, NS, 'frozen-1')).toContain('Frozen');
+    // Already approved by alice; bob overrides as a release manager.
+    const ov = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, { overrideFreeze: true, comment: 'hotfix' });
+    expect(ov.status, await ov.clone().text()).toBe(200);
+    const p = await waitPlan(dev, NS, 'frozen-1', done);
+    expect(p.status?.phase).toBe('Complete');
+    expect(p.status?.gate?.frozen?.overriddenBy).toBe(bob.username);
+    expect(p.spec.approvals?.[1]).toEqual({
+      user: bob.username,
+      groups: ['release-managers'],
+      overrideFreeze: true,
+      comment: 'hotfix',
+    });
+  });
+
+  it('soak time: a candidate waits until it has run Healthy in the source long enough (eligible at …)', async () => {
+    await flow('soak', 'delta', { requiredSoakTime: '2h' });
+    await createPlan(alice, 'soak', 'delta', 'soak-1');
+    expect((await post(`/api/v1/plans/${NS}/soak-1/approve`, alice)).status).toBe(200);
+    const soaking = await waitPlan(dev, NS, 'soak-1', (p) => ready(p)?.reason === 'Soaking');
+    const app = ctl.controller.cache.getApplication(NS, 'delta');
+    const since = app?.status?.versions?.find((v) => v.environment === 'dev')?.healthySince;
+    expect(since).toBeDefined();
+    expect(soaking.status?.gate?.eligibleAt).toBe(new Date(Date.parse(since!) + 2 * 3_600_000).toISOString());
+    expect(ready(soaking)?.message).toMatch(/candidates must run Healthy in dev for 2h first: delta soaking until/);
+    // Shortening the soak time re-checks the waiting plan at once.
+    await flow('soak', 'delta', { requiredSoakTime: '1s' });
+    const p = await waitPlan(dev, NS, 'soak-1', done);
+    expect(p.status?.phase).toBe('Complete');
+  });
+
+  it('auto: the controller creates and runs a plan for new candidates, not while paused', async () => {
+    await flow('auto', 'eps', { approval: 'auto', autoPromotion: { paused: true, debounce: '1s' } });
+    const autoPlans = () =>
+      ctl.controller.cache
+        .plans(NS)
+        .filter((p) => p.metadata.labels?.['promotions.kpromo.dev/auto'] === 'true' && p.spec.flow === 'auto');
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(autoPlans()).toEqual([]);
+    await flow('auto', 'eps', { approval: 'auto', autoPromotion: { debounce: '1s' } });
+    const created = await waitFor('automatic plan', async () => autoPlans()[0], 60_000);
+    expect(created.spec.candidates.map((c) => [c.application, c.from.digest])).toEqual([['eps', digests.eps]]);
+    expect(created.spec.approvals).toBeUndefined();
+    const p = await waitPlan(dev, NS, created.metadata.name, done);
+    expect(p.status?.phase).toBe('Complete');
+    expect(p.status?.gate).toMatchObject({ approved: true, required: 0 });
+    expect(p.status?.conditions?.find((c) => c.type === 'Approved')?.message).toBe(
+      'approved by policy (automatic stage)',
+    );
+    // One plan: the candidates are gone once promoted.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(autoPlans()).toHaveLength(1);
+  });
+});
