@@ -95,8 +95,9 @@ async function grant(name: string, rules: object[], subjects: TestUser[]) {
   });
 }
 
-const flow = (name: string, app: string, stable: Record<string, unknown>) =>
-  applyCr(dev, {
+/** Applies a dev -> stable flow for one app and waits until the controller's cache has this version. */
+async function flow(name: string, app: string, stable: Record<string, unknown>) {
+  const applied = (await applyCr(dev, {
     kind: 'PromotionFlow',
     metadata: { name, namespace: NS },
     spec: {
@@ -104,7 +105,13 @@ const flow = (name: string, app: string, stable: Record<string, unknown>) =>
       selector: { applications: [app] },
       rolloutTimeoutSeconds: 120,
     },
-  });
+  })) as { metadata: { generation?: number } };
+  await waitFor(`flow ${name} cached`, async () =>
+    (ctl.controller.cache.getFlow(NS, name)?.metadata.generation ?? 0) >= (applied.metadata.generation ?? 1)
+      ? true
+      : undefined,
+  );
+}
 
 beforeAll(async () => {
   await applyCrds(kubeConfigFor('dev', kubeconfig));
@@ -396,12 +403,15 @@ describe('approval policies', () => {
   it('soak time: a candidate waits until it has run Healthy in the source long enough (eligible at …)', async () => {
     await flow('soak', 'delta', { requiredSoakTime: '2h' });
     await createPlan(alice, 'soak', 'delta', 'soak-1');
-    expect((await post(`/api/v1/plans/${NS}/soak-1/approve`, alice)).status).toBe(200);
+    const soakApprove = await post(`/api/v1/plans/${NS}/soak-1/approve`, alice);
+    expect(soakApprove.status, await soakApprove.clone().text()).toBe(200);
     const soaking = await waitPlan(dev, NS, 'soak-1', (p) => ready(p)?.reason === 'Soaking');
     const app = ctl.controller.cache.getApplication(NS, 'delta');
     const since = app?.status?.versions?.find((v) => v.environment === 'dev')?.healthySince;
     expect(since).toBeDefined();
-    expect(soaking.status?.gate?.eligibleAt).toBe(new Date(Date.parse(since!) + 2 * 3_600_000).toISOString());
+    expect(soaking.status?.gate?.eligibleAt).toBe(
+      new Date(Date.parse(since!) + 2 * 3_600_000).toISOString().replace(/\.000Z$/, 'Z'),
+    );
     expect(ready(soaking)?.message).toMatch(/candidates must run Healthy in dev for 2h first: delta soaking until/);
     // Shortening the soak time re-checks the waiting plan at once.
     await flow('soak', 'delta', { requiredSoakTime: '1s' });

@@ -257,38 +257,45 @@ export async function approvePlan(
   name: string,
   opts: ApproveOptions = {},
 ): Promise<PromotionPlan> {
-  const p = await readPlan(ctx, caller, namespace, name);
-  const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
-  await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
-  if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
   const ref = `PromotionPlan ${namespace}/${name}`;
-  const approvals = p.spec.approvals ?? [];
-  if (approvals.some((a) => a.user === caller.username))
-    throw new ApiError(409, `${ref} is already approved by ${who(caller)}`);
-  if (p.status?.gate?.approved && !opts.overrideFreeze)
-    throw new ApiError(
-      409,
-      `${ref} is already approved by ${approvals.map((a) => a.user).join(', ') || 'policy (auto)'} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
-    );
-  const entry = approvalBy(caller, {
-    ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
-    ...(opts.comment ? { comment: opts.comment } : {}),
-  });
-  try {
-    // The resourceVersion test makes this a compare-and-swap: concurrent approvals cannot lose one another.
-    return await controlAs(ctx, caller).jsonPatch<PromotionPlan>(
-      resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name),
-      [
-        { op: 'test', path: '/metadata/resourceVersion', value: p.metadata.resourceVersion },
-        p.spec.approvals
-          ? { op: 'add', path: '/spec/approvals/-', value: entry }
-          : { op: 'add', path: '/spec/approvals', value: [entry] },
-      ],
-    );
-  } catch (e) {
-    if (isConflict(e) || (e instanceof KubeError && e.status === 422 && /test operation/i.test(e.message)))
-      throw new ApiError(409, `${ref} changed meanwhile (approved by someone else?); re-read it`);
-    writeError(e, `cannot approve ${ref}`);
+  // A status write by the controller between our read and write is harmless; another approval
+  // landing meanwhile makes the test below fail, and we re-read and append after it.
+  for (let attempt = 1; ; attempt++) {
+    const p = await readPlan(ctx, caller, namespace, name);
+    const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
+    await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
+    if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
+    const approvals = p.spec.approvals ?? [];
+    if (approvals.some((a) => a.user === caller.username))
+      throw new ApiError(409, `${ref} is already approved by ${who(caller)}`);
+    if (p.status?.gate?.approved && !opts.overrideFreeze)
+      throw new ApiError(
+        409,
+        `${ref} is already approved by ${approvals.map((a) => a.user).join(', ') || 'policy (automatic stage)'} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
+      );
+    const entry = approvalBy(caller, {
+      ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
+      ...(opts.comment ? { comment: opts.comment } : {}),
+    });
+    const ops = p.spec.approvals
+      ? [
+          { op: 'test', path: '/spec/approvals', value: p.spec.approvals },
+          { op: 'add', path: '/spec/approvals/-', value: entry },
+        ]
+      : // Had someone else added the first approval meanwhile, this add would replace it, which the
+        // schema's append-only rule refuses (422): we re-read then.
+        [{ op: 'add', path: '/spec/approvals', value: [entry] }];
+    try {
+      return await controlAs(ctx, caller).jsonPatch<PromotionPlan>(
+        resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name),
+        ops,
+      );
+    } catch (e) {
+      const raced = isConflict(e) || (e instanceof KubeError && e.status === 422 && /test|append/i.test(e.message));
+      if (raced && attempt < 3) continue;
+      if (raced) throw new ApiError(409, `${ref} keeps changing (concurrent approvals); re-read it and retry`);
+      writeError(e, `cannot approve ${ref}`);
+    }
   }
 }
 

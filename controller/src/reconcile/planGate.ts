@@ -5,6 +5,9 @@ import { parseDuration } from '../policy/duration.js';
 import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
 import { soakGate } from '../policy/soak.js';
 
+/** RFC 3339 in whole seconds, as every other kpromo timestamp. */
+const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 /** Why a plan that is not running yet must wait, as a condition reason and message. */
 export interface Hold {
   reason: 'AwaitingApproval' | 'Frozen' | 'Soaking';
@@ -68,11 +71,11 @@ export function planGate(
     gate.frozen = {
       window: f.window ?? 'freeze',
       ...(f.reason || f.invalid ? { reason: f.invalid ?? f.reason } : {}),
-      ...(f.until ? { until: f.until.toISOString() } : {}),
+      ...(f.until ? { until: iso(f.until) } : {}),
       ...(v.overrideFreezeBy ? { overriddenBy: v.overrideFreezeBy } : {}),
     };
     if (!v.overrideFreezeBy) {
-      const until = f.until ? ` until ${f.until.toISOString()}` : '';
+      const until = f.until ? ` until ${iso(f.until)}` : '';
       return {
         gate,
         hold: {
@@ -97,7 +100,7 @@ export function planGate(
       requiredMs: parseDuration(stage.requiredSoakTime),
       now,
     });
-    if (s.eligibleAt) gate.eligibleAt = s.eligibleAt.toISOString();
+    if (s.eligibleAt) gate.eligibleAt = iso(s.eligibleAt);
     if (s.waiting.length)
       return {
         gate,
