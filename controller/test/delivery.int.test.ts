@@ -250,8 +250,10 @@ describe('delivery methods and failure modes', () => {
   });
 
   it('serves health, readiness and metrics', async () => {
-    const get = (p: string) => fetch(`http://127.0.0.1:${ctl.port}${p}`);
-    expect((await get('/healthz')).status).toBe(200);
+    // Health and readiness are anonymous (kubelet probes); metrics and the API need a token.
+    const get = (p: string) => callApi(ctl.port, p);
+    expect((await callApi(ctl.port, '/healthz', { token: null })).status).toBe(200);
+    expect((await callApi(ctl.port, '/readyz', { token: null })).status).toBe(200);
     expect(await (await get('/readyz')).json()).toMatchObject({ ready: true, detail: { synced: true, leader: true } });
     const m = await (await get('/metrics')).text();
     expect(m).toMatch(/kpromo_reconcile_total\{kind="PromotionPlan",result="success"\} \d+/);
