@@ -28,6 +28,8 @@ export const ConfigSchema = z
         identity: z.string().min(1).optional(),
         leaseDurationSeconds: intFrom(1, 600).default(15),
         renewIntervalMs: intFrom(100, 600_000).optional(),
+        /** Stop leading (and fence all writes) after this long without a renew; < lease duration. */
+        renewDeadlineMs: intFrom(100, 600_000).optional(),
       })
       .default({ enabled: true, namespace: 'default', name: 'kpromo-controller', leaseDurationSeconds: 15 }),
     tracing: z.object({ otlpEndpoint: z.string().url().optional() }).default({}),
@@ -38,11 +40,20 @@ export const ConfigSchema = z
   .strict()
   .superRefine((c, ctx) => {
     const le = c.leaderElection;
-    if (le.renewIntervalMs !== undefined && le.renewIntervalMs >= le.leaseDurationSeconds * 1000) {
+    const leaseMs = le.leaseDurationSeconds * 1000;
+    const deadline = le.renewDeadlineMs ?? (leaseMs * 2) / 3;
+    if (le.renewDeadlineMs !== undefined && le.renewDeadlineMs >= leaseMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['leaderElection', 'renewDeadlineMs'],
+        message: `must be shorter than leaseDurationSeconds (${le.leaseDurationSeconds}s): the leader must stop before another may take over`,
+      });
+    }
+    if (le.renewIntervalMs !== undefined && le.renewIntervalMs >= deadline) {
       ctx.addIssue({
         code: 'custom',
         path: ['leaderElection', 'renewIntervalMs'],
-        message: `must be shorter than leaseDurationSeconds (${le.leaseDurationSeconds}s)`,
+        message: `must be shorter than the renew deadline (${Math.round(deadline)} ms; default two thirds of leaseDurationSeconds)`,
       });
     }
   });

@@ -31,6 +31,7 @@ export interface ControllerOptions {
     identity: string;
     leaseDurationSeconds: number;
     renewIntervalMs?: number;
+    renewDeadlineMs?: number;
   };
   copyImage: PromotionDeps['copyImage'];
   commitImageChange: PromotionDeps['commitImageChange'];
@@ -81,6 +82,8 @@ export class Controller {
       maxAttempts: o.maxAttempts,
       claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
+      // Without leader election (one replica) there is nothing to fence against.
+      fence: () => this.elector?.fence(),
     };
     this.authorizer = new Authorizer(control);
     this.api = {
@@ -103,6 +106,11 @@ export class Controller {
         },
       });
     }
+  }
+
+  /** Believes it leads but has not renewed within the renew deadline (a stuck elector). */
+  leaderStale(): boolean {
+    return !!this.elector?.isLeader && !this.elector.holds();
   }
 
   get isLeader(): boolean {

@@ -6,6 +6,7 @@ import { commitImageChange } from './delivery/gitCommit.js';
 import { ClusterClients } from './kube/clusters.js';
 import { type McpHttp, startMcpHttp } from './mcp/http.js';
 import { Notifier } from './notify/notifier.js';
+import { LivenessMonitor } from './observability/liveness.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { initTracing, shutdownTracing } from './observability/tracing.js';
 import { copyImage, resolveDigest } from './oci/copyImage.js';
@@ -52,6 +53,10 @@ export async function startController(
   });
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
   const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer);
+  const liveness = new LivenessMonitor({
+    informerErrors: () => controller.cache.health().errors,
+    leaderStale: () => controller.leaderStale(),
+  });
   let server: Server | undefined;
   let started = false;
   if (opts.serve !== false) {
@@ -60,7 +65,7 @@ export async function startController(
       auth,
       anonymousMetrics: cfg.auth.anonymousMetrics,
       log,
-      healthy: () => true,
+      healthy: () => liveness.check(),
       ready: () => {
         const h = controller.cache.health();
         return {
@@ -88,6 +93,7 @@ export async function startController(
     mcp,
     async stop() {
       await mcp?.close();
+      liveness.stop();
       await controller.stop();
       await notifier?.flush().catch(() => undefined);
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));

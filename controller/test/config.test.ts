@@ -53,13 +53,16 @@ describe('loadConfig', () => {
     expect(p.find((x) => x.startsWith('namespaces'))).toMatch(/must be a namespace name/);
   });
 
-  it('rejects unknown keys, a renew interval not shorter than the lease, bad YAML and missing files', () => {
+  it('rejects unknown keys, renew interval/deadline not shorter than the lease, bad YAML and missing files', () => {
     expect(problems(() => loadConfig({ env: {}, flags: { wrokers: 2 } }))[0]).toMatch(/wrokers/);
     expect(
       problems(() =>
         loadConfig({ env: {}, flags: { leaderElection: { leaseDurationSeconds: 2, renewIntervalMs: 5000 } } }),
       )[0],
-    ).toMatch(/leaderElection.renewIntervalMs.*shorter than leaseDurationSeconds \(2s\)/);
+    ).toMatch(/leaderElection.renewIntervalMs.*shorter than the renew deadline \(1333 ms/);
+    expect(() =>
+      loadConfig({ env: {}, flags: { leaderElection: { leaseDurationSeconds: 4, renewDeadlineMs: 4000 } } }),
+    ).toThrow(/leaderElection.renewDeadlineMs.*shorter than leaseDurationSeconds \(4s\)/);
     expect(problems(() => loadConfig({ env: {}, file: file('workers: [1\n') }))[0]).toMatch(/not valid YAML/);
     expect(problems(() => loadConfig({ env: {}, file: '/nonexistent/kpromo.yaml' }))[0]).toMatch(
       /cannot read \(ENOENT\)/,

@@ -7,6 +7,12 @@ export interface LeaderElectionOptions {
   identity: string;
   leaseDurationSeconds?: number;
   renewIntervalMs?: number;
+  /**
+   * A leader that has not renewed for this long stops leading (and fails its fence) — strictly
+   * before another replica may take the lease (lease duration after the last renew), as client-go's
+   * renewDeadline. Default: two thirds of the lease duration.
+   */
+  renewDeadlineMs?: number;
   onStartedLeading?(signal: AbortSignal): void;
   onStoppedLeading?(): void;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
@@ -36,6 +42,14 @@ export function canAcquire(lease: Lease['spec'] | undefined, identity: string, n
   return now.getTime() > new Date(renew).getTime() + (lease.leaseDurationSeconds ?? 15) * 1000;
 }
 
+/** A write was refused because this replica may no longer be leading (paused, partitioned, replaced). */
+export class FencedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FencedError';
+  }
+}
+
 /**
  * coordination.k8s.io/v1 Lease leader election (client-go semantics): create or take over an
  * expired lease with an optimistic-concurrency update, renew every renewInterval, step down when a
@@ -48,10 +62,12 @@ export class LeaderElector {
   attempts = 0;
   private stopped = false;
   private timer?: NodeJS.Timeout;
+  /** performance.now() of the last successful renew: monotonic, so a paused process sees the pause. */
   private lastRenew = 0;
   private leaderAbort?: AbortController;
   private readonly duration: number;
   private readonly renewMs: number;
+  private readonly deadlineMs: number;
 
   constructor(
     private readonly rest: KubeRest,
@@ -59,6 +75,24 @@ export class LeaderElector {
   ) {
     this.duration = opts.leaseDurationSeconds ?? 15;
     this.renewMs = opts.renewIntervalMs ?? Math.max(500, (this.duration * 1000) / 3);
+    this.deadlineMs = opts.renewDeadlineMs ?? (this.duration * 1000 * 2) / 3;
+  }
+
+  /**
+   * Fencing: true only while leading with a renew younger than the renew deadline. Checked right
+   * before every side effect, so a leader that was paused (SIGSTOP, GC, VM migration) past its
+   * deadline writes nothing when it wakes up, even before its own timers have noticed.
+   */
+  holds(): boolean {
+    return this.leading && performance.now() - this.lastRenew < this.deadlineMs;
+  }
+
+  /** Throws {@link FencedError} unless {@link holds}. */
+  fence(): void {
+    if (!this.holds())
+      throw new FencedError(
+        `${this.opts.identity} is not (or may no longer be) the leader of lease ${this.opts.namespace}/${this.opts.name}: last renew ${Math.round(performance.now() - this.lastRenew)} ms ago, deadline ${Math.round(this.deadlineMs)} ms`,
+      );
   }
 
   get isLeader(): boolean {
@@ -120,6 +154,9 @@ export class LeaderElector {
       if (this.stopped) return;
       let ok: boolean | undefined;
       this.attempts++;
+      // The renewTime we write is about now; count the deadline from before the request, so a slow
+      // renew cannot stretch our belief past what other replicas see.
+      const t0 = performance.now();
       try {
         ok = await this.tryAcquireOrRenew();
       } catch (e) {
@@ -131,16 +168,18 @@ export class LeaderElector {
       }
       if (this.stopped) return;
       if (ok) {
-        this.lastRenew = Date.now();
+        this.lastRenew = t0;
         if (!this.leading) {
           this.leading = true;
           this.leaderAbort = new AbortController();
           this.opts.log?.info({ identity: this.opts.identity }, 'became leader');
           this.opts.onStartedLeading?.(this.leaderAbort.signal);
         }
-      } else if (this.leading && (ok === false || Date.now() - this.lastRenew > this.duration * 1000)) {
-        this.stepDown(ok === false ? 'lease taken by another replica' : 'could not renew within the lease duration');
+      } else if (this.leading && (ok === false || performance.now() - this.lastRenew >= this.deadlineMs)) {
+        this.stepDown(ok === false ? 'lease taken by another replica' : 'could not renew within the renew deadline');
       }
+      // Woken up after a pause longer than the deadline: give up at once, before anything else runs.
+      if (this.leading && !this.holds()) this.stepDown('renew deadline passed (process paused?)');
       this.timer = setTimeout(tick, this.leading ? this.renewMs : Math.max(250, this.renewMs));
     };
     void tick();

@@ -19,6 +19,7 @@ import type { CacheView } from '../kube/cacheView.js';
 import type { EventRecorder } from '../kube/events.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
+import { FencedError } from '../leader/leaderElection.js';
 import type { ReleaseEvent } from '../notify/notifier.js';
 import type { CopyImageRequest, CopyImageResult, RegistryEndpoint } from '../oci/copyImage.js';
 import { checkRollout } from '../rollout/watchRollout.js';
@@ -34,7 +35,7 @@ import {
   validatePlan,
 } from './planDecisions.js';
 import { planGate } from './planGate.js';
-import { ObjectGoneError, StatusWriter } from './statusWriter.js';
+import { ObjectGoneError, StatusConflictError, StatusWriter } from './statusWriter.js';
 import { renderTag } from './tagTemplate.js';
 
 /** Registry endpoint as the OCI module takes it. */
@@ -58,6 +59,11 @@ export interface PromotionDeps {
   now?(): Date;
   /** Attempts for transient failures (registry down, git push) before an app is marked Failed. */
   maxAttempts?: number;
+  /**
+   * Leader fencing: throws unless this replica still holds the lease within its renew deadline.
+   * Called right before every side effect (status write, image copy, delivery write).
+   */
+  fence?: () => void;
   /**
    * App+environment claims of this process (claimKey -> plan name), shared by all reconciles so two
    * plans never start the same app in the same environment; the plan statuses remain the truth.
@@ -188,7 +194,7 @@ export async function reconcilePlan(
   );
   if (!plan || plan.metadata.deletionTimestamp) return {};
   const gen = plan.metadata.generation;
-  const writer = new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, plan);
+  const writer = new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, plan, { fence: deps.fence });
   const status: PromotionPlanStatus = structuredClone(plan.status ?? {});
   const cond = (type: string, st: Condition['status'], reason: string, message: string) => {
     status.conditions = setCondition(status.conditions, { type, status: st, reason, message }, gen, now());
@@ -374,7 +380,15 @@ export async function reconcilePlan(
             });
             if (rq !== undefined) requeues.push(rq);
           } catch (e) {
-            if (e instanceof ObjectGoneError || signal?.aborted) throw e;
+            // Not the app's fault: lost leadership or a stale journal. Nothing is recorded; the
+            // reconcile is abandoned (and retried from the fresh status by whoever leads).
+            if (
+              e instanceof ObjectGoneError ||
+              e instanceof FencedError ||
+              e instanceof StatusConflictError ||
+              signal?.aborted
+            )
+              throw e;
             const c = classify(e);
             ap.attempts = (ap.attempts ?? 0) + 1;
             if (c.permanent || ap.attempts >= maxAttempts) {
@@ -458,7 +472,7 @@ async function markOriginalRolledBack(deps: PromotionDeps, r: ResolvedPlan, apps
   st.apps = (st.apps ?? []).map((a) => (restored.has(a.application) ? { ...a, phase: 'RolledBack' as const } : a));
   // The original plan as a whole is RolledBack only when every app it changed was restored.
   if (st.apps.every((a) => !a.written || a.phase === 'RolledBack')) st.phase = 'RolledBack';
-  await new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, fresh).write(st);
+  await new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, fresh, { fence: deps.fence }).write(st);
 }
 
 interface StepCtx {
@@ -525,6 +539,7 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
   if (ap.phase === 'Copying' && !ap.copied) {
     const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
     const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
+    deps.fence?.();
     const res = await c.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
       deps.copyImage({
         source: {
@@ -550,6 +565,7 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
     const ref = `${image}:${ap.targetTag}@${ap.digest}`;
     const method = r.toEnv.spec.delivery.method;
     await c.span('promote.write', { 'kpromo.app': ap.application, 'kpromo.delivery': method }, async () => {
+      deps.fence?.();
       if (method === 'patch') {
         const rest = await deps.clientFor(r.toEnv);
         await patchWorkloadImage(rest, r.toEnv, app, ref, planRef);
@@ -571,6 +587,7 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
             );
           auth = { username, password };
         }
+        deps.fence?.();
         const res = await deps.commitImageChange({
           repository: g.repository,
           branch: g.branch ?? 'main',

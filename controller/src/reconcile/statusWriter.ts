@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 
@@ -9,10 +10,21 @@ interface Obj<S> {
 
 export class ObjectGoneError extends Error {}
 
+/** Someone else changed the status since we read it: our in-memory copy is stale; re-read and redo. */
+export class StatusConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StatusConflictError';
+  }
+}
+
 /**
- * Serialised status writes for one object through the status subresource. The controller owns
- * status, so on 409 it re-reads the object (fresh resourceVersion; same uid or it was recreated)
- * and puts its status again.
+ * Serialised status writes for one object through the status subresource. On 409 it re-reads the
+ * object: when only the spec or metadata moved (an approval was appended), it puts its status on
+ * the fresh object; when the status itself changed under it (another writer, e.g. a leader that
+ * took over), it throws {@link StatusConflictError} instead of overwriting: the reconcile is retried
+ * from the fresh journal (derived statuses may opt to overwrite). `fence` runs before every
+ * attempt, so a replica that lost leadership writes nothing.
  */
 export class StatusWriter<S, T extends Obj<S>> {
   private chain: Promise<unknown> = Promise.resolve();
@@ -20,6 +32,15 @@ export class StatusWriter<S, T extends Obj<S>> {
   constructor(
     private readonly rest: KubeRest,
     public obj: T,
+    private readonly o: {
+      /** Throws when this replica may no longer write (leader fencing). */
+      fence?: () => void;
+      /**
+       * Derived statuses (Application, Environment, Flow) are a pure function of the cache, so the
+       * latest computation may overwrite; a plan's status is a journal that must not be.
+       */
+      overwriteOthers?: boolean;
+    } = {},
   ) {}
 
   private path(): string {
@@ -31,6 +52,7 @@ export class StatusWriter<S, T extends Obj<S>> {
   write(status: S): Promise<T> {
     const run = async (): Promise<T> => {
       for (let attempt = 0; ; attempt++) {
+        this.o.fence?.();
         try {
           const updated = await this.rest.put<T>(this.path(), { ...this.obj, status });
           this.obj = updated;
@@ -47,6 +69,10 @@ export class StatusWriter<S, T extends Obj<S>> {
               `${this.obj.kind} ${this.obj.metadata.namespace}/${this.obj.metadata.name} was deleted or recreated`,
             );
           }
+          if (!this.o.overwriteOthers && !isDeepStrictEqual(fresh.status ?? {}, this.obj.status ?? {}))
+            throw new StatusConflictError(
+              `${this.obj.kind} ${this.obj.metadata.namespace}/${this.obj.metadata.name}: status changed by another writer; re-reading`,
+            );
           this.obj = fresh;
         }
       }
@@ -61,8 +87,13 @@ export class StatusWriter<S, T extends Obj<S>> {
  * Level-triggered status write for objects whose status is derived from the cache: writes `next`
  * only when it differs from the status the object has, so repeated reconciles do not churn it.
  */
-export async function writeStatusIfChanged<S, T extends Obj<S>>(rest: KubeRest, obj: T, next: S): Promise<boolean> {
+export async function writeStatusIfChanged<S, T extends Obj<S>>(
+  rest: KubeRest,
+  obj: T,
+  next: S,
+  fence?: () => void,
+): Promise<boolean> {
   if (JSON.stringify(next ?? {}) === JSON.stringify(obj.status ?? {})) return false;
-  await new StatusWriter<S, T>(rest, obj).write(next);
+  await new StatusWriter<S, T>(rest, obj, { fence, overwriteOthers: true }).write(next);
   return true;
 }

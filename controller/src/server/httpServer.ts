@@ -22,7 +22,8 @@ export interface ServerDeps {
   /** Serve /metrics without a token (auth.anonymousMetrics); otherwise RBAC `get` on the /metrics URL. */
   anonymousMetrics?: boolean;
   log?: Logger;
-  healthy(): boolean;
+  /** Liveness (event loop, informers, lease renewals), for the kubelet's liveness probe. */
+  healthy(): { ok: boolean; problems?: string[]; [k: string]: unknown };
   ready(): { ready: boolean; detail: Record<string, unknown> };
 }
 
@@ -42,7 +43,8 @@ export function createApp(d: ServerDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.get('/healthz', (_req, res) => {
-    res.status(d.healthy() ? 200 : 500).json({ ok: d.healthy() });
+    const h = d.healthy();
+    res.status(h.ok ? 200 : 503).json(h);
   });
   app.get('/readyz', (_req, res) => {
     const r = d.ready();
