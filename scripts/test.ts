@@ -12,6 +12,8 @@ for (const [name, [cmd, ...args]] of steps) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', shell: false, env: process.env });
   if (r.status !== 0) {
     console.error(`\n${name} failed (exit ${r.status ?? r.signal}).`);
+    // The test runner prints its own closing line; a failed static check gets one too.
+    if (name !== 'tests') console.log('\n0 passed, 1 failed');
     process.exit(r.status ?? 1);
   }
 }
