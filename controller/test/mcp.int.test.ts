@@ -644,13 +644,32 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     await waitPlan(dev, NS, 'mcp-imp', (x) => ['Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''));
   });
 
-  it('caps the number of sessions (503 when full)', async () => {
-    const small = await mcpServer({ maxSessions: 1 });
-    expect((await rawPost(small.url, { authorization: `Bearer ${ADMIN_TOKEN}` }, INIT)).status).toBe(200);
-    const full = await rawPost(small.url, { authorization: `Bearer ${ADMIN_TOKEN}` }, INIT);
-    expect(full.status).toBe(503);
-    expect(full.body).toMatch(/too many MCP sessions/);
-    expect(small.sessions()).toBe(1);
+  it('caps sessions per caller and in total, evicting fairly: one caller cannot lock others out', async () => {
+    const small = await mcpServer({ maxSessions: 3, maxSessionsPerCaller: 2 });
+    const open = async (token: string) => {
+      const r = await rawPost(small.url, { authorization: `Bearer ${token}` }, INIT);
+      expect(r.status).toBe(200);
+      return String(r.headers['mcp-session-id']);
+    };
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const use = (token: string, sid: string) =>
+      rawPost(
+        small.url,
+        { authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+        list,
+      );
+    // The admin opens many sessions: only its two most recent survive.
+    const a1 = await open(ADMIN_TOKEN);
+    await open(ADMIN_TOKEN);
+    await open(ADMIN_TOKEN);
+    expect(small.sessions()).toBe(2);
+    expect((await use(ADMIN_TOKEN, a1)).status).toBe(404);
+    // Another caller still gets in; when full, the heaviest caller loses its oldest session.
+    const n1 = await open(NOBODY_TOKEN);
+    expect(small.sessions()).toBe(3);
+    await open(NOBODY_TOKEN);
+    expect(small.sessions()).toBe(3);
+    expect((await use(NOBODY_TOKEN, n1)).status).not.toBe(404);
   });
 
   it('a session is bound to the user that opened it', async () => {

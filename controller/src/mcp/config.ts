@@ -16,6 +16,8 @@ export const McpConfigSchema = z
     /** Write mode: promote/rollback and plan creation. Read-only unless explicitly enabled. */
     write: bool.default(false),
     maxSessions: z.coerce.number().int().min(1).max(10_000).default(100),
+    /** Sessions one caller (user, proxy) may hold; opening another closes its least recently used. */
+    maxSessionsPerCaller: z.coerce.number().int().min(1).max(10_000).default(10),
     sessionIdleSeconds: z.coerce.number().int().min(10).max(86_400).default(1800),
   })
   .strict();

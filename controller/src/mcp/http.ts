@@ -11,6 +11,7 @@ import type { Caller } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
 import type { McpConfig } from './config.js';
 import { createMcpServer } from './server.js';
+import { sessionToEvict } from './sessionBudget.js';
 
 export interface McpHttpDeps {
   log: Logger;
@@ -128,8 +129,20 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
       }
       if (!isInitializeRequest(req.body))
         return rpcError(res, 400, 'Bad Request: no mcp-session-id header and not an initialize request');
-      if (sessions.size >= cfg.maxSessions) return rpcError(res, 503, 'too many MCP sessions, retry later');
       const caller = req.caller!;
+      // Fair eviction instead of refusing: see sessionToEvict.
+      const evict = sessionToEvict(
+        [...sessions].map(([id, s]) => ({ id, identity: s.identity, lastSeen: s.lastSeen })),
+        identityOf(caller),
+        cfg,
+      );
+      if (evict) {
+        const old = sessions.get(evict)!;
+        sessions.delete(evict);
+        void old.transport.close().catch(() => undefined);
+        void old.mcp.close().catch(() => undefined);
+        log.info({ session: evict, identity: old.identity }, 'mcp session evicted (session budget)');
+      }
       const mcp = createMcpServer(ctx, { write: cfg.write, authorizer, log });
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
