@@ -26,6 +26,11 @@ describe('closing "N passed, N failed" line', () => {
     expect(r.status).not.toBe(0);
     expect(r.line).toMatch(/^1 passed, [1-9]\d* failed$/);
   });
+  it('counts each test once when some tests of a module fail (real vitest run)', () => {
+    const r = run('oneFails.fixture.ts');
+    expect(r.status).not.toBe(0);
+    expect(r.line).toBe('1 passed, 1 failed');
+  });
   it('reads 0 failed only for a passing run (real vitest run)', () => {
     const r = run('passes.fixture.ts');
     expect(r.status).toBe(0);

@@ -38,7 +38,10 @@ export default class CountReporter implements Reporter {
   ): void {
     const { passed, failed, skipped } = countResults(
       modules.map((m) => ({
-        failed: m.state() === 'failed',
+        // The module itself failed (import, beforeAll/afterAll), not just some of its tests.
+        failed:
+          m.errors().length > 0 ||
+          (m.state() === 'failed' && ![...m.children.allTests()].some((t) => t.result().state === 'failed')),
         tests: [...m.children.allTests()].map((t) => t.result().state),
       })),
       unhandledErrors.length,

@@ -8,3 +8,4 @@ export * from './registry/pushImage.js';
 export * from './registry/registry.js';
 export * from './registry/tokenAuth.js';
 export * from './sampleRelease.js';
+export * from './faults/controllerProcess.js';

@@ -355,3 +355,32 @@ export async function cleanClusters(opts: StartOptions = {}): Promise<void> {
   await stopClusters(opts);
   rmSync(opts.stateDir ?? stateDir(), { recursive: true, force: true });
 }
+
+/**
+ * Fault injection: stops one harness process (SIGTERM, or SIGKILL with `kill`) and starts it again,
+ * waiting until every apiserver is ready. `component` is `etcd` or `<cluster>/kube-apiserver` etc.
+ */
+export async function restartComponent(
+  component: string,
+  opts: StartOptions & { kill?: boolean; downMs?: number } = {},
+): Promise<{ downMs: number }> {
+  const bin = ensureBinaries();
+  const l = layout(opts, bin);
+  const all = [l.etcd, ...l.clusters.flatMap((c) => c.procs)];
+  const p = all.find((x) => x.name === component);
+  if (!p) throw new Error(`unknown component ${component}; one of ${all.map((x) => x.name).join(', ')}`);
+  const t0 = Date.now();
+  await stopProcess(p, opts.kill ? 0 : 10_000);
+  if (opts.downMs) await sleep(opts.downMs);
+  ensureProcess(p);
+  if (p === l.etcd)
+    await waitUntil('etcd', async () => (await fetch(`http://127.0.0.1:${l.etcd.port}/health`)).ok, 60_000, p.logFile);
+  for (const c of l.clusters)
+    await waitUntil(
+      `${c.info.name} kube-apiserver /readyz`,
+      async () => (await httpsGet(`${c.info.server}/readyz`, l.pki)).status === 200,
+      120_000,
+      c.procs[0].logFile,
+    );
+  return { downMs: Date.now() - t0 };
+}

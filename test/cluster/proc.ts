@@ -52,7 +52,7 @@ export async function stopProcess(p: Pick<ManagedProcess, 'pidFile' | 'bin'>, gr
     rmSync(p.pidFile, { force: true });
     return false;
   }
-  process.kill(pid, 'SIGTERM');
+  process.kill(pid, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && isRunning(p)) await sleep(100);
   if (isRunning(p)) process.kill(pid, 'SIGKILL');

@@ -1,0 +1,71 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { REPO_ROOT } from '../cluster/paths.js';
+
+export interface ControllerProcess {
+  identity: string;
+  child: ChildProcess;
+  logFile: string;
+  /** SIGKILL (crash) or SIGTERM (graceful) and wait for the exit. */
+  stop(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+}
+
+/**
+ * The controller as a real separate process (`kpromo-controller run --config …`), so faults hit it
+ * the way they hit a pod: SIGKILL, SIGSTOP/SIGCONT. `config` is merged over a config for the dev
+ * (control) context with leader election on a short lease.
+ */
+export function startControllerProcess(o: {
+  identity: string;
+  kubeconfig: string;
+  namespace: string;
+  lease: string;
+  config?: Record<string, unknown>;
+}): ControllerProcess {
+  const dir = mkdtempSync(join(tmpdir(), `kpromo-${o.identity}-`));
+  const cfg = join(dir, 'config.yaml');
+  writeFileSync(
+    cfg,
+    stringify({
+      kubeconfig: o.kubeconfig,
+      context: 'dev',
+      namespaces: [o.namespace],
+      defaultNamespace: o.namespace,
+      logLevel: 'info',
+      server: { host: '127.0.0.1', port: 0 },
+      leaderElection: {
+        enabled: true,
+        namespace: o.namespace,
+        name: o.lease,
+        identity: o.identity,
+        leaseDurationSeconds: 4,
+        renewIntervalMs: 1000,
+      },
+      ...o.config,
+    }),
+  );
+  const logFile = join(dir, 'controller.log');
+  const fd = openSync(logFile, 'a');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'controller/src/main.ts'), 'run', '--config', cfg],
+    { cwd: REPO_ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, KUBECONFIG: o.kubeconfig } },
+  );
+  closeSync(fd);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    identity: o.identity,
+    child,
+    logFile,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGCONT');
+        child.kill(signal);
+      }
+      await exited;
+    },
+  };
+}
