@@ -47,12 +47,20 @@ export interface ControllerOptions {
  * only the Lease holder processes the queue. Losing the lease aborts in-flight steps; the status
  * journal lets the next leader resume.
  */
+const STATUS_DEBOUNCE_MS = 1_000;
+
 /** Plans that may still change: approvals, freezes and soak time are re-checked on related events. */
 const isOpen = (p: PromotionPlan) => !(p.status?.phase && TERMINAL_PLAN_PHASES.has(p.status.phase));
 
 export class Controller {
   readonly cache: LiveCache;
-  readonly queue = new WorkQueue<string>({ baseDelayMs: 500, maxDelayMs: 60_000 });
+  /**
+   * Two lanes, as controller-runtime users run separate controllers: plans (side effects, latency
+   * matters) never wait behind thousands of derived-status items after a restart. Statuses are
+   * cheap no-ops when nothing changed, so their lane needs no global throttle.
+   */
+  readonly queue = new WorkQueue<string>({ baseDelayMs: 500, maxDelayMs: 60_000, qps: 50, burst: 100 });
+  readonly statusQueue = new WorkQueue<string>({ baseDelayMs: 500, maxDelayMs: 60_000, qps: Infinity });
   readonly elector?: LeaderElector;
   private leaderSignal?: AbortSignal;
   private workers?: Promise<unknown>;
@@ -137,18 +145,26 @@ export class Controller {
   }
 
   private enqueueApp(ns: string | undefined, name: string) {
-    if (this.isLeader) this.queue.add(`Application:${ns}/${name}`);
+    if (this.isLeader) this.statusQueue.add(`Application:${ns}/${name}`);
   }
 
   /** Flow and Environment statuses (candidates, reachability) are derived from the cache. */
   private enqueueStatuses(ns: string | undefined, what: { flows?: boolean; envs?: boolean | string } = {}) {
     if (!this.isLeader) return;
     if (what.flows !== false)
-      for (const f of this.cache.flows(ns)) this.queue.add(`PromotionFlow:${f.metadata.namespace}/${f.metadata.name}`);
+      for (const f of this.cache.flows(ns)) this.debounced(`PromotionFlow:${f.metadata.namespace}/${f.metadata.name}`);
     if (what.envs !== false)
       for (const e of this.cache.environments(ns))
         if (typeof what.envs !== 'string' || targetKey(e) === what.envs)
-          this.queue.add(`Environment:${e.metadata.namespace}/${e.metadata.name}`);
+          this.debounced(`Environment:${e.metadata.namespace}/${e.metadata.name}`);
+  }
+
+  /**
+   * Environment and Flow statuses summarise many objects, so a burst of events (a 100-app plan)
+   * collapses into one reconcile per second instead of one per event.
+   */
+  private debounced(key: string) {
+    this.statusQueue.addAfter(key, STATUS_DEBOUNCE_MS);
   }
 
   enqueueAllPlans(): void {
@@ -207,9 +223,10 @@ export class Controller {
         // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
         if (e.type !== 'delete' && this.isLeader)
-          this.queue.add(`PromotionFlow:${e.obj.metadata.namespace}/${e.obj.metadata.name}`);
+          this.statusQueue.add(`PromotionFlow:${e.obj.metadata.namespace}/${e.obj.metadata.name}`);
       }
       metrics.queueDepth.set({ queue: 'plans' }, this.queue.length);
+      metrics.queueDepth.set({ queue: 'statuses' }, this.statusQueue.length);
     });
     await this.cache.start(signal);
     // Workload informers for every Environment, so rollout checks and versions read a warm cache.
@@ -233,46 +250,48 @@ export class Controller {
       this.standalone = true;
       this.enqueueAllPlans();
     }
-    this.workers = runWorkers(
-      this.queue,
-      this.o.workers,
-      async (key) => {
-        if (!this.isLeader) return undefined;
-        const [kind, ref] = key.split(':');
-        const [ns, name] = ref.split('/');
-        const end = metrics.reconcileDuration.startTimer({ kind });
-        try {
-          let r: { requeueAfterMs?: number } = {};
-          const control = this.o.clients.control;
-          if (kind === 'Application') await reconcileApplication(this.cache, control, ns, name);
-          else if (kind === 'PromotionFlow') {
-            await reconcileFlow(this.cache, control, ns, name);
-            const a = await autoPromote(this.cache, control, this.autoSeen, ns, name);
-            for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
-            if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
-          } else if (kind === 'Environment') await reconcileEnvironment(this.cache, control, ns, name);
-          else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
-          metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
-          return r;
-        } catch (e) {
-          metrics.reconcileTotal.inc({ kind, result: 'error' });
-          throw e;
-        } finally {
-          end();
-        }
-      },
-      (key, err, retry) =>
-        this.o.log.warn(
-          { plan: key, err: String(err instanceof Error ? err.message : err), retryInMs: retry },
-          'reconcile failed',
-        ),
-    );
+    const handle = async (key: string) => {
+      if (!this.isLeader) return undefined;
+      const [kind, ref] = key.split(':');
+      const [ns, name] = ref.split('/');
+      const end = metrics.reconcileDuration.startTimer({ kind });
+      try {
+        let r: { requeueAfterMs?: number } = {};
+        const control = this.o.clients.control;
+        if (kind === 'Application') await reconcileApplication(this.cache, control, ns, name);
+        else if (kind === 'PromotionFlow') {
+          await reconcileFlow(this.cache, control, ns, name);
+          const a = await autoPromote(this.cache, control, this.autoSeen, ns, name);
+          for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
+          if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
+        } else if (kind === 'Environment') await reconcileEnvironment(this.cache, control, ns, name);
+        else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
+        metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
+        return r;
+      } catch (e) {
+        metrics.reconcileTotal.inc({ kind, result: 'error' });
+        throw e;
+      } finally {
+        end();
+      }
+    };
+    const onError = (key: string, err: unknown, retry: number) =>
+      this.o.log.warn(
+        { key, err: String(err instanceof Error ? err.message : err), retryInMs: retry },
+        'reconcile failed',
+      );
+    this.workers = Promise.all([
+      runWorkers(this.queue, this.o.workers, handle, onError),
+      runWorkers(this.statusQueue, Math.max(1, Math.ceil(this.o.workers / 2)), handle, onError),
+    ]);
   }
 
   /** Graceful: stop taking work, let in-flight reconciles finish (bounded), release the lease. */
   async stop(): Promise<void> {
     this.queue.shutdown();
-    const drained = await this.queue.drain(this.o.shutdownGraceMs ?? 20_000);
+    this.statusQueue.shutdown();
+    const grace = this.o.shutdownGraceMs ?? 20_000;
+    const [drained] = await Promise.all([this.queue.drain(grace), this.statusQueue.drain(grace)]);
     if (!drained)
       this.o.log.warn({}, 'in-flight reconciles did not finish in time; the next leader resumes them from status');
     await this.elector?.stop();

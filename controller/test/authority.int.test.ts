@@ -41,6 +41,7 @@ const bob = user('bob', ['release-managers']); // approve, rollback, override-fr
 const carol = user('carol', ['release-managers']);
 const dave = user('dave', ['release-managers']);
 const mallory = user('mallory', ['developers']); // reads, creates plans, holds no kpromo verb
+const erin = user('erin', ['qa', `approvers-${RUN}`]); // may approve only through her second group
 const planPath = (name: string) => `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/${name}`;
 
 let ctl: Running;
@@ -140,7 +141,7 @@ beforeAll(async () => {
         workloads: [{ kind: 'Deployment', name: app }],
       },
     });
-  const everyone = [alice, bob, carol, dave, mallory];
+  const everyone = [alice, bob, carol, dave, mallory, erin];
   await grant(
     'readers',
     [
@@ -177,7 +178,7 @@ beforeAll(async () => {
     [bob, carol, dave],
   );
   ctl = await startController(
-    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [alice, bob, carol, dave, mallory]),
+    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [alice, bob, carol, dave, mallory, erin]),
     { log: createLogger({ level: 'warn' }) },
   );
   await waitFor(
@@ -272,6 +273,35 @@ describe('every door authenticates and authorises as the caller', () => {
     const intoDev = await post(`/api/v1/plans/${NS}/into-dev/approve`, alice);
     expect(intoDev.status).toBe(403);
     expect(await errorOf(intoDev)).toMatch(`may not approve plans into environment dev`);
+  });
+});
+
+describe('groups', () => {
+  it("RBAC granted to the second of a caller's groups applies (one Impersonate-Group line per group)", async () => {
+    await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'approvers-group', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'release-managers' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `approvers-${RUN}` }],
+    });
+    await applyCr(dev, {
+      kind: 'PromotionPlan',
+      metadata: { name: 'by-group', namespace: NS },
+      spec: { flow: 'plain', from: 'dev', to: 'stable', candidates: [] },
+    } as never);
+    const r = await waitFor(
+      'group binding effective',
+      async () => {
+        const x = await post(`/api/v1/plans/${NS}/by-group/approve`, erin);
+        return x.status === 200 ? x : undefined;
+      },
+      20_000,
+    );
+    // Written to the apiserver as erin with both groups; admission checked them against hers.
+    expect(((await r.json()) as PromotionPlan).spec.approvals).toEqual([
+      { user: erin.username, groups: ['qa', `approvers-${RUN}`] },
+    ]);
   });
 });
 
@@ -401,6 +431,13 @@ describe('approval policies', () => {
   });
 
   it('soak time: a candidate waits until it has run Healthy in the source long enough (eligible at …)', async () => {
+    // The controller has recorded since when delta runs Healthy in dev.
+    await waitFor(
+      'delta healthySince',
+      async () =>
+        ctl.controller.cache.getApplication(NS, 'delta')?.status?.versions?.find((v) => v.environment === 'dev')
+          ?.healthySince,
+    );
     await flow('soak', 'delta', { requiredSoakTime: '2h' });
     await createPlan(alice, 'soak', 'delta', 'soak-1');
     const soakApprove = await post(`/api/v1/plans/${NS}/soak-1/approve`, alice);

@@ -84,3 +84,17 @@ describe('WorkQueue', () => {
     expect(await q.get()).toBeUndefined();
   });
 });
+
+describe('unthrottled lane', () => {
+  it('hands out keys without a token bucket when qps is Infinity', async () => {
+    const q = new WorkQueue<string>({ qps: Number.POSITIVE_INFINITY });
+    for (let i = 0; i < 500; i++) q.add(`k${i}`);
+    const got: string[] = [];
+    for (let i = 0; i < 500; i++) {
+      const k = await q.get();
+      got.push(k!);
+      q.done(k!);
+    }
+    expect(new Set(got).size).toBe(500);
+  });
+});

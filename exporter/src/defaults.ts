@@ -67,6 +67,10 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         namespace: str('Namespace'),
         phase: str('Phase'),
         approved: { title: 'Approved', type: 'boolean' },
+        approvers: { title: 'Approvers', type: 'array' },
+        waitingFor: str('Waiting for'),
+        frozenUntil: str('Frozen until'),
+        eligibleAt: str('Eligible at'),
         action: str('Action'),
       },
     },
@@ -166,7 +170,13 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
             properties: {
               ...common,
               phase: '.status.phase // "Pending"',
-              approved: '.spec.approved // false',
+              // The approval policy is met (the controller's gate), not merely that someone approved.
+              approved: '.status.gate.approved // false',
+              approvers: '[(.spec.approvals // [])[].user]',
+              waitingFor: '.status.gate.waitingFor',
+              // Only while the freeze holds the plan (not once an approver overrode it).
+              frozenUntil: 'if .status.gate.frozen.overriddenBy then null else .status.gate.frozen.until end',
+              eligibleAt: '.status.gate.eligibleAt',
               action: '.spec.action // "promote"',
             },
             relations: {

@@ -108,6 +108,72 @@ describe('mapping', () => {
     });
   });
 
+  it("maps a plan's gate: approved by policy, approvers, who it waits for, freeze and soak", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
+    const spec = { flow: 'f', from: 'dev', to: 'prod', candidates: [{ application: 'a' }] };
+    const plans = [
+      // Approved by one of two required approvers: not approved yet.
+      {
+        metadata: { name: 'waiting', namespace: 'shop' },
+        spec: { ...spec, approvals: [{ user: 'user:default/alice', groups: ['group:default/ops'] }] },
+        status: {
+          phase: 'Pending',
+          gate: { approved: false, required: 2, waitingFor: '1 more approval from groups group:default/ops' },
+        },
+      },
+      {
+        metadata: { name: 'frozen', namespace: 'shop' },
+        spec: { ...spec, approvals: [{ user: 'user:default/alice' }, { user: 'port:bob@example.com' }] },
+        status: {
+          phase: 'Pending',
+          gate: {
+            approved: true,
+            required: 1,
+            frozen: { window: 'friday', until: '2026-12-07T08:00:00Z' },
+            eligibleAt: '2026-12-05T10:00:00Z',
+          },
+        },
+      },
+      {
+        metadata: { name: 'overridden', namespace: 'shop' },
+        spec: { ...spec, approvals: [{ user: 'user:default/carol', overrideFreeze: true }] },
+        status: {
+          phase: 'Promoting',
+          gate: {
+            approved: true,
+            required: 1,
+            frozen: { window: 'friday', until: '2026-12-07T08:00:00Z', overriddenBy: 'user:default/carol' },
+          },
+        },
+      },
+      // Not reconciled yet: no gate, no approvals.
+      { metadata: { name: 'new', namespace: 'shop' }, spec },
+    ];
+    const out = await mapObjects(compileResource(res)('dev'), plans, 'k');
+    const props = out.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(props[0]).toMatchObject({
+      approved: false,
+      approvers: ['user:default/alice'],
+      waitingFor: '1 more approval from groups group:default/ops',
+    });
+    expect(props[0]).not.toHaveProperty('frozenUntil');
+    expect(props[1]).toMatchObject({
+      approved: true,
+      approvers: ['user:default/alice', 'port:bob@example.com'],
+      frozenUntil: '2026-12-07T08:00:00Z',
+      eligibleAt: '2026-12-05T10:00:00Z',
+    });
+    expect(props[1]).not.toHaveProperty('waitingFor');
+    expect(props[2]).toMatchObject({ approved: true, approvers: ['user:default/carol'] });
+    expect(props[2]).not.toHaveProperty('frozenUntil');
+    expect(props[3]).toMatchObject({ approved: false, approvers: [], phase: 'Pending' });
+    // The blueprint declares every mapped property.
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
+    for (const k of ['approved', 'approvers', 'waitingFor', 'frozenUntil', 'eligibleAt'])
+      expect(bp.schema.properties[k], k).toBeDefined();
+  });
+
   it('applies the selector, itemsToParse, and isolates a failing object', async () => {
     const program = compileResource({
       kind: 'x/v1/y',

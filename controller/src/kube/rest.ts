@@ -1,5 +1,7 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
-import { fetch, Headers } from 'undici';
+import { fetch } from 'undici';
 
 /** An apiserver error with enough context to act on: which call, which cluster, what status. */
 export class KubeError extends Error {
@@ -53,25 +55,11 @@ export class KubeRest {
     if (!cluster) throw new Error(`kubeconfig for "${this.clusterName}" has no current cluster`);
     const url = new URL(cluster.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const ctx = new k8s.RequestContext(url.toString(), method as k8s.HttpMethod);
-    await this.kc.applySecurityAuthentication(ctx);
-    const headers = new Headers({ ...ctx.getHeaders(), accept: 'application/json' });
-    if (opts.body !== undefined) headers.set('content-type', opts.contentType ?? 'application/json');
-    if (this.impersonating) {
-      headers.set('Impersonate-User', this.impersonating.username);
-      // The apiserver adds system:authenticated itself; impersonating it explicitly needs no extra grant.
-      for (const g of this.impersonating.groups) headers.append('Impersonate-Group', g);
-    }
-    const res = await fetch(url, {
-      method,
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      dispatcher: ctx.getDispatcher(),
-      signal: opts.signal ?? AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    if (!res.ok) {
-      let reason = res.statusText;
+    const { status, statusText, text } = this.impersonating
+      ? await this.sendImpersonating(method, url, opts)
+      : await this.send(method, url, opts);
+    if (status < 200 || status >= 300) {
+      let reason = statusText;
       let message = text.slice(0, 2000);
       try {
         const st = JSON.parse(text) as { reason?: string; message?: string };
@@ -80,9 +68,61 @@ export class KubeRest {
       } catch {
         // not a Status object
       }
-      throw new KubeError(res.status, reason, method, path, this.clusterName, message);
+      throw new KubeError(status, reason, method, path, this.clusterName, message);
     }
     return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  private async send(method: string, url: URL, opts: RequestOptions) {
+    const ctx = new k8s.RequestContext(url.toString(), method as k8s.HttpMethod);
+    await this.kc.applySecurityAuthentication(ctx);
+    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
+    if (opts.body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+    const res = await fetch(url, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      dispatcher: ctx.getDispatcher(),
+      signal: opts.signal ?? AbortSignal.timeout(30_000),
+    });
+    return { status: res.status, statusText: res.statusText, text: await res.text() };
+  }
+
+  /**
+   * Requests as another user go through node:https: the apiserver reads one group per
+   * Impersonate-Group header line, and fetch folds repeated headers into one comma-joined line
+   * (which it would read as a single, made-up group).
+   */
+  private async sendImpersonating(method: string, url: URL, opts: RequestOptions) {
+    const imp = this.impersonating!;
+    const o: https.RequestOptions = { method, headers: {} };
+    await this.kc.applyToHTTPSOptions(o);
+    const headers: OutgoingHttpHeaders = {
+      ...(o.headers as OutgoingHttpHeaders),
+      accept: 'application/json',
+      'Impersonate-User': imp.username,
+      // The apiserver adds system:authenticated to every authenticated user itself.
+      ...(imp.groups.length ? { 'Impersonate-Group': imp.groups.filter((g) => g !== 'system:authenticated') } : {}),
+    };
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    if (body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+    const signal = opts.signal ?? AbortSignal.timeout(30_000);
+    return new Promise<{ status: number; statusText: string; text: string }>((resolve, reject) => {
+      const req = https.request(url, { ...o, headers, signal }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            statusText: res.statusMessage ?? '',
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
   }
 
   get<T>(path: string, signal?: AbortSignal): Promise<T> {

@@ -9,7 +9,7 @@
 export interface WorkQueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** Sustained keys per second across the queue. */
+  /** Sustained keys per second across the queue; Infinity for no global throttle. */
   qps?: number;
   burst?: number;
 }
@@ -90,6 +90,7 @@ export class WorkQueue<K extends string = string> {
   }
 
   private async takeToken(): Promise<void> {
+    if (this.opts.qps === Number.POSITIVE_INFINITY) return; // unthrottled lane
     for (;;) {
       const now = Date.now();
       this.tokens = Math.min(this.opts.burst, this.tokens + ((now - this.lastRefill) / 1000) * this.opts.qps);

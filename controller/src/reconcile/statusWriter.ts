@@ -84,6 +84,15 @@ export class StatusWriter<S, T extends Obj<S>> {
 }
 
 /**
+ * Semantic equality of two statuses: key order (the apiserver's differs from ours) and undefined
+ * fields (absent on the wire) do not count as a change.
+ */
+export function sameStatus(a: unknown, b: unknown): boolean {
+  const norm = (x: unknown) => JSON.parse(JSON.stringify(x ?? {}));
+  return isDeepStrictEqual(norm(a), norm(b));
+}
+
+/**
  * Level-triggered status write for objects whose status is derived from the cache: writes `next`
  * only when it differs from the status the object has, so repeated reconciles do not churn it.
  */
@@ -93,7 +102,7 @@ export async function writeStatusIfChanged<S, T extends Obj<S>>(
   next: S,
   fence?: () => void,
 ): Promise<boolean> {
-  if (JSON.stringify(next ?? {}) === JSON.stringify(obj.status ?? {})) return false;
+  if (sameStatus(next, obj.status)) return false;
   await new StatusWriter<S, T>(rest, obj, { fence, overwriteOthers: true }).write(next);
   return true;
 }

@@ -3,8 +3,12 @@
 // 1. builds the frontend (Vite) when packages/app/dist is missing or --build is passed;
 // 2. resets the `kpromo-portal` namespace on the dev/stable/prod clusters and deploys the sample
 //    `shop` release (dev runs v1.1.0, stable and prod v1.0.0), with two local OCI registries;
-// 3. starts the kpromo controller (JSON API + MCP over Streamable HTTP, write mode, static token);
-// 4. starts the Backstage backend (catalog + kpromo catalog module, permissions, guest auth, MCP
+// 3. grants Kubernetes RBAC: the backend's token user may impersonate the portal's users (the
+//    controller then authorises every call as the Backstage user), the guest user may manage and
+//    approve/roll back promotions in the namespace;
+// 4. starts the kpromo controller (JSON API + MCP over Streamable HTTP, write mode, with a static
+//    token for the Backstage backend);
+// 5. starts the Backstage backend (catalog + kpromo catalog module, permissions, guest auth, MCP
 //    actions, @kpromo/plugin-promotions-backend, app-backend serving the frontend).
 // Prints "portal ready at <url>" and runs until SIGINT/SIGTERM.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -13,7 +17,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, startController } from '@kpromo/controller';
-import { setUpSampleRelease } from '@kpromo/test-harness';
+import { applyManifest, kubeConfigFor, setUpSampleRelease } from '@kpromo/test-harness';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -28,6 +32,57 @@ const REGISTRY_PORT = Number(flag('registry-port') ?? 17611);
 const here = import.meta.dirname;
 const portal = join(here, '..');
 const say = (m: string) => console.log(`\x1b[35m▸\x1b[0m ${m}`);
+/** The Kubernetes user of the Backstage backend's static token (promotions.controller.token). */
+const BACKEND_USER = 'backstage-portal';
+/** Who signs in to the portal: the guest provider's user, and the read-only demo user. */
+const PORTAL_USERS = ['user:development/guest', 'user:development/viewer'];
+/** Users who may approve and roll back promotions into the demo environments. */
+const RELEASERS = ['user:development/guest'];
+const ENVIRONMENTS = ['dev', 'stable', 'prod'];
+const rbacGroup = 'rbac.authorization.k8s.io';
+
+/**
+ * Kubernetes RBAC for the portal: the backend's token user may impersonate exactly the portal's
+ * users (and nothing else: no rights of its own), and the releasers get the kpromo release verbs
+ * approve and rollback on the demo Environments (resourceNames). The sample release already lets
+ * them read and create plans in the namespace.
+ */
+async function grantPortalRbac(kubeconfigPath: string, ns: string) {
+  const control = kubeConfigFor('dev', kubeconfigPath);
+  await applyManifest(control, {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'ClusterRole',
+    metadata: { name: 'kpromo-portal-backend-impersonator' },
+    rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: PORTAL_USERS }],
+  });
+  await applyManifest(control, {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'kpromo-portal-backend-impersonator' },
+    roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name: 'kpromo-portal-backend-impersonator' },
+    subjects: [{ apiGroup: rbacGroup, kind: 'User', name: BACKEND_USER }],
+  });
+  await applyManifest(control, {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'Role',
+    metadata: { name: 'kpromo-portal-releaser', namespace: ns },
+    rules: [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['environments'],
+        resourceNames: ENVIRONMENTS,
+        verbs: ['approve', 'rollback'],
+      },
+    ],
+  });
+  await applyManifest(control, {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'RoleBinding',
+    metadata: { name: 'kpromo-portal-releaser', namespace: ns },
+    roleRef: { apiGroup: rbacGroup, kind: 'Role', name: 'kpromo-portal-releaser' },
+    subjects: RELEASERS.map((name) => ({ apiGroup: rbacGroup, kind: 'User', name })),
+  });
+}
 
 async function main() {
   const t0 = Date.now();
@@ -55,15 +110,16 @@ async function main() {
     log: console.log,
   });
 
+  await grantPortalRbac(sample.kubeconfigPath, NS);
+
   const tmp = mkdtempSync(join(tmpdir(), 'kpromo-portal-'));
-  const mcpToken = randomBytes(24).toString('hex');
-  const tokensFile = join(tmp, 'mcp-tokens.yaml');
-  // system:masters so the controller's SubjectAccessReview lets the portal's MCP calls write.
-  writeFileSync(
-    tokensFile,
-    `tokens:\n  - token: ${mcpToken}\n    username: backstage-portal\n    groups: [system:masters]\n`,
-    { mode: 0o600 },
-  );
+  // The Backstage backend's token for the controller (JSON API and MCP). Its user has no kpromo
+  // rights: every call is made as the signed-in Backstage user it impersonates.
+  const backendToken = randomBytes(24).toString('hex');
+  const tokensFile = join(tmp, 'controller-tokens.yaml');
+  writeFileSync(tokensFile, `tokens:\n  - token: ${backendToken}\n    username: ${BACKEND_USER}\n`, {
+    mode: 0o600,
+  });
   const controller = await startController(
     loadConfig({
       env: {},
@@ -75,7 +131,11 @@ async function main() {
         logLevel: process.env.KPROMO_LOG_LEVEL ?? 'warn',
         server: { host: '127.0.0.1', port: CONTROLLER_PORT },
         leaderElection: { namespace: NS },
-        mcp: { enabled: true, host: '127.0.0.1', port: MCP_PORT, write: true, staticTokensFile: tokensFile },
+        // The local clusters' kubeconfig can create TokenReviews too, but the portal only needs its static token.
+        auth: { staticTokensFile: tokensFile, tokenReview: false },
+        mcp: { enabled: true, host: '127.0.0.1', port: MCP_PORT, write: true },
+        // The sample Environments (namespace NS) may use the local clusters' contexts, nothing else.
+        clusterAccess: [{ namespaces: [NS], contexts: sample.clusters.map((c) => c.name) }],
       },
     }),
   );
@@ -94,7 +154,7 @@ async function main() {
         KPROMO_KUBECONFIG: sample.kubeconfigPath,
         KPROMO_CONTROLLER_URL: `http://127.0.0.1:${controller.port}`,
         KPROMO_MCP_URL: `http://127.0.0.1:${MCP_PORT}/mcp`,
-        KPROMO_MCP_TOKEN: mcpToken,
+        KPROMO_CONTROLLER_TOKEN: backendToken,
         KPROMO_NAMESPACE: NS,
         LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
       },

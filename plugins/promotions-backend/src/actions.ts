@@ -9,7 +9,11 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
         namespace: z.string(),
         name: z.string(),
         phase: z.string(),
-        approved: z.boolean(),
+        approved: z.boolean().describe("The target stage's approval policy is met"),
+        approvers: z
+          .array(z.object({ user: z.string() }).passthrough())
+          .describe('Who approved, with when the controller saw it (observedAt)'),
+        waitingFor: z.string().optional().describe('Who still must approve'),
         done: z.boolean(),
         apps: z.array(z.object({ application: z.string(), phase: z.string() }).passthrough()),
       })
@@ -55,14 +59,31 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
   registry.register({
     name: 'promote',
     title: 'Promote (approve) a plan',
-    description: 'Approves a PromotionPlan; the controller then promotes its candidates. Destructive.',
+    description:
+      "Adds the caller's approval to a PromotionPlan; the controller promotes its candidates once the target stage's approval policy is met (see approved and waitingFor). Destructive.",
     attributes: { destructive: true, readOnly: false, idempotent: false },
     schema: {
-      input: (z) => z.object({ namespace: z.string(), plan: z.string() }),
+      input: (z) =>
+        z.object({
+          namespace: z.string(),
+          plan: z.string(),
+          overrideFreeze: z
+            .boolean()
+            .optional()
+            .describe('Emergency: run despite a freeze window (needs the override-freeze verb)'),
+          comment: z.string().optional(),
+        }),
       output: (z) => z.object({ plan: plan(z) }),
     },
     action: async ({ input, credentials }) => {
-      const r = await svc.approve({ kind: 'backstage', credentials }, { namespace: input.namespace, name: input.plan });
+      const r = await svc.approve(
+        { kind: 'backstage', credentials },
+        { namespace: input.namespace, name: input.plan },
+        {
+          ...(input.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(input.comment ? { comment: input.comment } : {}),
+        },
+      );
       return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };
     },
   });

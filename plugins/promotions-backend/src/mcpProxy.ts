@@ -1,6 +1,6 @@
-import type { HttpAuthService, LoggerService } from '@backstage/backend-plugin-api';
-import { KPROMO_USER_HEADER } from '@kpromo/plugin-promotions-common';
+import type { BackstageCredentials, HttpAuthService, LoggerService } from '@backstage/backend-plugin-api';
 import type { Request, Response } from 'express';
+import { type Actor, actorHeaders } from './controllerClient.js';
 import { identityOf } from './service.js';
 
 const FORWARD_REQUEST = ['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
@@ -10,6 +10,18 @@ const MAX_BODY = 1024 * 1024;
 const rpcError = (res: Response, status: number, message: string) => {
   if (!res.headersSent) res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 };
+
+/** The message of a JSON-RPC or `{error}` answer, else the text itself. */
+function upstreamMessage(text: string): string {
+  try {
+    const e = (JSON.parse(text) as { error?: string | { message?: string } }).error;
+    const m = typeof e === 'string' ? e : e?.message;
+    if (m) return m;
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 500);
+}
 
 async function readBody(req: Request): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
@@ -24,15 +36,20 @@ async function readBody(req: Request): Promise<Buffer | undefined> {
 
 /**
  * Streamable HTTP reverse proxy to the controller's MCP endpoint. The Backstage caller (user or
- * service principal) is authenticated here; upstream it is the configured static token, with the
- * caller in x-kpromo-user. Sessions are pinned to the principal that opened them, responses
- * (JSON or SSE) are streamed chunk by chunk, and a client that goes away aborts the upstream call.
+ * service principal) is authenticated here; upstream the proxy authenticates with the backend's
+ * token (`promotions.controller.token`) and names the caller in x-kpromo-user (+ the user's
+ * ownership refs in x-kpromo-groups), so the controller authorises every tool call as that caller.
+ * Sessions are pinned to the principal that opened them, responses (JSON or SSE) are streamed chunk
+ * by chunk, and a client that goes away aborts the upstream call.
  */
 export function createMcpProxy(o: {
   mcpUrl?: string;
-  mcpToken?: string;
+  /** Bearer token for the controller (promotions.controller.token, formerly mcpToken). */
+  token?: string;
   httpAuth: HttpAuthService;
   logger: LoggerService;
+  /** The identity (user + groups) to act as; the caller's identity ref without groups if omitted. */
+  actorOf?: (credentials: BackstageCredentials) => Promise<Actor>;
 }) {
   const owners = new Map<string, string>();
   return async (req: Request, res: Response) => {
@@ -43,8 +60,8 @@ export function createMcpProxy(o: {
       res.setHeader('WWW-Authenticate', 'Bearer realm="backstage"');
       return rpcError(res, 401, 'authentication required (Backstage user or service token)');
     }
-    if (!o.mcpUrl || !o.mcpToken)
-      return rpcError(res, 503, 'MCP proxy not configured (promotions.controller.mcpUrl / mcpToken)');
+    if (!o.mcpUrl || !o.token)
+      return rpcError(res, 503, 'MCP proxy not configured (promotions.controller.mcpUrl / token)');
     if (!['GET', 'POST', 'DELETE'].includes(req.method)) {
       res.setHeader('Allow', 'GET, POST, DELETE');
       return rpcError(res, 405, 'method not allowed');
@@ -65,7 +82,14 @@ export function createMcpProxy(o: {
       if (!res.writableFinished) ac.abort();
     };
     res.on('close', onClose);
-    const headers: Record<string, string> = { authorization: `Bearer ${o.mcpToken}`, [KPROMO_USER_HEADER]: who };
+    let actor: Actor;
+    try {
+      actor = o.actorOf ? await o.actorOf(credentials) : { user: who };
+    } catch (e) {
+      res.off('close', onClose);
+      return rpcError(res, 500, `cannot resolve the caller's identity: ${(e as Error).message}`);
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${o.token}`, ...actorHeaders(actor) };
     for (const h of FORWARD_REQUEST) {
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
@@ -84,12 +108,19 @@ export function createMcpProxy(o: {
       o.logger.warn(`MCP upstream unreachable: ${(e as Error).message}`);
       return rpcError(res, 502, 'MCP upstream unreachable');
     }
-    if (upstream.status === 401 || upstream.status === 403) {
+    if (upstream.status === 401) {
       // The proxy's own token was refused: a configuration problem, not the caller's.
       const text = await upstream.text().catch(() => '');
-      o.logger.error(`controller MCP refused the proxy token (${upstream.status}): ${text.slice(0, 200)}`);
+      o.logger.error(`controller MCP refused the proxy token (401): ${text.slice(0, 200)}`);
       res.off('close', onClose);
       return rpcError(res, 502, 'MCP upstream refused the proxy credentials');
+    }
+    if (upstream.status === 403) {
+      // The controller would not act as this caller (RBAC does not let the proxy impersonate them).
+      const message = upstreamMessage(await upstream.text().catch(() => ''));
+      o.logger.warn(`controller MCP refused to act as ${who} (403): ${message}`);
+      res.off('close', onClose);
+      return rpcError(res, 403, message || 'forbidden');
     }
     const sid = upstream.headers.get('mcp-session-id');
     if (sid && !owners.has(sid)) owners.set(sid, who);

@@ -19,6 +19,7 @@ export const promotionsPlugin = createBackendPlugin({
         httpAuth: coreServices.httpAuth,
         httpRouter: coreServices.httpRouter,
         logger: coreServices.logger,
+        userInfo: coreServices.userInfo,
         actionsRegistry: actionsRegistryServiceRef,
       },
       async init({
@@ -29,9 +30,10 @@ export const promotionsPlugin = createBackendPlugin({
         httpAuth,
         httpRouter,
         logger,
+        userInfo,
         actionsRegistry,
       }) {
-        const service = PromotionsService.create({ config, discovery, permissions, logger });
+        const service = PromotionsService.create({ config, discovery, permissions, logger, userInfo });
         permissionsRegistry.addPermissions(promotionsPermissions);
         registerActions(actionsRegistry, service);
         const port = service.cfg.port;

@@ -133,10 +133,16 @@ export class PortRunner {
     return () => this.run(b);
   }
 
+  /**
+   * The run acts as `port:<email of the run's trigger user>`: the verified signature vouches for the
+   * body, so the controller is asked to act as that identity (x-kpromo-user, no groups) and Kubernetes
+   * RBAC for it decides; the plan records it as requestedBy and approver.
+   */
   async run(b: PortWebhookBody): Promise<void> {
     const caller = { kind: 'system' as const, identity: `port:${b.user ?? 'unknown'}` };
     const i = b.inputs;
     try {
+      if (!b.user) throw new InputError('the Port run names no trigger user (body.user); nobody to act as');
       let ns: string;
       let name: string;
       if (b.action.includes('rollback')) {
@@ -203,8 +209,24 @@ export class PortRunner {
   ): Promise<PlanProgress> {
     const deadline = Date.now() + this.cfg.waitTimeoutSeconds * 1000;
     const reported = new Map<string, string>();
+    let hold = '';
     for (;;) {
       const { progress } = await this.svc.getPlan(caller, { namespace: ns, name });
+      // Why a plan that has not started waits: approvals, a freeze window, soak time.
+      const why =
+        progress.phase !== 'Pending'
+          ? ''
+          : !progress.approved
+            ? progress.waitingFor
+              ? `waiting for approval: ${progress.waitingFor}`
+              : ''
+            : progress.frozen && !progress.frozen.overriddenBy
+              ? `${progress.to} is frozen (${progress.frozen.window}${progress.frozen.reason ? `: ${progress.frozen.reason}` : ''})${progress.frozen.until ? ` until ${progress.frozen.until}` : ''}`
+              : progress.eligibleAt
+                ? `soaking in ${progress.from} until ${progress.eligibleAt}`
+                : '';
+      if (why && why !== hold) await this.log(runId, { message: `Plan ${ns}/${name}: ${why}` });
+      hold = why;
       for (const a of progress.apps)
         if (reported.get(a.application) !== a.phase) {
           reported.set(a.application, a.phase);

@@ -28,7 +28,16 @@ export function createRouter(o: {
   });
 
   // MCP first, before any body parser: the proxy forwards the raw body and streams the answer.
-  router.all('/mcp', createMcpProxy({ ...o.service.cfg.controller, httpAuth, logger: o.logger }));
+  router.all(
+    '/mcp',
+    createMcpProxy({
+      mcpUrl: s.cfg.controller.mcpUrl,
+      token: s.cfg.controller.token,
+      httpAuth,
+      logger: o.logger,
+      actorOf: (credentials) => s.actorOf({ kind: 'backstage', credentials }),
+    }),
+  );
 
   router.post('/port/webhook', express.raw({ type: '*/*', limit: '1mb' }), async (req, res) => {
     if (!o.portRunner)
@@ -56,7 +65,7 @@ export function createRouter(o: {
   );
   router.post(
     '/plans/:namespace/:name/approve',
-    async (req, res) => void res.json(await s.approve(await caller(req), req.params)),
+    async (req, res) => void res.json(await s.approve(await caller(req), req.params, req.body)),
   );
   router.post(
     '/plans/:namespace/:name/rollback',

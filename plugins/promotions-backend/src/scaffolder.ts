@@ -44,16 +44,42 @@ export function createPromotionsTemplateActions(svc: PromotionsService) {
     }),
     createTemplateAction({
       id: 'kpromo:plan:promote',
-      description: 'Approves a kpromo PromotionPlan so the controller promotes it.',
+      description:
+        "Adds the task initiator's approval to a kpromo PromotionPlan; the controller promotes it once the target stage's approval policy is met.",
       schema: {
-        input: { namespace: (z) => z.string(), plan: (z) => z.string() },
-        output: { phase: (z) => z.string(), approvedBy: (z) => z.string() },
+        input: {
+          namespace: (z) => z.string(),
+          plan: (z) => z.string(),
+          overrideFreeze: (z) =>
+            z.boolean().optional().describe('Run despite a freeze window (needs the override-freeze verb)'),
+          comment: (z) => z.string().max(1024).optional(),
+        },
+        output: {
+          phase: (z) => z.string(),
+          approved: (z) => z.boolean().describe("The target stage's approval policy is met"),
+          approvers: (z) => z.array(z.string()).describe('Users who approved the plan, in order'),
+          waitingFor: (z) => z.string().optional().describe('Who still must approve'),
+        },
       },
       async handler(ctx) {
-        const r = await svc.approve(await as(ctx), { namespace: ctx.input.namespace, name: ctx.input.plan });
-        ctx.logger.info(`approved plan ${ctx.input.namespace}/${ctx.input.plan}`);
+        const r = await svc.approve(
+          await as(ctx),
+          { namespace: ctx.input.namespace, name: ctx.input.plan },
+          {
+            ...(ctx.input.overrideFreeze ? { overrideFreeze: true } : {}),
+            ...(ctx.input.comment ? { comment: ctx.input.comment } : {}),
+          },
+        );
+        ctx.logger.info(
+          `approved plan ${ctx.input.namespace}/${ctx.input.plan}${r.progress.approved ? '' : ` (still waiting for ${r.progress.waitingFor ?? 'more approvals'})`}`,
+        );
         ctx.output('phase', r.progress.phase);
-        ctx.output('approvedBy', r.progress.approvedBy ?? '');
+        ctx.output('approved', r.progress.approved);
+        ctx.output(
+          'approvers',
+          r.progress.approvers.map((a) => a.user),
+        );
+        if (r.progress.waitingFor) ctx.output('waitingFor', r.progress.waitingFor);
       },
     }),
     createTemplateAction({
@@ -122,6 +148,7 @@ export const scaffolderModulePromotions = createBackendModule({
         discovery: coreServices.discovery,
         permissions: coreServices.permissions,
         logger: coreServices.logger,
+        userInfo: coreServices.userInfo,
       },
       async init({ scaffolder, ...deps }) {
         scaffolder.addActions(...createPromotionsTemplateActions(PromotionsService.create(deps)));

@@ -51,11 +51,20 @@ export const CreatePlanBody = z
 
 export const PlanParams = z.object({ namespace: k8sName, name: k8sName });
 
+/** Approval options; the approver is always the caller (never taken from the body). */
+export const ApproveBody = z
+  .object({
+    overrideFreeze: z.boolean().optional(),
+    comment: z.string().max(1024).optional(),
+  })
+  .strict();
+
 export const RollbackBody = z.object({ name: k8sName.optional(), approve: z.boolean().default(true) }).strict();
 
 export type DiffQuery = z.infer<typeof DiffQuery>;
 export type CreatePlanBody = z.input<typeof CreatePlanBody>;
 export type RollbackBody = z.input<typeof RollbackBody>;
+export type ApproveBody = z.input<typeof ApproveBody>;
 
 /** Parses input or throws a 400 naming every bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {

@@ -3,6 +3,7 @@ import type {
   DiscoveryService,
   LoggerService,
   PermissionsService,
+  UserInfoService,
 } from '@backstage/backend-plugin-api';
 import type { Config } from '@backstage/config';
 import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
@@ -23,8 +24,16 @@ import {
   promotionRollbackPermission,
 } from '@kpromo/plugin-promotions-common';
 import { entityRefFor, type PromotionsConfig, readPromotionsConfig } from './config.js';
-import { ControllerClient } from './controllerClient.js';
-import { CreatePlanBody, DiffQuery, NamespaceQuery, PlanParams, parseInput, RollbackBody } from './schemas.js';
+import { type Actor, ControllerClient } from './controllerClient.js';
+import {
+  ApproveBody,
+  CreatePlanBody,
+  DiffQuery,
+  NamespaceQuery,
+  PlanParams,
+  parseInput,
+  RollbackBody,
+} from './schemas.js';
 
 /**
  * Who is acting. `credentials` are checked with the permission framework; `system` callers (the
@@ -41,7 +50,11 @@ export function identityOf(c: Caller): string {
   return p.type;
 }
 
-/** Everything the routes, actions, scaffolder actions and Port webhook do, with permission checks. */
+/**
+ * Everything the routes, actions, scaffolder actions and Port webhook do: Backstage permission
+ * checks here, then the controller call made for the caller's identity ({@link actorOf}), where
+ * Kubernetes RBAC decides again as that identity.
+ */
 export class PromotionsService {
   readonly client: ControllerClient;
   constructor(
@@ -49,8 +62,9 @@ export class PromotionsService {
     private readonly permissions: PermissionsService,
     private readonly logger: LoggerService,
     controllerBaseUrl: () => Promise<string>,
+    private readonly userInfo?: Pick<UserInfoService, 'getUserInfo'>,
   ) {
-    this.client = new ControllerClient(controllerBaseUrl);
+    this.client = new ControllerClient(controllerBaseUrl, cfg.controller.token);
   }
 
   static create(deps: {
@@ -58,12 +72,42 @@ export class PromotionsService {
     discovery: DiscoveryService;
     permissions: PermissionsService;
     logger: LoggerService;
+    userInfo: UserInfoService;
   }): PromotionsService {
     const cfg = readPromotionsConfig(deps.config);
     const base = cfg.controller.baseUrl;
-    return new PromotionsService(cfg, deps.permissions, deps.logger, async () =>
-      base ? base : (await deps.discovery.getBaseUrl('kpromo-controller')).replace(/\/+$/, ''),
+    if (!cfg.controller.token)
+      deps.logger.warn(
+        'promotions.controller.token is not set: the kpromo controller refuses unauthenticated calls (401)',
+      );
+    else if (cfg.controller.tokenFromDeprecatedKey)
+      deps.logger.warn('promotions.controller.mcpToken is deprecated: rename it to promotions.controller.token');
+    return new PromotionsService(
+      cfg,
+      deps.permissions,
+      deps.logger,
+      async () => (base ? base : (await deps.discovery.getBaseUrl('kpromo-controller')).replace(/\/+$/, '')),
+      deps.userInfo,
     );
+  }
+
+  /**
+   * The identity the controller acts as for this caller: a user with their ownership entity refs
+   * (groups such as `group:default/team-a`, without the user's own ref) as groups; a service
+   * principal (`service:<subject>`) or a Port run (`port:<email>`) without groups.
+   */
+  async actorOf(c: Caller): Promise<Actor> {
+    const user = identityOf(c);
+    if (c.kind === 'system' || (c.credentials.principal as { type: string }).type !== 'user' || !this.userInfo)
+      return { user };
+    try {
+      const info = await this.userInfo.getUserInfo(c.credentials);
+      return { user, groups: info.ownershipEntityRefs.filter((r) => r !== user) };
+    } catch (e) {
+      // Fewer groups can only mean fewer rights at the controller.
+      this.logger.warn(`no ownership entity refs for ${user}; acting without groups: ${(e as Error).message}`);
+      return { user };
+    }
   }
 
   private ns(n?: string) {
@@ -94,7 +138,7 @@ export class PromotionsService {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
     return this.client.request('GET', '/environments', {
-      user: identityOf(c),
+      as: await this.actorOf(c),
       query: { namespace: this.ns(namespace) },
     });
   }
@@ -103,7 +147,7 @@ export class PromotionsService {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
     const r = await this.client.request<ListResponse<Omit<ApplicationInfo, 'entityRef'>>>('GET', '/applications', {
-      user: identityOf(c),
+      as: await this.actorOf(c),
       query: { namespace: this.ns(namespace) },
     });
     return { items: r.items.map((a) => ({ ...a, entityRef: entityRefFor(this.cfg.entityRef, a) })) };
@@ -113,7 +157,7 @@ export class PromotionsService {
     const d = parseInput(DiffQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
     const r = await this.client.request<Omit<DiffResult, 'from' | 'to'>>('GET', '/diff', {
-      user: identityOf(c),
+      as: await this.actorOf(c),
       query: { ...d, namespace: this.ns(d.namespace) },
     });
     return { flow: r.flow, from: d.from, to: d.to, candidates: r.candidates, skipped: r.skipped };
@@ -122,7 +166,10 @@ export class PromotionsService {
   async listPlans(c: Caller, q: unknown): Promise<ListResponse<PromotionPlan>> {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    return this.client.request('GET', '/plans', { user: identityOf(c), query: { namespace: this.ns(namespace) } });
+    return this.client.request('GET', '/plans', {
+      as: await this.actorOf(c),
+      query: { namespace: this.ns(namespace) },
+    });
   }
 
   async getPlan(c: Caller, params: unknown): Promise<PlanDetails> {
@@ -132,11 +179,11 @@ export class PromotionsService {
     return { plan, progress: planProgress(plan) };
   }
 
-  private readPlan(c: Caller, namespace: string, name: string): Promise<PromotionPlan> {
+  private async readPlan(c: Caller, namespace: string, name: string): Promise<PromotionPlan> {
     return this.client.request<PromotionPlan>(
       'GET',
       `/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
-      { user: identityOf(c) },
+      { as: await this.actorOf(c) },
     );
   }
 
@@ -168,9 +215,10 @@ export class PromotionsService {
         );
       await this.requireForApps(c, promotionPlanApprovePermission, namespace ?? '', applications);
     }
+    // The controller records the caller as spec.requestedBy and, with approve, as the approver.
     const r = await this.client.request<CreatePlanResponse>('POST', '/plans', {
-      user,
-      body: { ...b, namespace, applications, ...(b.approve ? { approve: true, approvedBy: user } : {}) },
+      as: await this.actorOf(c),
+      body: { ...b, namespace, applications, approve: b.approve },
     });
     this.logger.info(`promotion plan ${r.plan.metadata.namespace}/${r.plan.metadata.name} created by ${user}`, {
       approved: b.approve,
@@ -178,9 +226,15 @@ export class PromotionsService {
     return r;
   }
 
-  /** Approves (promotes) a plan; needs promotion.plan.approve for every candidate application. */
-  async approve(c: Caller, params: unknown): Promise<PlanDetails> {
+  /**
+   * Adds the caller's approval to a plan (the controller promotes once the target stage's policy is
+   * met); needs promotion.plan.approve for every candidate application here, and the RBAC verb
+   * approve (rollback for a rollback plan; override-freeze with overrideFreeze) at the controller.
+   */
+  async approve(c: Caller, params: unknown, body?: unknown): Promise<PlanDetails> {
     const p = parseInput(PlanParams, params, 'plan reference');
+    const b = parseInput(ApproveBody, body, 'request body');
+    await this.requireBasic(c, promotionPlanReadPermission); // the plan is read first
     const user = identityOf(c);
     const plan = await this.readPlan(c, p.namespace, p.name);
     await this.requireForApps(
@@ -192,9 +246,17 @@ export class PromotionsService {
     const out = await this.client.request<PromotionPlan>(
       'POST',
       `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/approve`,
-      { user, body: { approvedBy: user } },
+      {
+        as: await this.actorOf(c),
+        body: {
+          ...(b.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(b.comment ? { comment: b.comment } : {}),
+        },
+      },
     );
-    this.logger.info(`promotion plan ${p.namespace}/${p.name} approved by ${user}`);
+    this.logger.info(
+      `promotion plan ${p.namespace}/${p.name} approved by ${user}${b.overrideFreeze ? ' (overriding a freeze)' : ''}`,
+    );
     return { plan: out, progress: planProgress(out) };
   }
 
@@ -202,6 +264,7 @@ export class PromotionsService {
   async rollback(c: Caller, params: unknown, body: unknown): Promise<PlanDetails> {
     const p = parseInput(PlanParams, params, 'plan reference');
     const b = parseInput(RollbackBody, body, 'request body');
+    await this.requireBasic(c, promotionPlanReadPermission); // the plan is read first
     const user = identityOf(c);
     const plan = await this.readPlan(c, p.namespace, p.name);
     const changed = (plan.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
@@ -214,7 +277,7 @@ export class PromotionsService {
     const out = await this.client.request<PromotionPlan>(
       'POST',
       `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/rollback`,
-      { user, body: { approve: b.approve, approvedBy: user, ...(b.name ? { name: b.name } : {}) } },
+      { as: await this.actorOf(c), body: { approve: b.approve, ...(b.name ? { name: b.name } : {}) } },
     );
     this.logger.info(`rollback ${out.metadata.name} of ${p.namespace}/${p.name} created by ${user}`);
     return { plan: out, progress: planProgress(out) };

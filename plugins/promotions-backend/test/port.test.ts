@@ -49,31 +49,92 @@ describe('verifyPortSignature', () => {
 });
 
 describe('planProgress', () => {
-  it('lists every candidate, waiting ones included, and marks terminal phases done', () => {
-    const plan: PromotionPlan = {
-      apiVersion: 'promotions.kpromo.dev/v1alpha1',
-      kind: 'PromotionPlan',
-      metadata: { name: 'p', namespace: 'ns' },
-      spec: {
-        flow: 'main',
-        from: 'dev',
-        to: 'stable',
+  const base: PromotionPlan = {
+    apiVersion: 'promotions.kpromo.dev/v1alpha1',
+    kind: 'PromotionPlan',
+    metadata: { name: 'p', namespace: 'ns' },
+    spec: {
+      flow: 'main',
+      from: 'dev',
+      to: 'stable',
+      requestedBy: 'user:default/bob',
+      approvals: [
+        { user: 'user:default/alice', groups: ['group:default/team-a'] },
+        { user: 'port:carol@example.com', overrideFreeze: true, comment: 'hotfix' },
+      ],
+      candidates: [
+        { application: 'a', from: { tag: 'v1', digest: 'sha256:1' } },
+        { application: 'b', from: { tag: 'v2', digest: 'sha256:2' } },
+      ],
+    },
+    status: {
+      phase: 'Promoting',
+      apps: [{ application: 'a', phase: 'RollingOut', written: true }],
+      gate: {
         approved: true,
-        approvedBy: 'user:default/alice',
-        candidates: [
-          { application: 'a', from: { tag: 'v1', digest: 'sha256:1' } },
-          { application: 'b', from: { tag: 'v2', digest: 'sha256:2' } },
+        required: 1,
+        approvers: [
+          { user: 'user:default/alice', counted: true, observedAt: '2026-12-02T10:00:00Z' },
+          { user: 'port:carol@example.com', counted: false, overrideFreeze: true },
         ],
+        frozen: {
+          window: 'friday',
+          reason: 'weekend',
+          until: '2026-12-05T00:00:00Z',
+          overriddenBy: 'port:carol@example.com',
+        },
+        eligibleAt: '2026-12-02T09:00:00Z',
       },
-      status: { phase: 'Promoting', apps: [{ application: 'a', phase: 'RollingOut', written: true }] },
-    };
-    const p = planProgress(plan);
-    expect(p).toMatchObject({ phase: 'Promoting', done: false, total: 2, approvedBy: 'user:default/alice' });
+    },
+  };
+
+  it('lists every candidate, waiting ones included, and marks terminal phases done', () => {
+    const p = planProgress(base);
+    expect(p).toMatchObject({ phase: 'Promoting', done: false, total: 2 });
     expect(p.apps).toEqual([
       { application: 'a', phase: 'RollingOut', written: true },
       { application: 'b', phase: 'Waiting' },
     ]);
-    expect(planProgress({ ...plan, status: { phase: 'RolledBack' } }).done).toBe(true);
-    expect(planProgress({ ...plan, status: undefined }).phase).toBe('Pending');
+    expect(planProgress({ ...base, status: { phase: 'RolledBack' } }).done).toBe(true);
+    expect(planProgress({ ...base, status: undefined }).phase).toBe('Pending');
+  });
+
+  it('says what the gate says: approved, approvers with observedAt, freeze, soak, requestedBy', () => {
+    const p = planProgress(base);
+    expect(p.approved).toBe(true);
+    expect(p.requestedBy).toBe('user:default/bob');
+    expect(p.approvers).toEqual([
+      {
+        user: 'user:default/alice',
+        groups: ['group:default/team-a'],
+        observedAt: '2026-12-02T10:00:00Z',
+        counted: true,
+      },
+      { user: 'port:carol@example.com', overrideFreeze: true, comment: 'hotfix', counted: false },
+    ]);
+    expect(p.frozen).toEqual({
+      window: 'friday',
+      reason: 'weekend',
+      until: '2026-12-05T00:00:00Z',
+      overriddenBy: 'port:carol@example.com',
+    });
+    expect(p.eligibleAt).toBe('2026-12-02T09:00:00Z');
+    expect(p.waitingFor).toBeUndefined();
+  });
+
+  it('is not approved without a gate (the controller has not looked yet), whatever spec.approvals says', () => {
+    const p = planProgress({ ...base, status: { phase: 'Pending' } });
+    expect(p.approved).toBe(false);
+    // The approvals are listed, without observedAt: the controller has not seen them yet.
+    expect(p.approvers.map((a) => [a.user, a.observedAt])).toEqual([
+      ['user:default/alice', undefined],
+      ['port:carol@example.com', undefined],
+    ]);
+    const waiting = planProgress({
+      ...base,
+      spec: { ...base.spec, approvals: undefined },
+      status: { phase: 'Pending', gate: { approved: false, required: 2, waitingFor: '2 more approvals' } },
+    });
+    expect(waiting).toMatchObject({ approved: false, approvers: [], waitingFor: '2 more approvals' });
   });
 });

@@ -29,6 +29,10 @@ describe('examples/port action definitions', () => {
       const parsed = PortWebhookBody.safeParse(action.invocationMethod.body);
       expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
       expect(parsed.data?.action).toBe('{{ .action.identifier }}');
+      // The run acts as port:<email of the trigger user> (x-kpromo-user); RBAC for that identity decides.
+      expect(parsed.data?.user).toBe('{{ .trigger.by.user.email }}');
+      // Identity comes from the trigger only: nothing in the inputs names an approver.
+      expect(JSON.stringify(action.invocationMethod.body.inputs)).not.toMatch(/approv|user/i);
     });
 
   it('a definition with a wrong field is rejected by the spec (the check can fail)', () => {

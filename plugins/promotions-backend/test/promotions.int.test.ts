@@ -34,7 +34,7 @@ import {
   waitPlan,
 } from '../../../controller/test/e2eHelpers.js';
 import { PortStandIn } from '../../../exporter/test/portStandIn.js';
-import { promotionsPlugin, scaffolderModulePromotions } from '../src/index.js';
+import { ControllerClient, promotionsPlugin, scaffolderModulePromotions } from '../src/index.js';
 
 // Test-side view of JSON answers: assertions walk into them freely.
 // biome-ignore lint/suspicious/noExplicitAny: untyped JSON from HTTP answers
@@ -45,13 +45,26 @@ const NS = `bsb-${RUN}`;
 const APPS_NS = `bsb-apps-${RUN}`;
 const REPO = `bsb${RUN}`;
 const APPS = ['cart', 'search', 'billing', 'ledger'];
-const MCP_TOKEN = `bsb-proxy-${RUN}-0123456789abcdef`;
+// The Backstage backend's own token for the controller (API and MCP proxy) and its Kubernetes user.
+const TOKEN = `bsb-backend-${RUN}-0123456789abcdef`;
+const BACKEND_USER = `backstage-backend-${RUN}`;
 const PORT_ID = `bsb-client-${RUN}`;
 const PORT_SECRET = `bsb-secret-${RUN}`;
+/** Backstage: may read/create, approve only what she owns. Kubernetes: reads/creates through her group, approve + rollback on environments/stable. */
 const ALICE = 'user:default/alice';
+const TEAM_A = 'group:default/team-a';
+/** Backstage: nothing. Kubernetes: nothing. */
 const MALLORY = 'user:default/mallory';
+/** Backstage: everything. Kubernetes: reads/creates, approve + rollback namespace-wide (on promotionplans). */
 const ADMIN = 'user:default/admin';
-const PROXY_USER = `backstage-proxy-${RUN}`;
+/** Backstage: everything. Kubernetes: reads/creates but no approve/rollback verb. */
+const BOB = 'user:default/bob';
+/** Backstage: everything. Kubernetes: the backend may not impersonate her. */
+const EVE = 'user:default/eve';
+/** Port runs act as port:<trigger user's email>: alice's has the verbs on stable, mallory's only reads/creates. */
+const PORT_ALICE = 'port:alice@example.com';
+const PORT_MALLORY = 'port:mallory@example.com';
+const SERVICE = 'service:external:test-service';
 const IMPERSONATOR = `bsb-impersonator-${RUN}`;
 
 const kubeconfig = inject('kubeconfig');
@@ -71,9 +84,9 @@ const scaffolderActions: TemplateAction[] = [];
 const decisions: Array<{ user?: string; permission: string; result: string }> = [];
 
 /**
- * The test's permission policy: admin may do anything, mallory nothing, alice may read and create
- * and may approve/roll back only applications whose catalog entity she owns (conditional decision
- * evaluated by the real catalog backend).
+ * The test's permission policy: admin, bob and eve may do anything, mallory nothing, alice may read
+ * and create and may approve/roll back only applications whose catalog entity she owns (conditional
+ * decision evaluated by the real catalog backend). Kubernetes RBAC then decides again at the controller.
  */
 class TestPolicy implements PermissionPolicy {
   async handle(request: PolicyQuery, user?: PolicyQueryUser): Promise<PolicyDecision> {
@@ -81,7 +94,7 @@ class TestPolicy implements PermissionPolicy {
     const name = request.permission.name;
     const d = ((): PolicyDecision => {
       if (!name.startsWith('promotion.')) return { result: AuthorizeResult.ALLOW }; // catalog etc.
-      if (who === ADMIN) return { result: AuthorizeResult.ALLOW };
+      if (who === ADMIN || who === BOB || who === EVE) return { result: AuthorizeResult.ALLOW };
       if (who === ALICE) {
         if (isResourcePermission(request.permission, 'catalog-entity'))
           return createCatalogConditionalDecision(
@@ -135,6 +148,24 @@ const httpAuthWithActors = createServiceFactory({
   },
 });
 
+/**
+ * The user info service: alice is in group team-a (her ownership entity refs), which the backend
+ * sends as x-kpromo-groups; her Kubernetes read/create rights are granted to that group only.
+ */
+const userInfoWithGroups = createServiceFactory({
+  service: coreServices.userInfo,
+  deps: {},
+  factory() {
+    const inner = mockServices.userInfo();
+    return {
+      async getUserInfo(credentials: Parameters<typeof inner.getUserInfo>[0]) {
+        const info = await inner.getUserInfo(credentials);
+        return info.userEntityRef === ALICE ? { ...info, ownershipEntityRefs: [ALICE, TEAM_A] } : info;
+      },
+    };
+  },
+});
+
 const auth = (user?: string): Record<string, string> =>
   user ? { authorization: mockCredentials.user.header(user) } : {};
 
@@ -178,42 +209,83 @@ async function portWebhook(body: unknown, headers: Record<string, string>) {
 
 beforeAll(async () => {
   const tokensFile = join(tmpdir(), `bsb-tokens-${RUN}.yaml`);
-  writeFileSync(tokensFile, `tokens:\n  - token: ${MCP_TOKEN}\n    username: ${PROXY_USER}\n`);
+  writeFileSync(tokensFile, `tokens:\n  - token: ${TOKEN}\n    username: ${BACKEND_USER}\n`);
   await applyCrds(kubeConfigFor('dev', kubeconfig));
   await ensureNs(dev, NS);
-  // The MCP proxy's token user has no rights of its own: it may only impersonate users (the Backstage
-  // caller it sends in x-kpromo-user), whose RBAC then decides. Here the Backstage admin may manage plans.
+  // The backend's token user has no kpromo rights of its own: it may only impersonate the identities
+  // it acts for (x-kpromo-user / x-kpromo-groups), whose RBAC then decides, like `kubectl --as`.
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
   const roleRef = (kind: string, name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
+  const user = (name: string) => ({ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name });
+  const group = (name: string) => ({ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name });
   await dev.create(`${rbac}/clusterroles`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: { name: IMPERSONATOR },
-    rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'] }],
+    rules: [
+      {
+        apiGroups: [''],
+        resources: ['users'],
+        verbs: ['impersonate'],
+        resourceNames: [ALICE, MALLORY, ADMIN, BOB, PORT_ALICE, PORT_MALLORY, SERVICE],
+      },
+      { apiGroups: [''], resources: ['groups'], verbs: ['impersonate'], resourceNames: [TEAM_A] },
+    ],
   });
   await dev.create(`${rbac}/clusterrolebindings`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
     metadata: { name: IMPERSONATOR },
     roleRef: roleRef('ClusterRole', IMPERSONATOR),
-    subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: PROXY_USER }],
+    subjects: [user(BACKEND_USER)],
   });
-  await dev.create(`${rbac}/namespaces/${NS}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'kpromo-operator', namespace: NS },
-    rules: [
-      { apiGroups: ['promotions.kpromo.dev'], resources: ['*'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+  const role = async (name: string, rules: object[], subjects: object[]) => {
+    await dev.create(`${rbac}/namespaces/${NS}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name, namespace: NS },
+      rules,
+    });
+    await dev.create(`${rbac}/namespaces/${NS}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace: NS },
+      roleRef: roleRef('Role', name),
+      subjects,
+    });
+  };
+  // Read and create plans (approving needs a release verb besides): alice only through her group.
+  await role(
+    'kpromo-user',
+    [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['*'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+      },
       { apiGroups: [''], resources: ['events'], verbs: ['list'] },
     ],
-  });
-  await dev.create(`${rbac}/namespaces/${NS}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'kpromo-operator', namespace: NS },
-    roleRef: roleRef('Role', 'kpromo-operator'),
-    subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: ADMIN }],
-  });
+    [group(TEAM_A), user(ADMIN), user(BOB), user(PORT_ALICE), user(PORT_MALLORY)],
+  );
+  // Release verbs namespace-wide (on promotionplans) for the admin …
+  await role(
+    'kpromo-release-all',
+    [{ apiGroups: ['promotions.kpromo.dev'], resources: ['promotionplans'], verbs: ['approve', 'rollback'] }],
+    [user(ADMIN)],
+  );
+  // … and per target environment (environments/stable) for alice and her Port identity.
+  await role(
+    'kpromo-release-stable',
+    [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['environments'],
+        resourceNames: ['stable'],
+        verbs: ['approve', 'rollback'],
+      },
+    ],
+    [user(ALICE), user(PORT_ALICE)],
+  );
   const seeded = await seedTwoStageRelease({
     dev,
     stable,
@@ -258,14 +330,9 @@ beforeAll(async () => {
           renewIntervalMs: 1000,
         },
         maxAttempts: 3,
-        mcp: {
-          enabled: true,
-          host: '127.0.0.1',
-          port: 0,
-          write: true,
-          staticTokensFile: tokensFile,
-          tokenReview: false,
-        },
+        auth: { staticTokensFile: tokensFile, tokenReview: false },
+        mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
+        clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'] }],
       },
     }),
   );
@@ -308,6 +375,7 @@ beforeAll(async () => {
       scaffolderModulePromotions,
       // Requests without a token are unauthenticated (the mock default would be a user).
       httpAuthWithActors,
+      userInfoWithGroups,
       mockServices.rootConfig.factory({
         data: {
           backend: { baseUrl: 'http://localhost:0', listen: { port: 0 }, actions: { pluginSources: ['promotions'] } },
@@ -321,7 +389,7 @@ beforeAll(async () => {
             controller: {
               baseUrl: `http://127.0.0.1:${ctl.port}`,
               mcpUrl: ctl.mcp!.url,
-              mcpToken: MCP_TOKEN,
+              token: TOKEN,
               defaultNamespace: NS,
             },
             entityRef: 'component:default/{name}',
@@ -374,14 +442,11 @@ describe('promotions backend plugin in a real test backend against the real cont
     for (const [method, path, body] of routes) {
       const anon = await api(path, { method, body });
       expect(anon.status, `${method} ${path} anonymous`).toBe(401);
+      // Refused by the Backstage policy before the controller is asked.
       const denied = await api(path, { method, body, user: MALLORY });
-      // approve/rollback read the plan first (404); the rest are refused by the policy.
-      if (path.includes('/nope'))
-        expect(denied.status, `${method} ${path} mallory`).toBe(path.endsWith('nope') ? 403 : 404);
-      else {
-        expect(denied.status, `${method} ${path} mallory`).toBe(403);
-        expect(denied.json.error.name).toBe('NotAllowedError');
-      }
+      expect(denied.status, `${method} ${path} mallory`).toBe(403);
+      expect(denied.json.error.name).toBe('NotAllowedError');
+      expect(denied.json.error.message).toMatch(/user:default\/mallory is not allowed to promotion\.plan\./);
     }
     const mcp = await fetch(`${base}/api/promotions/mcp`, { method: 'POST', body: '{}' });
     expect(mcp.status).toBe(401);
@@ -409,8 +474,43 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(diff.status).toBe(200);
     expect(diff.json.candidates.map((c: { application: string }) => c.application).sort()).toEqual(['billing', 'cart']);
     expect((await api('/plans', { user: ALICE })).json.items).toEqual([]);
-    // Service principals (plugin-to-plugin) are allowed by Backstage's permission client.
-    expect((await api('/plans', { service: true })).status).toBe(200);
+    // Service principals (plugin-to-plugin) are allowed by Backstage's permission client and reach
+    // the controller as service:<subject> (which the backend may impersonate; it may list nothing).
+    const asService = await api('/plans', { service: true });
+    expect(asService.status, JSON.stringify(asService.json)).toBe(200);
+    expect(asService.json.items).toEqual([]);
+  });
+
+  it('is refused by the controller when the backend may not act for the caller, or its token is wrong', async () => {
+    // eve passes the Backstage policy, but Kubernetes RBAC does not let the backend impersonate her.
+    const eve = await api('/environments', { user: EVE });
+    expect(eve.status).toBe(403);
+    expect(eve.json.error).toEqual({
+      name: 'NotAllowedError',
+      message: `forbidden: ${BACKEND_USER} may not impersonate user ${EVE} (Kubernetes RBAC: needs verb impersonate on users, resourceName ${EVE})`,
+    });
+    // alice's read rights come from her group (x-kpromo-groups): without it the controller shows her nothing.
+    const controller = `http://127.0.0.1:${ctl.port}`;
+    const direct = new ControllerClient(async () => controller, TOKEN);
+    const withGroup = await direct.request<{ items: unknown[] }>('GET', '/environments', {
+      as: { user: ALICE, groups: [TEAM_A] },
+      query: { namespace: NS },
+    });
+    expect(withGroup.items).toHaveLength(2);
+    const withoutGroup = await direct.request<{ items: unknown[] }>('GET', '/environments', {
+      as: { user: ALICE },
+      query: { namespace: NS },
+    });
+    expect(withoutGroup.items).toEqual([]);
+    // A wrong or missing backend token: the controller answers 401, the client an AuthenticationError.
+    await expect(
+      new ControllerClient(async () => controller, 'not-the-backend-token-0123').request('GET', '/plans', {
+        as: { user: ALICE },
+      }),
+    ).rejects.toMatchObject({ name: 'AuthenticationError', message: expect.stringMatching(/invalid bearer token/) });
+    await expect(
+      new ControllerClient(async () => controller).request('GET', '/plans', { as: { user: ALICE } }),
+    ).rejects.toMatchObject({ name: 'AuthenticationError', message: expect.stringMatching(/missing bearer token/) });
   });
 
   it('rejects bad input with 400 and a clear message', async () => {
@@ -432,7 +532,7 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(missing.status).toBe(404);
   });
 
-  it('promotes through the REST routes; approval is refused for an application alice does not own', async () => {
+  it('promotes through the REST routes as the user; refused without the Backstage permission or the RBAC verb', async () => {
     // billing belongs to team-b: alice may create the plan but not approve it (conditional policy).
     const billing = await api('/plans', {
       user: ALICE,
@@ -445,7 +545,17 @@ describe('promotions backend plugin in a real test backend against the real cont
     const refused = await api(`/plans/${NS}/billing-${RUN}/approve`, { user: ALICE, method: 'POST' });
     expect(refused.status, JSON.stringify(refused.json)).toBe(403);
     expect(refused.json.error.message).toMatch(/promotion.plan.approve for component:default\/billing/);
-    expect((await getPlan(dev, NS, `billing-${RUN}`)).spec.approved).toBeFalsy();
+    // bob passes the Backstage policy, but Kubernetes RBAC gives him no approve verb: the controller refuses.
+    const bobRefused = await api(`/plans/${NS}/billing-${RUN}/approve`, { user: BOB, method: 'POST' });
+    expect(bobRefused.status, JSON.stringify(bobRefused.json)).toBe(403);
+    expect(bobRefused.json.error).toEqual({
+      name: 'NotAllowedError',
+      message: `forbidden: ${BOB} (via ${BACKEND_USER}) may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
+    });
+    const billingPlan = await getPlan(dev, NS, `billing-${RUN}`);
+    expect(billingPlan.spec.approvals).toBeUndefined();
+    // The creating Backstage user, recorded by the controller (admission checks it is the requesting user).
+    expect(billingPlan.spec.requestedBy).toBe(ALICE);
     // create+approve in one call is refused as well, and creates nothing.
     const both = await api('/plans', {
       user: ALICE,
@@ -456,6 +566,18 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(
       await dev.getOrUndefined(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/billing2-${RUN}`),
     ).toBeUndefined();
+    const bobBoth = await api('/plans', {
+      user: BOB,
+      method: 'POST',
+      body: { from: 'dev', to: 'stable', applications: ['billing'], approve: true, name: `billing3-${RUN}` },
+    });
+    expect(bobBoth.status).toBe(403);
+    expect(bobBoth.json.error.message).toMatch(
+      /^forbidden: user:default\/bob .* may not approve plans into environment stable/,
+    );
+    expect(
+      await dev.getOrUndefined(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/billing3-${RUN}`),
+    ).toBeUndefined();
 
     const created = await api('/plans', {
       user: ALICE,
@@ -464,9 +586,24 @@ describe('promotions backend plugin in a real test backend against the real cont
     });
     expect(created.status).toBe(201);
     expect(created.json.plan.spec.candidates.map((c: { application: string }) => c.application)).toEqual(['cart']);
-    const approved = await api(`/plans/${NS}/rest-${RUN}/approve`, { user: ALICE, method: 'POST' });
-    expect(approved.status).toBe(200);
-    expect(approved.json.plan.spec.approvedBy).toBe(ALICE);
+    // The approver is never taken from the body: a bogus field is rejected.
+    const forged = await api(`/plans/${NS}/rest-${RUN}/approve`, {
+      user: ALICE,
+      method: 'POST',
+      body: { approvedBy: ADMIN },
+    });
+    expect(forged.status).toBe(400);
+    const approved = await api(`/plans/${NS}/rest-${RUN}/approve`, {
+      user: ALICE,
+      method: 'POST',
+      body: { comment: 'cart 2.0 is ready' },
+    });
+    expect(approved.status, JSON.stringify(approved.json)).toBe(200);
+    // The approval names the Backstage user and her groups (admission checked both against the request).
+    expect(approved.json.plan.spec.approvals).toEqual([
+      { user: ALICE, groups: [TEAM_A], comment: 'cart 2.0 is ready' },
+    ]);
+    expect(approved.json.progress.approvers.map((a: { user: string }) => a.user)).toEqual([ALICE]);
     const again = await api(`/plans/${NS}/rest-${RUN}/approve`, { user: ALICE, method: 'POST' });
     expect(again.status).toBe(409);
     // Live per-app progress through the route until the plan is done.
@@ -478,10 +615,27 @@ describe('promotions backend plugin in a real test backend against the real cont
       },
       120_000,
     );
-    expect(done.progress).toMatchObject({ phase: 'Complete', succeeded: 1, total: 1, approvedBy: ALICE });
+    expect(done.progress).toMatchObject({
+      phase: 'Complete',
+      succeeded: 1,
+      total: 1,
+      approved: true,
+      requestedBy: ALICE,
+    });
+    expect(done.progress.approvers).toEqual([
+      {
+        user: ALICE,
+        groups: [TEAM_A],
+        comment: 'cart 2.0 is ready',
+        counted: true,
+        observedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    ]);
     expect(done.progress.apps[0]).toMatchObject({ application: 'cart', phase: 'Succeeded', written: true });
     const real = await getPlan(dev, NS, `rest-${RUN}`);
     expect(real.status?.phase).toBe('Complete');
+    expect(real.status?.gate?.approved).toBe(true);
+    expect(real.spec.approvals?.map((a) => a.user)).toEqual([ALICE]);
     await expectStableImage('cart', devDigest.cart);
   });
 
@@ -516,15 +670,24 @@ describe('promotions backend plugin in a real test backend against the real cont
     const create = ctx({ namespace: NS, from: 'dev', to: 'stable', applications: ['search'], name: `tpl-${RUN}` });
     await byId['kpromo:plan:create'].handler(create.c as never);
     expect(create.out).toMatchObject({ namespace: NS, plan: `tpl-${RUN}`, applications: ['search'] });
+    // The task initiator bob lacks the approve verb: the controller refuses, the plan stays unapproved.
+    const asBob = ctx({ namespace: NS, plan: `tpl-${RUN}` }, BOB);
+    await expect(byId['kpromo:plan:promote'].handler(asBob.c as never)).rejects.toMatchObject({
+      name: 'NotAllowedError',
+      message: `forbidden: ${BOB} (via ${BACKEND_USER}) may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
+    });
+    expect((await getPlan(dev, NS, `tpl-${RUN}`)).spec.approvals).toBeUndefined();
     const promote = ctx({ namespace: NS, plan: `tpl-${RUN}` });
     await byId['kpromo:plan:promote'].handler(promote.c as never);
-    expect(promote.out.approvedBy).toBe(ALICE);
+    expect(promote.out.approvers).toEqual([ALICE]);
     const status = ctx({ namespace: NS, plan: `tpl-${RUN}`, waitSeconds: 120 });
     await byId['kpromo:release:status'].handler(status.c as never);
     expect(status.out.phase).toBe('Complete');
+    expect((status.out.status as Json).plan).toMatchObject({ approved: true, approvers: [{ user: ALICE }] });
     const real = await waitPlan(dev, NS, `tpl-${RUN}`, terminal);
     expect(real.status?.phase).toBe('Complete');
-    expect(real.spec.approvedBy).toBe(ALICE);
+    expect(real.spec.requestedBy).toBe(ALICE);
+    expect(real.spec.approvals).toEqual([{ user: ALICE, groups: [TEAM_A] }]);
     await expectStableImage('search', devDigest.search);
   });
 
@@ -568,30 +731,72 @@ describe('promotions backend plugin in a real test backend against the real cont
       });
       expect(planned.created).toBe(true);
       const promoted = await call('promote', { namespace: NS, plan: `mcp-${RUN}` });
-      expect(promoted.plan.approvedBy).toBe(ADMIN);
+      expect(promoted.plan.approvals).toEqual([{ user: ADMIN }]);
+      expect(promoted.plan.requestedBy).toBe(ADMIN);
       const real = await waitPlan(dev, NS, `mcp-${RUN}`, terminal);
       expect(real.status?.phase).toBe('Complete');
       // The controller acted as the Backstage user (impersonation), not as the proxy's token user.
-      expect(real.spec.approvedBy).toBe(ADMIN);
-      // Kubernetes RBAC of the impersonated user decides: alice has no RoleBinding in the namespace.
-      const asAlice = new Client({ name: 'bsb-test-alice', version: '1.0.0' });
-      await asAlice.connect(
-        new StreamableHTTPClientTransport(new URL(`${base}/api/promotions/mcp`), {
-          requestInit: { headers: { authorization: mockCredentials.user.header(ALICE) } },
-        }),
-      );
-      try {
-        const r = (await asAlice.callTool({ name: 'list', arguments: { namespace: NS } })) as {
-          isError?: boolean;
-          content: Array<{ text?: string }>;
-        };
-        expect(r.isError).toBe(true);
-        expect(r.content[0].text).toBe(
-          `forbidden: ${ALICE} (via ${PROXY_USER}) may not list applications in namespace ${NS} (Kubernetes RBAC)`,
+      expect(real.spec.approvals?.map((a) => a.user)).toEqual([ADMIN]);
+      expect(real.spec.requestedBy).toBe(ADMIN);
+      // Kubernetes RBAC of the impersonated user decides: mallory has no RoleBinding in the namespace,
+      // bob may create plans but not approve them.
+      const toolAs = async (user: string, name: string, args: Record<string, unknown>) => {
+        const c = new Client({ name: `bsb-test-${name}`, version: '1.0.0' });
+        await c.connect(
+          new StreamableHTTPClientTransport(new URL(`${base}/api/promotions/mcp`), {
+            requestInit: { headers: { authorization: mockCredentials.user.header(user) } },
+          }),
         );
-      } finally {
-        await asAlice.close();
-      }
+        try {
+          return (await c.callTool({ name, arguments: args }, CallToolResultSchema, { timeout: 60_000 })) as {
+            isError?: boolean;
+            content: Array<{ text?: string }>;
+            structuredContent?: Json;
+          };
+        } finally {
+          await c.close();
+        }
+      };
+      const mallory = await toolAs(MALLORY, 'list', { namespace: NS });
+      expect(mallory.isError).toBe(true);
+      expect(mallory.content[0].text).toBe(
+        `forbidden: ${MALLORY} (via ${BACKEND_USER}) may not list applications in namespace ${NS} (Kubernetes RBAC)`,
+      );
+      const bobPlan = await toolAs(BOB, 'plan', {
+        namespace: NS,
+        from: 'dev',
+        to: 'stable',
+        applications: ['billing'],
+        name: `mcp-bob-${RUN}`,
+      });
+      expect(bobPlan.isError, JSON.stringify(bobPlan.content)).toBeFalsy();
+      const bobPromote = await toolAs(BOB, 'promote', { namespace: NS, plan: `mcp-bob-${RUN}` });
+      expect(bobPromote.isError).toBe(true);
+      expect(bobPromote.content[0].text).toBe(
+        `forbidden: ${BOB} (via ${BACKEND_USER}) may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
+      );
+      const bobReal = await getPlan(dev, NS, `mcp-bob-${RUN}`);
+      expect(bobReal.spec.requestedBy).toBe(BOB);
+      expect(bobReal.spec.approvals).toBeUndefined();
+      // eve passes Backstage authentication, but the backend may not impersonate her: 403 from the proxy.
+      const eve = await fetch(`${base}/api/promotions/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: mockCredentials.user.header(EVE),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'eve', version: '1' } },
+        }),
+      });
+      expect(eve.status).toBe(403);
+      expect(((await eve.json()) as Json).error.message).toBe(
+        `forbidden: ${BACKEND_USER} may not impersonate user ${EVE} (Kubernetes RBAC: needs verb impersonate on users, resourceName ${EVE})`,
+      );
       await expectStableImage('ledger', devDigest.ledger);
       // Raw Streamable HTTP through the proxy: initialize answers as an SSE stream with a session
       // id; a standalone GET stream on that session is SSE too; aborting it closes the upstream.
@@ -690,6 +895,9 @@ describe('promotions backend plugin in a real test backend against the real cont
       };
       expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
       expect(r.content.map((c) => c.text).join('')).toMatch(/"phase":"Complete"/);
+      expect(r.content.map((c) => c.text).join('')).toMatch(
+        /"approved":true,"approvers":\[\{"user":"user:default\/alice"/,
+      );
       // The same permission checks apply to actions: mallory's call is refused.
       const asMallory = new Client({ name: 'bsb-actions-mallory', version: '1.0.0' });
       await asMallory.connect(
@@ -749,7 +957,9 @@ describe('promotions backend plugin in a real test backend against the real cont
     const rb = await getPlan(dev, NS, `rest-${RUN}-rollback`);
     expect(rb.status?.phase).toBe('RolledBack');
     expect(rb.status?.succeeded).toBe(1);
-    expect(rb.spec.approvedBy).toBe('port:alice@example.com');
+    // The run acted as port:<trigger user's email>: recorded as creator and approver.
+    expect(rb.spec.requestedBy).toBe(PORT_ALICE);
+    expect(rb.spec.approvals).toEqual([{ user: PORT_ALICE }]);
     await expectStableImage('cart', stableOld.cart);
 
     const promote = {
@@ -769,16 +979,73 @@ describe('promotions backend plugin in a real test backend against the real cont
     );
     expect(r2.patches.at(-1), JSON.stringify(r2.logs)).toMatchObject({ status: 'SUCCESS' });
     expect(r2.logs.some((l) => l.terminationStatus === 'SUCCESS')).toBe(true);
-    expect((await getPlan(dev, NS, `port-${RUN}`)).status?.phase).toBe('Complete');
+    const portPlan = await getPlan(dev, NS, `port-${RUN}`);
+    expect(portPlan.status?.phase).toBe('Complete');
+    expect(portPlan.spec.approvals?.map((a) => a.user)).toEqual([PORT_ALICE]);
     await expectStableImage('cart', devDigest.cart);
+
+    // mallory's Port identity may create plans but holds no approve verb: the run fails with the
+    // controller's reason, and no plan is created.
+    const denied = {
+      runId: `r3-${RUN}`,
+      action: 'kpromo_promote',
+      user: 'mallory@example.com',
+      inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['billing'], name: `port-mallory-${RUN}` },
+    };
+    expect((await portWebhook(denied, portSign(JSON.stringify(denied)))).status).toBe(202);
+    const r3 = await waitFor(
+      'port run 3 finished',
+      async () => {
+        const r = runs.get(`r3-${RUN}`);
+        return r?.patches.some((p) => p.status) ? r : undefined;
+      },
+      60_000,
+    );
+    expect(r3.patches.at(-1)).toMatchObject({ status: 'FAILURE', statusLabel: 'Failed' });
+    expect(r3.patches.at(-1)?.summary).toBe(
+      `forbidden: ${PORT_MALLORY} (via ${BACKEND_USER}) may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
+    );
+    expect(
+      await dev.getOrUndefined(
+        `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/port-mallory-${RUN}`,
+      ),
+    ).toBeUndefined();
+    // A run without a trigger user has nobody to act as.
+    const anonymous = { runId: `r4-${RUN}`, action: 'kpromo_promote', inputs: { namespace: NS, plan: `rest-${RUN}` } };
+    expect((await portWebhook(anonymous, portSign(JSON.stringify(anonymous)))).status).toBe(202);
+    const r4 = await waitFor(
+      'port run 4 finished',
+      async () => {
+        const r = runs.get(`r4-${RUN}`);
+        return r?.patches.some((p) => p.status) ? r : undefined;
+      },
+      30_000,
+    );
+    expect(r4.patches.at(-1)).toMatchObject({ status: 'FAILURE' });
+    expect(r4.patches.at(-1)?.summary).toMatch(/names no trigger user/);
     // Every Port call matched the spec (requests and the stand-in's responses).
     expect(standIn.violations).toEqual([]);
-    expect(standIn.callCount(/^PATCH \/v1\/actions\/runs\//)).toBeGreaterThanOrEqual(4);
+    expect(standIn.callCount(/^PATCH \/v1\/actions\/runs\//)).toBeGreaterThanOrEqual(6);
   });
 
   it('rolls back through the REST route (alice owns search)', async () => {
     const denied = await api(`/plans/${NS}/tpl-${RUN}/rollback`, { user: MALLORY, method: 'POST', body: {} });
     expect(denied.status).toBe(403);
+    // bob passes the Backstage policy but holds no rollback verb: the controller refuses and creates nothing.
+    const bob = await api(`/plans/${NS}/tpl-${RUN}/rollback`, {
+      user: BOB,
+      method: 'POST',
+      body: { name: `tpl-rb-bob-${RUN}` },
+    });
+    expect(bob.status).toBe(403);
+    expect(bob.json.error.message).toBe(
+      `forbidden: ${BOB} (via ${BACKEND_USER}) may not rollback plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb rollback on environments/stable or on promotionplans)`,
+    );
+    expect(
+      await dev.getOrUndefined(
+        `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/tpl-rb-bob-${RUN}`,
+      ),
+    ).toBeUndefined();
     const r = await api(`/plans/${NS}/tpl-${RUN}/rollback`, {
       user: ALICE,
       method: 'POST',
@@ -788,7 +1055,8 @@ describe('promotions backend plugin in a real test backend against the real cont
     const p = await waitPlan(dev, NS, `tpl-rb-${RUN}`, terminal);
     expect(p.status?.phase).toBe('RolledBack');
     expect(p.status?.succeeded).toBe(1);
-    expect(p.spec.approvedBy).toBe(ALICE);
+    expect(p.spec.requestedBy).toBe(ALICE);
+    expect(p.spec.approvals).toEqual([{ user: ALICE, groups: [TEAM_A] }]);
     await expectStableImage('search', stableOld.search);
   });
 });

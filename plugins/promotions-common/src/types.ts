@@ -1,6 +1,6 @@
-import type { AppProgress, Candidate, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import type { AppProgress, Approval, Candidate, EnvironmentVersion, PlanGate, PromotionPlan } from '@kpromo/api';
 
-export type { AppProgress, Candidate, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+export type { AppProgress, Approval, Candidate, EnvironmentVersion, PlanGate, PromotionPlan } from '@kpromo/api';
 
 /** GET /environments item (the controller's EnvironmentView). */
 export interface EnvironmentInfo {
@@ -51,15 +51,32 @@ export interface CreatePlanResponse {
   skipped: SkippedApplication[];
 }
 
-/** Per-application progress of a plan, as shown by GET /plans/:namespace/:name. */
+/**
+ * One approval of a plan: the user from spec.approvals (what they asked for) with what the
+ * controller observed in status.gate (when it saw the approval, whether it counts for the policy).
+ */
+export type PlanApprover = Pick<Approval, 'user' | 'groups' | 'overrideFreeze' | 'comment'> &
+  Partial<Pick<NonNullable<PlanGate['approvers']>[number], 'observedAt' | 'counted'>>;
+
+/** Per-application progress of a plan, and what its gate says, as shown by GET /plans/:namespace/:name. */
 export interface PlanProgress {
   namespace: string;
   name: string;
   action: 'promote' | 'rollback';
   from: string;
   to: string;
+  /** Who created the plan (spec.requestedBy). */
+  requestedBy?: string;
+  /** The approval policy of the target stage is met (status.gate.approved). */
   approved: boolean;
-  approvedBy?: string;
+  /** Every approval, in the order given (spec.approvals), with observedAt/counted from status.gate. */
+  approvers: PlanApprover[];
+  /** Who still must approve, in words (status.gate.waitingFor). */
+  waitingFor?: string;
+  /** The freeze window holding the plan (status.gate.frozen). */
+  frozen?: PlanGate['frozen'];
+  /** When every candidate has soaked long enough in the source (status.gate.eligibleAt). */
+  eligibleAt?: string;
   phase: NonNullable<NonNullable<PromotionPlan['status']>['phase']>;
   done: boolean;
   succeeded: number;
@@ -81,11 +98,35 @@ export interface PlanDetails {
 /** Phases after which a plan does not change any more. */
 export const TERMINAL_PHASES = ['Complete', 'Incomplete', 'Failed', 'RolledBack'] as const;
 
-/** Header carrying the Backstage caller (user or service entity ref) to the controller. */
+/**
+ * Header naming the identity the Backstage backend acts for at the controller (user entity ref,
+ * `service:<subject>` or `port:<email>`). The controller honours it only when Kubernetes RBAC lets
+ * the backend's own token user `impersonate` that user, like `kubectl --as`.
+ */
 export const KPROMO_USER_HEADER = 'x-kpromo-user';
+
+/** Comma-separated groups of that identity (the user's ownership entity refs), like `kubectl --as-group`. */
+export const KPROMO_GROUPS_HEADER = 'x-kpromo-groups';
+
+/** The plan's approvals (spec.approvals) with what the controller observed about each (status.gate.approvers). */
+export function planApprovers(plan: PromotionPlan): PlanApprover[] {
+  const seen = new Map((plan.status?.gate?.approvers ?? []).map((a) => [a.user, a]));
+  return (plan.spec.approvals ?? []).map((a) => {
+    const g = seen.get(a.user);
+    return {
+      user: a.user,
+      ...(a.groups?.length ? { groups: [...a.groups] } : {}),
+      ...(a.overrideFreeze ? { overrideFreeze: true } : {}),
+      ...(a.comment ? { comment: a.comment } : {}),
+      ...(g?.observedAt ? { observedAt: g.observedAt } : {}),
+      ...(g ? { counted: g.counted } : {}),
+    };
+  });
+}
 
 export function planProgress(plan: PromotionPlan): PlanProgress {
   const st = plan.status ?? {};
+  const gate = st.gate;
   const byApp = new Map((st.apps ?? []).map((a) => [a.application, a]));
   const names = plan.spec.candidates.length
     ? plan.spec.candidates.map((c) => c.application)
@@ -97,8 +138,12 @@ export function planProgress(plan: PromotionPlan): PlanProgress {
     action: plan.spec.action ?? 'promote',
     from: plan.spec.from,
     to: plan.spec.to,
-    approved: plan.spec.approved === true,
-    ...(plan.spec.approvedBy ? { approvedBy: plan.spec.approvedBy } : {}),
+    ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
+    approved: gate?.approved === true,
+    approvers: planApprovers(plan),
+    ...(gate?.waitingFor ? { waitingFor: gate.waitingFor } : {}),
+    ...(gate?.frozen ? { frozen: { ...gate.frozen } } : {}),
+    ...(gate?.eligibleAt ? { eligibleAt: gate.eligibleAt } : {}),
     phase,
     done: (TERMINAL_PHASES as readonly string[]).includes(phase),
     succeeded: st.succeeded ?? 0,

@@ -40,13 +40,20 @@ describe('PromotionsClient', () => {
     expect((await c.approvePlan('shop', 'p1')).metadata.name).toBe('p1');
     expect((await c.rollbackPlan('shop', 'p1', { approve: true })).metadata.name).toBe('p1');
     expect((await c.listPlans())[0].metadata.name).toBe('p1');
+    expect((await c.approvePlan('shop', 'p1', { overrideFreeze: true, comment: 'hotfix INC-7' })).metadata.name).toBe(
+      'p1',
+    );
     expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([
       'GET http://backstage.test/api/promotions/plans/shop/p1',
       'POST http://backstage.test/api/promotions/plans/shop/p1/approve',
       'POST http://backstage.test/api/promotions/plans/shop/p1/rollback',
       'GET http://backstage.test/api/promotions/plans',
+      'POST http://backstage.test/api/promotions/plans/shop/p1/approve',
     ]);
+    // The approver is never sent: the backend approves as the signed-in user.
+    expect(requests[1].body).toEqual({});
     expect(requests[2].body).toEqual({ approve: true });
+    expect(requests[4].body).toEqual({ overrideFreeze: true, comment: 'hotfix INC-7' });
   });
 
   it('sends diff filters as comma lists and leaves empty ones out', async () => {

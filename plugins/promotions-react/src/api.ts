@@ -2,6 +2,7 @@ import { ResponseError } from '@backstage/errors';
 import { createApiRef, type DiscoveryApi, type FetchApi } from '@backstage/frontend-plugin-api';
 import type {
   ApplicationSummary,
+  ApproveOptions,
   CreatePlanRequest,
   CreatePlanResponse,
   DiffQuery,
@@ -18,7 +19,8 @@ export interface PromotionsApi {
   listPlans(opts?: { namespace?: string }): Promise<PromotionPlan[]>;
   createPlan(request: CreatePlanRequest): Promise<CreatePlanResponse>;
   getPlan(namespace: string, name: string): Promise<PromotionPlan>;
-  approvePlan(namespace: string, name: string): Promise<PromotionPlan>;
+  /** Adds the signed-in user's approval (optionally overriding a freeze window). */
+  approvePlan(namespace: string, name: string, opts?: ApproveOptions): Promise<PromotionPlan>;
   rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean }): Promise<PromotionPlan>;
   /** Absolute URL of the MCP proxy (`/api/promotions/mcp`). */
   getMcpUrl(): Promise<string>;
@@ -106,11 +108,14 @@ export class PromotionsClient implements PromotionsApi {
     return unwrapPlan(await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`));
   }
 
-  async approvePlan(namespace: string, name: string) {
+  async approvePlan(namespace: string, name: string, opts: ApproveOptions = {}) {
     return unwrapPlan(
       await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/approve`, {
         method: 'POST',
-        body: {},
+        body: {
+          ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(opts.comment ? { comment: opts.comment } : {}),
+        },
       }),
     );
   }

@@ -1,6 +1,13 @@
 import type { Candidate, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
 
-export type { AppPhase, AppProgress, Candidate, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+export type { AppPhase, AppProgress, Candidate, EnvironmentVersion, PlanGate, PromotionPlan } from '@kpromo/api';
+// The plan's progress and gate (approvals, freeze, soak) as one view, shared with the backend.
+export {
+  type PlanApprover,
+  type PlanProgress,
+  planApprovers,
+  planProgress,
+} from '@kpromo/plugin-promotions-common';
 
 /** An Environment as the promotions backend lists it (GET /environments). */
 export interface EnvironmentSummary {
@@ -58,6 +65,14 @@ export interface DiffQuery {
   applications?: string[];
   teams?: string[];
   tagPattern?: string;
+}
+
+/** Options of an approval; the approver is always the signed-in user. */
+export interface ApproveOptions {
+  /** Emergency: run despite a freeze window (needs the override-freeze verb at the controller). */
+  overrideFreeze?: boolean;
+  /** Recorded with the approval, e.g. why a freeze is overridden. */
+  comment?: string;
 }
 
 export interface CreatePlanRequest extends DiffQuery {

@@ -4,7 +4,7 @@ import { EntityProvider } from '@backstage/plugin-catalog-react';
 import { cleanup, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EntityPromotionsContent } from '../src/components/EntityPromotionsContent';
-import { fakeApi, plan } from './fixtures';
+import { approvedPlan, fakeApi, plan } from './fixtures';
 import { renderWith } from './render';
 
 afterEach(cleanup);
@@ -18,20 +18,25 @@ const entity = (annotations: Record<string, string>, name = 'dev.shop.checkout')
 
 describe('EntityPromotionsContent', () => {
   it('shows the versions across environments, the rollout in progress and the last promotions', async () => {
-    const running = plan(
-      { approved: true },
-      { phase: 'Promoting', apps: [{ application: 'checkout', phase: 'RollingOut', targetTag: 'v1.3.0-20261202T1' }] },
-    );
+    const running = approvedPlan({
+      phase: 'Promoting',
+      apps: [{ application: 'checkout', phase: 'RollingOut', targetTag: 'v1.3.0-20261202T1' }],
+    });
     const old = {
-      ...plan({ approved: true }, { phase: 'Complete', apps: [{ application: 'checkout', phase: 'Succeeded' }] }),
+      ...approvedPlan({ phase: 'Complete', apps: [{ application: 'checkout', phase: 'Succeeded' }] }),
       metadata: { name: 'older', namespace: 'shop', creationTimestamp: '2026-11-01T00:00:00Z' },
+    };
+    // Not approved yet (status.gate says so): listed as Pending, never as the rollout in progress.
+    const waiting = {
+      ...plan({}, { phase: 'Pending', gate: { approved: false, required: 1, waitingFor: '1 more approval' } }),
+      metadata: { name: 'waiting', namespace: 'shop', creationTimestamp: '2026-10-01T00:00:00Z' },
     };
     const other = { ...plan({ candidates: [] }), metadata: { name: 'not-mine', namespace: 'shop' } };
     renderWith(
       <EntityProvider entity={entity({ 'kpromo.dev/name': 'checkout', 'kpromo.dev/namespace': 'shop' })}>
         <EntityPromotionsContent />
       </EntityProvider>,
-      { api: fakeApi({ listPlans: async () => [old, running, other] }) },
+      { api: fakeApi({ listPlans: async () => [waiting, old, running, other] }) },
     );
     const versions = await screen.findByTestId('entity-versions');
     expect(versions.textContent).toBe('devv1.3.0Healthystablev1.2.0Healthydriftprodv1.2.0Degraded');
@@ -39,7 +44,8 @@ describe('EntityPromotionsContent', () => {
       'Rollout: shop-prod-1 is promoting to prod — RollingOut',
     );
     const rows = screen.getAllByRole('row').map((r) => r.textContent);
-    expect(rows.slice(1).map((r) => r?.split('stable')[0])).toEqual(['shop-prod-1', 'older']);
+    expect(rows.slice(1).map((r) => r?.split('stable')[0])).toEqual(['shop-prod-1', 'older', 'waiting']);
+    expect(rows[3]).toMatch(/Pending/);
     expect(rows.join()).not.toContain('not-mine');
   });
 

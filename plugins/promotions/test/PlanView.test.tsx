@@ -3,8 +3,8 @@ import type { PromotionPlan } from '@kpromo/plugin-promotions-react';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlansPage } from '../src/components/PlansPage';
-import { PlanView, planChanges } from '../src/components/PlanView';
-import { fakeApi, plan } from './fixtures';
+import { formatCountdown, PlanView, planChanges } from '../src/components/PlanView';
+import { ALICE, approvedPlan, fakeApi, plan } from './fixtures';
 import { renderWith } from './render';
 
 afterEach(cleanup);
@@ -18,18 +18,30 @@ describe('planChanges', () => {
   });
 });
 
+describe('formatCountdown', () => {
+  it('counts down in days, hours, minutes or seconds, and says now once passed', () => {
+    const now = Date.parse('2026-12-02T10:00:00Z');
+    expect(formatCountdown('2026-12-04T13:30:00Z', now)).toBe('in 2d 3h');
+    expect(formatCountdown('2026-12-02T12:05:59Z', now)).toBe('in 2h 5m');
+    expect(formatCountdown('2026-12-02T10:07:00Z', now)).toBe('in 7m');
+    expect(formatCountdown('2026-12-02T10:00:40Z', now)).toBe('in 40s');
+    expect(formatCountdown('2026-12-02T09:00:00Z', now)).toBe('now');
+  });
+});
+
 describe('PlanView', () => {
   it('approve dialog lists what will change, and confirming calls the API', async () => {
     let current = plan();
     const api = fakeApi({
       getPlan: async () => current,
       approvePlan: async () => {
-        current = plan({ approved: true, approvedBy: 'user:default/alice' }, { phase: 'Promoting' });
+        current = approvedPlan({ phase: 'Promoting' });
         return current;
       },
     });
     renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={50} />, { api: api, permission: 'allow' });
     fireEvent.click(await screen.findByRole('button', { name: 'Approve & promote' }));
+    expect(screen.getByTestId('approvers').textContent).toBe('No approvals yet');
     const dialog = await screen.findByRole('dialog');
     const items = within(dialog)
       .getAllByRole('listitem')
@@ -39,44 +51,174 @@ describe('PlanView', () => {
     fireEvent.click(within(dialog).getByRole('button', { name: 'Promote to prod' }));
     await waitFor(() => expect(api.calls).toContain('approvePlan("shop","shop-prod-1")'));
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
-    expect(await screen.findByText(/approved by user:default\/alice/)).toBeTruthy();
+    // Who approved and when the controller saw it, from spec.approvals + status.gate.
+    await waitFor(() =>
+      expect(screen.getByTestId('approvers').textContent).toBe(
+        'Approved by user:default/alice at 2026-12-02 10:01:00 UTC',
+      ),
+    );
+    expect(screen.getByText(/flow shop · approved$/)).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Approve & promote' })).toBeNull();
+  });
+
+  it('shows who requested and approved, who still must approve, and hides Approve once the user approved', async () => {
+    const twoNeeded = plan(
+      { requestedBy: 'user:default/bob', approvals: [{ user: ALICE, comment: 'LGTM' }] },
+      {
+        phase: 'Pending',
+        gate: {
+          approved: false,
+          required: 2,
+          approvers: [{ user: ALICE, counted: true, observedAt: '2026-12-02T10:05:00Z' }],
+          waitingFor: '1 more approval from groups group:default/release-managers',
+        },
+      },
+    );
+    const api = fakeApi({ getPlan: async () => twoNeeded });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, { api, permission: 'allow' });
+    expect((await screen.findByTestId('requested-by')).textContent).toBe('Requested by user:default/bob');
+    expect(screen.getByTestId('approvers').textContent).toBe(
+      'Approved by user:default/alice at 2026-12-02 10:05:00 UTC – “LGTM”',
+    );
+    expect(screen.getByTestId('waiting-for').textContent).toBe(
+      'Waiting for 1 more approval from groups group:default/release-managers',
+    );
+    expect(screen.getByText(/flow shop · waiting for approval$/)).toBeTruthy();
+    // alice approved already: no second approval from her, and she is told what the plan waits for.
+    expect(await screen.findByText('You approved this plan')).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Approve & promote' })).toBeNull();
+    cleanup();
+
+    // Another release manager still may approve.
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api,
+      permission: 'allow',
+      user: 'user:default/carol',
+    });
+    fireEvent.click(await screen.findByRole('button', { name: 'Approve & promote' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog.textContent).toContain(
+      'Your approval is recorded as user:default/carol; the plan starts once the policy is met (now waiting for 1 more approval from groups group:default/release-managers).',
+    );
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Promote to prod' }));
+    await waitFor(() => expect(api.calls).toContain('approvePlan("shop","shop-prod-1")'));
+    expect(screen.queryByText('You approved this plan')).toBeNull();
+  });
+
+  it('does not repeat a stale waitingFor while the controller has not seen the newest approval', async () => {
+    // What the approve call answers: the approval is in the spec, status.gate is from before it.
+    const justApproved = plan(
+      { requestedBy: ALICE, approvals: [{ user: ALICE }] },
+      { phase: 'Pending', gate: { approved: false, required: 1, waitingFor: '1 more approval' } },
+    );
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => justApproved }),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('approvers')).textContent).toBe(
+      'Approved by user:default/alice (not yet seen by the controller)',
+    );
+    expect(screen.getByTestId('waiting-for').textContent).toBe(
+      'Waiting for the controller to evaluate the latest approval',
+    );
+    expect((await screen.findByText('You approved this plan')).parentElement?.textContent).toContain(
+      'It starts once the approval policy is met.',
+    );
+  });
+
+  it('shows a freeze with reason and countdown, and lets an approver override it with a reason', async () => {
+    const until = new Date(Date.now() + 2 * 3600_000 + 30_000).toISOString();
+    const frozen = approvedPlan({ phase: 'Pending' }, [ALICE], {
+      frozen: { window: 'friday-freeze', reason: 'weekend', until },
+    });
+    const api = fakeApi({ getPlan: async () => frozen });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api,
+      permission: 'allow',
+      user: 'user:default/carol',
+    });
+    const freeze = await screen.findByTestId('freeze');
+    expect(freeze.textContent).toBe(`weekend · until ${until.slice(0, 19).replace('T', ' ')} UTC (in 2h 0m)`);
+    expect(screen.getByText('Frozen: friday-freeze')).toBeTruthy();
+    // The policy is met already: no plain approval, only the override.
+    expect(screen.queryByRole('button', { name: 'Approve & promote' })).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Override freeze' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog.textContent).toContain('prod is frozen by window friday-freeze (weekend).');
+    fireEvent.change(within(dialog).getByRole('textbox', { name: 'Reason' }), { target: { value: 'hotfix INC-7' } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Approve despite the freeze' }));
+    await waitFor(() =>
+      expect(api.calls).toContain('approvePlan("shop","shop-prod-1",{"overrideFreeze":true,"comment":"hotfix INC-7"})'),
+    );
+  });
+
+  it('hides the override for the approver who approved already and for an overridden freeze', async () => {
+    const until = new Date(Date.now() + 3600_000).toISOString();
+    const frozen = approvedPlan({ phase: 'Pending' }, [ALICE], { frozen: { window: 'friday-freeze', until } });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => frozen }),
+      permission: 'allow',
+    });
+    expect(await screen.findByText('Frozen: friday-freeze')).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Override freeze' })).toBeNull();
+    cleanup();
+    const overridden = approvedPlan({ phase: 'Pending' }, ['user:default/carol'], {
+      frozen: { window: 'friday-freeze', until, overriddenBy: 'user:default/carol' },
+    });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => overridden }),
+      permission: 'allow',
+    });
+    expect(await screen.findByText('Freeze overridden: friday-freeze')).toBeTruthy();
+    expect(screen.getByTestId('freeze').textContent).toContain('overridden by user:default/carol');
+    expect(screen.queryByRole('button', { name: 'Override freeze' })).toBeNull();
+  });
+
+  it('shows when soaking candidates become eligible', async () => {
+    const eligibleAt = new Date(Date.now() + 45 * 60_000 + 20_000).toISOString();
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => approvedPlan({ phase: 'Pending' }, [ALICE], { eligibleAt }) }),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('soak')).textContent).toBe(
+      `Soaking in stable: eligible at ${eligibleAt.slice(0, 19).replace('T', ' ')} UTC (in 45m)`,
+    );
   });
 
   it('shows per-app progress live by polling, and failures with their reasons', async () => {
     const states: PromotionPlan[] = [
-      plan(
-        { approved: true },
-        {
-          phase: 'Promoting',
-          apps: [
-            { application: 'checkout', phase: 'Copying' },
-            { application: 'cart', phase: 'Pending' },
-          ],
-        },
-      ),
-      plan(
-        { approved: true },
-        {
-          phase: 'Incomplete',
-          succeeded: 1,
-          failed: 1,
-          apps: [
-            { application: 'checkout', phase: 'Succeeded', targetTag: 'v1.3.0-20261202T100000Z', written: true },
-            {
-              application: 'cart',
-              phase: 'Failed',
-              reason: 'RolloutTimeout',
-              message: 'deployment cart not ready after 300s',
-            },
-          ],
-        },
-      ),
+      approvedPlan({
+        phase: 'Promoting',
+        apps: [
+          { application: 'checkout', phase: 'Copying' },
+          { application: 'cart', phase: 'Pending' },
+        ],
+      }),
+      approvedPlan({
+        phase: 'Incomplete',
+        succeeded: 1,
+        failed: 1,
+        apps: [
+          { application: 'checkout', phase: 'Succeeded', targetTag: 'v1.3.0-20261202T100000Z', written: true },
+          {
+            application: 'cart',
+            phase: 'Failed',
+            reason: 'RolloutTimeout',
+            message: 'deployment cart not ready after 300s',
+          },
+        ],
+      }),
     ];
     let i = 0; // the test moves the controller on; the view must pick it up by polling
     const api = fakeApi({ getPlan: async () => states[i] });
-    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={30} />, { api: api, permission: 'allow' });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={30} />, {
+      api: api,
+      permission: 'allow',
+      user: 'user:default/carol',
+    });
     expect((await screen.findByTestId('phase-checkout')).textContent).toBe('Copying');
+    // Started: nobody approves any more, not even someone who has not approved.
+    expect(screen.queryByRole('button', { name: 'Approve & promote' })).toBeNull();
     const before = api.calls.length;
     i = 1;
     await waitFor(() => expect(screen.getByTestId('phase-checkout').textContent).toBe('Succeeded'));
@@ -142,6 +284,44 @@ describe('PlansPage', () => {
     expect(await screen.findByText('No promotion plans yet')).toBeTruthy();
     expect(screen.getByTestId('empty-state').textContent).toMatch(/lack promotion.plan.create/);
     expect(screen.queryByRole('button', { name: 'Create plan' })).toBeNull();
+  });
+
+  it('says from status.gate why a plan waits: approval, freeze or soak; nothing once it runs', async () => {
+    const named = (p: PromotionPlan, name: string, at: string) => ({
+      ...p,
+      metadata: { ...p.metadata, name, creationTimestamp: at },
+    });
+    const plans = [
+      named(plan({}, { phase: 'Pending' }), 'p-new', '2026-12-02T10:05:00Z'),
+      named(
+        approvedPlan({ phase: 'Pending' }, [ALICE], {
+          frozen: { window: 'friday-freeze', until: new Date(Date.now() + 3600_000).toISOString() },
+        }),
+        'p-frozen',
+        '2026-12-02T10:04:00Z',
+      ),
+      named(
+        approvedPlan({ phase: 'Pending' }, [ALICE], { eligibleAt: new Date(Date.now() + 3600_000).toISOString() }),
+        'p-soak',
+        '2026-12-02T10:03:00Z',
+      ),
+      named(approvedPlan({ phase: 'Promoting' }), 'p-running', '2026-12-02T10:02:00Z'),
+      // An older plan approved by spec alone (no gate) that finished is not "awaiting approval".
+      named(plan({}, { phase: 'Complete' }), 'p-done', '2026-12-02T10:01:00Z'),
+    ];
+    renderWith(<PlansPage />, { api: fakeApi({ listPlans: async () => plans }), permission: 'deny' });
+    await screen.findByText('p-new');
+    const rows = screen
+      .getAllByRole('row')
+      .slice(1)
+      .map((r) => within(r).getAllByRole('gridcell')[1]?.textContent);
+    expect(rows).toEqual([
+      'promote (awaiting approval)',
+      'promote (frozen)',
+      'promote (soaking)',
+      'promote',
+      'promote',
+    ]);
   });
 
   it('previews candidates and creates a plan', async () => {

@@ -62,6 +62,31 @@ export function plan(overrides: Partial<PromotionPlan['spec']> = {}, status?: Pr
   };
 }
 
+export const ALICE = 'user:default/alice';
+
+/**
+ * A plan approved by `users` whose stage policy is met: spec.approvals plus the controller's
+ * status.gate (each approval observed at 10:01, 10:02, …).
+ */
+export function approvedPlan(
+  status: Omit<NonNullable<PromotionPlan['status']>, 'gate'> = {},
+  users: string[] = [ALICE],
+  gate: Partial<NonNullable<NonNullable<PromotionPlan['status']>['gate']>> = {},
+): PromotionPlan {
+  return plan(
+    { requestedBy: users[0], approvals: users.map((user) => ({ user })) },
+    {
+      ...status,
+      gate: {
+        approved: true,
+        required: 1,
+        approvers: users.map((user, i) => ({ user, counted: true, observedAt: `2026-12-02T10:0${i + 1}:00Z` })),
+        ...gate,
+      },
+    },
+  );
+}
+
 /** An in-memory PromotionsApi; every method can be overridden per test. */
 export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { calls: string[] } {
   const calls: string[] = [];
@@ -72,7 +97,7 @@ export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { ca
     listPlans: async () => [],
     createPlan: async (): Promise<CreatePlanResponse> => ({ plan: plan(), skipped: [] }),
     getPlan: async () => plan(),
-    approvePlan: async () => plan({ approved: true }),
+    approvePlan: async () => approvedPlan(),
     rollbackPlan: async () => plan({ action: 'rollback', rollbackOf: 'shop-prod-1', candidates: [] }),
     getMcpUrl: async () => 'http://localhost/api/promotions/mcp',
   };

@@ -13,6 +13,8 @@ export function renderWith(
   opts: {
     api: PromotionsApi;
     permission?: 'allow' | 'deny' | ((name: string, resourceRef?: string) => boolean);
+    /** The signed-in user (identityApi); user:default/alice unless given. */
+    user?: string;
     config?: Record<string, unknown>;
     /** More [apiRef, implementation] pairs, e.g. a fetchApi standing in for an external chat endpoint. */
     apis?: Array<readonly [unknown, unknown]>;
@@ -27,7 +29,12 @@ export function renderWith(
         ? AuthorizeResult.ALLOW
         : AuthorizeResult.DENY;
   return renderInTestApp(<SWRConfig value={{ provider: () => new Map() }}>{element}</SWRConfig>, {
-    apis: [[promotionsApiRef, opts.api], mockApis.permission({ authorize }), ...((opts.apis ?? []) as never[])],
+    apis: [
+      [promotionsApiRef, opts.api],
+      mockApis.permission({ authorize }),
+      mockApis.identity({ userEntityRef: opts.user ?? 'user:default/alice' }),
+      ...((opts.apis ?? []) as never[]),
+    ],
     config: opts.config as never,
   });
 }

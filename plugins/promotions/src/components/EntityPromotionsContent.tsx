@@ -60,7 +60,7 @@ export function EntityPromotionsContent() {
     .filter((p) => appsOfPlan(p).includes(found.name))
     .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))
     .slice(0, 10);
-  const active = mine.find((p) => p.spec.approved && p.status?.phase === 'Promoting');
+  const active = mine.find((p) => p.status?.gate?.approved && p.status?.phase === 'Promoting');
   const activeApp = active?.status?.apps?.find((a) => a.application === found.name);
 
   return (
@@ -129,7 +129,7 @@ export function EntityPromotionsContent() {
                     <Text variant="body-small">{pa?.targetTag ?? c?.from.tag ?? '—'}</Text>
                   </Cell>
                   <Cell>
-                    <PhaseBadge phase={pa?.phase ?? (p.spec.approved ? p.status?.phase : 'Pending')} />
+                    <PhaseBadge phase={pa?.phase ?? (p.status?.gate?.approved ? p.status?.phase : 'Pending')} />
                   </Cell>
                   <Cell>
                     <Text variant="body-small">

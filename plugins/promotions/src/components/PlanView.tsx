@@ -14,6 +14,7 @@ import {
   TableHeader,
   TableRoot,
   Text,
+  TextField,
 } from '@backstage/ui';
 import {
   type AppProgress,
@@ -21,10 +22,15 @@ import {
   isFinalPlan,
   LoadingState,
   PhaseBadge,
+  type PlanProgress,
   type PromotionPlan,
+  planProgress,
+  planStarted,
   promotionPlanApprovePermission,
   promotionRollbackPermission,
   promotionsApiRef,
+  useCurrentUser,
+  useNow,
   usePromotionPermission,
   usePromotionsData,
 } from '@kpromo/plugin-promotions-react';
@@ -52,6 +58,94 @@ export function planChanges(plan: PromotionPlan): PlanChange[] {
     from: c.to?.tag ?? c.to?.digest?.slice(0, 19),
     to: c.from.tag,
   }));
+}
+
+/** An ISO timestamp as `YYYY-MM-DD HH:MM:SS UTC`. */
+export function formatTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** How long until `iso`: `in 2h 5m`, `in 3d 4h`, `in 40s`; `now` once it has passed. */
+export function formatCountdown(iso: string, now: number): string {
+  const s = Math.floor((Date.parse(iso) - now) / 1000);
+  if (!Number.isFinite(s)) return '';
+  if (s <= 0) return 'now';
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d) return `in ${d}d ${h}h`;
+  if (h) return `in ${h}h ${m}m`;
+  if (m) return `in ${m}m`;
+  return `in ${s}s`;
+}
+
+/**
+ * What the plan's gate says, for people: who asked for it, who approved and when, who still must
+ * approve, the freeze window holding it (with a countdown) and when its candidates have soaked.
+ */
+function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
+  const now = useNow(1000);
+  const frozen = g.frozen;
+  const unseen = g.approvers.some((a) => !a.observedAt);
+  return (
+    <Flex direction="column" gap="2" data-testid="plan-gate">
+      {g.requestedBy ? (
+        <Text as="p" variant="body-small" data-testid="requested-by">
+          Requested by {g.requestedBy}
+        </Text>
+      ) : null}
+      {g.approvers.length ? (
+        <ul data-testid="approvers" style={{ margin: 0, paddingLeft: 20 }}>
+          {g.approvers.map((a) => (
+            <li key={a.user}>
+              <Text variant="body-small">
+                Approved by <strong>{a.user}</strong>
+                {a.observedAt ? ` at ${formatTime(a.observedAt)}` : ' (not yet seen by the controller)'}
+                {a.overrideFreeze ? ' (overriding the freeze)' : ''}
+                {a.counted === false ? ' (does not count toward the approval policy)' : ''}
+                {a.comment ? ` – “${a.comment}”` : ''}
+              </Text>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <Text as="p" variant="body-small" color="secondary" data-testid="approvers">
+          No approvals yet
+        </Text>
+      )}
+      {!g.approved && (unseen || g.waitingFor) ? (
+        <Text as="p" variant="body-small" data-testid="waiting-for">
+          {/* status.gate predates the newest approval until the controller has looked again */}
+          {unseen ? 'Waiting for the controller to evaluate the latest approval' : `Waiting for ${g.waitingFor}`}
+        </Text>
+      ) : null}
+      {frozen && !started ? (
+        <Alert
+          status={frozen.overriddenBy ? 'info' : 'warning'}
+          title={`${frozen.overriddenBy ? 'Freeze overridden' : 'Frozen'}: ${frozen.window}`}
+          description={
+            <span data-testid="freeze">
+              {[
+                frozen.reason,
+                frozen.until
+                  ? `until ${formatTime(frozen.until)} (${formatCountdown(frozen.until, now)})`
+                  : 'no end set',
+                frozen.overriddenBy ? `overridden by ${frozen.overriddenBy}` : undefined,
+              ]
+                .filter(Boolean)
+                .join(' · ')}
+            </span>
+          }
+        />
+      ) : null}
+      {g.eligibleAt && !started && Date.parse(g.eligibleAt) > now ? (
+        <Text as="p" variant="body-small" data-testid="soak">
+          Soaking in {g.from}: eligible at {formatTime(g.eligibleAt)} ({formatCountdown(g.eligibleAt, now)})
+        </Text>
+      ) : null}
+    </Flex>
+  );
 }
 
 function progressOf(plan: PromotionPlan, app: string): AppProgress | undefined {
@@ -125,7 +219,16 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
     namespace: ns,
     applications: written.length ? written : plan.spec.candidates.map((c) => c.application),
   });
-  const [dialog, setDialog] = useState<'approve' | 'rollback' | undefined>();
+  const me = useCurrentUser();
+  const g = planProgress(plan);
+  const started = planStarted(plan);
+  const approvedByMe = !!me && g.approvers.some((a) => a.user === me);
+  // Adding an approval helps only before the plan runs and while the policy is not met; the
+  // controller answers 409 to a second approval by the same user.
+  const canApprove = !started && !isFinalPlan(plan) && !g.approved && !approvedByMe;
+  const frozenNow = !started && !isRollback && !!g.frozen && !g.frozen.overriddenBy;
+  const [dialog, setDialog] = useState<'approve' | 'rollback' | 'override' | undefined>();
+  const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
   const failed = (plan.status?.apps ?? []).filter((a) => a.phase === 'Failed');
@@ -157,10 +260,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
           </Text>
           <Text as="p" color="secondary">
             {isRollback ? `Rollback of ${plan.spec.rollbackOf} in` : 'Promote'} {plan.spec.from} → {plan.spec.to} · flow{' '}
-            {plan.spec.flow} ·{' '}
-            {plan.spec.approved
-              ? `approved${plan.spec.approvedBy ? ` by ${plan.spec.approvedBy}` : ''}`
-              : 'waiting for approval'}
+            {plan.spec.flow} · {g.approved ? 'approved' : 'waiting for approval'}
           </Text>
           <Flex gap="2" align="center">
             <span data-testid="plan-phase">
@@ -169,7 +269,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
             <Text variant="body-small" color="secondary" data-testid="plan-counts">
               {plan.status?.succeeded ?? 0} succeeded · {plan.status?.failed ?? 0} failed · {apps.length} apps
             </Text>
-            {!isFinalPlan(plan) && plan.spec.approved ? (
+            {!isFinalPlan(plan) && g.approved ? (
               <Text variant="body-small" color="secondary">
                 updating live…
               </Text>
@@ -177,9 +277,14 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
           </Flex>
         </Flex>
         <Flex gap="2">
-          {!plan.spec.approved && approvePerm.allowed ? (
+          {canApprove && approvePerm.allowed ? (
             <Button variant="primary" onPress={() => setDialog('approve')}>
               {isRollback ? 'Approve rollback' : 'Approve & promote'}
+            </Button>
+          ) : null}
+          {frozenNow && !approvedByMe && approvePerm.allowed ? (
+            <Button variant="secondary" destructive onPress={() => setDialog('override')}>
+              Override freeze
             </Button>
           ) : null}
           {canRollback && rollbackPerm.allowed ? (
@@ -190,11 +295,20 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
         </Flex>
       </Flex>
 
-      {!plan.spec.approved && !approvePerm.loading && !approvePerm.allowed ? (
+      <GateDetails g={g} started={started} />
+
+      {canApprove && !approvePerm.loading && !approvePerm.allowed ? (
         <Alert
           status="info"
           title="Waiting for approval"
           description="You do not have the promotion.plan.approve permission; ask a release approver of the owning team."
+        />
+      ) : null}
+      {approvedByMe && !g.approved && !started ? (
+        <Alert
+          status="info"
+          title="You approved this plan"
+          description={`It starts once the approval policy is met${g.waitingFor && g.approvers.every((a) => a.observedAt) ? `: waiting for ${g.waitingFor}` : ''}.`}
         />
       ) : null}
 
@@ -282,9 +396,43 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
         onConfirm={() => run(async () => onChange(await api.approvePlan(ns, plan.metadata.name)))}
       >
         <Text as="p">
+          {g.waitingFor
+            ? `Your approval is recorded as ${me ?? 'you'}; the plan starts once the policy is met (now waiting for ${g.waitingFor}). `
+            : ''}
           The controller copies each image to the {plan.spec.to} registry and rolls it out. This changes:
         </Text>
         <ChangeList plan={plan} />
+      </ConfirmDialog>
+
+      <ConfirmDialog
+        isOpen={dialog === 'override'}
+        title={`Override the freeze of ${plan.spec.to}?`}
+        confirmLabel="Approve despite the freeze"
+        destructive
+        busy={busy}
+        error={error}
+        onCancel={() => {
+          setDialog(undefined);
+          setError(undefined);
+        }}
+        onConfirm={() =>
+          run(async () =>
+            onChange(
+              await api.approvePlan(ns, plan.metadata.name, {
+                overrideFreeze: true,
+                ...(reason.trim() ? { comment: reason.trim() } : {}),
+              }),
+            ),
+          )
+        }
+      >
+        <Text as="p">
+          {plan.spec.to} is frozen by window {g.frozen?.window}
+          {g.frozen?.reason ? ` (${g.frozen.reason})` : ''}. Approving with an override lets this plan run now; it needs
+          the override-freeze permission for {plan.spec.to} and is recorded with your name. This changes:
+        </Text>
+        <ChangeList plan={plan} />
+        <TextField label="Reason" placeholder="e.g. hotfix for INC-1234" value={reason} onChange={setReason} />
       </ConfirmDialog>
 
       <ConfirmDialog

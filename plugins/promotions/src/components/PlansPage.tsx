@@ -25,6 +25,7 @@ import {
   orderEnvironments,
   PhaseBadge,
   type PromotionPlan,
+  planHold,
   promotionPlanCreatePermission,
   promotionsApiRef,
   usePromotionPermission,
@@ -154,6 +155,12 @@ export function NewPlanForm({ environments }: { environments: Array<{ name: stri
   );
 }
 
+/** Why a plan waits, from status.gate: ` (awaiting approval)`, ` (frozen)`, ` (soaking)` or nothing. */
+function hold(p: PromotionPlan): string {
+  const h = planHold(p);
+  return h ? ` (${h})` : '';
+}
+
 function created(p: PromotionPlan) {
   return p.metadata.creationTimestamp ?? p.status?.startedAt ?? '';
 }
@@ -199,7 +206,7 @@ export function PlansTable({ plans }: { plans: PromotionPlan[] }) {
               <Cell>
                 <Text variant="body-small">
                   {p.spec.action ?? 'promote'}
-                  {p.spec.approved ? '' : ' (awaiting approval)'}
+                  {hold(p)}
                 </Text>
               </Cell>
               <Cell>

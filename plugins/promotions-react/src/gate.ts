@@ -1,0 +1,52 @@
+import { identityApiRef, useApi } from '@backstage/frontend-plugin-api';
+import { planProgress } from '@kpromo/plugin-promotions-common';
+import { useEffect, useState } from 'react';
+import type { PromotionPlan } from './types';
+
+/** Whether the controller has started the plan (any app past Pending, or the plan past Pending). */
+export function planStarted(plan: PromotionPlan): boolean {
+  const st = plan.status;
+  if (!st) return false;
+  if (st.phase && st.phase !== 'Pending') return true;
+  return !!st.startedAt || (st.apps ?? []).some((a) => a.phase !== 'Pending');
+}
+
+/** Why a plan that has not started waits, from its gate; undefined once it runs (or is final). */
+export function planHold(
+  plan: PromotionPlan,
+  now = Date.now(),
+): 'awaiting approval' | 'frozen' | 'soaking' | undefined {
+  if (planStarted(plan)) return undefined;
+  const g = planProgress(plan);
+  if (!g.approved) return 'awaiting approval';
+  if (g.frozen && !g.frozen.overriddenBy) return 'frozen';
+  if (g.eligibleAt && Date.parse(g.eligibleAt) > now) return 'soaking';
+  return undefined;
+}
+
+/** The signed-in user's entity ref (undefined while loading, or if the identity is unavailable). */
+export function useCurrentUser(): string | undefined {
+  const identity = useApi(identityApiRef);
+  const [user, setUser] = useState<string | undefined>();
+  useEffect(() => {
+    let cancelled = false;
+    identity
+      .getBackstageIdentity()
+      .then((i) => !cancelled && setUser(i.userEntityRef))
+      .catch(() => undefined);
+    return () => {
+      cancelled = true;
+    };
+  }, [identity]);
+  return user;
+}
+
+/** The current time, refreshed every `ms` (for countdowns). */
+export function useNow(ms = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+  return now;
+}
