@@ -1,4 +1,3 @@
-#!/usr/bin/env -S npx tsx
 import { Command } from 'commander';
 import { Access } from './api/access.js';
 import { type ApiContext, ApiError } from './api/context.js';
@@ -34,7 +33,7 @@ function config(extra: Record<string, unknown> = {}) {
  */
 async function withApi<T>(ns: string | undefined, fn: (api: ApiContext, me: Caller) => Promise<T>): Promise<T> {
   const cfg = config(ns ? { defaultNamespace: ns } : {});
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess);
   const cache = new LiveCache(clients, ns ? [ns] : cfg.namespaces);
   await cache.start(AbortSignal.timeout(30_000));
   await Promise.all(
