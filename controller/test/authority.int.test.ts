@@ -477,5 +477,28 @@ describe('approval policies', () => {
     // One plan: the candidates are gone once promoted.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(autoPlans()).toHaveLength(1);
+    // Nobody else may create an automatic (approval-free) plan; theirs need approval.
+    const forged = await rejection(
+      as(alice).create(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans`, {
+        apiVersion: 'promotions.kpromo.dev/v1alpha1',
+        kind: 'PromotionPlan',
+        metadata: { name: 'forged-auto', namespace: NS, labels: { 'promotions.kpromo.dev/auto': 'true' } },
+        spec: { flow: 'auto', from: 'dev', to: 'stable', candidates: [] },
+      }),
+    );
+    expect(forged.message).toContain('only the controller labels plans promotions.kpromo.dev/auto');
+    await as(alice).create(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans`, {
+      apiVersion: 'promotions.kpromo.dev/v1alpha1',
+      kind: 'PromotionPlan',
+      metadata: { name: 'manual-into-auto', namespace: NS },
+      spec: {
+        flow: 'auto',
+        from: 'dev',
+        to: 'stable',
+        candidates: [{ application: 'eps', from: { tag: 'v2.0.0', digest: digests.eps } }],
+      },
+    });
+    const manual = await waitPlan(dev, NS, 'manual-into-auto', (x) => ready(x)?.reason === 'AwaitingApproval');
+    expect(manual.status?.gate).toMatchObject({ approved: false, required: 1 });
   });
 });

@@ -239,8 +239,9 @@ const FAKE_NODE = (name: string) => ({
     annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
   },
   status: {
-    allocatable: { cpu: '64', memory: '256Gi', pods: '500' },
-    capacity: { cpu: '64', memory: '256Gi', pods: '500' },
+    // Generous: scale tests and benchmarks run thousands of (simulated) pods on this one node.
+    allocatable: { cpu: '4096', memory: '16Ti', pods: '20000' },
+    capacity: { cpu: '4096', memory: '16Ti', pods: '20000' },
   },
 });
 

@@ -4,6 +4,7 @@ import { evaluateApprovals, stageApprovalMode } from '../policy/approvalPolicy.j
 import { parseDuration } from '../policy/duration.js';
 import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
 import { soakGate } from '../policy/soak.js';
+import { AUTO_LABEL } from './autoPromote.js';
 
 /** RFC 3339 in whole seconds, as every other kpromo timestamp. */
 const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -32,8 +33,12 @@ export function planGate(
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
   const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
   const approvals = plan.spec.approvals ?? [];
+  // An automatic stage runs the controller's own plans without approval; a plan someone else created
+  // into it is approved like any other (admission lets only holders of the `automate` verb, the
+  // controller, set the automatic label).
+  const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !isRollback;
   const v = evaluateApprovals({
-    mode: stageApprovalMode(flow?.spec.approval, stage?.approval),
+    mode: automatic && stageApprovalMode(flow?.spec.approval, stage?.approval) === 'auto' ? 'auto' : 'manual',
     approvers: stage?.approvers,
     approvals,
     requestedBy: plan.spec.requestedBy,
