@@ -3,7 +3,9 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler <- k8s.io/kubernetes (wrapper module, staging modules replaced by published versions)
 #   etcd                                     <- go.etcd.io/etcd/server/v3 (etcdmain)
 #   kwok                                     <- sigs.k8s.io/kwok
-# Output: $PROMO_CACHE_DIR/k8s/<key>/bin. Reused when present, so a second run is a no-op.
+#   helm                                     <- helm.sh/helm/v3 (the chart tests' CLI; not part of the clusters)
+# Output: $PROMO_CACHE_DIR/k8s/<key>/bin and $PROMO_CACHE_DIR/helm/<key>/bin. Reused when present, so a
+# second run is a no-op. Prints the k8s bin dir; `build.sh helm` builds only helm and prints its bin dir.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
@@ -12,16 +14,25 @@ cache_root="${PROMO_CACHE_DIR:-$here/../../.cache}"
 key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_r${BUILD_REV}"
 out="$cache_root/k8s/$key/bin"
 want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
+# Separate key, so pinning another helm never rebuilds the control plane (and vice versa).
+helm_out="$cache_root/helm/helm-${HELM_VERSION}_r${BUILD_REV}/bin"
+only="${1:-}"
+[[ -z "$only" || "$only" == helm ]] || { echo "build.sh: unknown target '$only' (only 'helm')" >&2; exit 2; }
 
 missing=()
-for b in "${want[@]}"; do [[ -x "$out/$b" ]] || missing+=("$b"); done
-[[ -s "$out/kwok-stages.yaml" ]] || missing+=(kwok-stages.yaml)
-if [[ ${#missing[@]} -eq 0 ]]; then echo "$out"; exit 0; fi
+if [[ -z "$only" ]]; then
+  for b in "${want[@]}"; do [[ -x "$out/$b" ]] || missing+=("$b"); done
+  [[ -s "$out/kwok-stages.yaml" ]] || missing+=(kwok-stages.yaml)
+fi
+k8s_missing=${#missing[@]}
+[[ -x "$helm_out/helm" ]] || missing+=(helm)
+result="$out"
+if [[ "$only" == helm ]]; then result="$helm_out"; fi
+if [[ ${#missing[@]} -eq 0 ]]; then echo "$result"; exit 0; fi
 command -v go >/dev/null || { echo "build.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
 
-mkdir -p "$out"
 work="$cache_root/k8s/$key/src"
-mkdir -p "$work"
+if [[ $k8s_missing -gt 0 ]]; then mkdir -p "$out" "$work"; fi
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
 ldflags="-s -w"
@@ -120,8 +131,27 @@ build_kwok() {
   fi
 }
 
-build_etcd
-build_kwok
-build_kube
+build_helm() {
+  [[ -x "$helm_out/helm" ]] && return
+  mkdir -p "$helm_out"
+  # Stamp what helm's Makefile stamps: the version, and the default Kubernetes version (used by
+  # `helm lint`/`helm template` capabilities) taken from the client-go in helm's own go.mod.
+  local gomod k8s_minor p=helm.sh/helm/v3 f
+  gomod="$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  k8s_minor="$(awk '$1 == "k8s.io/client-go" {print $2}' "$gomod" | cut -d. -f2)"
+  f="-X $p/internal/version.version=$HELM_VERSION -X $p/internal/version.gitTreeState=clean"
+  for pkg in pkg/lint/rules pkg/chartutil; do
+    f+=" -X $p/$pkg.k8sVersionMajor=1 -X $p/$pkg.k8sVersionMinor=$k8s_minor"
+  done
+  echo "build.sh: building helm $HELM_VERSION" >&2
+  GOBIN="$helm_out" go install -ldflags "$ldflags $f" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+
+if [[ $k8s_missing -gt 0 ]]; then
+  build_etcd
+  build_kwok
+  build_kube
+fi
+build_helm
 echo "build.sh: built ${missing[*]} in $(( $(date +%s) - start ))s" >&2
-echo "$out"
+echo "$result"

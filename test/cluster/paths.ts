@@ -51,3 +51,17 @@ export function ensureBinaries(log: (s: string) => void = () => {}): string {
   const built = out.trim().split('\n').pop() ?? dir;
   return built;
 }
+
+/** Path of the helm CLI (HELM_VERSION in versions.env) the chart tests run; builds it (minutes, once) when absent. */
+export function ensureHelm(log: (s: string) => void = () => {}): string {
+  const v = versions();
+  const bin = join(cacheRoot(), 'helm', `helm-${v.HELM_VERSION}_r${v.BUILD_REV}`, 'bin', 'helm');
+  if (existsSync(bin)) return bin;
+  log(`building helm ${v.HELM_VERSION} into ${dirname(bin)} (first time only; needs Go)…`);
+  const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh'), 'helm'], {
+    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  return join(out.trim().split('\n').pop() ?? dirname(bin), 'helm');
+}

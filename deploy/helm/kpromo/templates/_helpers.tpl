@@ -1,0 +1,140 @@
+{{/* Base name: "<release>" when it contains the chart name, else "<release>-<chart>". */}}
+{{- define "kpromo.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kpromo.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Controller Deployment, Service, ConfigMap, Role(Binding)s and leader Lease. */}}
+{{- define "kpromo.controllerName" -}}
+{{- printf "%s-controller" (include "kpromo.fullname" .) -}}
+{{- end -}}
+
+{{- define "kpromo.exporterName" -}}
+{{- printf "%s-exporter" (include "kpromo.fullname" .) -}}
+{{- end -}}
+
+{{- define "kpromo.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "kpromo.controllerName" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kpromo.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "kpromo.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kpromo
+{{- end -}}
+
+{{- define "kpromo.controllerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "kpromo.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end -}}
+
+{{- define "kpromo.exporterSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "kpromo.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: exporter
+{{- end -}}
+
+{{/* image reference from {repository, tag, digest}; tag defaults to appVersion. */}}
+{{- define "kpromo.image" -}}
+{{- $img := index . 0 -}}
+{{- $root := index . 1 -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository (default $root.Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* JSON list of the namespaces the controller reconciles (config.namespaces, default: the release namespace). */}}
+{{- define "kpromo.namespaces" -}}
+{{- if .Values.config.namespaces -}}
+{{- .Values.config.namespaces | uniq | toJson -}}
+{{- else -}}
+{{- list .Release.Namespace | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kpromo.tokensMountPath" -}}/etc/kpromo-tokens{{- end -}}
+{{- define "kpromo.kubeconfigMountPath" -}}/etc/kpromo-kubeconfig{{- end -}}
+
+{{- define "kpromo.staticTokensSecret" -}}
+{{- $t := .Values.config.auth.staticTokens -}}
+{{- if $t.existingSecret -}}
+{{- $t.existingSecret -}}
+{{- else if $t.tokens -}}
+{{- printf "%s-api-tokens" (include "kpromo.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The controller's config.yaml (controller/src/config.ts ConfigSchema). */}}
+{{- define "kpromo.config" -}}
+{{- $c := .Values.config -}}
+{{- $namespaces := include "kpromo.namespaces" . | fromJsonArray -}}
+{{- $svc := include "kpromo.controllerName" . -}}
+{{- $auth := dict "tokenReview" $c.auth.tokenReview "tokenAudiences" $c.auth.tokenAudiences "anonymousMetrics" $c.auth.anonymousMetrics -}}
+{{- if include "kpromo.staticTokensSecret" . -}}
+{{- $_ := set $auth "staticTokensFile" (printf "%s/%s" (include "kpromo.tokensMountPath" .) $c.auth.staticTokens.key) -}}
+{{- end -}}
+{{- $le := dict "enabled" $c.leaderElection.enabled "namespace" .Release.Namespace "name" $svc "leaseDurationSeconds" (int $c.leaderElection.leaseDurationSeconds) -}}
+{{- if not (kindIs "invalid" $c.leaderElection.renewIntervalMs) -}}
+{{- $_ := set $le "renewIntervalMs" (int $c.leaderElection.renewIntervalMs) -}}
+{{- end -}}
+{{- if not (kindIs "invalid" $c.leaderElection.renewDeadlineMs) -}}
+{{- $_ := set $le "renewDeadlineMs" (int $c.leaderElection.renewDeadlineMs) -}}
+{{- end -}}
+{{- $mcpPort := int $c.mcp.port -}}
+{{- $hosts := list -}}
+{{- range $h := list (printf "%s.%s.svc" $svc $.Release.Namespace) (printf "%s.%s.svc.cluster.local" $svc $.Release.Namespace) -}}
+{{- $hosts = append $hosts $h -}}
+{{- $hosts = append $hosts (printf "%s:%d" $h $mcpPort) -}}
+{{- end -}}
+{{- $mcp := dict "enabled" $c.mcp.enabled "host" "0.0.0.0" "port" $mcpPort "path" $c.mcp.path "allowedHosts" (concat $hosts $c.mcp.allowedHosts | uniq) "allowedOrigins" $c.mcp.allowedOrigins "write" $c.mcp.write "maxSessions" (int $c.mcp.maxSessions) "maxSessionsPerCaller" (int $c.mcp.maxSessionsPerCaller) "sessionIdleSeconds" (int $c.mcp.sessionIdleSeconds) -}}
+{{- $access := list -}}
+{{- range $r := $c.clusterAccess -}}
+{{- $access = append $access (dict "namespaces" (default $namespaces $r.namespaces) "contexts" (default (list) $r.contexts) "kubeconfigSecrets" (default (list) $r.kubeconfigSecrets) "inCluster" (default false $r.inCluster)) -}}
+{{- end -}}
+{{- $cfg := dict
+  "namespaces" $namespaces
+  "defaultNamespace" (default .Release.Namespace $c.defaultNamespace)
+  "workers" (int $c.workers)
+  "logLevel" $c.logLevel
+  "server" (dict "host" "0.0.0.0" "port" (int $c.server.port))
+  "auth" $auth
+  "leaderElection" $le
+  "mcp" $mcp
+  "egress" (dict "allowedCidrs" $c.egress.allowedCidrs)
+  "clusterAccess" $access
+  "maxAttempts" (int $c.maxAttempts)
+  "shutdownGraceSeconds" (int $c.shutdownGraceSeconds)
+-}}
+{{- if $c.tracing.otlpEndpoint -}}
+{{- $_ := set $cfg "tracing" (dict "otlpEndpoint" $c.tracing.otlpEndpoint) -}}
+{{- end -}}
+{{- if $c.kubeconfig.existingSecret -}}
+{{- $_ := set $cfg "kubeconfig" (printf "%s/%s" (include "kpromo.kubeconfigMountPath" .) $c.kubeconfig.key) -}}
+{{- if $c.kubeconfig.context -}}
+{{- $_ := set $cfg "context" $c.kubeconfig.context -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
