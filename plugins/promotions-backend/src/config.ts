@@ -16,7 +16,11 @@ import type { Config } from '@backstage/config';
  *     baseUrl: https://api.getport.io
  *     clientId: ${PORT_CLIENT_ID}
  *     clientSecret: ${PORT_CLIENT_SECRET}             # also the webhook signing key
- *     maxSignatureAgeSeconds: 300
+ *     maxSignatureAgeSeconds: 300                     # timestamp window; also how long run ids are remembered
+ *     maxRecentRuns: 10000                            # run ids remembered at most (replay protection); 503 beyond
+ *     actions: { promote: kpromo_promote, rollback: kpromo_rollback } # exact Port action identifiers
+ *     namespaces: [kpromo]                            # namespaces runs may act in (default: controller.defaultNamespace)
+ *     identity: 'port:{email}'                        # x-kpromo-user of a run ({email}: the trigger user)
  *     waitTimeoutSeconds: 1800
  * ```
  *
@@ -40,13 +44,76 @@ export interface PromotionsConfig {
     defaultNamespace?: string;
   };
   entityRef: string;
-  port?: {
-    baseUrl: string;
-    clientId: string;
-    clientSecret: string;
-    maxSignatureAgeSeconds: number;
-    waitTimeoutSeconds: number;
-    pollIntervalMs: number;
+  port?: PortConfig;
+}
+
+/** `promotions.port`: the Port self-service webhook (see src/port.ts). */
+export interface PortConfig {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Accepted clock skew of x-port-timestamp, and how long a run id is remembered against replays. */
+  maxSignatureAgeSeconds: number;
+  /** At most this many run ids are remembered; a delivery that would need more is refused (503). */
+  maxRecentRuns: number;
+  /** Exact Port action identifiers: anything else is refused (400). */
+  actions: { promote: string; rollback: string };
+  /**
+   * Namespaces a run may act in. Unset: `controller.defaultNamespace` only, or, when that is unset
+   * too, only runs naming no namespace (the controller's own default).
+   */
+  namespaces?: string[];
+  /** The identity a run acts as (x-kpromo-user): `{email}` is the run's trigger user. */
+  identity: string;
+  waitTimeoutSeconds: number;
+  pollIntervalMs: number;
+}
+
+/** What an identity template may not contain: list separators and control characters (header/log injection). */
+const UNSAFE = /[,\p{Cc}]/u;
+
+function readPortConfig(port: Config): PortConfig {
+  const where = (k: string) => `promotions.port.${k}`;
+  const positive = (k: string, dflt: number) => {
+    const v = port.getOptionalNumber(k) ?? dflt;
+    if (!Number.isFinite(v) || v <= 0) throw new Error(`${where(k)} must be a positive number, got ${v}`);
+    return v;
+  };
+  const identifier = (k: string, dflt: string) => {
+    const v = port.getOptionalString(k) ?? dflt;
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(v))
+      throw new Error(`${where(k)} is not a Port action identifier: ${JSON.stringify(v)}`);
+    return v;
+  };
+  const actions = {
+    promote: identifier('actions.promote', 'kpromo_promote'),
+    rollback: identifier('actions.rollback', 'kpromo_rollback'),
+  };
+  if (actions.promote === actions.rollback)
+    throw new Error(
+      `${where('actions.promote')} and ${where('actions.rollback')} must differ (both ${actions.promote})`,
+    );
+  const identity = port.getOptionalString('identity') ?? 'port:{email}';
+  // One identity per Port user: a template without {email} would make every run the same identity.
+  if (identity.split('{email}').length !== 2 || UNSAFE.test(identity) || /^system:/i.test(identity))
+    throw new Error(
+      `${where('identity')} must contain {email} exactly once, no comma or control character, and not start with system: (got ${JSON.stringify(identity)})`,
+    );
+  const namespaces = port.getOptionalStringArray('namespaces');
+  for (const n of namespaces ?? [])
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) || n.length > 63)
+      throw new Error(`${where('namespaces')}: ${JSON.stringify(n)} is not a Kubernetes namespace name`);
+  return {
+    baseUrl: port.getOptionalString('baseUrl') ?? 'https://api.getport.io',
+    clientId: port.getString('clientId'),
+    clientSecret: port.getString('clientSecret'),
+    maxSignatureAgeSeconds: positive('maxSignatureAgeSeconds', 300),
+    maxRecentRuns: Math.floor(positive('maxRecentRuns', 10_000)),
+    actions,
+    ...(namespaces ? { namespaces: [...new Set(namespaces)] } : {}),
+    identity,
+    waitTimeoutSeconds: positive('waitTimeoutSeconds', 1800),
+    pollIntervalMs: positive('pollIntervalMs', 2000),
   };
 }
 
@@ -64,16 +131,7 @@ export function readPromotionsConfig(root: Config): PromotionsConfig {
       defaultNamespace: c?.getOptionalString('controller.defaultNamespace'),
     },
     entityRef: c?.getOptionalString('entityRef') ?? 'component:default/{name}',
-    port: port
-      ? {
-          baseUrl: port.getOptionalString('baseUrl') ?? 'https://api.getport.io',
-          clientId: port.getString('clientId'),
-          clientSecret: port.getString('clientSecret'),
-          maxSignatureAgeSeconds: port.getOptionalNumber('maxSignatureAgeSeconds') ?? 300,
-          waitTimeoutSeconds: port.getOptionalNumber('waitTimeoutSeconds') ?? 1800,
-          pollIntervalMs: port.getOptionalNumber('pollIntervalMs') ?? 2000,
-        }
-      : undefined,
+    port: port ? readPortConfig(port) : undefined,
   };
 }
 

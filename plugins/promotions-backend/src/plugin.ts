@@ -40,6 +40,16 @@ export const promotionsPlugin = createBackendPlugin({
         const portRunner = port
           ? new PortRunner(service, port, createPortActionsClient(port), logger.child({ component: 'port' }))
           : undefined;
+        if (port && portRunner) {
+          const ns = portRunner.namespaces;
+          logger.info(
+            `Port webhook: actions ${port.actions.promote} / ${port.actions.rollback}, runs act as ${port.identity}, namespaces ${ns ? ns.join(', ') || 'none' : "the controller's default only"}`,
+          );
+          if (!ns)
+            logger.warn(
+              'promotions.port.namespaces and promotions.controller.defaultNamespace are unset: Port runs naming a namespace are refused',
+            );
+        }
         httpRouter.use(createRouter({ service, httpAuth, logger, portRunner }));
         // Port cannot send Backstage tokens; the webhook authenticates with its HMAC signature.
         httpRouter.addAuthPolicy({ path: '/port/webhook', allow: 'unauthenticated' });

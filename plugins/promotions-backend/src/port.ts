@@ -1,12 +1,18 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import { AuthenticationError, InputError } from '@backstage/errors';
+import {
+  AuthenticationError,
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  ServiceUnavailableError,
+} from '@backstage/errors';
 import { type PlanProgress, TERMINAL_PHASES } from '@kpromo/plugin-promotions-common';
 import createClient, { type Client } from 'openapi-fetch';
 import { z } from 'zod';
-import type { PromotionsConfig } from './config.js';
+import type { PortConfig } from './config.js';
 import type { paths } from './generated/port.js';
-import type { PromotionsService } from './service.js';
+import type { Caller, PromotionsService } from './service.js';
 
 export type PortActionsApi = Client<paths>;
 type RunPatch = NonNullable<paths['/v1/actions/runs/{run_id}']['patch']['requestBody']>['content']['application/json'];
@@ -15,12 +21,13 @@ type RunLog = paths['/v1/actions/runs/{run_id}/logs']['post']['requestBody']['co
 /**
  * Verifies Port's webhook signature: `x-port-signature: v1,<base64 HMAC-SHA256("<timestamp>.<raw
  * body>", clientSecret)>` and `x-port-timestamp` (ms or s since epoch) no older/newer than maxAge.
+ * Returns the timestamp in ms.
  */
 export function verifyPortSignature(
   o: { secret: string; maxAgeSeconds: number; now?: number },
   headers: { signature?: string; timestamp?: string },
   rawBody: Buffer,
-): void {
+): number {
   const { signature, timestamp } = headers;
   if (!signature || !timestamp) throw new AuthenticationError('missing x-port-signature or x-port-timestamp');
   const ts = Number(timestamp);
@@ -38,11 +45,91 @@ export function verifyPortSignature(
       return got.length === expected.length && timingSafeEqual(got, expected);
     });
   if (!ok) throw new AuthenticationError('invalid x-port-signature');
+  return ms;
+}
+
+/**
+ * Replay protection for verified deliveries: remembers each accepted run id (with a digest of its
+ * signature, never the signature itself) for as long as a delivery signed with that timestamp could
+ * still pass {@link verifyPortSignature} (`max(timestamp, now) + window`). A run id seen within that
+ * time is refused (409); older entries are evicted. At most `maxEntries` are kept: a delivery that
+ * would need more is refused (503) instead of growing the map. Only deliveries with a valid
+ * signature get here, so filling it takes the signing secret. Per process: replicas do not share it.
+ */
+export class ReplayGuard {
+  private readonly seen = new Map<string, { until: number; signature: string }>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.seen.size;
+  }
+
+  admit(runId: string, signature: string, timestampMs: number): void {
+    const now = this.now();
+    this.evict(now, false);
+    const digest = createHash('sha256').update(signature).digest('base64url');
+    const prev = this.seen.get(runId);
+    if (prev && prev.until >= now)
+      throw new ConflictError(
+        prev.signature === digest
+          ? `Port run ${runId} was already delivered: replayed delivery refused`
+          : `Port run ${runId} was already delivered (with another signature): a second delivery of a run is refused`,
+      );
+    if (prev) this.seen.delete(runId);
+    if (this.seen.size >= this.maxEntries) {
+      this.evict(now, true);
+      if (this.seen.size >= this.maxEntries)
+        throw new ServiceUnavailableError(
+          `too many Port runs within ${this.windowMs / 1000}s (promotions.port.maxRecentRuns: ${this.maxEntries}); retry later`,
+        );
+    }
+    this.seen.set(runId, { until: Math.max(timestampMs, now) + this.windowMs, signature: digest });
+  }
+
+  /** Drops expired entries: from the oldest until a live one (cheap), or all of them (`full`). */
+  private evict(now: number, full: boolean) {
+    for (const [k, v] of this.seen) {
+      if (v.until < now) this.seen.delete(k);
+      else if (!full) break;
+    }
+  }
+}
+
+/** WHATWG "valid e-mail address" (no spaces, commas, colons, quotes or control characters). */
+const EMAIL =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** A value from the request, safe to put in a message or log line (quoted, escaped, bounded). */
+const show = (v: string) => JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v);
+
+/**
+ * The identity a Port run acts as: `template` (`promotions.port.identity`, default `port:{email}`)
+ * with `{email}` = the run's trigger user, which must be an e-mail address; the result must be a
+ * valid x-kpromo-user (no comma or control character, at most 253 characters).
+ */
+export function portIdentity(template: string, email: string | undefined): string {
+  if (!email) throw new InputError('the Port run names no trigger user (body.user); nobody to act as');
+  if (email.length > 254 || !EMAIL.test(email))
+    throw new InputError(`the Port run's trigger user ${show(email)} is not an e-mail address; nobody to act as`);
+  const identity = template.replace('{email}', email);
+  if (identity.length > 253 || /[,\p{Cc}]/u.test(identity))
+    throw new InputError(`identity ${show(identity)} is not a valid x-kpromo-user`);
+  return identity;
 }
 
 /** The webhook body the Port action definitions in examples/port/ send. */
 export const PortWebhookBody = z.object({
-  runId: z.string().min(1),
+  // Signed by Port; still bounded and free of control characters, as it ends up in log lines and URLs.
+  runId: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^\p{Cc}]+$/u, 'control characters'),
   action: z.string().min(1),
   user: z.string().optional(),
   inputs: z
@@ -85,14 +172,38 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Runs one Port action run: promote (create + approve a plan from the inputs, or approve the named
  * plan) or rollback, follows the plan until it is terminal and reports logs and the final status.
+ *
+ * Before anything runs: the signature and its timestamp (401), the body (400), the exact action
+ * identifier (`promotions.port.actions`, 400), replays (409; 503 when too many runs are remembered).
+ * Then, before any controller call, the run's namespace (`promotions.port.namespaces`) and identity
+ * (`promotions.port.identity`) are checked; a refusal there is reported to Port as a FAILED run.
  */
 export class PortRunner {
+  private readonly replays: ReplayGuard;
+
   constructor(
     private readonly svc: PromotionsService,
-    private readonly cfg: NonNullable<PromotionsConfig['port']>,
+    private readonly cfg: PortConfig,
     private readonly api: PortActionsApi,
     private readonly logger: LoggerService,
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    this.replays = new ReplayGuard(cfg.maxSignatureAgeSeconds * 1000, cfg.maxRecentRuns, now);
+  }
+
+  /** Run ids currently remembered against replays. */
+  get rememberedRuns(): number {
+    return this.replays.size;
+  }
+
+  /**
+   * Namespaces runs may act in: `promotions.port.namespaces`, else `controller.defaultNamespace`;
+   * undefined when neither is set (then only the controller's own default, by naming none).
+   */
+  get namespaces(): string[] | undefined {
+    const d = this.svc.cfg.controller.defaultNamespace;
+    return this.cfg.namespaces ?? (d ? [d] : undefined);
+  }
 
   private async log(runId: string, body: RunLog) {
     const { error, response } = await this.api.POST('/v1/actions/runs/{run_id}/logs', {
@@ -112,8 +223,8 @@ export class PortRunner {
 
   /** Checks the request and returns the work to run in the background (the webhook answers 202 first). */
   prepare(rawBody: Buffer, headers: { signature?: string; timestamp?: string }): () => Promise<void> {
-    verifyPortSignature(
-      { secret: this.cfg.clientSecret, maxAgeSeconds: this.cfg.maxSignatureAgeSeconds },
+    const timestampMs = verifyPortSignature(
+      { secret: this.cfg.clientSecret, maxAgeSeconds: this.cfg.maxSignatureAgeSeconds, now: this.now() },
       headers,
       rawBody,
     );
@@ -129,41 +240,76 @@ export class PortRunner {
         `invalid Port webhook body: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
       );
     const b = r.data;
-    if (!/promote|rollback/.test(b.action)) throw new InputError(`unsupported Port action ${b.action}`);
-    return () => this.run(b);
+    const { promote, rollback } = this.cfg.actions;
+    const kind = b.action === promote ? 'promote' : b.action === rollback ? 'rollback' : undefined;
+    if (!kind)
+      throw new InputError(
+        `unsupported Port action ${show(b.action)}: expected ${promote} or ${rollback} (promotions.port.actions)`,
+      );
+    try {
+      // verifyPortSignature has checked both headers are present.
+      this.replays.admit(b.runId, headers.signature ?? '', timestampMs);
+    } catch (e) {
+      this.logger.warn(`Port run ${b.runId}: delivery refused: ${(e as Error).message}`);
+      throw e;
+    }
+    return () => this.run(b, kind);
+  }
+
+  /** The namespace a run acts in (undefined: the controller's default), or why it may not. */
+  private namespaceFor(named: string | undefined): string | undefined {
+    const allowed = this.namespaces;
+    const ns = named || this.svc.cfg.controller.defaultNamespace;
+    if (!allowed) {
+      if (ns)
+        throw new NotAllowedError(
+          `namespace ${show(ns)} is not open to Port runs: promotions.port.namespaces is unset and so is promotions.controller.defaultNamespace (runs may only name no namespace)`,
+        );
+      return undefined;
+    }
+    if (!ns) throw new InputError('the run names no namespace (inputs.namespace)');
+    if (!allowed.includes(ns))
+      throw new NotAllowedError(
+        `namespace ${show(ns)} is not open to Port runs (promotions.port.namespaces: ${allowed.join(', ') || 'none'})`,
+      );
+    return ns;
   }
 
   /**
-   * The run acts as `port:<email of the run's trigger user>`: the verified signature vouches for the
-   * body, so the controller is asked to act as that identity (x-kpromo-user, no groups) and Kubernetes
-   * RBAC for it decides; the plan records it as requestedBy and approver.
+   * The run acts as `promotions.port.identity` for the run's trigger user (default
+   * `port:<email>`): the verified signature vouches for the body, so every controller call names
+   * that identity in x-kpromo-user (no groups) and the controller's authorisation (Kubernetes RBAC
+   * for that identity, and impersonation of it by the backend's token user) decides, as for every
+   * other caller. The plan records it as requestedBy and approver.
    */
-  async run(b: PortWebhookBody): Promise<void> {
-    const caller = { kind: 'system' as const, identity: `port:${b.user ?? 'unknown'}` };
+  private async run(b: PortWebhookBody, kind: 'promote' | 'rollback'): Promise<void> {
     const i = b.inputs;
     try {
-      if (!b.user) throw new InputError('the Port run names no trigger user (body.user); nobody to act as');
+      // Both checks come before any controller call.
+      const caller: Caller = { kind: 'port', identity: portIdentity(this.cfg.identity, b.user) };
+      const namespace = this.namespaceFor(i.namespace);
+      this.logger.info(`Port run ${b.runId}: ${b.action} as ${caller.identity}`);
       let ns: string;
       let name: string;
-      if (b.action.includes('rollback')) {
-        if (!i.namespace || !i.plan) throw new InputError('rollback needs inputs.namespace and inputs.plan');
+      if (kind === 'rollback') {
+        if (!namespace || !i.plan) throw new InputError('rollback needs inputs.plan and a namespace');
         const r = await this.svc.rollback(
           caller,
-          { namespace: i.namespace, name: i.plan },
+          { namespace, name: i.plan },
           { approve: true, ...(i.name ? { name: i.name } : {}) },
         );
-        ns = i.namespace;
+        ns = namespace;
         name = r.plan.metadata.name;
         await this.log(b.runId, { message: `Rollback plan ${ns}/${name} created and approved by ${caller.identity}` });
       } else if (i.plan) {
-        if (!i.namespace) throw new InputError('promote of a plan needs inputs.namespace');
-        await this.svc.approve(caller, { namespace: i.namespace, name: i.plan });
-        ns = i.namespace;
+        if (!namespace) throw new InputError('promote of a plan needs inputs.namespace');
+        await this.svc.approve(caller, { namespace, name: i.plan });
+        ns = namespace;
         name = i.plan;
         await this.log(b.runId, { message: `Plan ${ns}/${name} approved by ${caller.identity}` });
       } else {
         const r = await this.svc.createPlan(caller, {
-          namespace: i.namespace,
+          namespace,
           flow: i.flow,
           from: i.from,
           to: i.to,
@@ -201,12 +347,7 @@ export class PortRunner {
     }
   }
 
-  private async follow(
-    runId: string,
-    caller: { kind: 'system'; identity: string },
-    ns: string,
-    name: string,
-  ): Promise<PlanProgress> {
+  private async follow(runId: string, caller: Caller, ns: string, name: string): Promise<PlanProgress> {
     const deadline = Date.now() + this.cfg.waitTimeoutSeconds * 1000;
     const reported = new Map<string, string>();
     let hold = '';

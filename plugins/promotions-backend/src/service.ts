@@ -36,14 +36,28 @@ import {
 } from './schemas.js';
 
 /**
- * Who is acting. `credentials` are checked with the permission framework; `system` callers (the
- * Port webhook, after its signature is verified) skip Backstage permissions because Port has
- * authorised the run, and are identified by `identity` only.
+ * Who is acting.
+ *
+ * - `backstage`: a Backstage user or service principal. Checked here with the permission framework,
+ *   then the controller call names it in x-kpromo-user (+ the user's ownership refs as groups).
+ * - `port`: a Port action run, after src/port.ts checked its signature, replays, action identifier,
+ *   namespace (`promotions.port.namespaces`) and identity (`promotions.port.identity`, default
+ *   `port:<email>`). It is **not** a privileged caller: it has no Backstage principal, so there is no
+ *   Backstage permission decision to make for it ({@link PromotionsService.requireBasic} and
+ *   {@link PromotionsService.requireForApps} have nobody to ask the policy about), and its
+ *   authorisation is the same one every door goes through, the controller's: every call names
+ *   `identity` in x-kpromo-user (no groups), the controller accepts that only if RBAC lets the
+ *   backend's token user impersonate it and then decides each read, create, approve and rollback as
+ *   that identity (SubjectAccessReview; writes impersonate it, the admission policy checks them).
+ *   The backend's token user has no kpromo rights of its own, so a Port run can do exactly what RBAC
+ *   grants its identity (plus `system:authenticated`), nothing more. Running Port through a
+ *   Backstage service principal instead would add nothing: Backstage's permission client allows
+ *   service principals without consulting the policy.
  */
-export type Caller = { kind: 'backstage'; credentials: BackstageCredentials } | { kind: 'system'; identity: string };
+export type Caller = { kind: 'backstage'; credentials: BackstageCredentials } | { kind: 'port'; identity: string };
 
 export function identityOf(c: Caller): string {
-  if (c.kind === 'system') return c.identity;
+  if (c.kind === 'port') return c.identity;
   const p = c.credentials.principal as { type: string; userEntityRef?: string; subject?: string };
   if (p.type === 'user' && p.userEntityRef) return p.userEntityRef;
   if (p.type === 'service' && p.subject) return p.subject.startsWith('service:') ? p.subject : `service:${p.subject}`;
@@ -98,7 +112,7 @@ export class PromotionsService {
    */
   async actorOf(c: Caller): Promise<Actor> {
     const user = identityOf(c);
-    if (c.kind === 'system' || (c.credentials.principal as { type: string }).type !== 'user' || !this.userInfo)
+    if (c.kind === 'port' || (c.credentials.principal as { type: string }).type !== 'user' || !this.userInfo)
       return { user };
     try {
       const info = await this.userInfo.getUserInfo(c.credentials);
@@ -114,16 +128,23 @@ export class PromotionsService {
     return n ?? this.cfg.controller.defaultNamespace;
   }
 
+  /**
+   * Backstage permission check for a Backstage caller. A Port run has no Backstage principal to
+   * check; the controller's RBAC for its identity is its authorisation (see {@link Caller}).
+   */
   async requireBasic(c: Caller, permission: BasicPermission): Promise<void> {
-    if (c.kind === 'system') return;
+    if (c.kind === 'port') return;
     const [d] = await this.permissions.authorize([{ permission }], { credentials: c.credentials });
     if (d.result !== AuthorizeResult.ALLOW)
       throw new NotAllowedError(`${identityOf(c)} is not allowed to ${permission.name}`);
   }
 
-  /** Resource permission for every application, against its catalog entity; all must be allowed. */
+  /**
+   * Resource permission for every application, against its catalog entity; all must be allowed.
+   * Not applicable to a Port run, as {@link requireBasic}.
+   */
   async requireForApps(c: Caller, permission: ResourcePermission, namespace: string, apps: string[]): Promise<void> {
-    if (c.kind === 'system' || !apps.length) return;
+    if (c.kind === 'port' || !apps.length) return;
     const refs = [...new Set(apps)].map((name) => entityRefFor(this.cfg.entityRef, { namespace, name }));
     const ds = await this.permissions.authorize(
       refs.map((resourceRef) => ({ permission, resourceRef })),

@@ -1,10 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ConfigReader } from '@backstage/config';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { readPromotionsConfig } from '../src/config.js';
 import { PortWebhookBody } from '../src/port.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -34,6 +36,15 @@ describe('examples/port action definitions', () => {
       // Identity comes from the trigger only: nothing in the inputs names an approver.
       expect(JSON.stringify(action.invocationMethod.body.inputs)).not.toMatch(/approv|user/i);
     });
+
+  it('have the identifiers the webhook accepts by default (promotions.port.actions)', () => {
+    const port = readPromotionsConfig(
+      new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's' } } }),
+    ).port;
+    const ids = files.map((f) => JSON.parse(readFileSync(join(root, 'examples/port', f), 'utf8')).identifier);
+    expect(ids.sort()).toEqual([port?.actions.promote, port?.actions.rollback].sort());
+    expect(ids.sort()).toEqual(['kpromo_promote', 'kpromo_rollback']);
+  });
 
   it('a definition with a wrong field is rejected by the spec (the check can fail)', () => {
     const bad = {

@@ -941,7 +941,8 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(wrongKey.status).toBe(401);
     expect(runs.size).toBe(0);
 
-    const ok = await portWebhook(body, portSign(JSON.stringify(body)));
+    const okHeaders = portSign(JSON.stringify(body));
+    const ok = await portWebhook(body, okHeaders);
     expect(ok.status).toBe(202);
     const r1 = await waitFor(
       'port run 1 finished',
@@ -962,6 +963,26 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(rb.spec.approvals).toEqual([{ user: PORT_ALICE }]);
     await expectStableImage('cart', stableOld.cart);
 
+    // Replays: the same delivery again (within the signature's window), and the same run re-signed
+    // with a fresh timestamp, are refused with 409 and do nothing (checked at the end of this test:
+    // the run in Port unchanged, still one rollback plan).
+    const r1Reported = JSON.stringify(runs.get(`r1-${RUN}`));
+    const replay = await portWebhook(body, okHeaders);
+    expect(replay.status).toBe(409);
+    expect(replay.json.error.message).toBe(`Port run r1-${RUN} was already delivered: replayed delivery refused`);
+    const resigned = await portWebhook(body, portSign(JSON.stringify(body), String(Date.now() + 1)));
+    expect(resigned.status).toBe(409);
+    expect(resigned.json.error.message).toMatch(/already delivered \(with another signature\)/);
+
+    // Only the configured action identifiers run (exact match): 400 naming them, nothing reported.
+    const lookalike = { ...body, runId: `r-act-${RUN}`, action: 'not_kpromo_promote' };
+    const badAction = await portWebhook(lookalike, portSign(JSON.stringify(lookalike)));
+    expect(badAction.status).toBe(400);
+    expect(badAction.json.error.message).toBe(
+      'unsupported Port action "not_kpromo_promote": expected kpromo_promote or kpromo_rollback (promotions.port.actions)',
+    );
+    expect(runs.has(`r-act-${RUN}`)).toBe(false);
+
     const promote = {
       runId: `r2-${RUN}`,
       action: 'kpromo_promote',
@@ -978,6 +999,8 @@ describe('promotions backend plugin in a real test backend against the real cont
       120_000,
     );
     expect(r2.patches.at(-1), JSON.stringify(r2.logs)).toMatchObject({ status: 'SUCCESS' });
+    const r2Reported = JSON.stringify(r2);
+    expect((await portWebhook(promote, portSign(JSON.stringify(promote), String(Date.now() + 1)))).status).toBe(409);
     expect(r2.logs.some((l) => l.terminationStatus === 'SUCCESS')).toBe(true);
     const portPlan = await getPlan(dev, NS, `port-${RUN}`);
     expect(portPlan.status?.phase).toBe('Complete');
@@ -1023,6 +1046,74 @@ describe('promotions backend plugin in a real test backend against the real cont
     );
     expect(r4.patches.at(-1)).toMatchObject({ status: 'FAILURE' });
     expect(r4.patches.at(-1)?.summary).toMatch(/names no trigger user/);
+    // Runs are limited to promotions.port.namespaces (default: controller.defaultNamespace, here NS):
+    // alice's Port identity may not act in another namespace, refused before any controller call.
+    const otherNs = {
+      runId: `r5-${RUN}`,
+      action: 'kpromo_promote',
+      user: 'alice@example.com',
+      inputs: { namespace: APPS_NS, from: 'dev', to: 'stable', applications: ['billing'], name: `port-ns-${RUN}` },
+    };
+    expect((await portWebhook(otherNs, portSign(JSON.stringify(otherNs)))).status).toBe(202);
+    const r5 = await waitFor(
+      'port run 5 finished',
+      async () => {
+        const r = runs.get(`r5-${RUN}`);
+        return r?.patches.some((p) => p.status) ? r : undefined;
+      },
+      30_000,
+    );
+    expect(r5.patches.at(-1)).toEqual({
+      status: 'FAILURE',
+      statusLabel: 'Failed',
+      summary: `namespace "${APPS_NS}" is not open to Port runs (promotions.port.namespaces: ${NS})`,
+    });
+    expect(
+      await dev.getOrUndefined(
+        `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${APPS_NS}/promotionplans/port-ns-${RUN}`,
+      ),
+    ).toBeUndefined();
+    // The identity must be one e-mail address: a comma would name a second identity (or a group list).
+    const comma = {
+      runId: `r6-${RUN}`,
+      action: 'kpromo_promote',
+      user: 'alice@example.com,admin@example.com',
+      inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['billing'], name: `port-comma-${RUN}` },
+    };
+    expect((await portWebhook(comma, portSign(JSON.stringify(comma)))).status).toBe(202);
+    const r6 = await waitFor(
+      'port run 6 finished',
+      async () => {
+        const r = runs.get(`r6-${RUN}`);
+        return r?.patches.some((p) => p.status) ? r : undefined;
+      },
+      30_000,
+    );
+    expect(r6.patches.at(-1)).toMatchObject({
+      status: 'FAILURE',
+      summary: `the Port run's trigger user "alice@example.com,admin@example.com" is not an e-mail address; nobody to act as`,
+    });
+    expect(
+      await dev.getOrUndefined(
+        `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/port-comma-${RUN}`,
+      ),
+    ).toBeUndefined();
+    // The replayed deliveries did nothing: the runs in Port are as they were, and the controller
+    // holds exactly one rollback of rest-RUN and one port-RUN plan.
+    expect(JSON.stringify(runs.get(`r1-${RUN}`))).toBe(r1Reported);
+    expect(JSON.stringify(runs.get(`r2-${RUN}`))).toBe(r2Reported);
+    const plans = await dev.get<{ items: PromotionPlan[] }>(
+      `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans`,
+    );
+    expect(plans.items.filter((p) => p.spec.rollbackOf === `rest-${RUN}`).map((p) => p.metadata.name)).toEqual([
+      `rest-${RUN}-rollback`,
+    ]);
+    expect(
+      plans.items
+        .filter((p) => p.spec.requestedBy === PORT_ALICE)
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual([`port-${RUN}`, `rest-${RUN}-rollback`].sort());
     // Every Port call matched the spec (requests and the stand-in's responses).
     expect(standIn.violations).toEqual([]);
     expect(standIn.callCount(/^PATCH \/v1\/actions\/runs\//)).toBeGreaterThanOrEqual(6);

@@ -1,0 +1,442 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { LoggerService, PermissionsService } from '@backstage/backend-plugin-api';
+import { ConfigReader } from '@backstage/config';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type PortConfig, readPromotionsConfig } from '../src/config.js';
+import { type PortActionsApi, PortRunner, portIdentity, ReplayGuard } from '../src/port.js';
+import { PromotionsService } from '../src/service.js';
+
+const SECRET = 'port-client-secret-0123456789';
+const TOKEN = 'backend-controller-token-0123456789';
+const NS = 'kpromo';
+
+// A stand-in controller: records every request (method, path, identity headers, body) and answers
+// a diff with one candidate, the created plan, and that plan as Complete.
+let server: Server;
+let controllerBase = '';
+const controllerCalls: Array<{ method: string; path: string; headers: IncomingHttpHeaders; body: unknown }> = [];
+const plan = (name: string, phase = 'Complete') => ({
+  apiVersion: 'promotions.kpromo.dev/v1alpha1',
+  kind: 'PromotionPlan',
+  metadata: { name, namespace: NS },
+  spec: {
+    flow: 'main',
+    from: 'dev',
+    to: 'stable',
+    candidates: [{ application: 'cart', from: { tag: 'v2', digest: 'sha256:2' } }],
+  },
+  status: { phase, apps: [{ application: 'cart', phase: 'Succeeded', written: true }] },
+});
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => {
+      raw += c;
+    });
+    req.on('end', () => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      controllerCalls.push({
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : undefined,
+      });
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (path === '/api/v1/diff')
+        return send(200, {
+          flow: 'main',
+          candidates: [{ application: 'cart', from: { tag: 'v2', digest: 'sha256:2' } }],
+          skipped: [],
+        });
+      if (req.method === 'POST' && path === '/api/v1/plans')
+        return send(201, {
+          plan: plan((JSON.parse(raw) as { name?: string }).name ?? 'generated', 'Pending'),
+          skipped: [],
+        });
+      const m = /^\/api\/v1\/plans\/[^/]+\/([^/]+)(\/rollback)?$/.exec(path);
+      if (m?.[2])
+        return send(201, { ...plan(`${m[1]}-rollback`, 'Pending'), spec: { ...plan('x').spec, action: 'rollback' } });
+      if (m) return send(200, plan(m[1]));
+      send(404, { error: 'not found' });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  controllerBase = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+/** Everything the runner logs, to check no line carries the signature or a secret. */
+const logLines: string[] = [];
+const logger: LoggerService = {
+  error: (m) => void logLines.push(m),
+  warn: (m) => void logLines.push(m),
+  info: (m) => void logLines.push(m),
+  debug: (m) => void logLines.push(m),
+  child: () => logger,
+};
+/** Port runs never reach the Backstage permission framework: it has no principal for them. */
+const permissionCalls: unknown[] = [];
+const permissions = {
+  authorize: async (...a: unknown[]) => {
+    permissionCalls.push(a);
+    throw new Error('Port runs must not be checked as a Backstage principal');
+  },
+  authorizeConditional: async (...a: unknown[]) => {
+    permissionCalls.push(a);
+    throw new Error('Port runs must not be checked as a Backstage principal');
+  },
+} as unknown as PermissionsService;
+
+/** What the runner reports to Port: log lines and run patches, by run id. */
+const port = new Map<string, { logs: Array<Record<string, unknown>>; patches: Array<Record<string, unknown>> }>();
+const runOf = (id: string) => {
+  let r = port.get(id);
+  if (!r) {
+    r = { logs: [], patches: [] };
+    port.set(id, r);
+  }
+  return r;
+};
+const portApi = {
+  POST: async (_path: string, o: { params: { path: { run_id: string } }; body: Record<string, unknown> }) => {
+    runOf(o.params.path.run_id).logs.push(o.body);
+    return { data: { ok: true }, response: new Response(null, { status: 201 }) };
+  },
+  PATCH: async (_path: string, o: { params: { path: { run_id: string } }; body: Record<string, unknown> }) => {
+    runOf(o.params.path.run_id).patches.push(o.body);
+    return { data: { ok: true }, response: new Response(null, { status: 200 }) };
+  },
+} as unknown as PortActionsApi;
+
+const portCfg = (o: Partial<PortConfig> = {}): PortConfig => ({
+  baseUrl: 'http://port.invalid',
+  clientId: 'id',
+  clientSecret: SECRET,
+  maxSignatureAgeSeconds: 300,
+  maxRecentRuns: 100,
+  actions: { promote: 'kpromo_promote', rollback: 'kpromo_rollback' },
+  identity: 'port:{email}',
+  waitTimeoutSeconds: 5,
+  pollIntervalMs: 10,
+  ...o,
+});
+
+let clock = Date.parse('2026-12-02T12:00:00Z');
+const now = () => clock;
+/** `defaultNamespace: null`: promotions.controller.defaultNamespace unset. */
+function runner(o: Partial<PortConfig> = {}, defaultNamespace: string | null = NS) {
+  const svc = new PromotionsService(
+    {
+      controller: { token: TOKEN, defaultNamespace: defaultNamespace ?? undefined },
+      entityRef: 'component:default/{name}',
+    },
+    permissions,
+    logger,
+    async () => controllerBase,
+  );
+  return new PortRunner(svc, portCfg(o), portApi, logger, now);
+}
+
+function delivery(body: Record<string, unknown>, o: { ts?: number; secret?: string } = {}) {
+  const raw = Buffer.from(JSON.stringify(body));
+  const timestamp = String(o.ts ?? clock);
+  const signature = `v1,${createHmac('sha256', o.secret ?? SECRET)
+    .update(`${timestamp}.`)
+    .update(raw)
+    .digest('base64')}`;
+  return { raw, headers: { signature, timestamp } };
+}
+const promote = (runId: string, extra: Record<string, unknown> = {}) => ({
+  runId,
+  action: 'kpromo_promote',
+  user: 'alice@example.com',
+  inputs: { namespace: NS, from: 'dev', to: 'stable', applications: 'cart', name: `p-${runId}` },
+  ...extra,
+});
+const lastPatch = (runId: string) => port.get(runId)?.patches.at(-1);
+
+beforeEach(() => {
+  controllerCalls.length = 0;
+  permissionCalls.length = 0;
+});
+
+describe('PortRunner: a signed delivery', () => {
+  it('promotes as port:<email> through the controller (x-kpromo-user, no groups) and reports SUCCESS', async () => {
+    const r = runner();
+    const d = delivery(promote('ok-1'));
+    await r.prepare(d.raw, d.headers)();
+    expect(lastPatch('ok-1'), JSON.stringify(port.get('ok-1'))).toMatchObject({
+      status: 'SUCCESS',
+      statusLabel: 'Complete',
+    });
+    expect(controllerCalls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      'GET /api/v1/diff',
+      'POST /api/v1/plans',
+      `GET /api/v1/plans/${NS}/p-ok-1`,
+    ]);
+    for (const c of controllerCalls) {
+      expect(c.headers['x-kpromo-user']).toBe('port:alice@example.com');
+      expect(c.headers['x-kpromo-groups']).toBeUndefined();
+      expect(c.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    }
+    // The body never names an approver: the controller records the identity it acts as.
+    expect(controllerCalls[1].body).toMatchObject({ namespace: NS, applications: ['cart'], approve: true });
+    expect(JSON.stringify(controllerCalls[1].body)).not.toMatch(/alice|approvedBy/);
+    expect(permissionCalls).toEqual([]);
+  });
+
+  it('refuses a replay of the same run (409) and does nothing: no controller call, no Port report', async () => {
+    const r = runner();
+    const d = delivery(promote('replay-1'));
+    await r.prepare(d.raw, d.headers)();
+    const calls = controllerCalls.length;
+    const reports = JSON.stringify(port.get('replay-1'));
+    expect(calls).toBe(3);
+    expect(() => r.prepare(d.raw, d.headers)).toThrow(
+      expect.objectContaining({
+        name: 'ConflictError',
+        message: expect.stringMatching(/replay-1 was already delivered: replayed/),
+      }),
+    );
+    // Re-signed with a later timestamp (same run id, another signature): refused as well.
+    clock += 10_000;
+    const again = delivery(promote('replay-1'));
+    expect(again.headers.signature).not.toBe(d.headers.signature);
+    expect(() => r.prepare(again.raw, again.headers)).toThrow(
+      expect.objectContaining({ name: 'ConflictError', message: expect.stringMatching(/with another signature/) }),
+    );
+    expect(controllerCalls.length).toBe(calls);
+    expect(JSON.stringify(port.get('replay-1'))).toBe(reports);
+    // Another run id is a new run.
+    const other = delivery(promote('replay-2'));
+    expect(typeof r.prepare(other.raw, other.headers)).toBe('function');
+  });
+
+  it('checks the signature before remembering a run id (a forged replay is 401, not 409)', () => {
+    const r = runner();
+    const forged = delivery(promote('forged-1'), { secret: 'not-the-secret' });
+    expect(() => r.prepare(forged.raw, forged.headers)).toThrow(
+      expect.objectContaining({ name: 'AuthenticationError' }),
+    );
+    expect(r.rememberedRuns).toBe(0);
+    const d = delivery(promote('forged-1'));
+    expect(typeof r.prepare(d.raw, d.headers)).toBe('function');
+    expect(r.rememberedRuns).toBe(1);
+  });
+
+  it('accepts exactly the configured action identifiers (400 naming them otherwise)', () => {
+    const r = runner();
+    for (const action of ['not_kpromo_promote', 'kpromo_promote_x', 'KPROMO_PROMOTE', 'promote', 'rollback']) {
+      const d = delivery(promote(`act-${action}`, { action }));
+      expect(() => r.prepare(d.raw, d.headers), action).toThrow(
+        expect.objectContaining({
+          name: 'InputError',
+          message: `unsupported Port action "${action}": expected kpromo_promote or kpromo_rollback (promotions.port.actions)`,
+        }),
+      );
+    }
+    expect(r.rememberedRuns).toBe(0);
+    const custom = runner({ actions: { promote: 'acme_release', rollback: 'acme_undo' } });
+    const old = delivery(promote('act-custom-1'));
+    expect(() => custom.prepare(old.raw, old.headers)).toThrow(/expected acme_release or acme_undo/);
+    const ok = delivery(promote('act-custom-2', { action: 'acme_release' }));
+    expect(typeof custom.prepare(ok.raw, ok.headers)).toBe('function');
+  });
+
+  it('reports a run for a namespace outside promotions.port.namespaces as FAILED, before any controller call', async () => {
+    // Default: controller.defaultNamespace only.
+    const r = runner();
+    const d = delivery(promote('ns-1', { inputs: { namespace: 'kube-system', from: 'dev', to: 'stable' } }));
+    await r.prepare(d.raw, d.headers)();
+    expect(lastPatch('ns-1')).toEqual({
+      status: 'FAILURE',
+      statusLabel: 'Failed',
+      summary: 'namespace "kube-system" is not open to Port runs (promotions.port.namespaces: kpromo)',
+    });
+    // A rollback is checked the same way.
+    const rb = delivery({
+      runId: 'ns-2',
+      action: 'kpromo_rollback',
+      user: 'alice@example.com',
+      inputs: { namespace: 'other', plan: 'p' },
+    });
+    await r.prepare(rb.raw, rb.headers)();
+    expect(lastPatch('ns-2')?.summary).toMatch(/namespace "other" is not open to Port runs/);
+    expect(controllerCalls).toEqual([]);
+    // An explicit list replaces the default; a run naming no namespace uses controller.defaultNamespace.
+    const listed = runner({ namespaces: ['team-a', 'team-b'] });
+    const inList = delivery(
+      promote('ns-3', { inputs: { namespace: 'team-b', from: 'dev', to: 'stable', name: 'p-ns-3' } }),
+    );
+    await listed.prepare(inList.raw, inList.headers)();
+    expect(controllerCalls.find((c) => c.method === 'POST')?.body).toMatchObject({ namespace: 'team-b' });
+    controllerCalls.length = 0;
+    const unnamed = delivery(promote('ns-4', { inputs: { from: 'dev', to: 'stable' } }));
+    await listed.prepare(unnamed.raw, unnamed.headers)();
+    expect(lastPatch('ns-4')?.summary).toBe(
+      'namespace "kpromo" is not open to Port runs (promotions.port.namespaces: team-a, team-b)',
+    );
+    expect(controllerCalls).toEqual([]);
+  });
+
+  it('without namespaces and defaultNamespace, allows only runs naming no namespace (the controller default)', async () => {
+    const r = runner({}, null);
+    expect(r.namespaces).toBeUndefined();
+    const named = delivery(promote('nsd-1'));
+    await r.prepare(named.raw, named.headers)();
+    expect(lastPatch('nsd-1')?.summary).toMatch(
+      /namespace "kpromo" is not open to Port runs: promotions.port.namespaces is unset/,
+    );
+    expect(controllerCalls).toEqual([]);
+    const unnamed = delivery(promote('nsd-2', { inputs: { from: 'dev', to: 'stable', name: 'p-nsd-2' } }));
+    await r.prepare(unnamed.raw, unnamed.headers)();
+    const post = controllerCalls.find((c) => c.method === 'POST');
+    expect(post?.body).toMatchObject({ name: 'p-nsd-2', approve: true });
+    expect(post?.body).not.toHaveProperty('namespace');
+  });
+
+  it('refuses a trigger user that is not a plain e-mail address (comma, control character, none) before any controller call', async () => {
+    const r = runner();
+    const bad: Array<[string, string | undefined, RegExp]> = [
+      [
+        'id-1',
+        'alice@example.com,system:masters',
+        /trigger user "alice@example.com,system:masters" is not an e-mail address/,
+      ],
+      ['id-2', 'alice,bob@example.com', /is not an e-mail address/],
+      ['id-3', 'alice@example.com\nadmin', /trigger user "alice@example.com\\nadmin" is not an e-mail address/],
+      ['id-4', 'alice\u0000@example.com', /is not an e-mail address/],
+      ['id-5', 'user:default/admin', /is not an e-mail address/],
+      ['id-6', undefined, /names no trigger user/],
+    ];
+    for (const [runId, user, msg] of bad) {
+      const d = delivery({ ...promote(runId), user });
+      await r.prepare(d.raw, d.headers)();
+      expect(lastPatch(runId), runId).toMatchObject({ status: 'FAILURE', summary: expect.stringMatching(msg) });
+    }
+    expect(controllerCalls).toEqual([]);
+    // No log line carries a raw control character.
+    expect(logLines.some((l) => [...l].some((ch) => ch.charCodeAt(0) < 0x20))).toBe(false);
+  });
+
+  it('acts as the configured identity template', async () => {
+    const r = runner({ identity: 'port-user:{email}' });
+    const d = delivery(promote('tpl-1'));
+    await r.prepare(d.raw, d.headers)();
+    expect(lastPatch('tpl-1')).toMatchObject({ status: 'SUCCESS' });
+    expect(new Set(controllerCalls.map((c) => c.headers['x-kpromo-user']))).toEqual(
+      new Set(['port-user:alice@example.com']),
+    );
+  });
+
+  it('never logs the signature, the client secret or the controller token', async () => {
+    const r = runner();
+    const d = delivery(promote('log-1'));
+    await r.prepare(d.raw, d.headers)();
+    expect(() => r.prepare(d.raw, d.headers)).toThrow(/already delivered/);
+    const b64 = d.headers.signature.slice(3);
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const l of logLines) {
+      expect(l).not.toContain(b64);
+      expect(l).not.toContain(SECRET);
+      expect(l).not.toContain(TOKEN);
+    }
+    expect(logLines).toContain(
+      'Port run log-1: delivery refused: Port run log-1 was already delivered: replayed delivery refused',
+    );
+  });
+});
+
+describe('ReplayGuard', () => {
+  it('evicts run ids once a delivery signed with their timestamp would be stale', () => {
+    let t = 1_000_000;
+    const g = new ReplayGuard(300_000, 10, () => t);
+    g.admit('a', 'sig-a', t);
+    g.admit('b', 'sig-b', t + 60_000); // a timestamp a minute ahead: remembered a minute longer
+    expect(() => g.admit('a', 'sig-a', t)).toThrow(/already delivered/);
+    t += 300_000; // exactly the window: a delivery stamped t-300s still verifies, so still refused
+    expect(() => g.admit('a', 'sig-a2', t)).toThrow(/already delivered/);
+    t += 1;
+    expect(() => g.admit('c', 'sig-c', t)).not.toThrow();
+    expect(g.size).toBe(2); // a evicted, b and c kept
+    expect(() => g.admit('b', 'sig-b', t)).toThrow(/already delivered/);
+    t += 60_000;
+    g.admit('d', 'sig-d', t);
+    expect(g.size).toBe(2); // b evicted as well
+  });
+
+  it('refuses (503) rather than grow beyond maxEntries, and accepts again once entries expire', () => {
+    let t = 0;
+    const g = new ReplayGuard(1000, 3, () => t);
+    for (const id of ['a', 'b', 'c']) g.admit(id, id, t);
+    expect(() => g.admit('d', 'd', t)).toThrow(
+      expect.objectContaining({ name: 'ServiceUnavailableError', message: expect.stringMatching(/maxRecentRuns: 3/) }),
+    );
+    expect(g.size).toBe(3);
+    t = 1001;
+    g.admit('d', 'd', t);
+    expect(g.size).toBe(1);
+  });
+});
+
+describe('portIdentity', () => {
+  it('fills the template with a valid e-mail address only', () => {
+    expect(portIdentity('port:{email}', "carol.o'neil+ops@mail.example.com")).toBe(
+      "port:carol.o'neil+ops@mail.example.com",
+    );
+    for (const bad of [
+      '',
+      'carol',
+      'carol@',
+      '@example.com',
+      'a b@example.com',
+      'a@exa mple.com',
+      'a@b,c',
+      'a:b@example.com',
+      'a@-x.com',
+      `${'a'.repeat(250)}@x.io`,
+    ])
+      expect(() => portIdentity('port:{email}', bad), bad).toThrow(/nobody to act as/);
+  });
+});
+
+describe('readPromotionsConfig: promotions.port', () => {
+  type JsonObject = ConstructorParameters<typeof ConfigReader>[0] & object;
+  const read = (port: JsonObject) =>
+    readPromotionsConfig(new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's', ...port } } }))
+      .port;
+
+  it('has safe defaults', () => {
+    expect(read({})).toEqual({
+      baseUrl: 'https://api.getport.io',
+      clientId: 'id',
+      clientSecret: 's',
+      maxSignatureAgeSeconds: 300,
+      maxRecentRuns: 10_000,
+      actions: { promote: 'kpromo_promote', rollback: 'kpromo_rollback' },
+      identity: 'port:{email}',
+      waitTimeoutSeconds: 1800,
+      pollIntervalMs: 2000,
+    });
+    expect(read({ namespaces: ['a', 'b', 'a'], actions: { promote: 'x_up' } })).toMatchObject({
+      namespaces: ['a', 'b'],
+      actions: { promote: 'x_up', rollback: 'kpromo_rollback' },
+    });
+  });
+
+  it('refuses identity templates and values that could not be one identity per Port user', () => {
+    expect(() => read({ identity: 'port:alice' })).toThrow(/must contain \{email\} exactly once/);
+    expect(() => read({ identity: '{email},{email}' })).toThrow(/must contain \{email\}/);
+    expect(() => read({ identity: 'port,{email}' })).toThrow(/no comma/);
+    expect(() => read({ identity: 'system:{email}' })).toThrow(/not start with system:/);
+    expect(() => read({ actions: { promote: 'same', rollback: 'same' } })).toThrow(/must differ/);
+    expect(() => read({ actions: { promote: 'a b' } })).toThrow(/not a Port action identifier/);
+    expect(() => read({ namespaces: ['Not_A_Namespace'] })).toThrow(/not a Kubernetes namespace name/);
+    expect(() => read({ maxRecentRuns: 0 })).toThrow(/positive/);
+    expect(read({ identity: 'kpromo-port:{email}' })?.identity).toBe('kpromo-port:{email}');
+  });
+});
