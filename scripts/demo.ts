@@ -34,7 +34,15 @@ const say = (m: string) => console.log(`\x1b[36m▸\x1b[0m ${m}`);
 
 async function runAgainstExistingCluster(kubeconfig: string) {
   say(`using ${kubeconfig}; starting the controller (Ctrl-C to stop)`);
-  const cfg = loadConfig({ flags: { kubeconfig, server: { host: '127.0.0.1', port: PORT } } });
+  // Demo against your own kubeconfig: Environments in every namespace may use every context of it
+  // (a real deployment lists namespaces and contexts in clusterAccess; absent = none).
+  const cfg = loadConfig({
+    flags: {
+      kubeconfig,
+      server: { host: '127.0.0.1', port: PORT },
+      clusterAccess: [{ namespaces: ['*'], contexts: ['*'] }],
+    },
+  });
   const running = await startController(cfg);
   say(`controller API on http://127.0.0.1:${running.port}/api/v1/applications`);
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));
@@ -109,6 +117,8 @@ async function main() {
       server: { host: '127.0.0.1', port: PORT },
       leaderElection: { namespace: NS },
       auth: { staticTokensFile: people.tokensFile },
+      // The demo Environments (namespace NS) may use the local clusters' contexts, nothing else.
+      clusterAccess: [{ namespaces: [NS], contexts: sample.clusters.map((c) => c.name) }],
     },
   });
   const running = await startController(cfg);

@@ -1,11 +1,13 @@
 export * from './cluster/controlPlane.js';
 export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
+export * from './faults/controllerProcess.js';
 export * from './git/gitRepo.js';
+export * from './git/httpServer.js';
 export * from './kube.js';
 export * from './manifests.js';
+export * from './registry/basicAuthProxy.js';
 export * from './registry/faultProxy.js';
 export * from './registry/pushImage.js';
 export * from './registry/registry.js';
 export * from './registry/tokenAuth.js';
 export * from './sampleRelease.js';
-export * from './faults/controllerProcess.js';

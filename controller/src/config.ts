@@ -3,7 +3,9 @@ import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
+import { ClusterAccessSchema } from './credentials/clusterAccess.js';
 import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
+import { EGRESS_DEFAULTS, EgressConfigSchema } from './net/egressConfig.js';
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
@@ -34,6 +36,13 @@ export const ConfigSchema = z
       .default({ enabled: true, namespace: 'default', name: 'kpromo-controller', leaseDurationSeconds: 15 }),
     tracing: z.object({ otlpEndpoint: z.string().url().optional() }).default({}),
     mcp: McpConfigSchema.default(MCP_DEFAULTS),
+    /** SSRF guard for URLs from CRs (webhooks, health checks): extra allowed ranges. */
+    egress: EgressConfigSchema.default(EGRESS_DEFAULTS),
+    /**
+     * Which clusters Environments may reach, by their namespace: kubeconfig contexts, kubeconfig
+     * Secrets, the in-cluster service account. Absent or empty: none (every Environment is refused).
+     */
+    clusterAccess: ClusterAccessSchema,
     maxAttempts: intFrom(1, 100).default(5),
     shutdownGraceSeconds: intFrom(0, 3600).default(20),
   })
@@ -90,7 +99,11 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_MCP_WRITE: ['mcp', 'write'],
   KPROMO_TOKENS_FILE: ['auth', 'staticTokensFile'],
   KPROMO_ANONYMOUS_METRICS: ['auth', 'anonymousMetrics'],
+  KPROMO_EGRESS_ALLOWED_CIDRS: ['egress', 'allowedCidrs'],
 };
+
+/** Env vars holding comma-separated lists. */
+const LIST_ENV = new Set(['KPROMO_NAMESPACES', 'KPROMO_EGRESS_ALLOWED_CIDRS']);
 
 type Tree = Record<string, unknown>;
 
@@ -148,7 +161,7 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; flags
     setPath(
       envTree,
       path,
-      name === 'KPROMO_NAMESPACES'
+      LIST_ENV.has(name)
         ? v
             .split(',')
             .map((s) => s.trim())

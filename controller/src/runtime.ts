@@ -5,7 +5,9 @@ import { Controller, type ControllerOptions } from './controller.js';
 import { commitImageChange } from './delivery/gitCommit.js';
 import { ClusterClients } from './kube/clusters.js';
 import { type McpHttp, startMcpHttp } from './mcp/http.js';
+import { Egress, registerOwnListener, setDefaultEgress } from './net/guardedFetch.js';
 import { Notifier } from './notify/notifier.js';
+import { readSecretData } from './notify/secretData.js';
 import { LivenessMonitor } from './observability/liveness.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { initTracing, shutdownTracing } from './observability/tracing.js';
@@ -29,8 +31,11 @@ export async function startController(
 ): Promise<Running> {
   const log = opts.log ?? createLogger({ level: cfg.logLevel });
   initTracing({ serviceName: 'kpromo-controller', otlpEndpoint: cfg.tracing.otlpEndpoint });
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess);
   let notifier: Notifier | undefined;
+  // egress: one SSRF guard for webhooks and (as process default) health checks; own listeners are registered below.
+  const egress = new Egress({ allowedCidrs: cfg.egress.allowedCidrs });
+  const egressCleanup = [setDefaultEgress(egress)];
   const base: ControllerOptions = {
     clients,
     namespaces: cfg.namespaces,
@@ -49,6 +54,8 @@ export async function startController(
   notifier = new Notifier({
     listNotifications: () => controller.cache.notifications(),
     readSecret: (ns, name, key) => controller.readSecret(ns, name, key),
+    readSecretData: (ns, name) => readSecretData(clients.control, ns, name),
+    egress,
     logger: log,
   });
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
@@ -78,6 +85,7 @@ export async function startController(
   }
   const mcp =
     cfg.mcp.enabled && opts.serve !== false ? await startMcpHttp(controller.api, cfg.mcp, { log, auth }) : undefined;
+  egressCleanup.push(registerOwnListener('API', server), registerOwnListener('MCP', mcp?.server));
   await controller.start();
   started = true;
   const addr = server?.address();
@@ -98,6 +106,7 @@ export async function startController(
       await notifier?.flush().catch(() => undefined);
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
       await shutdownTracing();
+      for (const undo of egressCleanup) undo();
     },
   };
 }

@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { Environment, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
-import { freePort, waitFor } from '@kpromo/test-harness';
+import { applyCrds, freePort, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { isConflict } from '../src/kube/rest.js';
 import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
 import { createLogger } from '../src/observability/logger.js';
-import { StatusWriter } from '../src/reconcile/statusWriter.js';
+import { StatusConflictError, StatusWriter } from '../src/reconcile/statusWriter.js';
 import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
@@ -42,6 +42,10 @@ const hookSecret = 's3cr3t';
 const hooks: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
 let hookServer: Server;
 let ctl: Running;
+/** Controller log lines (warn and up): webhook failures are checked there, and for leaked secrets. */
+const logLines: string[] = [];
+/** Requests the controller's own API received on the path a Notification aims at it (must stay 0). */
+let selfProbeRequests = 0;
 let createdCrd = false;
 const digests: Record<string, string> = {};
 
@@ -56,6 +60,8 @@ async function helmSync() {
 }
 
 beforeAll(async () => {
+  // This file's Notification uses webhook.headersSecretRef: the served CRDs must know the field.
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
   // A minimal HelmRelease CRD (schema-less) unless the real one is installed.
   createdCrd = await ensureHelmReleaseCrd(prod);
   // stable gets the CRD only after the controller started (detected without a restart).
@@ -104,6 +110,16 @@ beforeAll(async () => {
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hook', namespace: NS }, stringData: { secret: hookSecret } },
     'ctl-test',
   );
+  await dev.apply(
+    `/api/v1/namespaces/${NS}/secrets/hook-headers`,
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'hook-headers', namespace: NS },
+      stringData: { authorization: 'Bearer int-test-token' },
+    },
+    'ctl-test',
+  );
   const env = (name: string, registry: object, delivery: object, context = name === 'dev' ? 'dev' : 'prod') =>
     crs.environment(NS, name, { context, namespace: APPS, registry, delivery });
   await applyCr(dev, env('dev', { host: source, insecure: true }, { method: 'patch' }));
@@ -135,12 +151,47 @@ beforeAll(async () => {
     spec: {
       events: ['PlanApproved', 'AppPromoted', 'AppFailed', 'PlanComplete', 'PlanIncomplete'],
       flows: ['helm', 'down'],
-      webhook: { url: `http://127.0.0.1:${port}/hook`, secretRef: { name: 'hook' }, maxAttempts: 2 },
+      webhook: {
+        url: `http://127.0.0.1:${port}/hook`,
+        secretRef: { name: 'hook' },
+        headersSecretRef: { name: 'hook-headers' },
+        maxAttempts: 2,
+      },
     },
   });
 
-  const cfg = controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false }, maxAttempts: 2 });
-  ctl = await startController(cfg, { log: createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' }) });
+  // The hook receiver is on loopback, which the egress policy refuses unless allowed.
+  const cfg = controllerConfig(kubeconfig, NS, {
+    leaderElection: { enabled: false },
+    maxAttempts: 2,
+    egress: { allowedCidrs: ['127.0.0.1/32'] },
+  });
+  const log = createLogger({
+    level: process.env.CTL_TEST_LOG ?? 'warn',
+    destination: {
+      write: (line: string) => {
+        logLines.push(line);
+        if (process.env.CTL_TEST_LOG) process.stdout.write(line);
+      },
+    },
+  });
+  ctl = await startController(cfg, { log });
+  ctl.server?.on('request', (req) => {
+    if (req.url?.startsWith('/api/v1/ssrf-probe')) selfProbeRequests++;
+  });
+  // A Notification aimed at the controller's own API (loopback is allowed, its own port never is).
+  await applyCr(dev, {
+    kind: 'Notification',
+    metadata: { name: 'self', namespace: NS },
+    spec: {
+      events: ['PlanApproved', 'PlanComplete'],
+      flows: ['helm'],
+      webhook: { url: `http://127.0.0.1:${ctl.port}/api/v1/ssrf-probe?token=int-leak`, maxAttempts: 2 },
+    },
+  });
+  await waitFor('Notification self in the cache', async () =>
+    ctl.controller.cache.notifications(NS).some((n) => n.metadata.name === 'self'),
+  );
 });
 
 async function waitWorkloads() {
@@ -197,6 +248,27 @@ describe('delivery methods and failure modes', () => {
       ),
     ).toBe(true);
     expect(JSON.parse(complete.body).data).toMatchObject({ plan: 'helm-plan', flow: 'helm', from: 'dev', to: 'helm' });
+    // Credentials come from the Secret named by webhook.headersSecretRef.
+    expect(complete.headers.authorization).toBe('Bearer int-test-token');
+  });
+
+  it("refuses a webhook aimed at the controller's own API: nothing reaches it, nothing secret is logged", async () => {
+    // helm-plan (previous test) emitted PlanApproved and PlanComplete to the 'self' Notification too.
+    const failures = await waitFor('self webhook refused twice', async () => {
+      const l = logLines.filter(
+        (x) => x.includes('"notification":"' + NS + '/self"') && x.includes('webhook delivery failed'),
+      );
+      return l.length >= 2 ? l : undefined;
+    });
+    for (const line of failures) {
+      expect(JSON.parse(line)).toMatchObject({
+        attempts: 1,
+        err: `http://127.0.0.1:${ctl.port}/… blocked by egress policy: address 127.0.0.1 port ${ctl.port} is the controller's own API listener; it cannot be allowed`,
+      });
+    }
+    expect(selfProbeRequests).toBe(0);
+    const all = logLines.join('');
+    for (const secret of ['int-leak', 'ssrf-probe', 'int-test-token', hookSecret]) expect(all).not.toContain(secret);
   });
 
   it('retries while the target registry is down, then fails the app with the reason', async () => {
@@ -219,16 +291,19 @@ describe('delivery methods and failure modes', () => {
     await waitFor('AppFailed webhook', async () => hooks.some((h) => h.headers['x-kpromo-event'] === 'AppFailed'));
   });
 
-  it('status writes survive a 409 conflict by re-reading the object', async () => {
+  it('a plan status write on a 409 re-reads and never overwrites a status someone else changed', async () => {
     const stale = await getPlan(dev, NS, 'helm-plan');
-    // Someone else writes status first: our copy's resourceVersion is now stale.
+    // Someone else writes status first: our copy's resourceVersion and status are now stale.
     const path = resourcePath(KPROMO_TYPES.PromotionPlan, NS, 'helm-plan', 'status');
     await dev.put(path, { ...stale, status: { ...stale.status, completedAt: '2029-01-01T00:00:00Z' } });
     await expect(dev.put(path, { ...stale, status: stale.status })).rejects.toSatisfy(isConflict);
     const w = new StatusWriter<PromotionPlanStatus, PromotionPlan>(dev, stale);
     const next = { ...stale.status, succeeded: 1, completedAt: '2030-01-01T00:00:00Z' };
-    const written = await w.write(next);
-    expect(written.metadata.resourceVersion).not.toBe(stale.metadata.resourceVersion);
+    await expect(w.write(next)).rejects.toBeInstanceOf(StatusConflictError);
+    expect((await getPlan(dev, NS, 'helm-plan')).status?.completedAt).toBe('2029-01-01T00:00:00Z');
+    // A derived status (the latest computation wins) may overwrite.
+    const derived = new StatusWriter<PromotionPlanStatus, PromotionPlan>(dev, stale, { overwriteOthers: true });
+    await derived.write(next);
     expect((await getPlan(dev, NS, 'helm-plan')).status?.completedAt).toBe('2030-01-01T00:00:00Z');
   });
 

@@ -76,6 +76,15 @@ export async function approveAsAdmin(rest: KubeRest, ns: string, name: string): 
   ]);
 }
 
+/**
+ * `clusterAccess` entry for tests: Environments in `namespaces` may use any context of the test
+ * kubeconfig (so an unknown context still gets "no such context"); no kubeconfig Secrets, no
+ * inCluster. Without an entry the controller refuses every cluster.
+ */
+export const testClusterAccess = (...namespaces: string[]) => [
+  { namespaces, contexts: ['*'], kubeconfigSecrets: [], inCluster: false },
+];
+
 /** Controller config for an in-process controller watching `ns` of the dev (control) cluster. */
 export function controllerConfig(
   kubeconfig: string,
@@ -93,6 +102,7 @@ export function controllerConfig(
       logLevel: 'warn',
       server: { host: '127.0.0.1', port: 0 },
       auth: { staticTokensFile: testTokensFile(users) },
+      clusterAccess: testClusterAccess(ns),
       ...flags,
     },
   });

@@ -131,6 +131,7 @@ beforeAll(async () => {
       // The write-mode MCP server is the one the runtime starts from the controller config.
       mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
       auth: { staticTokensFile: tokensFile },
+      clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'] }],
     },
   });
   ctl = await startController(cfg, { log: audit.log });
@@ -302,7 +303,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     expect(text(r3)).toBe('pass exactly one of application or plan');
     const r4 = await call(c, 'diff', { from: 'dev', to: 'stable', tagPattern: '([' });
     expect(r4.isError).toBe(true);
-    expect(text(r4)).toMatch(/tagPattern is not a valid regular expression/);
+    expect(text(r4)).toMatch(/tagPattern: invalid regular expression \(RE2 syntax\)/);
     const r5 = await call(c, 'state', { application: 'Not_A_Name' });
     expect(r5.isError).toBe(true);
     expect(text(r5)).toMatch(/application must be a Kubernetes object name/);
@@ -691,7 +692,7 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const cfgFile = join(tmpdir(), `mcp-stdio-${RUN}-${write}.yaml`);
     writeFileSync(
       cfgFile,
-      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: info\nmcp:\n  write: ${write}\n`,
+      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: info\nmcp:\n  write: ${write}\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod] }\n`,
     );
     const transport = new StdioClientTransport({
       command: process.execPath,

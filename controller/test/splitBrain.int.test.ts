@@ -143,6 +143,7 @@ function startControllerProcess(identity: string, tokens: string): ChildProcess 
       logLevel: 'info',
       server: { host: '127.0.0.1', port: 0 },
       auth: { staticTokensFile: tokens },
+      clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'] }],
       leaderElection: {
         enabled: true,
         namespace: NS,

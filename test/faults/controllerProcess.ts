@@ -36,6 +36,8 @@ export function startControllerProcess(o: {
       defaultNamespace: o.namespace,
       logLevel: 'info',
       server: { host: '127.0.0.1', port: 0 },
+      // Environments in the test namespace may use the harness clusters (none without an entry).
+      clusterAccess: [{ namespaces: [o.namespace], contexts: ['dev', 'stable', 'prod'] }],
       leaderElection: {
         enabled: true,
         namespace: o.namespace,

@@ -14,6 +14,8 @@ import { type LocalRegistry, startRegistry } from './registry.js';
  */
 export interface TokenAuthRegistry extends LocalRegistry {
   tokenRequests: Array<{ scopes: string[]; user?: string }>;
+  /** host:port of the token service (the Bearer realm): another host than the registry's. */
+  realmHost: string;
 }
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
@@ -93,6 +95,7 @@ export async function startTokenAuthRegistry(users: Record<string, string>): Pro
   return {
     ...registry,
     tokenRequests,
+    realmHost: new URL(realm).host,
     async stop() {
       await registry.stop();
       server.closeAllConnections();

@@ -1,31 +1,47 @@
 import type { Application, ApplicationSelector, Candidate, EnvironmentVersion, PromotionFlow } from '@kpromo/api';
+import { compileTagPattern, globMatcher, InputError, type Matcher, PatternError } from './pattern.js';
+
+export { InputError, type Matcher, PatternError, tagPatternProblem } from './pattern.js';
 
 export const DEFAULT_TAG_PATTERN = '^v\\d+\\.\\d+\\.\\d+';
 
-const globCache = new Map<string, RegExp>();
-
-/** Glob with `*` and `?` only, anchored. Compiled once per glob: selectors are evaluated per app. */
-export function globToRegExp(glob: string): RegExp {
-  let re = globCache.get(glob);
-  if (!re) {
-    const esc = glob
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.');
-    re = new RegExp(`^${esc}$`);
-    if (globCache.size > 10_000) globCache.clear();
-    globCache.set(glob, re);
-  }
-  return re;
+/**
+ * Glob with `*` and `?` only, anchored, as a matcher with `test` (linear time, no RegExp; see
+ * pattern.ts). Kept under its old name for callers; throws {@link PatternError} for a bad glob.
+ */
+export function globToRegExp(glob: string): Matcher {
+  return globMatcher(glob);
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Whether an app is selected. Throws {@link InputError} (naming the field) for a selector of the
+ * wrong shape, e.g. from an unvalidated API body, instead of failing with a TypeError.
+ */
 export function matchesSelector(app: Application, sel: ApplicationSelector | undefined): boolean {
   if (!sel) return true;
-  if (sel.applications?.length && !sel.applications.some((g) => globToRegExp(g).test(app.metadata.name))) return false;
-  if (sel.teams?.length && !sel.teams.includes(app.spec.owner)) return false;
-  if (sel.matchLabels) {
-    const labels = { ...(app.metadata.labels ?? {}), ...(app.spec.labels ?? {}) };
-    for (const [k, v] of Object.entries(sel.matchLabels)) if (labels[k] !== v) return false;
+  const { applications, teams, matchLabels } = sel;
+  if (applications !== undefined && !Array.isArray(applications))
+    throw new InputError('applications', 'applications: must be a list of names or globs');
+  if (teams !== undefined && !Array.isArray(teams))
+    throw new InputError('teams', 'teams: must be a list of team names');
+  if (matchLabels !== undefined && !isPlainObject(matchLabels))
+    throw new InputError('matchLabels', 'matchLabels: must be an object of label names to values');
+  if (applications?.length && !applications.some((g) => globMatcher(g, 'applications').test(app.metadata.name)))
+    return false;
+  if (teams?.length && !teams.includes(app.spec.owner)) return false;
+  if (matchLabels) {
+    const labels: Record<string, string> = Object.assign(
+      Object.create(null),
+      app.metadata.labels ?? {},
+      app.spec.labels ?? {},
+    );
+    for (const [k, v] of Object.entries(matchLabels)) {
+      if (typeof v !== 'string') throw new InputError('matchLabels', `matchLabels.${k}: must be a string`);
+      if (!Object.hasOwn(labels, k) || labels[k] !== v) return false;
+    }
   }
   return true;
 }
@@ -64,11 +80,13 @@ export function isAdjacent(flow: PromotionFlow, from: string, to: string): boole
   return stagePairs(flow).some((p) => p.from === from && p.to === to);
 }
 
-function compile(pattern: string, what: string): RegExp {
+/** The flow's tag pattern; a bad one is the flow's problem, named so. */
+function flowTagPattern(flow: PromotionFlow): Matcher {
   try {
-    return new RegExp(pattern);
+    return compileTagPattern(flow.spec.tagPattern ?? DEFAULT_TAG_PATTERN, 'tagPattern');
   } catch (e) {
-    throw new Error(`${what}: invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}`);
+    const pe = e as PatternError;
+    throw new PatternError('spec.tagPattern', `PromotionFlow ${flow.metadata.name}: ${pe.message}`);
   }
 }
 
@@ -76,6 +94,10 @@ function compile(pattern: string, what: string): RegExp {
  * Pure: release candidates from stage `from` to the next stage `to` of a flow. An app is a
  * candidate when it matches the flow selector and filter, runs a healthy version in `from` whose tag
  * matches the tag pattern, and `to` runs a different digest (or nothing).
+ *
+ * Throws {@link InputError} (a {@link PatternError} for patterns and globs) naming the field for a
+ * stage pair that is no transition of the flow, a bad tag pattern or glob, or a filter of the wrong
+ * shape. Patterns are matched in linear time (RE2), so no input can stall the caller.
  */
 export function computeCandidates(
   flow: PromotionFlow,
@@ -86,14 +108,16 @@ export function computeCandidates(
   filter: CandidateFilter = {},
 ): CandidateResult {
   if (!isAdjacent(flow, from, to)) {
-    throw new Error(
+    throw new InputError(
+      'to',
       `PromotionFlow ${flow.metadata.name}: ${from} -> ${to} is not a stage transition; valid: ${stagePairs(flow)
         .map((p) => `${p.from} -> ${p.to}`)
         .join(', ')}`,
     );
   }
-  const tagRe = compile(flow.spec.tagPattern ?? DEFAULT_TAG_PATTERN, `PromotionFlow ${flow.metadata.name} tagPattern`);
-  const extraTagRe = filter.tagPattern ? compile(filter.tagPattern, 'filter tagPattern') : undefined;
+  const tagRe = flowTagPattern(flow);
+  const extraTagRe =
+    filter.tagPattern !== undefined && filter.tagPattern !== '' ? compileTagPattern(filter.tagPattern) : undefined;
   const extraSel: ApplicationSelector = {
     applications: filter.applications,
     teams: filter.teams,

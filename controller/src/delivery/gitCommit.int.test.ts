@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createBareRepo } from '@kpromo/test-harness';
+import { basename, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createBareRepo, startGitHttpServer } from '@kpromo/test-harness';
 import { describe, expect, it } from 'vitest';
 import { commitImageChange } from './gitCommit.js';
 
@@ -44,7 +47,7 @@ describe('commitImageChange against real bare repositories', () => {
 
   it('writes the full reference into a string value at a nested path', async () => {
     const repo = createBareRepo({ 'hr.yaml': 'spec:\n  values:\n    image: reg.local/dev/app:v1\n' });
-    // auth becomes an http.extraHeader; file:// ignores it, but simple-git must accept the option.
+    // auth becomes a URL-scoped http.extraHeader; file:// ignores it, but simple-git must accept it.
     const auth = { username: 'u', password: 'secret' };
     const res = await commitImageChange({ ...base(repo.url), path: 'hr.yaml', valuesPath: 'spec.values.image', auth });
     expect(res.changed).toBe(true);
@@ -96,6 +99,103 @@ describe('commitImageChange against real bare repositories', () => {
     await expect(commitImageChange({ ...base(repo.url), branch: 'nope' })).rejects.toThrow(
       /git clone failed.*check the repository URL and branch/s,
     );
+    expect(repo.log()).toEqual(['seed']);
+  });
+});
+
+/** Command lines of every running process (what any local user can read from /proc/<pid>/cmdline). */
+function cmdlines(): Array<{ pid: string; argv: string }> {
+  const out: Array<{ pid: string; argv: string }> = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      out.push({ pid, argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ') });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+describe('commitImageChange over HTTP with credentials', () => {
+  const PASSWORD = 'pw-7f3a9c1e-never-on-a-command-line';
+  const auth = { username: 'kpromo-bot', password: PASSWORD };
+  const secrets = [PASSWORD, Buffer.from(`kpromo-bot:${PASSWORD}`).toString('base64')];
+
+  it('pushes with the credentials, which never appear on any git command line', async () => {
+    const repo = createBareRepo({ 'apps/app/values.yaml': values });
+    const srv = await startGitHttpServer({ root: dirname(repo.dir), users: { 'kpromo-bot': PASSWORD }, delayMs: 400 });
+    // A `git` first on PATH that records its argv and runs the real git: what simple-git spawns.
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const bin = mkdtempSync(join(tmpdir(), 'kpromo-gitwrap-'));
+    const argvLog = join(bin, 'argv.log');
+    writeFileSync(
+      join(bin, 'git'),
+      `#!/bin/sh\nprintf '%s ' "$@" >> '${argvLog}'\necho >> '${argvLog}'\nexec '${realGit}' "$@"\n`,
+    );
+    chmodSync(join(bin, 'git'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    // Meanwhile scan every process's command line, as another user on the machine could.
+    const seen = new Map<string, string>();
+    let scanning = true;
+    const scanner = (async () => {
+      while (scanning) {
+        for (const p of cmdlines())
+          if (/\bgit\b|git-remote|git-receive|git-upload/.test(p.argv)) seen.set(p.pid, p.argv);
+        await sleep(2);
+      }
+    })();
+    try {
+      const res = await commitImageChange({ ...base(srv.url(basename(repo.dir))), auth });
+      expect(res.changed).toBe(true);
+      expect(repo.log()).toEqual(['promote app to v1.1.0 (plan p-1)', 'seed']);
+    } finally {
+      scanning = false;
+      await scanner;
+      process.env.PATH = path;
+      await srv.stop();
+    }
+    // The push really went over HTTP, authenticated as the bot.
+    expect(srv.requests.some((r) => r.path.endsWith('/git-receive-pack') && r.user === 'kpromo-bot')).toBe(true);
+    // simple-git ran our wrapper for clone and push, and their command lines carry no secret.
+    const argv = readFileSync(argvLog, 'utf8');
+    expect(argv).toMatch(/\bclone\b/);
+    expect(argv).toMatch(/\bpush\b/);
+    // The scan saw the git processes of the push (held open by the server delay).
+    const lines = [...seen.values()];
+    expect(lines.some((l) => l.includes('git-remote-http') || /\bpush\b/.test(l))).toBe(true);
+    for (const s of secrets) {
+      expect(argv).not.toContain(s);
+      expect(lines.filter((l) => l.includes(s))).toEqual([]);
+    }
+  });
+
+  it('fails without prompting on wrong credentials, and never follows a redirect elsewhere', async () => {
+    const repo = createBareRepo({ 'apps/app/values.yaml': values });
+    const srv = await startGitHttpServer({ root: dirname(repo.dir), users: { 'kpromo-bot': 'right' } });
+    const elsewhere: Array<string | undefined> = [];
+    const evil = createServer((req, res) => {
+      elsewhere.push(req.headers.authorization);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+    const redirector = createServer((req, res) => {
+      res.writeHead(302, { location: `http://127.0.0.1:${(evil.address() as AddressInfo).port}${req.url}` }).end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+    try {
+      await expect(commitImageChange({ ...base(srv.url(basename(repo.dir))), auth })).rejects.toThrow(
+        /git clone failed.*check the credentials Secret of delivery.git/s,
+      );
+      expect(srv.requests.some((r) => r.authorization !== undefined && r.user === undefined)).toBe(true);
+      const redirecting = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/remote.git`;
+      await expect(commitImageChange({ ...base(redirecting), auth })).rejects.toThrow(/git clone failed/);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await srv.stop();
+      evil.close();
+      redirector.close();
+    }
     expect(repo.log()).toEqual(['seed']);
   });
 });

@@ -17,7 +17,11 @@ export interface CommitImageChangeRequest {
   digest: string;
   message: string;
   author?: { name: string; email: string };
-  auth?: { username: string; password: string };
+  /**
+   * HTTP basic credentials, sent only to URLs under `url` (default: the repository URL), never
+   * through a redirect, and never on a command line (they reach git through its environment).
+   */
+  auth?: { username: string; password: string; url?: string };
 }
 
 export interface CommitImageChangeResult {
@@ -101,18 +105,44 @@ export function commitImageChange(
 }
 
 function client(dir: string, req: CommitImageChangeRequest): SimpleGit {
-  const config: string[] = [];
-  if (req.auth) {
-    // A header (not a URL with credentials) so the password never lands in .git/config or messages.
-    const basic = Buffer.from(`${req.auth.username}:${req.auth.password}`).toString('base64');
-    config.push(`http.extraHeader=Authorization: Basic ${basic}`);
-  }
   // simple-git guards git-affecting env vars; pass on only the CA settings operators use for HTTPS.
   const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0' }; // fail instead of prompting for a password
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && (!k.startsWith('GIT_') || ALLOWED_ENV.includes(k))) env[k] = v;
   }
-  return simpleGit({ baseDir: dir, config, allowEnvironment: ['GIT_TERMINAL_PROMPT', ...ALLOWED_ENV] }).env(env);
+  const allowEnvironment = ['GIT_TERMINAL_PROMPT', ...ALLOWED_ENV];
+  const config = authConfig(req);
+  if (config.length) {
+    // Config through the environment (git >= 2.31), not `-c` arguments: a command line is readable
+    // by every user of the machine (/proc/<pid>/cmdline), the environment only by the same user.
+    env.GIT_CONFIG_COUNT = String(config.length);
+    allowEnvironment.push('GIT_CONFIG_COUNT');
+    config.forEach(([key, value], i) => {
+      env[`GIT_CONFIG_KEY_${i}`] = key;
+      env[`GIT_CONFIG_VALUE_${i}`] = value;
+      allowEnvironment.push(`GIT_CONFIG_KEY_${i}`, `GIT_CONFIG_VALUE_${i}`);
+    });
+  }
+  return simpleGit({
+    baseDir: dir,
+    allowEnvironment,
+    allowConfig: ['http.followRedirects', 'http.*.extraHeader'],
+    unsafe: config.length ? { allowUnsafeConfigEnvCount: true } : {},
+  }).env(env);
+}
+
+/**
+ * Git config carrying the credentials: a header (not a URL with credentials, so the password never
+ * lands in .git/config or messages) scoped to the allowed URL, and no redirects, so it cannot be
+ * sent anywhere else.
+ */
+function authConfig(req: CommitImageChangeRequest): Array<[string, string]> {
+  if (!req.auth) return [];
+  const basic = Buffer.from(`${req.auth.username}:${req.auth.password}`).toString('base64');
+  return [
+    [`http.${req.auth.url ?? req.repository}.extraHeader`, `Authorization: Basic ${basic}`],
+    ['http.followRedirects', 'false'],
+  ];
 }
 
 const ALLOWED_ENV = ['GIT_SSL_CAINFO', 'GIT_SSL_CAPATH'];

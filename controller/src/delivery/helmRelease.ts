@@ -1,16 +1,32 @@
 import type { Application, Environment } from '@kpromo/api';
 import { HELMRELEASE, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
+import { parseValuesPath, ValuesPathError } from './yamlEdit.js';
 
-/** Nested object for a dot path, e.g. ('image.tag', 'v1') -> { image: { tag: 'v1' } }. Pure. */
-export function valuesPatch(entries: Array<[path: string, value: string]>): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const [path, value] of entries) {
-    const parts = path.split('.').filter(Boolean);
-    if (!parts.length) throw new Error(`empty values path "${path}"`);
+/**
+ * Nested object for dot paths, e.g. [['image.tag', 'v1']] -> { image: { tag: 'v1' } }. Pure. Paths
+ * are checked ({@link parseValuesPath}: no `__proto__`, `constructor`, `prototype`) and the objects
+ * have no prototype, so no path can reach Object.prototype. Throws {@link ValuesPathError} naming
+ * the field (third tuple element, default `valuesPath`) for a bad path, or for two paths of which one
+ * would overwrite the other (e.g. `image` and `image.digest`, or the same path twice).
+ */
+export function valuesPatch(entries: Array<[path: string, value: string, field?: string]>): Record<string, unknown> {
+  const root: Record<string, unknown> = Object.create(null);
+  const seen: Array<{ path: string; field: string }> = [];
+  for (const [path, value, field = 'valuesPath'] of entries) {
+    const parts = parseValuesPath(path, field);
+    const clash = seen.find((o) => o.path === path || path.startsWith(`${o.path}.`) || o.path.startsWith(`${path}.`));
+    if (clash) {
+      throw new ValuesPathError(
+        field,
+        `${field} "${path}" overlaps ${clash.field} "${clash.path}": one value would overwrite the other`,
+      );
+    }
+    seen.push({ path, field });
     let node = root;
     for (const p of parts.slice(0, -1)) {
-      const next = (node[p] as Record<string, unknown> | undefined) ?? {};
+      const existing = Object.hasOwn(node, p) ? node[p] : undefined;
+      const next = (existing ?? Object.create(null)) as Record<string, unknown>;
       node[p] = next;
       node = next;
     }
@@ -23,7 +39,10 @@ export function helmReleaseName(env: Environment, app: Application): string {
   return (env.spec.delivery.helmRelease?.name ?? '{app}').replaceAll('{app}', app.metadata.name);
 }
 
-/** delivery.method=helmRelease: merge-patch spec.values at valuesPath (tag) and digestPath (digest). */
+/**
+ * delivery.method=helmRelease: merge-patch spec.values at valuesPath (tag) and digestPath (digest).
+ * Throws {@link ValuesPathError} (before any request) for a bad path.
+ */
 export async function patchHelmReleaseValues(
   rest: KubeRest,
   env: Environment,
@@ -34,11 +53,15 @@ export async function patchHelmReleaseValues(
   const cfg = env.spec.delivery.helmRelease;
   if (!cfg) throw new Error(`Environment ${env.metadata.name}: delivery.helmRelease is not set`);
   const name = helmReleaseName(env, app);
-  const entries: Array<[string, string]> = [[cfg.valuesPath ?? 'image.tag', tag]];
-  if (cfg.digestPath) entries.push([cfg.digestPath, digest]);
+  const entries: Array<[string, string, string]> = [
+    [cfg.valuesPath ?? 'image.tag', tag, 'delivery.helmRelease.valuesPath'],
+  ];
+  if (cfg.digestPath) entries.push([cfg.digestPath, digest, 'delivery.helmRelease.digestPath']);
+  // Checked before any request: a bad path is the Environment's to fix (ValuesPathError).
+  const values = valuesPatch(entries);
   const path = resourcePath(HELMRELEASE, env.spec.namespace, name);
   try {
-    await rest.mergePatch(path, { spec: { values: valuesPatch(entries) } });
+    await rest.mergePatch(path, { spec: { values } });
   } catch (e) {
     throw new Error(
       `HelmRelease ${env.spec.namespace}/${name} in cluster ${rest.clusterName}: ${(e as Error).message}`,

@@ -1,5 +1,56 @@
 import { isMap, isScalar, parseDocument } from 'yaml';
 
+/** Longest dot path accepted (the CRD schema's maxLength says the same). */
+export const MAX_VALUES_PATH_LENGTH = 256;
+/** Segment grammar of a dot path, as the CRD schema's pattern has it. */
+const SEGMENT = /^[A-Za-z0-9_-]+$/;
+/** Segments that would reach an object's prototype instead of a key of its own (prototype pollution). */
+export const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * A values path (`valuesPath`, `digestPath`) that cannot be used; `field` names the setting to fix.
+ * Permanent: the Environment must change before a retry can succeed.
+ */
+export class ValuesPathError extends Error {
+  override name = 'ValuesPathError';
+  readonly permanent = true;
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The YAML file cannot take the value (not YAML, a list or scalar on the way). Permanent too. */
+export class YamlEditError extends Error {
+  override name = 'YamlEditError';
+  readonly permanent = true;
+}
+
+/**
+ * Segments of a dot path such as `image.tag`, checked: segments of letters, digits, `_` and
+ * `-`, at most 256 characters, and none of `__proto__`, `constructor`, `prototype`. Throws
+ * {@link ValuesPathError} naming `field` otherwise.
+ */
+export function parseValuesPath(path: unknown, field = 'valuesPath'): string[] {
+  const shown = typeof path === 'string' ? ` ${JSON.stringify(path.length > 80 ? `${path.slice(0, 80)}…` : path)}` : '';
+  const bad = (detail: string) => new ValuesPathError(field, `${field}${shown}: ${detail}`);
+  if (typeof path !== 'string') throw bad('must be a string');
+  if (!path) throw bad('is empty');
+  if (path.length > MAX_VALUES_PATH_LENGTH) throw bad(`is longer than ${MAX_VALUES_PATH_LENGTH} characters`);
+  const parts = path.split('.');
+  for (const p of parts) {
+    if (FORBIDDEN_SEGMENTS.has(p))
+      throw bad(`segment "${p}" is not allowed (__proto__, constructor and prototype are reserved)`);
+    if (!SEGMENT.test(p))
+      throw bad(
+        `must be dot-separated keys of letters, digits, "_" and "-" (e.g. image.tag); segment ${JSON.stringify(p)} is not`,
+      );
+  }
+  return parts;
+}
+
 // Never fold long lines: an image reference must stay on one line to stay readable in diffs.
 const TO_STRING = { lineWidth: 0 } as const;
 
@@ -19,16 +70,34 @@ export function imageRef(v: ImageValue): string {
  * Sets the image at a dot path in a YAML document, keeping comments and formatting (Document API).
  * An object there gets its tag and digest (and repository, when it has that key) set; a string, or
  * nothing yet, gets the full image reference. Pure: the caller does the I/O.
+ *
+ * Throws {@link ValuesPathError} for a bad path (checked first, see {@link parseValuesPath}) and
+ * {@link YamlEditError} when the text is not YAML or the path cannot hold the value.
  */
 export function setImageInYaml(
   text: string,
   valuesPath: string,
   value: ImageValue,
+  field = 'valuesPath',
+): { text: string; changed: boolean } {
+  const path = parseValuesPath(valuesPath, field);
+  try {
+    return setAt(text, valuesPath, path, value);
+  } catch (e) {
+    if (e instanceof YamlEditError) throw e;
+    // The yaml library's own complaints, e.g. a scalar or alias where the path needs a map.
+    throw new YamlEditError(`cannot set ${valuesPath}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function setAt(
+  text: string,
+  valuesPath: string,
+  path: string[],
+  value: ImageValue,
 ): { text: string; changed: boolean } {
   const doc = parseDocument(text);
-  if (doc.errors.length) throw new Error(`invalid YAML: ${doc.errors[0].message}`);
-  const path = valuesPath.split('.').filter(Boolean);
-  if (!path.length) throw new Error('valuesPath is empty');
+  if (doc.errors.length) throw new YamlEditError(`invalid YAML: ${doc.errors[0].message}`);
   const node = doc.getIn(path, true);
   if (isMap(node)) {
     const fields: Record<string, string> = { tag: value.tag, digest: value.digest };
@@ -43,7 +112,9 @@ export function setImageInYaml(
     return { text: changed ? doc.toString(TO_STRING) : text, changed };
   }
   if (node !== undefined && !isScalar(node)) {
-    throw new Error(`${valuesPath} is a list, expected an image string or an object with tag/digest`);
+    throw new YamlEditError(
+      `${valuesPath} is a list or an alias, expected an image string or an object with tag/digest`,
+    );
   }
   const ref = imageRef(value);
   if (isScalar(node) && node.value === ref) return { text, changed: false };
@@ -51,4 +122,26 @@ export function setImageInYaml(
     node.value = ref; // keeps the node's comments and quoting style
   else doc.setIn(path, ref);
   return { text: doc.toString(TO_STRING), changed: true };
+}
+
+/**
+ * Checks a rendered delivery.git.path (placeholders replaced) names a file inside the repository
+ * checkout: relative, `/`-separated, no empty, `.`, `..` or `.git` segments, no backslash or NUL.
+ * Returns the path; throws {@link ValuesPathError} naming `field` otherwise. For the git delivery to
+ * call before joining the path to its checkout directory.
+ */
+export function checkRepoFilePath(path: unknown, field = 'delivery.git.path'): string {
+  const shown =
+    typeof path === 'string' ? ` ${JSON.stringify(path.length > 120 ? `${path.slice(0, 120)}…` : path)}` : '';
+  const bad = (detail: string) => new ValuesPathError(field, `${field}${shown}: ${detail}`);
+  if (typeof path !== 'string' || !path) throw bad('must be a non-empty string');
+  if (path.length > 1024) throw bad('is longer than 1024 characters');
+  if (/[\\\0]/.test(path)) throw bad('must not contain a backslash or NUL character');
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) throw bad('must be relative to the repository root');
+  for (const seg of path.split('/')) {
+    if (seg === '' || seg === '.' || seg === '..')
+      throw bad('must not have empty, "." or ".." segments: the file must stay inside the repository');
+    if (seg.toLowerCase() === '.git') throw bad('must not point into the .git directory');
+  }
+  return path;
 }

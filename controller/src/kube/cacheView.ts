@@ -49,6 +49,8 @@ export interface EnvironmentState {
   helmReleases: boolean;
   /** The cluster could not be reached or configured at all (e.g. unknown kubeconfig context). */
   error?: string;
+  /** Ready condition reason for `error` (default ClusterUnreachable; ClusterNotAllowed: refused by config clusterAccess). */
+  reason?: string;
   /** The last list/watch failure of an informer, while it retries. */
   watchError?: string;
 }

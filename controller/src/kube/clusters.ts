@@ -1,5 +1,7 @@
 import type { ClusterRef, Environment } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
+import { CLUSTER_NOT_ALLOWED, type ClusterAccessRule, clusterAccessRefusal } from '../credentials/clusterAccess.js';
 import { resourcePath, SECRET } from './paths.js';
 import { KubeRest } from './rest.js';
 
@@ -12,30 +14,56 @@ export function clusterKey(env: Environment): string {
   return 'inCluster';
 }
 
+/** An Environment names a cluster that the controller config (clusterAccess) does not let its namespace use. */
+export class ClusterNotAllowedError extends Error {
+  override name = 'ClusterNotAllowedError';
+  readonly code = 'CLUSTER_NOT_ALLOWED';
+  readonly reason = CLUSTER_NOT_ALLOWED;
+}
+
 /**
  * Per-cluster REST clients. `base` is the controller's own kubeconfig (its current context is the
- * control cluster); Environments name a context in it, a kubeconfig Secret, or the in-cluster config.
+ * control cluster); Environments name a context in it, a kubeconfig Secret, or the in-cluster config,
+ * each only when `access` (controller config clusterAccess) allows the Environment's namespace to.
  */
 export class ClusterClients {
   private readonly clients = new Map<string, KubeRest>();
   readonly control: KubeRest;
+  private readonly access: readonly ClusterAccessRule[];
 
   constructor(
     private readonly base: k8s.KubeConfig,
-    controlName = base.getCurrentContext() || 'control',
+    opts: { access: readonly ClusterAccessRule[]; controlName?: string },
   ) {
-    this.control = new KubeRest(base, controlName);
+    this.access = opts.access;
+    this.control = new KubeRest(base, opts.controlName ?? (base.getCurrentContext() || 'control'));
   }
 
-  static fromFile(path: string | undefined, context?: string): ClusterClients {
+  static fromFile(
+    path: string | undefined,
+    context: string | undefined,
+    access: readonly ClusterAccessRule[],
+  ): ClusterClients {
     const kc = new k8s.KubeConfig();
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
     if (context) kc.setCurrentContext(context);
-    return new ClusterClients(kc);
+    return new ClusterClients(kc, { access });
   }
 
-  forContext(context: string): KubeRest {
+  private readonly refusals = new Map<string, string | undefined>();
+
+  /** Why `env` may not use the cluster it names (controller config clusterAccess); undefined when it may. */
+  refusal(env: Environment): string | undefined {
+    const key = `${env.metadata.namespace}\0${env.metadata.name}\0${clusterKey(env)}`;
+    if (this.refusals.has(key)) return this.refusals.get(key);
+    if (this.refusals.size > 10_000) this.refusals.clear();
+    const r = clusterAccessRefusal(this.access, env);
+    this.refusals.set(key, r);
+    return r;
+  }
+
+  private forContext(context: string): KubeRest {
     const key = `context:${context}`;
     let c = this.clients.get(key);
     if (!c) {
@@ -53,6 +81,9 @@ export class ClusterClients {
 
   /** The client for an Environment's cluster; reads the kubeconfig Secret from the control cluster when needed. */
   async forEnvironment(env: Environment): Promise<KubeRest> {
+    // Before the client cache: another namespace may use the same cluster, this one still may not.
+    const refused = this.refusal(env);
+    if (refused) throw new ClusterNotAllowedError(refused);
     const key = clusterKey(env);
     const cached = this.clients.get(key);
     if (cached) return cached;
@@ -68,7 +99,13 @@ export class ClusterClients {
       const dataKey = ref.key ?? 'kubeconfig';
       const b64 = secret?.data?.[dataKey];
       if (!b64) throw new Error(`${where}: Secret ${ref.name} key ${dataKey} not found in the control cluster`);
-      kc.loadFromString(Buffer.from(b64, 'base64').toString('utf8'));
+      const text = Buffer.from(b64, 'base64').toString('utf8');
+      const unsafe = unsafeKubeconfigFields(text);
+      if (unsafe.length)
+        throw new Error(
+          `${where}: the kubeconfig in Secret ${ref.name} key ${dataKey} uses ${unsafe.join(', ')}; kubeconfigs from Secrets may hold inline credentials and certificates only (no commands, auth providers or local files)`,
+        );
+      kc.loadFromString(text);
     } else {
       try {
         kc.loadFromCluster();
@@ -80,4 +117,30 @@ export class ClusterClients {
     this.clients.set(key, rest);
     return rest;
   }
+}
+
+/**
+ * Fields of a kubeconfig that would make the controller run a command (exec, auth-provider) or read
+ * its own files (token-file, *-certificate, client-key) on behalf of whoever wrote the Secret.
+ */
+export function unsafeKubeconfigFields(text: string): string[] {
+  let doc: {
+    users?: Array<{ name?: string; user?: Record<string, unknown> }>;
+    clusters?: Array<{ name?: string; cluster?: Record<string, unknown> }>;
+  };
+  try {
+    doc = (parseYaml(text) as typeof doc) ?? {};
+  } catch {
+    return []; // not YAML: loadFromString reports it
+  }
+  const out: string[] = [];
+  for (const u of doc.users ?? []) {
+    for (const f of ['exec', 'auth-provider', 'token-file', 'tokenFile', 'client-certificate', 'client-key'])
+      if (u?.user?.[f] !== undefined) out.push(`users[${u.name ?? '?'}].${f}`);
+  }
+  for (const c of doc.clusters ?? []) {
+    if (c?.cluster?.['certificate-authority'] !== undefined)
+      out.push(`clusters[${c.name ?? '?'}].certificate-authority`);
+  }
+  return out;
 }

@@ -17,12 +17,14 @@ import { createMcpServer } from './server.js';
  * identity (SelfSubjectAccessReview), write mode comes from mcp.write. Logs must go to stderr.
  */
 export async function runMcpStdio(
-  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace' | 'logLevel'> & { mcp: McpConfig },
+  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace' | 'logLevel' | 'clusterAccess'> & {
+    mcp: McpConfig;
+  },
   opts: { log?: Logger; exitOnClose?: boolean } = {},
 ): Promise<{ close(): Promise<void> }> {
   // stdout carries the protocol: logs go to stderr.
   const log = opts.log ?? createLogger({ level: cfg.logLevel, destination: pino.destination(2) });
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context);
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess);
   const cache = new LiveCache(clients, cfg.namespaces, log);
   await cache.start(AbortSignal.timeout(60_000));
   await Promise.all(

@@ -5,7 +5,7 @@ import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
 import { approvePlan, createPlan, diff, getPlan, listEnvironments, rollbackPlan } from '../api/promotions.js';
 import type { Caller } from '../auth/identity.js';
-import { globToRegExp } from '../candidates/computeCandidates.js';
+import { globToRegExp, tagPatternProblem } from '../candidates/computeCandidates.js';
 import { runningVersion } from '../candidates/runningVersion.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
@@ -118,7 +118,11 @@ const filterArgs = {
   applications: z.array(z.string().min(1).max(253)).max(100).optional().describe('Application names or globs (* ?)'),
   teams: z.array(z.string().min(1)).max(50).optional().describe('Owning teams'),
   matchLabels: z.record(z.string(), z.string()).optional().describe('Labels every application must have'),
-  tagPattern: z.string().max(256).optional().describe('Regular expression source tags must match'),
+  tagPattern: z
+    .string()
+    .max(256)
+    .optional()
+    .describe('Regular expression (RE2 syntax: no backreferences or lookaround) source tags must match'),
 };
 
 const CandidateOut = z.object({
@@ -140,13 +144,11 @@ const CandidateOut = z.object({
 });
 const SkippedOut = z.object({ application: z.string(), reason: z.string(), message: z.string() });
 
+/** RE2 syntax (linear-time matching): e.g. backreferences and lookaround are refused, naming the field. */
 function checkRegex(p: string | undefined) {
   if (p === undefined) return;
-  try {
-    new RegExp(p);
-  } catch (e) {
-    throw new BadRequest(`tagPattern is not a valid regular expression: ${(e as Error).message}`);
-  }
+  const problem = tagPatternProblem(p, 'tagPattern');
+  if (problem) throw new BadRequest(problem);
 }
 
 export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOptions): void {

@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { defaultEgress, type Egress, EgressConnectionFailed, EgressError } from '../net/guardedFetch.js';
+import { redactUrl } from '../net/redactUrl.js';
 import { signWebhook } from './signWebhook.js';
 
 export interface WebhookDelivery {
@@ -16,6 +18,8 @@ export interface WebhookDelivery {
   retryBaseMs?: number;
   retryMaxMs?: number;
   signal?: AbortSignal;
+  /** SSRF guard (allowed ranges, own listeners); the process default when absent. */
+  egress?: Egress;
 }
 
 export interface DeliveryOutcome {
@@ -55,33 +59,52 @@ export function webhookHeaders(d: WebhookDelivery, timestamp: string): Record<st
   };
 }
 
-/** POSTs one event with bounded retries; never throws (the outcome says what happened). */
+/**
+ * Webhook URLs as logs and statuses show them: origin only, since the path of many incoming-webhook
+ * URLs (Slack, Discord, Teams) is itself the credential, like query strings and userinfo.
+ */
+export const webhookUrlForLogs = (url: string) => redactUrl(url, { path: false });
+
+/**
+ * POSTs one event with bounded retries through the egress guard; never throws (the outcome says
+ * what happened, in words safe for logs and statuses).
+ */
 export async function deliverWebhook(d: WebhookDelivery): Promise<DeliveryOutcome> {
   const base = d.retryBaseMs ?? 1_000;
   const max = d.retryMaxMs ?? 60_000;
+  const shown = webhookUrlForLogs(d.url);
+  const egress = d.egress ?? defaultEgress();
   let last: DeliveryOutcome = { ok: false, attempts: 0 };
   for (let attempt = 1; attempt <= d.maxAttempts; attempt++) {
     let wait: number | undefined;
     const timestamp = Math.floor(Date.now() / 1000).toString();
     try {
-      const signals = [AbortSignal.timeout(d.timeoutMs), ...(d.signal ? [d.signal] : [])];
-      const res = await fetch(d.url, {
+      // A 3xx fails: a redirect would resend the signed body somewhere not configured.
+      const res = await egress.fetch(d.url, {
         method: 'POST',
         headers: webhookHeaders(d, timestamp),
         body: d.body,
-        redirect: 'manual', // a redirect would resend the signed body somewhere not configured
-        signal: AbortSignal.any(signals),
+        timeoutMs: d.timeoutMs,
+        signal: d.signal,
+        maxBodyBytes: 0,
       });
-      await res.arrayBuffer().catch(() => undefined);
-      if (res.ok) return { ok: true, attempts: attempt, status: res.status };
-      last = { ok: false, attempts: attempt, status: res.status, error: `${d.url} answered HTTP ${res.status}` };
+      if (res.status >= 200 && res.status < 300) return { ok: true, attempts: attempt, status: res.status };
+      last = { ok: false, attempts: attempt, status: res.status, error: `${shown} answered HTTP ${res.status}` };
       if (!shouldRetry(res.status)) return last;
-      wait = retryAfterMs(res.headers.get('retry-after'));
+      wait = retryAfterMs(res.header('retry-after') ?? null);
     } catch (err) {
-      if (d.signal?.aborted) return { ok: false, attempts: attempt, error: `delivery to ${d.url} aborted` };
-      const e = err as Error & { cause?: { code?: string } };
-      const reason = e.name === 'TimeoutError' ? `timed out after ${d.timeoutMs}ms` : (e.cause?.code ?? e.message);
-      last = { ok: false, attempts: attempt, error: `${d.url} unreachable: ${reason}` };
+      if (d.signal?.aborted) return { ok: false, attempts: attempt, error: `delivery to ${shown} aborted` };
+      const e = err instanceof EgressError ? err : undefined;
+      // Policy, URL and redirect refusals are configuration problems: retrying cannot help.
+      if (e && (e.failure === 'blocked' || e.failure === 'invalid-url' || e.failure === 'redirect'))
+        return { ok: false, attempts: attempt, error: `${shown} ${e.message}` };
+      const reason =
+        e?.failure === 'timeout'
+          ? `timed out after ${d.timeoutMs}ms`
+          : e instanceof EgressConnectionFailed && e.code
+            ? e.code
+            : (e?.message ?? 'request failed');
+      last = { ok: false, attempts: attempt, error: `${shown} unreachable: ${reason}` };
     }
     if (attempt < d.maxAttempts) {
       try {

@@ -2,8 +2,10 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Notification, NotificationSpec } from '@kpromo/api';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Egress, registerOwnListener } from '../net/guardedFetch.js';
+import { createLogger } from '../observability/logger.js';
 import { metricsRegistry } from '../observability/metrics.js';
-import { Notifier, type ReleaseEvent, selectNotifications } from './notifier.js';
+import { Notifier, plainHeadersProblem, type ReleaseEvent, selectNotifications } from './notifier.js';
 import { verifyWebhookSignature } from './signWebhook.js';
 
 interface Received {
@@ -13,7 +15,10 @@ interface Received {
 }
 
 /** A real HTTP receiver answering with the scripted statuses in order (the last one repeats). */
-async function receiver(statuses: Array<number | { status: number; headers?: Record<string, string> }>) {
+async function receiver(
+  statuses: Array<number | { status: number; headers?: Record<string, string> }>,
+  host = '127.0.0.1',
+) {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -25,10 +30,12 @@ async function receiver(statuses: Array<number | { status: number; headers?: Rec
       res.writeHead(r.status, r.headers).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host}:${port}/hook`;
   servers.push(server);
-  return { url, received };
+  // How errors and logs show it: origin only (webhook paths often are the credential).
+  return { url, shown: `http://${host}:${port}/…`, port, server, received };
 }
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(async () => {
@@ -61,11 +68,21 @@ const event: ReleaseEvent = {
   time: '2026-01-01T00:00:00Z',
 };
 
-function notifier(list: Notification[], secrets: Record<string, string> = {}) {
+/** The receivers listen on 127.0.0.1, which the default egress policy refuses: these tests allow it. */
+const LOOPBACK_ALLOWED = ['127.0.0.1/32'];
+
+function notifier(
+  list: Notification[],
+  secrets: Record<string, string> = {},
+  opts: { egress?: Egress; secretData?: Record<string, Record<string, string>>; logs?: string[] } = {},
+) {
   const deliveries: Array<{ name: string; ok: boolean; error?: string }> = [];
   const n = new Notifier({
     listNotifications: () => list,
     readSecret: async (ns, name, key) => secrets[`${ns}/${name}/${key}`],
+    readSecretData: async (ns, name) => opts.secretData?.[`${ns}/${name}`],
+    egress: opts.egress ?? new Egress({ allowedCidrs: LOOPBACK_ALLOWED }),
+    logger: opts.logs ? createLogger({ level: 'debug', destination: { write: (l) => opts.logs?.push(l) } }) : undefined,
     onDelivery: (x, ok, error) => deliveries.push({ name: x.metadata.name, ok, error }),
     retryBaseMs: 20,
     retryMaxMs: 200,
@@ -128,7 +145,7 @@ describe('Notifier with a real HTTP receiver', () => {
     await n.flush();
     expect(r.received).toHaveLength(3);
     expect(deliveries).toEqual([
-      { name: 'hook', ok: false, error: `${r.url} answered HTTP 503 (gave up after 3 attempts)` },
+      { name: 'hook', ok: false, error: `${r.shown} answered HTTP 503 (gave up after 3 attempts)` },
     ]);
   });
 
@@ -138,7 +155,7 @@ describe('Notifier with a real HTTP receiver', () => {
     n.emit(event);
     await n.flush();
     expect(r.received).toHaveLength(1);
-    expect(deliveries).toEqual([{ name: 'hook', ok: false, error: `${r.url} answered HTTP 400` }]);
+    expect(deliveries).toEqual([{ name: 'hook', ok: false, error: `${r.shown} answered HTTP 400` }]);
   });
 
   it('times out slow receivers and retries them', async () => {
@@ -157,13 +174,13 @@ describe('Notifier with a real HTTP receiver', () => {
 
   it('retries refused connections and reports the cause', async () => {
     const r = await receiver([200]);
-    const url = r.url;
+    const { url, shown } = r;
     await Promise.all(servers.splice(0).map((s) => new Promise((res) => s.close(res))));
     const { n, deliveries } = notifier([notification('hook', { url, maxAttempts: 2 })]);
     n.emit(event);
     await n.flush();
     expect(deliveries).toEqual([
-      { name: 'hook', ok: false, error: `${url} unreachable: ECONNREFUSED (gave up after 2 attempts)` },
+      { name: 'hook', ok: false, error: `${shown} unreachable: ECONNREFUSED (gave up after 2 attempts)` },
     ]);
   });
 
@@ -176,6 +193,194 @@ describe('Notifier with a real HTTP receiver', () => {
     expect(deliveries[0].error).toBe(
       'Secret gone key secret (spec.webhook.secretRef of Notification team-a/hook) not found',
     );
+  });
+});
+
+describe('Notifier egress guard (SSRF)', () => {
+  it('refuses a loopback receiver under the default policy, without connecting', async () => {
+    const r = await receiver([200]);
+    const { n, deliveries } = notifier(
+      [notification('hook', { url: r.url, maxAttempts: 3 })],
+      {},
+      { egress: new Egress() },
+    );
+    n.emit(event);
+    await n.flush();
+    expect(r.received).toHaveLength(0);
+    expect(deliveries).toEqual([
+      {
+        name: 'hook',
+        ok: false,
+        error: `${r.shown} blocked by egress policy: address 127.0.0.1 is loopback; allow it with egress.allowedCidrs`,
+      },
+    ]);
+  });
+
+  it("refuses the controller's own API on loopback even with loopback allowed; the API gets zero requests", async () => {
+    const api = await receiver([201]); // plays the controller's API listener
+    const unregister = registerOwnListener('API', api.server);
+    try {
+      const url = `http://127.0.0.1:${api.port}/api/v1/plans`;
+      const { n, deliveries } = notifier([notification('self', { url, maxAttempts: 3 })]);
+      n.emit(event);
+      await n.flush();
+      expect(deliveries).toEqual([
+        {
+          name: 'self',
+          ok: false,
+          error: `http://127.0.0.1:${api.port}/… blocked by egress policy: address 127.0.0.1 port ${api.port} is the controller's own API listener; it cannot be allowed`,
+        },
+      ]);
+    } finally {
+      unregister();
+    }
+    expect(api.received).toHaveLength(0);
+  });
+
+  it('refuses a hostname resolving to a blocked address (localhost)', async () => {
+    const r = await receiver([200]);
+    const url = `http://localhost:${r.port}/hook`;
+    const { n, deliveries } = notifier([notification('hook', { url })], {}, { egress: new Egress() });
+    n.emit(event);
+    await n.flush();
+    expect(deliveries[0].ok).toBe(false);
+    expect(deliveries[0].error).toMatch(
+      new RegExp(
+        `^http://localhost:${r.port}/… blocked by egress policy: address (127\\.0\\.0\\.1|::1) of host localhost is loopback`,
+      ),
+    );
+    expect(r.received).toHaveLength(0);
+  });
+
+  it('refuses the metadata address literal, once (no retries)', async () => {
+    const { n, deliveries } = notifier([
+      notification('meta', { url: 'http://169.254.169.254/latest/meta-data/iam?x=1', maxAttempts: 5 }),
+    ]);
+    const started = Date.now();
+    n.emit(event);
+    await n.flush();
+    expect(Date.now() - started).toBeLessThan(1000); // no backoff: a policy refusal is not retried
+    expect(deliveries).toEqual([
+      {
+        name: 'meta',
+        ok: false,
+        error:
+          'http://169.254.169.254/… blocked by egress policy: address 169.254.169.254 is a cloud metadata address; allow it with egress.allowedCidrs',
+      },
+    ]);
+  });
+
+  it('does not follow a redirect from an allowed receiver to a blocked address', async () => {
+    const internal = await receiver([200], '127.0.0.2'); // not in the allow list
+    const r = await receiver([{ status: 307, headers: { location: `http://127.0.0.2:${internal.port}/admin` } }]);
+    const { n, deliveries } = notifier([notification('hook', { url: r.url, maxAttempts: 3 })]);
+    n.emit(event);
+    await n.flush();
+    expect(r.received).toHaveLength(1);
+    expect(internal.received).toHaveLength(0);
+    expect(deliveries).toEqual([
+      {
+        name: 'hook',
+        ok: false,
+        error: `${r.shown} answered 307 redirecting to host 127.0.0.2:${internal.port}; redirects are not followed`,
+      },
+    ]);
+  });
+});
+
+describe('Notifier headers and secrets in logs', () => {
+  it.each([
+    'Authorization',
+    'cookie',
+    'Proxy-Authorization',
+    'X-Api-Key',
+    'X-Auth-User',
+    'x-gitlab-token',
+    'Client-Secret',
+  ])('refuses the credential-like plain header %s', async (header) => {
+    const r = await receiver([200]);
+    const { n, deliveries } = notifier([notification('hook', { url: r.url, headers: { [header]: 'Bearer leak-me' } })]);
+    n.emit(event);
+    await n.flush();
+    expect(r.received).toHaveLength(0);
+    expect(deliveries[0].error).toBe(
+      `Notification team-a/hook: spec.webhook.headers.${header} looks like a credential and is refused in plain spec; put it in a Secret referenced by spec.webhook.headersSecretRef (its keys are header names)`,
+    );
+    expect(deliveries[0].error).not.toContain('leak-me');
+  });
+
+  it('accepts ordinary plain headers and refuses connection-level ones', () => {
+    expect(plainHeadersProblem({ 'x-team': 'platform', 'x-request-source': 'kpromo' })).toBeUndefined();
+    expect(plainHeadersProblem({ Host: 'internal.svc' })).toBe('spec.webhook.headers may not set header Host');
+    expect(plainHeadersProblem({ 'x-kpromo-signature': 'forged' })).toContain('may not set header x-kpromo-signature');
+    expect(plainHeadersProblem({ 'x-a': 'one\r\nx-injected: 1' })).toBe(
+      'spec.webhook.headers: the value of header x-a contains control characters',
+    );
+  });
+
+  it('sends the headers of spec.webhook.headersSecretRef', async () => {
+    const r = await receiver([204]);
+    const { n, deliveries } = notifier(
+      [
+        notification('hook', {
+          url: r.url,
+          headers: { 'x-team': 'platform' },
+          headersSecretRef: { name: 'hook-headers' },
+        }),
+      ],
+      {},
+      { secretData: { 'team-a/hook-headers': { Authorization: 'Bearer t0ken', 'x-api-key': 'k3y' } } },
+    );
+    n.emit(event);
+    await n.flush();
+    expect(deliveries).toEqual([{ name: 'hook', ok: true, error: undefined }]);
+    expect(r.received[0].headers).toMatchObject({
+      authorization: 'Bearer t0ken',
+      'x-api-key': 'k3y',
+      'x-team': 'platform',
+    });
+  });
+
+  it('fails clearly when the headers Secret is missing or holds a bad header', async () => {
+    const r = await receiver([200]);
+    const hook = notification('hook', { url: r.url, headersSecretRef: { name: 'hdr' } });
+    const missing = notifier([hook]);
+    missing.n.emit(event);
+    await missing.n.flush();
+    expect(missing.deliveries[0].error).toBe(
+      'Secret hdr (spec.webhook.headersSecretRef of Notification team-a/hook) not found',
+    );
+    const bad = notifier([hook], {}, { secretData: { 'team-a/hdr': { host: 'evil', authorization: 'x' } } });
+    bad.n.emit(event);
+    await bad.n.flush();
+    expect(bad.deliveries[0].error).toBe(
+      'Secret hdr (spec.webhook.headersSecretRef of Notification team-a/hook) may not set header host',
+    );
+    expect(r.received).toHaveLength(0);
+  });
+
+  it('never logs the webhook path, query, userinfo or header values', async () => {
+    const r = await receiver([503]);
+    const logs: string[] = [];
+    const { n } = notifier(
+      [
+        notification('hook', {
+          url: `${r.url}/T000/B000/pathsecret?token=querysecret#fragsecret`,
+          headersSecretRef: { name: 'hdr' },
+          maxAttempts: 2,
+        }),
+      ],
+      {},
+      { logs, secretData: { 'team-a/hdr': { authorization: 'Bearer headersecret' } } },
+    );
+    n.emit(event);
+    await n.flush();
+    expect(r.received).toHaveLength(2);
+    const out = logs.join('');
+    expect(out).toContain('webhook delivery failed');
+    expect(out).toContain(`${r.shown} answered HTTP 503`);
+    for (const secret of ['pathsecret', 'querysecret', 'fragsecret', 'headersecret', 'T000'])
+      expect(out).not.toContain(secret);
   });
 });
 

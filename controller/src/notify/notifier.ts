@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Notification, NotificationEvent } from '@kpromo/api';
+import type { Egress } from '../net/guardedFetch.js';
 import type { Logger } from '../observability/logger.js';
 import { metrics } from '../observability/metrics.js';
 import { type DeliveryOutcome, deliverWebhook } from './deliverWebhook.js';
@@ -21,6 +22,10 @@ export interface ReleaseEvent {
 export interface NotifierOptions {
   listNotifications(): Notification[];
   readSecret(namespace: string, name: string, key: string): Promise<string | undefined>;
+  /** Every key of a Secret (spec.webhook.headersSecretRef); undefined when it does not exist. */
+  readSecretData?(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /** SSRF guard for webhook URLs (config egress.allowedCidrs, own listeners); process default when absent. */
+  egress?: Egress;
   logger?: Logger;
   onDelivery?: (n: Notification, ok: boolean, error?: string) => void;
   /** Backoff tuning (tests use small values). */
@@ -30,6 +35,47 @@ export interface NotifierOptions {
 
 /** Key read from spec.webhook.secretRef when it names none. */
 export const DEFAULT_SECRET_KEY = 'secret';
+
+/** Header names plain spec.webhook.headers may not carry: credentials belong in headersSecretRef. */
+const SENSITIVE_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-api-key']);
+const SENSITIVE_PATTERN = /token|secret|key|auth/i;
+/** Set by the HTTP client or meaningful to the connection, not to the receiver: never from a CR. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Why a header (name from `where`) may not be sent, or undefined. Never quotes the value. */
+function headerProblem(name: string, value: string, where: string): string | undefined {
+  if (!HEADER_NAME.test(name)) return `${where} has an invalid header name ${JSON.stringify(name)}`;
+  if (RESERVED_HEADERS.has(name.toLowerCase()) || name.toLowerCase().startsWith('x-kpromo-'))
+    return `${where} may not set header ${name}`;
+  if (!HEADER_VALUE.test(value)) return `${where}: the value of header ${name} contains control characters`;
+  return undefined;
+}
+
+/**
+ * Plain spec.webhook.headers are readable by everyone who can read the Notification: refuse
+ * credentials there (Authorization, Cookie, X-Api-Key, names with token/secret/key/auth).
+ */
+export function plainHeadersProblem(headers: Record<string, string> | undefined): string | undefined {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (SENSITIVE_HEADERS.has(name.toLowerCase()) || SENSITIVE_PATTERN.test(name))
+      return `spec.webhook.headers.${name} looks like a credential and is refused in plain spec; put it in a Secret referenced by spec.webhook.headersSecretRef (its keys are header names)`;
+    const p = headerProblem(name, value, 'spec.webhook.headers');
+    if (p) return p;
+  }
+  return undefined;
+}
 
 /** Notifications in the plan's namespace that subscribe to this event type and flow. */
 export function selectNotifications(
@@ -76,12 +122,34 @@ export class Notifier {
     this.abort.abort();
   }
 
+  /** Plain (non-sensitive) headers plus the ones from spec.webhook.headersSecretRef; throws a status-safe Error. */
+  private async headers(n: Notification, name: string, ns: string): Promise<Record<string, string>> {
+    const plain = n.spec.webhook.headers;
+    const problem = plainHeadersProblem(plain);
+    if (problem) throw new Error(`Notification ${name}: ${problem}`);
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(plain ?? {})) out[k.toLowerCase()] = v;
+    const ref = n.spec.webhook.headersSecretRef;
+    if (ref) {
+      const data = this.opts.readSecretData ? await this.opts.readSecretData(ns, ref.name) : undefined;
+      if (!data)
+        throw new Error(`Secret ${ref.name} (spec.webhook.headersSecretRef of Notification ${name}) not found`);
+      for (const [k, v] of Object.entries(data)) {
+        const p = headerProblem(k, v, `Secret ${ref.name} (spec.webhook.headersSecretRef of Notification ${name})`);
+        if (p) throw new Error(p);
+        out[k.toLowerCase()] = v;
+      }
+    }
+    return out;
+  }
+
   private async deliver(n: Notification, e: ReleaseEvent): Promise<void> {
     const id = randomUUID();
     const name = `${n.metadata.namespace ?? e.namespace}/${n.metadata.name}`;
     const log = this.opts.logger?.child({ notification: name, event: e.type, delivery: id, plan: e.plan });
     let outcome: DeliveryOutcome;
     try {
+      const headers = await this.headers(n, name, n.metadata.namespace ?? e.namespace);
       const ref = n.spec.webhook.secretRef;
       let secret: string | undefined;
       if (ref) {
@@ -97,12 +165,13 @@ export class Notifier {
         eventType: e.type,
         deliveryId: id,
         secret,
-        headers: n.spec.webhook.headers,
+        headers,
         timeoutMs: (n.spec.webhook.timeoutSeconds ?? 10) * 1000,
         maxAttempts: n.spec.webhook.maxAttempts ?? 5,
         retryBaseMs: this.opts.retryBaseMs,
         retryMaxMs: this.opts.retryMaxMs,
         signal: this.abort.signal,
+        egress: this.opts.egress,
       });
     } catch (err) {
       outcome = { ok: false, attempts: 0, error: (err as Error).message };

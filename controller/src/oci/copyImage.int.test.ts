@@ -6,6 +6,7 @@ import {
   startTokenAuthRegistry,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointCredentials } from '../credentials/registryCredentials.js';
 import { metricsRegistry } from '../observability/metrics.js';
 import { copyImage, OciError, resolveDigest } from './copyImage.js';
 import { MANIFEST_ACCEPT } from './manifest.js';
@@ -187,13 +188,17 @@ describe('copyImage with Bearer token auth (real registry token verification)', 
     const secured = await startTokenAuthRegistry({ robot: 'hunter2' });
     try {
       const { digest } = await pushTestImage({ host: a.host, repository: 'team/secure', tag: 'v1' });
+      // The token service runs on another host:port: it gets credentials only from an entry naming it.
+      const robot = { username: 'robot', password: 'hunter2' };
+      const creds = (auths: Record<string, object>) =>
+        endpointCredentials({ auths }, 'Secret t/c', secured.host, 'prod/secure');
       const req = {
         source: { host: a.host, repository: 'team/secure', reference: 'v1' },
         target: {
           host: secured.host,
           repository: 'prod/secure',
           tag: 'v1',
-          auth: { username: 'robot', password: 'hunter2' },
+          ...creds({ [secured.host]: robot, [secured.realmHost]: robot }),
         },
       };
       expect(await copyImage(req)).toMatchObject({ digest, blobsCopied: 2 });
@@ -204,8 +209,21 @@ describe('copyImage with Bearer token auth (real registry token verification)', 
       expect(unauthenticated.status).toBe(401);
       expect(await resolveDigest(req.target, 'prod/secure', 'v1')).toBe(digest);
 
-      const wrong = { ...req, target: { ...req.target, auth: { username: 'robot', password: 'nope' } } };
+      const nope = { username: 'robot', password: 'nope' };
+      const wrong = {
+        ...req,
+        target: { ...req.target, ...creds({ [secured.host]: nope, [secured.realmHost]: nope }) },
+      };
       await expect(copyImage(wrong)).rejects.toMatchObject({ code: 'UNAUTHORIZED', registry: secured.host });
+      // An entry for the registry host alone is never sent to the token service on the other host.
+      const before = secured.tokenRequests.length;
+      const registryOnly = { ...req, target: { ...req.target, ...creds({ [secured.host]: robot }) } };
+      await expect(copyImage(registryOnly)).rejects.toMatchObject({
+        code: 'UNAUTHORIZED',
+        message: expect.stringContaining(`the token service ${secured.realmHost} got no credentials`),
+      });
+      expect(secured.tokenRequests.length).toBeGreaterThan(before);
+      expect(secured.tokenRequests.slice(before).every((t) => t.user === undefined)).toBe(true);
       const anonymous = { ...req, target: { host: secured.host, repository: 'prod/secure', tag: 'v1' } };
       await expect(copyImage(anonymous)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     } finally {

@@ -2,10 +2,27 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { basicAuth, parseChallenge, tokenUrl } from './auth.js';
 import { OciError } from './errors.js';
 
+/**
+ * Credentials for one registry host: basic (username/password), a registry token sent as Bearer to
+ * the registry itself, or an identity (OAuth2 refresh) token exchanged at the Bearer token service.
+ */
+export type RegistryAuth =
+  | { username: string; password: string }
+  | { token: string }
+  | { identityToken: string; username?: string };
+
 export interface RegistryEndpoint {
   host: string;
   insecure?: boolean;
-  auth?: { username: string; password: string } | { token: string };
+  /** Credentials for `host` only: never sent to any other host (token services, redirects, uploads). */
+  auth?: RegistryAuth;
+  /**
+   * Credentials for a Bearer token service on another host (realm host[:port]) for `repository`;
+   * absent or undefined: the token is requested anonymously.
+   */
+  realmAuth?: (realmHost: string, repository: string) => RegistryAuth | undefined;
+  /** Why `auth` is absent (e.g. no entry for this host in the credentials Secret), said on 401/403. */
+  noAuthReason?: string;
 }
 
 export interface RetryPolicy {
@@ -61,6 +78,8 @@ export class RegistryClient {
   readonly base: string;
   private tokens = new Map<string, string>();
   private challenge?: { scheme: string; params: Record<string, string> };
+  /** Set when a token service on another host was asked without credentials (for 401 messages). */
+  private anonymousRealmHost?: string;
 
   constructor(
     readonly endpoint: RegistryEndpoint,
@@ -136,14 +155,16 @@ export class RegistryClient {
 
   private async send(req: RegistryRequest, scopes: string[]): Promise<Response> {
     const headers: Record<string, string> = { ...req.headers };
-    const auth = this.authorization(scopes);
+    const url = this.url(req.repository, req.path);
+    // Upload Locations are absolute URLs the registry chooses: credentials go to the registry host only.
+    const auth = sameHost(url, this.base) ? this.authorization(scopes) : undefined;
     if (auth) headers.authorization = auth;
     const timeout = req.timeoutMs ?? 30_000;
     const signals = [req.signal, timeout > 0 ? AbortSignal.timeout(timeout) : undefined].filter(
       (s): s is AbortSignal => !!s,
     );
     const body = req.body?.();
-    return fetch(this.url(req.repository, req.path), {
+    return fetch(url, {
       method: req.method,
       headers,
       body,
@@ -161,8 +182,20 @@ export class RegistryClient {
       const t = this.tokens.get(scopes.join(' '));
       if (t) return `Bearer ${t}`;
     }
-    if (a && this.challenge?.scheme === 'basic') return basicAuth(a.username, a.password);
+    if (a && 'password' in a && this.challenge?.scheme === 'basic') return basicAuth(a.username, a.password);
     return undefined;
+  }
+
+  /** What 401/403 messages say about missing credentials. */
+  private missingAuth(): string {
+    return this.endpoint.noAuthReason ? `${this.endpoint.noAuthReason}; ` : '';
+  }
+
+  private realmHint(): string {
+    const h = this.anonymousRealmHost;
+    return h
+      ? `the token service ${h} got no credentials (those for ${this.endpoint.host} are only sent to ${this.endpoint.host}; add an auths entry matching ${h} to send it any); `
+      : '';
   }
 
   private async authenticate(
@@ -177,23 +210,44 @@ export class RegistryClient {
       throw this.error('UNAUTHORIZED', repository, 'registry answered 401 without a WWW-Authenticate challenge');
     this.challenge = challenge;
     if (challenge.scheme === 'basic') {
-      if (!a)
+      if (!a || !('password' in a))
         throw this.error(
           'UNAUTHORIZED',
           repository,
-          'registry requires basic auth; set credentials in the Environment registry credentialsSecretRef',
+          `${this.missingAuth()}registry requires basic auth (username and password); set them in the Environment registry credentialsSecretRef`,
         );
       return;
     }
     if (challenge.scheme !== 'bearer')
       throw this.error('UNAUTHORIZED', repository, `unsupported auth scheme ${challenge.scheme}`);
     const url = tokenUrl(challenge.params, scopes);
+    // The registry's credentials go to its token service only when that is the same host; a realm
+    // elsewhere gets only credentials that name its own host (realmAuth), else none (anonymous).
+    const realmHost = new URL(url).host;
+    const creds = sameHost(url, this.base) ? a : this.endpoint.realmAuth?.(realmHost, repository);
+    this.anonymousRealmHost = a && !creds ? realmHost : undefined;
     const headers: Record<string, string> = {};
-    if (a && 'username' in a) headers.authorization = basicAuth(a.username, a.password);
+    let target = url;
+    let init: RequestInit = {};
+    if (creds && 'identityToken' in creds) {
+      // OAuth2 refresh-token grant, as docker does with an identity token.
+      const form = new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: creds.identityToken,
+        client_id: 'kpromo',
+        service: challenge.params.service ?? '',
+        scope: scopes.join(' '),
+      });
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      target = challenge.params.realm;
+      init = { method: 'POST', body: form.toString() };
+    } else if (creds && 'password' in creds) headers.authorization = basicAuth(creds.username, creds.password);
     let res: Response;
     try {
-      res = await fetch(url, {
+      res = await fetch(target, {
+        ...init,
         headers,
+        redirect: 'error',
         signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(30_000)]) : AbortSignal.timeout(30_000),
       });
     } catch (err) {
@@ -208,7 +262,9 @@ export class RegistryClient {
       throw this.error(
         'UNAUTHORIZED',
         repository,
-        `token service ${challenge.params.realm} refused the credentials (HTTP ${res.status}); check the registry credentials Secret`,
+        creds
+          ? `token service ${challenge.params.realm} refused the credentials (HTTP ${res.status}); check the registry credentials Secret`
+          : `${this.missingAuth()}${this.realmHint()}token service ${challenge.params.realm} refused an anonymous token (HTTP ${res.status})`,
       );
     }
     if (!res.ok)
@@ -230,7 +286,9 @@ export class RegistryClient {
       return this.error(
         'UNAUTHORIZED',
         req.repository,
-        `${what}; check the registry credentials and that they allow ${req.method === 'GET' || req.method === 'HEAD' ? 'pull' : 'push'}`,
+        this.endpoint.auth
+          ? `${this.realmHint()}${what}; check the registry credentials and that they allow ${req.method === 'GET' || req.method === 'HEAD' ? 'pull' : 'push'}`
+          : `${this.missingAuth()}${what}`,
       );
     }
     if (res.status === 404) return this.error('NOT_FOUND', req.repository, what);
@@ -246,6 +304,15 @@ class HttpStatusError extends Error {
     public retryAfter: string | null,
   ) {
     super(`HTTP ${status}`);
+  }
+}
+
+/** Same scheme, host and port (the URL origin). */
+function sameHost(url: string, base: string): boolean {
+  try {
+    return new URL(url).origin === new URL(base).origin;
+  } catch {
+    return false;
   }
 }
 

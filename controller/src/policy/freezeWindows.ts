@@ -17,6 +17,20 @@ const DAY = 24 * HOUR;
 export const FREEZE_LOOKAHEAD_MS = 366 * DAY;
 /** Bound on following back-to-back deny windows (e.g. an every-minute schedule with a 1h duration). */
 const MAX_CHAIN_STEPS = 10_000;
+/**
+ * Evaluating windows runs on the controller's event loop: pathological rules (back-to-back minutely
+ * windows, RRULEs that never occur and make rrule search towards year 9999) must not stall it and
+ * lose it the lease. Past this budget the verdict fails closed with a message saying why.
+ */
+export const FREEZE_EVAL_BUDGET_MS = 250;
+let budgetDeadline = Number.POSITIVE_INFINITY;
+
+function checkBudget(): void {
+  if (performance.now() > budgetDeadline)
+    throw new Error(
+      `too expensive to evaluate (over ${FREEZE_EVAL_BUDGET_MS} ms): use sparser recurrences, or a one-off start/end window`,
+    );
+}
 
 /** A freeze window and where it was configured, e.g. `Environment prod` or `stage prod of flow shop`. */
 export interface SourcedWindow {
@@ -45,6 +59,15 @@ export interface FreezeVerdict {
  *   freezes with `invalid` set: a typo must not silently lift a freeze.
  */
 export function evaluateFreeze(windows: readonly SourcedWindow[], now: Date): FreezeVerdict {
+  budgetDeadline = performance.now() + FREEZE_EVAL_BUDGET_MS;
+  try {
+    return evaluate(windows, now);
+  } finally {
+    budgetDeadline = Number.POSITIVE_INFINITY;
+  }
+}
+
+function evaluate(windows: readonly SourcedWindow[], now: Date): FreezeVerdict {
   const compiled: Compiled[] = [];
   const problems: WindowError[] = [];
   for (const sw of windows) {
@@ -164,6 +187,11 @@ function denyOver(deny: readonly Compiled[], now: number): number | undefined {
   const horizon = now + FREEZE_LOOKAHEAD_MS;
   let t = now;
   for (let step = 0; step < MAX_CHAIN_STEPS; step++) {
+    try {
+      checkBudget();
+    } catch (e) {
+      throw windowError({ window: { name: deny[0].name } as FreezeWindow, source: deny[0].source }, e);
+    }
     let end: number | undefined;
     for (const w of deny) {
       const open = w.openAt(t);
@@ -261,6 +289,7 @@ function cronStarts(schedule: string, tz: string): Starts {
       const out: number[] = [];
       expr.reset(new Date(from - 1));
       while (out.length < limit) {
+        checkBudget();
         const s = expr.next().getTime();
         if (s > to) break;
         out.push(s);
@@ -300,6 +329,7 @@ interface ParsedRule {
 function rruleStarts(text: string, zone: IANAZone): Starts {
   const rule = parseRule(text, zone);
   const between = (from: number, to: number): number[] => {
+    checkBudget();
     // Pad by a day: a local time maps to an instant up to ~a day away (offsets, Samoa-style date-line jumps).
     const lo = instantToWall(from, zone) - DAY;
     const hi = instantToWall(to, zone) + DAY;

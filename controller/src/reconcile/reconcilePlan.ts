@@ -12,9 +12,13 @@ import {
 } from '@kpromo/api';
 import pLimit from 'p-limit';
 import { runningVersion, workloadsFor } from '../candidates/runningVersion.js';
+import { gitCredentials } from '../credentials/gitCredentials.js';
+import { type EndpointCredentials, registryCredentials } from '../credentials/registryCredentials.js';
+import { CredentialsError } from '../credentials/secrets.js';
 import type { CommitImageChangeRequest } from '../delivery/gitCommit.js';
 import { patchHelmReleaseValues } from '../delivery/helmRelease.js';
 import { patchWorkloadImage } from '../delivery/patchWorkload.js';
+import { checkRepoFilePath } from '../delivery/yamlEdit.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { EventRecorder } from '../kube/events.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
@@ -91,6 +95,9 @@ export class PermanentAppError extends Error {
 
 function classify(e: unknown): { permanent: boolean; reason: string; message: string } {
   if (e instanceof PermanentAppError) return { permanent: true, reason: e.reason, message: e.message };
+  // Errors that say retrying cannot help (a bad values path, an unparsable file) carry `permanent`.
+  if ((e as { permanent?: unknown })?.permanent === true)
+    return { permanent: true, reason: (e as Error).name || 'InvalidConfiguration', message: (e as Error).message };
   const code = (e as { code?: string })?.code;
   const message = (e as Error)?.message ?? String(e);
   switch (code) {
@@ -104,41 +111,34 @@ function classify(e: unknown): { permanent: boolean; reason: string; message: st
       return { permanent: true, reason: 'RegistryProtocolError', message };
     case 'UNAVAILABLE':
       return { permanent: false, reason: 'RegistryUnavailable', message };
+    case 'CLUSTER_NOT_ALLOWED':
+      // Configuration, not a transient fault: retrying cannot help until clusterAccess changes.
+      return { permanent: true, reason: 'ClusterNotAllowed', message };
     default:
       return { permanent: false, reason: 'StepError', message };
   }
 }
 
-async function registryAuth(deps: PromotionDeps, env: Environment): Promise<Endpoint['auth']> {
+/**
+ * Registry credentials of an Environment from its `kubernetes.io/dockerconfigjson` Secret: the
+ * `auths` entry matching its registry host and `repository` (kubelet's imagePullSecrets matching),
+ * never another host's entry; nothing when none matches (a 401 then says so).
+ */
+async function registryAuth(deps: PromotionDeps, env: Environment, repository: string): Promise<EndpointCredentials> {
   const ref = env.spec.registry.credentialsSecretRef;
-  if (!ref) return undefined;
+  if (!ref) return {};
   const ns = env.metadata.namespace ?? 'default';
-  if (ref.key) {
-    // A single key holds either a bearer token or "username:password".
-    const v = await deps.readSecret(ns, ref.name, ref.key);
-    if (v === undefined)
-      throw new PermanentAppError(
-        'CredentialsNotFound',
-        `Secret ${ns}/${ref.name} key ${ref.key} not found (Environment ${env.metadata.name} registry credentials)`,
-      );
-    const i = v.indexOf(':');
-    return i > 0 ? { username: v.slice(0, i), password: v.slice(i + 1) } : { token: v };
+  try {
+    return await registryCredentials(deps.control, ns, ref.name, env.spec.registry.host, repository);
+  } catch (e) {
+    if (e instanceof CredentialsError)
+      throw new PermanentAppError(e.reason, `${e.message} (Environment ${env.metadata.name} registry credentials)`);
+    throw e;
   }
-  const token = await deps.readSecret(ns, ref.name, 'token');
-  if (token) return { token };
-  const username = await deps.readSecret(ns, ref.name, 'username');
-  const password = await deps.readSecret(ns, ref.name, 'password');
-  if (username === undefined || password === undefined) {
-    throw new PermanentAppError(
-      'CredentialsNotFound',
-      `Secret ${ns}/${ref.name} needs keys token or username+password (Environment ${env.metadata.name})`,
-    );
-  }
-  return { username, password };
 }
 
-function endpoint(env: Environment, auth: Endpoint['auth']): Endpoint {
-  return { host: env.spec.registry.host, insecure: env.spec.registry.insecure, ...(auth ? { auth } : {}) };
+function endpoint(env: Environment, creds: EndpointCredentials): Endpoint {
+  return { host: env.spec.registry.host, insecure: env.spec.registry.insecure, ...creds };
 }
 
 /**
@@ -543,11 +543,15 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
     const res = await c.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
       deps.copyImage({
         source: {
-          ...endpoint(r.fromEnv, await registryAuth(deps, r.fromEnv)),
+          ...endpoint(r.fromEnv, await registryAuth(deps, r.fromEnv, fromRepo)),
           repository: fromRepo,
           reference: cand.from.digest,
         },
-        target: { ...endpoint(r.toEnv, await registryAuth(deps, r.toEnv)), repository: toRepo, tag: ap.targetTag! },
+        target: {
+          ...endpoint(r.toEnv, await registryAuth(deps, r.toEnv, toRepo)),
+          repository: toRepo,
+          tag: ap.targetTag!,
+        },
         expectedDigest: cand.from.digest,
         signal: c.signal,
       }),
@@ -575,23 +579,26 @@ async function advanceApp(c: StepCtx): Promise<number | undefined> {
       } else {
         const g = r.toEnv.spec.delivery.git!;
         const ns = r.toEnv.metadata.namespace ?? 'default';
-        let auth: { username: string; password: string } | undefined;
+        let auth: CommitImageChangeRequest['auth'];
         if (g.credentialsSecretRef) {
-          const ref2 = g.credentialsSecretRef;
-          const username = (await deps.readSecret(ns, ref2.name, 'username')) ?? 'git';
-          const password = await deps.readSecret(ns, ref2.name, ref2.key ?? 'password');
-          if (password === undefined)
-            throw new PermanentAppError(
-              'CredentialsNotFound',
-              `Secret ${ns}/${ref2.name} has no git password/token (Environment ${r.toEnv.metadata.name})`,
-            );
-          auth = { username, password };
+          // A kubernetes.io/basic-auth Secret, used only for repositories under the URL prefix it names.
+          try {
+            const cred = await gitCredentials(deps.control, ns, g.credentialsSecretRef.name, g.repository);
+            auth = { username: cred.username, password: cred.password, url: cred.url };
+          } catch (e) {
+            if (e instanceof CredentialsError)
+              throw new PermanentAppError(e.reason, `${e.message} (Environment ${r.toEnv.metadata.name} delivery.git)`);
+            throw e;
+          }
         }
         deps.fence?.();
         const res = await deps.commitImageChange({
           repository: g.repository,
           branch: g.branch ?? 'main',
-          path: g.path.replaceAll('{app}', app.metadata.name).replaceAll('{environment}', r.toEnv.metadata.name),
+          // The rendered path must name a file inside the checkout (no "..", absolute or .git paths).
+          path: checkRepoFilePath(
+            g.path.replaceAll('{app}', app.metadata.name).replaceAll('{environment}', r.toEnv.metadata.name),
+          ),
           valuesPath: g.valuesPath ?? 'image',
           image,
           tag: ap.targetTag!,

@@ -117,7 +117,8 @@ export function environmentStatus(
   const where = `namespace ${env.spec.namespace} of cluster ${clusterKey(env)}`;
   let ready: ConditionInput;
   let applications: number | undefined = prev?.applications;
-  if (state.error) ready = { type: 'Ready', status: 'False', reason: 'ClusterUnreachable', message: state.error };
+  if (state.error)
+    ready = { type: 'Ready', status: 'False', reason: state.reason ?? 'ClusterUnreachable', message: state.error };
   else if (!state.synced && state.watchError)
     ready = { type: 'Ready', status: 'False', reason: 'WatchFailed', message: `${where}: ${state.watchError}` };
   else if (!state.synced)

@@ -2,6 +2,8 @@ import type { Application, Environment, WorkloadRef } from '@kpromo/api';
 import type { CacheView } from '../kube/cacheView.js';
 import { POD, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
+import { defaultEgress, type Egress, EgressBlocked, EgressError, EgressRedirect } from '../net/guardedFetch.js';
+import { redactUrl } from '../net/redactUrl.js';
 import { type PodSignal, type RolloutVerdict, rolloutVerdict } from './rolloutVerdict.js';
 
 /**
@@ -19,7 +21,8 @@ export async function checkRollout(input: {
   startedAt: Date;
   now: Date;
   timeoutSeconds: number;
-  fetchImpl?: typeof fetch;
+  /** SSRF guard for http health checks; the process default (configured by the runtime) when absent. */
+  egress?: Egress;
 }): Promise<RolloutVerdict> {
   const messages: string[] = [];
   if (!input.refs.length) {
@@ -59,7 +62,7 @@ export async function checkRollout(input: {
     if (v.state === 'Progressing') messages.push(v.message);
   }
   if (messages.length) return { state: 'Progressing', reason: 'RollingOut', message: messages.join('; ') };
-  const health = await runHealthChecks(input.app, input.env.metadata.name, input.startedAt, input.now, input.fetchImpl);
+  const health = await runHealthChecks(input.app, input.env.metadata.name, input.startedAt, input.now, input.egress);
   if (health) return health;
   return {
     state: 'Ready',
@@ -68,17 +71,33 @@ export async function checkRollout(input: {
   };
 }
 
+export const HEALTH_CHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * What a failed check says in status: method, redacted URL and the kind of failure, never the
+ * response body or the text of an internal error.
+ */
+export function healthCheckFailure(url: string, expect: number, err: unknown): string {
+  const target = `GET ${redactUrl(url)}`;
+  if (err instanceof EgressBlocked) return `${target} ${err.message}`;
+  if (err instanceof EgressRedirect)
+    return `${target} answered ${err.status} (expected ${expect}); redirect${err.locationHost ? ` to host ${err.locationHost}` : ''} not followed`;
+  if (err instanceof EgressError) return `${target} ${err.message}`;
+  return `${target} failed`;
+}
+
 /**
  * The Application's http health checks, once the workloads are ready: each must answer its
  * expectStatus; a failing check keeps the app RollingOut until its own timeoutSeconds (counted
  * from the app start), then fails it with HealthCheckFailed. workloadReady checks are the rollout itself.
+ * Requests go through the egress guard: no internal addresses unless egress.allowedCidrs allows them.
  */
 export async function runHealthChecks(
   app: Application,
   envName: string,
   startedAt: Date,
   now: Date,
-  fetchImpl: typeof fetch = fetch,
+  egress: Egress = defaultEgress(),
 ): Promise<RolloutVerdict | undefined> {
   for (const hc of app.spec.healthChecks ?? []) {
     if (hc.type !== 'http' || !hc.url) continue;
@@ -86,13 +105,19 @@ export async function runHealthChecks(
     const expect = hc.expectStatus ?? 200;
     let got: string;
     try {
-      const res = await fetchImpl(url, { signal: AbortSignal.timeout(5_000), redirect: 'manual' });
+      const res = await egress.fetch(url, {
+        method: 'GET',
+        timeoutMs: HEALTH_CHECK_TIMEOUT_MS,
+        maxBodyBytes: 0,
+        // Never followed either way; a check may expect the 3xx itself.
+        redirects: expect >= 300 && expect < 400 ? 'return' : 'error',
+      });
       if (res.status === expect) continue;
-      got = `status ${res.status}`;
+      got = `GET ${redactUrl(url)} answered ${res.status} (expected ${expect})`;
     } catch (e) {
-      got = (e as Error).message;
+      got = healthCheckFailure(url, expect, e);
     }
-    const msg = `health check ${hc.name}: GET ${url} expected ${expect}, got ${got}`;
+    const msg = `health check ${hc.name}: ${got}`;
     const timedOut = now.getTime() - startedAt.getTime() >= (hc.timeoutSeconds ?? 300) * 1000;
     return timedOut
       ? { state: 'Failed', reason: 'HealthCheckFailed', message: msg }

@@ -15,6 +15,15 @@ import { authenticateHttp, bearerChallenge, type HttpAuthDeps, HttpAuthFailure }
 import type { Caller } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
 import { metricsRegistry } from '../observability/metrics.js';
+import {
+  ApproveBody,
+  CreatePlanBody,
+  DiffQuery,
+  NamespaceQuery,
+  PlanParams,
+  parseInput,
+  RollbackBody,
+} from './schemas.js';
 
 export interface ServerDeps {
   api: ApiContext;
@@ -26,10 +35,6 @@ export interface ServerDeps {
   healthy(): { ok: boolean; problems?: string[]; [k: string]: unknown };
   ready(): { ready: boolean; detail: Record<string, unknown> };
 }
-
-const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-const list = (v: unknown) =>
-  typeof v === 'string' && v ? v.split(',') : Array.isArray(v) ? (v as string[]) : undefined;
 
 type Authed = Request & { caller?: Caller };
 const callerOf = (req: Request): Caller => (req as Authed).caller!;
@@ -96,66 +101,53 @@ export function createApp(d: ServerDeps): express.Express {
     }
     next();
   });
+  // Every query, body and path is checked against its schema (schemas.ts) first: a 400 naming the field.
+  const nsQuery = (req: Request) => parseInput(NamespaceQuery, req.query, 'query');
   app.get('/api/v1/applications', async (req, res) => {
-    res.json({ items: await listApplications(d.api, callerOf(req), { namespace: str(req.query.namespace) }) });
+    res.json({ items: await listApplications(d.api, callerOf(req), nsQuery(req)) });
   });
   app.get('/api/v1/environments', async (req, res) => {
-    res.json({ items: await listEnvironments(d.api, callerOf(req), { namespace: str(req.query.namespace) }) });
+    res.json({ items: await listEnvironments(d.api, callerOf(req), nsQuery(req)) });
   });
   app.get('/api/v1/diff', async (req, res) => {
-    const q = req.query;
-    res.json(
-      await diff(d.api, callerOf(req), {
-        namespace: str(q.namespace),
-        flow: str(q.flow),
-        from: str(q.from) ?? '',
-        to: str(q.to) ?? '',
-        applications: list(q.applications),
-        teams: list(q.teams),
-        tagPattern: str(q.tagPattern),
-      }),
-    );
+    res.json(await diff(d.api, callerOf(req), parseInput(DiffQuery, req.query, 'query')));
   });
   app.get('/api/v1/plans', async (req, res) => {
-    res.json({ items: await listPlans(d.api, callerOf(req), { namespace: str(req.query.namespace) }) });
+    res.json({ items: await listPlans(d.api, callerOf(req), nsQuery(req)) });
   });
   // Identity never comes from the body: the approver is the authenticated caller.
   app.post('/api/v1/plans', async (req, res) => {
-    const b = (req.body ?? {}) as Record<string, unknown>;
-    const r = await createPlan(d.api, callerOf(req), {
-      namespace: str(b.namespace),
-      flow: str(b.flow),
-      from: str(b.from) ?? '',
-      to: str(b.to) ?? '',
-      name: str(b.name),
-      applications: list(b.applications),
-      teams: list(b.teams),
-      matchLabels: b.matchLabels as Record<string, string> | undefined,
-      tagPattern: str(b.tagPattern),
-      approve: b.approve === true,
-    });
+    const b = parseInput(CreatePlanBody, req.body, 'request body');
+    const r = await createPlan(d.api, callerOf(req), { ...b, approve: b.approve === true });
     res.status(201).json(r);
   });
+  const planParams = (req: Request) => parseInput(PlanParams, req.params, 'path');
   app.get('/api/v1/plans/:ns/:name', async (req, res) => {
-    res.json(await getPlan(d.api, callerOf(req), req.params.ns, req.params.name));
+    const p = planParams(req);
+    res.json(await getPlan(d.api, callerOf(req), p.ns, p.name));
   });
   app.post('/api/v1/plans/:ns/:name/approve', async (req, res) => {
-    const b = (req.body ?? {}) as Record<string, unknown>;
+    const p = planParams(req);
+    const b = parseInput(ApproveBody, req.body, 'request body');
     res.json(
-      await approvePlan(d.api, callerOf(req), req.params.ns, req.params.name, {
+      await approvePlan(d.api, callerOf(req), p.ns, p.name, {
         overrideFreeze: b.overrideFreeze === true,
-        comment: str(b.comment),
+        comment: b.comment,
       }),
     );
   });
   app.post('/api/v1/plans/:ns/:name/rollback', async (req, res) => {
-    const b = (req.body ?? {}) as Record<string, unknown>;
+    const p = planParams(req);
+    const b = parseInput(RollbackBody, req.body, 'request body');
     res.status(201).json(
-      await rollbackPlan(d.api, callerOf(req), req.params.ns, req.params.name, {
+      await rollbackPlan(d.api, callerOf(req), p.ns, p.name, {
         approve: b.approve === true,
-        rollbackName: str(b.name),
+        rollbackName: b.name,
       }),
     );
+  });
+  app.use('/api', (req, res) => {
+    res.status(404).json({ error: `no such API route: ${req.method} ${req.baseUrl}${req.path}` });
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (err instanceof ApiError) return void res.status(err.status).json({ error: err.message });
@@ -163,6 +155,13 @@ export function createApp(d: ServerDeps): express.Express {
       return void res.status(400).json({ error: 'request body is not valid JSON' });
     if ((err as { type?: string }).type === 'entity.too.large')
       return void res.status(413).json({ error: 'request body too large (limit 1mb)' });
+    // The body parser's and router's other refusals (unsupported charset or encoding, an undecodable
+    // path parameter, …) carry a 4xx status and a message meant for the client.
+    const e = err as { status?: unknown; expose?: unknown; message?: unknown };
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500)
+      return void res
+        .status(e.status)
+        .json({ error: e.expose === true && typeof e.message === 'string' ? e.message : 'bad request' });
     d.log?.error({ err: err instanceof Error ? err.message : String(err) }, 'api request failed');
     res.status(500).json({ error: 'internal error; see the controller log' });
   });

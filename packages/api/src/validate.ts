@@ -51,7 +51,8 @@ export function validateResource(
   const o = obj as { kind?: string; metadata?: { name?: string } } | null;
   const name = o?.metadata?.name ?? '(unnamed)';
   const kind = o?.kind;
-  if (!kind || !(kind in RESOURCES)) {
+  // Own keys only: "toString" or "__proto__" must not be taken for a kind.
+  if (!kind || !Object.hasOwn(RESOURCES, kind)) {
     return {
       ok: false,
       error: new ValidationError(String(kind ?? '(no kind)'), name, [

@@ -28,25 +28,71 @@ export const Registry = Type.Object({
     Type.String({ description: 'Path prefix prepended to every Application repository.', pattern: '^[a-z0-9._/-]+$' }),
   ),
   insecure: Type.Optional(Type.Boolean({ description: 'Use plain HTTP (local registries only).' })),
-  credentialsSecretRef: Type.Optional(SecretKeyRef),
+  credentialsSecretRef: Type.Optional(
+    Type.Object(
+      { name: Name('Secret name, in the same namespace as the Environment.') },
+      {
+        description:
+          'Registry credentials: a Secret of type kubernetes.io/dockerconfigjson (key .dockerconfigjson, as for imagePullSecrets, e.g. from `kubectl create secret docker-registry`). Its auths entry matching this host (exact host and port, *.-wildcard labels, longest repository path prefix) is used, with auth, username/password, identitytoken or registrytoken; entries for other hosts are never sent here, and none is sent when none matches.',
+      },
+    ),
+  ),
 });
+
+/**
+ * A dot path into values (valuesPath, digestPath): keys of letters, digits, `_` and `-`. The
+ * controller walks it through objects, so `__proto__`, `constructor` and `prototype` are refused
+ * (prototype pollution); the controller checks the same in code.
+ */
+const DotPath = (description: string, dflt?: string) =>
+  Type.String({
+    description: `${description} Keys of letters, digits, _ and -, separated by dots, e.g. image.tag.`,
+    ...(dflt ? { default: dflt } : {}),
+    minLength: 1,
+    maxLength: 256,
+    pattern: '^[A-Za-z0-9_-]+([.][A-Za-z0-9_-]+)*$',
+    'x-kubernetes-validations': [
+      {
+        rule: "!self.matches('(^|[.])(__proto__|constructor|prototype)([.]|$)')",
+        message: 'the segments __proto__, constructor and prototype are not allowed',
+      },
+    ],
+  });
 
 export const HelmReleaseDelivery = Type.Object({
   name: Type.Optional(
     Type.String({ description: 'HelmRelease name; {app} is replaced by the Application name.', default: '{app}' }),
   ),
-  valuesPath: Type.String({ description: 'Dot path of the tag in spec.values.', default: 'image.tag', minLength: 1 }),
-  digestPath: Type.Optional(Type.String({ description: 'Dot path of the digest in spec.values.' })),
+  valuesPath: DotPath('Dot path of the tag in spec.values.', 'image.tag'),
+  digestPath: Type.Optional(DotPath('Dot path of the digest in spec.values.')),
 });
 
 export const GitDelivery = Type.Object({
   repository: Type.String({ description: 'Git URL (https://, ssh:// or file://).', minLength: 1 }),
   branch: Type.Optional(Type.String({ default: 'main', minLength: 1 })),
-  path: Type.String({ description: 'File to edit; {app} and {environment} are replaced.', minLength: 1 }),
-  valuesPath: Type.Optional(
-    Type.String({ description: 'Dot path of the image reference in that YAML file.', default: 'image' }),
+  path: Type.String({
+    description:
+      'File to edit, relative to the repository root; {app} and {environment} are replaced. Segments of letters, digits and _ . { } @ + -, separated by /; no ".", ".." or ".git" segments.',
+    minLength: 1,
+    maxLength: 512,
+    pattern: '^[A-Za-z0-9_.{}@+-]+(/[A-Za-z0-9_.{}@+-]+)*$',
+    'x-kubernetes-validations': [
+      {
+        rule: "!self.matches('(^|/)([.][.]?|[.][gG][iI][tT])(/|$)')",
+        message: 'path must stay inside the repository checkout: no ".", ".." or ".git" segments',
+      },
+    ],
+  }),
+  valuesPath: Type.Optional(DotPath('Dot path of the image reference in that YAML file.', 'image')),
+  credentialsSecretRef: Type.Optional(
+    Type.Object(
+      { name: Name('Secret name, in the same namespace as the Environment.') },
+      {
+        description:
+          'HTTP(S) git credentials: a Secret of type kubernetes.io/basic-auth (username, password = password or token) that also names the repository URL prefix it may be sent to, in key url or annotation promotions.kpromo.dev/url (e.g. https://git.example.com/org/). Used only when repository lies under that prefix (same scheme, host, port and leading path segments); otherwise the promotion fails.',
+      },
+    ),
   ),
-  credentialsSecretRef: Type.Optional(SecretKeyRef),
   author: Type.Optional(Type.Object({ name: Type.String(), email: Type.String() })),
 });
 

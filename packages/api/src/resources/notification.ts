@@ -18,7 +18,17 @@ export const NotificationSpec = Type.Object({
   webhook: Type.Object({
     url: Type.String({ pattern: '^https?://', description: 'Receives a JSON POST per event.' }),
     secretRef: Type.Optional(SecretKeyRef),
-    headers: Type.Optional(StringMap('Extra request headers.')),
+    headers: Type.Optional(
+      StringMap(
+        'Extra non-sensitive request headers. Credentials (Authorization, Cookie, X-Api-Key, names containing token, secret, key or auth) are refused here: use headersSecretRef.',
+      ),
+    ),
+    headersSecretRef: Type.Optional(
+      Type.Object(
+        { name: Name('Secret name, in the same namespace as the Notification.') },
+        { description: 'A Secret whose keys are header names and values header values (Authorization, API keys).' },
+      ),
+    ),
     timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, default: 10 })),
     maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, default: 5 })),
   }),

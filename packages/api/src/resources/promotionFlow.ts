@@ -40,8 +40,10 @@ export const PromotionFlowSpec = Type.Object({
   approval: Type.Optional(StringEnum(['manual', 'auto'] as const, { default: 'manual' })),
   tagPattern: Type.Optional(
     Type.String({
-      description: 'Only tags matching this regular expression are promoted.',
+      description:
+        'Only tags matching this regular expression are promoted. RE2 syntax (linear-time matching: no backreferences or lookaround).',
       default: '^v\\d+\\.\\d+\\.\\d+',
+      maxLength: 256,
     }),
   ),
   tagTemplate: Type.Optional(

@@ -1,0 +1,268 @@
+/**
+ * Benchmark (a script, not a test): what the controller costs when nothing happens.
+ *   npx tsx controller/bench/steadyState.ts [apps=1000] [--quick] [--idle-seconds 150] [--restart-seconds 60]
+ *   (`yarn bench --only steadyState`, BENCH_ARGS_STEADYSTATE="3000")
+ * Seeds N Applications, each with a Deployment in dev, stable and prod (kwok runs the pods; the images
+ * are pinned references nobody pulls), Environments dev/stable/prod and one flow over all of them, in
+ * ctl-steady-* namespaces. Starts the controller in this process and, once its initial reconciles
+ * have settled, prints:
+ *  - requests per minute at idle, by verb (every HTTP request to an apiserver, watches included, seen
+ *    through undici's diagnostics channel; KubeRest.request calls counted separately by a wrap),
+ *  - status PUTs in the first seconds of a restart where nothing changed,
+ *  - RSS and heap after GC at idle (run with --expose-gc, as `yarn bench` does).
+ * Asserts nothing. Cleans up.
+ * --quick: 200 apps unless given, 60 s idle window, 30 s restart window.
+ * --keep leaves the seeded namespaces; --reuse ns,apps measures again on them (e.g. before/after a change).
+ */
+import { spawn } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { defaultKubeconfigPath, ensureClusters, waitFor } from '@kpromo/test-harness';
+import pLimit from 'p-limit';
+import { DEPLOYMENT, resourcePath } from '../src/kube/paths.js';
+import { KubeRest, type RequestOptions } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { startController } from '../src/runtime.js';
+import {
+  applyCr,
+  applyDeployment,
+  controllerConfig,
+  crs,
+  deleteNamespaces,
+  HELMRELEASE_CRD,
+  restFor,
+  runNamespaces,
+  setupNamespaces,
+} from '../test/e2eHelpers.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    quick: { type: 'boolean', default: false },
+    'idle-seconds': { type: 'string' },
+    'restart-seconds': { type: 'string' },
+    concurrency: { type: 'string', default: '24' },
+    /** Internal: seed `--seed ns,apps` and exit (run as a child, so its garbage is not in our RSS). */
+    seed: { type: 'string' },
+    /** Keep the seeded namespaces at the end (prints them) ... */
+    keep: { type: 'boolean', default: false },
+    /** ... and measure again on them: `--reuse ns,apps` (kept by an earlier run with the same N). */
+    reuse: { type: 'string' },
+  },
+});
+const QUICK = values.quick;
+const N = Number(positionals[0] ?? (QUICK ? 200 : 1000));
+const IDLE_S = Number(values['idle-seconds'] ?? (QUICK ? 60 : 150));
+const RESTART_S = Number(values['restart-seconds'] ?? (QUICK ? 30 : 60));
+const CLUSTERS = ['dev', 'stable', 'prod'] as const;
+const mib = (b: number) => (b / 2 ** 20).toFixed(0);
+
+// ---- request counting ----------------------------------------------------------------------------
+interface Seen {
+  at: number;
+  method: string;
+  path: string;
+  watch: boolean;
+}
+/** Every HTTP request undici sends (KubeRest, @kubernetes/client-node watches, anything else). */
+const http: Seen[] = [];
+subscribe('undici:request:create', (m) => {
+  const r = (m as { request: { method: string; path: string } }).request;
+  http.push({ at: performance.now(), method: r.method, path: r.path, watch: /[?&]watch=(true|1)\b/.test(r.path) });
+});
+/** KubeRest.request calls (the controller's own REST client), as e2ePlan.ts wraps put. */
+const restCalls: Seen[] = [];
+const request = KubeRest.prototype.request;
+KubeRest.prototype.request = function (this: KubeRest, method: string, path: string, opts?: RequestOptions) {
+  restCalls.push({ at: performance.now(), method, path, watch: !!opts?.query?.watch });
+  return request.call(this, method, path, opts);
+} as typeof request;
+
+const since = (xs: Seen[], t0: number, t1 = Number.POSITIVE_INFINITY) => xs.filter((x) => x.at >= t0 && x.at < t1);
+/** GET of a collection (no name after the plural) vs of one object. */
+const isList = (path: string) => {
+  const p = path.split('?')[0].split('/').filter(Boolean);
+  // /api/v1/<plural> | /api/v1/namespaces/<ns>/<plural> | /apis/<g>/<v>/<plural> | /apis/<g>/<v>/namespaces/<ns>/<plural>
+  const rest = p[0] === 'api' ? p.slice(2) : p.slice(3);
+  return rest.length === 1 || (rest[0] === 'namespaces' && rest.length === 3);
+};
+const verbOf = (s: Seen) =>
+  s.watch ? 'WATCH' : s.method === 'GET' ? (isList(s.path) ? 'LIST' : 'GET') : s.method.toUpperCase();
+function byVerb(xs: Seen[], seconds: number): string {
+  const counts = new Map<string, number>();
+  for (const x of xs) counts.set(verbOf(x), (counts.get(verbOf(x)) ?? 0) + 1);
+  const total = xs.length;
+  const parts = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${perMin(n, seconds)}`);
+  return `${perMin(total, seconds)}/min${parts.length ? ` (${parts.join(', ')})` : ''}`;
+}
+const perMin = (n: number, seconds: number) => ((n * 60) / seconds).toFixed(1);
+/** Top request paths with names and resourceVersions folded, for telling where idle traffic comes from. */
+function topPaths(xs: Seen[], k = 6): string {
+  const counts = new Map<string, number>();
+  for (const x of xs) {
+    const key = `${verbOf(x)} ${x.path.split('?')[0].replace(/\/namespaces\/[^/]+/, '/namespaces/*')}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, k)
+    .map(([p, n]) => `    ${String(n).padStart(5)}  ${p}`)
+    .join('\n');
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits until no request other than a watch was sent for `quietMs` (at most `maxMs`). */
+async function settle(quietMs: number, maxMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const last = http.filter((x) => !x.watch).at(-1)?.at ?? t0;
+    const now = performance.now();
+    if (now - Math.max(last, t0) >= quietMs || now - t0 >= maxMs) return (now - t0) / 1000;
+    await sleep(1000);
+  }
+}
+function gcStats() {
+  for (let i = 0; i < 3; i++) global.gc?.();
+  return process.memoryUsage();
+}
+
+// ---- setup ---------------------------------------------------------------------------------------
+const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
+const rests = CLUSTERS.map((c) => restFor(kubeconfig, c));
+const [dev] = rests;
+const image = (app: string, c: string) =>
+  `registry.bench.invalid/shop/${app}:v1.0.${CLUSTERS.indexOf(c as (typeof CLUSTERS)[number])}@sha256:${Buffer.from(
+    `${app}-${c}`.padEnd(32, '.').slice(0, 32),
+  ).toString('hex')}`;
+
+/** Seeds N apps (Deployments in every cluster, Applications, Environments, a flow) and waits until all run. */
+async function seed(NS: string, APPS: string): Promise<void> {
+  const names = Array.from({ length: N }, (_, i) => `app-${String(i).padStart(4, '0')}`);
+  const limit = pLimit(Number(values.concurrency));
+  await setupNamespaces(dev, rests, { ns: NS, apps: APPS });
+  await Promise.all(
+    names.flatMap((app) => [
+      ...rests.map((r) => limit(() => applyDeployment(r, APPS, app, image(app, r.clusterName)))),
+      limit(() => applyCr(dev, crs.application(NS, app, `team-${Number(app.slice(4)) % 20}`))),
+    ]),
+  );
+  for (const c of CLUSTERS)
+    await applyCr(
+      dev,
+      crs.environment(NS, c, {
+        context: c,
+        namespace: APPS,
+        registry: { host: `${c}.registry.bench.invalid`, insecure: true },
+        delivery: { method: 'patch' },
+      }),
+    );
+  await applyCr(dev, crs.flow(NS, 'main', [...CLUSTERS], { selector: { applications: ['*'] } }));
+  // kwok makes every pod Ready; wait for the Deployments so the controller starts on a quiet system.
+  await waitFor(
+    'all Deployments available',
+    async () => {
+      for (const r of rests) {
+        const l = await r.get<{ items: Array<{ status?: { availableReplicas?: number } }> }>(
+          resourcePath(DEPLOYMENT, APPS),
+        );
+        if (l.items.filter((d) => (d.status?.availableReplicas ?? 0) >= 1).length < N) return false;
+      }
+      return true;
+    },
+    30 * 60_000,
+    3000,
+  );
+}
+
+if (values.seed) {
+  const [NS, APPS] = values.seed.split(',');
+  await seed(NS, APPS);
+  process.exit(0);
+}
+
+await ensureClusters();
+const reused = values.reuse?.split(',');
+const namespaces = reused ? { ns: reused[0], apps: reused[1] } : runNamespaces('ctl-steady');
+const { ns: NS, apps: APPS } = namespaces;
+let ctl: Awaited<ReturnType<typeof startController>> | undefined;
+try {
+  const crd = await Promise.all(
+    rests.map(
+      async (r) =>
+        `${r.clusterName}: ${(await r.getOrUndefined(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${HELMRELEASE_CRD}`)) ? 'yes' : 'no'}`,
+    ),
+  );
+  console.log(`steady state: ${N} apps x ${CLUSTERS.length} clusters (HelmRelease CRD installed? ${crd.join(', ')})`);
+  const t0 = performance.now();
+  if (!reused) {
+    // Seeding thousands of objects leaves garbage (and RSS) behind: do it in a child process.
+    const child = spawn(
+      process.execPath,
+      [
+        ...process.execArgv,
+        fileURLToPath(import.meta.url),
+        String(N),
+        '--seed',
+        `${NS},${APPS}`,
+        '--concurrency',
+        String(values.concurrency),
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit'], env: process.env },
+    );
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    if (code !== 0) throw new Error(`seeding failed (exit ${code})`);
+  }
+  console.log(
+    reused
+      ? `setup: reusing ${NS}, ${APPS}`
+      : `setup: seeded and available in ${((performance.now() - t0) / 1000).toFixed(0)} s (${NS}, ${APPS})`,
+  );
+
+  const base = gcStats();
+  const cfg = controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } });
+  const log = createLogger({ level: 'warn' });
+  const tStart = performance.now();
+  ctl = await startController(cfg, { log });
+  const tStarted = performance.now();
+  const settled = await settle(15_000, 10 * 60_000);
+  console.log(
+    `start: caches synced in ${((tStarted - tStart) / 1000).toFixed(1)} s; initial reconciles settled ${settled.toFixed(0)} s later (${since(http, tStart).length} requests, ${since(restCalls, tStart).filter((x) => x.method === 'PUT' && x.path.endsWith('/status')).length} status PUTs)`,
+  );
+
+  // ---- idle ----------------------------------------------------------------------------------------
+  const tIdle = performance.now();
+  await sleep(IDLE_S * 1000);
+  const idleHttp = since(http, tIdle);
+  const idleRest = since(restCalls, tIdle);
+  console.log(`idle requests over ${IDLE_S} s, all HTTP to the apiservers: ${byVerb(idleHttp, IDLE_S)}`);
+  console.log(`  of which KubeRest.request: ${byVerb(idleRest, IDLE_S)}`);
+  if (idleHttp.length) console.log(`  top paths (count over the window):\n${topPaths(idleHttp)}`);
+  const idle = gcStats();
+  console.log(
+    `idle memory after GC: RSS ${mib(idle.rss)} MiB, heap used ${mib(idle.heapUsed)} MiB; the controller's share: RSS +${mib(idle.rss - base.rss)} MiB, heap +${mib(idle.heapUsed - base.heapUsed)} MiB (this process before the controller started: RSS ${mib(base.rss)} MiB, heap ${mib(base.heapUsed)} MiB)`,
+  );
+
+  // ---- no-change restart ---------------------------------------------------------------------------
+  await ctl.stop();
+  ctl = undefined;
+  await sleep(2000);
+  const tRe = performance.now();
+  ctl = await startController(cfg, { log });
+  const tReStarted = performance.now();
+  await sleep(Math.max(0, RESTART_S * 1000 - (tReStarted - tRe)));
+  const reRest = since(restCalls, tRe);
+  const statusPuts = reRest.filter((x) => x.method === 'PUT' && x.path.endsWith('/status'));
+  const byKind = new Map<string, number>();
+  for (const p of statusPuts) {
+    const kind = p.path.split('/').at(-3) ?? '?';
+    byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+  }
+  console.log(
+    `restart with nothing changed: synced in ${((tReStarted - tRe) / 1000).toFixed(1)} s; ${statusPuts.length} status PUTs in ${RESTART_S} s${byKind.size ? ` (${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}; ${since(http, tRe).length} requests in all (${byVerb(since(http, tRe), RESTART_S)})`,
+  );
+} finally {
+  await ctl?.stop().catch(() => undefined);
+  if (values.keep || reused) console.log(`kept namespaces: --reuse ${NS},${APPS}`);
+  else await deleteNamespaces(dev, rests, namespaces).catch((e) => console.error(`cleanup: ${String(e)}`));
+}
+process.exit(0);

@@ -1,0 +1,72 @@
+import type { Environment } from '@kpromo/api';
+import { z } from 'zod';
+
+const globList = (what: string) => z.array(z.string().min(1).max(253)).default([]).describe(what);
+
+/**
+ * One `clusterAccess` entry of the controller config: Environments in control-cluster namespaces
+ * matching `namespaces` may use these kubeconfig contexts, kubeconfig Secrets (by name, in their
+ * own namespace) and, when `inCluster`, the controller's own service account. Globs: `*` any run
+ * of characters, `?` one character.
+ */
+export const ClusterAccessRuleSchema = z
+  .object({
+    namespaces: z
+      .array(z.string().min(1).max(253))
+      .min(1)
+      .describe('Namespaces (globs) of the Environments this entry is for'),
+    contexts: globList('Contexts of the controller kubeconfig (globs) they may name in spec.cluster.context'),
+    kubeconfigSecrets: globList('Secret names (globs) they may name in spec.cluster.kubeconfigSecretRef'),
+    inCluster: z
+      .boolean()
+      .default(false)
+      .describe('May they use spec.cluster.inCluster (the controller service account)'),
+  })
+  .strict();
+
+/** Absent or empty: no Environment may reach any cluster (secure default). */
+export const ClusterAccessSchema = z.array(ClusterAccessRuleSchema).default([]);
+
+export type ClusterAccessRule = z.infer<typeof ClusterAccessRuleSchema>;
+
+export function globMatch(glob: string, s: string): boolean {
+  if (!/[*?]/.test(glob)) return glob === s;
+  const re = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${re}$`, 's').test(s);
+}
+
+/** Reason of the Ready condition of an Environment whose cluster reference is refused. */
+export const CLUSTER_NOT_ALLOWED = 'ClusterNotAllowed';
+
+/**
+ * Why `env` may not use the cluster it names (undefined when an entry allows it). The message says
+ * which controller config key to change.
+ */
+export function clusterAccessRefusal(rules: readonly ClusterAccessRule[], env: Environment): string | undefined {
+  const ns = env.metadata.namespace ?? 'default';
+  const c = env.spec.cluster;
+  const entries = rules.filter((r) => r.namespaces.some((g) => globMatch(g, ns)));
+  let what: string;
+  let fix: string;
+  let allowed: boolean;
+  if (c.context) {
+    const ctx = c.context;
+    what = `kubeconfig context "${ctx}"`;
+    fix = `add "${ctx}" to clusterAccess[].contexts`;
+    allowed = entries.some((r) => r.contexts.some((g) => globMatch(g, ctx)));
+  } else if (c.kubeconfigSecretRef) {
+    const name = c.kubeconfigSecretRef.name;
+    what = `kubeconfig Secret "${name}"`;
+    fix = `add "${name}" to clusterAccess[].kubeconfigSecrets`;
+    allowed = entries.some((r) => r.kubeconfigSecrets.some((g) => globMatch(g, name)));
+  } else {
+    what = "the controller's in-cluster service account";
+    fix = 'set clusterAccess[].inCluster: true';
+    allowed = entries.some((r) => r.inCluster);
+  }
+  if (allowed) return undefined;
+  return `Environment ${ns}/${env.metadata.name} may not use ${what}: the controller config key clusterAccess has no entry allowing namespace ${ns} to; ${fix} of an entry whose namespaces match "${ns}"`;
+}

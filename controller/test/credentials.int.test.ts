@@ -1,0 +1,172 @@
+import type { PromotionPlan } from '@kpromo/api';
+import { type LocalRegistry, startBasicAuthProxy, startRegistry } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
+import {
+  applyCr,
+  applyDeployment,
+  appOf,
+  callApi,
+  controllerConfig,
+  crs,
+  deleteNamespaces,
+  pushTestImage,
+  registryDigest,
+  restFor,
+  runNamespaces,
+  setupNamespaces,
+  isTerminalPlan as terminal,
+  waitPlan,
+  waitReady,
+} from './e2eHelpers.js';
+
+// Registries behind Basic auth: A (alice) holds the image, B (bob) receives it, C (carol) has no
+// entry in the credentials Secret. One dockerconfigjson Secret serves every Environment; each
+// registry must only ever see its own entry's credentials.
+const names = runNamespaces('ctl-cred');
+const { ns: NS, apps: APPS } = names;
+const kubeconfig = inject('kubeconfig');
+const dev = restFor(kubeconfig, 'dev');
+const prod = restFor(kubeconfig, 'prod');
+const stable = restFor(kubeconfig, 'stable');
+const backends: LocalRegistry[] = [];
+let A: Awaited<ReturnType<typeof startBasicAuthProxy>>;
+let B: Awaited<ReturnType<typeof startBasicAuthProxy>>;
+let C: Awaited<ReturnType<typeof startBasicAuthProxy>>;
+let ctl: Running;
+let digest: string;
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const secret = (name: string, type: string, stringData: Record<string, string>, annotations?: Record<string, string>) =>
+  dev.apply(
+    `/api/v1/namespaces/${NS}/secrets/${name}`,
+    { apiVersion: 'v1', kind: 'Secret', type, metadata: { name, namespace: NS, annotations }, stringData },
+    'ctl-test',
+  );
+
+beforeAll(async () => {
+  await setupNamespaces(dev, [dev, prod, stable], names);
+  const regs = await Promise.all(['a', 'b', 'c'].map((n) => startRegistry({ name: `cred-${n}` })));
+  backends.push(...regs);
+  [A, B, C] = await Promise.all([
+    startBasicAuthProxy({ target: regs[0].host, users: { alice: 'alice-pw' } }),
+    startBasicAuthProxy({ target: regs[1].host, users: { bob: 'bob-pw' } }),
+    startBasicAuthProxy({ target: regs[2].host, users: { carol: 'carol-pw' } }),
+  ]);
+  digest = (await pushTestImage({ host: regs[0].host, repository: 'shop/web', tag: 'v2.0.0', seed: 'cred-web' }))
+    .digest;
+  await applyDeployment(dev, APPS, 'web', `${A.host}/shop/web:v2.0.0@${digest}`);
+  await applyDeployment(prod, APPS, 'web', `${B.host}/shop/web:v1.0.0`);
+  // The failing stages run in stable, so they still have a candidate after prod was promoted.
+  await applyDeployment(stable, APPS, 'web', `${B.host}/shop/web:v1.0.0`);
+  await waitReady(dev, APPS, 'web');
+
+  await secret('regcreds', 'kubernetes.io/dockerconfigjson', {
+    '.dockerconfigjson': JSON.stringify({
+      auths: {
+        [A.host]: { auth: b64('alice:alice-pw') },
+        [`http://${B.host}`]: { username: 'bob', password: 'bob-pw' },
+        // Never for A, B or C: another host, and the right host without the port.
+        'unrelated.example.com': { username: 'unrelated', password: 'x' },
+        '127.0.0.1': { username: 'no-port', password: 'x' },
+      },
+    }),
+  });
+  await secret('opaque', 'Opaque', { username: 'bob', password: 'bob-pw' });
+  await secret(
+    'gitcreds',
+    'kubernetes.io/basic-auth',
+    { username: 'bot', password: 'git-pw' },
+    { 'promotions.kpromo.dev/url': 'https://git.example.com/org/' },
+  );
+  const env = (name: string, context: string, registry: object, delivery: object = { method: 'patch' }) =>
+    applyCr(dev, crs.environment(NS, name, { context, namespace: APPS, registry, delivery }));
+  const reg = (host: string, secretName = 'regcreds') => ({
+    host,
+    insecure: true,
+    credentialsSecretRef: { name: secretName },
+  });
+  await env('dev', 'dev', reg(A.host));
+  await env('prod', 'prod', reg(B.host));
+  await env('nocreds', 'stable', reg(C.host));
+  await env('wrongtype', 'stable', reg(B.host, 'opaque'));
+  await env('gitother', 'stable', reg(B.host), {
+    method: 'git',
+    git: {
+      repository: 'https://git.example.com/other-org/gitops.git',
+      path: 'x.yaml',
+      credentialsSecretRef: { name: 'gitcreds' },
+    },
+  });
+  for (const to of ['prod', 'nocreds', 'wrongtype', 'gitother']) await applyCr(dev, crs.flow(NS, to, ['dev', to]));
+  await applyCr(dev, crs.application(NS, 'web', 'team-a'));
+
+  ctl = await startController(
+    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false }, maxAttempts: 2 }),
+    {
+      log: createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' }),
+    },
+  );
+});
+
+afterAll(async () => {
+  await ctl?.stop();
+  await Promise.all([A, B, C].map((p) => p?.stop()));
+  await Promise.all(backends.map((r) => r.stop()));
+  await deleteNamespaces(dev, [dev, prod, stable], names);
+});
+
+async function promote(to: string): Promise<PromotionPlan> {
+  const r = await callApi(ctl.port, '/api/v1/plans', {
+    method: 'POST',
+    body: { namespace: NS, flow: to, from: 'dev', to, name: `to-${to}`, approve: true },
+  });
+  expect(r.status, await r.text()).toBe(201);
+  return waitPlan(dev, NS, `to-${to}`, terminal, 120_000);
+}
+
+describe('credentials only go to the host they name', () => {
+  it('copies A -> B with A entry for A and B entry for B, nothing else anywhere', async () => {
+    const p = await promote('prod');
+    expect(p.status?.phase).toBe('Complete');
+    const app = appOf(p, 'web')!;
+    expect(await registryDigest(backends[1].host, 'shop/web', app.targetTag!)).toBe(digest);
+    // Each registry saw only its own user (and requests without credentials before the challenge).
+    expect(A.seen.some((s) => s.user === 'alice' && s.valid)).toBe(true);
+    expect(B.seen.some((s) => s.user === 'bob' && s.valid)).toBe(true);
+    expect(new Set(A.seen.map((s) => s.user ?? 'none'))).toEqual(new Set(['none', 'alice']));
+    expect(new Set(B.seen.map((s) => s.user ?? 'none'))).toEqual(new Set(['none', 'bob']));
+    expect(B.seen.some((s) => s.method === 'PUT' && s.path.includes('/manifests/') && s.valid)).toBe(true);
+  });
+
+  it('sends nothing to a registry without an entry, and says so when it answers 401', async () => {
+    const before = C.seen.length;
+    const p = await promote('nocreds');
+    const app = appOf(p, 'web')!;
+    expect(app).toMatchObject({ phase: 'Failed', reason: 'RegistryUnauthorized' });
+    expect(app.message).toContain(`no credentials in Secret ${NS}/regcreds for host ${C.host}`);
+    expect(C.seen.length).toBeGreaterThan(before);
+    expect(C.seen.every((s) => s.user === undefined)).toBe(true);
+  });
+
+  it('refuses a registry credentials Secret of another type, naming it and the expected type', async () => {
+    const p = await promote('wrongtype');
+    const app = appOf(p, 'web')!;
+    expect(app).toMatchObject({ phase: 'Failed', reason: 'CredentialsInvalid', attempts: 1 });
+    expect(app.message).toBe(
+      `Secret ${NS}/opaque has type Opaque, but registry credentials (key .dockerconfigjson) must be a Secret of type kubernetes.io/dockerconfigjson (Environment wrongtype registry credentials)`,
+    );
+    expect(app.copied).toBeFalsy();
+  });
+
+  it('refuses git credentials for a repository outside the URL prefix of their Secret', async () => {
+    const p = await promote('gitother');
+    const app = appOf(p, 'web')!;
+    expect(app).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotAllowed', attempts: 1, copied: true });
+    expect(app.message).toBe(
+      `Secret ${NS}/gitcreds is only for repositories under https://git.example.com/org, not https://git.example.com/other-org/gitops.git; use a Secret for that URL or fix delivery.git.repository (Environment gitother delivery.git)`,
+    );
+    expect(app.written).toBeFalsy();
+  });
+});

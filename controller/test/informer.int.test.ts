@@ -1,0 +1,97 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { defaultKubeconfigPath, waitFor } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Informer, type InformerEvent, type KObject } from '../src/kube/informer.js';
+import { KubeRest, type RequestOptions } from '../src/kube/rest.js';
+import { deleteNs, ensureNs, restFor } from './e2eHelpers.js';
+
+const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
+const dev = restFor(kubeconfig, 'dev');
+const NS = `informer-${Math.random().toString(36).slice(2, 7)}`;
+const PATH = `/api/v1/namespaces/${NS}/configmaps`;
+/** Only this test's ConfigMaps (every namespace also has kube-root-ca.crt). */
+const LABEL = 'kpromo.dev/informer-test';
+
+/** Requests for PATH: lists through KubeRest.request (wrapped), watches as sent on the wire (undici). */
+const lists: string[] = [];
+const watches: string[] = [];
+const request = KubeRest.prototype.request;
+const onRequest = (m: unknown) => {
+  const r = (m as { request: { method: string; path: string } }).request;
+  if (r.path.startsWith(`${PATH}?`) && /[?&]watch=true/.test(r.path)) watches.push(r.path);
+};
+
+const configMap = (name: string, data: Record<string, string> = {}) =>
+  dev.apply(
+    `${PATH}/${name}`,
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { [LABEL]: 'yes' } }, data },
+    'ctl-test',
+  );
+
+let inf: Informer<KObject & { data?: Record<string, string> }>;
+const events: Array<[InformerEvent, string]> = [];
+
+beforeAll(async () => {
+  KubeRest.prototype.request = function (this: KubeRest, method: string, path: string, opts?: RequestOptions) {
+    if (method === 'GET' && path === PATH) lists.push(path);
+    return request.call(this, method, path, opts);
+  } as typeof request;
+  subscribe('undici:request:create', onRequest);
+  await ensureNs(dev, NS);
+  await configMap('first');
+  inf = new Informer(dev, PATH, undefined, { labelSelector: LABEL });
+  inf.on((t, o) => events.push([t, o.metadata.name]));
+  inf.start();
+  await inf.waitForSync();
+  await waitFor('watch open', async () => watches.length === 1);
+});
+
+afterAll(async () => {
+  inf?.stop();
+  KubeRest.prototype.request = request;
+  unsubscribe('undici:request:create', onRequest);
+  await deleteNs(dev, NS);
+});
+
+describe('Informer against the apiserver', () => {
+  it('keeps one watch open through 40 s of silence (no reopen, no relist), then still delivers', async () => {
+    expect(events).toEqual([['add', 'first']]);
+    const silence = 40_000; // the client used to give up after 30 s without data
+    await new Promise((r) => setTimeout(r, silence));
+    expect({ lists: lists.length, watches: watches.length, errors: inf.lastError }).toEqual({
+      lists: 1,
+      watches: 1,
+      errors: undefined,
+    });
+    expect(watches[0]).toMatch(/allowWatchBookmarks=true/);
+    const timeout = Number(/timeoutSeconds=(\d+)/.exec(watches[0])?.[1]);
+    expect(timeout).toBeGreaterThanOrEqual(300);
+    expect(timeout).toBeLessThanOrEqual(600);
+    await configMap('second', { a: '1' });
+    await waitFor('second delivered', async () => events.some(([t, n]) => t === 'add' && n === 'second'), 10_000);
+    expect(watches).toHaveLength(1);
+    expect(inf.stats.watches).toBe(1);
+  }, 75_000);
+
+  it('after a 410 (resourceVersion too old) relists, reports what changed meanwhile and delivers later events', async () => {
+    await dev.delete(`${PATH}/first`);
+    await waitFor('first deleted', async () => events.some(([t, n]) => t === 'delete' && n === 'first'), 10_000);
+    events.length = 0;
+    // Resume from a resourceVersion compacted long ago: the apiserver answers 410 Gone / Expired.
+    inf.restartWatch('1');
+    await waitFor('relisted after 410', async () => inf.stats.relistsAfterGone === 1 && lists.length === 2, 20_000);
+    await waitFor('watching again', async () => watches.length === 3, 10_000);
+    expect(inf.lastError).toBeUndefined();
+    expect(inf.list().map((o) => o.metadata.name)).toEqual(['second']);
+    await configMap('third', { b: '2' });
+    await configMap('second', { a: 'changed' });
+    await waitFor(
+      'later events delivered',
+      async () => events.some(([t, n]) => t === 'add' && n === 'third') && inf.get(NS, 'second')?.data?.a === 'changed',
+      10_000,
+    );
+    // Stored without managedFields (the apiserver sends them on every object).
+    expect(inf.get(NS, 'third')?.metadata).not.toHaveProperty('managedFields');
+    expect(inf.stats.lists).toBe(2);
+  }, 60_000);
+});
