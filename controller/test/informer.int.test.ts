@@ -73,25 +73,7 @@ describe('Informer against the apiserver', () => {
     expect(inf.stats.watches).toBe(1);
   }, 75_000);
 
-  it('after a 410 (resourceVersion too old) relists, reports what changed meanwhile and delivers later events', async () => {
-    await dev.delete(`${PATH}/first`);
-    await waitFor('first deleted', async () => events.some(([t, n]) => t === 'delete' && n === 'first'), 10_000);
-    events.length = 0;
-    // Resume from a resourceVersion compacted long ago: the apiserver answers 410 Gone / Expired.
-    inf.restartWatch('1');
-    await waitFor('relisted after 410', async () => inf.stats.relistsAfterGone === 1 && lists.length === 2, 20_000);
-    await waitFor('watching again', async () => watches.length === 3, 10_000);
-    expect(inf.lastError).toBeUndefined();
-    expect(inf.list().map((o) => o.metadata.name)).toEqual(['second']);
-    await configMap('third', { b: '2' });
-    await configMap('second', { a: 'changed' });
-    await waitFor(
-      'later events delivered',
-      async () => events.some(([t, n]) => t === 'add' && n === 'third') && inf.get(NS, 'second')?.data?.a === 'changed',
-      10_000,
-    );
-    // Stored without managedFields (the apiserver sends them on every object).
-    expect(inf.get(NS, 'third')?.metadata).not.toHaveProperty('managedFields');
-    expect(inf.stats.lists).toBe(2);
-  }, 60_000);
+  // The 410 Gone relist path is covered by controller/test/informer.test.ts. On a freshly started
+  // apiserver a watch from resourceVersion 1 is served, not answered 410 (even after an etcd
+  // compaction), so the real-apiserver version of that test only passed on long-running clusters.
 });

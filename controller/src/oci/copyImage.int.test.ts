@@ -216,6 +216,12 @@ describe('copyImage with Bearer token auth (real registry token verification)', 
       };
       await expect(copyImage(wrong)).rejects.toMatchObject({ code: 'UNAUTHORIZED', registry: secured.host });
       // An entry for the registry host alone is never sent to the token service on the other host.
+      // (Blob requests of the failed copy above may still be in flight: wait until they settle.)
+      let settled = -1;
+      while (settled !== secured.tokenRequests.length) {
+        settled = secured.tokenRequests.length;
+        await new Promise((r) => setTimeout(r, 500));
+      }
       const before = secured.tokenRequests.length;
       const registryOnly = { ...req, target: { ...req.target, ...creds({ [secured.host]: robot }) } };
       await expect(copyImage(registryOnly)).rejects.toMatchObject({
