@@ -320,6 +320,11 @@ interface ParsedRule {
   dtstart: number;
   /** Length of one FREQ*INTERVAL period when it is fixed in wall-clock time and the rule has no COUNT. */
   period?: number;
+  /**
+   * For MONTHLY/YEARLY rules without COUNT: whole years after which the rule repeats exactly
+   * (lcm(INTERVAL, 12) months), so a search can start near the asked time instead of at DTSTART.
+   */
+  stepYears?: number;
 }
 
 /**
@@ -336,7 +341,18 @@ function rruleStarts(text: string, zone: IANAZone): Starts {
     let dtstart = rule.dtstart;
     // rrule iterates from DTSTART; skipping whole periods keeps the occurrences and bounds the work.
     if (rule.period && lo - dtstart > rule.period) dtstart += Math.floor((lo - dtstart) / rule.period) * rule.period;
-    const r = new RRule({ ...rule.options, dtstart: new Date(dtstart) });
+    if (rule.stepYears) {
+      // Same month, day and time, whole repeat cycles later: the occurrences are unchanged, and rrule
+      // no longer walks every month since 1970 (or towards 9999 for a rule that never occurs).
+      const d = new Date(dtstart);
+      const years =
+        Math.floor((new Date(lo).getUTCFullYear() - 1 - d.getUTCFullYear()) / rule.stepYears) * rule.stepYears;
+      if (years > 0) d.setUTCFullYear(d.getUTCFullYear() + years);
+      dtstart = d.getTime();
+    }
+    // UNTIL bounds rrule's own iteration: without it a rule that never occurs is walked to year 9999.
+    const until = rule.options.until && rule.options.until.getTime() < hi ? rule.options.until : new Date(hi);
+    const r = new RRule({ ...rule.options, dtstart: new Date(dtstart), until });
     return r
       .between(new Date(lo), new Date(hi), true)
       .map((d) => wallToInstant(d.getTime(), zone))
@@ -455,9 +471,21 @@ function parseRule(text: string, zone: IANAZone): ParsedRule {
   };
   const unit = fixed[options.freq];
   const hasCount = options.count !== undefined && options.count !== null;
+  const start = dtstart ?? DEFAULT_DTSTART;
+  const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+  const leapDay = new Date(start).getUTCMonth() === 1 && new Date(start).getUTCDate() === 29;
+  const stepYears =
+    hasCount || leapDay
+      ? undefined
+      : options.freq === RRule.MONTHLY
+        ? (interval * 12) / gcd(interval, 12) / 12
+        : options.freq === RRule.YEARLY
+          ? interval
+          : undefined;
   return {
     options,
-    dtstart: dtstart ?? DEFAULT_DTSTART,
+    dtstart: start,
     ...(unit && !hasCount ? { period: unit * interval } : {}),
+    ...(stepYears ? { stepYears } : {}),
   };
 }
