@@ -11,6 +11,7 @@ import { LiveCache } from './kube/liveCache.js';
 import { runMcpStdio } from './mcp/stdio.js';
 import { resolveDigest } from './oci/copyImage.js';
 import { startController } from './runtime.js';
+import { ApplicationsQuery, parseInput } from './server/schemas.js';
 
 const program = new Command('kpromo-controller').description('Kubernetes-native release promotion controller');
 program
@@ -151,10 +152,20 @@ program
   });
 program
   .command('apps')
+  .description('applications with the version running in every environment')
   .option('-n, --namespace <ns>')
-  .action(async (o: { namespace?: string }) =>
-    print(await withApi(o.namespace, (api, me) => listApplications(api, me, o))),
-  );
+  .option('--apps <globs>', 'comma-separated application names/globs')
+  .option('--teams <globs>', 'comma-separated owning teams/globs')
+  .option('-l, --selector <key=value,...>', 'equality label selector')
+  .action(async (o: { namespace?: string; apps?: string; teams?: string; selector?: string }) => {
+    // The same parsing as the HTTP API (the wire contract), so the CLI refuses what the API refuses.
+    const q = parseInput(
+      ApplicationsQuery,
+      { namespace: o.namespace, applications: o.apps, teams: o.teams, labelSelector: o.selector },
+      'arguments',
+    );
+    print((await withApi(o.namespace, (api, me) => listApplications(api, me, q))).items);
+  });
 
 program.parseAsync().catch((e: unknown) => {
   if (e instanceof ConfigError || e instanceof ApiError) process.stderr.write(`${e.message}\n`);

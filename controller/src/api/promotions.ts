@@ -1,5 +1,13 @@
-import type { Application, Approval, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import type { Application, Approval, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
 import { API_VERSION } from '@kpromo/api';
+import {
+  type ApplicationsQuery,
+  type ApplicationView,
+  type EnvironmentView,
+  globMatcher,
+  type ListResponse,
+  MAX_PAGE_SIZE,
+} from '@kpromo/contract';
 import type { Caller } from '../auth/identity.js';
 import {
   type CandidateFilter,
@@ -17,44 +25,77 @@ import { type ApiContext, ApiError, controlAs } from './context.js';
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
-export interface ApplicationView {
-  namespace: string;
-  name: string;
-  owner: string;
-  repository: string;
-  labels: Record<string, string>;
-  versions: EnvironmentVersion[];
+/** Applications the caller may list that match the query's filters, in namespace/name order. */
+async function matchingApplications(ctx: ApiContext, caller: Caller, q: ApplicationsQuery): Promise<Application[]> {
+  const apps = await ctx.access.listable(caller, 'applications', ctx.cache.applications(q.namespace), nsOf);
+  const names = (q.applications ?? []).map((g) => globMatcher(g, 'applications'));
+  const teams = (q.teams ?? []).map((g) => globMatcher(g, 'teams'));
+  const selector = Object.entries(q.labelSelector ?? {});
+  return apps
+    .filter((a) => {
+      if (names.length && !names.some((m) => m.test(a.metadata.name))) return false;
+      if (teams.length && !teams.some((m) => m.test(a.spec.owner))) return false;
+      if (!selector.length) return true;
+      const labels = labelsOf(a);
+      return selector.every(([k, v]) => labels[k] === v);
+    })
+    .sort((x, y) => compareKeys(keyOf(x), keyOf(y)));
 }
 
-/** Applications the caller may list, with the version running in every Environment of their namespace. */
+const labelsOf = (a: Application) => ({ ...(a.metadata.labels ?? {}), ...(a.spec.labels ?? {}) });
+const keyOf = (a: Application): [string, string] => [a.metadata.namespace ?? '', a.metadata.name];
+const compareKeys = (a: [string, string], b: [string, string]) =>
+  a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
+
+/** The continue token: where the next page starts (after this namespace/name), opaque to clients. */
+const encodeContinue = (k: [string, string]) => Buffer.from(JSON.stringify(k)).toString('base64url');
+function decodeContinue(token: string): [string, string] {
+  try {
+    const k = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (Array.isArray(k) && k.length === 2 && k.every((x) => typeof x === 'string')) return k as [string, string];
+  } catch {
+    // falls through to the 400 below
+  }
+  throw new ApiError(400, 'invalid query: continue: is not a token this API returned; start again without it');
+}
+
+/**
+ * Applications the caller may list, with the version running in every Environment of their
+ * namespace. Without `limit`, all of them; with it, one page in namespace/name order and a
+ * `continue` token while more remain (as the Kubernetes API pages lists). Versions are computed
+ * only for the page.
+ */
 export async function listApplications(
   ctx: ApiContext,
   caller: Caller,
-  q: { namespace?: string } = {},
-): Promise<ApplicationView[]> {
-  const apps = await ctx.access.listable(caller, 'applications', ctx.cache.applications(q.namespace), nsOf);
-  return apps.map((a) => {
-    const envs = ctx.cache.environments(a.metadata.namespace);
-    return {
-      namespace: a.metadata.namespace ?? '',
-      name: a.metadata.name,
-      owner: a.spec.owner,
-      repository: a.spec.image.repository,
-      labels: { ...(a.metadata.labels ?? {}), ...(a.spec.labels ?? {}) },
-      versions: envs.map((e) => runningVersion(ctx.cache, a, e)),
-    };
-  });
-}
-
-export interface EnvironmentView {
-  namespace: string;
-  name: string;
-  tier?: string;
-  cluster: Environment['spec']['cluster'];
-  targetNamespace: string;
-  registry: string;
-  delivery: string;
-  synced: boolean;
+  q: ApplicationsQuery = {},
+): Promise<ListResponse<ApplicationView>> {
+  const all = await matchingApplications(ctx, caller, q);
+  let page = all;
+  let next: string | undefined;
+  if (q.limit !== undefined || q.continue) {
+    const after = q.continue ? decodeContinue(q.continue) : undefined;
+    const start = after ? all.findIndex((a) => compareKeys(keyOf(a), after) > 0) : 0;
+    const from = start < 0 ? all.length : start;
+    const limit = q.limit ?? MAX_PAGE_SIZE;
+    page = all.slice(from, from + limit);
+    if (from + limit < all.length) next = encodeContinue(keyOf(page[page.length - 1]));
+  }
+  return {
+    items: page.map((a) => {
+      const envs = ctx.cache.environments(a.metadata.namespace);
+      return {
+        namespace: a.metadata.namespace ?? '',
+        name: a.metadata.name,
+        owner: a.spec.owner,
+        repository: a.spec.image.repository,
+        labels: labelsOf(a),
+        versions: envs.map((e) => runningVersion(ctx.cache, a, e)),
+      };
+    }),
+    ...(next ? { continue: next } : {}),
+    total: all.length,
+  };
 }
 
 export async function listEnvironments(

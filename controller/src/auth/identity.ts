@@ -1,3 +1,4 @@
+import { KPROMO_GROUPS_HEADER, KPROMO_USER_HEADER } from '@kpromo/contract';
 import type { Authorizer } from './authorizer.js';
 
 /** Who is calling: from a static token, a ServiceAccount token (TokenReview) or the local stdio user. */
@@ -13,8 +14,8 @@ export interface Caller {
 }
 
 /** Headers a trusted proxy (e.g. the Backstage backend) uses to act for its caller. */
-export const IMPERSONATE_USER_HEADER = 'x-kpromo-user';
-export const IMPERSONATE_GROUPS_HEADER = 'x-kpromo-groups';
+export const IMPERSONATE_USER_HEADER = KPROMO_USER_HEADER;
+export const IMPERSONATE_GROUPS_HEADER = KPROMO_GROUPS_HEADER;
 
 /** The caller asked to act for a user or group it is not allowed to impersonate. */
 export class ImpersonationError extends Error {

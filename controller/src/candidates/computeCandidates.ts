@@ -1,7 +1,7 @@
 import type { Application, ApplicationSelector, Candidate, EnvironmentVersion, PromotionFlow } from '@kpromo/api';
-import { compileTagPattern, globMatcher, InputError, type Matcher, PatternError } from './pattern.js';
+import { compileTagPattern, globMatcher, InputError, type Matcher, PatternError } from '@kpromo/contract';
 
-export { InputError, type Matcher, PatternError, tagPatternProblem } from './pattern.js';
+export { InputError, type Matcher, PatternError, tagPatternProblem } from '@kpromo/contract';
 
 export const DEFAULT_TAG_PATTERN = '^v\\d+\\.\\d+\\.\\d+';
 

@@ -1,4 +1,5 @@
 import type { EnvironmentVersion } from '@kpromo/api';
+import { compileTagPattern, globMatcher, MAX_MATCH_INPUT, tagPatternProblem } from '@kpromo/contract';
 import { describe, expect, it } from 'vitest';
 import { app, dg, flow } from '../../test/fixtures.js';
 import {
@@ -8,7 +9,6 @@ import {
   matchesSelector,
   PatternError,
 } from './computeCandidates.js';
-import { compileTagPattern, globMatcher, MAX_MATCH_INPUT, tagPatternProblem } from './pattern.js';
 
 const running =
   (tag: string) =>

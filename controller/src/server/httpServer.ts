@@ -16,6 +16,7 @@ import type { Caller } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
 import { metricsRegistry } from '../observability/metrics.js';
 import {
+  ApplicationsQuery,
   ApproveBody,
   CreatePlanBody,
   DiffQuery,
@@ -104,7 +105,7 @@ export function createApp(d: ServerDeps): express.Express {
   // Every query, body and path is checked against its schema (schemas.ts) first: a 400 naming the field.
   const nsQuery = (req: Request) => parseInput(NamespaceQuery, req.query, 'query');
   app.get('/api/v1/applications', async (req, res) => {
-    res.json({ items: await listApplications(d.api, callerOf(req), nsQuery(req)) });
+    res.json(await listApplications(d.api, callerOf(req), parseInput(ApplicationsQuery, req.query, 'query')));
   });
   app.get('/api/v1/environments', async (req, res) => {
     res.json({ items: await listEnvironments(d.api, callerOf(req), nsQuery(req)) });
@@ -122,25 +123,25 @@ export function createApp(d: ServerDeps): express.Express {
     res.status(201).json(r);
   });
   const planParams = (req: Request) => parseInput(PlanParams, req.params, 'path');
-  app.get('/api/v1/plans/:ns/:name', async (req, res) => {
+  app.get('/api/v1/plans/:namespace/:name', async (req, res) => {
     const p = planParams(req);
-    res.json(await getPlan(d.api, callerOf(req), p.ns, p.name));
+    res.json(await getPlan(d.api, callerOf(req), p.namespace, p.name));
   });
-  app.post('/api/v1/plans/:ns/:name/approve', async (req, res) => {
+  app.post('/api/v1/plans/:namespace/:name/approve', async (req, res) => {
     const p = planParams(req);
     const b = parseInput(ApproveBody, req.body, 'request body');
     res.json(
-      await approvePlan(d.api, callerOf(req), p.ns, p.name, {
+      await approvePlan(d.api, callerOf(req), p.namespace, p.name, {
         overrideFreeze: b.overrideFreeze === true,
         comment: b.comment,
       }),
     );
   });
-  app.post('/api/v1/plans/:ns/:name/rollback', async (req, res) => {
+  app.post('/api/v1/plans/:namespace/:name/rollback', async (req, res) => {
     const p = planParams(req);
     const b = parseInput(RollbackBody, req.body, 'request body');
     res.status(201).json(
-      await rollbackPlan(d.api, callerOf(req), p.ns, p.name, {
+      await rollbackPlan(d.api, callerOf(req), p.namespace, p.name, {
         approve: b.approve === true,
         rollbackName: b.name,
       }),

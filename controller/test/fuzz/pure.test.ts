@@ -13,7 +13,7 @@ import {
   InputError,
   matchesSelector,
 } from '../../src/candidates/computeCandidates.js';
-import { compileTagPattern, globMatcher, PatternError } from '../../src/candidates/pattern.js';
+import { compileTagPattern, globMatcher, PatternError } from '@kpromo/contract';
 import { valuesPatch } from '../../src/delivery/helmRelease.js';
 import {
   checkRepoFilePath,

@@ -10,9 +10,36 @@ import type {
 const D = (c: string) => `sha256:${c.repeat(64)}`;
 
 export const environments: EnvironmentSummary[] = [
-  { namespace: 'shop', name: 'prod', tier: 'production' },
-  { namespace: 'shop', name: 'dev', tier: 'development' },
-  { namespace: 'shop', name: 'stable', tier: 'staging' },
+  {
+    namespace: 'shop',
+    name: 'prod',
+    tier: 'production',
+    cluster: { context: 'kind-prod' },
+    targetNamespace: 'shop',
+    registry: 'registry.example.com',
+    delivery: 'patch',
+    synced: true,
+  },
+  {
+    namespace: 'shop',
+    name: 'dev',
+    tier: 'development',
+    cluster: { context: 'kind-dev' },
+    targetNamespace: 'shop',
+    registry: 'registry.example.com',
+    delivery: 'patch',
+    synced: true,
+  },
+  {
+    namespace: 'shop',
+    name: 'stable',
+    tier: 'staging',
+    cluster: { context: 'kind-stable' },
+    targetNamespace: 'shop',
+    registry: 'registry.example.com',
+    delivery: 'patch',
+    synced: true,
+  },
 ];
 
 export const applications: ApplicationSummary[] = [
@@ -21,6 +48,7 @@ export const applications: ApplicationSummary[] = [
     name: 'checkout',
     owner: 'payments',
     repository: 'shop/checkout',
+    labels: {},
     entityRef: 'component:default/checkout',
     versions: [
       { environment: 'dev', tag: 'v1.3.0', digest: D('b'), health: 'Healthy' },
@@ -33,6 +61,7 @@ export const applications: ApplicationSummary[] = [
     name: 'cart',
     owner: 'storefront',
     repository: 'shop/cart',
+    labels: {},
     entityRef: 'component:default/shop-cart',
     versions: [
       { environment: 'dev', tag: 'v2.0.0', digest: D('c'), health: 'Healthy' },
@@ -93,7 +122,7 @@ export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { ca
   const base: PromotionsApi = {
     listEnvironments: async () => environments,
     listApplications: async () => applications,
-    getDiff: async (q): Promise<DiffResult> => ({ from: q.from, to: q.to, candidates: [], skipped: [] }),
+    getDiff: async (q): Promise<DiffResult> => ({ flow: 'shop', from: q.from, to: q.to, candidates: [], skipped: [] }),
     listPlans: async () => [],
     createPlan: async (): Promise<CreatePlanResponse> => ({ plan: plan(), skipped: [] }),
     getPlan: async () => plan(),

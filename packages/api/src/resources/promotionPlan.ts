@@ -107,15 +107,20 @@ export const PlanGate = Type.Object({
   ),
 });
 
-export const AppPhase = StringEnum([
-  'Pending',
-  'Copying',
-  'Writing',
-  'RollingOut',
-  'Succeeded',
-  'Failed',
-  'RolledBack',
-] as const);
+export const APP_PHASES = ['Pending', 'Copying', 'Writing', 'RollingOut', 'Succeeded', 'Failed', 'RolledBack'] as const;
+export const AppPhase = StringEnum(APP_PHASES);
+/** App phases after which the plan never touches the app again. */
+export const TERMINAL_APP_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed', 'RolledBack']);
+
+export const PLAN_PHASES = ['Pending', 'Promoting', 'Complete', 'Incomplete', 'Failed', 'RolledBack'] as const;
+/** Plan phases after which a plan does not change any more (a rollback is a new plan). */
+export const TERMINAL_PLAN_PHASES: ReadonlySet<string> = new Set(['Complete', 'Incomplete', 'Failed', 'RolledBack']);
+
+/** Whether the plan (or phase) is final: nothing about it changes any more. */
+export function isTerminalPlan(p: { status?: { phase?: string } } | string | undefined): boolean {
+  const phase = typeof p === 'string' ? p : p?.status?.phase;
+  return !!phase && TERMINAL_PLAN_PHASES.has(phase);
+}
 
 export const AppProgress = Type.Object({
   application: Name('Application name.'),
@@ -135,7 +140,7 @@ export const AppProgress = Type.Object({
 
 export const PromotionPlanStatus = Type.Object({
   ...StatusBase,
-  phase: Type.Optional(StringEnum(['Pending', 'Promoting', 'Complete', 'Incomplete', 'Failed', 'RolledBack'] as const)),
+  phase: Type.Optional(StringEnum(PLAN_PHASES)),
   apps: Type.Optional(
     Type.Unsafe<Array<Static<typeof AppProgress>>>({
       type: 'array',

@@ -1,0 +1,157 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { z } from 'zod';
+import {
+  ApplicationsQuery,
+  ApproveBody,
+  CreatePlanBody,
+  DiffQuery,
+  NamespaceQuery,
+  PlanParams,
+  RollbackBody,
+} from './inputs.js';
+import { PlanDetails } from './planProgress.js';
+import {
+  ApplicationInfoList,
+  ApplicationList,
+  BackstageErrorBody,
+  CreatePlanResponse,
+  DiffResult,
+  EnvironmentList,
+  ErrorBody,
+  PlanList,
+  PromotionPlanObject,
+} from './views.js';
+
+/** One route of an HTTP API: what it takes (zod, parsed by the server) and answers (TypeBox). */
+export interface Route {
+  method: 'get' | 'post';
+  /** OpenAPI path template, e.g. /plans/{namespace}/{name}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  params?: z.ZodObject;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  status: 200 | 201;
+  response: TSchema;
+}
+
+const plan = '/plans/{namespace}/{name}';
+
+/** The controller's JSON API under /api/v1 (also what the CLI and MCP tools call in-process). */
+export const CONTROLLER_ROUTES: readonly Route[] = [
+  {
+    method: 'get',
+    path: '/applications',
+    operationId: 'listApplications',
+    summary:
+      'Applications the caller may list, with the version running in every Environment; paged with limit/continue.',
+    query: ApplicationsQuery,
+    status: 200,
+    response: ApplicationList,
+  },
+  {
+    method: 'get',
+    path: '/environments',
+    operationId: 'listEnvironments',
+    summary: 'Environments the caller may list.',
+    query: NamespaceQuery,
+    status: 200,
+    response: EnvironmentList,
+  },
+  {
+    method: 'get',
+    path: '/diff',
+    operationId: 'diff',
+    summary: 'Release candidates between two adjacent stages of a flow, and why the others are skipped.',
+    query: DiffQuery,
+    status: 200,
+    response: DiffResult,
+  },
+  {
+    method: 'get',
+    path: '/plans',
+    operationId: 'listPlans',
+    summary: 'PromotionPlans the caller may list.',
+    query: NamespaceQuery,
+    status: 200,
+    response: PlanList,
+  },
+  {
+    method: 'post',
+    path: '/plans',
+    operationId: 'createPlan',
+    summary: 'Computes candidates and creates a PromotionPlan as the caller (optionally approved by the caller).',
+    body: CreatePlanBody,
+    status: 201,
+    response: CreatePlanResponse,
+  },
+  {
+    method: 'get',
+    path: plan,
+    operationId: 'getPlan',
+    summary: 'A PromotionPlan with its live status.',
+    params: PlanParams,
+    status: 200,
+    response: PromotionPlanObject,
+  },
+  {
+    method: 'post',
+    path: `${plan}/approve`,
+    operationId: 'approvePlan',
+    summary: "Adds the caller's approval (RBAC verb approve, rollback for a rollback plan, override-freeze).",
+    params: PlanParams,
+    body: ApproveBody,
+    status: 200,
+    response: PromotionPlanObject,
+  },
+  {
+    method: 'post',
+    path: `${plan}/rollback`,
+    operationId: 'rollbackPlan',
+    summary: 'Creates a rollback plan restoring the versions the plan replaced.',
+    params: PlanParams,
+    body: RollbackBody,
+    status: 201,
+    response: PromotionPlanObject,
+  },
+];
+
+/**
+ * The Backstage backend plugin's API under /api/promotions: the controller's routes with the
+ * catalog entity of every application and each plan's progress added.
+ */
+export const BACKEND_ROUTES: readonly Route[] = CONTROLLER_ROUTES.map((r) => {
+  if (r.operationId === 'listApplications') return { ...r, response: ApplicationInfoList };
+  if (r.path.startsWith(plan)) return { ...r, response: PlanDetails };
+  return r;
+});
+
+export interface ApiDescription {
+  title: string;
+  description: string;
+  basePath: string;
+  routes: readonly Route[];
+  error: TSchema;
+}
+
+export const CONTROLLER_API: ApiDescription = {
+  title: 'kpromo controller API',
+  description:
+    'The JSON API of the kpromo controller. Every route needs a bearer token (static token or a Kubernetes ' +
+    'ServiceAccount token with audience kpromo); each call is authorised as the caller with Kubernetes RBAC ' +
+    '(SubjectAccessReview) and writes go to the apiserver impersonating the caller.',
+  basePath: '/api/v1',
+  routes: CONTROLLER_ROUTES,
+  error: ErrorBody,
+};
+
+export const BACKEND_API: ApiDescription = {
+  title: 'kpromo Backstage backend API',
+  description:
+    'The promotions backend plugin (pluginId promotions). Callers authenticate with Backstage; the backend checks ' +
+    'Backstage permissions, then calls the controller for the signed-in user (x-kpromo-user impersonation).',
+  basePath: '/api/promotions',
+  routes: BACKEND_ROUTES,
+  error: BackstageErrorBody,
+};

@@ -1,0 +1,137 @@
+import { API_VERSION, type PromotionPlan } from '@kpromo/api';
+import { describe, expect, it } from 'vitest';
+import {
+  ApplicationsQuery,
+  ApproveBody,
+  BACKEND_API,
+  CONTROLLER_API,
+  CreatePlanBody,
+  checkInput,
+  DiffQuery,
+  openApiDocument,
+  planProgress,
+} from '../src/index.js';
+import { responseChecker } from '../src/testing.js';
+
+const D = `sha256:${'a'.repeat(64)}`;
+
+describe('request schemas (one for every door)', () => {
+  it('parses an equality label selector and a page size', () => {
+    const r = checkInput(
+      ApplicationsQuery,
+      { labelSelector: 'tier=web, app.kubernetes.io/part-of=shop', limit: '50' },
+      'query',
+    );
+    expect(r).toEqual({
+      ok: true,
+      value: { labelSelector: { tier: 'web', 'app.kubernetes.io/part-of': 'shop' }, limit: 50 },
+    });
+  });
+
+  it('refuses set-based selectors, a page size over 1000 and a zero page size, naming each field', () => {
+    expect(checkInput(ApplicationsQuery, { labelSelector: 'tier in (web)' }, 'query')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('labelSelector: "tier in (web)" is not key=value'),
+    });
+    const r = checkInput(ApplicationsQuery, { limit: '1001' }, 'query');
+    expect(r).toMatchObject({ ok: false, message: 'invalid query: limit: must be at most 1000' });
+    expect(checkInput(ApplicationsQuery, { limit: '0' }, 'query')).toMatchObject({ ok: false });
+  });
+
+  it('refuses the same stage as from and to, and a backreference (not RE2) as tagPattern', () => {
+    expect(checkInput(DiffQuery, { from: 'dev', to: 'dev' }, 'query')).toMatchObject({
+      ok: false,
+      message: 'invalid query: to: from and to must be different environments',
+    });
+    const r = checkInput(DiffQuery, { from: 'dev', to: 'stable', tagPattern: '(a)\\1' }, 'query');
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.message).toMatch(/^invalid query: tagPattern: invalid regular expression \(RE2 syntax\)/);
+  });
+
+  it('drops identity fields from a body: the approver is never taken from the request', () => {
+    const r = checkInput(ApproveBody, { approvedBy: 'mallory', comment: 'ok' }, 'request body');
+    expect(r).toEqual({ ok: true, value: { comment: 'ok' } });
+    const c = checkInput(CreatePlanBody, { from: 'dev', to: 'stable', requestedBy: 'mallory' }, 'request body');
+    expect(c.ok && 'requestedBy' in c.value).toBe(false);
+  });
+
+  it('refuses a body that is not an object', () => {
+    expect(checkInput(ApproveBody, [1], 'request body')).toEqual({
+      ok: false,
+      message: 'invalid request body: must be a JSON object',
+    });
+  });
+});
+
+const plan: PromotionPlan = {
+  apiVersion: API_VERSION,
+  kind: 'PromotionPlan',
+  metadata: { name: 'p1', namespace: 'shop' },
+  spec: {
+    flow: 'main',
+    from: 'dev',
+    to: 'stable',
+    candidates: [{ application: 'web', from: { tag: 'v1', digest: D } }],
+  },
+  status: { phase: 'Promoting', apps: [{ application: 'web', phase: 'Copying' }] },
+};
+
+describe('OpenAPI documents generated from the route table', () => {
+  it('documents every controller route with its success status and the error body', () => {
+    const doc = openApiDocument(CONTROLLER_API) as { paths: Record<string, Record<string, { responses: object }>> };
+    const ops = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(ops.sort()).toEqual(
+      [
+        'GET /applications',
+        'GET /diff',
+        'GET /environments',
+        'GET /plans',
+        'GET /plans/{namespace}/{name}',
+        'POST /plans',
+        'POST /plans/{namespace}/{name}/approve',
+        'POST /plans/{namespace}/{name}/rollback',
+      ].sort(),
+    );
+    expect(Object.keys(doc.paths['/plans'].post.responses)).toEqual(['201', '400', '401', '403', '409', '503']);
+  });
+
+  it('its schemas accept a well-formed answer and name what is wrong with a malformed one', () => {
+    const check = responseChecker(CONTROLLER_API);
+    expect(check('GET', '/plans/{namespace}/{name}', 200, plan)).toEqual([]);
+    const bad = { ...plan, status: { phase: 'Finished' } };
+    expect(check('GET', '/plans/{namespace}/{name}', 200, bad).join('\n')).toMatch(
+      /\/status\/phase must be equal to one of/,
+    );
+    expect(check('GET', '/applications', 200, { items: [{ namespace: 'shop', name: 'web' }] }).join('\n')).toMatch(
+      /must have required property 'owner'/,
+    );
+    expect(check('GET', '/applications', 418, {})).toEqual([
+      'GET /applications does not document status 418 in "kpromo controller API"',
+    ]);
+  });
+
+  it('describes the backend answers with the plan progress the portal shows', () => {
+    const check = responseChecker(BACKEND_API);
+    expect(check('GET', '/plans/{namespace}/{name}', 200, { plan, progress: planProgress(plan) })).toEqual([]);
+    expect(check('GET', '/plans/{namespace}/{name}', 200, plan).join('\n')).toMatch(/required property 'progress'/);
+  });
+});
+
+describe('planProgress', () => {
+  it('lists every candidate, Waiting until the controller reports it, and is not done while Promoting', () => {
+    const two = {
+      ...plan,
+      spec: {
+        ...plan.spec,
+        candidates: [...plan.spec.candidates, { application: 'api', from: { tag: 'v2', digest: D } }],
+      },
+    };
+    const p = planProgress(two);
+    expect(p.apps.map((a) => [a.application, a.phase])).toEqual([
+      ['web', 'Copying'],
+      ['api', 'Waiting'],
+    ]);
+    expect([p.done, p.total, p.approved]).toEqual([false, 2, false]);
+    expect(planProgress({ ...plan, status: { phase: 'RolledBack' } }).done).toBe(true);
+  });
+});
