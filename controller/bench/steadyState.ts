@@ -9,7 +9,10 @@
  *  - requests per minute at idle, by verb (every HTTP request to an apiserver, watches included, seen
  *    through undici's diagnostics channel; KubeRest.request calls counted separately by a wrap),
  *  - status PUTs in the first seconds of a restart where nothing changed,
- *  - RSS and heap after GC at idle (run with --expose-gc, as `yarn bench` does).
+ *  - RSS and heap after GC at idle (run with --expose-gc, as `yarn bench` does),
+ *  - GET /applications latency (p50/p95) and size for pages of 100 and unpaged,
+ *  - time from create+approve of a one-app plan to its app leaving Pending, right after a restart
+ *    (every Application queued for its status meanwhile).
  * Asserts nothing. Cleans up.
  * --quick: 200 apps unless given, 60 s idle window, 30 s restart window.
  * --keep leaves the seeded namespaces; --reuse ns,apps measures again on them (e.g. before/after a change).
@@ -18,15 +21,17 @@ import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { PromotionPlan } from '@kpromo/api';
 import { defaultKubeconfigPath, ensureClusters, waitFor } from '@kpromo/test-harness';
 import pLimit from 'p-limit';
-import { DEPLOYMENT, resourcePath } from '../src/kube/paths.js';
+import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { KubeRest, type RequestOptions } from '../src/kube/rest.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
+  callApi,
   controllerConfig,
   crs,
   deleteNamespaces,
@@ -110,6 +115,8 @@ function topPaths(xs: Seen[], k = 6): string {
     .map(([p, n]) => `    ${String(n).padStart(5)}  ${p}`)
     .join('\n');
 }
+const pct = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]?.toFixed(1) ?? '-';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Waits until no request other than a watch was sent for `quietMs` (at most `maxMs`). */
 async function settle(quietMs: number, maxMs: number): Promise<number> {
@@ -259,6 +266,67 @@ try {
   }
   console.log(
     `restart with nothing changed: synced in ${((tReStarted - tRe) / 1000).toFixed(1)} s; ${statusPuts.length} status PUTs in ${RESTART_S} s${byKind.size ? ` (${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}; ${since(http, tRe).length} requests in all (${byVerb(since(http, tRe), RESTART_S)})`,
+  );
+
+  // ---- the API at this size: pages of 100 applications --------------------------------------------
+  const page = async (q: string) => {
+    const t = performance.now();
+    const r = await callApi(ctl?.port, `/api/v1/applications?namespace=${NS}&${q}`);
+    const text = await r.text();
+    if (r.status !== 200) throw new Error(`GET /applications?${q}: ${r.status} ${text.slice(0, 200)}`);
+    return {
+      ms: performance.now() - t,
+      bytes: Buffer.byteLength(text),
+      body: JSON.parse(text) as { continue?: string },
+    };
+  };
+  const pageTimes: number[] = [];
+  let pageBytes = 0;
+  for (let round = 0; round < 3; round++) {
+    let token: string | undefined;
+    do {
+      const r = await page(`limit=100${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+      pageTimes.push(r.ms);
+      pageBytes = Math.max(pageBytes, r.bytes);
+      token = r.body.continue;
+    } while (token);
+  }
+  const all = await page('');
+  console.log(
+    `GET /applications, pages of 100 (${pageTimes.length} requests): p50 ${pct(pageTimes, 0.5)} ms, p95 ${pct(pageTimes, 0.95)} ms, ${(pageBytes / 1024).toFixed(0)} KiB per page; unpaged: ${all.ms.toFixed(0)} ms, ${(all.bytes / 1024).toFixed(0)} KiB`,
+  );
+
+  // ---- approve right after a start, while every Application is queued for its status ----------------
+  await ctl.stop();
+  ctl = undefined;
+  await sleep(2000);
+  ctl = await startController(cfg, { log });
+  const tApprove = performance.now();
+  const created = await callApi(ctl.port, '/api/v1/plans', {
+    method: 'POST',
+    body: {
+      namespace: NS,
+      flow: 'main',
+      from: 'dev',
+      to: 'stable',
+      name: 'steady-approve',
+      applications: ['app-0000'],
+      approve: true,
+    },
+  });
+  if (created.status !== 201) throw new Error(`create+approve: ${created.status} ${await created.text()}`);
+  const planPath = resourcePath(KPROMO_TYPES.PromotionPlan, NS, 'steady-approve');
+  const started = await waitFor(
+    'the approved plan starts copying',
+    async () => {
+      const p = await dev.get<PromotionPlan>(planPath);
+      return p.status?.apps?.some((a) => a.phase !== 'Pending') ? performance.now() : undefined;
+    },
+    120_000,
+    50,
+  );
+  console.log(
+    `approve -> first app past Pending (Copying), right after a start with ${N} Applications queued: ${((started - tApprove) / 1000).toFixed(2)} s`,
   );
 } finally {
   await ctl?.stop().catch(() => undefined);
