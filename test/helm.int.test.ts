@@ -168,6 +168,8 @@ describe('deploy/helm/kpromo: helm template', () => {
         'ClusterRole',
         'ClusterRole',
         'ClusterRole',
+        'ClusterRole',
+        'ClusterRoleBinding',
         'ClusterRoleBinding',
         'ConfigMap',
         'Deployment',
@@ -253,6 +255,9 @@ describe('deploy/helm/kpromo: helm template', () => {
     );
     expect(one(docs, 'ClusterRole', 'kpromo-workloads').rules).toEqual(
       exampleDoc('controller.yaml', 'ClusterRole', 'kpromo-workloads').rules,
+    );
+    expect(one(docs, 'ClusterRole', 'kpromo-crd-watch').rules).toEqual(
+      exampleDoc('controller.yaml', 'ClusterRole', 'kpromo-crd-watch').rules,
     );
     // No RoleBinding of the workloads role unless namespaces are listed.
     expect(find(docs, 'RoleBinding', 'kpromo-workloads')).toHaveLength(0);
@@ -391,7 +396,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         d.kind!,
       ),
     );
-    expect(clusterScoped.length).toBe(10);
+    expect(clusterScoped.length).toBe(12);
     for (const d of clusterScoped) expect(d.metadata?.name, d.kind).toMatch(/^team-x-kpromo-/);
     expect(one(docs, 'ValidatingAdmissionPolicyBinding').spec.policyName).toBe('team-x-kpromo-plan-approvals');
   });
@@ -404,7 +409,7 @@ describe('deploy/helm/kpromo: helm template', () => {
       find(off, 'ClusterRole')
         .map((d) => d.metadata?.name)
         .sort(),
-    ).toEqual(['kpromo-mcp-auth', 'kpromo-workloads']);
+    ).toEqual(['kpromo-crd-watch', 'kpromo-mcp-auth', 'kpromo-workloads']);
     const scoped = await render(['admissionPolicy.namespaces={shop,payments}']);
     expect(one(scoped, 'ValidatingAdmissionPolicyBinding').spec.matchResources).toEqual({
       namespaceSelector: {
@@ -596,6 +601,12 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
       expect(await can({ group, resource: 'promotionplans', verb, namespace: ns }), verb).toBe(false);
       expect(await can({ group, resource: 'environments', verb, namespace: ns, name: 'prod' }), verb).toBe(false);
     }
+    // The HelmRelease CRD can be watched by name (list/watch with a metadata.name field selector), no other CRD.
+    const crds = { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' };
+    expect(await can({ ...crds, verb: 'watch', name: 'helmreleases.helm.toolkit.fluxcd.io' })).toBe(true);
+    expect(await can({ ...crds, verb: 'list', name: 'helmreleases.helm.toolkit.fluxcd.io' })).toBe(true);
+    expect(await can({ ...crds, verb: 'list' })).toBe(false);
+    expect(await can({ ...crds, verb: 'get', name: 'applications.promotions.kpromo.dev' })).toBe(false);
     expect(await can({ group: '', resource: 'secrets', verb: 'get', namespace: 'default' })).toBe(false);
     expect(await can({ group: '', resource: 'secrets', verb: 'list', namespace: ns })).toBe(false);
   });
