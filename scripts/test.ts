@@ -3,6 +3,8 @@ import { spawnSync } from 'node:child_process';
 
 const steps: Array<[string, string[]]> = [
   ['CRD manifests up to date', ['tsx', 'packages/api/scripts/generateCrds.ts', '--check']],
+  ['Port client types up to date', ['tsx', 'packages/port-client/scripts/generate.ts', '--check']],
+  ['OpenAPI documents up to date', ['tsx', 'packages/contract/scripts/generateOpenApi.ts', '--check']],
   ['typecheck', ['tsc', '-p', 'tsconfig.json']],
   ['lint', ['biome', 'check', '.']],
   ['tests', ['vitest', 'run', ...process.argv.slice(2)]],

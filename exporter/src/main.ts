@@ -1,8 +1,17 @@
-#!/usr/bin/env -S npx tsx
 import { loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { runExporter } from './run.js';
 
+const USAGE = `Usage: kpromo-exporter [config.yaml]
+
+Mirrors kpromo custom resources (and discovered CRDs) into Port and the Backstage catalog.
+The config file defaults to $KPROMO_EXPORTER_CONFIG, then ./exporter.yaml; see the README
+section "Port setup" for its keys.`;
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const log = createLogger();
 const path = process.argv[2] ?? process.env.KPROMO_EXPORTER_CONFIG ?? 'exporter.yaml';
 try {

@@ -1,8 +1,9 @@
+import type { PortApi } from '@kpromo/port-client';
 import { chunkByCountAndSize, staleIdentifiers } from './batching.js';
 import type { BlueprintConfig } from './config.js';
 import type { Logger } from './log.js';
 import { type MappedEntity, STATE_KEY_PROPERTY } from './mapEntity.js';
-import { type PortApi, toPortEntity } from './portClient.js';
+import { toPortEntity } from './portClient.js';
 
 export interface PortSinkOptions {
   api: PortApi;

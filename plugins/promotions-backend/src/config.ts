@@ -1,4 +1,6 @@
+import type { DiscoveryService } from '@backstage/backend-plugin-api';
 import type { Config } from '@backstage/config';
+import type { PromotionsControllerLocator } from '@kpromo/plugin-promotions-node';
 
 /**
  * `promotions:` section of app-config.
@@ -132,6 +134,21 @@ export function readPromotionsConfig(root: Config): PromotionsConfig {
     },
     entityRef: c?.getOptionalString('entityRef') ?? 'component:default/{name}',
     port: port ? readPortConfig(port) : undefined,
+  };
+}
+
+/**
+ * The default controller locator: `promotions.controller.baseUrl`, else
+ * `discovery.getBaseUrl('kpromo-controller')`, for every namespace. A backend module replaces it
+ * through `promotionsControllerLocatorExtensionPoint` (`@kpromo/plugin-promotions-node`).
+ */
+export function configControllerLocator(
+  cfg: PromotionsConfig,
+  discovery: DiscoveryService,
+): PromotionsControllerLocator {
+  const base = cfg.controller.baseUrl;
+  return {
+    locate: async () => ({ baseUrl: base || (await discovery.getBaseUrl('kpromo-controller')) }),
   };
 }
 

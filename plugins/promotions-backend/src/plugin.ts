@@ -1,15 +1,45 @@
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
-import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
+import { type ActionsRegistryService, actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { promotionsPermissions } from '@kpromo/plugin-promotions-common';
+import {
+  type PromotionsControllerLocator,
+  promotionsActionsExtensionPoint,
+  promotionsControllerLocatorExtensionPoint,
+} from '@kpromo/plugin-promotions-node';
 import { registerActions } from './actions.js';
 import { createPortActionsClient, PortRunner } from './port.js';
 import { createRouter } from './router.js';
 import { PromotionsService } from './service.js';
 
-/** The kpromo promotions backend plugin (pluginId `promotions`, routes under /api/promotions). */
+/**
+ * The kpromo promotions backend plugin (pluginId `promotions`, routes under /api/promotions).
+ * Extension points (`@kpromo/plugin-promotions-node`): `promotionsControllerLocatorExtensionPoint`
+ * (where the controller is; default: `promotions.controller.baseUrl` / discovery) and
+ * `promotionsActionsExtensionPoint` (more actions in the plugin's actions registry).
+ */
 export const promotionsPlugin = createBackendPlugin({
   pluginId: 'promotions',
   register(env) {
+    let locator: PromotionsControllerLocator | undefined;
+    const moduleActions: Array<(registry: ActionsRegistryService) => void> = [];
+    // Modules initialise before the plugin: both are settled by the time init below runs.
+    let started = false;
+    const open = (what: string) => {
+      if (started) throw new Error(`promotions: ${what} is only possible while backend modules initialise`);
+    };
+    env.registerExtensionPoint(promotionsControllerLocatorExtensionPoint, {
+      setControllerLocator(l) {
+        open('setControllerLocator');
+        if (locator) throw new Error('promotions: a controller locator is already set (only one module may set it)');
+        locator = l;
+      },
+    });
+    env.registerExtensionPoint(promotionsActionsExtensionPoint, {
+      addAction(options) {
+        open('addAction');
+        moduleActions.push((registry) => registry.register(options));
+      },
+    });
     env.registerInit({
       deps: {
         config: coreServices.rootConfig,
@@ -33,9 +63,13 @@ export const promotionsPlugin = createBackendPlugin({
         userInfo,
         actionsRegistry,
       }) {
-        const service = PromotionsService.create({ config, discovery, permissions, logger, userInfo });
+        started = true;
+        const service = PromotionsService.create({ config, discovery, permissions, logger, userInfo, locator });
+        if (locator)
+          logger.info('kpromo controller located by a backend module (promotionsControllerLocatorExtensionPoint)');
         permissionsRegistry.addPermissions(promotionsPermissions);
         registerActions(actionsRegistry, service);
+        for (const add of moduleActions) add(actionsRegistry);
         const port = service.cfg.port;
         const portRunner = port
           ? new PortRunner(service, port, createPortActionsClient(port), logger.child({ component: 'port' }))

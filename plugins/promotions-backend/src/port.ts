@@ -7,14 +7,13 @@ import {
   NotAllowedError,
   ServiceUnavailableError,
 } from '@backstage/errors';
-import { type PlanProgress, TERMINAL_PHASES } from '@kpromo/plugin-promotions-common';
-import createClient, { type Client } from 'openapi-fetch';
+import { isTerminalPlan, type PlanProgress } from '@kpromo/plugin-promotions-common';
+import { createPortClient, type PortApi, type paths, portMessage } from '@kpromo/port-client';
 import { z } from 'zod';
 import type { PortConfig } from './config.js';
-import type { paths } from './generated/port.js';
 import type { Caller, PromotionsService } from './service.js';
 
-export type PortActionsApi = Client<paths>;
+export type PortActionsApi = PortApi;
 type RunPatch = NonNullable<paths['/v1/actions/runs/{run_id}']['patch']['requestBody']>['content']['application/json'];
 type RunLog = paths['/v1/actions/runs/{run_id}/logs']['post']['requestBody']['content']['application/json'];
 
@@ -146,25 +145,21 @@ export const PortWebhookBody = z.object({
 });
 export type PortWebhookBody = z.infer<typeof PortWebhookBody>;
 
-/** Typed Port client (types generated from Port's spec) with client-credentials token handling. */
-export function createPortActionsClient(o: { baseUrl: string; clientId: string; clientSecret: string }) {
-  let token: { value: string; until: number } | undefined;
-  const raw = createClient<paths>({ baseUrl: o.baseUrl });
-  const api = createClient<paths>({ baseUrl: o.baseUrl });
-  api.use({
-    async onRequest({ request }) {
-      if (!token || Date.now() > token.until) {
-        const { data, response } = await raw.POST('/v1/auth/access_token', {
-          body: { clientId: o.clientId, clientSecret: o.clientSecret },
-        });
-        if (!data) throw new Error(`Port token request failed: HTTP ${response.status}`);
-        token = { value: data.accessToken, until: Date.now() + Math.max(data.expiresIn - 60, 1) * 1000 };
-      }
-      request.headers.set('authorization', `Bearer ${token.value}`);
-      return request;
-    },
-  });
-  return api;
+/**
+ * The typed Port client (@kpromo/port-client): client-credentials token refreshed before expiry and
+ * once on a 401, retries with backoff on 429 (Retry-After, x-ratelimit-reset), 5xx and network errors.
+ */
+export function createPortActionsClient(o: {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+}): PortActionsApi {
+  return createPortClient({
+    baseUrl: o.baseUrl,
+    clientId: o.clientId,
+    clientSecret: o.clientSecret,
+    userAgent: 'kpromo-backstage-backend',
+  }).api;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -210,7 +205,7 @@ export class PortRunner {
       params: { path: { run_id: runId } },
       body,
     });
-    if (error) this.logger.warn(`Port run ${runId}: log failed (${response.status})`);
+    if (error) this.logger.warn(`Port run ${runId}: log failed (${response.status}: ${portMessage(error)})`);
   }
 
   private async patch(runId: string, body: RunPatch) {
@@ -218,7 +213,7 @@ export class PortRunner {
       params: { path: { run_id: runId }, query: { version: 'v2' } },
       body,
     });
-    if (error) this.logger.warn(`Port run ${runId}: update failed (${response.status})`);
+    if (error) this.logger.warn(`Port run ${runId}: update failed (${response.status}: ${portMessage(error)})`);
   }
 
   /** Checks the request and returns the work to run in the background (the webhook answers 202 first). */
@@ -374,7 +369,7 @@ export class PortRunner {
           if (a.phase !== 'Waiting')
             await this.log(runId, { message: `${a.application}: ${a.phase}${a.message ? ` - ${a.message}` : ''}` });
         }
-      if ((TERMINAL_PHASES as readonly string[]).includes(progress.phase)) return progress;
+      if (isTerminalPlan(progress.phase)) return progress;
       if (Date.now() > deadline)
         throw new Error(
           `plan ${ns}/${name} not finished after ${this.cfg.waitTimeoutSeconds}s (phase ${progress.phase})`,

@@ -6,7 +6,7 @@ import type {
   UserInfoService,
 } from '@backstage/backend-plugin-api';
 import type { Config } from '@backstage/config';
-import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
+import { InputError, NotAllowedError, NotFoundError, ServiceUnavailableError } from '@backstage/errors';
 import type { BasicPermission, ResourcePermission } from '@backstage/plugin-permission-common';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
@@ -23,9 +23,11 @@ import {
   promotionPlanReadPermission,
   promotionRollbackPermission,
 } from '@kpromo/plugin-promotions-common';
-import { entityRefFor, type PromotionsConfig, readPromotionsConfig } from './config.js';
+import type { PromotionsControllerLocateRequest, PromotionsControllerLocator } from '@kpromo/plugin-promotions-node';
+import { configControllerLocator, entityRefFor, type PromotionsConfig, readPromotionsConfig } from './config.js';
 import { type Actor, ControllerClient } from './controllerClient.js';
 import {
+  ApplicationsQuery,
   ApproveBody,
   CreatePlanBody,
   DiffQuery,
@@ -70,26 +72,33 @@ export function identityOf(c: Caller): string {
  * Kubernetes RBAC decides again as that identity.
  */
 export class PromotionsService {
-  readonly client: ControllerClient;
+  /**
+   * @param controllerBaseUrl the controller's JSON API root for a call in `namespace` (see
+   *   {@link PromotionsControllerLocator}); every call still carries the backend's token and the
+   *   caller's identity, added by {@link ControllerClient}.
+   */
   constructor(
     readonly cfg: PromotionsConfig,
     private readonly permissions: PermissionsService,
     private readonly logger: LoggerService,
-    controllerBaseUrl: () => Promise<string>,
+    private readonly controllerBaseUrl: (request: PromotionsControllerLocateRequest) => Promise<string>,
     private readonly userInfo?: Pick<UserInfoService, 'getUserInfo'>,
-  ) {
-    this.client = new ControllerClient(controllerBaseUrl, cfg.controller.token);
-  }
+  ) {}
 
+  /**
+   * @param deps.locator where the controller is (a module's, through
+   *   `promotionsControllerLocatorExtensionPoint`); default {@link configControllerLocator}.
+   */
   static create(deps: {
     config: Config;
     discovery: DiscoveryService;
     permissions: PermissionsService;
     logger: LoggerService;
     userInfo: UserInfoService;
+    locator?: PromotionsControllerLocator;
   }): PromotionsService {
     const cfg = readPromotionsConfig(deps.config);
-    const base = cfg.controller.baseUrl;
+    const locator = deps.locator ?? configControllerLocator(cfg, deps.discovery);
     if (!cfg.controller.token)
       deps.logger.warn(
         'promotions.controller.token is not set: the kpromo controller refuses unauthenticated calls (401)',
@@ -100,9 +109,26 @@ export class PromotionsService {
       cfg,
       deps.permissions,
       deps.logger,
-      async () => (base ? base : (await deps.discovery.getBaseUrl('kpromo-controller')).replace(/\/+$/, '')),
+      async (request) => {
+        let baseUrl: string;
+        try {
+          ({ baseUrl } = await locator.locate(request));
+        } catch (e) {
+          throw new ServiceUnavailableError(`kpromo controller not located: ${(e as Error).message}`);
+        }
+        if (!/^https?:\/\/[^/]/i.test(baseUrl ?? ''))
+          throw new ServiceUnavailableError(
+            `kpromo controller not located: ${JSON.stringify(baseUrl)} is not an http(s) URL`,
+          );
+        return baseUrl.replace(/\/+$/, '');
+      },
       deps.userInfo,
     );
+  }
+
+  /** The controller client for a call in `namespace` (undefined: the controller's default). */
+  private controller(namespace: string | undefined): ControllerClient {
+    return new ControllerClient(() => this.controllerBaseUrl({ namespace }), this.cfg.controller.token);
   }
 
   /**
@@ -158,26 +184,47 @@ export class PromotionsService {
   async environments(c: Caller, q: unknown): Promise<ListResponse<EnvironmentInfo>> {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    return this.client.request('GET', '/environments', {
+    return this.controller(this.ns(namespace)).request('GET', '/environments', {
       as: await this.actorOf(c),
       query: { namespace: this.ns(namespace) },
     });
   }
 
+  /** Applications with their versions; paging (limit/continue) and filters pass through to the controller. */
   async applications(c: Caller, q: unknown): Promise<ListResponse<ApplicationInfo>> {
-    const { namespace } = parseInput(NamespaceQuery, q, 'query');
+    const a = parseInput(ApplicationsQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    const r = await this.client.request<ListResponse<Omit<ApplicationInfo, 'entityRef'>>>('GET', '/applications', {
-      as: await this.actorOf(c),
-      query: { namespace: this.ns(namespace) },
-    });
-    return { items: r.items.map((a) => ({ ...a, entityRef: entityRefFor(this.cfg.entityRef, a) })) };
+    const namespace = this.ns(a.namespace);
+    const r = await this.controller(namespace).request<ListResponse<Omit<ApplicationInfo, 'entityRef'>>>(
+      'GET',
+      '/applications',
+      {
+        as: await this.actorOf(c),
+        query: {
+          namespace,
+          limit: a.limit === undefined ? undefined : String(a.limit),
+          continue: a.continue,
+          teams: a.teams,
+          applications: a.applications,
+          labelSelector: a.labelSelector
+            ? Object.entries(a.labelSelector)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(',')
+            : undefined,
+        },
+      },
+    );
+    return {
+      items: r.items.map((x) => ({ ...x, entityRef: entityRefFor(this.cfg.entityRef, x) })),
+      ...(r.continue ? { continue: r.continue } : {}),
+      ...(r.total !== undefined ? { total: r.total } : {}),
+    };
   }
 
   async diff(c: Caller, q: unknown): Promise<DiffResult> {
     const d = parseInput(DiffQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    const r = await this.client.request<Omit<DiffResult, 'from' | 'to'>>('GET', '/diff', {
+    const r = await this.controller(this.ns(d.namespace)).request<Omit<DiffResult, 'from' | 'to'>>('GET', '/diff', {
       as: await this.actorOf(c),
       query: { ...d, namespace: this.ns(d.namespace) },
     });
@@ -187,7 +234,7 @@ export class PromotionsService {
   async listPlans(c: Caller, q: unknown): Promise<ListResponse<PromotionPlan>> {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    return this.client.request('GET', '/plans', {
+    return this.controller(this.ns(namespace)).request('GET', '/plans', {
       as: await this.actorOf(c),
       query: { namespace: this.ns(namespace) },
     });
@@ -201,7 +248,7 @@ export class PromotionsService {
   }
 
   private async readPlan(c: Caller, namespace: string, name: string): Promise<PromotionPlan> {
-    return this.client.request<PromotionPlan>(
+    return this.controller(namespace).request<PromotionPlan>(
       'GET',
       `/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
       { as: await this.actorOf(c) },
@@ -237,7 +284,7 @@ export class PromotionsService {
       await this.requireForApps(c, promotionPlanApprovePermission, namespace ?? '', applications);
     }
     // The controller records the caller as spec.requestedBy and, with approve, as the approver.
-    const r = await this.client.request<CreatePlanResponse>('POST', '/plans', {
+    const r = await this.controller(namespace).request<CreatePlanResponse>('POST', '/plans', {
       as: await this.actorOf(c),
       body: { ...b, namespace, applications, approve: b.approve },
     });
@@ -264,7 +311,7 @@ export class PromotionsService {
       p.namespace,
       plan.spec.candidates.map((x) => x.application),
     );
-    const out = await this.client.request<PromotionPlan>(
+    const out = await this.controller(p.namespace).request<PromotionPlan>(
       'POST',
       `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/approve`,
       {
@@ -295,10 +342,11 @@ export class PromotionsService {
       p.namespace,
       changed.length ? changed : plan.spec.candidates.map((x) => x.application),
     );
-    const out = await this.client.request<PromotionPlan>(
+    const out = await this.controller(p.namespace).request<PromotionPlan>(
       'POST',
       `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/rollback`,
-      { as: await this.actorOf(c), body: { approve: b.approve, ...(b.name ? { name: b.name } : {}) } },
+      // Approved by the caller unless the body says approve: false (the route's documented default).
+      { as: await this.actorOf(c), body: { approve: b.approve ?? true, ...(b.name ? { name: b.name } : {}) } },
     );
     this.logger.info(`rollback ${out.metadata.name} of ${p.namespace}/${p.name} created by ${user}`);
     return { plan: out, progress: planProgress(out) };

@@ -6,20 +6,23 @@ import { coreServices, createBackendModule, createServiceFactory } from '@backst
 import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
 import catalogBackend from '@backstage/plugin-catalog-backend';
 import { catalogConditions, createCatalogConditionalDecision } from '@backstage/plugin-catalog-backend/alpha';
+import catalogModuleTemplateKind from '@backstage/plugin-catalog-backend-module-scaffolder-entity-model';
 import mcpActionsBackend from '@backstage/plugin-mcp-actions-backend';
 import permissionBackend from '@backstage/plugin-permission-backend';
 import { AuthorizeResult, isResourcePermission, type PolicyDecision } from '@backstage/plugin-permission-common';
 import type { PermissionPolicy, PolicyQuery, PolicyQueryUser } from '@backstage/plugin-permission-node';
 import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
-import { scaffolderActionsExtensionPoint, type TemplateAction } from '@backstage/plugin-scaffolder-node';
-import { createMockActionContext } from '@backstage/plugin-scaffolder-node-test-utils';
+import scaffolderBackend from '@backstage/plugin-scaffolder-backend';
 import type { PromotionPlan } from '@kpromo/api';
+import { BACKEND_API } from '@kpromo/contract';
+import { responseChecker } from '@kpromo/contract/testing';
 import type { PlanDetails } from '@kpromo/plugin-promotions-common';
+import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../../controller/src/config.js';
 import type { Running } from '../../../controller/src/runtime.js';
 import { startController } from '../../../controller/src/runtime.js';
@@ -34,7 +37,7 @@ import {
   waitPlan,
 } from '../../../controller/test/e2eHelpers.js';
 import { PortStandIn } from '../../../exporter/test/portStandIn.js';
-import { ControllerClient, promotionsPlugin, scaffolderModulePromotions } from '../src/index.js';
+import { ControllerClient, promotionsPlugin } from '../src/index.js';
 
 // Test-side view of JSON answers: assertions walk into them freely.
 // biome-ignore lint/suspicious/noExplicitAny: untyped JSON from HTTP answers
@@ -80,7 +83,6 @@ const runs = standIn.runs;
 let ctl: Running;
 let backend: TestBackend;
 let base = '';
-const scaffolderActions: TemplateAction[] = [];
 const decisions: Array<{ user?: string; permission: string; result: string }> = [];
 
 /**
@@ -184,6 +186,105 @@ async function api(path: string, o: { user?: string; method?: string; body?: unk
 
 const terminal = (p: PromotionPlan) =>
   ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
+
+/** A scaffolder template expression, `${{ e }}`. */
+const tpl = (e: string) => `$\{{ ${e} }}`;
+
+/**
+ * Templates for the scaffolder tasks: kpromo-plan creates a plan for one application, kpromo-promote
+ * approves it and waits for it (release status without a namespace: promotions.controller.defaultNamespace).
+ */
+const templates = () => [
+  {
+    apiVersion: 'scaffolder.backstage.io/v1beta3',
+    kind: 'Template',
+    metadata: { name: 'kpromo-plan' },
+    spec: {
+      owner: ALICE,
+      type: 'service',
+      parameters: [{ properties: { app: { type: 'string' }, plan: { type: 'string' } } }],
+      steps: [
+        {
+          id: 'create',
+          name: 'Create the plan',
+          action: 'kpromo:plan:create',
+          input: {
+            namespace: NS,
+            from: 'dev',
+            to: 'stable',
+            applications: [tpl('parameters.app')],
+            name: tpl('parameters.plan'),
+          },
+        },
+      ],
+      output: {
+        namespace: tpl('steps.create.output.namespace'),
+        plan: tpl('steps.create.output.plan'),
+        applications: tpl('steps.create.output.applications'),
+      },
+    },
+  },
+  {
+    apiVersion: 'scaffolder.backstage.io/v1beta3',
+    kind: 'Template',
+    metadata: { name: 'kpromo-promote' },
+    spec: {
+      owner: ALICE,
+      type: 'service',
+      parameters: [{ properties: { plan: { type: 'string' } } }],
+      steps: [
+        {
+          id: 'promote',
+          name: 'Approve',
+          action: 'kpromo:plan:promote',
+          input: { namespace: NS, plan: tpl('parameters.plan'), comment: 'from a template' },
+        },
+        {
+          id: 'wait',
+          name: 'Wait for the promotion',
+          action: 'kpromo:release:status',
+          input: { plan: tpl('parameters.plan'), waitSeconds: 120 },
+        },
+      ],
+      output: {
+        approvers: tpl('steps.promote.output.approvers'),
+        phase: tpl('steps.wait.output.phase'),
+        status: tpl('steps.wait.output.status'),
+      },
+    },
+  },
+];
+
+/** Starts a task from a template through the scaffolder's REST API as `user` and waits for its end. */
+async function runTask(user: string, template: string, values: Record<string, unknown>) {
+  const res = await fetch(`${base}/api/scaffolder/v2/tasks`, {
+    method: 'POST',
+    headers: { ...auth(user), 'content-type': 'application/json' },
+    body: JSON.stringify({ templateRef: `template:default/${template}`, values }),
+  });
+  const created = (await res.json()) as Json;
+  expect(res.status, JSON.stringify(created)).toBe(201);
+  const task = await waitFor(
+    `task ${created.id}`,
+    async () => {
+      const t = (await (
+        await fetch(`${base}/api/scaffolder/v2/tasks/${created.id}`, { headers: auth(user) })
+      ).json()) as Json;
+      return ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+    },
+    180_000,
+  );
+  const events = (await (
+    await fetch(`${base}/api/scaffolder/v2/tasks/${created.id}/events`, { headers: auth(user) })
+  ).json()) as Array<{ type: string; body: Json }>;
+  const completion = events.find((e) => e.type === 'completion')?.body ?? {};
+  return {
+    status: task.status as string,
+    output: completion.output as Json | undefined,
+    error: completion.error as { name: string; message: string } | undefined,
+    log: events.map((e) => e.body.message).join('\n'),
+  };
+}
 
 async function expectStableImage(app: string, digest: string) {
   const d = await getDeployment(stable, APPS_NS, app);
@@ -356,22 +457,25 @@ beforeAll(async () => {
   const catalogFile = join(tmpdir(), `bsb-catalog-${RUN}.yaml`);
   writeFileSync(
     catalogFile,
-    APPS.map(
-      (app) =>
-        `apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ${app}\nspec:\n  type: service\n  lifecycle: production\n  owner: ${app === 'billing' ? 'group:default/team-b' : ALICE}\n`,
-    ).join('---\n'),
+    [
+      ...APPS.map(
+        (app) =>
+          `apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ${app}\nspec:\n  type: service\n  lifecycle: production\n  owner: ${app === 'billing' ? 'group:default/team-b' : ALICE}\n`,
+      ),
+      // The scaffolder reads templates from the catalog (JSON is YAML).
+      ...templates().map((t) => `${JSON.stringify(t)}\n`),
+    ].join('---\n'),
   );
 
   backend = await startTestBackend({
-    extensionPoints: [
-      [scaffolderActionsExtensionPoint, { addActions: (...a: TemplateAction[]) => scaffolderActions.push(...a) }],
-    ],
     features: [
       catalogBackend,
+      catalogModuleTemplateKind,
       permissionBackend,
       testPolicyModule,
       mcpActionsBackend,
       promotionsPlugin,
+      scaffolderBackend,
       scaffolderModulePromotions,
       // Requests without a token are unauthenticated (the mock default would be a user).
       httpAuthWithActors,
@@ -382,7 +486,7 @@ beforeAll(async () => {
           permission: { enabled: true },
           catalog: {
             processingInterval: { seconds: 1 },
-            rules: [{ allow: ['Component', 'Location'] }],
+            rules: [{ allow: ['Component', 'Location', 'Template'] }],
             locations: [{ type: 'file', target: catalogFile }],
           },
           promotions: {
@@ -411,6 +515,12 @@ beforeAll(async () => {
       const e = (await r.json()) as { relations?: Array<{ type: string }> };
       if (!e.relations?.some((x) => x.type === 'ownedBy'))
         throw new Error(`no ownedBy: ${JSON.stringify(e).slice(0, 300)}`);
+      for (const t of templates()) {
+        const tr = await fetch(`${base}/api/catalog/entities/by-name/template/default/${t.metadata.name}`, {
+          headers: { authorization: mockCredentials.service.header() },
+        });
+        if (!tr.ok) throw new Error(`template ${t.metadata.name}: catalog answered ${tr.status}`);
+      }
       return e;
     },
     30_000,
@@ -474,6 +584,23 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(diff.status).toBe(200);
     expect(diff.json.candidates.map((c: { application: string }) => c.application).sort()).toEqual(['billing', 'cart']);
     expect((await api('/plans', { user: ALICE })).json.items).toEqual([]);
+    // Answers fit the backend API's OpenAPI document (generated from @kpromo/contract), and paging
+    // passes through to the controller: one application per page, the total over all of them.
+    const check = responseChecker(BACKEND_API);
+    for (const [route, r] of [
+      ['/environments', envs],
+      ['/applications', apps],
+      ['/diff', diff],
+    ] as const)
+      expect(check('GET', route, 200, r.json), route).toEqual([]);
+    const page1 = await api('/applications?limit=1', { user: ALICE });
+    expect(check('GET', '/applications', 200, page1.json)).toEqual([]);
+    expect(page1.json.items).toHaveLength(1);
+    expect(page1.json.total).toBe(apps.json.items.length);
+    const page2 = await api(`/applications?limit=1&continue=${encodeURIComponent(page1.json.continue)}`, {
+      user: ALICE,
+    });
+    expect(page2.json.items[0].name > page1.json.items[0].name).toBe(true);
     // Service principals (plugin-to-plugin) are allowed by Backstage's permission client and reach
     // the controller as service:<subject> (which the backend may impersonate; it may list nothing).
     const asService = await api('/plans', { service: true });
@@ -520,8 +647,6 @@ describe('promotions backend plugin in a real test backend against the real cont
     const badName = await api('/plans', { user: ALICE, method: 'POST', body: { from: 'Dev!', to: 'stable' } });
     expect(badName.status).toBe(400);
     expect(badName.json.error.message).toMatch(/from: must be a Kubernetes object name/);
-    const extra = await api('/plans', { user: ALICE, method: 'POST', body: { from: 'dev', to: 'stable', bogus: 1 } });
-    expect(extra.status).toBe(400);
     const regex = await api('/diff?from=dev&to=stable&tagPattern=(', { user: ALICE });
     expect(regex.status).toBe(400);
     expect(regex.json.error.message).toMatch(/tagPattern/);
@@ -586,17 +711,12 @@ describe('promotions backend plugin in a real test backend against the real cont
     });
     expect(created.status).toBe(201);
     expect(created.json.plan.spec.candidates.map((c: { application: string }) => c.application)).toEqual(['cart']);
-    // The approver is never taken from the body: a bogus field is rejected.
-    const forged = await api(`/plans/${NS}/rest-${RUN}/approve`, {
-      user: ALICE,
-      method: 'POST',
-      body: { approvedBy: ADMIN },
-    });
-    expect(forged.status).toBe(400);
+    // The approver is never taken from the body: an approvedBy naming someone else is ignored (the
+    // contract drops unknown fields) and the approval is recorded for the signed-in user.
     const approved = await api(`/plans/${NS}/rest-${RUN}/approve`, {
       user: ALICE,
       method: 'POST',
-      body: { comment: 'cart 2.0 is ready' },
+      body: { approvedBy: ADMIN, comment: 'cart 2.0 is ready' },
     });
     expect(approved.status, JSON.stringify(approved.json)).toBe(200);
     // The approval names the Backstage user and her groups (admission checked both against the request).
@@ -639,55 +759,44 @@ describe('promotions backend plugin in a real test backend against the real cont
     await expectStableImage('cart', devDigest.cart);
   });
 
-  it('promotes through the scaffolder actions registered by the module', async () => {
-    const byId = Object.fromEntries(scaffolderActions.map((a) => [a.id, a]));
-    expect(Object.keys(byId).sort()).toEqual([
-      'kpromo:plan:create',
-      'kpromo:plan:promote',
-      'kpromo:plan:rollback',
-      'kpromo:release:status',
-    ]);
-    expect(byId['kpromo:plan:create'].schema?.input).toBeDefined();
-    // createMockActionContext builds its logger with jest.fn(); vitest's vi has the same API.
-    (globalThis as { jest?: unknown }).jest ??= vi;
-    const ctx = <I extends Record<string, unknown>>(input: I, user = ALICE) => {
-      const out: Record<string, unknown> = {};
-      // The mock context ignores output/getInitiatorCredentials overrides; set them on the result.
-      const c = {
-        ...createMockActionContext({ input: input as never }),
-        output: (k: string, v: unknown) => {
-          out[k] = v;
-        },
-        getInitiatorCredentials: async () => mockCredentials.user(user),
-      };
-      return { c, out };
-    };
-    const denied = ctx({ from: 'dev', to: 'stable', applications: ['search'] }, MALLORY);
-    await expect(byId['kpromo:plan:create'].handler(denied.c as never)).rejects.toThrow(
-      /not allowed to promotion.plan.create/,
-    );
+  it('promotes through real scaffolder tasks (kpromo:* actions of the scaffolder module) as the task initiator', async () => {
+    // mallory started the task: the promotions backend refuses her Backstage permission; nothing is created.
+    const denied = await runTask(MALLORY, 'kpromo-plan', { app: 'search', plan: `tpl-denied-${RUN}` });
+    expect(denied.status, denied.log).toBe('failed');
+    expect(denied.error).toEqual({
+      name: 'NotAllowedError',
+      message: `${MALLORY} is not allowed to promotion.plan.create`,
+    });
+    expect(
+      await dev.getOrUndefined(
+        `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/tpl-denied-${RUN}`,
+      ),
+    ).toBeUndefined();
 
-    const create = ctx({ namespace: NS, from: 'dev', to: 'stable', applications: ['search'], name: `tpl-${RUN}` });
-    await byId['kpromo:plan:create'].handler(create.c as never);
-    expect(create.out).toMatchObject({ namespace: NS, plan: `tpl-${RUN}`, applications: ['search'] });
-    // The task initiator bob lacks the approve verb: the controller refuses, the plan stays unapproved.
-    const asBob = ctx({ namespace: NS, plan: `tpl-${RUN}` }, BOB);
-    await expect(byId['kpromo:plan:promote'].handler(asBob.c as never)).rejects.toMatchObject({
+    const created = await runTask(ALICE, 'kpromo-plan', { app: 'search', plan: `tpl-${RUN}` });
+    expect(created.status, created.log).toBe('completed');
+    expect(created.output).toMatchObject({ namespace: NS, plan: `tpl-${RUN}`, applications: ['search'] });
+    // The controller recorded the task's initiator, not the scaffolder or the backend.
+    expect((await getPlan(dev, NS, `tpl-${RUN}`)).spec.requestedBy).toBe(ALICE);
+
+    // The initiator bob lacks the approve verb: the controller refuses as bob, the plan stays unapproved.
+    const asBob = await runTask(BOB, 'kpromo-promote', { plan: `tpl-${RUN}` });
+    expect(asBob.status, asBob.log).toBe('failed');
+    expect(asBob.error).toEqual({
       name: 'NotAllowedError',
       message: `forbidden: ${BOB} (via ${BACKEND_USER}) may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
     });
     expect((await getPlan(dev, NS, `tpl-${RUN}`)).spec.approvals).toBeUndefined();
-    const promote = ctx({ namespace: NS, plan: `tpl-${RUN}` });
-    await byId['kpromo:plan:promote'].handler(promote.c as never);
-    expect(promote.out.approvers).toEqual([ALICE]);
-    const status = ctx({ namespace: NS, plan: `tpl-${RUN}`, waitSeconds: 120 });
-    await byId['kpromo:release:status'].handler(status.c as never);
-    expect(status.out.phase).toBe('Complete');
-    expect((status.out.status as Json).plan).toMatchObject({ approved: true, approvers: [{ user: ALICE }] });
+
+    const promoted = await runTask(ALICE, 'kpromo-promote', { plan: `tpl-${RUN}` });
+    expect(promoted.status, promoted.log).toBe('completed');
+    expect(promoted.output).toMatchObject({ approvers: [ALICE], phase: 'Complete' });
+    expect(promoted.output?.status.plan).toMatchObject({ approved: true, approvers: [{ user: ALICE }] });
     const real = await waitPlan(dev, NS, `tpl-${RUN}`, terminal);
     expect(real.status?.phase).toBe('Complete');
     expect(real.spec.requestedBy).toBe(ALICE);
-    expect(real.spec.approvals).toEqual([{ user: ALICE, groups: [TEAM_A] }]);
+    // alice with her group (x-kpromo-groups from her ownership refs), as through the REST routes.
+    expect(real.spec.approvals).toEqual([{ user: ALICE, groups: [TEAM_A], comment: 'from a template' }]);
     await expectStableImage('search', devDigest.search);
   });
 

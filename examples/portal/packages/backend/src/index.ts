@@ -8,9 +8,12 @@ backend.add(import('@backstage/plugin-auth-backend'));
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
 backend.add(import('@backstage/plugin-catalog-backend'));
 backend.add(import('@kpromo/catalog-backend-module-promotions'));
+backend.add(import('@backstage/plugin-catalog-backend-module-scaffolder-entity-model')); // Template entities
 backend.add(import('@backstage/plugin-permission-backend'));
 backend.add(import('./policy'));
 backend.add(import('@backstage/plugin-mcp-actions-backend'));
 backend.add(import('@kpromo/plugin-promotions-backend'));
+backend.add(import('@backstage/plugin-scaffolder-backend'));
+backend.add(import('@kpromo/plugin-scaffolder-backend-module-promotions')); // kpromo:* template actions
 
 backend.start();

@@ -1,15 +1,21 @@
-import { coreServices, createBackendModule } from '@backstage/backend-plugin-api';
-import { createTemplateAction, scaffolderActionsExtensionPoint } from '@backstage/plugin-scaffolder-node';
-import { PromotionsService } from './service.js';
+import type { BackstageCredentials } from '@backstage/backend-plugin-api';
+import { InputError, NotFoundError } from '@backstage/errors';
+import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
+import type { ApplicationInfo, PlanDetails } from '@kpromo/plugin-promotions-common';
+import type { PromotionsBackendClient } from './client.js';
 
-/** Scaffolder actions for self-service templates; they act as the user who started the task. */
-export function createPromotionsTemplateActions(svc: PromotionsService) {
-  const as = async (ctx: {
-    getInitiatorCredentials(): Promise<import('@backstage/backend-plugin-api').BackstageCredentials>;
-  }) => ({
-    kind: 'backstage' as const,
-    credentials: await ctx.getInitiatorCredentials(),
-  });
+/**
+ * The kpromo:* scaffolder actions. Each call goes to the promotions backend as the user who started
+ * the task (`ctx.getInitiatorCredentials()`, see {@link PromotionsBackendClient}): the same
+ * Backstage permission checks as the REST routes, then the controller acts as that user.
+ *
+ * @param o.defaultNamespace CR namespace for `kpromo:release:status` with a plan and no namespace
+ *   (`promotions.controller.defaultNamespace`); the other actions leave an omitted namespace to the
+ *   promotions backend.
+ */
+export function createPromotionsTemplateActions(o: { client: PromotionsBackendClient; defaultNamespace?: string }) {
+  const { client } = o;
+  const as = (ctx: { getInitiatorCredentials(): Promise<BackstageCredentials> }) => ctx.getInitiatorCredentials();
   return [
     createTemplateAction({
       id: 'kpromo:plan:create',
@@ -32,7 +38,7 @@ export function createPromotionsTemplateActions(svc: PromotionsService) {
         },
       },
       async handler(ctx) {
-        const r = await svc.createPlan(await as(ctx), ctx.input);
+        const r = await client.createPlan(await as(ctx), ctx.input);
         ctx.logger.info(`created plan ${r.plan.metadata.namespace}/${r.plan.metadata.name}`);
         ctx.output('namespace', r.plan.metadata.namespace ?? '');
         ctx.output('plan', r.plan.metadata.name);
@@ -62,7 +68,7 @@ export function createPromotionsTemplateActions(svc: PromotionsService) {
         },
       },
       async handler(ctx) {
-        const r = await svc.approve(
+        const r = await client.approve(
           await as(ctx),
           { namespace: ctx.input.namespace, name: ctx.input.plan },
           {
@@ -95,7 +101,7 @@ export function createPromotionsTemplateActions(svc: PromotionsService) {
         output: { plan: (z) => z.string() },
       },
       async handler(ctx) {
-        const r = await svc.rollback(
+        const r = await client.rollback(
           await as(ctx),
           { namespace: ctx.input.namespace, name: ctx.input.plan },
           {
@@ -103,6 +109,7 @@ export function createPromotionsTemplateActions(svc: PromotionsService) {
             ...(ctx.input.approve !== undefined ? { approve: ctx.input.approve } : {}),
           },
         );
+        ctx.logger.info(`created rollback ${r.plan.metadata.name} of ${ctx.input.namespace}/${ctx.input.plan}`);
         ctx.output('plan', r.plan.metadata.name);
       },
     }),
@@ -120,10 +127,23 @@ export function createPromotionsTemplateActions(svc: PromotionsService) {
         output: { phase: (z) => z.string().optional(), status: (z) => z.any() },
       },
       async handler(ctx) {
-        const c = await as(ctx);
+        const { plan, application } = ctx.input;
+        if (!!plan === !!application) throw new InputError('pass exactly one of plan or application');
+        const credentials = await as(ctx);
+        const namespace = ctx.input.namespace ?? o.defaultNamespace;
+        const status = async (): Promise<{ plan?: PlanDetails['progress']; application?: ApplicationInfo }> => {
+          if (plan) {
+            if (!namespace) throw new InputError('namespace is required');
+            return { plan: (await client.getPlan(credentials, { namespace, name: plan }, ctx.signal)).progress };
+          }
+          const apps = await client.applications(credentials, namespace, ctx.signal);
+          const a = apps.items.find((x) => x.name === application);
+          if (!a) throw new NotFoundError(`Application ${namespace ?? ''}/${application} not found`);
+          return { application: a };
+        };
         const deadline = Date.now() + (ctx.input.waitSeconds ?? 0) * 1000;
         for (;;) {
-          const r = await svc.releaseStatus(c, ctx.input);
+          const r = await status();
           if (!r.plan || r.plan.done || Date.now() >= deadline || ctx.signal?.aborted) {
             ctx.output('phase', r.plan?.phase);
             ctx.output('status', JSON.parse(JSON.stringify(r)));
@@ -135,24 +155,3 @@ export function createPromotionsTemplateActions(svc: PromotionsService) {
     }),
   ];
 }
-
-/** Registers the kpromo:* actions with the scaffolder. */
-export const scaffolderModulePromotions = createBackendModule({
-  pluginId: 'scaffolder',
-  moduleId: 'kpromo-actions',
-  register(env) {
-    env.registerInit({
-      deps: {
-        scaffolder: scaffolderActionsExtensionPoint,
-        config: coreServices.rootConfig,
-        discovery: coreServices.discovery,
-        permissions: coreServices.permissions,
-        logger: coreServices.logger,
-        userInfo: coreServices.userInfo,
-      },
-      async init({ scaffolder, ...deps }) {
-        scaffolder.addActions(...createPromotionsTemplateActions(PromotionsService.create(deps)));
-      },
-    });
-  },
-});

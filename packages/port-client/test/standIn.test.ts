@@ -1,0 +1,52 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PortStandIn } from '../../../exporter/test/portStandIn.js';
+import { createPortClient } from '../src/index.js';
+
+// The client against the exporter's spec-validating Port stand-in (every request and response is
+// checked against exporter/port-api/openapi.yaml), for the calls the Backstage backend makes.
+let port: PortStandIn;
+let client: ReturnType<typeof createPortClient>;
+
+beforeEach(async () => {
+  port = new PortStandIn();
+  await port.start();
+  client = createPortClient({
+    baseUrl: port.url,
+    clientId: port.clientId,
+    clientSecret: port.clientSecret,
+    baseBackoffMs: 10,
+  });
+});
+
+afterEach(async () => {
+  await port.stop();
+  expect(port.violations).toEqual([]);
+});
+
+describe('Port client against the stand-in', () => {
+  it('reports action run logs and status, through a 429, a 503 and an expired token', async () => {
+    const { api } = client;
+    const log = await api.POST('/v1/actions/runs/{run_id}/logs', {
+      params: { path: { run_id: 'r1' } },
+      body: { message: 'started' },
+    });
+    expect(log.response.status).toBe(201);
+    port.faults = [
+      {
+        status: 429,
+        times: 1,
+        headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' },
+      },
+      { status: 503, times: 1 },
+    ];
+    port.expireTokens();
+    const patch = await api.PATCH('/v1/actions/runs/{run_id}', {
+      params: { path: { run_id: 'r1' }, query: { version: 'v2' } },
+      body: { status: 'SUCCESS', statusLabel: 'Complete', summary: 'cart: Succeeded' },
+    });
+    expect(patch.data?.run?.status).toBe('SUCCESS');
+    expect(port.runs.get('r1')?.logs).toEqual([{ message: 'started' }]);
+    expect(port.calls.map((c) => c.status)).toEqual([200, 201, 429, 503, 401, 200, 200]);
+    expect(client.stats).toEqual({ calls: 7, tokenFetches: 2, retries: 2 });
+  });
+});

@@ -1,0 +1,14 @@
+/**
+ * Node library of the kpromo promotions backend plugin: the extension points its backend modules use.
+ *
+ * @packageDocumentation
+ */
+export {
+  type PromotionsActionsExtensionPoint,
+  type PromotionsControllerLocateRequest,
+  type PromotionsControllerLocation,
+  type PromotionsControllerLocator,
+  type PromotionsControllerLocatorExtensionPoint,
+  promotionsActionsExtensionPoint,
+  promotionsControllerLocatorExtensionPoint,
+} from './extensions.js';
