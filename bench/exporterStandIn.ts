@@ -3,7 +3,7 @@
  * count towards the exporter's RSS. Talks to the parent over IPC: reports its URL, answers stats
  * requests, and reports when an entity whose title starts with "lat-" lands (latency probe).
  */
-import { PortStandIn } from '../exporter/test/portStandIn.js';
+import { PortStandIn } from '@kpromo/test-harness/port';
 
 // Wrapped in main(): the root package is CommonJS, where top-level await is unavailable.
 async function main(): Promise<void> {

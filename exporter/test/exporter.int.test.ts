@@ -1,4 +1,14 @@
 import { kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import {
+  app,
+  crs,
+  deleteNamespace,
+  ensureKpromoCrds,
+  ensureNamespace,
+  env,
+  waitForEstablished,
+} from '@kpromo/test-harness/crs';
+import { PortStandIn } from '@kpromo/test-harness/port';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type ExporterConfig, parseConfig } from '../src/config.js';
@@ -7,8 +17,6 @@ import { createLogger } from '../src/log.js';
 import { compileResource, mapObjects, STATE_KEY_PROPERTY } from '../src/mapEntity.js';
 import { parseKind } from '../src/resourceKind.js';
 import { type RunningExporter, runExporter } from '../src/run.js';
-import { app, crs, deleteNamespace, ensureKpromoCrds, ensureNamespace, env, waitForEstablished } from './fixtures.js';
-import { PortStandIn } from './portStandIn.js';
 
 const suffix = Math.random().toString(36).slice(2, 7);
 const NS = `exp-${suffix}`;

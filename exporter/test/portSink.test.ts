@@ -1,10 +1,10 @@
+import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BlueprintConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { finishEntity, STATE_KEY_PROPERTY } from '../src/mapEntity.js';
 import { createPortClient } from '../src/portClient.js';
 import { PortSink } from '../src/portSink.js';
-import { PortStandIn } from './portStandIn.js';
 
 // The sink against the spec-validating stand-in (an in-process HTTP server; no cluster needed).
 const log = createLogger('silent');

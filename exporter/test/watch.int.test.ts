@@ -1,10 +1,10 @@
 import { kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { app, crs, deleteNamespace, ensureKpromoCrds, ensureNamespace } from '@kpromo/test-harness/crs';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../src/log.js';
 import { parseKind } from '../src/resourceKind.js';
 import { type KubeObject, ResourceWatcher, type WatchEvent } from '../src/watchResources.js';
-import { app, crs, deleteNamespace, ensureKpromoCrds, ensureNamespace } from './fixtures.js';
 
 // ResourceWatcher alone against the real apiserver: a real 410 Gone must lead to a relist that
 // reports the deletes that happened while the watch was not running.

@@ -1,6 +1,6 @@
 /**
  * Writes src/generated/port.ts: TypeScript types for the Port API operations kpromo calls, generated
- * with openapi-typescript from the committed spec (exporter/port-api/openapi.yaml, Port's published
+ * with openapi-typescript from the committed spec (packages/port-client/port-api/openapi.yaml, Port's published
  * OpenAPI description). `--check` writes nothing and exits 1 when the committed file differs from
  * what this script emits (`yarn port-client:check`, part of `yarn test`).
  *
@@ -18,7 +18,7 @@ import { parse } from 'yaml';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** The spec is vendored in the repo (the Port stand-in validates against the same file). */
-export const PORT_SPEC = join(root, 'exporter/port-api/openapi.yaml');
+export const PORT_SPEC = join(root, 'packages/port-client/port-api/openapi.yaml');
 export const OUT = join(root, 'packages/port-client/src/generated/port.ts');
 
 export const PATHS = [

@@ -1,9 +1,9 @@
+import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PortStandIn } from '../../../exporter/test/portStandIn.js';
 import { createPortClient } from '../src/index.js';
 
 // The client against the exporter's spec-validating Port stand-in (every request and response is
-// checked against exporter/port-api/openapi.yaml), for the calls the Backstage backend makes.
+// checked against packages/port-client/port-api/openapi.yaml), for the calls the Backstage backend makes.
 let port: PortStandIn;
 let client: ReturnType<typeof createPortClient>;
 

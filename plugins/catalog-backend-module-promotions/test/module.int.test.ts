@@ -1,9 +1,9 @@
 import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
 import catalogBackend from '@backstage/plugin-catalog-backend';
 import { kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { app, crs, deleteNamespace, ensureKpromoCrds, ensureNamespace, env } from '@kpromo/test-harness/crs';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { app, crs, deleteNamespace, ensureKpromoCrds, ensureNamespace, env } from '../../../exporter/test/fixtures.js';
 import { catalogModulePromotions } from '../src/module.js';
 import { ANNOTATION } from '../src/toBackstageEntity.js';
 

@@ -1,5 +1,5 @@
+import { finishEntity } from '@kpromo/exporter';
 import { describe, expect, it } from 'vitest';
-import { finishEntity } from '../../../exporter/src/mapEntity.js';
 import { ANNOTATION, backstageName, toBackstageEntity } from '../src/toBackstageEntity.js';
 
 describe('toBackstageEntity', () => {

@@ -10,7 +10,7 @@ import { readPromotionsConfig } from '../src/config.js';
 import { PortWebhookBody } from '../src/port.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-const spec = parse(readFileSync(join(root, 'exporter/port-api/openapi.yaml'), 'utf8'));
+const spec = parse(readFileSync(join(root, 'packages/port-client/port-api/openapi.yaml'), 'utf8'));
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 ajv.addSchema(spec, 'port');

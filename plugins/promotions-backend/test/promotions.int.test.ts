@@ -19,6 +19,7 @@ import { responseChecker } from '@kpromo/contract/testing';
 import type { PlanDetails } from '@kpromo/plugin-promotions-common';
 import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { PortStandIn } from '@kpromo/test-harness/port';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -36,7 +37,6 @@ import {
   seedTwoStageRelease,
   waitPlan,
 } from '../../../controller/test/e2eHelpers.js';
-import { PortStandIn } from '../../../exporter/test/portStandIn.js';
 import { ControllerClient, promotionsPlugin } from '../src/index.js';
 
 // Test-side view of JSON answers: assertions walk into them freely.

@@ -51,7 +51,7 @@ export interface StoredRun {
   logs: Json[];
 }
 
-const SPEC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../port-api/openapi.yaml');
+const SPEC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../packages/port-client/port-api/openapi.yaml');
 let cachedSpec: { spec: { paths: Record<string, Record<string, Operation>> }; ajv: Ajv2020 } | undefined;
 
 function loadSpec() {
