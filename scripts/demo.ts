@@ -5,10 +5,12 @@
 // images, applies the CRDs and a `shop` release (4 apps × dev/stable/prod), starts the controller and
 // promotes dev -> stable -> prod, printing progress. With a kubeconfig it just runs the controller
 // against that cluster. `--once` exits after the promotions (used by the test suite).
+
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
+import type { ApplicationView, ListResponse } from '@kpromo/contract';
 import { type Config, loadConfig, startController } from '@kpromo/controller';
 import {
   applyManifest,
@@ -188,9 +190,11 @@ async function main() {
     }
   }
 
-  const apps = (await (await api(`/applications?namespace=${NS}`, 'developer')).json()) as unknown;
+  const apps = (await (
+    await api(`/applications?namespace=${NS}`, 'developer')
+  ).json()) as ListResponse<ApplicationView>;
   say('versions per environment now:');
-  console.log(JSON.stringify(apps, null, 2).split('\n').slice(0, 60).join('\n'));
+  console.log(versionTable(apps.items, ['dev', 'stable', 'prod']));
   say(`demo finished in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   if (once) {
     await running.stop();
@@ -199,11 +203,31 @@ async function main() {
   }
   say(
     `controller keeps running; try: curl -s -H "Authorization: Bearer $(cat ${join(people.dir, 'developer.token')})" ` +
-      `localhost:${running.port}/api/v1/applications?namespace=${NS} | jq .  (Ctrl-C stops; \`yarn cluster stop\` stops the clusters)`,
+      `localhost:${running.port}/api/v1/applications?namespace=${NS} | jq .\n  the portal on the same clusters: \`yarn portal\`, then http://localhost:7007/promotions\n  (Ctrl-C stops; \`yarn cluster stop\` stops the clusters)`,
   );
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));
   await running.stop();
   await sample.stop();
+}
+
+/** Applications × environments: the tag and health running in each, as a plain text table. */
+function versionTable(apps: ApplicationView[], envs: string[]): string {
+  const cell = (a: ApplicationView, e: string) => {
+    const v = a.versions.find((x) => x.environment === e);
+    return v?.tag ? `${v.tag} ${v.health === 'Healthy' ? '✓' : v.health}` : (v?.health ?? '-');
+  };
+  const rows = [['application', ...envs], ...apps.map((a) => [a.name, ...envs.map((e) => cell(a, e))])];
+  const width = envs.map((_, i) => Math.max(...rows.map((r) => r[i + 1].length)));
+  const first = Math.max(...rows.map((r) => r[0].length));
+  return rows
+    .map(
+      (r) =>
+        `    ${r[0].padEnd(first)}  ${r
+          .slice(1)
+          .map((c, i) => c.padEnd(width[i]))
+          .join('  ')}`,
+    )
+    .join('\n');
 }
 
 main().catch((e: unknown) => {

@@ -26,5 +26,9 @@ it('yarn demo --once promotes the sample release dev -> stable -> prod', async (
   expect(code, out.slice(-3000)).toBe(0);
   expect(out.match(/: Complete \(4 succeeded, 0 failed\)/g)).toHaveLength(2);
   expect(out).toMatch(/checkout\s+Succeeded\s+v1\.1\.0-\d{8}T\d{6}Z/);
+  // The final versions as a table, not JSON: every app runs v1.1.0 everywhere now (✓ = Healthy).
+  expect(out).toMatch(/application\s+dev\s+stable\s+prod/);
+  expect(out).toMatch(/checkout\s+v1\.1\.0 (✓|\w+)\s+v1\.1\.0-\d{8}T\d{6}Z (✓|\w+)\s+v1\.1\.0-\d{8}T\d{6}Z (✓|\w+)/);
+  expect(out).not.toContain('"versions"');
   expect(out).toContain('demo finished in');
 }, 300_000);

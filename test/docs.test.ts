@@ -57,6 +57,8 @@ const workspaces = new Map(
       }
     }),
 );
+/** Yarn's own commands a workspace command may use (`yarn workspace <name> add <dep>`). */
+const YARN_COMMANDS = new Set(['add', 'remove', 'up', 'why', 'info']);
 const rootTools = new Set([...Object.keys(root.devDependencies ?? {}), 'install']);
 
 /** Why `command` would not run as written, or undefined. */
@@ -65,12 +67,31 @@ function problem(command: string): string | undefined {
   if (first === 'workspace') {
     const ws = workspaces.get(second);
     if (!ws) return `no workspace ${second}`;
+    if (YARN_COMMANDS.has(third)) return undefined;
     if (!ws.scripts?.[third] && !ws.bin?.[third]) return `workspace ${second} has no script or bin ${third}`;
     return undefined;
   }
   if (root.scripts?.[first] || rootTools.has(first)) return undefined;
   return `no root script or tool "${first}"`;
 }
+
+describe('the two commands', () => {
+  it("the README's first two commands are the bootstrap's demo and test, and .ci/run runs exactly the second", () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1] ?? '';
+    const commands = block
+      .split('\n')
+      .map((l) => l.replace(/#.*/, '').trim())
+      .filter(Boolean);
+    expect(commands).toEqual(['./kpromo demo', './kpromo test']);
+    const ci = readFileSync(join(REPO_ROOT, '.ci/run'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'));
+    expect(ci.at(-1)).toBe('exec ./kpromo test');
+    const kpromo = spawnSync('bash', ['-n', join(REPO_ROOT, 'kpromo')], { encoding: 'utf8' });
+    expect(kpromo.status, kpromo.stderr).toBe(0);
+  });
+});
 
 describe('documented commands', () => {
   const cmds = documentedCommands();

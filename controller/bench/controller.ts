@@ -5,8 +5,8 @@
  */
 import { computeCandidates, stagePairs } from '../src/candidates/computeCandidates.js';
 import { runningVersion } from '../src/candidates/runningVersion.js';
-import { MemoryCache } from '../src/kube/cacheView.js';
 import { app, deployment, env, flow as flowOf } from '../test/fixtures.js';
+import { MemoryCache } from '../test/support/memoryCache.js';
 
 const ENVS = ['dev', 'qa', 'stable', 'preprod', 'prod'];
 const digest = (i: number, e: number) => `sha256:${(i * 7919 + e).toString(16).padStart(64, '0')}`;

@@ -14,12 +14,13 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Access } from '../src/api/access.js';
 import type { ApiContext } from '../src/api/context.js';
 import type { Caller } from '../src/auth/identity.js';
-import { MemoryCache, type Workload } from '../src/kube/cacheView.js';
+import type { Workload } from '../src/kube/cacheView.js';
 import { KubeRest } from '../src/kube/rest.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { startMcpHttp } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { createLogger } from '../src/observability/logger.js';
+import { MemoryCache } from '../test/support/memoryCache.js';
 
 const APPS = 500;
 const ENVS = ['dev', 'stable', 'prod'];

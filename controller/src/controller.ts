@@ -13,9 +13,10 @@ import { metrics } from './observability/metrics.js';
 import { withSpan } from './observability/tracing.js';
 import { runWorkers, WorkQueue } from './queue/workQueue.js';
 import { autoPromote, type SeenCandidates } from './reconcile/autoPromote.js';
+import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/plan/index.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
+import { type ControllerExtensions, loadPlugins } from './reconcile/plugins.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
-import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/reconcilePlan.js';
 import { reconcileEnvironment, reconcileFlow } from './reconcile/reconcileStatus.js';
 
 export interface ControllerOptions {
@@ -37,6 +38,8 @@ export interface ControllerOptions {
   commitImageChange: PromotionDeps['commitImageChange'];
   resolveDigest?: ApiContext['resolveDigest'];
   notify?(e: PlanEvent): void;
+  /** Delivery methods and workload kinds, built-in and from plugins (loadPlugins); the built-ins when absent. */
+  extensions?: ControllerExtensions;
   log: Logger;
   maxAttempts?: number;
   shutdownGraceMs?: number;
@@ -75,6 +78,7 @@ export class Controller {
   constructor(private readonly o: ControllerOptions) {
     this.cache = new LiveCache(o.clients, o.namespaces, o.log);
     const control = o.clients.control;
+    const extensions = o.extensions ?? loadPlugins();
     this.deps = {
       cache: this.cache,
       control,
@@ -92,6 +96,8 @@ export class Controller {
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
       // Without leader election (one replica) there is nothing to fence against.
       fence: () => this.elector?.fence(),
+      deliveryMethods: extensions.deliveryMethods,
+      workloadKinds: extensions.workloadKinds,
     };
     this.authorizer = new Authorizer(control);
     this.api = {

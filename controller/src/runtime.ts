@@ -7,11 +7,13 @@ import { ClusterClients } from './kube/clusters.js';
 import { type McpHttp, startMcpHttp } from './mcp/http.js';
 import { Egress, registerOwnListener, setDefaultEgress } from './net/guardedFetch.js';
 import { Notifier } from './notify/notifier.js';
+import { NotificationProviders } from './notify/registry.js';
 import { readSecretData } from './notify/secretData.js';
 import { LivenessMonitor } from './observability/liveness.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { initTracing, shutdownTracing } from './observability/tracing.js';
 import { copyImage, resolveDigest } from './oci/copyImage.js';
+import { type ControllerPlugin, loadPlugins } from './reconcile/plugins.js';
 import { createApp, listen } from './server/httpServer.js';
 
 export interface Running {
@@ -24,15 +26,26 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Builds and starts the whole controller process from a validated Config (used by main and tests). */
-export async function startController(
-  cfg: Config,
-  opts: { serve?: boolean; log?: Logger; customize?: (o: ControllerOptions) => ControllerOptions } = {},
-): Promise<Running> {
+export interface StartOptions {
+  /** Serve the HTTP API (and MCP when configured); default true. */
+  serve?: boolean;
+  log?: Logger;
+  /** Extensions from outside the controller package (PLUGINS.md); checked before anything starts. */
+  plugins?: readonly ControllerPlugin[];
+  /** Test seam: adjust the options the controller is built with. */
+  customize?: (o: ControllerOptions) => ControllerOptions;
+}
+
+/**
+ * Builds and starts the whole controller process from a validated Config (used by main and tests).
+ * Throws {@link PluginError} before starting anything when a plugin cannot be loaded.
+ */
+export async function startController(cfg: Config, opts: StartOptions = {}): Promise<Running> {
+  const extensions = loadPlugins(opts.plugins);
   const log = opts.log ?? createLogger({ level: cfg.logLevel });
   initTracing({ serviceName: 'kpromo-controller', otlpEndpoint: cfg.tracing.otlpEndpoint });
   const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess);
-  let notifier: Notifier | undefined;
+  let notifications: NotificationProviders | undefined;
   // egress: one SSRF guard for webhooks and (as process default) health checks; own listeners are registered below.
   const egress = new Egress({ allowedCidrs: cfg.egress.allowedCidrs });
   const egressCleanup = [setDefaultEgress(egress)];
@@ -45,19 +58,21 @@ export async function startController(
     copyImage: (req) => copyImage(req),
     commitImageChange: (req) => commitImageChange(req),
     resolveDigest: (ep, repo, tag) => resolveDigest(ep, repo, tag),
-    notify: (e) => notifier?.emit(e),
+    notify: (e) => notifications?.emit(e),
+    extensions,
     log,
     maxAttempts: cfg.maxAttempts,
     shutdownGraceMs: cfg.shutdownGraceSeconds * 1000,
   };
   const controller = new Controller(opts.customize ? opts.customize(base) : base);
-  notifier = new Notifier({
+  const webhooks = new Notifier({
     listNotifications: () => controller.cache.notifications(),
     readSecret: (ns, name, key) => controller.readSecret(ns, name, key),
     readSecretData: (ns, name) => readSecretData(clients.control, ns, name),
     egress,
     logger: log,
   });
+  notifications = new NotificationProviders([webhooks, ...extensions.notificationProviders], log);
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
   const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer);
   const liveness = new LivenessMonitor({
@@ -103,7 +118,7 @@ export async function startController(
       await mcp?.close();
       liveness.stop();
       await controller.stop();
-      await notifier?.flush().catch(() => undefined);
+      await notifications?.flush().catch(() => undefined);
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
       await shutdownTracing();
       for (const undo of egressCleanup) undo();

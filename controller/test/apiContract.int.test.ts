@@ -74,7 +74,10 @@ beforeAll(async () => {
   for (const app of APPS)
     await applyCr(dev, {
       kind: 'Application',
-      metadata: { name: app, namespace: NS, labels: { tier: app === 'gamma' ? 'web' : 'api' } },
+      metadata: { name: app, namespace: NS, labels: { tier: app === 'gamma' ? 'web' : 'api' } } as {
+        name: string;
+        namespace: string;
+      },
       spec: {
         owner: TEAM(app),
         image: { repository: `contract${RUN}/${app}` },

@@ -2,8 +2,8 @@ import type { EnvironmentVersion } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { computeCandidates, globToRegExp, matchesSelector } from '../src/candidates/computeCandidates.js';
 import { runningVersion } from '../src/candidates/runningVersion.js';
-import { MemoryCache } from '../src/kube/cacheView.js';
 import { app, deployment, dg, env, flow } from './fixtures.js';
+import { MemoryCache } from './support/memoryCache.js';
 
 const versions =
   (m: Record<string, Record<string, Partial<EnvironmentVersion>>>) =>

@@ -4,8 +4,10 @@
 #   etcd                                     <- go.etcd.io/etcd/server/v3 (etcdmain)
 #   kwok                                     <- sigs.k8s.io/kwok
 #   helm                                     <- helm.sh/helm/v3 (the chart tests' CLI; not part of the clusters)
+#   registry                                 <- github.com/distribution/distribution/v3 (the OCI registry of the demo and tests)
 # Output: $PROMO_CACHE_DIR/k8s/<key>/bin and $PROMO_CACHE_DIR/helm/<key>/bin. Reused when present, so a
-# second run is a no-op. Prints the k8s bin dir; `build.sh helm` builds only helm and prints its bin dir.
+# second run is a no-op. Prints the k8s bin dir; `build.sh helm` / `build.sh registry` builds only that
+# one and prints its bin dir.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
@@ -16,8 +18,12 @@ out="$cache_root/k8s/$key/bin"
 want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
 # Separate key, so pinning another helm never rebuilds the control plane (and vice versa).
 helm_out="$cache_root/helm/helm-${HELM_VERSION}_r${BUILD_REV}/bin"
+registry_out="$cache_root/registry/registry-${REGISTRY_VERSION}_r${BUILD_REV}/bin"
 only="${1:-}"
-[[ -z "$only" || "$only" == helm ]] || { echo "build.sh: unknown target '$only' (only 'helm')" >&2; exit 2; }
+[[ -z "$only" || "$only" == helm || "$only" == registry ]] || {
+  echo "build.sh: unknown target '$only' (helm or registry)" >&2
+  exit 2
+}
 
 missing=()
 if [[ -z "$only" ]]; then
@@ -25,9 +31,11 @@ if [[ -z "$only" ]]; then
   [[ -s "$out/kwok-stages.yaml" ]] || missing+=(kwok-stages.yaml)
 fi
 k8s_missing=${#missing[@]}
-[[ -x "$helm_out/helm" ]] || missing+=(helm)
+[[ -n "$only" && "$only" != helm ]] || [[ -x "$helm_out/helm" ]] || missing+=(helm)
+[[ -n "$only" && "$only" != registry ]] || [[ -x "$registry_out/registry" ]] || missing+=(registry)
 result="$out"
 if [[ "$only" == helm ]]; then result="$helm_out"; fi
+if [[ "$only" == registry ]]; then result="$registry_out"; fi
 if [[ ${#missing[@]} -eq 0 ]]; then echo "$result"; exit 0; fi
 command -v go >/dev/null || { echo "build.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
 
@@ -147,11 +155,20 @@ build_helm() {
   GOBIN="$helm_out" go install -ldflags "$ldflags $f" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
+build_registry() {
+  [[ -x "$registry_out/registry" ]] && return
+  mkdir -p "$registry_out"
+  echo "build.sh: building registry (distribution) $REGISTRY_VERSION" >&2
+  GOBIN="$registry_out" go install -ldflags "$ldflags -X github.com/distribution/distribution/v3/version.version=$REGISTRY_VERSION" \
+    "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+}
+
 if [[ $k8s_missing -gt 0 ]]; then
   build_etcd
   build_kwok
   build_kube
 fi
-build_helm
+[[ -n "$only" && "$only" != registry ]] || build_registry
+[[ -n "$only" && "$only" != helm ]] || build_helm
 echo "build.sh: built ${missing[*]} in $(( $(date +%s) - start ))s" >&2
 echo "$result"

@@ -65,3 +65,21 @@ export function ensureHelm(log: (s: string) => void = () => {}): string {
   });
   return join(out.trim().split('\n').pop() ?? dirname(bin), 'helm');
 }
+
+/**
+ * Path of the OCI registry (CNCF distribution, REGISTRY_VERSION in versions.env) built from its Go
+ * module; builds it (a minute or two, once) when absent. KPROMO_REGISTRY_BIN overrides it.
+ */
+export function ensureRegistry(log: (s: string) => void = () => {}): string {
+  if (process.env.KPROMO_REGISTRY_BIN) return process.env.KPROMO_REGISTRY_BIN;
+  const v = versions();
+  const bin = join(cacheRoot(), 'registry', `registry-${v.REGISTRY_VERSION}_r${v.BUILD_REV}`, 'bin', 'registry');
+  if (existsSync(bin)) return bin;
+  log(`building the OCI registry ${v.REGISTRY_VERSION} into ${dirname(bin)} (first time only; needs Go)…`);
+  const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh'), 'registry'], {
+    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  return join(out.trim().split('\n').pop() ?? dirname(bin), 'registry');
+}

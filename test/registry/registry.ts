@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensureRegistry } from '../cluster/paths.js';
 import { ensureProcess, type ManagedProcess, sleep, stopProcess, tail } from '../cluster/proc.js';
 
 /**
- * A real OCI distribution registry (Debian's `docker-registry`, i.e. CNCF distribution) on loopback
+ * A real OCI distribution registry (CNCF distribution, built from its Go module) on loopback
  * with its own storage folder. `host` is what an Environment's spec.registry.host names.
  */
 export interface LocalRegistry {
@@ -15,11 +16,11 @@ export interface LocalRegistry {
   stop(): Promise<void>;
 }
 
+/** The registry built from distribution's Go module (built once, cached), or KPROMO_REGISTRY_BIN. */
 export function registryBinary(): string {
-  const bin = process.env.KPROMO_REGISTRY_BIN ?? '/usr/bin/docker-registry';
-  if (!existsSync(bin)) {
-    throw new Error(`OCI registry binary not found at ${bin}; install it with: apt-get install -y docker-registry`);
-  }
+  const bin = ensureRegistry((s) => process.stderr.write(`${s}\n`));
+  if (!existsSync(bin))
+    throw new Error(`OCI registry binary not found at ${bin} (KPROMO_REGISTRY_BIN or test/cluster/build.sh registry)`);
   return bin;
 }
 

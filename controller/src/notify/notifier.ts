@@ -4,6 +4,7 @@ import type { Egress } from '../net/guardedFetch.js';
 import type { Logger } from '../observability/logger.js';
 import { metrics } from '../observability/metrics.js';
 import { type DeliveryOutcome, deliverWebhook } from './deliverWebhook.js';
+import type { NotificationProvider } from './provider.js';
 
 export interface ReleaseEvent {
   type: NotificationEvent;
@@ -99,11 +100,17 @@ export function webhookPayload(id: string, e: ReleaseEvent): string {
  * Fire-and-forget webhook fan-out: emit() never blocks a reconcile, deliveries retry in the
  * background, and flush() lets graceful shutdown wait for them.
  */
-export class Notifier {
+export class Notifier implements NotificationProvider {
+  /** The built-in notification provider: Notification resources with spec.webhook. */
+  readonly name = 'webhook';
   private inFlight = new Set<Promise<void>>();
   private abort = new AbortController();
 
   constructor(private opts: NotifierOptions) {}
+
+  notify(e: ReleaseEvent): void {
+    this.emit(e);
+  }
 
   emit(e: ReleaseEvent): void {
     for (const n of selectNotifications(this.opts.listNotifications(), e)) {

@@ -7,6 +7,7 @@ import type {
   PromotionPlanStatus,
 } from '@kpromo/api';
 import { isAdjacent, stagePairs } from '../candidates/computeCandidates.js';
+import { builtinDeliveryMethods, type DeliveryMethods, deliveryProblem } from '../delivery/registry.js';
 import type { CacheView } from '../kube/cacheView.js';
 
 export const TERMINAL_APP_PHASES = new Set<AppProgress['phase']>(['Succeeded', 'Failed', 'RolledBack']);
@@ -30,9 +31,14 @@ export type PlanValidation = { ok: true; resolved: ResolvedPlan } | { ok: false;
 
 /**
  * Pure check of everything a plan references, done before any side effect so that a bad plan
- * leaves nothing half-written.
+ * leaves nothing half-written: flow, environments, applications, and the target Environment's
+ * delivery method (registered, configured: {@link deliveryProblem}).
  */
-export function validatePlan(plan: PromotionPlan, cache: CacheView): PlanValidation {
+export function validatePlan(
+  plan: PromotionPlan,
+  cache: CacheView,
+  deliveryMethods: DeliveryMethods = builtinDeliveryMethods,
+): PlanValidation {
   const ns = plan.metadata.namespace ?? 'default';
   const s = plan.spec;
   const fail = (reason: string, message: string): PlanValidation => ({ ok: false, reason, message });
@@ -86,15 +92,8 @@ export function validatePlan(plan: PromotionPlan, cache: CacheView): PlanValidat
   }
   if (missing.length)
     return fail('ApplicationNotFound', `Application(s) ${missing.join(', ')} do not exist in namespace ${ns}`);
-  if (toEnv.spec.delivery.method === 'git' && !toEnv.spec.delivery.git) {
-    return fail('InvalidEnvironment', `Environment ${s.to}: delivery.git is required when method is git`);
-  }
-  if (toEnv.spec.delivery.method === 'helmRelease' && !toEnv.spec.delivery.helmRelease) {
-    return fail(
-      'InvalidEnvironment',
-      `Environment ${s.to}: delivery.helmRelease is required when method is helmRelease`,
-    );
-  }
+  const delivery = deliveryProblem(deliveryMethods, toEnv);
+  if (delivery) return fail('InvalidEnvironment', `Environment ${s.to}: ${delivery}`);
   return { ok: true, resolved: { flow, fromEnv, toEnv, apps, original } };
 }
 

@@ -5,9 +5,7 @@ import { parseDuration } from '../policy/duration.js';
 import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
 import { soakGate } from '../policy/soak.js';
 import { AUTO_LABEL } from './autoPromote.js';
-
-/** RFC 3339 in whole seconds, as every other kpromo timestamp. */
-const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+import { iso } from './time.js';
 
 /** Why a plan that is not running yet must wait, as a condition reason and message. */
 export interface Hold {

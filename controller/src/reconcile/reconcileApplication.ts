@@ -1,10 +1,7 @@
 import { type Application, type ApplicationStatus, type EnvironmentVersion, setCondition } from '@kpromo/api';
 import { runningVersion } from '../candidates/runningVersion.js';
-import type { CacheView } from '../kube/cacheView.js';
-import type { KubeRest } from '../kube/rest.js';
-import { writeStatusIfChanged } from './statusWriter.js';
-
-const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+import { derivedStatus } from './derivedStatus.js';
+import { iso } from './time.js';
 
 /**
  * Pure: the versions to record, keeping `updatedAt` while an environment's tag/digest is unchanged
@@ -68,38 +65,32 @@ export function applicationStatus(
 }
 
 /** Writes Application.status.versions from the cache; a no-op when nothing changed. */
-export async function reconcileApplication(
-  cache: CacheView,
-  control: KubeRest,
-  namespace: string,
-  name: string,
-  now = new Date(),
-): Promise<boolean> {
-  const app = cache.getApplication(namespace, name);
-  if (!app) return false;
-  const envs = cache.environments(namespace);
-  // Wait for caches that are still warming up (their sync event re-triggers us), but not for a
-  // cluster that failed: one broken Environment must not freeze every Application's status.
-  const failed = new Map<string, string>();
-  for (const e of envs) {
-    if (cache.environmentSynced(e)) continue;
-    const st = cache.environmentState(e);
-    const err = st.error ?? st.watchError;
-    if (!err) return false;
-    failed.set(e.metadata.name, err);
-  }
-  const next = applicationStatus(
-    app,
-    envs.map((e) =>
-      failed.has(e.metadata.name)
-        ? {
-            environment: e.metadata.name,
-            health: 'Unknown' as const,
-            message: `cluster not reachable: ${failed.get(e.metadata.name)}`,
-          }
-        : runningVersion(cache, app, e),
-    ),
-    now,
-  );
-  return writeStatusIfChanged(control, app, next);
-}
+export const reconcileApplication = derivedStatus<ApplicationStatus, Application>({
+  read: (cache, namespace, name) => cache.getApplication(namespace, name),
+  derive: (app, { cache, namespace, now }) => {
+    const envs = cache.environments(namespace);
+    // Wait for caches that are still warming up (their sync event re-triggers us), but not for a
+    // cluster that failed: one broken Environment must not freeze every Application's status.
+    const failed = new Map<string, string>();
+    for (const e of envs) {
+      if (cache.environmentSynced(e)) continue;
+      const st = cache.environmentState(e);
+      const err = st.error ?? st.watchError;
+      if (!err) return undefined;
+      failed.set(e.metadata.name, err);
+    }
+    return applicationStatus(
+      app,
+      envs.map((e) =>
+        failed.has(e.metadata.name)
+          ? {
+              environment: e.metadata.name,
+              health: 'Unknown' as const,
+              message: `cluster not reachable: ${failed.get(e.metadata.name)}`,
+            }
+          : runningVersion(cache, app, e),
+      ),
+      now,
+    );
+  },
+});

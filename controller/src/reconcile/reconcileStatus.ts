@@ -11,8 +11,7 @@ import { computeCandidates, stagePairs } from '../candidates/computeCandidates.j
 import { runningVersion } from '../candidates/runningVersion.js';
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
-import type { KubeRest } from '../kube/rest.js';
-import { writeStatusIfChanged } from './statusWriter.js';
+import { derivedStatus } from './derivedStatus.js';
 
 const withReady = <S extends { conditions?: Condition[] }>(
   prev: S | undefined,
@@ -139,34 +138,22 @@ export function environmentStatus(
 }
 
 /** Writes PromotionFlow.status from the cache; a no-op when nothing changed. */
-export async function reconcileFlow(
-  cache: CacheView,
-  control: KubeRest,
-  namespace: string,
-  name: string,
-  now = new Date(),
-): Promise<boolean> {
-  const flow = cache.getFlow(namespace, name);
-  if (!flow) return false;
-  return writeStatusIfChanged(control, flow, flowStatus(flow, cache, now));
-}
+export const reconcileFlow = derivedStatus<PromotionFlowStatus, PromotionFlow>({
+  read: (cache, namespace, name) => cache.getFlow(namespace, name),
+  derive: (flow, { cache, now }) => flowStatus(flow, cache, now),
+});
 
 /** Writes Environment.status from the cache; a no-op when nothing changed. */
-export async function reconcileEnvironment(
-  cache: CacheView,
-  control: KubeRest,
-  namespace: string,
-  name: string,
-  now = new Date(),
-): Promise<boolean> {
-  const env = cache.getEnvironment(namespace, name);
-  if (!env) return false;
-  const state = cache.environmentState(env);
-  const observed = state.synced
-    ? cache.applications(namespace).filter((a) => {
-        const h = runningVersion(cache, a, env).health;
-        return h !== 'Missing' && h !== 'Unknown';
-      }).length
-    : 0;
-  return writeStatusIfChanged(control, env, environmentStatus(env, state, observed, now));
-}
+export const reconcileEnvironment = derivedStatus<EnvironmentStatus, Environment>({
+  read: (cache, namespace, name) => cache.getEnvironment(namespace, name),
+  derive: (env, { cache, namespace, now }) => {
+    const state = cache.environmentState(env);
+    const observed = state.synced
+      ? cache.applications(namespace).filter((a) => {
+          const h = runningVersion(cache, a, env).health;
+          return h !== 'Missing' && h !== 'Unknown';
+        }).length
+      : 0;
+    return environmentStatus(env, state, observed, now);
+  },
+});

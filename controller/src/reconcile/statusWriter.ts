@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 
-interface Obj<S> {
+/** An object with a status subresource, as far as status writes need it. */
+export interface StatusObject<S> {
   kind: string;
   metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: number };
   status?: S;
@@ -26,7 +27,7 @@ export class StatusConflictError extends Error {
  * from the fresh journal (derived statuses may opt to overwrite). `fence` runs before every
  * attempt, so a replica that lost leadership writes nothing.
  */
-export class StatusWriter<S, T extends Obj<S>> {
+export class StatusWriter<S, T extends StatusObject<S>> {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -90,19 +91,4 @@ export class StatusWriter<S, T extends Obj<S>> {
 export function sameStatus(a: unknown, b: unknown): boolean {
   const norm = (x: unknown) => JSON.parse(JSON.stringify(x ?? {}));
   return isDeepStrictEqual(norm(a), norm(b));
-}
-
-/**
- * Level-triggered status write for objects whose status is derived from the cache: writes `next`
- * only when it differs from the status the object has, so repeated reconciles do not churn it.
- */
-export async function writeStatusIfChanged<S, T extends Obj<S>>(
-  rest: KubeRest,
-  obj: T,
-  next: S,
-  fence?: () => void,
-): Promise<boolean> {
-  if (sameStatus(next, obj.status)) return false;
-  await new StatusWriter<S, T>(rest, obj, { fence, overwriteOthers: true }).write(next);
-  return true;
 }

@@ -1,5 +1,8 @@
 import type { Workload } from '../kube/cacheView.js';
 import { parseImageRef } from '../util/imageRef.js';
+import { deploymentKind } from './kinds/deployment.js';
+import { builtinWorkloadKinds } from './registry.js';
+import type { WorkloadKind, WorkloadReadiness } from './workloadKind.js';
 
 export type RolloutState = 'Ready' | 'Progressing' | 'Failed';
 export interface RolloutVerdict {
@@ -30,9 +33,12 @@ const CRASH_REASONS = new Set([
 ]);
 export const CRASH_RESTART_THRESHOLD = 3;
 
-export function containerOf(w: Workload, container?: string) {
-  const cs = w.spec?.template?.spec?.containers ?? [];
-  return container ? cs.find((c) => c.name === container) : cs[0];
+export function containerOf(
+  w: Workload,
+  container?: string,
+  containers: ReadonlyArray<{ name: string; image?: string }> = w.spec?.template?.spec?.containers ?? [],
+) {
+  return container ? containers.find((c) => c.name === container) : containers[0];
 }
 
 /** Does the workload's pod template already carry the desired image (digest wins over tag)? */
@@ -43,31 +49,9 @@ export function imageMatches(image: string | undefined, desired: { tag?: string;
   return !!desired.tag && r.tag === desired.tag;
 }
 
-/** Rollout completion the way `kubectl rollout status` judges it. */
-export function workloadReady(w: Workload): { ready: boolean; message: string } {
-  const spec = w.spec ?? {};
-  const st = w.status ?? {};
-  const want = spec.replicas ?? 1;
-  if ((st.observedGeneration ?? 0) < (w.metadata.generation ?? 0)) {
-    return { ready: false, message: 'waiting for the controller to observe the new generation' };
-  }
-  const updated = st.updatedReplicas ?? 0;
-  if (updated < want) return { ready: false, message: `${updated} of ${want} replicas updated` };
-  if (w.kind === 'StatefulSet') {
-    if (st.updateRevision && st.currentRevision && st.updateRevision !== st.currentRevision && want > 0) {
-      // currentRevision catches up once every pod runs the update revision
-      if ((st.readyReplicas ?? 0) < want)
-        return { ready: false, message: `${st.readyReplicas ?? 0} of ${want} replicas ready` };
-    }
-    if ((st.readyReplicas ?? 0) < want)
-      return { ready: false, message: `${st.readyReplicas ?? 0} of ${want} replicas ready` };
-    return { ready: true, message: `${want} replicas ready` };
-  }
-  if ((st.replicas ?? 0) > updated)
-    return { ready: false, message: `${(st.replicas ?? 0) - updated} old replicas pending termination` };
-  if ((st.availableReplicas ?? 0) < want)
-    return { ready: false, message: `${st.availableReplicas ?? 0} of ${want} updated replicas available` };
-  return { ready: true, message: `${want} replicas available` };
+/** Rollout completion of a Deployment or StatefulSet (by its `kind`; Deployment when unset), as `kubectl rollout status` judges it. */
+export function workloadReady(w: Workload): WorkloadReadiness {
+  return (builtinWorkloadKinds.get(w.kind ?? '') ?? deploymentKind).ready(w);
 }
 
 /**
@@ -83,6 +67,8 @@ export function rolloutVerdict(input: {
   now: Date;
   timeoutSeconds: number;
   pods?: PodSignal[];
+  /** How to judge this kind (containers, readiness); by the workload's own kind when absent. */
+  kind?: WorkloadKind;
 }): RolloutVerdict {
   const { workload: w } = input;
   const elapsed = (input.now.getTime() - input.startedAt.getTime()) / 1000;
@@ -96,7 +82,7 @@ export function rolloutVerdict(input: {
     const msg = `workload ${input.workloadName} not found`;
     return timedOut ? timeout(msg) : { state: 'Progressing', reason: 'WorkloadMissing', message: msg };
   }
-  const c = containerOf(w, input.container);
+  const c = containerOf(w, input.container, input.kind?.containers?.(w));
   if (!c) {
     return {
       state: 'Failed',
@@ -137,7 +123,8 @@ export function rolloutVerdict(input: {
       }
     }
   }
-  const r = workloadReady(w);
+  const r = input.kind ? input.kind.ready(w) : workloadReady(w);
+  if (r.failed) return { state: 'Failed', reason: r.failed, message: `${w.metadata.name}: ${r.message}` };
   if (r.ready) return { state: 'Ready', reason: 'RolloutComplete', message: `${w.metadata.name}: ${r.message}` };
   return timedOut
     ? timeout(`${w.metadata.name}: ${r.message}`)

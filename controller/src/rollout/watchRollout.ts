@@ -1,10 +1,12 @@
 import type { Application, Environment, WorkloadRef } from '@kpromo/api';
-import type { CacheView } from '../kube/cacheView.js';
+import type { CacheView, Workload } from '../kube/cacheView.js';
 import { POD, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { defaultEgress, type Egress, EgressBlocked, EgressError, EgressRedirect } from '../net/guardedFetch.js';
 import { redactUrl } from '../net/redactUrl.js';
+import { builtinWorkloadKinds, isCachedKind, type WorkloadKinds } from './registry.js';
 import { type PodSignal, type RolloutVerdict, rolloutVerdict } from './rolloutVerdict.js';
+import type { WorkloadKind } from './workloadKind.js';
 
 /**
  * Rollout state of all workloads of an app in an Environment, from the workload cache. It does not
@@ -23,6 +25,8 @@ export async function checkRollout(input: {
   timeoutSeconds: number;
   /** SSRF guard for http health checks; the process default (configured by the runtime) when absent. */
   egress?: Egress;
+  /** How to judge each workload kind; the built-in Deployment and StatefulSet when absent. */
+  kinds?: WorkloadKinds;
 }): Promise<RolloutVerdict> {
   const messages: string[] = [];
   if (!input.refs.length) {
@@ -32,8 +36,18 @@ export async function checkRollout(input: {
       message: `Application ${input.app.metadata.name} has no workload for ${input.env.metadata.name}`,
     };
   }
+  const kinds = input.kinds ?? builtinWorkloadKinds;
   for (const ref of input.refs) {
-    const w = input.cache.getWorkload(input.env, ref.kind ?? 'Deployment', ref.name);
+    const kind = kinds.get(ref.kind ?? 'Deployment');
+    if (!kind)
+      return {
+        state: 'Failed',
+        reason: 'UnknownWorkloadKind',
+        message: `Application ${input.app.metadata.name} workload ${ref.name}: kind ${ref.kind} is not registered (registered: ${[...kinds.keys()].join(', ')})`,
+      };
+    const w = isCachedKind(kind.kind)
+      ? input.cache.getWorkload(input.env, kind.kind, ref.name)
+      : await readWorkload(input, kind, ref.name);
     const base = {
       workload: w,
       workloadName: ref.name,
@@ -42,6 +56,7 @@ export async function checkRollout(input: {
       startedAt: input.startedAt,
       now: input.now,
       timeoutSeconds: input.timeoutSeconds,
+      kind,
     };
     let v = rolloutVerdict(base);
     if (v.state === 'Progressing' && v.reason === 'RollingOut' && w?.spec?.selector?.matchLabels) {
@@ -69,6 +84,16 @@ export async function checkRollout(input: {
     reason: 'RolloutComplete',
     message: `${input.refs.map((r) => r.name).join(', ')} ready in ${input.env.metadata.name}`,
   };
+}
+
+/** A workload of a kind the informers do not watch (a plugin's), read from the Environment's cluster. */
+async function readWorkload(
+  input: { clientFor(env: Environment): Promise<KubeRest>; env: Environment },
+  kind: WorkloadKind,
+  name: string,
+): Promise<Workload | undefined> {
+  const rest = await input.clientFor(input.env);
+  return rest.getOrUndefined<Workload>(resourcePath(kind.resource, input.env.spec.namespace, name));
 }
 
 export const HEALTH_CHECK_TIMEOUT_MS = 5_000;

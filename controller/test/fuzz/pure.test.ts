@@ -4,6 +4,7 @@
 // gives up on a blocking call and reports its input); and they never change a built-in prototype.
 // FUZZ_SCALE=10 multiplies the run counts for a deeper local hunt.
 import type { Application, EnvironmentVersion, FreezeWindow } from '@kpromo/api';
+import { compileTagPattern, globMatcher, PatternError } from '@kpromo/contract';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/context.js';
@@ -13,7 +14,6 @@ import {
   InputError,
   matchesSelector,
 } from '../../src/candidates/computeCandidates.js';
-import { compileTagPattern, globMatcher, PatternError } from '@kpromo/contract';
 import { valuesPatch } from '../../src/delivery/helmRelease.js';
 import {
   checkRepoFilePath,

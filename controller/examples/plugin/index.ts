@@ -1,0 +1,25 @@
+import { type Config, type ControllerPlugin, loadConfig, type Running, startController } from '@kpromo/controller';
+import { argoRolloutKind } from './argoRolloutKind.js';
+import { configMapDelivery } from './configMapDelivery.js';
+import { slackNotifications } from './slackNotifications.js';
+
+/** One plugin with one extension of each kind. */
+export function examplePlugin(o: { slackWebhookUrl: string }): ControllerPlugin {
+  return {
+    name: 'example.com',
+    deliveryMethods: [configMapDelivery],
+    workloadKinds: [argoRolloutKind],
+    notificationProviders: [
+      slackNotifications({ webhookUrl: o.slackWebhookUrl, events: ['AppPromoted', 'AppFailed', 'PlanComplete'] }),
+    ],
+  };
+}
+
+/**
+ * A controller process with the plugin: the platform team's own entry point instead of
+ * `kpromo-controller run`. `startController` refuses to start when a name is taken twice.
+ */
+export function runWithExamplePlugin(configFile: string, slackWebhookUrl: string): Promise<Running> {
+  const config: Config = loadConfig({ file: configFile, env: process.env });
+  return startController(config, { plugins: [examplePlugin({ slackWebhookUrl })] });
+}

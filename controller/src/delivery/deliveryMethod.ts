@@ -1,0 +1,58 @@
+import type { Application, Environment, PromotionPlan } from '@kpromo/api';
+import type { KubeRest } from '../kube/rest.js';
+import type { CommitImageChangeRequest } from './gitCommit.js';
+
+/** Everything a delivery method gets to write one app's new image into one Environment. */
+export interface DeliveryContext {
+  /** The target Environment; its `spec.delivery.method` names the method. */
+  env: Environment;
+  app: Application;
+  plan: PromotionPlan;
+  action: 'promote' | 'rollback';
+  /** `host/repository` of the image in the target Environment's registry (no tag). */
+  image: string;
+  tag: string;
+  digest: string;
+  /** `image:tag@digest`: what the workloads should run. */
+  ref: string;
+  /** Client of the Environment's workload cluster (the controller's clusterAccess rules apply). */
+  client(): Promise<KubeRest>;
+  /** Client of the control cluster (e.g. Secrets in the Environment's namespace). */
+  control: KubeRest;
+  /** The controller's GitOps writer: clone, set the YAML value, commit, push (a lost push race is redone). */
+  commitImageChange(req: CommitImageChangeRequest): Promise<{ commit: string; changed: boolean }>;
+  /**
+   * Leader fencing: throws unless this replica still leads. The runner calls it right before
+   * `deliver`; call it again before any write that follows a slow step (a clone, a Secret read).
+   */
+  fence(): void;
+  /** Aborted when this replica stops leading. */
+  signal?: AbortSignal;
+}
+
+/** What the step runner records in the plan status (`apps[].commit`). */
+export interface DeliveryResult {
+  commit?: string;
+}
+
+/**
+ * One way of writing the desired state (`spec.delivery.method` of an Environment). The plan records
+ * `Writing` before `deliver` and `written` after it, so `deliver` must be idempotent: it is called
+ * again after a failure or a leader change until it has succeeded once. Throw a
+ * {@link PermanentAppError} (or an error with `permanent: true`) when retrying cannot help; other
+ * errors are retried with backoff up to the controller's maxAttempts.
+ */
+export interface DeliveryMethod {
+  /** The `spec.delivery.method` value it serves. */
+  name: string;
+  /**
+   * Pure check of the Environment before any side effect of a plan: a problem (the plan fails
+   * with InvalidEnvironment and this message) or undefined.
+   */
+  validate?(env: Environment): string | undefined;
+  /** Resolves with nothing, or with what to record (a git method's commit). */
+  deliver(ctx: DeliveryContext): Promise<void> | Promise<DeliveryResult>;
+}
+
+/** `namespace/name` of the plan, as annotations and commit messages name it. */
+export const planRef = (plan: PromotionPlan) => `${plan.metadata.namespace}/${plan.metadata.name}`;

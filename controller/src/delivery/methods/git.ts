@@ -1,0 +1,30 @@
+import { gitDeliveryAuth } from '../../reconcile/plan/credentials.js';
+import { type DeliveryMethod, planRef } from '../deliveryMethod.js';
+import { checkRepoFilePath } from '../yamlEdit.js';
+
+/** delivery.method=git: commit the image reference to a GitOps repository (its agent applies it). */
+export const gitDelivery: DeliveryMethod = {
+  name: 'git',
+  validate: (env) => (env.spec.delivery.git ? undefined : 'delivery.git is required when method is git'),
+  async deliver(c) {
+    const g = c.env.spec.delivery.git!;
+    const auth = await gitDeliveryAuth(c.control, c.env);
+    c.fence();
+    const res = await c.commitImageChange({
+      repository: g.repository,
+      branch: g.branch ?? 'main',
+      // The rendered path must name a file inside the checkout (no "..", absolute or .git paths).
+      path: checkRepoFilePath(
+        g.path.replaceAll('{app}', c.app.metadata.name).replaceAll('{environment}', c.env.metadata.name),
+      ),
+      valuesPath: g.valuesPath ?? 'image',
+      image: c.image,
+      tag: c.tag,
+      digest: c.digest,
+      message: `${c.action === 'rollback' ? 'Roll back' : 'Promote'} ${c.app.metadata.name} to ${c.tag} in ${c.env.metadata.name}\n\nPromotionPlan: ${planRef(c.plan)}\nFlow: ${c.plan.spec.flow} (${c.plan.spec.from} -> ${c.plan.spec.to})\nDigest: ${c.digest}`,
+      author: g.author,
+      auth,
+    });
+    return { commit: res.commit };
+  },
+};

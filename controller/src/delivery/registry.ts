@@ -1,0 +1,22 @@
+import type { Environment } from '@kpromo/api';
+import type { DeliveryMethod } from './deliveryMethod.js';
+import { gitDelivery } from './methods/git.js';
+import { helmReleaseDelivery } from './methods/helmRelease.js';
+import { patchDelivery } from './methods/patch.js';
+
+/** Delivery methods by `spec.delivery.method`. */
+export type DeliveryMethods = ReadonlyMap<string, DeliveryMethod>;
+
+/** The methods the Environment CRD names (its `spec.delivery.method` enum). */
+export const BUILTIN_DELIVERY_METHODS: readonly DeliveryMethod[] = [patchDelivery, helmReleaseDelivery, gitDelivery];
+
+export const builtinDeliveryMethods: DeliveryMethods = new Map(BUILTIN_DELIVERY_METHODS.map((m) => [m.name, m]));
+
+/** Pure: why an Environment's delivery cannot be used (unknown method, missing configuration), or undefined. */
+export function deliveryProblem(methods: DeliveryMethods, env: Environment): string | undefined {
+  const name = env.spec.delivery.method;
+  const m = methods.get(name);
+  if (!m)
+    return `delivery.method "${name}" is not a registered delivery method (registered: ${[...methods.keys()].join(', ')})`;
+  return m.validate?.(env);
+}

@@ -1,0 +1,188 @@
+import type { Application, AppProgress } from '@kpromo/api';
+import { runningVersion, workloadsFor } from '../../candidates/runningVersion.js';
+import type { DeliveryResult } from '../../delivery/deliveryMethod.js';
+import { builtinDeliveryMethods } from '../../delivery/registry.js';
+import { checkRollout } from '../../rollout/watchRollout.js';
+import { registryRepository } from '../../util/imageRef.js';
+import { claimKey, type ResolvedPlan } from '../planDecisions.js';
+import { renderTag } from '../tagTemplate.js';
+import { iso } from '../time.js';
+import { registryEndpoint } from './credentials.js';
+import { PermanentAppError } from './errors.js';
+import type { PlanRun } from './run.js';
+
+/** One app of a plan in one reconcile. */
+export interface AppStep {
+  run: PlanRun;
+  r: ResolvedPlan;
+  app: Application;
+  ap: AppProgress;
+  isRollback: boolean;
+  /** The plan's start: tags render from it, so every retry and leader renders the same tag. */
+  startedAt: Date;
+  timeoutSeconds: number;
+}
+
+/**
+ * Advances one app as far as it can go now: Pending -> Copying -> Writing -> RollingOut ->
+ * Succeeded|Failed. Each step stores its intent before its side effect and its result right after,
+ * so a step is skipped once done (`copied`, `written`). Returns a requeue delay while a rollout is
+ * in progress.
+ */
+export async function advanceApp(c: AppStep): Promise<number | undefined> {
+  const { ap } = c;
+  if (ap.phase === 'Pending') await chooseTarget(c);
+  if (ap.phase === 'Copying' && !ap.copied) await copy(c);
+  if (ap.phase === 'Copying' && ap.copied) ap.phase = 'Writing';
+  if (ap.phase === 'Writing' && !ap.written) await write(c);
+  if (ap.phase === 'Writing' && ap.written) ap.phase = 'RollingOut';
+  if (ap.phase === 'RollingOut') return verdict(c);
+  return undefined;
+}
+
+const targetRepository = (c: AppStep) =>
+  registryRepository(c.r.toEnv.spec.registry.prefix, c.app.spec.image.repository);
+
+/** Decides the target tag/digest and remembers what ran before, then stores that before any side effect. */
+async function chooseTarget(c: AppStep): Promise<void> {
+  const { run, r, app, ap } = c;
+  const { deps, plan } = run;
+  const before = runningVersion(deps.cache, app, r.toEnv);
+  if (c.isRollback) {
+    const orig = r.original?.status?.apps?.find((a) => a.application === ap.application);
+    if (!orig?.previous?.digest || !orig.previous.tag) {
+      ap.phase = 'Failed';
+      ap.reason = 'NoPreviousVersion';
+      ap.message = `plan ${plan.spec.rollbackOf} recorded no previous version of ${ap.application} in ${plan.spec.to}`;
+      ap.finishedAt = iso(run.now());
+      await run.journal.save();
+      return;
+    }
+    ap.targetTag = orig.previous.tag;
+    ap.digest = orig.previous.digest;
+    ap.copied = true; // the previous image is already in the target registry
+  } else {
+    const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
+    ap.targetTag = renderTag(r.flow.spec.tagTemplate, {
+      tag: cand.from.tag,
+      digest: cand.from.digest,
+      time: c.startedAt,
+    });
+    ap.digest = cand.from.digest;
+  }
+  const prevTag = before.tag ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.tag;
+  const prevDigest = before.digest ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.digest;
+  if (prevTag || prevDigest)
+    ap.previous = { ...(prevTag ? { tag: prevTag } : {}), ...(prevDigest ? { digest: prevDigest } : {}) };
+  ap.phase = ap.copied ? 'Writing' : 'Copying';
+  ap.startedAt = iso(run.now());
+  ap.reason = undefined;
+  ap.message = undefined;
+  await run.journal.save();
+  // Ours now (in the status); the claim covers the moment until the cache shows it to other plans.
+  deps.claims?.set(claimKey(plan.metadata.namespace, plan.spec.to, ap.application), plan.metadata.name);
+}
+
+/** Copies the candidate's digest from the source to the target registry under the target tag. */
+async function copy(c: AppStep): Promise<void> {
+  const { run, r, app, ap } = c;
+  const { deps, plan } = run;
+  const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
+  const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
+  const toRepo = targetRepository(c);
+  deps.fence?.();
+  const res = await run.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
+    deps.copyImage({
+      source: {
+        ...(await registryEndpoint(deps.control, r.fromEnv, fromRepo)),
+        repository: fromRepo,
+        reference: cand.from.digest,
+      },
+      target: { ...(await registryEndpoint(deps.control, r.toEnv, toRepo)), repository: toRepo, tag: ap.targetTag! },
+      expectedDigest: cand.from.digest,
+      signal: run.signal,
+    }),
+  );
+  ap.copied = true;
+  ap.phase = 'Writing';
+  ap.message = `copied to ${r.toEnv.spec.registry.host}/${toRepo}:${ap.targetTag} (${res.blobsCopied} copied, ${res.blobsMounted} mounted, ${res.blobsSkipped} present)`;
+  await run.journal.save();
+  run.announce.event('Normal', 'ImageCopied', `${ap.application}: ${ap.message}`);
+}
+
+/** Writes the desired state through the target Environment's delivery method. */
+async function write(c: AppStep): Promise<void> {
+  const { run, r, app, ap } = c;
+  const { deps, plan } = run;
+  const image = `${r.toEnv.spec.registry.host}/${targetRepository(c)}`;
+  const ref = `${image}:${ap.targetTag}@${ap.digest}`;
+  const method = r.toEnv.spec.delivery.method;
+  const delivery = (deps.deliveryMethods ?? builtinDeliveryMethods).get(method);
+  await run.span('promote.write', { 'kpromo.app': ap.application, 'kpromo.delivery': method }, async () => {
+    deps.fence?.();
+    // validatePlan checked the method with the same registry; this only guards a caller that did not.
+    if (!delivery)
+      throw new PermanentAppError(
+        'InvalidEnvironment',
+        `delivery.method "${method}" is not a registered delivery method`,
+      );
+    const res = (await delivery.deliver({
+      env: r.toEnv,
+      app,
+      plan,
+      action: c.isRollback ? 'rollback' : 'promote',
+      image,
+      tag: ap.targetTag!,
+      digest: ap.digest!,
+      ref,
+      client: () => deps.clientFor(r.toEnv),
+      control: deps.control,
+      commitImageChange: (req) => deps.commitImageChange(req),
+      fence: () => deps.fence?.(),
+      signal: run.signal,
+    })) as DeliveryResult | undefined;
+    if (res?.commit !== undefined) ap.commit = res.commit;
+  });
+  ap.written = true;
+  ap.phase = 'RollingOut';
+  ap.message = `desired state written (${method}${ap.commit ? ` commit ${ap.commit.slice(0, 12)}` : ''}); waiting for rollout`;
+  await run.journal.save();
+  run.announce.event('Normal', 'DesiredStateWritten', `${ap.application}: ${ref} via ${method}`);
+}
+
+/** Judges the rollout (workload kinds, health checks); records progress, success or failure. */
+async function verdict(c: AppStep): Promise<number | undefined> {
+  const { run, r, app, ap } = c;
+  const { deps, plan } = run;
+  const appStart = new Date(ap.startedAt ?? c.startedAt);
+  const v = await checkRollout({
+    cache: deps.cache,
+    clientFor: deps.clientFor,
+    env: r.toEnv,
+    app,
+    refs: workloadsFor(app, r.toEnv.metadata.name),
+    desired: { tag: ap.targetTag, digest: ap.digest },
+    startedAt: appStart,
+    now: run.now(),
+    timeoutSeconds: c.timeoutSeconds,
+    kinds: deps.workloadKinds,
+  });
+  if (v.state === 'Progressing') {
+    if (ap.message !== v.message) {
+      ap.message = v.message;
+      await run.journal.save();
+    }
+    const left = appStart.getTime() + c.timeoutSeconds * 1000 - run.now().getTime();
+    return Math.max(250, Math.min(left + 100, 15_000));
+  }
+  ap.phase = v.state === 'Ready' ? 'Succeeded' : 'Failed';
+  ap.reason = v.reason;
+  ap.message = v.message;
+  ap.finishedAt = iso(run.now());
+  await run.journal.save();
+  if (ap.phase === 'Succeeded') {
+    run.announce.event('Normal', 'AppPromoted', `${ap.application} runs ${ap.targetTag} in ${plan.spec.to}`);
+    run.announce.notify('AppPromoted', { application: ap.application, tag: ap.targetTag, digest: ap.digest });
+  } else run.announce.appFailed(ap);
+  return undefined;
+}

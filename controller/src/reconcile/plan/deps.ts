@@ -1,0 +1,52 @@
+import type { Environment } from '@kpromo/api';
+import type { CommitImageChangeRequest } from '../../delivery/gitCommit.js';
+import type { DeliveryMethods } from '../../delivery/registry.js';
+import type { CacheView } from '../../kube/cacheView.js';
+import type { EventRecorder } from '../../kube/events.js';
+import type { KubeRest } from '../../kube/rest.js';
+import type { ReleaseEvent } from '../../notify/notifier.js';
+import type { CopyImageRequest, CopyImageResult, RegistryEndpoint } from '../../oci/copyImage.js';
+import type { WorkloadKinds } from '../../rollout/registry.js';
+
+/** Registry endpoint as the OCI module takes it. */
+export type Endpoint = RegistryEndpoint;
+/** A release event as the notifier delivers it. */
+export type PlanEvent = ReleaseEvent;
+
+/** Side effects the reconciler needs; injected so the wiring (and tests) choose implementations. */
+export interface PromotionDeps {
+  cache: CacheView;
+  control: KubeRest;
+  clientFor(env: Environment): Promise<KubeRest>;
+  copyImage(
+    req: CopyImageRequest,
+  ): Promise<Pick<CopyImageResult, 'digest' | 'blobsCopied' | 'blobsSkipped' | 'blobsMounted'>>;
+  commitImageChange(req: CommitImageChangeRequest): Promise<{ commit: string; changed: boolean }>;
+  readSecret(namespace: string, name: string, key: string): Promise<string | undefined>;
+  events?: EventRecorder;
+  notify?(e: PlanEvent): void;
+  log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  now?(): Date;
+  /** Attempts for transient failures (registry down, git push) before an app is marked Failed. */
+  maxAttempts?: number;
+  /**
+   * Leader fencing: throws unless this replica still holds the lease within its renew deadline.
+   * Called right before every side effect (status write, image copy, delivery write).
+   */
+  fence?: () => void;
+  /**
+   * App+environment claims of this process (claimKey -> plan name), shared by all reconciles so two
+   * plans never start the same app in the same environment; the plan statuses remain the truth.
+   */
+  claims?: Map<string, string>;
+  /** Tracing hook (observability/tracing withSpan), identity when absent. */
+  span?<T>(name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
+  /** Delivery methods by `spec.delivery.method` (built-ins and plugins); the built-ins when absent. */
+  deliveryMethods?: DeliveryMethods;
+  /** Rollout judges by workload kind (built-ins and plugins); the built-ins when absent. */
+  workloadKinds?: WorkloadKinds;
+}
+
+export interface ReconcileOutcome {
+  requeueAfterMs?: number;
+}

@@ -1,0 +1,57 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { PlanGate } from '@kpromo/api';
+import { planGate } from '../planGate.js';
+import { iso } from '../time.js';
+import type { ReconcileOutcome } from './deps.js';
+import type { PlanRun } from './run.js';
+
+export function approvedMessage(gate: PlanGate | undefined): string {
+  const by = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.user);
+  return by.length ? `approved by ${by.join(', ')}` : 'approved by policy (automatic stage)';
+}
+
+/**
+ * A plan that has not started: approvals, freeze windows and soak time ({@link planGate}) decide
+ * whether it may start now. Records the gate; while held, stores Pending with the reason (only when
+ * something changed) and returns when to look again; undefined when the plan may start.
+ */
+export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undefined> {
+  const { deps, plan, status, journal, announce, now, namespace } = run;
+  const g = planGate(
+    plan,
+    deps.cache.getFlow(namespace, plan.spec.flow),
+    deps.cache.getEnvironment(namespace, plan.spec.to),
+    deps.cache,
+    now(),
+  );
+  const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
+  for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
+  const gateChanged = !isDeepStrictEqual(status.gate, g.gate);
+  status.gate = g.gate;
+  if (!g.hold) return undefined;
+  const h = g.hold;
+  const ready = status.conditions?.find((c) => c.type === 'Ready');
+  const reasonChanged = ready?.reason !== h.reason || ready?.message !== h.message;
+  if (
+    gateChanged ||
+    reasonChanged ||
+    status.phase !== 'Pending' ||
+    status.observedGeneration !== plan.metadata.generation
+  ) {
+    status.phase = 'Pending';
+    journal.cond(
+      'Approved',
+      g.gate.approved ? 'True' : 'False',
+      g.gate.approved ? 'Approved' : 'AwaitingApproval',
+      g.gate.approved ? approvedMessage(g.gate) : (g.gate.waitingFor ?? 'waiting for approval'),
+    );
+    journal.cond('Ready', 'False', h.reason, h.message);
+    await journal.save();
+    if (reasonChanged && h.reason !== 'AwaitingApproval') {
+      announce.event('Normal', h.reason, h.message);
+      announce.notify('PlanWaiting', { message: h.message });
+    }
+  }
+  if (!h.recheckAt) return h.reason === 'AwaitingApproval' ? {} : { requeueAfterMs: 300_000 };
+  return { requeueAfterMs: Math.min(Math.max(h.recheckAt.getTime() - now().getTime(), 1_000), 3_600_000) };
+}

@@ -1,0 +1,41 @@
+import type { AppProgress, NotificationEvent, PromotionPlan } from '@kpromo/api';
+import { iso } from '../time.js';
+import type { PlanEvent, PromotionDeps } from './deps.js';
+
+/** What a plan tells the world, besides its status: Kubernetes Events on it and release notifications. */
+export interface PlanAnnouncer {
+  event(type: 'Normal' | 'Warning', reason: string, message: string): void;
+  notify(type: NotificationEvent, extra?: Partial<PlanEvent>): void;
+  /** An app failed (its reason and message recorded): a Warning event and an AppFailed notification. */
+  appFailed(ap: AppProgress): void;
+}
+
+/** Both are best effort and never block the reconcile (the recorder and the providers deliver in the background). */
+export function planAnnouncer(
+  deps: Pick<PromotionDeps, 'events' | 'notify'>,
+  plan: PromotionPlan,
+  ref: { namespace: string; name: string; stored(): PromotionPlan },
+  now: () => Date,
+): PlanAnnouncer {
+  const event: PlanAnnouncer['event'] = (type, reason, message) =>
+    void deps.events?.record(ref.stored(), type, reason, message);
+  const notify: PlanAnnouncer['notify'] = (type, extra = {}) =>
+    deps.notify?.({
+      type,
+      namespace: ref.namespace,
+      plan: ref.name,
+      flow: plan.spec.flow,
+      from: plan.spec.from,
+      to: plan.spec.to,
+      time: iso(now()),
+      ...extra,
+    });
+  return {
+    event,
+    notify,
+    appFailed: (ap) => {
+      event('Warning', 'AppFailed', `${ap.application}: ${ap.reason}: ${ap.message}`);
+      notify('AppFailed', { application: ap.application, tag: ap.targetTag, digest: ap.digest, message: ap.message });
+    },
+  };
+}

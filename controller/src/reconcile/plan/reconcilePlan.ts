@@ -1,0 +1,48 @@
+import type { PromotionPlan } from '@kpromo/api';
+import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
+import { TERMINAL_PLAN_PHASES, validatePlan } from '../planDecisions.js';
+import { advanceApps } from './appRunner.js';
+import type { PromotionDeps, ReconcileOutcome } from './deps.js';
+import { concludePass } from './finish.js';
+import { holdAtGate } from './gate.js';
+import { stopInvalidPlan } from './invalid.js';
+import { planRun } from './run.js';
+import { startPlan } from './start.js';
+
+/**
+ * Level-triggered, idempotent reconcile of one PromotionPlan. The status is the journal: each app
+ * moves Pending -> Copying -> Writing -> RollingOut -> Succeeded|Failed, and `copied`/`written`/
+ * `commit` are persisted right after each side effect, so a new leader resumes without redoing
+ * finished steps. Returns when no more progress is possible now (rollouts are re-checked on
+ * workload events and at `requeueAfterMs`).
+ *
+ * Phases: gate (not started: approvals, freezes, soak) -> validate (references, delivery) -> start
+ * -> advance the apps that may move -> conclude (requeue, or the plan's outcome).
+ */
+export async function reconcilePlan(
+  deps: PromotionDeps,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<ReconcileOutcome> {
+  // Read the plan from the apiserver, not the cache: the journal must be the latest we wrote.
+  const plan = await deps.control.getOrUndefined<PromotionPlan>(
+    resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name),
+  );
+  if (!plan || plan.metadata.deletionTimestamp) return {};
+  const run = planRun(deps, plan, namespace, name, signal);
+  const { status } = run;
+  if (status.phase && TERMINAL_PLAN_PHASES.has(status.phase)) return {};
+
+  if (!status.apps?.length) {
+    const held = await holdAtGate(run);
+    if (held) return held;
+  }
+  const v = validatePlan(plan, deps.cache, deps.deliveryMethods);
+  if (!v.ok) return stopInvalidPlan(run, v);
+  const r = v.resolved;
+  const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
+  if (!status.apps?.length) await startPlan(run, r, isRollback);
+  const pass = await advanceApps(run, r, isRollback);
+  return concludePass(run, r, isRollback, pass);
+}

@@ -1,0 +1,46 @@
+import type { PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
+import type { PromotionDeps } from './deps.js';
+import { PlanJournal } from './journal.js';
+import { type PlanAnnouncer, planAnnouncer } from './notifications.js';
+
+export type Span = <T>(name: string, attrs: Record<string, string | number>, fn: () => Promise<T>) => Promise<T>;
+
+/** One reconcile of one plan: what every phase and step works with. */
+export interface PlanRun {
+  deps: PromotionDeps;
+  namespace: string;
+  name: string;
+  /** The plan as read at the start of this reconcile. */
+  plan: PromotionPlan;
+  journal: PlanJournal;
+  /** The journal's status (changed in memory, stored by `journal.save()`). */
+  status: PromotionPlanStatus;
+  announce: PlanAnnouncer;
+  now(): Date;
+  span: Span;
+  /** Aborted when this replica stops leading. */
+  signal?: AbortSignal;
+}
+
+export function planRun(
+  deps: PromotionDeps,
+  plan: PromotionPlan,
+  namespace: string,
+  name: string,
+  signal?: AbortSignal,
+): PlanRun {
+  const now = () => deps.now?.() ?? new Date();
+  const journal = new PlanJournal(deps.control, plan, now, deps.fence);
+  return {
+    deps,
+    namespace,
+    name,
+    plan,
+    journal,
+    status: journal.status,
+    announce: planAnnouncer(deps, plan, { namespace, name, stored: () => journal.stored }, now),
+    now,
+    span: deps.span ?? ((_n, _a, fn) => fn()),
+    signal,
+  };
+}

@@ -1,0 +1,30 @@
+import type { ResolvedPlan } from '../planDecisions.js';
+import { iso } from '../time.js';
+import { approvedMessage } from './gate.js';
+import type { PlanRun } from './run.js';
+
+/** Starts a valid, approved plan: every app Pending, the plan Promoting (stored before any app moves). */
+export async function startPlan(run: PlanRun, r: ResolvedPlan, isRollback: boolean): Promise<void> {
+  const { plan, status, journal, announce, now } = run;
+  const names = isRollback ? [...r.apps.keys()] : plan.spec.candidates.map((c) => c.application);
+  status.apps = names.map((application) => ({ application, phase: 'Pending' as const, attempts: 0 }));
+  status.phase = 'Promoting';
+  status.startedAt = iso(now());
+  status.succeeded = 0;
+  status.failed = 0;
+  journal.cond('Valid', 'True', 'Valid', 'all references resolved');
+  journal.cond('Approved', 'True', 'Approved', approvedMessage(status.gate));
+  journal.cond(
+    'Ready',
+    'False',
+    'Promoting',
+    `${isRollback ? 'rolling back' : 'promoting'} ${names.length} application(s) to ${plan.spec.to}`,
+  );
+  await journal.save();
+  announce.event(
+    'Normal',
+    'Approved',
+    `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started`,
+  );
+  announce.notify('PlanApproved');
+}

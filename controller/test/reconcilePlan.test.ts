@@ -1,0 +1,321 @@
+import type { PromotionPlan } from '@kpromo/api';
+import { describe, expect, it } from 'vitest';
+import { HELMRELEASE, resourcePath, SECRET } from '../src/kube/paths.js';
+import { FencedError } from '../src/leader/leaderElection.js';
+import { reconcilePlan } from '../src/reconcile/plan/index.js';
+import { StatusConflictError } from '../src/reconcile/statusWriter.js';
+import { app, dg, env, flow } from './fixtures.js';
+import { type PlanWorld, planWorld, type TraceEntry } from './support/planWorld.js';
+
+const TAG = 'v2-20261202T100000Z'; // the flow's default tagTemplate at the plan start
+
+/** Reconciles until the plan is terminal (or `max` passes), as the work queue would; returns the outcomes. */
+async function drive(w: PlanWorld, name: string, max = 8, between?: (pass: number) => void) {
+  const outcomes: Array<{ requeueAfterMs?: number }> = [];
+  for (let i = 0; i < max; i++) {
+    outcomes.push(await reconcilePlan(w.deps, 'ns', name));
+    w.syncPlan(name);
+    const phase = w.plan(name).status?.phase;
+    if (phase && ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(phase)) break;
+    if (phase === 'Pending' && outcomes.at(-1)?.requeueAfterMs === undefined) break;
+    between?.(i);
+    w.tick(1000);
+  }
+  return outcomes;
+}
+
+const apps = (p: PromotionPlan) => Object.fromEntries((p.status?.apps ?? []).map((a) => [a.application, a]));
+const ops = (t: TraceEntry[]) =>
+  t.map((e) =>
+    e.op === 'status'
+      ? `status ${(e.status as PromotionPlan['status'])?.phase}: ${(e.status as PromotionPlan['status'])?.apps?.map((a) => `${a.application}=${a.phase}`).join(',') ?? ''}`
+      : e.op === 'event'
+        ? `event ${e.reason}`
+        : e.op === 'notify'
+          ? `notify ${(e.event as { type: string }).type}`
+          : e.op === 'write'
+            ? `${e.method} ${e.cluster}`
+            : e.op,
+  );
+
+/** dev and stable patch; prod commits to a GitOps repository. */
+const gitProd = (git: { path: string; credentialsSecretRef?: { name: string } }) => [
+  env('dev'),
+  env('stable'),
+  env('prod', { delivery: { method: 'git', git: { repository: 'https://git.local/gitops.git', ...git } } }),
+];
+
+function world(over: Parameters<typeof planWorld>[0] = {}) {
+  const w = planWorld(over);
+  for (const e of ['dev', 'stable', 'prod']) {
+    w.deploy(e, 'cart', `reg-${e}.local:5000/shop/cart:v1@${dg('b')}`);
+    w.deploy(e, 'search', `reg-${e}.local:5000/shop/search:v1@${dg('c')}`);
+  }
+  return w;
+}
+
+describe('reconcilePlan (journal around every side effect)', () => {
+  it('patch: records intent before and result after each step, then completes', async () => {
+    const w = world();
+    w.addPlan('p1', {
+      candidates: [
+        { application: 'cart', from: { tag: 'v2', digest: dg('a') } },
+        { application: 'search', from: { tag: 'v7', digest: dg('d') } },
+      ],
+    });
+    const out = await drive(w, 'p1');
+    expect(out.at(-1)).toEqual({});
+    const p = w.plan('p1');
+    expect(p.status?.phase).toBe('Complete');
+    expect(apps(p).cart).toMatchObject({ phase: 'Succeeded', targetTag: TAG, copied: true, written: true });
+    expect(apps(p).cart.previous).toEqual({ tag: 'v1', digest: dg('b') });
+    const o = ops(w.trace);
+    // Pending is stored before the copy, Writing (copied) before the delivery write, RollingOut after it.
+    const cart = (s: string) => o.findIndex((x) => x.startsWith('status') && x.includes(`cart=${s}`));
+    expect(cart('Copying')).toBeLessThan(o.indexOf('copy'));
+    expect(cart('Writing')).toBeGreaterThan(o.indexOf('copy'));
+    expect(cart('Writing')).toBeLessThan(o.indexOf('PATCH stable'));
+    expect(cart('RollingOut')).toBeGreaterThan(o.indexOf('PATCH stable'));
+    expect(o.filter((x) => x.startsWith('notify'))).toEqual([
+      'notify PlanApproved',
+      'notify AppPromoted',
+      'notify AppPromoted',
+      'notify PlanComplete',
+    ]);
+    // Idempotent: another reconcile of the finished plan does nothing.
+    const n = w.trace.length;
+    expect(await reconcilePlan(w.deps, 'ns', 'p1')).toEqual({});
+    expect(w.trace.length).toBe(n);
+  });
+
+  it('git: commits through commitImageChange with the rendered path and message', async () => {
+    const w = world({ envs: gitProd({ path: 'apps/{app}/{environment}.yaml' }) });
+    w.addPlan('g1', {
+      from: 'stable',
+      to: 'prod',
+      candidates: [{ application: 'cart', from: { tag: 'v2', digest: dg('a') } }],
+    });
+    await drive(w, 'g1', 3, () => {
+      // The GitOps agent applies the commit.
+      w.deploy('prod', 'cart', `reg-prod.local:5000/shop/cart:v2@${dg('a')}`);
+    });
+    const p = w.plan('g1');
+    expect(p.status?.phase).toBe('Complete');
+    expect(apps(p).cart.commit).toBe(`01${'c'.repeat(38)}`);
+    const c = w.trace.find((e) => e.op === 'commit');
+    expect(c).toMatchObject({ path: 'apps/cart/prod.yaml', tag: TAG });
+  });
+
+  it('helmRelease: merge-patches the values of the HelmRelease', async () => {
+    const w = world({
+      envs: [
+        env('dev'),
+        env('stable', {
+          delivery: { method: 'helmRelease', helmRelease: { valuesPath: 'image.tag', digestPath: 'image.digest' } },
+        }),
+        env('prod'),
+      ],
+    });
+    w.clusters.get('stable')!.seed(resourcePath(HELMRELEASE, 'app-stable', 'cart'), {
+      metadata: { name: 'cart' },
+      spec: { values: {} },
+    } as never);
+    w.addPlan('h1');
+    await drive(w, 'h1', 3, () => w.deploy('stable', 'cart', `reg-stable.local:5000/shop/cart:v2@${dg('a')}`));
+    expect(w.plan('h1').status?.phase).toBe('Complete');
+    expect(w.trace.find((e) => e.op === 'write' && e.method === 'PATCH')).toMatchObject({
+      body: { spec: { values: { image: { tag: TAG, digest: dg('a') } } } },
+    });
+  });
+
+  it('a permanent copy error fails the app at once; the plan is Incomplete', async () => {
+    const w = world();
+    w.failCopy(Object.assign(new Error('manifest unknown'), { code: 'NOT_FOUND' }));
+    w.addPlan('f1');
+    await drive(w, 'f1');
+    const p = w.plan('f1');
+    expect(p.status?.phase).toBe('Incomplete');
+    expect(apps(p).cart).toMatchObject({ phase: 'Failed', reason: 'ImageNotFound', attempts: 1 });
+  });
+
+  it('transient errors are retried with backoff, then the app fails after maxAttempts', async () => {
+    const w = world();
+    for (let i = 0; i < 2; i++) w.failCopy(Object.assign(new Error('503'), { code: 'UNAVAILABLE' }));
+    w.addPlan('t1');
+    const out = await drive(w, 't1');
+    expect(out.slice(0, 3)).toEqual([{ requeueAfterMs: 1000 }, { requeueAfterMs: 2000 }, {}]);
+    expect(apps(w.plan('t1')).cart).toMatchObject({ phase: 'Succeeded', attempts: 2 });
+
+    const w2 = world();
+    for (let i = 0; i < 3; i++) w2.failCopy(Object.assign(new Error('503'), { code: 'UNAVAILABLE' }));
+    w2.addPlan('t2');
+    await drive(w2, 't2');
+    expect(apps(w2.plan('t2')).cart).toMatchObject({ phase: 'Failed', reason: 'RegistryUnavailable' });
+    expect(apps(w2.plan('t2')).cart.message).toBe('gave up after 3 attempts: 503');
+  });
+
+  it('waits for approval without side effects, then starts once approved', async () => {
+    const w = world();
+    w.addPlan('a1', { approvals: [] });
+    expect(await reconcilePlan(w.deps, 'ns', 'a1')).toEqual({});
+    expect(w.plan('a1').status).toMatchObject({ phase: 'Pending', gate: { approved: false } });
+    const n = w.trace.length;
+    expect(await reconcilePlan(w.deps, 'ns', 'a1')).toEqual({});
+    expect(w.trace.length).toBe(n); // nothing changed, nothing written
+    const p = w.plan('a1');
+    p.spec.approvals = [{ user: 'bob' }];
+    p.metadata.generation = 2;
+    w.syncPlan('a1');
+    await drive(w, 'a1');
+    expect(w.plan('a1').status?.phase).toBe('Complete');
+  });
+
+  it('rejects a plan with bad references before any side effect', async () => {
+    const w = world();
+    w.addPlan('v1', { flow: 'nope' });
+    expect(await reconcilePlan(w.deps, 'ns', 'v1')).toEqual({});
+    expect(w.plan('v1').status).toMatchObject({ phase: 'Failed' });
+    expect(ops(w.trace)).toEqual(['status Failed: ', 'event FlowNotFound']);
+  });
+
+  it('stops a started plan whose Application disappeared, keeping finished apps', async () => {
+    const w = world();
+    w.hold('stable', 'cart');
+    w.addPlan('s1', {
+      candidates: [
+        { application: 'cart', from: { tag: 'v2', digest: dg('a') } },
+        { application: 'search', from: { tag: 'v7', digest: dg('d') } },
+      ],
+    });
+    await reconcilePlan(w.deps, 'ns', 's1');
+    w.cache.apps = w.cache.apps.filter((a) => a.metadata.name !== 'cart');
+    await reconcilePlan(w.deps, 'ns', 's1');
+    const p = w.plan('s1');
+    expect(p.status?.phase).toBe('Incomplete');
+    expect(apps(p).cart).toMatchObject({ phase: 'Failed', reason: 'ApplicationNotFound' });
+    expect(apps(p).search.phase).toBe('Succeeded');
+  });
+
+  it('rolls back to the recorded previous versions and marks the original plan', async () => {
+    const w = world();
+    w.addPlan('p1');
+    await drive(w, 'p1');
+    w.addPlan('rb', { action: 'rollback', rollbackOf: 'p1', candidates: [] });
+    await drive(w, 'rb');
+    expect(w.plan('rb').status?.phase).toBe('RolledBack');
+    expect(apps(w.plan('rb')).cart).toMatchObject({ phase: 'Succeeded', targetTag: 'v1', digest: dg('b') });
+    expect(w.plan('p1').status?.phase).toBe('RolledBack');
+    expect(w.trace.filter((e) => e.op === 'copy')).toHaveLength(1); // the previous image is there already
+  });
+
+  it('one plan at a time per app and environment: the newer plan waits', async () => {
+    const w = world();
+    w.hold('stable', 'cart');
+    w.addPlan('older');
+    await reconcilePlan(w.deps, 'ns', 'older');
+    w.syncPlan('older');
+    w.addPlan(
+      'newer',
+      {},
+      { metadata: { name: 'newer', namespace: 'ns', generation: 1, creationTimestamp: '2026-12-02T09:30:00Z' } },
+    );
+    expect(await reconcilePlan(w.deps, 'ns', 'newer')).toEqual({ requeueAfterMs: 10_000 });
+    expect(apps(w.plan('newer')).cart).toMatchObject({ phase: 'Pending', reason: 'WaitingForPlan' });
+    w.release('stable', 'cart');
+    await drive(w, 'older');
+    await drive(w, 'newer');
+    expect(w.plan('newer').status?.phase).toBe('Complete');
+  });
+
+  it('missing credentials Secrets fail the app with the reason, naming the Environment', async () => {
+    const w = world({
+      envs: [
+        env('dev'),
+        env('stable', { registry: { host: 'reg-stable.local:5000', credentialsSecretRef: { name: 'regcred' } } }),
+        env('prod'),
+      ],
+    });
+    w.addPlan('c1');
+    await drive(w, 'c1');
+    expect(apps(w.plan('c1')).cart).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotFound' });
+    expect(apps(w.plan('c1')).cart.message).toContain('(Environment stable registry credentials)');
+
+    const g = world({ envs: gitProd({ path: 'a.yaml', credentialsSecretRef: { name: 'gitcred' } }) });
+    g.addPlan('c2', { from: 'stable', to: 'prod' });
+    await drive(g, 'c2');
+    expect(apps(g.plan('c2')).cart).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotFound' });
+    expect(apps(g.plan('c2')).cart.message).toContain('(Environment prod delivery.git)');
+    // A git Secret of the right type, for the repository's URL prefix.
+    g.control.seed(resourcePath(SECRET, 'ns', 'gitcred'), {
+      metadata: { name: 'gitcred', annotations: { 'promotions.kpromo.dev/url': 'https://git.local/' } },
+      type: 'kubernetes.io/basic-auth',
+      data: { username: Buffer.from('bot').toString('base64'), password: Buffer.from('pw').toString('base64') },
+    } as never);
+    g.addPlan('c3', { from: 'stable', to: 'prod' });
+    await drive(g, 'c3', 2);
+    expect(g.trace.find((e) => e.op === 'commit')).toMatchObject({ auth: { username: 'bot', password: 'pw' } });
+  });
+
+  it('a fenced replica stops before the next side effect and records nothing', async () => {
+    const w = world();
+    let calls = 0;
+    w.deps.fence = () => {
+      if (++calls > 2) throw new FencedError('lost the lease');
+    };
+    w.addPlan('x1');
+    await expect(reconcilePlan(w.deps, 'ns', 'x1')).rejects.toBeInstanceOf(FencedError);
+    // The intent (Copying) is stored; the copy itself never starts.
+    expect(ops(w.trace)).toEqual([
+      'status Promoting: cart=Pending',
+      'event Approved',
+      'notify PlanApproved',
+      'status Promoting: cart=Copying',
+    ]);
+  });
+
+  it('a status changed by another writer is not overwritten', async () => {
+    const w = world();
+    w.addPlan('k1');
+    const realPut = w.control.put.bind(w.control);
+    let once = true;
+    w.control.put = async <T>(path: string, body: never): Promise<T> => {
+      if (once) {
+        once = false;
+        // Another writer changed the status after we read the plan.
+        const p = w.plan('k1');
+        w.control.objects.set(w.planPath('k1'), {
+          ...p,
+          status: { phase: 'Promoting' },
+          metadata: { ...p.metadata, resourceVersion: '999' },
+        });
+      }
+      return realPut(path, body);
+    };
+    await expect(reconcilePlan(w.deps, 'ns', 'k1')).rejects.toBeInstanceOf(StatusConflictError);
+  });
+
+  it('rollouts past the flow timeout fail the app; progress is re-checked meanwhile', async () => {
+    const w = world({ flow: flow(['dev', 'stable', 'prod'], { rolloutTimeoutSeconds: 5 }) });
+    w.hold('stable', 'cart');
+    w.addPlan('r1');
+    const out = await drive(w, 'r1', 10);
+    expect(out[0].requeueAfterMs).toBeGreaterThan(0);
+    expect(apps(w.plan('r1')).cart).toMatchObject({ phase: 'Failed', reason: 'RolloutTimeout' });
+  });
+
+  it('runs apps in parallel up to the flow concurrency, sharing status writes', async () => {
+    const w = world({
+      apps: [app('cart'), app('search'), app('a3')],
+      flow: flow(['dev', 'stable', 'prod'], { concurrency: 2 }),
+    });
+    w.deploy('stable', 'a3', `reg-stable.local:5000/shop/a3:v1@${dg('e')}`);
+    w.addPlan('c4', {
+      candidates: ['cart', 'search', 'a3'].map((application) => ({
+        application,
+        from: { tag: 'v9', digest: dg('9') },
+      })),
+    });
+    await drive(w, 'c4');
+    expect(w.plan('c4').status).toMatchObject({ phase: 'Complete', succeeded: 3 });
+  });
+});

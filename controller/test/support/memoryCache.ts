@@ -1,0 +1,59 @@
+import type { Application, Environment, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type { CacheView, EnvironmentState, HelmRelease, Workload } from '../../src/kube/cacheView.js';
+
+/** In-memory CacheView for unit tests and the benchmark. */
+export class MemoryCache implements CacheView {
+  apps: Application[] = [];
+  envs: Environment[] = [];
+  flowList: PromotionFlow[] = [];
+  planList: PromotionPlan[] = [];
+  notificationList: Notification[] = [];
+  /** key: `${envName}/${kind}/${name}` */
+  workloads = new Map<string, Workload>();
+  helmReleases = new Map<string, HelmRelease>();
+
+  private static inNs<T extends { metadata: { namespace?: string } }>(list: T[], ns?: string): T[] {
+    return ns === undefined ? list : list.filter((o) => o.metadata.namespace === ns);
+  }
+  applications(ns?: string) {
+    return MemoryCache.inNs(this.apps, ns);
+  }
+  environments(ns?: string) {
+    return MemoryCache.inNs(this.envs, ns);
+  }
+  flows(ns?: string) {
+    return MemoryCache.inNs(this.flowList, ns);
+  }
+  plans(ns?: string) {
+    return MemoryCache.inNs(this.planList, ns);
+  }
+  notifications(ns?: string) {
+    return MemoryCache.inNs(this.notificationList, ns);
+  }
+  getApplication(ns: string, name: string) {
+    return this.apps.find((o) => o.metadata.namespace === ns && o.metadata.name === name);
+  }
+  getEnvironment(ns: string, name: string) {
+    return this.envs.find((o) => o.metadata.namespace === ns && o.metadata.name === name);
+  }
+  getFlow(ns: string, name: string) {
+    return this.flowList.find((o) => o.metadata.namespace === ns && o.metadata.name === name);
+  }
+  getPlan(ns: string, name: string) {
+    return this.planList.find((o) => o.metadata.namespace === ns && o.metadata.name === name);
+  }
+  getWorkload(env: Environment, kind: string, name: string) {
+    return this.workloads.get(`${env.metadata.name}/${kind}/${name}`);
+  }
+  getHelmRelease(env: Environment, name: string) {
+    return this.helmReleases.get(`${env.metadata.name}/${name}`);
+  }
+  environmentSynced(env: Environment) {
+    return this.envStates.get(env.metadata.name)?.synced ?? true;
+  }
+  /** Per-Environment overrides (by name) for tests; synced otherwise. */
+  envStates = new Map<string, EnvironmentState>();
+  environmentState(env: Environment): EnvironmentState {
+    return this.envStates.get(env.metadata.name) ?? { synced: true, helmReleases: this.helmReleases.size > 0 };
+  }
+}
