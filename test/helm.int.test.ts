@@ -4,11 +4,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { loadConfig } from '@kpromo/controller';
 import { parseConfig as parseExporterConfig } from '@kpromo/exporter';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { loadConfig } from '../controller/src/config.js';
 import { ensureHelm, REPO_ROOT } from './cluster/paths.js';
 import { kubeConfigFor, waitFor } from './kube.js';
 import { applyCrds, ensureNamespace, loadYaml, type Manifest } from './manifests.js';

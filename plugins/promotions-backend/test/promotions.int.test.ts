@@ -16,17 +16,7 @@ import scaffolderBackend from '@backstage/plugin-scaffolder-backend';
 import type { PromotionPlan } from '@kpromo/api';
 import { BACKEND_API } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
-import type { PlanDetails } from '@kpromo/plugin-promotions-common';
-import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import { PortStandIn } from '@kpromo/test-harness/port';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../../controller/src/config.js';
-import type { Running } from '../../../controller/src/runtime.js';
-import { startController } from '../../../controller/src/runtime.js';
+import { loadConfig, type Running, startController } from '@kpromo/controller';
 import {
   applyCr,
   deleteNs,
@@ -36,7 +26,15 @@ import {
   restFor,
   seedTwoStageRelease,
   waitPlan,
-} from '../../../controller/test/e2eHelpers.js';
+} from '@kpromo/controller/testing';
+import type { PlanDetails } from '@kpromo/plugin-promotions-common';
+import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
+import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { PortStandIn } from '@kpromo/test-harness/port';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ControllerClient, promotionsPlugin } from '../src/index.js';
 
 // Test-side view of JSON answers: assertions walk into them freely.
