@@ -70,20 +70,8 @@ beforeAll(async () => {
     newTag: 'v2.0.0',
     oldTag: 'v1.0.0',
     seed: `contract-${RUN}`,
+    applications: { owner: TEAM, labels: (app) => ({ tier: app === 'gamma' ? 'web' : 'api' }) },
   });
-  for (const app of APPS)
-    await applyCr(dev, {
-      kind: 'Application',
-      metadata: { name: app, namespace: NS, labels: { tier: app === 'gamma' ? 'web' : 'api' } } as {
-        name: string;
-        namespace: string;
-      },
-      spec: {
-        owner: TEAM(app),
-        image: { repository: `contract${RUN}/${app}` },
-        workloads: [{ kind: 'Deployment', name: app }],
-      },
-    });
   await applyCr(dev, {
     kind: 'PromotionFlow',
     metadata: { name: 'main', namespace: NS },

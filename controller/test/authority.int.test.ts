@@ -129,18 +129,9 @@ beforeAll(async () => {
     newTag: 'v2.0.0',
     oldTag: 'v1.0.0',
     seed: `authz-${RUN}`,
+    applications: {},
   });
   Object.assign(digests, seeded.devDigest);
-  for (const app of APPS)
-    await applyCr(dev, {
-      kind: 'Application',
-      metadata: { name: app, namespace: NS },
-      spec: {
-        owner: 'team-a',
-        image: { repository: `authz${RUN}/${app}` },
-        workloads: [{ kind: 'Deployment', name: app }],
-      },
-    });
   const everyone = [alice, bob, carol, dave, mallory, erin];
   await grant(
     'readers',

@@ -231,7 +231,11 @@ export async function waitReady(rest: KubeRest, ns: string, name: string) {
 
 export async function applyCr(
   rest: KubeRest,
-  obj: { kind: string; metadata: { name: string; namespace?: string }; [k: string]: unknown },
+  obj: {
+    kind: string;
+    metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+    [k: string]: unknown;
+  },
 ) {
   const t = KPROMO_TYPES[obj.kind as keyof typeof KPROMO_TYPES];
   return rest.apply(
@@ -355,7 +359,9 @@ export async function applyHelmRelease(rest: KubeRest, ns: string, name: string,
 /**
  * A two-stage release for API-level tests: each app runs `newTag` in dev (dev registry) and
  * `oldTag` in stable (release registry under `stable/`), both pinned by digest; Environments dev and
- * stable (patch delivery) and a PromotionFlow "main" over all apps. Waits until dev is Ready.
+ * stable (patch delivery) and a PromotionFlow "main" over all apps. Waits until dev is Ready. With
+ * `applications`, also an Application per app (Deployment workload, image `<repo>/<app>`; owner
+ * `team-a` unless given).
  */
 export async function seedTwoStageRelease(o: {
   dev: KubeRest;
@@ -369,6 +375,7 @@ export async function seedTwoStageRelease(o: {
   newTag: string;
   oldTag: string;
   seed: string;
+  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
 }): Promise<{ devDigest: Record<string, string>; stableOld: Record<string, string> }> {
   const devDigest: Record<string, string> = {};
   const stableOld: Record<string, string> = {};
@@ -410,5 +417,16 @@ export async function seedTwoStageRelease(o: {
       rolloutTimeoutSeconds: 120,
     },
   });
+  if (o.applications)
+    for (const app of o.apps)
+      await applyCr(o.dev, {
+        kind: 'Application',
+        metadata: { name: app, namespace: o.ns, labels: o.applications.labels?.(app) },
+        spec: {
+          owner: o.applications.owner?.(app) ?? 'team-a',
+          image: { repository: `${o.repo}/${app}` },
+          workloads: [{ kind: 'Deployment', name: app }],
+        },
+      });
   return { devDigest, stableOld };
 }

@@ -55,17 +55,8 @@ beforeAll(async () => {
     newTag: 'v3.0.0',
     oldTag: 'v2.0.0',
     seed: `split-${RUN}`,
+    applications: {},
   });
-  for (const app of APPS)
-    await applyCr(dev, {
-      kind: 'Application',
-      metadata: { name: app, namespace: NS },
-      spec: {
-        owner: 'team-a',
-        image: { repository: `${REPO}/${app}` },
-        workloads: [{ kind: 'Deployment', name: app }],
-      },
-    });
 }, 180_000);
 
 afterAll(async () => {

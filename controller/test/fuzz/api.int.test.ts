@@ -10,7 +10,6 @@ import { KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { type Running, startController } from '../../src/runtime.js';
 import {
-  applyCr,
   callApi,
   controllerConfig,
   deleteNs,
@@ -257,17 +256,8 @@ beforeAll(async () => {
     newTag: 'v2.0.0',
     oldTag: 'v1.0.0',
     seed: `fuzz-${RUN}`,
+    applications: {},
   });
-  for (const app of APPS)
-    await applyCr(dev, {
-      kind: 'Application',
-      metadata: { name: app, namespace: NS },
-      spec: {
-        owner: 'team-a',
-        image: { repository: `fuzz${RUN}/${app}` },
-        workloads: [{ kind: 'Deployment', name: app }],
-      },
-    });
   ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }), {
     log: createLogger({ level: 'error' }),
   });
