@@ -12,17 +12,25 @@
  *  - RSS and heap after GC at idle (run with --expose-gc, as `yarn bench` does),
  *  - GET /applications latency (p50/p95) and size for pages of 100 and unpaged,
  *  - time from create+approve of a one-app plan to its app leaving Pending, right after a restart
- *    (every Application queued for its status meanwhile).
+ *    (every Application queued for its status meanwhile),
+ *  - RSS of the production bundle (`yarn build`) run as its own process with plain node.
  * Asserts nothing. Cleans up.
  * --quick: 200 apps unless given, 60 s idle window, 30 s restart window.
  * --keep leaves the seeded namespaces; --reuse ns,apps measures again on them (e.g. before/after a change).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PromotionPlan } from '@kpromo/api';
-import { defaultKubeconfigPath, ensureClusters, waitFor } from '@kpromo/test-harness';
+import {
+  defaultKubeconfigPath,
+  ensureClusters,
+  REPO_ROOT,
+  startControllerProcess,
+  waitFor,
+} from '@kpromo/test-harness';
 import pLimit from 'p-limit';
 import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { KubeRest, type RequestOptions } from '../src/kube/rest.js';
@@ -328,6 +336,31 @@ try {
   console.log(
     `approve -> first app past Pending (Copying), right after a start with ${N} Applications queued: ${((started - tApprove) / 1000).toFixed(2)} s`,
   );
+
+  // ---- the production bundle as its own process: what a pod would hold --------------------------
+  await ctl.stop();
+  ctl = undefined;
+  const built = spawnSync('yarn', ['build'], { cwd: REPO_ROOT, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`yarn build failed: ${built.stderr}`);
+  const proc = startControllerProcess({
+    identity: 'steady-compiled',
+    kubeconfig,
+    namespace: NS,
+    lease: 'steady-compiled',
+    compiled: true,
+    config: { leaderElection: { enabled: false }, logLevel: 'warn' },
+  });
+  try {
+    const tProc = performance.now();
+    await sleep(IDLE_S * 1000);
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'))?.[1];
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'))?.[1];
+    console.log(
+      `compiled controller process (node controller/dist/kpromo-controller.mjs), ${((performance.now() - tProc) / 1000).toFixed(0)} s after start: RSS ${(Number(rss) / 1024).toFixed(0)} MiB, peak ${(Number(hwm) / 1024).toFixed(0)} MiB`,
+    );
+  } finally {
+    await proc.stop();
+  }
 } finally {
   await ctl?.stop().catch(() => undefined);
   if (values.keep || reused) console.log(`kept namespaces: --reuse ${NS},${APPS}`);

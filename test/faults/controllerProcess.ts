@@ -24,6 +24,8 @@ export function startControllerProcess(o: {
   namespace: string;
   lease: string;
   config?: Record<string, unknown>;
+  /** Run the production bundle (`yarn build`: controller/dist) with plain node instead of the sources through tsx. */
+  compiled?: boolean;
 }): ControllerProcess {
   const dir = mkdtempSync(join(tmpdir(), `kpromo-${o.identity}-`));
   const cfg = join(dir, 'config.yaml');
@@ -51,11 +53,14 @@ export function startControllerProcess(o: {
   );
   const logFile = join(dir, 'controller.log');
   const fd = openSync(logFile, 'a');
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'controller/src/main.ts'), 'run', '--config', cfg],
-    { cwd: REPO_ROOT, stdio: ['ignore', fd, fd], env: { ...process.env, KUBECONFIG: o.kubeconfig } },
-  );
+  const entry = o.compiled
+    ? [join(REPO_ROOT, 'controller/dist/kpromo-controller.mjs')]
+    : ['--import', 'tsx', join(REPO_ROOT, 'controller/src/main.ts')];
+  const child = spawn(process.execPath, [...entry, 'run', '--config', cfg], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, KUBECONFIG: o.kubeconfig, ...(o.compiled ? { NODE_OPTIONS: '' } : {}) },
+  });
   closeSync(fd);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return {
