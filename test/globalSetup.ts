@@ -1,6 +1,7 @@
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { ensureClusters } from './cluster/controlPlane.js';
+import { releaseFlux } from './flux/flux.js';
 import { startRegistry } from './registry/registry.js';
 
 declare module 'vitest' {
@@ -18,6 +19,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const cp = await ensureClusters({ log: (m) => console.log(`[harness] ${m}`) });
   process.env.KUBECONFIG = cp.kubeconfigPath;
+  // Test files that need Flux start it lazily (startFlux) under this run's lease; teardown releases it.
+  process.env.KPROMO_TEST_RUN = `run-${Date.now()}:${process.pid}`;
   const source = await startRegistry({ name: 'registry-source' });
   const target = await startRegistry({ name: 'registry-target' });
   project.provide('kubeconfig', cp.kubeconfigPath);
@@ -29,5 +32,6 @@ export default async function setup(project: TestProject) {
   return async () => {
     await source.stop();
     await target.stop();
+    await releaseFlux();
   };
 }

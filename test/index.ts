@@ -1,6 +1,8 @@
 export * from './cluster/controlPlane.js';
 export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
 export * from './faults/controllerProcess.js';
+export * from './flux/flux.js';
+export * from './flux/gitops.js';
 export * from './git/gitRepo.js';
 export * from './git/httpServer.js';
 export * from './kube.js';

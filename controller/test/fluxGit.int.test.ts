@@ -1,0 +1,324 @@
+import { dirname } from 'node:path';
+import type { AppProgress, PromotionPlan } from '@kpromo/api';
+import {
+  createBareRepo,
+  type Flux,
+  type FluxStatus,
+  fluxReady,
+  type GitHttpServer,
+  gitRepository,
+  headCommit,
+  kustomization,
+  kustomizeAppFiles,
+  pushFiles,
+  startFlux,
+  startGitHttpServer,
+  waitFor,
+} from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse as parseYaml, stringify } from 'yaml';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
+import {
+  applyCr,
+  applyDeployment,
+  appOf,
+  callApi,
+  controllerConfig,
+  crs,
+  deleteNs,
+  ensureNs,
+  getDeployment,
+  pushTestImage,
+  restFor,
+  runNamespaces,
+  isTerminalPlan as terminal,
+  waitPlan,
+  waitReady,
+} from './e2eHelpers.js';
+
+/**
+ * Git delivery with the real GitOps agent: upstream Flux (source-controller + kustomize-controller,
+ * test/flux) pulls the repository kpromo commits to from a local smart-HTTP git server and applies
+ * it to the dev cluster, where kwok makes the pods Ready. Both Environments live on the dev cluster:
+ * `dev` (patch delivery, namespace APPS) and `prod` (git delivery, namespace GITOPS, which only Flux
+ * writes to).
+ */
+const names = runNamespaces('flux-git');
+const NS = names.ns; // kpromo CRs, the Flux objects and the git credentials Secret
+const APPS = names.apps; // dev: the source stage
+const GITOPS = `${names.apps}-gitops`; // prod: Kustomization targetNamespace
+const GIT_USER = 'kpromo-bot';
+const GIT_PASSWORD = 'flux-git-pw';
+
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const log = createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' });
+
+const fluxPath = (plural: string, name: string) =>
+  `/apis/${plural === 'gitrepositories' ? 'source' : 'kustomize'}.toolkit.fluxcd.io/v1/namespaces/${NS}/${plural}/${name}`;
+const status = async (plural: 'gitrepositories' | 'kustomizations', name: string) =>
+  (await dev.get<{ metadata: { generation: number }; status?: FluxStatus }>(fluxPath(plural, name))).status;
+/** Waits until the Kustomization reports `pred`, returning its status (the last one in the error otherwise). */
+async function waitKustomization(name: string, what: string, pred: (s: FluxStatus) => boolean, timeoutMs = 90_000) {
+  let last: FluxStatus | undefined;
+  try {
+    return await waitFor(
+      `Kustomization ${name} ${what}`,
+      async () => {
+        last = await status('kustomizations', name);
+        return last && pred(last) ? last : undefined;
+      },
+      timeoutMs,
+      500,
+    );
+  } catch (e) {
+    throw new Error(
+      `${(e as Error).message}; last status: ${JSON.stringify(last)}; Flux logs: ${flux.logs.kustomizeController}`,
+    );
+  }
+}
+const appliedCommit = (s: FluxStatus) => /@sha1:([0-9a-f]{40})$/.exec(s.lastAppliedRevision ?? '')?.[1];
+
+let flux: Flux;
+let git: GitHttpServer;
+let repo: ReturnType<typeof createBareRepo>;
+let ctl: Running;
+const devDigest: Record<string, string> = {};
+const prodOld: Record<string, string> = {};
+const prodImage = (app: string) => `${target}/prod/shop/${app}:v1.1.0@${prodOld[app]}`;
+const appFiles = (app: string) => kustomizeAppFiles({ dir: `apps/${app}`, name: app, image: prodImage(app) });
+
+beforeAll(async () => {
+  const t0 = Date.now();
+  flux = await startFlux({ kubeconfig, log: (m) => console.log(`[flux] ${m}`) });
+  console.log(`[flux] ${flux.started ? 'started' : 'reused'} in ${Date.now() - t0} ms`);
+  for (const ns of [NS, APPS, GITOPS]) await ensureNs(dev, ns);
+
+  for (const app of ['web', 'broken']) {
+    devDigest[app] = (
+      await pushTestImage({ host: source, repository: `shop/${app}`, tag: 'v1.2.0', seed: `flux-new-${app}` })
+    ).digest;
+    prodOld[app] = (
+      await pushTestImage({ host: target, repository: `prod/shop/${app}`, tag: 'v1.1.0', seed: `flux-old-${app}` })
+    ).digest;
+    await applyDeployment(dev, APPS, app, `${source}/shop/${app}:v1.2.0@${devDigest[app]}`);
+  }
+
+  // The GitOps repository, served over smart HTTP with basic auth to both Flux (go-git) and kpromo (git CLI).
+  repo = createBareRepo({ ...appFiles('web'), ...appFiles('broken') });
+  git = await startGitHttpServer({ root: dirname(repo.dir), users: { [GIT_USER]: GIT_PASSWORD } });
+  const url = git.url('remote.git');
+  // One Secret for both: Flux reads username/password; kpromo also wants the URL prefix they are for.
+  await dev.apply(
+    `/api/v1/namespaces/${NS}/secrets/gitops-creds`,
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/basic-auth',
+      metadata: {
+        name: 'gitops-creds',
+        namespace: NS,
+        annotations: { 'promotions.kpromo.dev/url': `${git.baseUrl}/` },
+      },
+      data: {
+        username: Buffer.from(GIT_USER).toString('base64'),
+        password: Buffer.from(GIT_PASSWORD).toString('base64'),
+      },
+    },
+    'ctl-test',
+  );
+  await dev.apply(
+    fluxPath('gitrepositories', 'gitops'),
+    gitRepository({ namespace: NS, name: 'gitops', url, secretName: 'gitops-creds' }),
+    'ctl-test',
+  );
+  for (const app of ['web', 'broken'])
+    await dev.apply(
+      fluxPath('kustomizations', app),
+      kustomization({
+        namespace: NS,
+        name: app,
+        source: 'gitops',
+        path: `./apps/${app}`,
+        targetNamespace: GITOPS,
+        wait: true,
+      }),
+      'ctl-test',
+    );
+
+  // Flux, not the test, creates prod's Deployments from the seed commit.
+  const seed = headCommit(repo.dir);
+  for (const app of ['web', 'broken']) {
+    const s = await waitKustomization(app, 'applies the seed', (x) => appliedCommit(x) === seed);
+    expect(fluxReady(s)).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
+    await waitReady(dev, GITOPS, app);
+    await waitReady(dev, APPS, app);
+  }
+
+  await applyCr(
+    dev,
+    crs.environment(NS, 'dev', {
+      context: 'dev',
+      namespace: APPS,
+      registry: { host: source, insecure: true },
+      delivery: { method: 'patch' },
+    }),
+  );
+  await applyCr(
+    dev,
+    crs.environment(NS, 'prod', {
+      context: 'dev',
+      namespace: GITOPS,
+      registry: { host: target, prefix: 'prod', insecure: true },
+      delivery: {
+        method: 'git',
+        git: {
+          repository: url,
+          branch: 'main',
+          path: 'apps/{app}/image.yaml',
+          valuesPath: 'data.image',
+          credentialsSecretRef: { name: 'gitops-creds' },
+        },
+      },
+    }),
+  );
+  await applyCr(
+    dev,
+    crs.flow(NS, 'main', ['dev', 'prod'], { selector: { applications: ['web'] }, rolloutTimeoutSeconds: 120 }),
+  );
+  await applyCr(
+    dev,
+    crs.flow(NS, 'fragile', ['dev', 'prod'], { selector: { applications: ['broken'] }, rolloutTimeoutSeconds: 30 }),
+  );
+  for (const app of ['web', 'broken']) await applyCr(dev, crs.application(NS, app, 'team-a'));
+
+  ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }), { log });
+});
+
+afterAll(async () => {
+  await ctl?.stop();
+  // Flux objects first, while Flux runs to prune what they applied and drop their finalizers
+  // (a namespace holding them would stay Terminating), then the namespaces.
+  const fluxObjects = [
+    fluxPath('kustomizations', 'web'),
+    fluxPath('kustomizations', 'broken'),
+    fluxPath('gitrepositories', 'gitops'),
+  ];
+  for (const p of fluxObjects) await dev.delete(p).catch(() => undefined);
+  await waitFor(
+    'Flux objects finalized',
+    async () => (await Promise.all(fluxObjects.map((p) => dev.getOrUndefined(p)))).every((o) => !o),
+    30_000,
+  ).catch((e) => console.warn(`[flux] ${(e as Error).message}`));
+  for (const ns of [NS, APPS, GITOPS]) await deleteNs(dev, ns);
+  await git?.stop();
+  // Flux itself keeps running for the other files of this run; the global teardown stops it.
+});
+
+async function promote(flow: string, name: string): Promise<PromotionPlan> {
+  const r = await callApi(ctl.port, '/api/v1/plans', {
+    method: 'POST',
+    body: { namespace: NS, flow, from: 'dev', to: 'prod', name, approve: true },
+  });
+  expect(r.status).toBe(201);
+  return waitPlan(dev, NS, name, terminal, 150_000);
+}
+
+describe('git delivery with upstream Flux as the GitOps agent', () => {
+  let failed: AppProgress;
+  let failedKs: FluxStatus;
+
+  it('kpromo commits, source-controller fetches, kustomize-controller applies, kwok rolls out', async () => {
+    const plan = await promote('main', 'web-prod');
+    const a = appOf(plan, 'web')!;
+    expect(plan.status?.phase).toBe('Complete');
+    expect(a).toMatchObject({ phase: 'Succeeded', copied: true, written: true, digest: devDigest.web });
+    expect(a.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(headCommit(repo.dir)).toBe(a.commit);
+    const promoted = `${target}/prod/shop/web:${a.targetTag}@${devDigest.web}`;
+    expect(parseYaml(repo.read('apps/web/image.yaml'))).toMatchObject({ data: { image: promoted } });
+
+    // The source artifact of kpromo's commit, served by source-controller's artifact server.
+    const src = await waitFor('GitRepository at the promotion commit', async () => {
+      const s = await status('gitrepositories', 'gitops');
+      return s?.artifact?.revision?.endsWith(a.commit!) ? s : undefined;
+    });
+    expect(src.artifact?.revision).toBe(`main@sha1:${a.commit}`);
+    expect(src.artifact?.url?.startsWith(`${flux.sourceUrl}/gitrepository/${NS}/gitops/`)).toBe(true);
+
+    // Flux applied exactly that commit, and its health check (wait: true) passed.
+    const ks = await waitKustomization('web', 'applies the promotion commit', (s) => appliedCommit(s) === a.commit);
+    expect(ks.lastAppliedRevision).toContain(a.commit!);
+    expect(ks.lastAttemptedRevision).toBe(ks.lastAppliedRevision);
+    expect(fluxReady(ks)).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
+
+    // The Deployment runs the promoted digest, written by kustomize-controller (not by kpromo or the test).
+    const d = await getDeployment(dev, GITOPS, 'web');
+    expect(d.spec?.template?.spec?.containers?.[0]?.image).toBe(promoted);
+    expect(d.status?.availableReplicas).toBe(1);
+    const meta = (
+      await dev.get<{ metadata: { labels?: Record<string, string>; managedFields?: Array<{ manager: string }> } }>(
+        `/apis/apps/v1/namespaces/${GITOPS}/deployments/web`,
+      )
+    ).metadata;
+    expect(meta.labels).toMatchObject({
+      'kustomize.toolkit.fluxcd.io/name': 'web',
+      'kustomize.toolkit.fluxcd.io/namespace': NS,
+    });
+    const managers = meta.managedFields?.map((f) => f.manager) ?? [];
+    expect(managers).toContain('kustomize-controller');
+    expect(managers.filter((m) => m !== 'kustomize-controller' && m !== 'kube-controller-manager')).toEqual([]);
+    // The image ConfigMap is local-config: kustomize used it and did not apply it.
+    expect(await dev.getOrUndefined(`/api/v1/namespaces/${GITOPS}/configmaps/web-image`)).toBeUndefined();
+  });
+
+  it('a commit Flux cannot apply leaves the workload on the old version and fails the app', async () => {
+    // Someone breaks the app's manifest in the repository: the template no longer matches the selector.
+    const deployment = parseYaml(appFiles('broken')['apps/broken/deployment.yaml']);
+    deployment.spec.template.metadata.labels = { app: 'not-broken' };
+    const breaking = pushFiles(repo.dir, { 'apps/broken/deployment.yaml': stringify(deployment) }, 'Break broken');
+    const rejected = await waitKustomization(
+      'broken',
+      'rejects the broken manifest',
+      (s) => s.lastAttemptedRevision?.endsWith(breaking) === true && fluxReady(s)?.status === 'False',
+    );
+    expect(fluxReady(rejected)?.message).toMatch(/Deployment\/.*broken.*(invalid|does not match)/is);
+
+    const plan = await promote('fragile', 'broken-prod');
+    failed = appOf(plan, 'broken')!;
+    expect(failed).toMatchObject({ phase: 'Failed', copied: true, written: true });
+    expect(failed.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(plan.status?.phase).not.toBe('Complete');
+
+    // Flux attempted kpromo's commit and refused it; what it last applied is older.
+    failedKs = await waitKustomization(
+      'broken',
+      'attempts the promotion commit',
+      (s) => s.lastAttemptedRevision === `main@sha1:${failed.commit}`,
+    );
+    expect(fluxReady(failedKs)).toMatchObject({ status: 'False' });
+    expect(fluxReady(failedKs)?.reason).toMatch(/^(ReconciliationFailed|BuildFailed|HealthCheckFailed)$/);
+    expect(failedKs.lastAppliedRevision).not.toContain(failed.commit!);
+    expect((await getDeployment(dev, GITOPS, 'broken')).spec?.template?.spec?.containers?.[0]?.image).toBe(
+      prodImage('broken'),
+    );
+
+    // What kpromo says today: its verdict looks at the workload only, so it waits for the image
+    // until the flow's rollout timeout (see the next test for what issue 13 asks).
+    expect(failed).toMatchObject({ reason: 'RolloutTimeout' });
+    expect(failed.message).toMatch(
+      /not ready after 30s: broken still runs .*waiting for the delivery to apply the new image/,
+    );
+  });
+
+  // Issue 13: the verdict of git delivery should require the Kustomization's lastAppliedRevision to
+  // contain kpromo's commit, and fail at once, naming the Kustomization and its reason, when Flux
+  // refuses that commit. controller/src does not do this yet, so this is expected to fail; when it
+  // passes, vitest reports it: turn it into a plain `it`.
+  it.fails('names the Kustomization and its reason when Flux refuses the commit (issue 13, not implemented)', () => {
+    expect(failed?.reason).toBe(fluxReady(failedKs)?.reason);
+    expect(failed?.message).toContain(`Kustomization ${NS}/broken`);
+  });
+});
