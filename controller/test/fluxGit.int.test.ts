@@ -180,6 +180,8 @@ beforeAll(async () => {
           path: 'apps/{app}/image.yaml',
           valuesPath: 'data.image',
           credentialsSecretRef: { name: 'gitops-creds' },
+          // The verdict also waits for Flux to apply kpromo's commit, and fails with Flux's reason.
+          kustomization: { name: '{app}', namespace: NS },
         },
       },
     }),
@@ -305,20 +307,13 @@ describe('git delivery with upstream Flux as the GitOps agent', () => {
       prodImage('broken'),
     );
 
-    // What kpromo says today: its verdict looks at the workload only, so it waits for the image
-    // until the flow's rollout timeout (see the next test for what issue 13 asks).
-    expect(failed).toMatchObject({ reason: 'RolloutTimeout' });
-    expect(failed.message).toMatch(
-      /not ready after 30s: broken still runs .*waiting for the delivery to apply the new image/,
+    // kpromo's verdict reads the Kustomization: the app fails as soon as Flux refuses the commit,
+    // with Flux's reason and a message naming the Kustomization (not at the rollout timeout).
+    expect(failed.reason).toBe(fluxReady(failedKs)?.reason);
+    expect(failed.message).toContain(
+      `Kustomization ${NS}/broken ${failed.reason} for commit ${failed.commit!.slice(0, 12)}`,
     );
-  });
-
-  // Issue 13: the verdict of git delivery should require the Kustomization's lastAppliedRevision to
-  // contain kpromo's commit, and fail at once, naming the Kustomization and its reason, when Flux
-  // refuses that commit. controller/src does not do this yet, so this is expected to fail; when it
-  // passes, vitest reports it: turn it into a plain `it`.
-  it.fails('names the Kustomization and its reason when Flux refuses the commit (issue 13, not implemented)', () => {
-    expect(failed?.reason).toBe(fluxReady(failedKs)?.reason);
-    expect(failed?.message).toContain(`Kustomization ${NS}/broken`);
+    const took = Date.parse(failed.finishedAt!) - Date.parse(failed.startedAt!);
+    expect(took).toBeLessThan(30_000);
   });
 });

@@ -30,6 +30,26 @@ export interface DeliveryContext {
   signal?: AbortSignal;
 }
 
+/** What a delivery method knows about its own part of a rollout (e.g. a GitOps agent applying a commit). */
+export interface DeliveryVerdictContext {
+  env: Environment;
+  app: Application;
+  plan: PromotionPlan;
+  /** What `deliver` recorded (a git method's commit). */
+  commit?: string;
+  /** Client of the Environment's workload cluster. */
+  client(): Promise<KubeRest>;
+}
+
+/**
+ * `Applied`: the method's part is done (the workloads are judged next); `Progressing`: not yet (the
+ * plan keeps waiting, bounded by the rollout timeout); `Failed`: it cannot be applied (the app fails
+ * now with this reason).
+ */
+export type DeliveryVerdict =
+  | { state: 'Applied' | 'Progressing'; message: string }
+  | { state: 'Failed'; reason: string; message: string };
+
 /** What the step runner records in the plan status (`apps[].commit`). */
 export interface DeliveryResult {
   commit?: string;
@@ -52,6 +72,11 @@ export interface DeliveryMethod {
   validate?(env: Environment): string | undefined;
   /** Resolves with nothing, or with what to record (a git method's commit). */
   deliver(ctx: DeliveryContext): Promise<void> | Promise<DeliveryResult>;
+  /**
+   * Optional: judged before the workloads on every rollout check, e.g. whether the GitOps agent has
+   * applied the commit. Nothing (undefined) means the method has no part to judge.
+   */
+  rollout?(ctx: DeliveryVerdictContext): Promise<DeliveryVerdict | undefined>;
 }
 
 /** `namespace/name` of the plan, as annotations and commit messages name it. */

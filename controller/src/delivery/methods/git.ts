@@ -1,5 +1,7 @@
+import { isNotFound } from '../../kube/rest.js';
 import { gitDeliveryAuth } from '../../reconcile/plan/credentials.js';
 import { type DeliveryMethod, planRef } from '../deliveryMethod.js';
+import { type Kustomization, kustomizationVerdict } from '../fluxKustomization.js';
 import { checkRepoFilePath } from '../yamlEdit.js';
 
 /** delivery.method=git: commit the image reference to a GitOps repository (its agent applies it). */
@@ -26,5 +28,20 @@ export const gitDelivery: DeliveryMethod = {
       auth,
     });
     return { commit: res.commit };
+  },
+  /** With delivery.git.kustomization: whether Flux has applied the commit (read from the Environment cluster). */
+  async rollout(c) {
+    const k = c.env.spec.delivery.git?.kustomization;
+    if (!k || !c.commit) return undefined;
+    const name = k.name.replaceAll('{app}', c.app.metadata.name).replaceAll('{environment}', c.env.metadata.name);
+    const ns = k.namespace ?? 'flux-system';
+    const client = await c.client();
+    const obj = await client
+      .get<Kustomization>(`/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${ns}/kustomizations/${name}`)
+      .catch((e: unknown) => {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      });
+    return kustomizationVerdict(obj, `${ns}/${name}`, c.commit);
   },
 };

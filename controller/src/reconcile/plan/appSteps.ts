@@ -155,6 +155,31 @@ async function verdict(c: AppStep): Promise<number | undefined> {
   const { run, r, app, ap } = c;
   const { deps, plan } = run;
   const appStart = new Date(ap.startedAt ?? c.startedAt);
+  const left = appStart.getTime() + c.timeoutSeconds * 1000 - run.now().getTime();
+  // The delivery method's own part first (e.g. Flux applying the commit), then the workloads.
+  const delivery = (deps.deliveryMethods ?? builtinDeliveryMethods).get(r.toEnv.spec.delivery.method);
+  const dv = await delivery?.rollout?.({
+    env: r.toEnv,
+    app,
+    plan,
+    ...(ap.commit ? { commit: ap.commit } : {}),
+    client: () => deps.clientFor(r.toEnv),
+  });
+  if (dv?.state === 'Failed' || (dv?.state === 'Progressing' && left <= 0))
+    return finish(
+      c,
+      'Failed',
+      dv.state === 'Failed' ? dv.reason : 'RolloutTimeout',
+      dv.state === 'Failed' ? dv.message : `timed out after ${c.timeoutSeconds}s: ${dv.message}`,
+    );
+  if (dv?.state === 'Progressing') {
+    if (ap.message !== dv.message) {
+      ap.message = dv.message;
+      await run.journal.save();
+    }
+    // A GitOps agent polls its source; look again soon, bounded by the rollout timeout.
+    return Math.max(250, Math.min(left + 100, 3_000));
+  }
   const v = await checkRollout({
     cache: deps.cache,
     clientFor: deps.clientFor,
@@ -172,12 +197,23 @@ async function verdict(c: AppStep): Promise<number | undefined> {
       ap.message = v.message;
       await run.journal.save();
     }
-    const left = appStart.getTime() + c.timeoutSeconds * 1000 - run.now().getTime();
     return Math.max(250, Math.min(left + 100, 15_000));
   }
-  ap.phase = v.state === 'Ready' ? 'Succeeded' : 'Failed';
-  ap.reason = v.reason;
-  ap.message = v.message;
+  return finish(c, v.state === 'Ready' ? 'Succeeded' : 'Failed', v.reason, v.message);
+}
+
+/** Records the app's end (Succeeded or Failed) and announces it. */
+async function finish(
+  c: AppStep,
+  phase: 'Succeeded' | 'Failed',
+  reason: string | undefined,
+  message: string,
+): Promise<undefined> {
+  const { run, ap } = c;
+  const { plan } = run;
+  ap.phase = phase;
+  ap.reason = reason;
+  ap.message = message;
   ap.finishedAt = iso(run.now());
   await run.journal.save();
   if (ap.phase === 'Succeeded') {

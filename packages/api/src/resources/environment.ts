@@ -94,6 +94,23 @@ export const GitDelivery = Type.Object({
     ),
   ),
   author: Type.Optional(Type.Object({ name: Type.String(), email: Type.String() })),
+  kustomization: Type.Optional(
+    Type.Object(
+      {
+        name: Type.String({
+          description: 'Kustomization name; {app} and {environment} are replaced.',
+          minLength: 1,
+          maxLength: 253,
+          pattern: '^[a-z0-9{}]([-a-z0-9.{}]*[a-z0-9{}])?$',
+        }),
+        namespace: Type.Optional(Name('Its namespace in the Environment cluster (default flux-system).')),
+      },
+      {
+        description:
+          "The Flux Kustomization that applies this repository path in the Environment's cluster. The rollout verdict then also waits until its last applied revision is kpromo's commit, and fails at once with Flux's reason when Flux cannot apply that commit.",
+      },
+    ),
+  ),
 });
 
 export const Delivery = Type.Object(
