@@ -1,7 +1,22 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Application, Environment, PromotionFlow, PromotionPlan } from '@kpromo/api';
-import { applyCrds, createBareRepo, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import {
+  applyCrds,
+  createBareRepo,
+  type Flux,
+  type GitHttpServer,
+  gitRepository,
+  kubeConfigFor,
+  kustomization,
+  kustomizeAppFiles,
+  startFlux,
+  startGitHttpServer,
+  stateDir,
+  waitFor,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
 import type { ControllerOptions } from '../src/controller.js';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -52,7 +67,14 @@ const log = createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' });
 const devDigest: Record<string, string> = {};
 const stableOld: Record<string, string> = {};
 let repo: ReturnType<typeof createBareRepo>;
+let flux: Flux;
+let gitServer: GitHttpServer;
 const running: Running[] = [];
+const GIT_USER = 'kpromo-bot';
+const GIT_PASSWORD = 'ctl-e2e-git-pw';
+const fluxPath = (plural: 'gitrepositories' | 'kustomizations', name: string) =>
+  `/apis/${plural === 'gitrepositories' ? 'source' : 'kustomize'}.toolkit.fluxcd.io/v1/namespaces/${NS}/${plural}/${name}`;
+const FLUX_OBJECTS = [...MAIN_APPS.map((a) => fluxPath('kustomizations', a)), fluxPath('gitrepositories', 'gitops')];
 
 const cfg = (identity: string) =>
   controllerConfig(kubeconfig, NS, {
@@ -82,14 +104,6 @@ const api = (r: Running, path: string, init?: { method?: string; body?: unknown 
 /** POST /api/v1/plans in the test namespace. */
 const postPlan = (r: Running, body: Record<string, unknown>) =>
   api(r, '/api/v1/plans', { method: 'POST', body: { namespace: NS, ...body } });
-
-/** Plays the GitOps agent for prod: applies the image committed for each app to its Deployment. */
-async function gitopsSync() {
-  for (const app of MAIN_APPS) {
-    const values = parseYaml(repo.read(`apps/${app}/values.yaml`)) as { image: string };
-    if ((await deploymentImage(prod, APPS, app)) !== values.image) await applyDeployment(prod, APPS, app, values.image);
-  }
-}
 
 /** Wraps copyImage to record every copy this controller instance performs. */
 const countCopies =
@@ -136,14 +150,62 @@ beforeAll(async () => {
       await pushTestImage({ host: target, repository: `prod/shop/${app}`, tag: 'v1.0.0', seed: `older-${app}` })
     ).digest;
 
+  // prod is delivered through git: upstream Flux (source- and kustomize-controller, running against dev)
+  // pulls the repository over HTTP and applies each app's folder to the prod cluster.
   repo = createBareRepo(
-    Object.fromEntries(
-      MAIN_APPS.map((a) => [
-        `apps/${a}/values.yaml`,
-        `# ${a} in prod\nimage: ${target}/prod/shop/${a}:v1.0.0@${prodOld[a]}\nreplicas: 1\n`,
-      ]),
+    Object.assign(
+      {},
+      ...MAIN_APPS.map((a) =>
+        kustomizeAppFiles({ dir: `apps/${a}`, name: a, image: `${target}/prod/shop/${a}:v1.0.0@${prodOld[a]}` }),
+      ),
     ),
   );
+  gitServer = await startGitHttpServer({ root: dirname(repo.dir), users: { [GIT_USER]: GIT_PASSWORD } });
+  const gitUrl = gitServer.url('remote.git');
+  flux = await startFlux({ kubeconfig });
+  const secret = (name: string, type: string, data: Record<string, string>, annotations?: Record<string, string>) =>
+    dev.apply(
+      `/api/v1/namespaces/${NS}/secrets/${name}`,
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type,
+        metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
+        data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+      },
+      'ctl-test',
+    );
+  // Flux reads username/password; kpromo also needs the URL prefix the credentials are for.
+  await secret(
+    'gitops-creds',
+    'kubernetes.io/basic-auth',
+    { username: GIT_USER, password: GIT_PASSWORD },
+    { 'promotions.kpromo.dev/url': `${gitServer.baseUrl}/` },
+  );
+  // Flux applies to prod through a kubeconfig Secret (Kustomization spec.kubeConfig).
+  await secret('prod-kubeconfig', 'Opaque', {
+    value: readFileSync(join(stateDir(), 'prod', 'admin.kubeconfig'), 'utf8'),
+  });
+  await dev.apply(
+    fluxPath('gitrepositories', 'gitops'),
+    gitRepository({ namespace: NS, name: 'gitops', url: gitUrl, secretName: 'gitops-creds' }),
+    'ctl-test',
+  );
+  for (const app of MAIN_APPS) {
+    const k = kustomization({
+      namespace: NS,
+      name: app,
+      source: 'gitops',
+      path: `./apps/${app}`,
+      targetNamespace: APPS,
+      wait: true,
+    });
+    await dev.apply(
+      fluxPath('kustomizations', app),
+      { ...k, spec: { ...k.spec, kubeConfig: { secretRef: { name: 'prod-kubeconfig' } } } },
+      'ctl-test',
+    );
+  }
 
   for (const app of ALL) {
     await applyDeployment(dev, APPS, app, `${source}/shop/${app}:v1.2.0@${devDigest[app]}`);
@@ -151,9 +213,9 @@ beforeAll(async () => {
       stuck: app === 'stuck' || app === 'r2' || app === 'twin',
     });
   }
-  for (const app of MAIN_APPS)
-    await applyDeployment(prod, APPS, app, `${target}/prod/shop/${app}:v1.0.0@${prodOld[app]}`);
   for (const app of ALL) await waitReady(dev, APPS, app);
+  // Flux, not the test, creates prod's Deployments from the seed commit.
+  for (const app of MAIN_APPS) await waitReady(prod, APPS, app, 120_000);
 
   await applyCr(dev, env('dev', { host: source, insecure: true }, { method: 'patch' }));
   await applyCr(dev, env('stable', { host: target, prefix: 'stable', insecure: true }, { method: 'patch' }));
@@ -164,7 +226,16 @@ beforeAll(async () => {
       { host: target, prefix: 'prod', insecure: true },
       {
         method: 'git',
-        git: { repository: repo.url, branch: 'main', path: 'apps/{app}/values.yaml', valuesPath: 'image' },
+        git: {
+          repository: gitUrl,
+          branch: 'main',
+          path: 'apps/{app}/image.yaml',
+          valuesPath: 'data.image',
+          credentialsSecretRef: { name: 'gitops-creds' },
+          // The verdict waits until Flux (running against the control cluster, applying to prod) has
+          // applied kpromo's commit.
+          kustomization: { name: '{app}', namespace: NS, cluster: 'control' },
+        },
       },
     ),
   );
@@ -181,7 +252,16 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const r of [...running]) await stop(r).catch(() => undefined);
+  // Flux objects first, while Flux runs to prune and drop their finalizers; then the namespaces.
+  for (const p of FLUX_OBJECTS) await dev.delete(p).catch(() => undefined);
+  await waitFor(
+    'Flux objects finalized',
+    async () => (await Promise.all(FLUX_OBJECTS.map((p) => dev.getOrUndefined(p)))).every((o) => !o),
+    30_000,
+  ).catch((e) => console.warn(`[flux] ${(e as Error).message}`));
   await deleteNamespaces(dev, [dev, stable, prod], names);
+  await gitServer?.stop();
+  // Flux keeps running for the other files of this run; the global teardown stops it.
 });
 
 describe('controller against real clusters, registries and git', () => {
@@ -262,7 +342,8 @@ describe('controller against real clusters, registries and git', () => {
       expect.arrayContaining(['Approved', 'ImageCopied', 'DesiredStateWritten', 'AppPromoted', 'Complete']),
     );
 
-    // stable -> prod through git: the controller commits, our stand-in GitOps agent applies, kwok rolls out.
+    // stable -> prod through git: the controller commits, Flux fetches and applies it to prod, kwok rolls
+    // out; the plan completes only once Flux has applied the commit and the Deployments are Ready.
     const created2 = await postPlan(ctl, {
       flow: 'main',
       from: 'stable',
@@ -271,18 +352,26 @@ describe('controller against real clusters, registries and git', () => {
       approve: true,
     });
     expect(created2.status).toBe(201);
-    const prodDone = await waitPlan(dev, NS, 'main-prod', terminal, 120_000, gitopsSync);
-    expect(prodDone.status?.phase).toBe('Complete');
+    const prodDone = await waitPlan(dev, NS, 'main-prod', terminal, 150_000);
+    expect(prodDone.status?.phase, JSON.stringify(prodDone.status?.apps)).toBe('Complete');
     const log = repo.log();
     for (const app of MAIN_APPS) {
       const a = appOf(prodDone, app)!;
       expect(a.phase).toBe('Succeeded');
       expect(a.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(await registryDigest(target, `prod/shop/${app}`, a.targetTag!)).toBe(devDigest[app]);
-      expect(repo.read(`apps/${app}/values.yaml`)).toContain(
-        `image: ${target}/prod/shop/${app}:${a.targetTag}@${devDigest[app]}`,
-      );
-      expect(repo.read(`apps/${app}/values.yaml`)).toContain(`# ${app} in prod`);
+      const promoted = `${target}/prod/shop/${app}:${a.targetTag}@${devDigest[app]}`;
+      expect(repo.read(`apps/${app}/image.yaml`)).toContain(`image: ${promoted}`);
+      // The file's comment survives the edit.
+      expect(repo.read(`apps/${app}/image.yaml`)).toContain(`# The image ${app} runs here`);
+      // Applied to prod by kustomize-controller: kpromo's commit or a later one of the same repository
+      // (the three apps' commits land one after another), which then contains it.
+      const k = await dev.get<{ status?: { lastAppliedRevision?: string } }>(fluxPath('kustomizations', app));
+      const applied = /^main@sha1:([0-9a-f]{40})$/.exec(k.status?.lastAppliedRevision ?? '')?.[1];
+      expect(applied, k.status?.lastAppliedRevision).toBeDefined();
+      const isAncestor = spawnSync('git', ['merge-base', '--is-ancestor', a.commit!, applied!], { cwd: repo.dir });
+      expect(isAncestor.status, `${a.commit} is in ${applied}`).toBe(0);
+      expect((await getDeployment(prod, APPS, app)).spec?.template?.spec?.containers?.[0]?.image).toBe(promoted);
       expect(log.some((m) => m.startsWith(`Promote ${app} to ${a.targetTag} in prod`))).toBe(true);
     }
     expect(log.filter((m) => m.startsWith('Promote '))).toHaveLength(3);

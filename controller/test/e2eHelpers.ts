@@ -214,7 +214,7 @@ export async function getDeployment(rest: KubeRest, ns: string, name: string): P
   return rest.get<Workload>(resourcePath(DEPLOYMENT, ns, name));
 }
 
-export async function waitReady(rest: KubeRest, ns: string, name: string) {
+export async function waitReady(rest: KubeRest, ns: string, name: string, timeoutMs = 60_000) {
   await waitFor(
     `${rest.clusterName} ${ns}/${name} ready`,
     async () => {
@@ -225,7 +225,7 @@ export async function waitReady(rest: KubeRest, ns: string, name: string) {
         d.status?.observedGeneration === d.metadata.generation
       );
     },
-    60_000,
+    timeoutMs,
   );
 }
 

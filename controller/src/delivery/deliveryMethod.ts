@@ -39,6 +39,8 @@ export interface DeliveryVerdictContext {
   commit?: string;
   /** Client of the Environment's workload cluster. */
   client(): Promise<KubeRest>;
+  /** Client of the control cluster (where the kpromo resources live). */
+  control: KubeRest;
 }
 
 /**

@@ -94,6 +94,22 @@ describe('kustomizationVerdict', () => {
     );
   });
 
+  it('Ready at another revision (a later commit, e.g. kpromo’s own commit for another app): the workloads decide', () => {
+    const v = kustomizationVerdict(
+      ks({
+        lastAppliedRevision: `main@sha1:${OTHER}`,
+        lastAttemptedRevision: `main@sha1:${OTHER}`,
+        conditions: ready('True', 'ReconciliationSucceeded'),
+      }),
+      'flux-system/web',
+      C,
+    );
+    expect(v).toEqual({
+      state: 'Applied',
+      message: `Kustomization flux-system/web is Ready at main@sha1:${OTHER} (not commit ${C.slice(0, 12)} itself); judging the workloads`,
+    });
+  });
+
   it('a suspended Kustomization never applies: says so and keeps waiting (bounded by the rollout timeout)', () => {
     const v = kustomizationVerdict(ks({}, { spec: { suspend: true } }), 'flux-system/web', C);
     expect(v).toEqual({

@@ -30,6 +30,8 @@ const TRANSIENT = new Set(['Progressing', 'DependencyNotReady', 'ArtifactFailed'
  * - applied: `status.lastAppliedRevision` is the commit (and Ready is not False for it);
  * - failed: Flux attempted the commit (`lastAttemptedRevision`) and Ready=False with a reason other
  *   than a transient one: Flux's reason and message, naming the Kustomization;
+ * - applied too when it is Ready at another revision: a later commit contains kpromo's change (an
+ *   older one does not, and the workload verdict that follows still waits for the promoted digest);
  * - progressing otherwise (not fetched yet, still applying, suspended: the message says which).
  */
 export function kustomizationVerdict(k: Kustomization | undefined, ref: string, commit: string): DeliveryVerdict {
@@ -51,6 +53,15 @@ export function kustomizationVerdict(k: Kustomization | undefined, ref: string, 
         message: `Kustomization ${ref} ${reason} for commit ${short}: ${(ready.message ?? '').slice(0, 500)}`,
       };
   }
+  // Ready at another revision: when that is a later commit (others pushed after kpromo, or kpromo's
+  // own commits for other apps of the repository), it contains kpromo's change, and the workloads must
+  // then run the promoted digest; when it is an older one, they do not yet. Either way the workload
+  // verdict decides (without git history here, "contains" is judged by what runs).
+  if (!behind && ready?.status === 'True' && st.lastAppliedRevision)
+    return {
+      state: 'Applied',
+      message: `Kustomization ${ref} is Ready at ${st.lastAppliedRevision} (not commit ${short} itself); judging the workloads`,
+    };
   return {
     state: 'Progressing',
     message: `waiting for Kustomization ${ref} to apply commit ${short} (last applied ${st.lastAppliedRevision ?? 'nothing'})`,

@@ -35,7 +35,7 @@ export const gitDelivery: DeliveryMethod = {
     if (!k || !c.commit) return undefined;
     const name = k.name.replaceAll('{app}', c.app.metadata.name).replaceAll('{environment}', c.env.metadata.name);
     const ns = k.namespace ?? 'flux-system';
-    const client = await c.client();
+    const client = k.cluster === 'control' ? c.control : await c.client();
     const obj = await client
       .get<Kustomization>(`/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${ns}/kustomizations/${name}`)
       .catch((e: unknown) => {

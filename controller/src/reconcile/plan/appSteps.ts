@@ -164,6 +164,7 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     plan,
     ...(ap.commit ? { commit: ap.commit } : {}),
     client: () => deps.clientFor(r.toEnv),
+    control: deps.control,
   });
   if (dv?.state === 'Failed' || (dv?.state === 'Progressing' && left <= 0))
     return finish(

@@ -103,7 +103,14 @@ export const GitDelivery = Type.Object({
           maxLength: 253,
           pattern: '^[a-z0-9{}]([-a-z0-9.{}]*[a-z0-9{}])?$',
         }),
-        namespace: Type.Optional(Name('Its namespace in the Environment cluster (default flux-system).')),
+        namespace: Type.Optional(Name('Its namespace (default flux-system).')),
+        cluster: Type.Optional(
+          StringEnum(['environment', 'control'] as const, {
+            default: 'environment',
+            description:
+              "Where Flux runs: in the Environment's cluster, or in the control cluster (where these resources live), applying to the Environment's cluster remotely (Kustomization spec.kubeConfig).",
+          }),
+        ),
       },
       {
         description:
