@@ -1,3 +1,4 @@
+export * from './argo/rollouts.js';
 export * from './cluster/controlPlane.js';
 export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
 export * from './faults/controllerProcess.js';

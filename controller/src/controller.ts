@@ -51,6 +51,12 @@ export interface ControllerOptions {
  * journal lets the next leader resume.
  */
 const STATUS_DEBOUNCE_MS = 1_000;
+/**
+ * Application status follows its workloads; a rollout is a burst of events (new ReplicaSet, pods
+ * becoming ready one by one), so it is written at most once per window instead of once per event.
+ * The API and MCP read versions from the cache, not from this status, so they are never this late.
+ */
+const APP_STATUS_DEBOUNCE_MS = 5_000;
 
 /** Plans that may still change: approvals, freezes and soak time are re-checked on related events. */
 const isOpen = (p: PromotionPlan) => !(p.status?.phase && TERMINAL_PLAN_PHASES.has(p.status.phase));
@@ -150,8 +156,8 @@ export class Controller {
     this.queue.add(`PromotionPlan:${p.metadata.namespace}/${p.metadata.name}`);
   }
 
-  private enqueueApp(ns: string | undefined, name: string) {
-    if (this.isLeader) this.statusQueue.add(`Application:${ns}/${name}`);
+  private enqueueApp(ns: string | undefined, name: string, afterMs = 0) {
+    if (this.isLeader) this.statusQueue.addAfter(`Application:${ns}/${name}`, afterMs);
   }
 
   /** Flow and Environment statuses (candidates, reachability) are derived from the cache. */
@@ -213,7 +219,7 @@ export class Controller {
           this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
           for (const a of this.cache.applications(env.metadata.namespace)) {
             if (workloadsFor(a, env.metadata.name).some((w) => w.name === e.obj.metadata.name))
-              this.enqueueApp(a.metadata.namespace, a.metadata.name);
+              this.enqueueApp(a.metadata.namespace, a.metadata.name, APP_STATUS_DEBOUNCE_MS);
           }
         }
       } else if (e.kind === 'Application') {

@@ -1,9 +1,9 @@
 import type { Config } from '@kpromo/controller';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { argoRolloutKind, type Rollout } from '../examples/plugin/argoRolloutKind.js';
 import { CONFIGMAP_ANNOTATION, configMapDelivery } from '../examples/plugin/configMapDelivery.js';
 import { examplePlugin } from '../examples/plugin/index.js';
 import { slackNotifications } from '../examples/plugin/slackNotifications.js';
+import { type WebService, webServiceKind } from '../examples/plugin/webServiceKind.js';
 import type { DeliveryMethod } from '../src/delivery/deliveryMethod.js';
 import type { ReleaseEvent } from '../src/notify/notifier.js';
 import { NotificationProviders } from '../src/notify/registry.js';
@@ -16,7 +16,7 @@ import { planWorld } from './support/planWorld.js';
 
 const SLACK = 'https://hooks.slack.invalid/T000/B000/XXXX';
 const TAG = 'v2-20261202T100000Z';
-const ROLLOUTS = '/apis/argoproj.io/v1alpha1/namespaces/app-stable/rollouts';
+const WEBSERVICES = '/apis/serving.example.com/v1/namespaces/app-stable/webservices';
 
 /** Environment `stable` delivering through a method the CRD enum does not list (plugins extend it). */
 const stableVia = (method: string, annotations?: Record<string, string>) => {
@@ -44,7 +44,15 @@ describe('loadPlugins', () => {
   it('adds the example plugin to the built-ins', () => {
     const ext = loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]);
     expect([...ext.deliveryMethods.keys()]).toEqual(['patch', 'helmRelease', 'git', 'configMap']);
-    expect([...ext.workloadKinds.keys()]).toEqual(['Deployment', 'StatefulSet', 'Rollout']);
+    expect([...ext.workloadKinds.keys()]).toEqual([
+      'Deployment',
+      'StatefulSet',
+      'DaemonSet',
+      'Rollout',
+      'CronJob',
+      'Job',
+      'WebService',
+    ]);
     expect(ext.notificationProviders.map((p) => p.name)).toEqual(['slack']);
   });
 
@@ -68,10 +76,15 @@ describe('loadPlugins', () => {
     [
       'one workload kind in two plugins',
       [
-        { name: 'a', workloadKinds: [argoRolloutKind] },
-        { name: 'b', workloadKinds: [argoRolloutKind] },
+        { name: 'a', workloadKinds: [webServiceKind] },
+        { name: 'b', workloadKinds: [webServiceKind] },
       ],
-      'plugin "b": workload kind "Rollout" is already registered by plugin "a"',
+      'plugin "b": workload kind "WebService" is already registered by plugin "a"',
+    ],
+    [
+      'a built-in workload kind again',
+      [{ name: 'a', workloadKinds: [{ ...webServiceKind, kind: 'Rollout' }] }],
+      'plugin "a": workload kind "Rollout" is already registered by the controller (built-in)',
     ],
     [
       'a provider named like the built-in webhook provider',
@@ -85,8 +98,8 @@ describe('loadPlugins', () => {
     ],
     [
       'a workload kind without a resource',
-      [{ name: 'a', workloadKinds: [{ ...argoRolloutKind, resource: undefined as never }] }],
-      'plugin "a": workload kind "Rollout" has no resource ({ group, version, plural, kind }) to read its objects from',
+      [{ name: 'a', workloadKinds: [{ ...webServiceKind, resource: undefined as never }] }],
+      'plugin "a": workload kind "WebService" has no resource ({ group, version, plural, kind }) to read its objects from',
     ],
   ])('refuses %s, naming it', (_what, plugins, message) => {
     expect(() => loadPlugins(plugins)).toThrow(new PluginError(message));
@@ -150,25 +163,43 @@ describe('example delivery method: configMap', () => {
   });
 });
 
-describe('example workload kind: Argo Rollout', () => {
-  const rollout = (image: string, status: Rollout['status']): Rollout => ({
-    apiVersion: 'argoproj.io/v1alpha1',
-    kind: 'Rollout',
-    metadata: { name: 'cart' },
-    spec: { replicas: 2, template: { spec: { containers: [{ name: 'main', image }] } } },
+describe('example workload kind: WebService', () => {
+  const ws = (image: string, status: WebService['status']): WebService => ({
+    apiVersion: 'serving.example.com/v1',
+    kind: 'WebService',
+    metadata: { name: 'cart', generation: 2 },
+    spec: { template: { spec: { containers: [{ name: 'main', image }] } } },
     status,
   });
   const NEW = `reg-stable.local:5000/shop/cart:${TAG}@${dg('a')}`;
+  const ready = (status: string, reason?: string, message?: string) => [{ type: 'Ready', status, reason, message }];
 
-  it.each<[Rollout['status'], string, string]>([
-    [{ phase: 'Progressing', updatedReplicas: 1 }, 'Progressing', 'cart: 1 of 2 replicas updated (Progressing)'],
-    [{ phase: 'Paused', message: 'CanaryPauseStep' }, 'Progressing', 'cart: paused: CanaryPauseStep'],
-    [{ phase: 'Degraded', message: 'analysis failed' }, 'Failed', 'cart: analysis failed'],
-    [{ phase: 'Healthy', updatedReplicas: 2, availableReplicas: 2 }, 'Ready', 'cart ready in stable'],
-  ])('judges a Rollout with status %j as %s', async (status, state, message) => {
+  it.each<[WebService['status'], string, string]>([
+    [{ observedGeneration: 1 }, 'Progressing', 'cart: waiting for the operator to observe the new generation'],
+    [
+      { observedGeneration: 2, latestCreatedRevisionName: 'cart-2', latestReadyRevisionName: 'cart-1' },
+      'Progressing',
+      'cart: revision cart-2 is not ready yet',
+    ],
+    [
+      { observedGeneration: 2, conditions: ready('False', 'RevisionFailed', 'container exited') },
+      'Failed',
+      'cart: container exited',
+    ],
+    [
+      {
+        observedGeneration: 2,
+        latestCreatedRevisionName: 'cart-2',
+        latestReadyRevisionName: 'cart-2',
+        conditions: ready('True'),
+      },
+      'Ready',
+      'cart ready in stable',
+    ],
+  ])('judges a WebService with status %j as %s', async (status, state, message) => {
     const w = planWorld();
-    w.clusters.get('stable')!.seed(`${ROLLOUTS}/cart`, rollout(NEW, status));
-    const a = app('cart', { workloads: [{ kind: 'Rollout' as 'Deployment', name: 'cart' }] });
+    w.clusters.get('stable')!.seed(`${WEBSERVICES}/cart`, ws(NEW, status));
+    const a = app('cart', { workloads: [{ kind: 'WebService' as 'Deployment', name: 'cart' }] });
     const v = await checkRollout({
       cache: w.cache,
       clientFor: w.deps.clientFor,
@@ -179,33 +210,59 @@ describe('example workload kind: Argo Rollout', () => {
       startedAt: new Date('2026-12-02T10:00:00Z'),
       now: new Date('2026-12-02T10:00:10Z'),
       timeoutSeconds: 600,
-      kinds: loadPlugins([{ name: 'x', workloadKinds: [argoRolloutKind] }]).workloadKinds,
+      kinds: loadPlugins([{ name: 'x', workloadKinds: [webServiceKind] }]).workloadKinds,
     });
     expect(v).toMatchObject({ state, message });
-    if (state === 'Failed') expect(v.reason).toBe('RolloutDegraded');
+    if (state === 'Failed') expect(v.reason).toBe('RevisionFailed');
   });
 
-  it('a plan waits for an app whose workload is a Rollout until Argo Rollouts reports it Healthy', async () => {
-    const a = app('cart', { workloads: [{ kind: 'Rollout' as 'Deployment', name: 'cart' }] });
+  it('a plan waits for an app whose workload is a WebService until its latest revision is ready', async () => {
+    const a = app('cart', { workloads: [{ kind: 'WebService' as 'Deployment', name: 'cart' }] });
     const w = planWorld({ envs: [env('dev'), stableVia('configMap'), env('prod')], apps: [a] });
     const stable = w.clusters.get('stable')!;
-    stable.seed(`${ROLLOUTS}/cart`, rollout(`reg-stable.local:5000/shop/cart:v1@${dg('b')}`, { phase: 'Healthy' }));
+    stable.seed(
+      `${WEBSERVICES}/cart`,
+      ws(`reg-stable.local:5000/shop/cart:v1@${dg('b')}`, {
+        observedGeneration: 2,
+        latestCreatedRevisionName: 'cart-1',
+        latestReadyRevisionName: 'cart-1',
+        conditions: ready('True'),
+      }),
+    );
     const ext = loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]);
     w.deps.deliveryMethods = ext.deliveryMethods;
     w.deps.workloadKinds = ext.workloadKinds;
-    w.addPlan('ro');
-    await reconcilePlan(w.deps, 'ns', 'ro');
-    expect(w.plan('ro').status?.apps?.[0]).toMatchObject({ phase: 'RollingOut', written: true });
-    // Argo Rollouts picks the new image up and goes through its steps.
-    stable.objects.set(`${ROLLOUTS}/cart`, rollout(NEW, { phase: 'Paused', message: 'CanaryPauseStep' }));
-    await reconcilePlan(w.deps, 'ns', 'ro');
-    expect(w.plan('ro').status?.apps?.[0].message).toBe('cart: paused: CanaryPauseStep');
+    w.addPlan('ws');
+    await reconcilePlan(w.deps, 'ns', 'ws');
+    expect(w.plan('ws').status?.apps?.[0]).toMatchObject({ phase: 'RollingOut', written: true });
+    // The operator picks the new image up and starts a revision.
     stable.objects.set(
-      `${ROLLOUTS}/cart`,
-      rollout(NEW, { phase: 'Healthy', updatedReplicas: 2, availableReplicas: 2 }),
+      `${WEBSERVICES}/cart`,
+      ws(NEW, {
+        observedGeneration: 2,
+        latestCreatedRevisionName: 'cart-2',
+        latestReadyRevisionName: 'cart-1',
+        conditions: ready('Unknown'),
+      }),
     );
-    await reconcilePlan(w.deps, 'ns', 'ro');
-    expect(w.plan('ro').status?.apps?.[0]).toMatchObject({ phase: 'Succeeded', reason: 'RolloutComplete' });
+    await reconcilePlan(w.deps, 'ns', 'ws');
+    // Progress messages are written at most every 10 s per app (each is a status PUT): the first
+    // one rides on the app's next write; a rollout still going 10 s later shows it on its own.
+    expect(w.plan('ws').status?.apps?.[0].message).toBe('desired state written (configMap); waiting for rollout');
+    w.tick(10_000);
+    await reconcilePlan(w.deps, 'ns', 'ws');
+    expect(w.plan('ws').status?.apps?.[0].message).toBe('cart: revision cart-2 is not ready yet');
+    stable.objects.set(
+      `${WEBSERVICES}/cart`,
+      ws(NEW, {
+        observedGeneration: 2,
+        latestCreatedRevisionName: 'cart-2',
+        latestReadyRevisionName: 'cart-2',
+        conditions: ready('True'),
+      }),
+    );
+    await reconcilePlan(w.deps, 'ns', 'ws');
+    expect(w.plan('ws').status?.apps?.[0]).toMatchObject({ phase: 'Succeeded', reason: 'RolloutComplete' });
   });
 });
 

@@ -1,14 +1,14 @@
 import { type Config, type ControllerPlugin, loadConfig, type Running, startController } from '@kpromo/controller';
-import { argoRolloutKind } from './argoRolloutKind.js';
 import { configMapDelivery } from './configMapDelivery.js';
 import { slackNotifications } from './slackNotifications.js';
+import { webServiceKind } from './webServiceKind.js';
 
 /** One plugin with one extension of each kind. */
 export function examplePlugin(o: { slackWebhookUrl: string }): ControllerPlugin {
   return {
     name: 'example.com',
     deliveryMethods: [configMapDelivery],
-    workloadKinds: [argoRolloutKind],
+    workloadKinds: [webServiceKind],
     notificationProviders: [
       slackNotifications({ webhookUrl: o.slackWebhookUrl, events: ['AppPromoted', 'AppFailed', 'PlanComplete'] }),
     ],

@@ -20,25 +20,29 @@ export function runningVersion(cache: CacheView, app: Application, env: Environm
   let health: EnvironmentVersion['health'] = 'Healthy';
   const notes: string[] = [];
   for (const ref of refs) {
-    const w = cache.getWorkload(env, ref.kind ?? 'Deployment', ref.name);
+    const kind = ref.kind ?? 'Deployment';
+    const w = cache.getWorkload(env, kind, ref.name);
     if (!w)
       return {
         environment: envName,
         health: 'Missing',
-        message: `${ref.kind ?? 'Deployment'} ${ref.name} not found in ${env.spec.namespace}`,
+        message: `${kind} ${ref.name} not found in ${env.spec.namespace}`,
       };
-    const c = containerOf(w, ref.container);
+    const c = containerOf({ ...w, kind }, ref.container);
     if (!version && c?.image) {
       const r = parseImageRef(c.image);
       version = { environment: envName, tag: r.tag, digest: r.digest, health: 'Healthy' };
     }
-    if (w.status?.conditions?.some((x) => x.reason === 'ProgressDeadlineExceeded' && x.status === 'False')) {
+    const r = workloadReady({ ...w, kind });
+    if (
+      r.failed ||
+      w.status?.conditions?.some((x) => x.reason === 'ProgressDeadlineExceeded' && x.status === 'False')
+    ) {
       health = 'Degraded';
-      notes.push(`${ref.name}: progress deadline exceeded`);
-    } else {
-      const r = workloadReady(w);
-      if (!r.ready && health === 'Healthy') health = 'Progressing';
-      if (!r.ready) notes.push(`${ref.name}: ${r.message}`);
+      notes.push(`${ref.name}: ${r.failed ? r.message : 'progress deadline exceeded'}`);
+    } else if (!r.ready) {
+      if (health === 'Healthy') health = 'Progressing';
+      notes.push(`${ref.name}: ${r.paused ? 'Paused: ' : ''}${r.message}`);
     }
   }
   return { ...(version ?? { environment: envName }), health, ...(notes.length ? { message: notes.join('; ') } : {}) };

@@ -1,21 +1,27 @@
 import type { Application, Environment, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 
-/** A Deployment/StatefulSet as far as the controller reads it. */
+/**
+ * A workload as far as the controller reads it: the shape of a Deployment/StatefulSet, which every
+ * kind shares in part (metadata, selector, status conditions). A kind's own fields (a CronJob's job
+ * template, a Rollout's pause conditions) are typed in its module under rollout/kinds/.
+ */
 export interface Workload {
   apiVersion?: string;
   kind?: string;
   metadata: {
     name: string;
     namespace?: string;
+    uid?: string;
     generation?: number;
     resourceVersion?: string;
     annotations?: Record<string, string>;
   };
   spec?: {
     replicas?: number;
+    paused?: boolean;
     selector?: { matchLabels?: Record<string, string> };
     template?: { spec?: { containers?: Array<{ name: string; image?: string }> } };
-    updateStrategy?: { type?: string };
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
   };
   status?: {
     observedGeneration?: number;
@@ -43,10 +49,12 @@ export interface HelmRelease {
 
 /** The workload-cluster watch behind an Environment. */
 export interface EnvironmentState {
-  /** Deployment and StatefulSet informers have listed at least once. */
+  /** The workload informers (one per watched kind) have listed at least once. */
   synced: boolean;
   /** A HelmRelease informer runs (the CRD is served in that cluster). */
   helmReleases: boolean;
+  /** The workload kinds watched there (Rollout only where its CRD is served). */
+  workloadKinds?: string[];
   /** The cluster could not be reached or configured at all (e.g. unknown kubeconfig context). */
   error?: string;
   /** Ready condition reason for `error` (default ClusterUnreachable; ClusterNotAllowed: refused by config clusterAccess). */
@@ -69,8 +77,11 @@ export interface CacheView {
   getEnvironment(namespace: string, name: string): Environment | undefined;
   getFlow(namespace: string, name: string): PromotionFlow | undefined;
   getPlan(namespace: string, name: string): PromotionPlan | undefined;
-  /** Workload in an Environment's cluster+namespace; undefined when absent or not yet synced. */
-  getWorkload(env: Environment, kind: 'Deployment' | 'StatefulSet', name: string): Workload | undefined;
+  /**
+   * Workload of a watched kind (the built-in kinds of rollout/registry.ts) in an Environment's
+   * cluster+namespace; undefined when absent, not yet synced, or its kind is not served there.
+   */
+  getWorkload(env: Environment, kind: string, name: string): Workload | undefined;
   getHelmRelease(env: Environment, name: string): HelmRelease | undefined;
   /** True once the informers behind this Environment have listed at least once. */
   environmentSynced(env: Environment): boolean;

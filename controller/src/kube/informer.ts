@@ -463,7 +463,7 @@ async function openWatch(
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** Drops undefined values (a slim object has no keys it does not need). */
-function compact<O extends Record<string, unknown>>(o: O): O {
+export function compact<O extends Record<string, unknown>>(o: O): O {
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;
 }
@@ -477,10 +477,16 @@ export function withoutManagedFields<T extends KObject>(obj: T): T {
 }
 
 type Conditions = Array<{ type: string; status: string; reason?: string; message?: string }> | undefined;
-const slimConditions = (cs: Conditions) =>
+/** Conditions as verdicts read them: type, status, reason, message. */
+export const slimConditions = (cs: Conditions) =>
   cs?.map((c) => compact({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
 
-function slimMetadata(m: Record<string, unknown> & KObject['metadata']) {
+/** The containers of a pod template as verdicts read them: name and image. */
+export const slimContainers = (cs: ReadonlyArray<{ name: string; image?: string }> | undefined) =>
+  cs?.map((c) => compact({ name: c.name, image: c.image }));
+
+/** Name, namespace, uid, generation, resourceVersion and annotations (without last-applied). */
+export function slimMetadata(m: Record<string, unknown> & KObject['metadata']) {
   let annotations = m.annotations as Record<string, string> | undefined;
   if (annotations && LAST_APPLIED in annotations) {
     const { [LAST_APPLIED]: _, ...rest } = annotations;
@@ -498,8 +504,10 @@ function slimMetadata(m: Record<string, unknown> & KObject['metadata']) {
 
 /**
  * A Deployment/StatefulSet as far as the controller reads it ({@link Workload}): the containers'
- * name and image, replicas, selector and update strategy, and the status fields rollout verdicts
- * and running versions use. Labels, the rest of the pod template and managedFields are dropped.
+ * name and image, replicas, selector, pause and update strategy (with a StatefulSet's partition), and
+ * the status fields rollout verdicts and running versions use. Labels, the rest of the pod template
+ * and managedFields are dropped. Other kinds keep their own fields (`slim` of each kind in
+ * rollout/kinds/).
  */
 export function slimWorkload(obj: Workload): Workload {
   const spec = obj.spec;
@@ -512,13 +520,18 @@ export function slimWorkload(obj: Workload): Workload {
       spec &&
       compact({
         replicas: spec.replicas,
+        paused: spec.paused || undefined,
         selector: spec.selector && compact({ matchLabels: spec.selector.matchLabels }),
-        template: spec.template && {
-          spec: compact({
-            containers: spec.template.spec?.containers?.map((c) => compact({ name: c.name, image: c.image })),
+        template: spec.template && { spec: compact({ containers: slimContainers(spec.template.spec?.containers) }) },
+        updateStrategy:
+          spec.updateStrategy &&
+          compact({
+            type: spec.updateStrategy.type,
+            // A partition of 0 updates every pod, like none at all.
+            rollingUpdate: spec.updateStrategy.rollingUpdate?.partition
+              ? { partition: spec.updateStrategy.rollingUpdate.partition }
+              : undefined,
           }),
-        },
-        updateStrategy: spec.updateStrategy && compact({ type: spec.updateStrategy.type }),
       }),
     status:
       st &&

@@ -1,10 +1,12 @@
 import type { Application, Environment, KpromoKind, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
+import type { WatchedWorkloadKind } from '../rollout/workloadKind.js';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
-import { Informer, type InformerLog, type KObject, slimHelmRelease, slimWorkload } from './informer.js';
-import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, resourcePath, STATEFULSET } from './paths.js';
-import { isNotFound, type KubeRest } from './rest.js';
+import { Informer, type InformerLog, type KObject, slimHelmRelease } from './informer.js';
+import { HELMRELEASE, KPROMO_TYPES, type ResourceType, resourcePath } from './paths.js';
+import { isNotFound, KubeError, type KubeRest } from './rest.js';
 
 export type CacheEvent =
   | { kind: KpromoKind; type: 'add' | 'update' | 'delete'; obj: KObject }
@@ -16,17 +18,35 @@ export type CacheEvent =
 export const targetKey = (env: Environment) => `${clusterKey(env)}|${env.spec.namespace}`;
 
 interface TargetInformers {
-  deployments: Informer<Workload>;
-  statefulsets: Informer<Workload>;
+  /**
+   * One informer per watched workload kind (rollout/registry.ts), by kind; a kind served by a CRD
+   * (Argo Rollouts' Rollout) only while that CRD is served in the cluster.
+   */
+  workloads: Map<string, Informer<Workload>>;
   helmReleases?: Informer<HelmRelease>;
 }
 
-/** The HelmRelease CRD, as far as deciding whether HelmReleases are served. */
+/** API groups served by every apiserver: their kinds are watched at once; others wait for their CRD. */
+const BUILT_IN_GROUPS = new Set(['', 'apps', 'batch']);
+const isCustomResource = (r: ResourceType) => !BUILT_IN_GROUPS.has(r.group);
+
+/**
+ * Kinds whose informers must have listed for an Environment to count as synced, whatever happens.
+ * The other kinds' informers count as settled too when the cluster refuses them (403: a
+ * kpromo-workloads role without them; 404: not served): their objects read as missing and the error
+ * shows in Environment status, instead of holding every application of the Environment unsynced.
+ */
+const ESSENTIAL_KINDS = new Set(['Deployment', 'StatefulSet']);
+const settled = (kind: string, inf: Informer<Workload>) =>
+  inf.hasSynced || (!ESSENTIAL_KINDS.has(kind) && (inf.lastErrorStatus === 403 || inf.lastErrorStatus === 404));
+
+/** A CRD, as far as deciding whether its resource is served. */
 interface Crd extends KObject {
   spec?: { versions?: Array<{ name: string; served?: boolean }> };
   status?: { conditions?: Array<{ type: string; status: string }> };
 }
-export const HELMRELEASE_CRD_NAME = `${HELMRELEASE.plural}.${HELMRELEASE.group}`;
+const crdNameOf = (r: ResourceType) => `${r.plural}.${r.group}`;
+export const HELMRELEASE_CRD_NAME = crdNameOf(HELMRELEASE);
 
 const slimCrd = (c: Crd): Crd => ({
   apiVersion: c.apiVersion,
@@ -37,18 +57,19 @@ const slimCrd = (c: Crd): Crd => ({
 });
 
 /** Established and serving the version the controller uses. */
-const crdServes = (c: Crd | undefined) =>
+const crdServes = (c: Crd | undefined, version: string) =>
   !!c &&
   !!c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') &&
-  !!c.spec?.versions?.some((v) => v.name === HELMRELEASE.version && v.served);
+  !!c.spec?.versions?.some((v) => v.name === version && v.served);
 
 /**
- * Whether one workload cluster serves HelmReleases, shared by every namespace watched there. It
- * watches the CRD itself (list/watch of customresourcedefinitions filtered by metadata.name): no
- * request at all while nothing changes, and an install or removal is seen at once. Where that watch
- * is forbidden, it probes API discovery instead, backing off up to `maxProbeMs`.
+ * Whether one workload cluster serves a custom resource (HelmReleases, Argo Rollouts), shared by
+ * every namespace watched there. It watches the CRD itself (list/watch of customresourcedefinitions
+ * filtered by metadata.name): no request at all while nothing changes, and an install or removal is
+ * seen at once. Where that watch is forbidden, it probes API discovery instead, backing off up to
+ * `maxProbeMs`.
  */
-class HelmReleaseCrdWatch {
+class CrdWatch {
   served = false;
   private readonly subscribers = new Set<() => void>();
   private informer?: Informer<Crd>;
@@ -62,21 +83,23 @@ class HelmReleaseCrdWatch {
 
   constructor(
     private readonly rest: KubeRest,
+    private readonly resource: ResourceType,
     private readonly maxProbeMs: number,
     private readonly log?: InformerLog,
   ) {
+    const name = crdNameOf(resource);
     const inf = new Informer<Crd>(rest, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', log, {
-      fieldSelector: `metadata.name=${HELMRELEASE_CRD_NAME}`,
+      fieldSelector: `metadata.name=${name}`,
       transform: slimCrd,
       maxBackoffMs: maxProbeMs,
     });
-    inf.on(() => this.set(crdServes(inf.get(undefined, HELMRELEASE_CRD_NAME))));
+    inf.on(() => this.set(crdServes(inf.get(undefined, name), resource.version)));
     inf.onState(() => {
       // Not allowed to read CRDs (RBAC) or no apiextensions API: fall back to discovery probes.
       if (this.informer === inf && (inf.lastErrorStatus === 403 || inf.lastErrorStatus === 404)) {
         this.log?.info?.(
           { cluster: rest.clusterName, err: inf.lastError },
-          'cannot watch the HelmRelease CRD; probing API discovery instead',
+          `cannot watch the ${resource.kind} CRD; probing API discovery instead`,
         );
         inf.stop();
         this.informer = undefined;
@@ -101,10 +124,15 @@ class HelmReleaseCrdWatch {
   private async probe(attempt: number): Promise<void> {
     if (this.stopped) return;
     try {
-      await this.rest.get(`/apis/${HELMRELEASE.group}/${HELMRELEASE.version}`);
+      const list = await this.rest.get<{ resources?: Array<{ name: string }> }>(
+        `/apis/${this.resource.group}/${this.resource.version}`,
+      );
+      // The group/version may be served for other resources (e.g. by an aggregated API).
+      if (list.resources && !list.resources.some((r) => r.name === this.resource.plural))
+        throw new KubeError(404, 'NotFound', 'GET', this.resource.plural, this.rest.clusterName, 'not served');
     } catch (e) {
       if (!isNotFound(e))
-        this.log?.warn({ cluster: this.rest.clusterName, err: String(e) }, 'HelmRelease discovery failed');
+        this.log?.warn({ cluster: this.rest.clusterName, err: String(e) }, `${this.resource.kind} discovery failed`);
       this.markReady();
       if (this.stopped) return;
       const step = Math.min(this.maxProbeMs, 1000 * 2 ** Math.min(attempt, 16));
@@ -125,9 +153,10 @@ class HelmReleaseCrdWatch {
 }
 
 /**
- * The one in-memory cache: informers for the five kpromo kinds in the control cluster, plus
- * Deployment/StatefulSet (and HelmRelease when its CRD is served) informers for every distinct
- * cluster+namespace that an Environment targets, started as Environments appear.
+ * The one in-memory cache: informers for the five kpromo kinds in the control cluster, plus an
+ * informer per watched workload kind (Deployment, StatefulSet, DaemonSet, CronJob, Job; Rollout and
+ * HelmRelease where their CRDs are served) for every distinct cluster+namespace that an Environment
+ * targets, started as Environments appear.
  */
 export class LiveCache implements CacheView {
   private readonly cr = new Map<KpromoKind, Informer<KObject>>();
@@ -147,9 +176,11 @@ export class LiveCache implements CacheView {
      * CRD cannot be watched; also the cap of that watch's retry backoff.
      */
     private readonly discoveryMaxMs = 300_000,
+    /** The workload kinds to watch (the built-in ones). */
+    private readonly workloadKinds: readonly WatchedWorkloadKind[] = BUILTIN_WORKLOAD_KINDS,
   ) {}
-  /** HelmRelease CRD watches, by clusterKey. */
-  private readonly crdWatches = new Map<string, HelmReleaseCrdWatch>();
+  /** CRD watches (HelmRelease, CRD-backed workload kinds), by `clusterKey|crd name`. */
+  private readonly crdWatches = new Map<string, CrdWatch>();
 
   onEvent(fn: (e: CacheEvent) => void): void {
     this.listeners.push(fn);
@@ -180,8 +211,7 @@ export class LiveCache implements CacheView {
     this.stopped = true;
     for (const i of this.cr.values()) i.stop();
     for (const t of this.targets.values()) {
-      t.deployments.stop();
-      t.statefulsets.stop();
+      for (const i of t.workloads.values()) i.stop();
       t.helmReleases?.stop();
     }
     for (const c of this.crdWatches.values()) c.stop();
@@ -215,43 +245,77 @@ export class LiveCache implements CacheView {
       inf.start();
       return inf;
     };
-    // Only what the controller reads of a workload is kept (see slimWorkload).
-    const workloads = (path: string) => new Informer<Workload>(rest, path, this.log, { transform: slimWorkload });
-    const t: TargetInformers = {
-      deployments: wire(workloads(resourcePath(DEPLOYMENT, ns)), 'Workload'),
-      statefulsets: wire(workloads(resourcePath(STATEFULSET, ns)), 'Workload'),
-    };
+    // Only what the controller reads of a workload is kept (each kind's `slim`); listed items carry no
+    // kind, so it is set here for verdicts that go by it.
+    const workloads = (k: WatchedWorkloadKind) =>
+      new Informer<Workload>(rest, resourcePath(k.resource, ns), this.log, {
+        transform: (o) => k.slim(o.kind ? o : { ...o, kind: k.kind }),
+      });
+    const t: TargetInformers = { workloads: new Map() };
+    for (const k of this.workloadKinds)
+      if (!isCustomResource(k.resource)) t.workloads.set(k.kind, wire(workloads(k), 'Workload'));
     this.targets.set(key, t);
-    // HelmRelease is a CRD that may be installed (or removed) any time: one watch on the CRD per
-    // cluster starts and stops the HelmRelease informers of its namespaces; no restart needed.
+    // CRD-backed resources may be installed (or removed) any time: one watch per CRD and cluster
+    // starts and stops the informers of its namespaces; no restart needed.
     const ck = clusterKey(env);
-    let crd = this.crdWatches.get(ck);
-    if (!crd) {
-      crd = new HelmReleaseCrdWatch(rest, this.discoveryMaxMs, this.log);
-      this.crdWatches.set(ck, crd);
-    }
-    const crdWatch = crd;
-    const follow = () => {
+    const crdWatch = (r: ResourceType) => {
+      const k = `${ck}|${crdNameOf(r)}`;
+      let w = this.crdWatches.get(k);
+      if (!w) {
+        w = new CrdWatch(rest, r, this.discoveryMaxMs, this.log);
+        this.crdWatches.set(k, w);
+      }
+      return w;
+    };
+    const follows: Array<() => void> = [];
+    const watches: CrdWatch[] = [];
+    const hr = crdWatch(HELMRELEASE);
+    watches.push(hr);
+    follows.push(() => {
       if (this.stopped || this.targets.get(key) !== t) return;
-      if (crdWatch.served && !t.helmReleases) {
+      if (hr.served && !t.helmReleases) {
         t.helmReleases = wire(
           new Informer<HelmRelease>(rest, resourcePath(HELMRELEASE, ns), this.log, { transform: slimHelmRelease }),
           'HelmRelease',
         );
         this.log?.info?.({ environment: env.metadata.name }, 'HelmRelease CRD served; watching HelmReleases');
-      } else if (!crdWatch.served && t.helmReleases) {
+      } else if (!hr.served && t.helmReleases) {
         t.helmReleases.stop();
         t.helmReleases = undefined;
         this.log?.info?.({ environment: env.metadata.name }, 'HelmRelease CRD gone; stopped watching HelmReleases');
       } else return;
       this.emit({ kind: 'Target', type: 'update', workloadKey: key });
-    };
-    crdWatch.subscribe(follow);
-    // As before, ensureTarget returns knowing whether HelmReleases are served (bounded wait).
+    });
+    for (const k of this.workloadKinds) {
+      if (!isCustomResource(k.resource)) continue;
+      const w = crdWatch(k.resource);
+      watches.push(w);
+      follows.push(() => {
+        if (this.stopped || this.targets.get(key) !== t) return;
+        const running = t.workloads.get(k.kind);
+        if (w.served && !running) {
+          t.workloads.set(k.kind, wire(workloads(k), 'Workload'));
+          this.log?.info?.({ environment: env.metadata.name }, `${k.kind} CRD served; watching ${k.resource.plural}`);
+        } else if (!w.served && running) {
+          running.stop();
+          t.workloads.delete(k.kind);
+          this.log?.info?.(
+            { environment: env.metadata.name },
+            `${k.kind} CRD gone; stopped watching ${k.resource.plural}`,
+          );
+        } else return;
+        this.emit({ kind: 'Target', type: 'update', workloadKey: key });
+      });
+    }
+    for (const [i, w] of watches.entries()) w.subscribe(follows[i]);
+    // As before, ensureTarget returns knowing which CRDs are served (bounded wait).
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([crdWatch.ready, new Promise<void>((r) => (timer = setTimeout(r, 30_000)))]);
+    await Promise.race([
+      Promise.all(watches.map((w) => w.ready)),
+      new Promise<void>((r) => (timer = setTimeout(r, 30_000))),
+    ]);
     clearTimeout(timer);
-    follow();
+    for (const f of follows) f();
   }
 
   /** Waits until the workload informers of an Environment have listed once. */
@@ -261,7 +325,18 @@ export class LiveCache implements CacheView {
     await this.ensureTarget(env);
     const t = this.targets.get(targetKey(env));
     if (!t) throw new Error(`Environment ${env.metadata.name}: cluster unreachable`);
-    await Promise.all([t.deployments.waitForSync(signal), t.statefulsets.waitForSync(signal)]);
+    await Promise.all(
+      [...t.workloads].map(([kind, inf]) =>
+        ESSENTIAL_KINDS.has(kind)
+          ? inf.waitForSync(signal)
+          : new Promise<void>((resolve, reject) => {
+              const check = () => settled(kind, inf) && resolve();
+              inf.onState(check);
+              check();
+              signal?.addEventListener('abort', () => reject(new Error(`informer ${inf.path} sync aborted`)));
+            }),
+      ),
+    );
   }
 
   private listCr<T>(kind: KpromoKind, ns?: string): T[] {
@@ -303,7 +378,7 @@ export class LiveCache implements CacheView {
   getPlan(ns: string, name: string) {
     return this.getCr<PromotionPlan>('PromotionPlan', ns, name);
   }
-  getWorkload(env: Environment, kind: 'Deployment' | 'StatefulSet', name: string) {
+  getWorkload(env: Environment, kind: string, name: string) {
     // Another namespace's Environment may watch the same cluster+namespace; this one may still not read it.
     if (this.clients.refusal(env)) return undefined;
     const t = this.targets.get(targetKey(env));
@@ -311,7 +386,7 @@ export class LiveCache implements CacheView {
       void this.ensureTarget(env);
       return undefined;
     }
-    return (kind === 'StatefulSet' ? t.statefulsets : t.deployments).get(env.spec.namespace, name);
+    return t.workloads.get(kind)?.get(env.spec.namespace, name);
   }
   getHelmRelease(env: Environment, name: string) {
     if (this.clients.refusal(env)) return undefined;
@@ -320,7 +395,11 @@ export class LiveCache implements CacheView {
   environmentSynced(env: Environment) {
     if (this.clients.refusal(env)) return false;
     const t = this.targets.get(targetKey(env));
-    return !!t && t.deployments.hasSynced && t.statefulsets.hasSynced;
+    return !!t && this.workloadsSettled(t);
+  }
+  private workloadsSettled(t: TargetInformers): boolean {
+    for (const [kind, inf] of t.workloads) if (!settled(kind, inf)) return false;
+    return true;
   }
   /** What the cache knows about an Environment's cluster+namespace watch (for Environment.status). */
   environmentState(env: Environment): EnvironmentState {
@@ -333,12 +412,11 @@ export class LiveCache implements CacheView {
       if (!error) void this.ensureTarget(env);
       return { synced: false, helmReleases: false, ...(error ? { error } : {}) };
     }
-    const watchError = [t.deployments, t.statefulsets, t.helmReleases]
-      .map((i) => i?.lastError)
-      .find((x) => x !== undefined);
+    const watchError = [...t.workloads.values(), t.helmReleases].map((i) => i?.lastError).find((x) => x !== undefined);
     return {
-      synced: t.deployments.hasSynced && t.statefulsets.hasSynced,
+      synced: this.workloadsSettled(t),
       helmReleases: !!t.helmReleases,
+      workloadKinds: [...t.workloads.keys()],
       ...(watchError ? { watchError } : {}),
     };
   }

@@ -14,6 +14,11 @@ export const KPROMO_TYPES: Record<KpromoKind, ResourceType> = Object.fromEntries
 
 export const DEPLOYMENT: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' };
 export const STATEFULSET: ResourceType = { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet' };
+export const DAEMONSET: ResourceType = { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet' };
+export const CRONJOB: ResourceType = { group: 'batch', version: 'v1', plural: 'cronjobs', kind: 'CronJob' };
+export const JOB: ResourceType = { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job' };
+/** Argo Rollouts' Rollout (a CRD: watched only where it is served). */
+export const ROLLOUT: ResourceType = { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts', kind: 'Rollout' };
 export const HELMRELEASE: ResourceType = {
   group: 'helm.toolkit.fluxcd.io',
   version: 'v2',

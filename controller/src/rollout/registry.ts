@@ -1,14 +1,31 @@
+import { cronJobKind } from './kinds/cronJob.js';
+import { daemonSetKind } from './kinds/daemonSet.js';
 import { deploymentKind } from './kinds/deployment.js';
+import { jobKind } from './kinds/job.js';
+import { rolloutKind } from './kinds/rollout.js';
 import { statefulSetKind } from './kinds/statefulSet.js';
-import type { WorkloadKind } from './workloadKind.js';
+import type { WatchedWorkloadKind, WorkloadKind } from './workloadKind.js';
 
 /** Workload kinds by Application `spec.workloads[].kind`. */
 export type WorkloadKinds = ReadonlyMap<string, WorkloadKind>;
 
-/** The kinds the Application CRD names (its `spec.workloads[].kind` enum); the informers watch exactly these. */
-export const BUILTIN_WORKLOAD_KINDS: readonly WorkloadKind[] = [deploymentKind, statefulSetKind];
+/**
+ * The built-in kinds: the Application CRD's `spec.workloads[].kind` enum lists exactly these, the
+ * informers watch exactly these (Rollouts only where their CRD is served), and
+ * `delivery.method: patch` writes exactly these. Adding a kind: one module in kinds/ and this list.
+ */
+export const BUILTIN_WORKLOAD_KINDS: readonly WatchedWorkloadKind[] = [
+  deploymentKind,
+  statefulSetKind,
+  daemonSetKind,
+  rolloutKind,
+  cronJobKind,
+  jobKind,
+];
 
-export const builtinWorkloadKinds: WorkloadKinds = new Map(BUILTIN_WORKLOAD_KINDS.map((k) => [k.kind, k]));
+export const builtinWorkloadKinds: ReadonlyMap<string, WatchedWorkloadKind> = new Map(
+  BUILTIN_WORKLOAD_KINDS.map((k) => [k.kind, k]),
+);
 
-/** Built-in kinds are served by the informer cache; other kinds are read from the cluster. */
-export const isCachedKind = (kind: string): kind is 'Deployment' | 'StatefulSet' => builtinWorkloadKinds.has(kind);
+/** Built-in kinds are served by the informer cache; other (plugin) kinds are read from the cluster. */
+export const isCachedKind = (kind: string): boolean => builtinWorkloadKinds.has(kind);

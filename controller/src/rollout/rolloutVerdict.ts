@@ -1,8 +1,10 @@
 import type { Workload } from '../kube/cacheView.js';
-import { parseImageRef } from '../util/imageRef.js';
+import { imageMatches } from './imageMatch.js';
 import { deploymentKind } from './kinds/deployment.js';
 import { builtinWorkloadKinds } from './registry.js';
-import type { WorkloadKind, WorkloadReadiness } from './workloadKind.js';
+import { containersOf, type WorkloadKind, type WorkloadReadiness } from './workloadKind.js';
+
+export { imageMatches };
 
 export type RolloutState = 'Ready' | 'Progressing' | 'Failed';
 export interface RolloutVerdict {
@@ -33,26 +35,25 @@ const CRASH_REASONS = new Set([
 ]);
 export const CRASH_RESTART_THRESHOLD = 3;
 
+/**
+ * The named container (else the first) of a workload's pod template: `containers` when given, else
+ * where the workload's kind keeps its pod template (a CronJob's job template; by `w.kind`).
+ */
 export function containerOf(
   w: Workload,
   container?: string,
-  containers: ReadonlyArray<{ name: string; image?: string }> = w.spec?.template?.spec?.containers ?? [],
+  containers: ReadonlyArray<{ name: string; image?: string }> = containersOf(builtinWorkloadKinds.get(w.kind ?? ''), w),
 ) {
   return container ? containers.find((c) => c.name === container) : containers[0];
 }
 
-/** Does the workload's pod template already carry the desired image (digest wins over tag)? */
-export function imageMatches(image: string | undefined, desired: { tag?: string; digest?: string }): boolean {
-  if (!image) return false;
-  const r = parseImageRef(image);
-  if (desired.digest) return r.digest === desired.digest;
-  return !!desired.tag && r.tag === desired.tag;
-}
-
-/** Rollout completion of a Deployment or StatefulSet (by its `kind`; Deployment when unset), as `kubectl rollout status` judges it. */
+/** Rollout completion of a built-in workload by its `kind` (Deployment when unset or unknown), as its kind module judges it. */
 export function workloadReady(w: Workload): WorkloadReadiness {
   return (builtinWorkloadKinds.get(w.kind ?? '') ?? deploymentKind).ready(w);
 }
+
+/** A verdict for a paused workload: waiting, never timed out, shown as `Paused: …`. */
+export const PAUSED = 'Paused';
 
 /**
  * Pure verdict for one workload rollout towards `desired`.
@@ -67,7 +68,7 @@ export function rolloutVerdict(input: {
   now: Date;
   timeoutSeconds: number;
   pods?: PodSignal[];
-  /** How to judge this kind (containers, readiness); by the workload's own kind when absent. */
+  /** How to judge this kind (pod template, readiness); by the workload's own kind when absent. */
   kind?: WorkloadKind;
 }): RolloutVerdict {
   const { workload: w } = input;
@@ -82,7 +83,7 @@ export function rolloutVerdict(input: {
     const msg = `workload ${input.workloadName} not found`;
     return timedOut ? timeout(msg) : { state: 'Progressing', reason: 'WorkloadMissing', message: msg };
   }
-  const c = containerOf(w, input.container, input.kind?.containers?.(w));
+  const c = containerOf(w, input.container, input.kind ? containersOf(input.kind, w) : undefined);
   if (!c) {
     return {
       state: 'Failed',
@@ -94,9 +95,13 @@ export function rolloutVerdict(input: {
     const msg = `${w.metadata.name} still runs ${c.image ?? '(none)'}; waiting for the delivery to apply the new image`;
     return timedOut ? timeout(msg) : { state: 'Progressing', reason: 'AwaitingImage', message: msg };
   }
-  const deadline = w.status?.conditions?.find(
-    (x) => x.type === 'Progressing' && x.status === 'False' && x.reason === 'ProgressDeadlineExceeded',
-  );
+  // A condition from before the controller saw the new spec (a previous rollout's) says nothing yet.
+  const observed = Number(w.status?.observedGeneration ?? Number.POSITIVE_INFINITY);
+  const deadline = !(observed < (w.metadata.generation ?? 0))
+    ? w.status?.conditions?.find(
+        (x) => x.type === 'Progressing' && x.status === 'False' && x.reason === 'ProgressDeadlineExceeded',
+      )
+    : undefined;
   if (deadline) {
     return {
       state: 'Failed',
@@ -124,9 +129,30 @@ export function rolloutVerdict(input: {
     }
   }
   const r = input.kind ? input.kind.ready(w) : workloadReady(w);
-  if (r.failed) return { state: 'Failed', reason: r.failed, message: `${w.metadata.name}: ${r.message}` };
-  if (r.ready) return { state: 'Ready', reason: 'RolloutComplete', message: `${w.metadata.name}: ${r.message}` };
+  return readinessVerdict(input, w.metadata.name, r);
+}
+
+/**
+ * The verdict for what a kind said about a workload (`ready`, or its `confirm`): failed at once,
+ * ready, paused (waiting without a deadline), or waiting until the rollout timeout, which counts from
+ * the later of the app's start and the kind's `progressingSince` (e.g. when a paused Rollout was promoted).
+ */
+export function readinessVerdict(
+  input: { startedAt: Date; now: Date; timeoutSeconds: number },
+  name: string,
+  r: WorkloadReadiness,
+): RolloutVerdict {
+  if (r.failed) return { state: 'Failed', reason: r.failed, message: `${name}: ${r.message}` };
+  if (r.ready) return { state: 'Ready', reason: 'RolloutComplete', message: `${name}: ${r.message}` };
+  if (r.paused) return { state: 'Progressing', reason: PAUSED, message: `${PAUSED}: ${name}: ${r.message}` };
+  const since = r.progressingSince ? Date.parse(r.progressingSince) : Number.NaN;
+  const start = Number.isNaN(since) ? input.startedAt.getTime() : Math.max(input.startedAt.getTime(), since);
+  const timedOut = (input.now.getTime() - start) / 1000 >= input.timeoutSeconds;
   return timedOut
-    ? timeout(`${w.metadata.name}: ${r.message}`)
-    : { state: 'Progressing', reason: 'RollingOut', message: `${w.metadata.name}: ${r.message}` };
+    ? {
+        state: 'Failed',
+        reason: 'RolloutTimeout',
+        message: `not ready after ${input.timeoutSeconds}s: ${name}: ${r.message}`,
+      }
+    : { state: 'Progressing', reason: 'RollingOut', message: `${name}: ${r.message}` };
 }

@@ -5,7 +5,7 @@ import type { KubeRest } from '../kube/rest.js';
 import { defaultEgress, type Egress, EgressBlocked, EgressError, EgressRedirect } from '../net/guardedFetch.js';
 import { redactUrl } from '../net/redactUrl.js';
 import { builtinWorkloadKinds, isCachedKind, type WorkloadKinds } from './registry.js';
-import { type PodSignal, type RolloutVerdict, rolloutVerdict } from './rolloutVerdict.js';
+import { PAUSED, type PodSignal, type RolloutVerdict, readinessVerdict, rolloutVerdict } from './rolloutVerdict.js';
 import type { WorkloadKind } from './workloadKind.js';
 
 /**
@@ -25,7 +25,7 @@ export async function checkRollout(input: {
   timeoutSeconds: number;
   /** SSRF guard for http health checks; the process default (configured by the runtime) when absent. */
   egress?: Egress;
-  /** How to judge each workload kind; the built-in Deployment and StatefulSet when absent. */
+  /** How to judge each workload kind; the built-in kinds (rollout/registry.ts) when absent. */
   kinds?: WorkloadKinds;
 }): Promise<RolloutVerdict> {
   const messages: string[] = [];
@@ -37,6 +37,7 @@ export async function checkRollout(input: {
     };
   }
   const kinds = input.kinds ?? builtinWorkloadKinds;
+  let paused = false;
   for (const ref of input.refs) {
     const kind = kinds.get(ref.kind ?? 'Deployment');
     if (!kind)
@@ -73,10 +74,25 @@ export async function checkRollout(input: {
         // crash signals are a bonus; the workload status still decides
       }
     }
+    if (v.state === 'Ready' && w && kind.confirm) {
+      // e.g. a CronJob's next run with the promoted image, when the Application asks to wait for it.
+      const more = await kind.confirm({
+        obj: w,
+        ref,
+        desired: input.desired,
+        namespace: input.env.spec.namespace,
+        client: () => input.clientFor(input.env),
+      });
+      if (more) v = readinessVerdict(input, w.metadata.name, more);
+    }
     if (v.state === 'Failed') return v;
-    if (v.state === 'Progressing') messages.push(v.message);
+    if (v.state === 'Progressing') {
+      messages.push(v.message);
+      if (v.reason === PAUSED) paused = true;
+    }
   }
-  if (messages.length) return { state: 'Progressing', reason: 'RollingOut', message: messages.join('; ') };
+  if (messages.length)
+    return { state: 'Progressing', reason: paused ? PAUSED : 'RollingOut', message: messages.join('; ') };
   const health = await runHealthChecks(input.app, input.env.metadata.name, input.startedAt, input.now, input.egress);
   if (health) return health;
   return {

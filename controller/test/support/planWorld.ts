@@ -1,9 +1,10 @@
 import type { Application, Environment, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import type { Workload } from '../../src/kube/cacheView.js';
 import type { EventRecorder } from '../../src/kube/events.js';
-import { DEPLOYMENT, KPROMO_TYPES, resourcePath, STATEFULSET } from '../../src/kube/paths.js';
+import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 import type { PromotionDeps } from '../../src/reconcile/plan/index.js';
+import { builtinWorkloadKinds } from '../../src/rollout/registry.js';
 import { app as appFixture, dg, env as envFixture, flow as flowFixture } from '../fixtures.js';
 import { FakeKube } from './fakeKube.js';
 import { MemoryCache } from './memoryCache.js';
@@ -23,7 +24,7 @@ class WorldCache extends MemoryCache {
     super();
   }
   override getWorkload(env: Environment, kind: string, name: string): Workload | undefined {
-    const type = kind === 'StatefulSet' ? STATEFULSET : DEPLOYMENT;
+    const type = builtinWorkloadKinds.get(kind)?.resource ?? DEPLOYMENT;
     const o = this.clusters.get(env.metadata.name)?.objects.get(resourcePath(type, env.spec.namespace, name));
     return o ? (structuredClone(o) as Workload) : undefined;
   }

@@ -174,10 +174,7 @@ async function verdict(c: AppStep): Promise<number | undefined> {
       dv.state === 'Failed' ? dv.message : `timed out after ${c.timeoutSeconds}s: ${dv.message}`,
     );
   if (dv?.state === 'Progressing') {
-    if (ap.message !== dv.message) {
-      ap.message = dv.message;
-      await run.journal.save();
-    }
+    await progress(c, dv.message);
     // A GitOps agent polls its source; look again soon, bounded by the rollout timeout.
     return Math.max(250, Math.min(left + 100, 3_000));
   }
@@ -194,13 +191,43 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     kinds: deps.workloadKinds,
   });
   if (v.state === 'Progressing') {
-    if (ap.message !== v.message) {
-      ap.message = v.message;
-      await run.journal.save();
-    }
+    await progress(c, v.message, v.reason === 'Paused' ? 'Paused' : undefined);
     return Math.max(250, Math.min(left + 100, 15_000));
   }
   return finish(c, v.state === 'Ready' ? 'Succeeded' : 'Failed', v.reason, v.message);
+}
+
+/** A rollout's progress message is written at most this often per app (each write is a status PUT). */
+const PROGRESS_WRITE_INTERVAL_MS = 10_000;
+/** When each app's progress message was last written, by plan uid and app (dropped when it finishes). */
+const progressWrittenAt = new Map<string, number>();
+const progressKey = (c: AppStep) => `${c.run.plan.metadata.uid ?? c.run.plan.metadata.name}/${c.ap.application}`;
+
+/**
+ * Shows rollout progress in the status without a write per event: the message is kept on the app
+ * (the next save, of this app or another of the plan, carries it) and written on its own only for
+ * rollouts that take longer than the interval, once per interval.
+ */
+async function progress(c: AppStep, message: string, reason?: 'Paused'): Promise<void> {
+  const { run, ap } = c;
+  const key = progressKey(c);
+  const now = run.now().getTime();
+  // Pausing (a canary step waiting for promotion) and resuming are state changes: shown at once.
+  if ((ap.reason === 'Paused') !== (reason === 'Paused')) {
+    ap.reason = reason;
+    ap.message = message;
+    progressWrittenAt.set(key, now);
+    await run.journal.save();
+    return;
+  }
+  if (ap.message === message) return;
+  ap.message = message;
+  const last = progressWrittenAt.get(key);
+  // The first progress is carried by the app's next write; later ones alone at most every interval.
+  if (last === undefined) progressWrittenAt.set(key, now);
+  if (last === undefined || now - last < PROGRESS_WRITE_INTERVAL_MS) return;
+  progressWrittenAt.set(key, now);
+  await run.journal.save();
 }
 
 /** Records the app's end (Succeeded or Failed) and announces it. */
@@ -216,6 +243,7 @@ async function finish(
   ap.reason = reason;
   ap.message = message;
   ap.finishedAt = iso(run.now());
+  progressWrittenAt.delete(progressKey(c));
   await run.journal.save();
   if (ap.phase === 'Succeeded') {
     run.announce.event('Normal', 'AppPromoted', `${ap.application} runs ${ap.targetTag} in ${plan.spec.to}`);

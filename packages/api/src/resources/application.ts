@@ -1,18 +1,41 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ImageVersion, Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
 
-export const WorkloadRef = Type.Object({
-  kind: StringEnum(['Deployment', 'StatefulSet'] as const, { default: 'Deployment' }),
-  name: Name('Workload name in the Environment namespace.'),
-  container: Type.Optional(
-    Type.String({ description: 'Container whose image is promoted; defaults to the first container.' }),
-  ),
-  environments: Type.Optional(
-    Type.Array(Name('Environment name'), {
-      description: 'Environments this workload applies to; all when omitted.',
+/** Workload kinds the controller judges (one verdict module each, controller/src/rollout/kinds/). */
+export const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Rollout', 'CronJob', 'Job'] as const;
+
+export const WorkloadRef = Type.Object(
+  {
+    kind: StringEnum(WORKLOAD_KINDS, {
+      default: 'Deployment',
+      description:
+        'Deployment, StatefulSet, DaemonSet (apps/v1), Rollout (Argo Rollouts, argoproj.io/v1alpha1), CronJob or Job (batch/v1).',
     }),
-  ),
-});
+    name: Name('Workload name in the Environment namespace.'),
+    container: Type.Optional(
+      Type.String({ description: 'Container whose image is promoted; defaults to the first container.' }),
+    ),
+    environments: Type.Optional(
+      Type.Array(Name('Environment name'), {
+        description: 'Environments this workload applies to; all when omitted.',
+      }),
+    ),
+    waitForNextRun: Type.Optional(
+      Type.Boolean({
+        description:
+          'CronJob only: after the job template runs the promoted image, also wait until the next Job the CronJob schedules with it succeeds (a failed run fails the app). The flow rolloutTimeoutSeconds must cover the schedule interval.',
+      }),
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: "!has(self.waitForNextRun) || self.kind == 'CronJob'",
+        message: 'waitForNextRun applies to CronJobs only',
+      },
+    ],
+  },
+);
 
 export const HealthCheck = Type.Object({
   name: Name('Health check name.'),
