@@ -1,9 +1,10 @@
 /**
  * Exporter benchmark: initial sync of N Applications spread over two clusters into the Port
- * stand-in (wall time, Port calls, peak RSS of the exporter process), then event-to-entity latency
- * under a steady stream of updates.
+ * stand-in (wall time, Port calls, peak RSS and CPU seconds of the exporter process), then
+ * event-to-entity latency and Port calls under steady streams of updates, one per rate (calls are
+ * compared with the batching minimum, one bulk call per 20 updates).
  *
- *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20] [--clusters dev,stable]
+ *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20,200] [--clusters dev,stable]
  *
  * Objects go into a fresh exp-bench-* namespace that is deleted at the end.
  */
@@ -24,7 +25,7 @@ const { values } = parseArgs({
 });
 const N = Number(values.n);
 const UPDATES = Number(values.updates);
-const RATE = Number(values.rate);
+const RATES = values.rate!.split(',').map(Number);
 const CLUSTERS = values.clusters!.split(',');
 const NS = `exp-bench-${Math.random().toString(36).slice(2, 7)}`;
 const G = 'promotions.kpromo.dev';
@@ -55,11 +56,13 @@ const next = (type: string) =>
 // Registered before any message can arrive.
 const standInReady = next('ready');
 const exporterReady = next('exporter-ready');
-const exporterRss = async () => {
+const exporterUsage = async () => {
   const p = next('rss');
   exporterChild.send({ type: 'rss' });
-  return ((await p).peakRss as number) / 2 ** 20;
+  const m = await p;
+  return { rssMiB: (m.peakRss as number) / 2 ** 20, cpuSeconds: m.cpuSeconds as number };
 };
+const exporterRss = async () => (await exporterUsage()).rssMiB;
 const stats = async () => {
   const p = next('stats');
   child.send({ type: 'stats' });
@@ -124,39 +127,72 @@ async function main(): Promise<void> {
   }
   const wall = Date.now() - start;
   const afterSync = await stats();
+  const usage = await exporterUsage();
   console.log(
-    `initial sync: ${N} objects in ${(wall / 1000).toFixed(2)} s, Port calls ${afterSync.calls}, peak RSS ${(await exporterRss()).toFixed(0)} MiB (exporter process)`,
+    `initial sync: ${N} objects in ${(wall / 1000).toFixed(2)} s, Port calls ${afterSync.calls} (entity bulk calls ${afterSync.counts.__bulk ?? '?'}), peak RSS ${usage.rssMiB.toFixed(0)} MiB, CPU ${usage.cpuSeconds.toFixed(1)} s (exporter process)`,
   );
 
-  // Steady stream: UPDATES title changes at RATE/s, each timed from just before the patch.
-  const sent = new Map<string, number>();
+  // Steady streams: UPDATES title changes at each rate, each timed from just before the patch.
   const api = (c: string) => apis[c];
-  for (let i = 0; i < UPDATES; i++) {
-    const { cluster, name } = names[(i * 7919) % N];
-    const title = `lat-${i}`;
-    sent.set(title, Date.now());
-    void api(cluster).patchNamespacedCustomObject(
-      {
-        group: G,
-        version: 'v1alpha1',
-        namespace: NS,
-        plural: 'applications',
-        name,
-        body: { spec: { displayName: title } },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  let seq = 0;
+  for (const RATE of RATES) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = await stats();
+    const cpuBefore = (await exporterUsage()).cpuSeconds;
+    const sent = new Map<string, number>();
+    const acked: number[] = [];
+    const ackAt = new Map<string, number>();
+    const t0 = Date.now();
+    for (let i = 0; i < UPDATES; i++) {
+      const { cluster, name } = names[(seq++ * 7919) % N];
+      const title = `lat-${seq}`;
+      // Paced against the start, so a slow patch does not lower the rate.
+      const due = t0 + (i * 1000) / RATE;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const at = Date.now();
+      sent.set(title, at);
+      void api(cluster)
+        .patchNamespacedCustomObject(
+          {
+            group: G,
+            version: 'v1alpha1',
+            namespace: NS,
+            plural: 'applications',
+            name,
+            body: { spec: { displayName: title } },
+          },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        )
+        .then(() => {
+          ackAt.set(title, Date.now());
+          acked.push(Date.now() - at);
+        });
+    }
+    const deadline = Date.now() + 30_000;
+    while ([...sent.keys()].some((t) => !landed.has(t)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 500));
+    const lat = [...sent]
+      .filter(([t]) => landed.has(t))
+      .map(([t, s]) => landed.get(t)! - s)
+      .sort((a, b) => a - b);
+    const pct = (p: number, xs = lat) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+    acked.sort((a, b) => a - b);
+    // From the apiserver's answer to the patch (the change committed) to the entity in Port.
+    const afterAck = [...ackAt]
+      .filter(([t]) => landed.has(t))
+      .map(([t, a]) => Math.max(0, landed.get(t)! - a))
+      .sort((a, b) => a - b);
+    const after = await stats();
+    const bulk = (after.counts.__bulk ?? 0) - (before.counts.__bulk ?? 0);
+    const minimum = Math.ceil(UPDATES / 20);
+    const cpu = (await exporterUsage()).cpuSeconds - cpuBefore;
+    console.log(
+      `updates at ${RATE}/s: ${lat.length}/${UPDATES} landed, latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; entity bulk calls ${bulk} (minimum ${minimum}, ${(bulk / minimum).toFixed(2)}x), Port calls ${after.calls - before.calls}, CPU ${cpu.toFixed(1)} s; apiserver patch answer p50 ${pct(50, acked)} ms, p99 ${pct(99, acked)} ms; from that answer to the entity p50 ${pct(50, afterAck)} ms, p99 ${pct(99, afterAck)} ms`,
     );
-    await new Promise((r) => setTimeout(r, 1000 / RATE));
   }
-  const deadline = Date.now() + 30_000;
-  while (landed.size < UPDATES && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  const lat = [...sent]
-    .filter(([t]) => landed.has(t))
-    .map(([t, s]) => landed.get(t)! - s)
-    .sort((a, b) => a - b);
-  const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
   const final = await stats();
-  console.log(`latency over ${lat.length}/${UPDATES} updates at ${RATE}/s: p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
   console.log(
     `peak RSS ${(await exporterRss()).toFixed(0)} MiB (exporter process), Port calls total ${final.calls}, spec violations ${final.violationCount}${final.violationCount ? `: ${final.violations.join(' | ')}` : ''}`,
   );

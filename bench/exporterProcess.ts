@@ -16,7 +16,14 @@ process.on('message', async (msg: { type: string; config?: unknown; ns?: string 
     runExporter(cfg, createLogger('warn'));
     process.send?.({ type: 'started' });
   }
-  if (msg.type === 'rss') process.send?.({ type: 'rss', peakRss: Math.max(peakRss, process.memoryUsage().rss) });
+  if (msg.type === 'rss') {
+    const cpu = process.cpuUsage();
+    process.send?.({
+      type: 'rss',
+      peakRss: Math.max(peakRss, process.memoryUsage().rss),
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    });
+  }
   if (msg.type === 'stop') process.exit(0);
 });
 process.send?.({ type: 'exporter-ready', rss: process.memoryUsage().rss });

@@ -29,6 +29,7 @@ async function main(): Promise<void> {
     if (msg.type === 'stats') {
       const counts: Record<string, number> = {};
       for (const [bp, m] of port.entities) counts[bp] = m.size;
+      counts.__bulk = port.callCount(/^POST .*\/entities\/bulk$/);
       process.send?.({
         type: 'stats',
         calls: port.callCount(),

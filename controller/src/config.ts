@@ -97,13 +97,15 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_MCP_ENABLED: ['mcp', 'enabled'],
   KPROMO_MCP_PORT: ['mcp', 'port'],
   KPROMO_MCP_WRITE: ['mcp', 'write'],
+  KPROMO_MCP_AUTHORIZATION_SERVERS: ['mcp', 'oauth', 'authorizationServers'],
+  KPROMO_MCP_RESOURCE_URL: ['mcp', 'oauth', 'resource'],
   KPROMO_TOKENS_FILE: ['auth', 'staticTokensFile'],
   KPROMO_ANONYMOUS_METRICS: ['auth', 'anonymousMetrics'],
   KPROMO_EGRESS_ALLOWED_CIDRS: ['egress', 'allowedCidrs'],
 };
 
 /** Env vars holding comma-separated lists. */
-const LIST_ENV = new Set(['KPROMO_NAMESPACES', 'KPROMO_EGRESS_ALLOWED_CIDRS']);
+const LIST_ENV = new Set(['KPROMO_NAMESPACES', 'KPROMO_EGRESS_ALLOWED_CIDRS', 'KPROMO_MCP_AUTHORIZATION_SERVERS']);
 
 type Tree = Record<string, unknown>;
 

@@ -3,8 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { Client as ModernStdioClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  CallToolResultSchema,
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AUTH_DEFAULTS } from '../src/auth/config.js';
 import { httpAuthFrom } from '../src/auth/httpAuth.js';
@@ -22,7 +29,7 @@ import {
   seedTwoStageRelease,
   waitPlan,
 } from './e2eHelpers.js';
-import { call, capturingLogger, httpClient, INIT, ok, rawPost, text } from './mcpHelpers.js';
+import { call, capturingLogger, httpClient, INIT, modernClient, ok, rawPost, text } from './mcpHelpers.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `mcp-${RUN}`;
@@ -52,7 +59,7 @@ const IMPERSONATOR = `mcp-impersonator-${RUN}`;
 
 let ctl: Running;
 const servers: McpHttp[] = [];
-const clients: Client[] = [];
+const clients: Array<{ close(): Promise<void> }> = [];
 
 const mcpCfg = (over: Partial<McpConfig> = {}): McpConfig => McpConfigSchema.parse({ enabled: true, port: 0, ...over });
 
@@ -67,6 +74,20 @@ async function client(url: string, token = ADMIN_TOKEN, opts: Parameters<typeof 
   clients.push(c);
   return c;
 }
+/** A 2026-07-28 client (current SDK, pinned: no 2025 fallback). */
+async function modern(url: string, token = ADMIN_TOKEN, opts: Parameters<typeof modernClient>[2] = {}) {
+  const c = await modernClient(url, token, opts);
+  clients.push(c);
+  return c;
+}
+const terminal = (x: PromotionPlan) =>
+  ['RolledBack', 'Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? '');
+// biome-ignore lint/suspicious/noExplicitAny: tests reach into structured results freely
+type Structured = Record<string, any>;
+const structured = (r: { isError?: boolean; content: unknown; structuredContent?: unknown }): Structured => {
+  if (r.isError) throw new Error(`tool error: ${JSON.stringify(r.content)}`);
+  return r.structuredContent as Structured;
+};
 
 const sortedNames = (r: { applications?: Array<{ name: string }> }) => (r.applications ?? []).map((a) => a.name);
 
@@ -218,6 +239,14 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       60_000,
     );
     expect(sortedNames(healthy)).toEqual(NAMES);
+    // Text content is a short summary (versions in pipeline order, short digests), not the JSON again.
+    const summary = text(await call(c, 'list', { name: 'cart' }));
+    expect(summary).toMatch(/^1 application\(s\) in /);
+    expect(summary).toMatch(
+      /cart \[service, team-a\]: dev v1\.2\.0 \(sha256:[0-9a-f]{12}(, \w+)?, Healthy\) → stable v1\.1\.0/,
+    );
+    expect(summary).not.toContain('{');
+    expect(summary).not.toContain(devDigest.cart);
     const all = ok<{ applications: Array<{ name: string; versions: Array<Record<string, unknown>> }> }>(
       await call(c, 'list', {}),
     );
@@ -421,6 +450,243 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
   });
 
+  it('2026-07-28 clients are served statelessly: no session, per-request _meta, short text + structured data', async () => {
+    const c = await modern(rw.url);
+    expect(c.getProtocolEra()).toBe('modern');
+    const sessionsBefore = rw.sessions();
+    const { tools } = await c.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['diff', 'list', 'plan', 'promote', 'rollback', 'state']);
+    // namespace is mirrored into Mcp-Param-Namespace (SEP-2243) for gateways.
+    const listTool = tools.find((t) => t.name === 'list')!;
+    expect((listTool.inputSchema.properties as Structured).namespace).toMatchObject({
+      'x-mcp-header': 'Namespace',
+    });
+    const r = await c.callTool({ name: 'list', arguments: { namespace: NS, team: 'team-b' } });
+    expect(sortedNames(structured(r) as { applications: Array<{ name: string }> })).toEqual(['batch', 'report']);
+    expect((r.content as Array<{ text: string }>)[0].text).toMatch(/^2 application\(s\) in /);
+    const st = structured(await c.callTool({ name: 'state', arguments: { plan: 'mcp-web' } }));
+    // A rolled-back plan does not read as a success.
+    expect(st.plan).toMatchObject({ phase: 'RolledBack', outcome: 'rolled-back' });
+    expect(rw.sessions()).toBe(sessionsBefore);
+    // Raw: an enveloped request without its standard headers is refused (400, -32020 or -32602).
+    const raw = await rawPost(
+      rw.url,
+      { authorization: `Bearer ${ADMIN_TOKEN}`, 'mcp-protocol-version': '2026-07-28' },
+      { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} },
+    );
+    expect(raw.status).toBe(400);
+    expect(JSON.parse(raw.body)).toMatchObject({ id: 7, error: { code: expect.any(Number) } });
+    // Refusals are still made as the caller, in this era too.
+    const nobody = await modern(rw.url, NOBODY_TOKEN);
+    const denied = await nobody.callTool({ name: 'list', arguments: {} });
+    expect(denied.isError).toBe(true);
+    expect((denied.content as Array<{ text: string }>)[0].text).toBe(
+      `forbidden: mcp-nobody-${RUN} may not list applications in namespace ${NS} (Kubernetes RBAC)`,
+    );
+  });
+
+  it('promote/rollback stream per-app progress and log messages; subscriptions see the plan change (both eras)', async () => {
+    const legacy = await client(rw.url);
+    const now = await modern(rw.url);
+    ok(await call(legacy, 'plan', { from: 'dev', to: 'stable', name: 'mcp-progress', applications: ['batch'] }));
+    const uri = `promotion://plans/${NS}/mcp-progress`;
+    const legacyUpdates: string[] = [];
+    legacy.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
+      legacyUpdates.push(n.params.uri);
+    });
+    await legacy.subscribeResource({ uri });
+    const modernUpdates: string[] = [];
+    now.setNotificationHandler('notifications/resources/updated', async (n) => {
+      modernUpdates.push(n.params.uri);
+    });
+    const sub = await now.listen({ resourceSubscriptions: [uri] });
+    expect(sub.honoredFilter.resourceSubscriptions).toEqual([uri]);
+    expect(rw.streams()).toBeGreaterThanOrEqual(1);
+
+    // 2026-07-28: promote with a progressToken waits for the plan and reports copy/write/rollout/verdict.
+    const progress: Array<{ progress: number; total?: number; message?: string }> = [];
+    const promoted = await now.callTool(
+      { name: 'promote', arguments: { plan: 'mcp-progress' } },
+      {
+        onprogress: (p) => void progress.push(p),
+        timeout: 60_000,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: 300_000,
+      },
+    );
+    const out = structured(promoted);
+    expect(out.plan).toMatchObject({ name: 'mcp-progress', phase: 'Complete', outcome: 'succeeded' });
+    expect((promoted.content as Array<{ text: string }>)[0].text).toMatch(/The plan has finished/);
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < progress.length; i++) expect(progress[i].progress).toBeGreaterThan(progress[i - 1].progress);
+    expect(progress.at(-1)).toMatchObject({ progress: 4, total: 4 });
+    expect(progress.map((p) => p.message).join('\n')).toMatch(/batch: Succeeded/);
+    await waitFor('resources/updated in both eras', async () =>
+      legacyUpdates.includes(uri) && modernUpdates.includes(uri) ? true : undefined,
+    );
+
+    // 2025: the same through the shim-free legacy session, with log messages at the chosen level.
+    const logs: Array<{ level: string; data: unknown }> = [];
+    legacy.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
+      logs.push({ level: n.params.level, data: n.params.data });
+    });
+    await legacy.setLoggingLevel('info');
+    const rbProgress: number[] = [];
+    const rb = (await legacy.callTool({ name: 'rollback', arguments: { plan: 'mcp-progress' } }, CallToolResultSchema, {
+      onprogress: (p) => void rbProgress.push(p.progress),
+      timeout: 60_000,
+      resetTimeoutOnProgress: true,
+      maxTotalTimeout: 300_000,
+    })) as { isError?: boolean; content: Array<{ text: string }>; structuredContent?: Structured };
+    expect(structured(rb).plan).toMatchObject({
+      name: 'mcp-progress-rollback',
+      action: 'rollback',
+      outcome: 'rolled-back',
+    });
+    expect(rb.content[0].text).toMatch(/previous versions restored/);
+    expect(rbProgress.length).toBeGreaterThanOrEqual(1);
+    expect(logs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          level: 'info',
+          data: expect.objectContaining({ application: 'batch', phase: 'Succeeded' }),
+        }),
+      ]),
+    );
+    expect((await getPlan(dev, NS, 'mcp-progress')).status?.phase).toBe('RolledBack');
+    await sub.close();
+    await waitFor('listen stream closed', async () => (rw.streams() === 0 ? true : undefined), 10_000);
+  });
+
+  it('cancelling a followed promote stops the waiting, not the plan', async () => {
+    const now = await modern(rw.url);
+    ok(
+      await call(await client(rw.url), 'plan', {
+        from: 'dev',
+        to: 'stable',
+        name: 'mcp-cancel',
+        applications: ['report'],
+      }),
+    );
+    const ac = new AbortController();
+    const pending = now.callTool(
+      { name: 'promote', arguments: { plan: 'mcp-cancel' } },
+      { signal: ac.signal, onprogress: () => ac.abort('enough'), timeout: 120_000 },
+    );
+    await expect(pending).rejects.toThrow();
+    const done = await waitPlan(dev, NS, 'mcp-cancel', terminal);
+    expect(done.status?.phase).toBe('Complete');
+    await waitFor('cancel audited', async () =>
+      audit
+        .lines()
+        .find((l) => l.audit && l.tool === 'promote' && l.args && (l.args as Structured).plan === 'mcp-cancel')
+        ?.result === 'cancelled'
+        ? true
+        : undefined,
+    );
+    // Put report back where the stdio tests expect it.
+    ok(await call(await client(rw.url), 'rollback', { plan: 'mcp-cancel' }));
+    await waitPlan(dev, NS, 'mcp-cancel-rollback', terminal);
+  });
+
+  it('2026-07-28 confirmation is an input_required elicitation: decline refuses, accept promotes', async () => {
+    ok(
+      await call(await client(rw.url), 'plan', {
+        from: 'dev',
+        to: 'stable',
+        name: 'mcp-confirm',
+        applications: ['batch'],
+      }),
+    );
+    const no = await modern(rw.url, ADMIN_TOKEN, { elicit: 'decline' });
+    const declined = await no.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } });
+    expect(declined.isError).toBe(true);
+    expect((declined.content as Array<{ text: string }>)[0].text).toMatch(/not confirmed by the user \(decline\)/);
+    expect((await getPlan(dev, NS, 'mcp-confirm')).spec.approvals).toBeUndefined();
+    // Asked only once the action is known to be possible: nobody gets the refusal, not a question.
+    const asked: string[] = [];
+    const nobody = await modern(rw.url, NOBODY_TOKEN, { elicit: 'accept' });
+    nobody.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(req.params.message);
+      return { action: 'accept', content: { confirm: true } };
+    });
+    const refused = await nobody.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } });
+    expect(refused.isError).toBe(true);
+    expect(asked).toEqual([]);
+    const yes = await modern(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
+    const promoted = structured(await yes.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } }));
+    expect(promoted.plan.approvals).toEqual([{ user: `mcp-admin-${RUN}` }]);
+    await waitPlan(dev, NS, 'mcp-confirm', terminal);
+    ok(await call(await client(rw.url), 'rollback', { plan: 'mcp-confirm' }));
+    await waitPlan(dev, NS, 'mcp-confirm-rollback', terminal);
+  });
+
+  it('subscriptions and completions only cover what the caller may read', async () => {
+    const uri = `promotion://plans/${NS}/mcp-web`;
+    const nobody = await client(rw.url, NOBODY_TOKEN);
+    await expect(nobody.subscribeResource({ uri })).rejects.toMatchObject({ code: -32602 });
+    const nobodyModern = await modern(rw.url, NOBODY_TOKEN);
+    const sub = await nobodyModern.listen({ resourceSubscriptions: [uri] });
+    expect(sub.honoredFilter.resourceSubscriptions).toBeUndefined();
+    await sub.close();
+
+    const c = await client(ro.url);
+    const complete = async (ref: Structured, name: string, value: string, args: Record<string, string> = {}, who = c) =>
+      (
+        await who.complete({
+          ref: ref as { type: 'ref/prompt'; name: string },
+          argument: { name, value },
+          context: { arguments: args },
+        })
+      ).completion.values;
+    const prep = { type: 'ref/prompt', name: 'prepare-promotion' };
+    expect(await complete(prep, 'application', 'c', { namespace: NS })).toEqual(['cart', 'checkout']);
+    expect(await complete(prep, 'to', '', { namespace: NS })).toEqual(['dev', 'stable']);
+    expect(await complete(prep, 'flow', '', { namespace: NS })).toEqual(['main']);
+    expect(await complete(prep, 'namespace', 'mcp-')).toContain(NS);
+    expect(
+      await complete({ type: 'ref/resource', uri: 'promotion://plans/{namespace}/{name}' }, 'name', 'mcp-w', {
+        namespace: NS,
+      }),
+    ).toEqual(['mcp-web', 'mcp-web-rollback']);
+    expect(await complete(prep, 'application', 'c', { namespace: NS }, nobody)).toEqual([]);
+    expect(await complete(prep, 'namespace', '', {}, nobody)).toEqual([]);
+    await expect(complete({ type: 'ref/prompt', name: 'nope' }, 'x', '')).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('OAuth protected-resource metadata (RFC 9728) names the configured authorization servers; 401s point at it', async () => {
+    const withOauth = await mcpServer({
+      oauth: {
+        authorizationServers: ['https://issuer.example.com'],
+        scopesSupported: ['kpromo'],
+        resourceName: 'kpromo',
+      },
+    } as Partial<McpConfig>);
+    const base = new URL(withOauth.url);
+    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+      const r = await fetch(new URL(path, base));
+      expect(r.status).toBe(200);
+      expect(await r.json()).toEqual({
+        resource: withOauth.url,
+        authorization_servers: ['https://issuer.example.com'],
+        bearer_methods_supported: ['header'],
+        scopes_supported: ['kpromo'],
+        resource_name: 'kpromo',
+      });
+    }
+    const none = await rawPost(withOauth.url, {}, INIT);
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toBe(
+      `Bearer realm="kpromo-mcp", resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', base).href}"`,
+    );
+    expect(JSON.parse(none.body)).toMatchObject({ id: 1 });
+    // Without authorization servers there is no document (the default).
+    expect((await fetch(new URL('/.well-known/oauth-protected-resource', new URL(ro.url)))).status).toBe(404);
+    // Tokens are still the authenticator's: a made-up JWT gets nowhere.
+    const jwt = await rawPost(withOauth.url, { authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' }, INIT);
+    expect(jwt.status).toBe(401);
+  });
+
   it('state of an application: versions, conditions, events; secrets masked, cluster text kept as data', async () => {
     const c = await client(ro.url);
     const s = ok<{
@@ -458,10 +724,29 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     expect(body).toMatchObject({ name: 'mcp-web', phase: 'RolledBack' });
     const app = await c.readResource({ uri: `promotion://applications/${NS}/cart` });
     expect(JSON.parse((app.contents[0] as { text: string }).text)).toMatchObject({ name: 'cart', owner: 'team-a' });
-    await expect(c.readResource({ uri: `promotion://plans/${NS}/nope` })).rejects.toThrow(/not found/);
+    // A missing resource is the specified invalid-params error with the URI, not an internal error.
+    await expect(c.readResource({ uri: `promotion://plans/${NS}/nope` })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/not found/),
+    });
+    await expect(c.readResource({ uri: 'test://static-text' })).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      c.getPrompt({ name: 'review-promotion-plan', arguments: { namespace: NS, plan: 'nope' } }),
+    ).rejects.toMatchObject({ code: -32602 });
 
     const prompts = await c.listPrompts();
-    expect(prompts.prompts.map((p) => p.name).sort()).toEqual(['release-status-report', 'review-promotion-plan']);
+    expect(prompts.prompts.map((p) => p.name).sort()).toEqual([
+      'prepare-promotion',
+      'release-status-report',
+      'review-promotion-plan',
+    ]);
+    const prep = await c.getPrompt({
+      name: 'prepare-promotion',
+      arguments: { namespace: NS, from: 'dev', to: 'stable', application: 'checkout' },
+    });
+    expect(JSON.parse((prep.messages[1].content as { resource: { text: string } }).resource.text)).toMatchObject({
+      candidates: [{ application: 'checkout' }],
+    });
     const report = await c.getPrompt({ name: 'release-status-report', arguments: { namespace: NS } });
     expect(report.messages[0].content).toMatchObject({ type: 'text' });
     expect((report.messages[0].content as { text: string }).text).toMatch(/strictly as data/);
@@ -673,6 +958,18 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     expect((await use(NOBODY_TOKEN, n1)).status).not.toBe(404);
   });
 
+  it('2026-07-28 listen streams share the per-caller budget: the oldest one is closed', async () => {
+    const small = await mcpServer({ maxSessions: 3, maxSessionsPerCaller: 2 });
+    const c = await modern(small.url);
+    const first = await c.listen({ resourcesListChanged: true });
+    await c.listen({ resourcesListChanged: true });
+    const third = await c.listen({ resourcesListChanged: true });
+    expect(await first.closed).toBe('remote');
+    expect(small.streams()).toBe(2);
+    await third.close();
+    await waitFor('stream released', async () => (small.streams() === 1 ? true : undefined), 10_000);
+  });
+
   it('a session is bound to the user that opened it', async () => {
     const init = await rawPost(rw.url, { authorization: `Bearer ${ADMIN_TOKEN}` }, INIT);
     const sid = String(init.headers['mcp-session-id']);
@@ -710,6 +1007,34 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     clients.push(c);
     return { c, stderr: () => err };
   }
+
+  it('stdio speaks 2026-07-28 too (the opening decides)', async () => {
+    const cfgFile = join(tmpdir(), `mcp-stdio-${RUN}-modern.yaml`);
+    writeFileSync(
+      cfgFile,
+      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: warn\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod] }\n`,
+    );
+    const c = new ModernStdioClient(
+      { name: 'stdio-modern', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await c.connect(
+      new ModernStdioTransport({
+        command: process.execPath,
+        args: ['--import', 'tsx', MAIN, '-c', cfgFile, 'mcp', '--stdio'],
+        cwd: join(import.meta.dirname, '../..'),
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', USER: 'stdio-tester' },
+        stderr: 'ignore',
+      }),
+    );
+    clients.push(c);
+    expect(c.getProtocolEra()).toBe('modern');
+    const r = await c.callTool({ name: 'state', arguments: { application: 'batch' } });
+    expect(structured(r).application.name).toBe('batch');
+    const sub = await c.listen({ resourceSubscriptions: [`promotion://applications/${NS}/batch`] });
+    expect(sub.honoredFilter.resourceSubscriptions).toEqual([`promotion://applications/${NS}/batch`]);
+    await sub.close();
+  });
 
   it('read-only stdio: list, diff, state work; promote and plan creation are refused', async () => {
     const { c, stderr } = await stdioClient(false);
@@ -786,6 +1111,6 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const read = await c.readResource({ uri: `promotion://applications/${NS}/checkout` });
     expect(JSON.parse((read.contents[0] as { text: string }).text).name).toBe('checkout');
     const prompts = await c.listPrompts();
-    expect(prompts.prompts).toHaveLength(2);
+    expect(prompts.prompts).toHaveLength(3);
   });
 });

@@ -5,7 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { AuthError, Authenticator, loadStaticTokens } from '../src/auth/authenticator.js';
 import { loadConfig } from '../src/config.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
+import { SessionEventStore } from '../src/mcp/eventStore.js';
+import { metadataPaths, metadataUrl, protectedResourceMetadata } from '../src/mcp/oauth.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
+import { age, appLine, planLine, shortDigest } from '../src/mcp/summary.js';
+import { parseUri } from '../src/mcp/uris.js';
+import { planOut, planOutcome } from '../src/mcp/views.js';
 
 const file = (name: string, text: string) => {
   const p = join(tmpdir(), `mcp-unit-${process.pid}-${name}`);
@@ -72,5 +77,140 @@ describe('redaction', () => {
       authorization: REDACTED,
     });
     expect(clip('x'.repeat(2000))?.length).toBe(1025);
+  });
+});
+
+describe('mcp oauth discovery config (RFC 9728)', () => {
+  it('is off by default and takes authorization servers from config or env', () => {
+    expect(loadConfig({ env: {} }).mcp.oauth).toEqual({ authorizationServers: [], resourceName: 'kpromo' });
+    const c = loadConfig({
+      env: {
+        KPROMO_MCP_AUTHORIZATION_SERVERS: 'https://issuer.example.com, https://login.example.org/realms/x',
+        KPROMO_MCP_RESOURCE_URL: 'https://kpromo.example.com/mcp',
+      },
+    });
+    expect(c.mcp.oauth.authorizationServers).toEqual([
+      'https://issuer.example.com',
+      'https://login.example.org/realms/x',
+    ]);
+    expect(() => McpConfigSchema.parse({ oauth: { authorizationServers: ['not a url'] } })).toThrow(
+      /authorizationServers/,
+    );
+    expect(() => McpConfigSchema.parse({ oauth: { tokenType: 'jwt' } })).toThrow(/tokenType/);
+  });
+  it('serves the document at the path-aware and the root location, naming the resource', () => {
+    const cfg = McpConfigSchema.parse({
+      port: 8090,
+      oauth: {
+        authorizationServers: ['https://issuer.example.com'],
+        resource: 'https://kpromo.example.com/agents/mcp',
+      },
+    });
+    expect(metadataPaths(cfg)).toEqual([
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource/agents/mcp',
+    ]);
+    expect(metadataUrl('https://kpromo.example.com/agents/mcp')).toBe(
+      'https://kpromo.example.com/.well-known/oauth-protected-resource/agents/mcp',
+    );
+    expect(protectedResourceMetadata(cfg, 'ignored:1')).toEqual({
+      resource: 'https://kpromo.example.com/agents/mcp',
+      authorization_servers: ['https://issuer.example.com'],
+      bearer_methods_supported: ['header'],
+      resource_name: 'kpromo',
+    });
+    const local = McpConfigSchema.parse({ oauth: { authorizationServers: ['https://i.example'] } });
+    expect(protectedResourceMetadata(local, '127.0.0.1:8090').resource).toBe('http://127.0.0.1:8090/mcp');
+  });
+});
+
+describe('mcp resource URIs', () => {
+  it('parses plan and application URIs, nothing else', () => {
+    expect(parseUri('promotion://plans/team-a/web-1.2')).toEqual({
+      kind: 'plans',
+      namespace: 'team-a',
+      name: 'web-1.2',
+      resource: 'promotionplans',
+    });
+    expect(parseUri('promotion://applications/ns/cart')?.resource).toBe('applications');
+    for (const bad of [
+      'test://static-text',
+      'promotion://plans/ns',
+      'promotion://plans/NS/x',
+      'promotion://secrets/a/b',
+    ])
+      expect(parseUri(bad)).toBeUndefined();
+  });
+});
+
+describe('mcp text summaries', () => {
+  const plan = (status: Record<string, unknown>, spec: Record<string, unknown> = {}) =>
+    ({
+      metadata: { name: 'p1', namespace: 'ns', generation: 1 },
+      spec: {
+        flow: 'main',
+        from: 'dev',
+        to: 'stable',
+        candidates: [{ application: 'cart', from: { tag: 'v2', digest: `sha256:${'a'.repeat(64)}` } }],
+        ...spec,
+      },
+      status,
+    }) as never;
+  it('shortens digests and ages, and lists versions in the given (pipeline) order', () => {
+    expect(shortDigest(`sha256:${'0123456789ab'.repeat(5)}cdef`)).toBe('sha256:0123456789ab');
+    expect(shortDigest('v1')).toBe('v1');
+    expect([age(5), age(300), age(7200), age(3 * 86_400)]).toEqual(['5s', '5m', '2h', '3d']);
+    expect(
+      appLine({
+        namespace: 'ns',
+        name: 'cart',
+        owner: 'team-a',
+        type: 'service',
+        repository: 'r/cart',
+        labels: {},
+        versions: [
+          { environment: 'dev', tag: 'v2', digest: `sha256:${'b'.repeat(64)}`, health: 'Healthy', ageSeconds: 120 },
+          { environment: 'prod', health: 'Missing' },
+        ],
+      }),
+    ).toBe(`cart [service, team-a]: dev v2 (sha256:${'b'.repeat(12)}, 2m, Healthy) → prod nothing running (Missing)`);
+  });
+  it('a rolled-back plan does not read as a success; a waiting plan says what it waits for', () => {
+    expect(planOutcome(plan({ phase: 'Complete' }))).toBe('succeeded');
+    expect(planOutcome(plan({ phase: 'RolledBack' }))).toBe('rolled-back');
+    expect(planLine(planOut(plan({ phase: 'RolledBack', succeeded: 1, failed: 0 })))).toBe(
+      'promote plan ns/p1 dev → stable, 1 candidate(s): rolled back: the versions it delivered were replaced (1 succeeded, 0 failed)',
+    );
+    expect(
+      planLine(planOut(plan({ phase: 'RolledBack' }, { action: 'rollback', rollbackOf: 'p0', candidates: [] }))),
+    ).toBe('rollback plan ns/p1 dev → stable: rollback of p0 complete: previous versions restored');
+    const waiting = plan({ phase: 'Pending', gate: { approved: false, required: 2, waitingFor: '1 more approval' } });
+    expect(planOutcome(waiting)).toBe('awaiting-approval');
+    expect(planLine(planOut(waiting))).toMatch(/waiting for approval; 1 more approval$/);
+    expect(planOutcome(plan({ gate: { approved: true, required: 1, frozen: { window: 'weekend' } } }))).toBe('frozen');
+    expect(
+      planOutcome(
+        plan({ gate: { approved: true, required: 1, eligibleAt: new Date(Date.now() + 60_000).toISOString() } }),
+      ),
+    ).toBe('soaking');
+  });
+});
+
+describe('mcp session event store (resumable SSE)', () => {
+  it('replays what followed an event on the same stream, skipping priming events, within a byte budget', async () => {
+    const s = new SessionEventStore(400);
+    const msg = (id: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/progress', params: { n: id } });
+    const prime = await s.storeEvent('a', {} as never);
+    const a1 = await s.storeEvent('a', msg(1));
+    await s.storeEvent('b', msg(2));
+    await s.storeEvent('a', msg(3));
+    const sent: unknown[] = [];
+    expect(await s.replayEventsAfter(prime, { send: async (_id, m) => void sent.push(m) })).toBe('a');
+    expect(sent).toEqual([msg(1), msg(3)]);
+    expect(await s.getStreamIdForEventId(a1)).toBe('a');
+    for (let i = 0; i < 20; i++) await s.storeEvent('a', msg(100 + i));
+    // The oldest events went to keep the store within its budget: replay from them is impossible.
+    expect(await s.replayEventsAfter(prime, { send: async () => undefined })).toBe('');
   });
 });

@@ -1,4 +1,8 @@
 import { request as httpRequest } from 'node:http';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -40,6 +44,36 @@ export async function httpClient(
   }
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}`, ...opts.headers } },
+    }),
+  );
+  return client;
+}
+
+/**
+ * A client of the current SDK pinned to protocol 2026-07-28 (stateless, per-request _meta; no
+ * fallback to the 2025 handshake), optionally answering input_required confirmations.
+ */
+export async function modernClient(
+  url: string,
+  token: string,
+  opts: { elicit?: 'accept' | 'decline'; headers?: Record<string, string> } = {},
+): Promise<ModernClient> {
+  const client = new ModernClient(
+    { name: 'mcp-test-modern', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: opts.elicit ? { elicitation: { form: {} } } : {},
+    },
+  );
+  if (opts.elicit) {
+    const action = opts.elicit;
+    client.setRequestHandler('elicitation/create', async () =>
+      action === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' },
+    );
+  }
+  await client.connect(
+    new ModernHttpTransport(new URL(url), {
       requestInit: { headers: { authorization: `Bearer ${token}`, ...opts.headers } },
     }),
   );

@@ -10,6 +10,7 @@ export function chunkByCountAndSize<T>(
   items: T[],
   maxCount = MAX_BULK_ENTITIES,
   maxBytes = MAX_BODY_BYTES,
+  sizeOf: (item: T) => number = (item) => Buffer.byteLength(JSON.stringify(item)),
 ): { chunks: T[][]; tooLarge: T[] } {
   const overhead = Buffer.byteLength('{"entities":[]}');
   const chunks: T[][] = [];
@@ -17,7 +18,7 @@ export function chunkByCountAndSize<T>(
   let cur: T[] = [];
   let size = overhead;
   for (const item of items) {
-    const n = Buffer.byteLength(JSON.stringify(item));
+    const n = sizeOf(item);
     if (overhead + n > maxBytes) {
       tooLarge.push(item);
       continue;

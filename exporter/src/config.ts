@@ -2,23 +2,40 @@ import { readFileSync } from 'node:fs';
 import Ajv, { type ErrorObject } from 'ajv';
 import { parse } from 'yaml';
 import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from './defaults.js';
-import { checkExpression, JqError } from './jq.js';
+import { checkExpressions, DEFAULT_ALLOWED_ENV, type JqEnvOptions } from './jq.js';
 import { parseKind } from './resourceKind.js';
 
+/**
+ * A jq expression, or a tree of them: the shape Port's exporter accepts for identifiers, teams and
+ * relations given as search queries (`{combinator, rules: [{property, operator, value}]}`) and for
+ * relations given as lists. Every string leaf is a jq expression (pkg/jq/parser.go,
+ * ParseMapRecursively).
+ */
+export type JqTree = string | JqTree[] | { [key: string]: JqTree };
+
 export interface EntityMapping {
-  identifier: string;
+  /** jq expression, or a search query whose leaves are jq expressions. */
+  identifier: string | { [key: string]: JqTree };
   title?: string;
   blueprint: string;
-  team?: string;
+  /** jq expression (string or list of strings), or a search query. */
+  team?: string | { [key: string]: JqTree };
   icon?: string;
+  /** `"*"` merges an object result into the properties (explicit keys win). */
   properties?: Record<string, string>;
-  relations?: Record<string, string>;
+  /** jq expression, list of them, or a search query. */
+  relations?: Record<string, JqTree>;
 }
 
 export interface ResourceConfig {
   kind: string;
   selector?: { query?: string };
-  port: { itemsToParse?: string; entity: { mappings: EntityMapping[] } };
+  port: {
+    itemsToParse?: string;
+    /** Key each item is put under in the object (default `item`). */
+    itemsToParseName?: string;
+    entity: { mappings: EntityMapping[] };
+  };
 }
 
 export interface BlueprintConfig {
@@ -38,7 +55,16 @@ export interface ClusterConfig {
   kubeconfig?: string;
 }
 
+/**
+ * `kpromo`: this exporter's own file (has `clusters`); entities carry the state-key property.
+ * `port-k8s-exporter`: Port's exporter file as is (no `clusters`): one cluster from the current
+ * kubeconfig context, no kpromo defaults, ownership through the entity's datasource as Port's
+ * exporter does, null properties sent with `merge=true`.
+ */
+export type ConfigDialect = 'kpromo' | 'port-k8s-exporter';
+
 export interface ExporterConfig {
+  dialect: ConfigDialect;
   stateKey: string;
   clusters: ClusterConfig[];
   port: {
@@ -47,42 +73,76 @@ export interface ExporterConfig {
     clientSecret?: string;
     concurrency: number;
     createBlueprints: boolean;
+    /** Live changes wait up to this long for more to share a bulk call (a full bulk goes at once). */
+    batchWindowMs: number;
   };
   resyncIntervalSeconds: number;
   includeDefaults: boolean;
   blueprints: BlueprintConfig[];
   resources: ResourceConfig[];
   crdsToDiscover?: string;
+  /** `delete_dependents` on Port's delete calls. */
+  deleteDependents: boolean;
+  /** `create_missing_related_entities` on Port's upsert calls. */
+  createMissingRelatedEntities: boolean;
+  /** Which environment variables jq's `env`/`$ENV` see. */
+  jqEnv: Required<JqEnvOptions>;
+  /** Port's exporter keys accepted without effect here, with why (logged at start). */
+  warnings: string[];
 }
 
 const NAME = '^[A-Za-z0-9@_=-]+$';
+const jqTree = {
+  $id: 'jqTree',
+  anyOf: [
+    { type: 'string', minLength: 1 },
+    { type: 'array', items: { $ref: 'jqTree' } },
+    { type: 'object', additionalProperties: { $ref: 'jqTree' } },
+  ],
+};
+const queryObject = { type: 'object', additionalProperties: { $ref: 'jqTree' } };
 const mappingSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['identifier', 'blueprint'],
   properties: {
-    identifier: { type: 'string', minLength: 1 },
-    title: { type: 'string', minLength: 1 },
+    identifier: { anyOf: [{ type: 'string', minLength: 1 }, queryObject] },
+    title: { type: 'string' },
     blueprint: { type: 'string', minLength: 1 },
-    team: { type: 'string', minLength: 1 },
-    icon: { type: 'string', minLength: 1 },
+    team: { anyOf: [{ type: 'string' }, queryObject] },
+    icon: { type: 'string' },
     properties: {
       type: 'object',
-      propertyNames: { pattern: NAME },
+      propertyNames: { anyOf: [{ pattern: NAME }, { const: '*' }] },
       additionalProperties: { type: 'string', minLength: 1 },
     },
     relations: {
       type: 'object',
       propertyNames: { pattern: NAME },
-      additionalProperties: { type: 'string', minLength: 1 },
+      additionalProperties: { $ref: 'jqTree' },
     },
   },
+};
+
+/** Port's exporter keys (pkg/port/models.go: Config and IntegrationAppConfig). */
+const portKeys = {
+  resyncInterval: { type: 'integer', minimum: 0 },
+  eventListenerType: { type: 'string' },
+  createDefaultResources: { type: 'boolean' },
+  createPortResourcesOrigin: { type: 'string' },
+  overwriteConfigurationOnRestart: { type: 'boolean' },
+  overwriteCrdsActions: { type: 'boolean' },
+  deleteDependents: { type: 'boolean' },
+  createMissingRelatedEntities: { type: 'boolean' },
+  updateEntityOnlyOnDiff: { type: 'boolean' },
+  sendRawDataExamples: { type: 'boolean' },
+  allowAllEnvironmentVariablesInJQ: { type: 'boolean' },
+  allowedEnvironmentVariablesInJQ: { type: 'array', items: { type: 'string' } },
 };
 
 const configSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['stateKey', 'clusters'],
   properties: {
     stateKey: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,63}$' },
     clusters: {
@@ -108,11 +168,13 @@ const configSchema = {
         clientSecret: { type: 'string' },
         concurrency: { type: 'integer', minimum: 1, maximum: 32 },
         createBlueprints: { type: 'boolean' },
+        batchWindowMs: { type: 'integer', minimum: 0, maximum: 5000 },
       },
     },
     resyncIntervalSeconds: { type: 'integer', minimum: 0 },
     includeDefaults: { type: 'boolean' },
-    crdsToDiscover: { type: 'string', minLength: 1 },
+    crdsToDiscover: { type: 'string' },
+    ...portKeys,
     blueprints: {
       type: 'array',
       items: {
@@ -139,14 +201,15 @@ const configSchema = {
           selector: {
             type: 'object',
             additionalProperties: false,
-            properties: { query: { type: 'string', minLength: 1 } },
+            properties: { query: { type: 'string' } },
           },
           port: {
             type: 'object',
             additionalProperties: false,
             required: ['entity'],
             properties: {
-              itemsToParse: { type: 'string', minLength: 1 },
+              itemsToParse: { type: 'string' },
+              itemsToParseName: { type: 'string', pattern: '^[^\\s]+$' },
               entity: {
                 type: 'object',
                 additionalProperties: false,
@@ -161,7 +224,7 @@ const configSchema = {
   },
 };
 
-const validate = new Ajv({ allErrors: true }).compile(configSchema);
+const validate = new Ajv({ allErrors: true, schemas: [jqTree] }).compile(configSchema);
 
 export class ConfigError extends Error {
   constructor(
@@ -185,6 +248,14 @@ function describe(e: ErrorObject): string {
   }
 }
 
+/** Every jq leaf of a tree with its location. */
+export function treeLeaves(tree: JqTree, at: string, out: Array<[string, string]> = []): Array<[string, string]> {
+  if (typeof tree === 'string') out.push([at, tree]);
+  else if (Array.isArray(tree)) tree.forEach((t, i) => void treeLeaves(t, `${at}.${i}`, out));
+  else for (const [k, v] of Object.entries(tree)) treeLeaves(v, `${at}.${k}`, out);
+  return out;
+}
+
 /** Every jq expression in the config with a readable location, for compile checks. */
 export function expressions(cfg: Pick<ExporterConfig, 'resources' | 'crdsToDiscover'>): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -195,38 +266,108 @@ export function expressions(cfg: Pick<ExporterConfig, 'resources' | 'crdsToDisco
     if (r.port.itemsToParse) out.push([`${at}.port.itemsToParse`, r.port.itemsToParse]);
     r.port.entity.mappings.forEach((m, j) => {
       const mat = `${at}.port.entity.mappings.${j}`;
-      for (const f of ['identifier', 'title', 'blueprint', 'team', 'icon'] as const) {
+      treeLeaves(m.identifier, `${mat}.identifier`, out);
+      for (const f of ['title', 'blueprint', 'icon'] as const) {
         const v = m[f];
         if (v) out.push([`${mat}.${f}`, v]);
       }
+      if (m.team !== undefined) treeLeaves(m.team, `${mat}.team`, out);
       for (const [k, v] of Object.entries(m.properties ?? {})) out.push([`${mat}.properties.${k}`, v]);
-      for (const [k, v] of Object.entries(m.relations ?? {})) out.push([`${mat}.relations.${k}`, v]);
+      for (const [k, v] of Object.entries(m.relations ?? {})) treeLeaves(v, `${mat}.relations.${k}`, out);
     });
   });
   return out;
 }
 
+/** Port's exporter keys that have no effect here, and why; checked in this order. */
+function portWarnings(r: Record<string, unknown>): string[] {
+  const w: string[] = [];
+  if (r.eventListenerType !== undefined)
+    w.push(
+      `eventListenerType (${JSON.stringify(r.eventListenerType)}) is ignored: this exporter reads its mapping from this file and watches the cluster; it does not listen for Port-side config changes or resync requests (restart to apply a changed file)`,
+    );
+  if (r.createDefaultResources === true)
+    w.push(
+      'createDefaultResources is ignored: Port default blueprints, pages and scorecards are not created; create the blueprints in Port, or list them under `blueprints` for this exporter to create',
+    );
+  if (r.createPortResourcesOrigin !== undefined)
+    w.push('createPortResourcesOrigin is ignored: no Port-side integration resources are created');
+  if (r.overwriteConfigurationOnRestart !== undefined)
+    w.push('overwriteConfigurationOnRestart is ignored: no Port integration config is kept; this file is the config');
+  if (r.sendRawDataExamples !== undefined)
+    w.push('sendRawDataExamples is ignored: no raw data examples are sent to Port');
+  if (r.updateEntityOnlyOnDiff === false)
+    w.push(
+      'updateEntityOnlyOnDiff: false is ignored: an entity is only re-sent when its mapped content changes (as with the default, true)',
+    );
+  if (r.crdsToDiscover || r.overwriteCrdsActions !== undefined)
+    w.push(
+      'crdsToDiscover creates blueprints and mappings for matching CRDs, but not Port self-service actions; overwriteCrdsActions has no effect',
+    );
+  return w;
+}
+
+const DEFAULT_STATE_KEY = 'my-k8s-exporter';
+
+function clusterNameFromEnv(): string {
+  const n = (process.env.CLUSTER_NAME ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return n || 'current';
+}
+
 /** Validates a parsed config object, fills defaults, and compiles every jq expression. */
 export async function parseConfig(raw: unknown, source = 'config'): Promise<ExporterConfig> {
   if (!validate(raw)) throw new ConfigError(source, (validate.errors ?? []).map(describe));
-  const r = raw as Partial<ExporterConfig> & Pick<ExporterConfig, 'stateKey' | 'clusters'>;
+  type Raw = Partial<Omit<ExporterConfig, 'port'>> & {
+    port?: Partial<ExporterConfig['port']>;
+    resyncInterval?: number;
+    allowAllEnvironmentVariablesInJQ?: boolean;
+    allowedEnvironmentVariablesInJQ?: string[];
+  } & Record<string, unknown>;
+  const r = raw as Raw;
   const problems: string[] = [];
-  const includeDefaults = r.includeDefaults ?? true;
+  const dialect: ConfigDialect = r.clusters ? 'kpromo' : 'port-k8s-exporter';
+  const port = dialect === 'port-k8s-exporter';
+  if (!port && !r.stateKey) problems.push('(root): missing required field "stateKey"');
+  if (r.resyncInterval !== undefined && r.resyncIntervalSeconds !== undefined)
+    problems.push('resyncInterval (minutes, as in Port) and resyncIntervalSeconds are both set: keep one');
+  const includeDefaults = r.includeDefaults ?? !port;
+  const allowed = r.allowedEnvironmentVariablesInJQ ?? DEFAULT_ALLOWED_ENV;
+  for (const p of allowed) {
+    try {
+      new RegExp(p);
+    } catch (e) {
+      problems.push(
+        `allowedEnvironmentVariablesInJQ: ${JSON.stringify(p)} is not a regular expression: ${(e as Error).message}`,
+      );
+    }
+  }
   const cfg: ExporterConfig = {
-    stateKey: r.stateKey,
-    clusters: r.clusters,
+    dialect,
+    // Port lower-cases its state key (pkg/config/config.go, NewConfiguration).
+    stateKey: port ? (r.stateKey ?? process.env.STATE_KEY ?? DEFAULT_STATE_KEY).toLowerCase() : (r.stateKey as string),
+    clusters: r.clusters ?? [{ name: clusterNameFromEnv() }],
     port: {
-      baseUrl: r.port?.baseUrl ?? 'https://api.getport.io',
+      baseUrl: r.port?.baseUrl ?? process.env.PORT_BASE_URL ?? 'https://api.getport.io',
       clientId: r.port?.clientId ?? process.env.PORT_CLIENT_ID,
       clientSecret: r.port?.clientSecret ?? process.env.PORT_CLIENT_SECRET,
       concurrency: r.port?.concurrency ?? 4,
       createBlueprints: r.port?.createBlueprints ?? true,
+      batchWindowMs: r.port?.batchWindowMs ?? 90,
     },
-    resyncIntervalSeconds: r.resyncIntervalSeconds ?? 300,
+    resyncIntervalSeconds:
+      r.resyncIntervalSeconds ?? (r.resyncInterval !== undefined ? r.resyncInterval * 60 : port ? 0 : 300),
     includeDefaults,
     blueprints: [...(includeDefaults ? DEFAULT_BLUEPRINTS : []), ...(r.blueprints ?? [])],
     resources: [...(includeDefaults ? DEFAULT_RESOURCES : []), ...(r.resources ?? [])],
-    crdsToDiscover: r.crdsToDiscover,
+    crdsToDiscover: r.crdsToDiscover || undefined,
+    deleteDependents: r.deleteDependents ?? false,
+    // Port's exporter defaults to false; kpromo's own configs have always created missing targets.
+    createMissingRelatedEntities: r.createMissingRelatedEntities ?? !port,
+    jqEnv: { allowAll: r.allowAllEnvironmentVariablesInJQ ?? false, allowed },
+    warnings: portWarnings(r),
   };
   const names = new Set<string>();
   for (const c of cfg.clusters) {
@@ -240,14 +381,14 @@ export async function parseConfig(raw: unknown, source = 'config'): Promise<Expo
       problems.push(`resources.${i}.kind: ${(e as Error).message}`);
     }
   });
-  for (const [where, expr] of expressions(cfg)) {
-    try {
-      await checkExpression(expr);
-    } catch (e) {
-      problems.push(
-        `${where}: jq expression ${JSON.stringify(expr)} does not compile: ${e instanceof JqError ? e.message : String(e)}`,
-      );
-    }
+  const exprs = expressions(cfg).filter(([, e]) => e.trim() !== '');
+  const errors = await checkExpressions(
+    exprs.map(([, e]) => e),
+    ['cluster'],
+  );
+  for (const [where, expr] of exprs) {
+    const msg = errors.get(expr);
+    if (msg) problems.push(`${where}: jq expression ${JSON.stringify(expr)} does not compile: ${msg}`);
   }
   if (problems.length) throw new ConfigError(source, problems);
   return cfg;
@@ -260,5 +401,5 @@ export async function loadConfig(path: string): Promise<ExporterConfig> {
   } catch (e) {
     throw new ConfigError(path, [`cannot read YAML: ${(e as Error).message}`]);
   }
-  return parseConfig(raw, path);
+  return parseConfig(raw ?? {}, path);
 }

@@ -1,18 +1,20 @@
 import type { BlueprintConfig, ResourceConfig } from './config.js';
 import { ID } from './defaults.js';
-import { runJq } from './jq.js';
+import { jqEnvironment, prelude, runJq } from './jq.js';
 
 interface JsonSchema {
   type?: string;
   description?: string;
   properties?: Record<string, JsonSchema>;
+  anyOf?: JsonSchema[];
 }
 
 export interface Crd {
   metadata: { name: string };
   spec: {
     group: string;
-    names: { kind: string; plural: string };
+    scope?: string;
+    names: { kind: string; plural: string; singular?: string };
     versions: Array<{ name: string; storage?: boolean; served?: boolean; schema?: { openAPIV3Schema?: JsonSchema } }>;
   };
 }
@@ -64,9 +66,61 @@ export function crdToResource(crd: Crd): { blueprint: BlueprintConfig; resource:
   };
 }
 
-/** Which CRDs match the `crdsToDiscover` query (one jq call for all of them). */
-export async function matchCrds(query: string, crds: Crd[]): Promise<boolean[]> {
+/**
+ * Blueprint + mapping for a CRD as Port's exporter makes them for `crdsToDiscover`
+ * (pkg/crd/crd.go: createKindConfigFromCRD, convertToPortSchemas): blueprint named after the
+ * singular name, properties from the first version's `spec` schema (integers as numbers, `anyOf`
+ * preferring string) plus `namespace` for namespaced CRDs; identifier and title `.metadata.name`,
+ * `namespace` and `"*": .spec` as properties.
+ */
+export function crdToPortResource(crd: Crd): { blueprint: BlueprintConfig; resource: ResourceConfig } {
+  const v = crd.spec.versions[0];
+  const root = v?.schema?.openAPIV3Schema;
+  const spec = root?.properties?.spec ?? root ?? {};
+  const singular = crd.spec.names.singular || crd.spec.names.kind.toLowerCase();
+  const properties: BlueprintConfig['schema']['properties'] = {};
+  for (const [name, s] of Object.entries(spec.properties ?? {})) {
+    const t = s.type || (s.anyOf?.some((a) => a.type === 'string') ? 'string' : s.anyOf?.[0]?.type) || '';
+    const type = PORT_TYPES[t];
+    if (type) properties[name] = { title: name, type };
+  }
+  if (crd.spec.scope === 'Namespaced') properties.namespace = { title: 'Namespace', type: 'string' };
+  return {
+    blueprint: {
+      identifier: singular,
+      title: singular.replace(/\b\w/g, (c) => c.toUpperCase()),
+      schema: { properties },
+      relations: {},
+    },
+    resource: {
+      kind: `${crd.spec.group}/${v.name}/${crd.spec.names.plural}`,
+      selector: { query: 'true' },
+      port: {
+        entity: {
+          mappings: [
+            {
+              identifier: '.metadata.name',
+              title: '.metadata.name',
+              blueprint: JSON.stringify(singular),
+              properties: { namespace: '.metadata.namespace', '*': '.spec' },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Which CRDs match the `crdsToDiscover` query (one jq call for all of them): its first output must
+ * be `true`; an error or a non-boolean skips the CRD (pkg/crd/crd.go, findMatchingCRDs).
+ */
+export async function matchCrds(
+  query: string,
+  crds: Crd[],
+  env: Record<string, string> = jqEnvironment(),
+): Promise<boolean[]> {
   if (crds.length === 0) return [];
-  const out = await runJq(crds, `[.[] | (try ([(${query}\n)] | .[0] == true) catch false)]`);
+  const out = await runJq(crds, `${prelude(env)}[.[] | (try ([first(${query}\n)] | .[0] == true) catch false)]`);
   return out as boolean[];
 }

@@ -1,8 +1,16 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { ExporterConfig, ResourceConfig } from './config.js';
-import { type Crd, crdToResource, matchCrds } from './discoverCrds.js';
+import { type Crd, crdToPortResource, crdToResource, matchCrds } from './discoverCrds.js';
+import { jqEnvironment } from './jq.js';
 import type { Logger } from './log.js';
-import { compileResource, type MappedEntity, mapObjects } from './mapEntity.js';
+import {
+  type CompiledResource,
+  compileResource,
+  type MapOptions,
+  type MappedEntity,
+  type MapResult,
+  mapObjects,
+} from './mapEntity.js';
 import { kindString, parseKind } from './resourceKind.js';
 import { type KubeObject, objectKey, ResourceWatcher, type WatchEvent } from './watchResources.js';
 
@@ -32,7 +40,23 @@ export interface ExporterOptions {
   clusters: ClusterHandle[];
   sink: EntitySink;
   log: Logger;
+  /**
+   * Live upserts and deletes wait up to this long (from the first one) to be mapped and handed to
+   * the sink together, so a burst becomes one jq call and full bulk calls; 20 waiting changes go at
+   * once. Default: `config.port.batchWindowMs`; 0 handles each event as it comes.
+   */
+  batchWindowMs?: number;
 }
+
+/** Live changes of one watched source waiting for the batch window; the last event per object wins. */
+interface PendingEvents {
+  program: CompiledResource;
+  log: Logger;
+  events: Map<string, WatchEvent>;
+}
+
+/** A full bulk call's worth: a window holding this many changes is flushed at once. */
+const FLUSH_AT = 20;
 
 const entityKey = (m: MappedEntity) => `${m.blueprint}\u0000${m.entity.identifier}`;
 
@@ -50,9 +74,21 @@ export class Exporter {
   readonly mappingErrors = new Map<string, string>();
   private readonly blueprints = new Set<string>();
   private readonly discovered = new Set<string>();
+  /** One window for all sources, so changes from several clusters share bulk calls. */
+  private readonly pending = new Map<string, PendingEvents>();
+  private pendingCount = 0;
+  private pendingTimer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private readonly env: Record<string, string>;
+  private readonly mapOptions: MapOptions;
+  private readonly windowMs: number;
+  private stopped = false;
 
   constructor(private readonly o: ExporterOptions) {
     for (const b of o.config.blueprints) this.blueprints.add(b.identifier);
+    this.env = jqEnvironment(process.env, o.config.jqEnv);
+    this.mapOptions = { stateKey: o.config.stateKey, dialect: o.config.dialect };
+    this.windowMs = o.batchWindowMs ?? o.config.port?.batchWindowMs ?? 0;
   }
 
   start(): void {
@@ -65,7 +101,9 @@ export class Exporter {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const w of this.watchers.values()) w.stop();
+    if (this.pendingTimer) clearTimeout(this.pendingTimer);
   }
 
   /** Pauses every watcher (see ResourceWatcher.pause); the returned function resumes them. */
@@ -92,7 +130,7 @@ export class Exporter {
   private watchResource(cluster: ClusterHandle, res: ResourceConfig, tag: string): void {
     const source = `${cluster.name}|${res.kind}${tag}`;
     if (this.watchers.has(source)) return;
-    const program = compileResource(res)(cluster.name);
+    const program = compileResource(res, this.env)(cluster.name);
     const log = this.o.log.child({ cluster: cluster.name, kind: res.kind });
     const w = new ResourceWatcher({
       kc: cluster.kc,
@@ -104,20 +142,93 @@ export class Exporter {
     w.start();
   }
 
-  private async onEvent(source: string, program: string, log: Logger, e: WatchEvent): Promise<void> {
-    if (e.type === 'delete') {
-      this.apply(source, e.object, []);
-      this.mappingErrors.delete(`${source}|${objectKey(e.object)}`);
-      return;
+  private onEvent(source: string, program: CompiledResource, log: Logger, e: WatchEvent): Promise<void> | undefined {
+    if (e.type === 'synced') {
+      // Changes seen before this list are older than it: hand them over first, then the list.
+      return this.flushPending().then(() => this.mapAndApply(source, program, log, e.objects));
     }
-    const objects = e.type === 'synced' ? e.objects : [e.object];
-    const results = await mapObjects(program, objects, this.o.config.stateKey);
+    if (this.windowMs <= 0) return this.handle(source, program, log, [e]);
+    let p = this.pending.get(source);
+    if (!p) {
+      p = { program, log, events: new Map() };
+      this.pending.set(source, p);
+    }
+    const k = objectKey(e.object);
+    // Level-triggered: the newest event for an object carries its whole state.
+    if (p.events.delete(k)) this.pendingCount--;
+    p.events.set(k, e);
+    this.pendingCount++;
+    if (this.pendingCount >= FLUSH_AT) return this.flushPending();
+    this.pendingTimer ??= setTimeout(() => {
+      this.flushPending().catch((err) => this.o.log.error({ err }, 'handling live changes failed'));
+    }, this.windowMs);
+    return undefined;
+  }
+
+  /** Maps every waiting change (one jq call per source), then hands all entities over at once. */
+  private async flushPending(): Promise<void> {
+    // One flush at a time, so a later window never overtakes an earlier one.
+    while (this.flushing) await this.flushing;
+    if (this.pendingTimer) clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+    if (this.pendingCount === 0 || this.stopped) return;
+    const batches = [...this.pending.entries()].map(([source, p]) => ({
+      source,
+      ...p,
+      events: [...p.events.values()],
+    }));
+    this.pending.clear();
+    this.pendingCount = 0;
+    this.flushing = (async () => {
+      const mapped: Array<() => void> = [];
+      for (const b of batches) mapped.push(await this.prepare(b.source, b.program, b.log, b.events));
+      // Applied together, so the sink sees the whole window in one go.
+      for (const apply of mapped) apply();
+    })().finally(() => {
+      this.flushing = undefined;
+    });
+    await this.flushing;
+  }
+
+  private async handle(source: string, program: CompiledResource, log: Logger, events: WatchEvent[]): Promise<void> {
+    (await this.prepare(source, program, log, events))();
+  }
+
+  /** Maps the upserts among `events`; the returned function applies deletes and results in order. */
+  private async prepare(
+    source: string,
+    program: CompiledResource,
+    log: Logger,
+    events: WatchEvent[],
+  ): Promise<() => void> {
+    const upserts = events.flatMap((e) => (e.type === 'upsert' ? [e.object] : []));
+    const results = upserts.length ? await mapObjects(program, upserts, this.mapOptions) : [];
+    return () => {
+      for (const e of events) {
+        if (e.type !== 'delete') continue;
+        this.apply(source, e.object, []);
+        this.mappingErrors.delete(`${source}|${objectKey(e.object)}`);
+      }
+      this.applyResults(source, log, upserts, results);
+    };
+  }
+
+  private async mapAndApply(
+    source: string,
+    program: CompiledResource,
+    log: Logger,
+    objects: KubeObject[],
+  ): Promise<void> {
+    this.applyResults(source, log, objects, await mapObjects(program, objects, this.mapOptions));
+  }
+
+  private applyResults(source: string, log: Logger, objects: KubeObject[], results: MapResult[]): void {
     objects.forEach((obj: KubeObject, i) => {
       const r = results[i];
       const ok = objectKey(obj);
       const errKey = `${source}|${ok}`;
       if (!r.ok) {
-        // Keep whatever it mapped to before: a bad edit should not delete the entity.
+        // Reported, not sent; whatever it mapped to before stays (a bad edit does not delete it).
         this.mappingErrors.set(errKey, r.error);
         log.warn({ object: ok, reason: r.error }, 'skipping object that failed to map');
         return;
@@ -172,10 +283,11 @@ export class Exporter {
     const source = `${cluster.name}|apiextensions.k8s.io/v1/customresourcedefinitions`;
     const log = this.o.log.child({ cluster: cluster.name, kind: 'customresourcedefinitions' });
     const onCrds = async (crds: Crd[]) => {
-      const matches = await matchCrds(query, crds);
+      const matches = await matchCrds(query, crds, this.env);
       crds.forEach((crd, i) => {
         if (!matches[i]) return;
-        const { blueprint, resource } = crdToResource(crd);
+        const { blueprint, resource } =
+          this.o.config.dialect === 'port-k8s-exporter' ? crdToPortResource(crd) : crdToResource(crd);
         const id = `${cluster.name}|${resource.kind}`;
         if (this.discovered.has(id)) return;
         this.discovered.add(id);

@@ -4,9 +4,10 @@ import { runExporter } from './run.js';
 
 const USAGE = `Usage: kpromo-exporter [config.yaml]
 
-Mirrors kpromo custom resources (and discovered CRDs) into Port and the Backstage catalog.
-The config file defaults to $KPROMO_EXPORTER_CONFIG, then ./exporter.yaml; see the README
-section "Port setup" for its keys.`;
+Mirrors Kubernetes resources (kpromo custom resources by default, discovered CRDs, and whatever
+the config maps) into Port. The config file defaults to $KPROMO_EXPORTER_CONFIG, then
+./exporter.yaml; see exporter/README.md, "Configuration reference". A port-k8s-exporter
+config.yaml (no \`clusters\` key) is accepted unchanged: see "From port-k8s-exporter".`;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(USAGE);

@@ -27,13 +27,13 @@ export type PortBulkEntity = NonNullable<
 >['content']['application/json']['entities'][number];
 
 /**
- * The generator types free-form `properties` (`{type: object, default: {}}`) as an empty record,
- * so mapped property values are passed through this one cast.
+ * The body item Port is sent for a mapped entity (its `request` when it holds search queries). The
+ * generator types free-form `properties` (`{type: object, default: {}}`) as an empty record, so
+ * mapped values are passed through this one cast.
  */
-export function toPortEntity(e: {
-  identifier: string;
-  properties: Record<string, unknown>;
-  relations: Record<string, string | string[] | null>;
-}): PortBulkEntity {
-  return { ...e, properties: e.properties as PortBulkEntity['properties'] };
+export function toPortEntity(
+  e: { entity: { identifier: string }; request?: object } | { identifier: string; properties: Record<string, unknown> },
+): PortBulkEntity {
+  const body = 'entity' in e ? (e.request ?? e.entity) : e;
+  return body as unknown as PortBulkEntity;
 }

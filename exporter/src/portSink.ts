@@ -1,5 +1,5 @@
 import type { PortApi } from '@kpromo/port-client';
-import { chunkByCountAndSize, staleIdentifiers } from './batching.js';
+import { chunkByCountAndSize, MAX_BODY_BYTES, MAX_BULK_ENTITIES, staleIdentifiers } from './batching.js';
 import type { BlueprintConfig } from './config.js';
 import type { Logger } from './log.js';
 import { type MappedEntity, STATE_KEY_PROPERTY } from './mapEntity.js';
@@ -12,6 +12,20 @@ export interface PortSinkOptions {
   blueprints: BlueprintConfig[];
   createBlueprints: boolean;
   concurrency: number;
+  /** `delete_dependents` on delete calls (Port exporter's `deleteDependents`). Default false. */
+  deleteDependents?: boolean;
+  /** `create_missing_related_entities` on upserts. Default true. */
+  createMissingRelatedEntities?: boolean;
+  /** `merge=true` on upserts: properties not sent are kept, null ones cleared (as Port's exporter). Default false. */
+  merge?: boolean;
+  /**
+   * How owned entities are found for stale deletion. `property` (default): the state-key property,
+   * added to every blueprint used. `datasource`: Port's `$datasource` (set from the User-Agent,
+   * `… (statekey/<key>)`), as Port's exporter does; blueprints are left unchanged.
+   */
+  ownership?: 'property' | 'datasource';
+  /** With `datasource` ownership: datasource prefixes counted as this exporter's (default kpromo-exporter and port-k8s-exporter). */
+  datasources?: string[];
 }
 
 export interface SinkStats {
@@ -48,6 +62,8 @@ export class PortSink {
   private wake?: () => void;
   private idleWaiters: Array<() => void> = [];
   private transientErrors = 0;
+  /** Search-query identifiers → the identifier Port resolved them to. */
+  private readonly resolved = new Map<string, string>();
   readonly stats: SinkStats = { upserted: 0, deleted: 0, skippedUnchanged: 0, failed: 0 };
 
   constructor(private readonly o: PortSinkOptions) {
@@ -72,7 +88,15 @@ export class PortSink {
 
   remove(blueprint: string, identifier: string): void {
     const k = key(blueprint, identifier);
+    const prev = this.desired.get(k);
     this.desired.delete(k);
+    if (prev?.request && typeof prev.request.identifier !== 'string') {
+      // Port's exporter never deletes by a search query (controller.go, entityHandler): a resync
+      // removes the entity it resolved to once nothing maps to it.
+      this.synced.delete(k);
+      this.dirty.delete(k);
+      return;
+    }
     if (!this.synced.has(k)) this.synced.set(k, '');
     this.markDirty(k);
   }
@@ -80,7 +104,12 @@ export class PortSink {
   /** Desired identifiers per blueprint (what the cluster state maps to). */
   desiredIdentifiers(blueprint: string): Set<string> {
     const out = new Set<string>();
-    for (const m of this.desired.values()) if (m.blueprint === blueprint) out.add(m.entity.identifier);
+    for (const [k, m] of this.desired) {
+      if (m.blueprint !== blueprint) continue;
+      out.add(m.entity.identifier);
+      const r = this.resolved.get(k);
+      if (r) out.add(r);
+    }
     return out;
   }
 
@@ -184,8 +213,10 @@ export class PortSink {
           ) && ok;
         continue;
       }
-      const { chunks, tooLarge } = chunkByCountAndSize(items.map((m) => m.entity));
-      for (const e of tooLarge) this.fail(key(bp, e.identifier), 'entity exceeds the 1 MiB request limit');
+      const { chunks, tooLarge } = chunkByCountAndSize(items, MAX_BULK_ENTITIES, MAX_BODY_BYTES, (m) =>
+        Buffer.byteLength(JSON.stringify(m.request ?? m.entity)),
+      );
+      for (const m of tooLarge) this.fail(key(bp, m.entity.identifier), 'entity exceeds the 1 MiB request limit');
       const results = await this.parallel(chunks, (chunk) => this.upsertChunk(bp, chunk));
       if (results.includes(false)) ok = false;
     }
@@ -239,13 +270,22 @@ export class PortSink {
     this.stats.upserted++;
   }
 
-  private async upsertChunk(bp: string, chunk: MappedEntity['entity'][]): Promise<boolean> {
-    const hashes = chunk.map((e) => this.desired.get(key(bp, e.identifier))?.hash);
+  private upsertQuery() {
+    return {
+      upsert: true,
+      ...(this.o.merge ? { merge: true } : {}),
+      create_missing_related_entities: this.o.createMissingRelatedEntities ?? true,
+    };
+  }
+
+  private async upsertChunk(bp: string, items: MappedEntity[]): Promise<boolean> {
+    const chunk = items.map((m) => m.entity);
+    const hashes = items.map((m) => m.hash);
     let res: Awaited<ReturnType<PortApi['POST']>>;
     try {
       res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/entities/bulk', {
-        params: { path: { blueprint_identifier: bp }, query: { upsert: true, create_missing_related_entities: true } },
-        body: { entities: chunk.map(toPortEntity) },
+        params: { path: { blueprint_identifier: bp }, query: this.upsertQuery() },
+        body: { entities: items.map(toPortEntity) },
       });
     } catch (e) {
       for (const en of chunk) this.dirty.add(key(bp, en.identifier));
@@ -261,29 +301,36 @@ export class PortSink {
       | { entities: Array<{ identifier: string; index: number }>; errors: Array<{ index: number; message: string }> }
       | undefined;
     if (data && (status === 200 || status === 207)) {
-      for (const e of data.entities) this.markSynced(bp, chunk[e.index].identifier, hashes[e.index]);
+      for (const e of data.entities) {
+        this.markSynced(bp, chunk[e.index].identifier, hashes[e.index]);
+        if (e.identifier !== chunk[e.index].identifier)
+          this.resolved.set(key(bp, chunk[e.index].identifier), e.identifier);
+      }
       if (data.errors.length === 0) return true;
       // 207: retry the failed ones one by one so one bad entity cannot block its neighbours.
       let ok = true;
-      for (const err of data.errors) ok = (await this.upsertOne(bp, chunk[err.index], hashes[err.index])) && ok;
+      for (const err of data.errors) ok = (await this.upsertOne(bp, items[err.index], hashes[err.index])) && ok;
       return ok;
     }
     // Whole request rejected (413/422/404…): fall back to single upserts to isolate the culprit.
     let ok = true;
-    for (let i = 0; i < chunk.length; i++) ok = (await this.upsertOne(bp, chunk[i], hashes[i])) && ok;
+    for (let i = 0; i < items.length; i++) ok = (await this.upsertOne(bp, items[i], hashes[i])) && ok;
     return ok;
   }
 
-  private async upsertOne(bp: string, entity: MappedEntity['entity'], hash: string | undefined): Promise<boolean> {
+  private async upsertOne(bp: string, m: MappedEntity, hash: string | undefined): Promise<boolean> {
+    const entity = m.entity;
     const k = key(bp, entity.identifier);
     try {
       const res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/entities', {
-        params: { path: { blueprint_identifier: bp }, query: { upsert: true, create_missing_related_entities: true } },
-        body: toPortEntity(entity),
+        params: { path: { blueprint_identifier: bp }, query: this.upsertQuery() },
+        body: toPortEntity(m),
       });
       const status = res.response.status;
       if (status < 300) {
         this.markSynced(bp, entity.identifier, hash);
+        const got = (res.data as { entity?: { identifier?: unknown } } | undefined)?.entity?.identifier;
+        if (typeof got === 'string' && got !== entity.identifier) this.resolved.set(k, got);
         return true;
       }
       if (status === 429 || status >= 500) {
@@ -309,7 +356,10 @@ export class PortSink {
     try {
       if (ids.length > 1) {
         const res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/bulk/entities/delete', {
-          params: { path: { blueprint_identifier: bp }, query: { delete_dependents: false } },
+          params: {
+            path: { blueprint_identifier: bp },
+            query: { delete_dependents: this.o.deleteDependents ?? false },
+          },
           body: { entities: ids },
         });
         if (res.data) {
@@ -323,7 +373,10 @@ export class PortSink {
       let ok = true;
       for (const id of ids) {
         const res = await this.o.api.DELETE('/v1/blueprints/{blueprint_identifier}/entities/{entity_identifier}', {
-          params: { path: { blueprint_identifier: bp, entity_identifier: id }, query: { delete_dependents: false } },
+          params: {
+            path: { blueprint_identifier: bp, entity_identifier: id },
+            query: { delete_dependents: this.o.deleteDependents ?? false },
+          },
         });
         const s = res.response.status;
         if (s < 300 || s === 404) done(id);
@@ -362,6 +415,7 @@ export class PortSink {
     const cfg = this.blueprintConfigs.find((b) => b.identifier === bp);
     const stateProp = { [STATE_KEY_PROPERTY]: { title: 'Exporter state key', type: 'string' as const } };
     if (got.data) {
+      if (this.o.ownership === 'datasource') return;
       const props = (got.data.blueprint.schema as { properties?: Record<string, unknown> }).properties ?? {};
       if (STATE_KEY_PROPERTY in props) return;
       const res = await this.o.api.PATCH('/v1/blueprints/{identifier}', {
@@ -391,7 +445,10 @@ export class PortSink {
         identifier: cfg.identifier,
         title: cfg.title,
         ...(cfg.icon ? { icon: cfg.icon } : {}),
-        schema: { properties: { ...cfg.schema.properties, ...stateProp }, required: cfg.schema.required ?? [] },
+        schema: {
+          properties: { ...cfg.schema.properties, ...(this.o.ownership === 'datasource' ? {} : stateProp) },
+          required: cfg.schema.required ?? [],
+        },
         relations: cfg.relations ?? {},
       } as never,
     });
@@ -405,7 +462,26 @@ export class PortSink {
     this.o.log.info({ blueprint: bp }, 'blueprint created');
   }
 
-  /** Identifiers of entities in `bp` that carry this exporter's state key. */
+  /**
+   * Which entities are this exporter's. Datasource ownership follows Port's exporter
+   * (pkg/port/cli/entity.go, DeleteStaleEntities): the datasource names the exporter and ends in
+   * `(statekey/<key>)`; entities Port's own exporter made under the same state key count too, so a
+   * migration takes them over.
+   */
+  private ownedQuery() {
+    if (this.o.ownership !== 'datasource')
+      return { combinator: 'and', rules: [{ property: STATE_KEY_PROPERTY, operator: '=', value: this.o.stateKey }] };
+    const names = this.o.datasources ?? ['kpromo-exporter', 'port-k8s-exporter'];
+    return {
+      combinator: 'and',
+      rules: [
+        { property: '$datasource', operator: 'contains', value: `(statekey/${this.o.stateKey})` },
+        { combinator: 'or', rules: names.map((n) => ({ property: '$datasource', operator: 'contains', value: n })) },
+      ],
+    };
+  }
+
+  /** Identifiers of entities in `bp` this exporter owns. */
   async ownedIdentifiers(bp: string): Promise<string[]> {
     const ids: string[] = [];
     let from: string | undefined;
@@ -413,10 +489,7 @@ export class PortSink {
       const res = await this.o.api.POST('/v1/blueprints/{blueprint_identifier}/entities/search', {
         params: { path: { blueprint_identifier: bp } },
         body: {
-          query: {
-            combinator: 'and',
-            rules: [{ property: STATE_KEY_PROPERTY, operator: '=', value: this.o.stateKey }],
-          },
+          query: this.ownedQuery(),
           include: ['$identifier'],
           limit: 1000,
           ...(from ? { from } : {}),

@@ -33,8 +33,12 @@ export function runExporter(cfg: ExporterConfig, log: Logger, clusters = kubeCon
     clientId: cfg.port.clientId,
     clientSecret: cfg.port.clientSecret,
     log,
-    userAgent: `kpromo-exporter (statekey/${cfg.stateKey})`,
+    // Port records the User-Agent as the entities' datasource; Port's exporter's form is
+    // `port-k8s-exporter/<version> (statekey/<key>)`, and ownership searches match on both parts.
+    userAgent: `kpromo-exporter/0.1 (statekey/${cfg.stateKey})`,
   });
+  for (const w of cfg.warnings) log.warn({ config: true }, w);
+  const portDialect = cfg.dialect === 'port-k8s-exporter';
   const sink = new PortSink({
     api,
     log,
@@ -42,6 +46,10 @@ export function runExporter(cfg: ExporterConfig, log: Logger, clusters = kubeCon
     blueprints: cfg.blueprints,
     createBlueprints: cfg.port.createBlueprints,
     concurrency: cfg.port.concurrency,
+    deleteDependents: cfg.deleteDependents,
+    createMissingRelatedEntities: cfg.createMissingRelatedEntities,
+    merge: portDialect,
+    ownership: portDialect ? 'datasource' : 'property',
   });
   const exporter = new Exporter({ config: cfg, clusters, sink, log });
   sink.start();

@@ -117,14 +117,29 @@ export class ResourceWatcher {
     let cont: string | undefined;
     let rv = '';
     const { group, version, plural } = this.o.kind;
+    // Core resources (`v1/namespaces`) live under /api, not /apis/<group>: the generic list call is
+    // pointed there by rewriting its path.
+    const rewrite: k8s.ObservableMiddleware = {
+      pre: (ctx) => {
+        ctx.setUrl(ctx.getUrl().replace(`/apis//${version}/`, `/api/${version}/`));
+        return new k8s.Observable(Promise.resolve(ctx));
+      },
+      post: (rsp) => new k8s.Observable(Promise.resolve(rsp)),
+    };
+    const core: k8s.ConfigurationOptions | undefined = group
+      ? undefined
+      : { middlewareMergeStrategy: 'append', middleware: [rewrite] };
     do {
-      const page = (await api.listClusterCustomObject({
-        group: group || '',
-        version,
-        plural,
-        limit: this.o.pageSize ?? 500,
-        _continue: cont,
-      })) as {
+      const page = (await api.listClusterCustomObject(
+        {
+          group: group || '',
+          version,
+          plural,
+          limit: this.o.pageSize ?? 500,
+          _continue: cont,
+        },
+        core,
+      )) as {
         items: unknown[];
         metadata?: { continue?: string; resourceVersion?: string };
       };

@@ -153,3 +153,139 @@ describe('PortSink', () => {
     expect(port.calls.filter((c) => c.path.endsWith('/entities/search')).length).toBe(3);
   });
 });
+
+describe("PortSink with Port's exporter options (pkg/port/cli/entity.go, pkg/port/entity/entity.go)", () => {
+  const NS: BlueprintConfig = {
+    identifier: 'namespace',
+    title: 'Namespace',
+    schema: { properties: { labels: { type: 'object' } } },
+  };
+  const WL: BlueprintConfig = {
+    identifier: 'workload',
+    title: 'Workload',
+    schema: { properties: { replicas: { type: 'number' }, kind: { type: 'string' } } },
+    relations: { Namespace: { target: 'namespace', required: true, many: false } },
+  };
+  const PORT = { stateKey: 'k', dialect: 'port-k8s-exporter' as const };
+  const wl = (id: string, props: Record<string, unknown>, ns: unknown = 'shop') =>
+    finishEntity({ identifier: id, blueprint: 'workload', properties: props, relations: { Namespace: ns } }, PORT);
+  const portSink = (o: Partial<ConstructorParameters<typeof PortSink>[0]>, stateKey = 'k') => {
+    const { api } = createPortClient({
+      baseUrl: port.url,
+      clientId: port.clientId,
+      clientSecret: port.clientSecret,
+      log,
+      maxBackoffMs: 200,
+      userAgent: `kpromo-exporter/0.1 (statekey/${stateKey})`,
+    });
+    const s = new PortSink({
+      api,
+      log,
+      stateKey,
+      blueprints: [NS, WL],
+      createBlueprints: true,
+      concurrency: 2,
+      merge: true,
+      ownership: 'datasource',
+      ...o,
+    });
+    s.start();
+    return s;
+  };
+
+  it('upserts with upsert, merge and create_missing_related_entities as configured; nulls clear values', async () => {
+    const s = portSink({ createMissingRelatedEntities: true });
+    s.put(wl('web', { replicas: 2, kind: 'Deployment' }));
+    await s.idle();
+    const bulk = port.calls.find((c) => c.path.endsWith('/workload/entities/bulk'));
+    expect(bulk?.query).toEqual({ upsert: 'true', merge: 'true', create_missing_related_entities: 'true' });
+    // The missing relation target was created by Port.
+    expect(port.entitiesOf('namespace').has('shop')).toBe(true);
+    // merge=true: a property sent as null is cleared, one not sent is kept (set by someone else).
+    port.entitiesOf('workload').get('web')!.properties.kind = 'Deployment';
+    s.put(wl('web', { replicas: null }));
+    await s.idle();
+    expect(port.entitiesOf('workload').get('web')?.properties).toEqual({ replicas: null, kind: 'Deployment' });
+    // Blueprints are not given a state-key property under datasource ownership.
+    const schema = (port.blueprints.get('workload') as { schema: { properties: object } }).schema.properties;
+    expect(schema).not.toHaveProperty(STATE_KEY_PROPERTY);
+    s.stop();
+  });
+
+  it('without createMissingRelatedEntities a missing target is reported for that entity only', async () => {
+    const s = portSink({ createMissingRelatedEntities: false });
+    s.put(finishEntity({ identifier: 'shop', blueprint: 'namespace', properties: {}, relations: {} }, PORT));
+    await s.idle();
+    s.put(wl('ok', { replicas: 1 }));
+    s.put(wl('orphan', { replicas: 1 }, 'nowhere'));
+    await s.idle();
+    expect([...port.entitiesOf('workload').keys()]).toEqual(['ok']);
+    expect([...s.failures.keys()].map((k) => k.split('\u0000')[1])).toEqual(['orphan']);
+    expect(
+      port.calls.find((c) => c.path.endsWith('/workload/entities/bulk'))?.query?.create_missing_related_entities,
+    ).toBe('false');
+    s.stop();
+  });
+
+  it('deleteDependents: deletes go with delete_dependents=true and take dependents along', async () => {
+    const s = portSink({ deleteDependents: true, createMissingRelatedEntities: true });
+    s.put(wl('a', { replicas: 1 }));
+    s.put(wl('b', { replicas: 1 }));
+    await s.idle();
+    s.remove('namespace', 'shop');
+    await s.idle();
+    expect(port.calls.filter((c) => c.method === 'DELETE' || c.path.endsWith('/delete')).map((c) => c.query)).toEqual([
+      { delete_dependents: 'true' },
+    ]);
+    expect(port.entitiesOf('workload').size).toBe(0);
+    s.stop();
+  });
+
+  it('without deleteDependents a dependent through a required relation keeps the entity (reported)', async () => {
+    const s = portSink({ createMissingRelatedEntities: true });
+    s.put(wl('a', { replicas: 1 }));
+    await s.idle();
+    s.remove('namespace', 'shop');
+    await s.idle();
+    expect(port.entitiesOf('namespace').has('shop')).toBe(true);
+    expect(port.calls.some((c) => c.method === 'DELETE' && c.status === 422)).toBe(true);
+    s.stop();
+  });
+
+  it("resync deletes stale entities by datasource: its own and Port's exporter's under the same state key only", async () => {
+    const s = portSink({ createMissingRelatedEntities: true });
+    s.put(finishEntity({ identifier: 'shop', blueprint: 'namespace', properties: {}, relations: {} }, PORT));
+    s.put(wl('live', { replicas: 1 }));
+    await s.idle();
+    const plant = (id: string, datasource: string) => {
+      port.entitiesOf('workload').set(id, { identifier: id, properties: {}, relations: { Namespace: 'shop' } });
+      port.datasources.set(`workload\u0000${id}`, datasource);
+    };
+    plant('stale-mine', 'kpromo-exporter/0.1 (statekey/k)');
+    plant('stale-go', 'port-k8s-exporter/^0.3.4 (statekey/k)');
+    plant('other-key', 'port-k8s-exporter/^0.3.4 (statekey/other)');
+    plant('by-hand', 'Port UI');
+    const r = await s.resync(['workload', 'namespace'], 0);
+    expect(r).toEqual({ deleted: 2 });
+    expect([...port.entitiesOf('workload').keys()].sort()).toEqual(['by-hand', 'live', 'other-key']);
+    s.stop();
+  });
+
+  it('a search-query identifier updates the entity it resolves to, which then counts as desired', async () => {
+    const s = portSink({ createMissingRelatedEntities: true });
+    s.put(wl('web-1', { replicas: 1 }));
+    await s.idle();
+    const q = { combinator: 'and', rules: [{ property: '$identifier', operator: '=', value: 'web-1' }] };
+    const m = finishEntity({ identifier: q, blueprint: 'workload', properties: { replicas: 5 }, relations: {} }, PORT);
+    s.put(m);
+    await s.idle();
+    expect(port.entitiesOf('workload').get('web-1')?.properties.replicas).toBe(5);
+    expect(s.desiredIdentifiers('workload').has('web-1')).toBe(true);
+    // Port's exporter never deletes by a query: removing it sends no delete.
+    const before = port.callCount();
+    s.remove('workload', m.entity.identifier);
+    await s.idle();
+    expect(port.callCount()).toBe(before);
+    s.stop();
+  });
+});

@@ -72,7 +72,12 @@ export class PortStandIn {
   /** Action runs touched through PATCH /v1/actions/runs/{run_id} and POST …/logs, by run id. */
   readonly runs = new Map<string, StoredRun>();
   readonly violations: string[] = [];
-  readonly calls: Array<{ method: string; path: string; status: number }> = [];
+  /**
+   * Each entity's `$datasource`: Port derives it from the User-Agent of the call that last wrote the
+   * entity (Port's exporter sends `port-k8s-exporter/<version> (statekey/<key>)`). Key: `bp\0id`.
+   */
+  readonly datasources = new Map<string, string>();
+  readonly calls: Array<{ method: string; path: string; status: number; query?: Record<string, string> }> = [];
   faults: Fault[] = [];
   delayMs = 0;
   tokenTtlSeconds = 3 * 3600;
@@ -167,7 +172,7 @@ export class PortStandIn {
     const raw = Buffer.concat(chunks);
     const route = this.routes.find((r) => r.method === method && r.re.test(url.pathname));
     const send = (status: number, body: Json, headers: Record<string, string> = {}, documented = true) => {
-      this.calls.push({ method, path: url.pathname, status });
+      this.calls.push({ method, path: url.pathname, status, query: Object.fromEntries(url.searchParams) });
       if (route) {
         const resp = route.op.responses[String(status)];
         if (resp?.content?.['application/json']?.schema) {
@@ -295,7 +300,15 @@ export class PortStandIn {
     const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!auth || !(this.tokens.get(auth)! > Date.now()))
       return send(401, { ok: false, error: 'unauthorized', message: 'token expired or missing' });
+    this.userAgent = req.headers['user-agent'] ?? '';
+    this.query = url.searchParams;
     this.route(route.template, method, params, body as Json, send);
+  }
+
+  private userAgent = '';
+  private query = new URLSearchParams();
+  private flag(name: string): boolean {
+    return this.query.get(name) === 'true';
   }
 
   private blueprintResponse(bp: Json): Json {
@@ -305,6 +318,126 @@ export class PortStandIn {
 
   private upsert(bp: string, e: StoredEntity): void {
     this.entitiesOf(bp).set(e.identifier, { ...e, properties: e.properties ?? {}, relations: e.relations ?? {} });
+  }
+
+  /**
+   * An entity write as Port applies it (query flags of the current call): a search-query identifier
+   * resolves to the one entity it matches; relations given as search queries resolve to the
+   * identifiers they match; `merge=true` updates an existing entity's properties and relations in
+   * place (a null value is stored as null) instead of replacing it; missing relation targets are
+   * created when `create_missing_related_entities=true` and refused otherwise. Returns the stored
+   * identifier, or an error.
+   */
+  private write(
+    bpId: string,
+    input: Json,
+  ): { identifier: string; created: boolean } | { status: number; message: string } {
+    const bp = this.blueprints.get(bpId) as { relations?: Record<string, { target: string; many?: boolean }> };
+    let identifier = input.identifier as string | Json;
+    if (identifier && typeof identifier === 'object') {
+      const hits = [...this.entitiesOf(bpId).values()].filter((x) => this.matches(bpId, x, identifier as Json));
+      if (hits.length !== 1)
+        return { status: 404, message: `identifier query matched ${hits.length} entities of ${bpId}, expected 1` };
+      identifier = hits[0].identifier;
+    }
+    const relations: Json = {};
+    for (const [k, v] of Object.entries((input.relations as Json | undefined) ?? {})) {
+      const rel = bp.relations?.[k];
+      if (v && typeof v === 'object' && !Array.isArray(v)) {
+        const ids = rel
+          ? [...this.entitiesOf(rel.target).values()]
+              .filter((x) => this.matches(rel.target, x, v as Json))
+              .map((x) => x.identifier)
+          : [];
+        relations[k] = rel?.many ? ids : (ids[0] ?? null);
+      } else relations[k] = v;
+      if (!rel) continue;
+      for (const target of [relations[k]].flat()) {
+        if (typeof target !== 'string' || this.entitiesOf(rel.target).has(target)) continue;
+        if (!this.flag('create_missing_related_entities'))
+          return { status: 404, message: `related entity ${target} of blueprint ${rel.target} was not found` };
+        this.entitiesOf(rel.target).set(target, { identifier: target, properties: {}, relations: {} });
+        this.datasources.set(`${rel.target}\u0000${target}`, this.userAgent);
+      }
+    }
+    const prev = this.entitiesOf(bpId).get(identifier);
+    const merge = this.flag('merge') && prev;
+    const e: StoredEntity = merge
+      ? {
+          ...prev,
+          ...(input as unknown as StoredEntity),
+          identifier,
+          properties: { ...prev.properties, ...((input.properties as Json | undefined) ?? {}) },
+          relations: { ...prev.relations, ...relations },
+        }
+      : { ...(input as unknown as StoredEntity), identifier, relations };
+    this.upsert(bpId, e);
+    this.datasources.set(`${bpId}\u0000${identifier}`, this.userAgent);
+    return { identifier, created: !prev };
+  }
+
+  /** Search rules as the stand-in supports them: `=`, `contains`, `in` over properties and $meta, nested and/or. */
+  private matches(bpId: string, e: StoredEntity, q: Json): boolean {
+    const rules = (q.rules ?? []) as Json[];
+    const test = (r: Json): boolean => {
+      if (r.combinator) return this.matches(bpId, e, r);
+      const p = String(r.property);
+      const v =
+        p === '$identifier'
+          ? e.identifier
+          : p === '$title'
+            ? e.title
+            : p === '$blueprint'
+              ? bpId
+              : p === '$datasource'
+                ? this.datasources.get(`${bpId}\u0000${e.identifier}`)
+                : e.properties[p];
+      switch (r.operator) {
+        case '=':
+          return v === r.value;
+        case 'contains':
+          return typeof v === 'string' && typeof r.value === 'string' && v.includes(r.value);
+        case 'in':
+          return Array.isArray(r.value) && r.value.includes(v);
+        default:
+          this.violations.push(`search operator ${String(r.operator)} not supported by the stand-in`);
+          return false;
+      }
+    };
+    return q.combinator === 'or' ? rules.some(test) : rules.every(test);
+  }
+
+  /**
+   * Deletes an entity as Port does: with `delete_dependents=true` the entities whose relations
+   * point at it go too; otherwise a dependent through a required relation refuses the delete, and
+   * other references are cleared.
+   */
+  private deleteEntity(bpId: string, id: string, withDependents: boolean): string | undefined {
+    const dependents: Array<[string, string, string, boolean]> = [];
+    for (const [other, def] of this.blueprints) {
+      const rels = ((def as { relations?: Record<string, { target: string; required?: boolean }> }).relations ??
+        {}) as Record<string, { target: string; required?: boolean }>;
+      for (const [rk, rd] of Object.entries(rels)) {
+        if (rd.target !== bpId) continue;
+        for (const x of this.entitiesOf(other).values())
+          if ([x.relations[rk]].flat().includes(id)) dependents.push([other, x.identifier, rk, !!rd.required]);
+      }
+    }
+    if (!withDependents && dependents.some((d) => d[3]))
+      return `entity ${id} has dependent entities through required relations`;
+    this.entitiesOf(bpId).delete(id);
+    this.datasources.delete(`${bpId}\u0000${id}`);
+    for (const [other, did, rk] of dependents) {
+      if (withDependents) {
+        if (this.entitiesOf(other).has(did)) this.deleteEntity(other, did, true);
+        continue;
+      }
+      const x = this.entitiesOf(other).get(did);
+      if (!x) continue;
+      const cur = x.relations[rk];
+      x.relations[rk] = Array.isArray(cur) ? cur.filter((t) => t !== id) : null;
+    }
+    return undefined;
   }
 
   private route(
@@ -342,19 +475,16 @@ export class PortStandIn {
         const errors: Json[] = [];
         (body.entities as StoredEntity[]).forEach((e, index) => {
           const bad = this.entityProblem(bpId, e);
-          if (bad)
+          const done = bad ? { status: 422, message: bad } : this.write(bpId, e as unknown as Json);
+          if ('status' in done)
             errors.push({
-              identifier: String(e.identifier),
+              identifier: typeof e.identifier === 'string' ? e.identifier : JSON.stringify(e.identifier),
               index,
-              statusCode: 422,
-              error: 'invalid_entity',
-              message: bad,
+              statusCode: done.status,
+              error: done.status === 404 ? 'not_found' : 'invalid_entity',
+              message: done.message,
             });
-          else {
-            const created = !this.entitiesOf(bpId).has(e.identifier);
-            this.upsert(bpId, e);
-            entities.push({ created, identifier: e.identifier, index });
-          }
+          else entities.push({ created: done.created, identifier: done.identifier, index });
         });
         return send(errors.length ? 207 : 200, { ok: errors.length === 0, entities, errors });
       }
@@ -363,36 +493,42 @@ export class PortStandIn {
         const e = body as unknown as StoredEntity;
         const bad = this.entityProblem(bpId, e);
         if (bad) return send(422, { ok: false, error: 'invalid_entity', message: bad });
-        this.upsert(bpId, e);
-        return send(201, { ok: true, entity: this.entitiesOf(bpId).get(e.identifier) as unknown as Json });
+        const done = this.write(bpId, e as unknown as Json);
+        if ('status' in done)
+          return send(done.status, {
+            ok: false,
+            error: done.status === 404 ? 'not_found' : 'invalid_entity',
+            message: done.message,
+          });
+        return send(201, { ok: true, entity: this.entitiesOf(bpId).get(done.identifier) as unknown as Json });
       }
       case 'DELETE /v1/blueprints/{blueprint_identifier}/entities/{entity_identifier}': {
-        const ok = this.entitiesOf(bpId).delete(p.entity_identifier);
-        return ok ? send(200, { ok: true }) : notFound(`entity ${p.entity_identifier}`);
+        if (!this.entitiesOf(bpId).has(p.entity_identifier)) return notFound(`entity ${p.entity_identifier}`);
+        const refused = this.deleteEntity(bpId, p.entity_identifier, this.flag('delete_dependents'));
+        return refused ? send(422, { ok: false, error: 'has_dependents', message: refused }) : send(200, { ok: true });
       }
       case 'POST /v1/blueprints/{blueprint_identifier}/bulk/entities/delete': {
         const ids = body.entities as string[];
         const m = this.entitiesOf(bpId);
         const missing = ids.filter((id) => !m.has(id));
         if (missing.length) return notFound(`entities ${missing.join(', ')}`);
-        for (const id of ids) m.delete(id);
+        const withDependents = this.flag('delete_dependents');
+        // All or nothing, as Port documents for this route.
+        const snapshot = new Map([...this.entities].map(([b, em]) => [b, new Map(em)]));
+        for (const id of ids) {
+          if (!m.has(id)) continue;
+          const refused = this.deleteEntity(bpId, id, withDependents);
+          if (refused) {
+            for (const [b, em] of snapshot) this.entities.set(b, em);
+            return send(422, { ok: false, error: 'has_dependents', message: refused });
+          }
+        }
         return send(200, { ok: true, deletedEntities: ids });
       }
       case 'POST /v1/blueprints/{blueprint_identifier}/entities/search': {
         if (!this.blueprints.has(bpId)) return notFound(`blueprint ${bpId}`);
-        const rules = ((body.query as Json | undefined)?.rules ?? []) as Array<{
-          property: string;
-          operator: string;
-          value: unknown;
-        }>;
-        const all = [...this.entitiesOf(bpId).values()].filter((e) =>
-          rules.every((r) => {
-            const v = r.property === '$identifier' ? e.identifier : e.properties[r.property];
-            if (r.operator === '=') return v === r.value;
-            this.violations.push(`search operator ${r.operator} not supported by the stand-in`);
-            return false;
-          }),
-        );
+        const query = (body.query as Json | undefined) ?? { combinator: 'and', rules: [] };
+        const all = [...this.entitiesOf(bpId).values()].filter((e) => this.matches(bpId, e, query));
         const limit = Number(body.limit ?? 200);
         const start = body.from ? Number(body.from) : 0;
         const page = all.slice(start, start + limit);

@@ -1,5 +1,5 @@
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthInfo, CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
+import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import { ApiError } from '../api/context.js';
 import type { AccessRequest, Authorizer } from '../auth/authorizer.js';
 import type { Caller } from '../auth/identity.js';
@@ -7,7 +7,7 @@ import { KubeError } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
 import { redactDeep } from './redact.js';
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type Extra = ServerContext;
 
 export interface McpServerOptions {
   /** Write mode: promote, rollback and plan creation. Off unless explicitly enabled. */
@@ -35,8 +35,13 @@ export class BadRequest extends Error {
   }
 }
 
+/** The AuthInfo the HTTP door attaches to every authenticated request (the SDK passes it through). */
+export function authInfoFor(caller: Caller): AuthInfo {
+  return { token: '', clientId: (caller.via ?? caller).username, scopes: [], extra: { caller } };
+}
+
 export function callerOf(extra: Extra, o: McpServerOptions): Caller {
-  const c = (extra.authInfo?.extra as { caller?: Caller } | undefined)?.caller ?? o.localCaller;
+  const c = (extra.http?.authInfo?.extra as { caller?: Caller } | undefined)?.caller ?? o.localCaller;
   if (!c) throw new Refused('unauthenticated: no caller identity on this connection');
   return c;
 }
@@ -59,16 +64,42 @@ export function errorText(e: unknown): string {
   return String(e);
 }
 
-export interface ToolResult {
-  [k: string]: unknown;
-  content: Array<{ type: 'text'; text: string }>;
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
+/** A tool's answer: the data (structuredContent) and a short human summary (the text content). */
+export interface ToolOutcome {
+  data: Record<string, unknown>;
+  text: string;
+}
+
+/** Rejects when the request is cancelled: the caller stops waiting (work already sent is not undone). */
+export function untilCancelled<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Cancelled());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+export class Cancelled extends Error {
+  constructor() {
+    super('cancelled by the client');
+    this.name = 'Cancelled';
+  }
 }
 
 /**
- * Runs one tool call: identity, write-mode gate, RBAC, the call, and one audit line whatever happens.
- * The structured result is also serialised as JSON text for clients without structured output.
+ * Runs one tool call: identity, write-mode gate, RBAC, the call (abandoned when the client cancels),
+ * and one audit line whatever happens. Text content is a short summary; structuredContent carries
+ * the data. A call may instead ask the client for input (confirmation), returned as is.
  */
 export async function runTool(
   o: McpServerOptions,
@@ -76,22 +107,31 @@ export async function runTool(
   args: Record<string, unknown>,
   extra: Extra,
   gate: { write?: boolean; access: (caller: Caller) => AccessRequest[] },
-  fn: (caller: Caller) => Promise<Record<string, unknown>>,
-): Promise<ToolResult> {
+  fn: (caller: Caller) => Promise<ToolOutcome | InputRequiredResult>,
+): Promise<CallToolResult | InputRequiredResult> {
   const t0 = Date.now();
   let caller: Caller | undefined;
-  let result: 'ok' | 'error' | 'refused' = 'ok';
+  let result: 'ok' | 'error' | 'refused' | 'input_required' | 'cancelled' = 'ok';
   let message: string | undefined;
   try {
     caller = callerOf(extra, o);
     if (gate.write && !o.write)
       throw new Refused(`${tool} is refused: the MCP server runs in read-only mode (enable mcp.write to allow it)`);
-    await authorize(o, caller, gate.access(caller));
-    const out = await fn(caller);
-    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+    await untilCancelled(extra.mcpReq.signal, authorize(o, caller, gate.access(caller)));
+    const who = caller;
+    const out = await untilCancelled(extra.mcpReq.signal, fn(who));
+    if (isInputRequiredResult(out)) {
+      result = 'input_required';
+      return out;
+    }
+    return { content: [{ type: 'text', text: out.text }], structuredContent: out.data };
   } catch (e) {
     result =
-      e instanceof Refused || (e instanceof ApiError && (e.status === 401 || e.status === 403)) ? 'refused' : 'error';
+      e instanceof Cancelled
+        ? 'cancelled'
+        : e instanceof Refused || (e instanceof ApiError && (e.status === 401 || e.status === 403))
+          ? 'refused'
+          : 'error';
     message = errorText(e);
     return { content: [{ type: 'text', text: message }], isError: true };
   } finally {
@@ -102,7 +142,8 @@ export async function runTool(
         groups: caller?.groups,
         authSource: caller?.via?.source ?? caller?.source,
         ...(caller?.via ? { via: caller.via.username, impersonated: true } : {}),
-        session: extra.sessionId,
+        ...(extra.sessionId ? { session: extra.sessionId } : {}),
+        requestId: extra.mcpReq.id,
         tool,
         args: redactDeep(args),
         result,

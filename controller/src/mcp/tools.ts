@@ -1,6 +1,15 @@
-import type { Application } from '@kpromo/api';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Application, PromotionPlan } from '@kpromo/api';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  inputRequired,
+  inputResponse,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { who } from '../api/access.js';
 import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
 import { approvePlan, createPlan, diff, getPlan, listEnvironments, rollbackPlan } from '../api/promotions.js';
@@ -8,8 +17,11 @@ import type { Caller } from '../auth/identity.js';
 import { globToRegExp, tagPatternProblem } from '../candidates/computeCandidates.js';
 import { runningVersion } from '../candidates/runningVersion.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
+import { changeFeed } from './feed.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
+import { type FollowResult, followPlan } from './progress.js';
 import { clip, redactMap } from './redact.js';
+import { appLine, candidateLines, capped, planDetail, planLine } from './summary.js';
 import {
   AppOut,
   appOut,
@@ -18,6 +30,7 @@ import {
   conditionsOut,
   EnvOut,
   PlanOut,
+  pipelineEnvironments,
   planOut,
   VersionOut,
   versionOut,
@@ -26,9 +39,12 @@ import {
 const K8S_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const name = (what: string) =>
   z.string().min(1).max(253).regex(K8S_NAME, `${what} must be a Kubernetes object name (lowercase, digits, -, .)`);
+// Mirrored into the Mcp-Param-Namespace header on 2026-07-28 (SEP-2243), so gateways can route
+// and police by namespace without reading bodies; the server rejects a header that disagrees.
 const nsArg = name('namespace')
   .optional()
-  .describe('Namespace of the kpromo resources; the server default when omitted');
+  .describe('Namespace of the kpromo resources; the server default when omitted')
+  .meta({ 'x-mcp-header': 'Namespace' });
 
 const HEALTH = ['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const;
 
@@ -80,11 +96,13 @@ async function recentEvents(
   ns: string,
   kind: string,
   objName: string,
+  signal?: AbortSignal,
 ): Promise<{ events: z.infer<typeof EventOut>[]; eventsNote?: string }> {
   const d = await o.authorizer.check(caller, { verb: 'list', resource: 'events', group: '', namespace: ns });
   if (!d.allowed) return { events: [], eventsNote: `${caller.username} may not list events in ${ns}; events omitted` };
   const l = await ctx.control.request<{ items: KubeEvent[] }>('GET', resourcePath(EVENT, ns), {
     query: { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${objName}`, limit: 200 },
+    ...(signal ? { signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]) } : {}),
   });
   const at = (e: KubeEvent) =>
     e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp ?? '';
@@ -106,7 +124,7 @@ function appsView(ctx: ApiContext, apps: Application[], env?: string): AppOut[] 
   const now = Date.now();
   const idx = arrivalIndex(ctx, apps.length === 1 ? apps[0].metadata.namespace : undefined);
   return apps.map((a) => {
-    const envs = ctx.cache.environments(a.metadata.namespace).filter((e) => !env || e.metadata.name === env);
+    const envs = pipelineEnvironments(ctx, a.metadata.namespace ?? '').filter((e) => !env || e.metadata.name === env);
     return appOut(
       a,
       envs.map((e) => versionOut(ctx, a, runningVersion(ctx.cache, a, e), now, idx)),
@@ -151,12 +169,18 @@ function checkRegex(p: string | undefined) {
   if (problem) throw new BadRequest(problem);
 }
 
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+const pageNote = (shown: number, total: number, next?: string) =>
+  `${shown === total ? '' : `showing ${shown} of ${total}`}${next ? `${shown === total ? '' : '; '}more: pass nextCursor as cursor` : ''}`;
+
 export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOptions): void {
   const nsOf = (ns?: string) => ns ?? ctx.namespace;
   const dfltPage = o.defaultPageSize ?? 50;
+  const feed = changeFeed(ctx);
 
   // ---- list ----
-  const listIn = {
+  const listIn = z.object({
     kind: z.enum(['applications', 'environments', 'plans']).default('applications'),
     namespace: nsArg,
     environment: name('environment')
@@ -172,15 +196,15 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
     health: z.enum(HEALTH).optional().describe('Health in `environment`, or in any environment when none is given'),
     pageSize: z.number().int().min(1).max(200).optional().describe(`Items per page (default ${dfltPage})`),
     cursor: z.string().max(512).optional().describe('nextCursor from the previous page'),
-  };
+  });
   server.registerTool(
     'list',
     {
       title: 'List applications, environments or promotion plans',
       description:
-        'Lists kpromo Applications (with the version and health in every Environment), Environments or PromotionPlans from the controller cache. Filters: environment, type, name glob, team, labels, health. Paginated: pass nextCursor back as cursor.',
+        'Lists kpromo Applications (with the version and health in every Environment, in pipeline order), Environments or PromotionPlans from the controller cache. Filters: environment, type, name glob, team, labels, health. Paginated: pass nextCursor back as cursor.',
       inputSchema: listIn,
-      outputSchema: {
+      outputSchema: z.object({
         kind: z.string(),
         namespace: z.string(),
         total: z.number().int(),
@@ -188,8 +212,8 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         applications: z.array(AppOut).optional(),
         environments: z.array(EnvOut).optional(),
         plans: z.array(PlanOut).optional(),
-      },
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      }),
+      annotations: READ,
     },
     (args, extra: Extra) => {
       const ns = nsOf(args.namespace);
@@ -208,23 +232,34 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           const byName = <T extends { metadata: { name: string } }>(a: T, b: T) =>
             a.metadata.name.localeCompare(b.metadata.name);
           if (args.kind === 'environments') {
+            const order = pipelineEnvironments(ctx, ns).map((e) => e.metadata.name);
             const envs = (await listEnvironments(ctx, caller, { namespace: ns }))
               .filter((e) => !glob || glob.test(e.name))
-              .sort((a, b) => a.name.localeCompare(b.name));
+              .sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name) || a.name.localeCompare(b.name));
             const p = page(envs, args, key, dfltPage);
+            const environments = p.slice.map((e) => ({
+              namespace: e.namespace,
+              name: e.name,
+              ...(e.tier ? { tier: e.tier } : {}),
+              targetNamespace: e.targetNamespace,
+              registry: e.registry,
+              delivery: e.delivery,
+            }));
             return {
-              kind: args.kind,
-              namespace: ns,
-              total: p.total,
-              ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
-              environments: p.slice.map((e) => ({
-                namespace: e.namespace,
-                name: e.name,
-                ...(e.tier ? { tier: e.tier } : {}),
-                targetNamespace: e.targetNamespace,
-                registry: e.registry,
-                delivery: e.delivery,
-              })),
+              data: {
+                kind: args.kind,
+                namespace: ns,
+                total: p.total,
+                ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+                environments,
+              },
+              text: capped([
+                `${p.total} environment(s) in ${ns}, in pipeline order ${pageNote(p.slice.length, p.total, p.nextCursor)}`.trim(),
+                ...environments.map(
+                  (e) =>
+                    `  ${e.name}${e.tier ? ` (${e.tier})` : ''}: namespace ${e.targetNamespace}, registry ${e.registry}, delivery ${e.delivery}`,
+                ),
+              ]),
             };
           }
           if (args.kind === 'plans') {
@@ -234,12 +269,19 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
               .filter((pl) => !args.environment || pl.spec.to === args.environment || pl.spec.from === args.environment)
               .sort(byName);
             const p = page(plans, args, key, dfltPage);
+            const out = p.slice.map(planOut);
             return {
-              kind: args.kind,
-              namespace: ns,
-              total: p.total,
-              ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
-              plans: p.slice.map(planOut),
+              data: {
+                kind: args.kind,
+                namespace: ns,
+                total: p.total,
+                ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+                plans: out,
+              },
+              text: capped([
+                `${p.total} plan(s) in ${ns} ${pageNote(out.length, p.total, p.nextCursor)}`.trim(),
+                ...out.map((x) => `  ${planLine(x)}`),
+              ]),
             };
           }
           if (args.environment && !ctx.cache.getEnvironment(ns, args.environment))
@@ -269,11 +311,17 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
                 return { ...q, slice: appsView(ctx, q.slice, args.environment) };
               })();
           return {
-            kind: args.kind,
-            namespace: ns,
-            total: p.total,
-            ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
-            applications: p.slice,
+            data: {
+              kind: args.kind,
+              namespace: ns,
+              total: p.total,
+              ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+              applications: p.slice,
+            },
+            text: capped([
+              `${p.total} application(s) in ${ns} ${pageNote(p.slice.length, p.total, p.nextCursor)}`.trim(),
+              ...p.slice.map((a) => `  ${appLine(a)}`),
+            ]),
           };
         },
       );
@@ -287,22 +335,22 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
       title: 'Versions between two environments',
       description:
         'What a promotion from one environment to the next would change: per application the source and target version (tag, digest, age), plus the applications that would be skipped and why.',
-      inputSchema: {
+      inputSchema: z.object({
         namespace: nsArg,
         from: name('from'),
         to: name('to'),
         flow: name('flow').optional().describe('PromotionFlow; found from the stage transition when omitted'),
         ...filterArgs,
-      },
-      outputSchema: {
+      }),
+      outputSchema: z.object({
         namespace: z.string(),
         flow: z.string(),
         from: z.string(),
         to: z.string(),
         candidates: z.array(CandidateOut),
         skipped: z.array(SkippedOut),
-      },
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      }),
+      annotations: READ,
     },
     (args, extra: Extra) => {
       const ns = nsOf(args.namespace);
@@ -316,7 +364,11 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           checkRegex(args.tagPattern);
           if (args.from === args.to) throw new BadRequest('from and to must be different environments');
           const d = await diff(ctx, caller, { ...args, namespace: ns });
-          return { namespace: ns, ...d, candidates: withAges(ctx, ns, d.from, d.to, d.candidates) };
+          const candidates = withAges(ctx, ns, d.from, d.to, d.candidates);
+          return {
+            data: { namespace: ns, ...d, candidates },
+            text: `Flow ${d.flow}: ${candidateLines(d.from, d.to, candidates, d.skipped)}`,
+          };
         },
       );
     },
@@ -328,13 +380,13 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
     {
       title: 'Health and rollout state',
       description:
-        'Health and rollout state of one Application (versions and health per environment) or one PromotionPlan (phase, per-app progress), with conditions and recent Kubernetes Events. Pass exactly one of application or plan.',
-      inputSchema: {
+        'Health and rollout state of one Application (versions and health per environment, in pipeline order) or one PromotionPlan (phase, outcome, per-app progress), with conditions and recent Kubernetes Events. Pass exactly one of application or plan.',
+      inputSchema: z.object({
         namespace: nsArg,
         application: name('application').optional(),
         plan: name('plan').optional(),
-      },
-      outputSchema: {
+      }),
+      outputSchema: z.object({
         kind: z.enum(['Application', 'PromotionPlan']),
         namespace: z.string(),
         name: z.string(),
@@ -343,8 +395,8 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         conditions: z.array(ConditionOut),
         events: z.array(EventOut),
         eventsNote: z.string().optional(),
-      },
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      }),
+      annotations: READ,
     },
     (args, extra: Extra) => {
       const ns = nsOf(args.namespace);
@@ -370,23 +422,47 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         async (caller) => {
           if ((args.plan === undefined) === (args.application === undefined))
             throw new BadRequest('pass exactly one of application or plan');
+          const notTrue = (cs: Array<{ type: string; status: string; reason?: string }>) =>
+            cs
+              .filter((c) => c.status !== 'True')
+              .map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}`);
           if (args.plan) {
             const p = await getPlan(ctx, caller, ns, args.plan);
-            const ev = await recentEvents(ctx, o, caller, ns, 'PromotionPlan', args.plan);
+            const ev = await recentEvents(ctx, o, caller, ns, 'PromotionPlan', args.plan, extra.mcpReq.signal);
             const v = planOut(p);
-            return { kind: 'PromotionPlan', namespace: ns, name: args.plan, plan: v, conditions: v.conditions, ...ev };
+            const bad = notTrue(v.conditions);
+            return {
+              data: { kind: 'PromotionPlan', namespace: ns, name: args.plan, plan: v, conditions: v.conditions, ...ev },
+              text: [
+                planDetail(v),
+                ...(bad.length ? [`conditions: ${bad.join(', ')}`] : []),
+                `${ev.events.length} recent event(s)${ev.eventsNote ? ` (${ev.eventsNote})` : ''}`,
+              ].join('\n'),
+            };
           }
           const a = ctx.cache.getApplication(ns, args.application!);
           if (!a) throw new ApiError(404, `Application ${ns}/${args.application} not found`);
           const [view] = appsView(ctx, [a]);
-          const ev = await recentEvents(ctx, o, caller, ns, 'Application', a.metadata.name);
+          const ev = await recentEvents(ctx, o, caller, ns, 'Application', a.metadata.name, extra.mcpReq.signal);
+          const conditions = conditionsOut(a.status?.conditions);
+          const bad = notTrue(conditions);
           return {
-            kind: 'Application',
-            namespace: ns,
-            name: a.metadata.name,
-            application: { ...view, annotations: redactMap(a.metadata.annotations) ?? {} },
-            conditions: conditionsOut(a.status?.conditions),
-            ...ev,
+            data: {
+              kind: 'Application',
+              namespace: ns,
+              name: a.metadata.name,
+              application: { ...view, annotations: redactMap(a.metadata.annotations) ?? {} },
+              conditions,
+              ...ev,
+            },
+            text: [
+              appLine(view),
+              ...view.versions
+                .filter((x) => x.health !== 'Healthy' && x.message)
+                .map((x) => `  ${x.environment}: ${x.health}: ${x.message}`),
+              ...(bad.length ? [`conditions: ${bad.join(', ')}`] : []),
+              `${ev.events.length} recent event(s)${ev.eventsNote ? ` (${ev.eventsNote})` : ''}`,
+            ].join('\n'),
           };
         },
       );
@@ -400,7 +476,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
       title: 'Create a PromotionPlan',
       description:
         'Computes the release candidates from one environment to the next (with the filters) and creates an unapproved PromotionPlan; nothing is promoted until `promote` approves it. dryRun returns the candidates without creating anything (always allowed; creation needs write mode).',
-      inputSchema: {
+      inputSchema: z.object({
         namespace: nsArg,
         from: name('from'),
         to: name('to'),
@@ -408,15 +484,15 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         name: name('name').optional().describe('Plan name; generated when omitted'),
         dryRun: z.boolean().default(false),
         ...filterArgs,
-      },
-      outputSchema: {
+      }),
+      outputSchema: z.object({
         created: z.boolean(),
         namespace: z.string(),
         flow: z.string(),
         plan: PlanOut.optional(),
         candidates: z.array(CandidateOut),
         skipped: z.array(SkippedOut),
-      },
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     (args, extra: Extra) => {
@@ -439,22 +515,18 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           if (args.from === args.to) throw new BadRequest('from and to must be different environments');
           if (args.dryRun) {
             const d = await diff(ctx, caller, { ...args, namespace: ns });
+            const candidates = withAges(ctx, ns, d.from, d.to, d.candidates);
             return {
-              created: false,
-              namespace: ns,
-              flow: d.flow,
-              candidates: withAges(ctx, ns, d.from, d.to, d.candidates),
-              skipped: d.skipped,
+              data: { created: false, namespace: ns, flow: d.flow, candidates, skipped: d.skipped },
+              text: `Dry run, nothing created. ${candidateLines(d.from, d.to, candidates, d.skipped)}`,
             };
           }
           const r = await createPlan(ctx, caller, { ...args, namespace: ns });
+          const candidates = withAges(ctx, ns, r.plan.spec.from, r.plan.spec.to, r.plan.spec.candidates);
+          const v = planOut(r.plan);
           return {
-            created: true,
-            namespace: ns,
-            flow: r.plan.spec.flow,
-            plan: planOut(r.plan),
-            candidates: withAges(ctx, ns, r.plan.spec.from, r.plan.spec.to, r.plan.spec.candidates),
-            skipped: r.skipped,
+            data: { created: true, namespace: ns, flow: r.plan.spec.flow, plan: v, candidates, skipped: r.skipped },
+            text: `Created PromotionPlan ${ns}/${v.name} (not approved: nothing changes until promote approves it). ${candidateLines(v.from, v.to, candidates, r.skipped)}`,
           };
         },
       );
@@ -462,31 +534,63 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
   );
 
   // ---- promote / rollback (destructive) ----
-  const confirm = async (extra: Extra, message: string) => {
-    if (!server.server.getClientCapabilities()?.elicitation) return;
-    const r = await server.server.elicitInput(
-      {
-        message,
-        requestedSchema: {
-          type: 'object',
-          properties: { confirm: { type: 'boolean', title: 'Confirm', description: 'Proceed with this change' } },
-          required: ['confirm'],
-        },
+
+  /**
+   * Confirmation by the user, asked only once the action is known to be possible: an
+   * `input_required` elicitation on 2026-07-28 (served to 2025 clients by the SDK's shim as an
+   * elicitation request) when the client can elicit; without that capability, write mode and RBAC
+   * decide alone.
+   */
+  const confirm = (extra: Extra, message: string): InputRequiredResult | undefined => {
+    const caps =
+      ((extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+        | ClientCapabilities
+        | undefined) ?? server.server.getClientCapabilities();
+    if (!caps?.elicitation) return undefined;
+    const answer = inputResponse(extra.mcpReq.inputResponses, 'confirm');
+    if (answer.kind === 'elicit') {
+      if (answer.action === 'accept' && (answer.content as { confirm?: unknown } | undefined)?.confirm === true)
+        return undefined;
+      throw new Refused(
+        `not confirmed by the user (${answer.action === 'accept' ? 'confirm was not true' : answer.action})`,
+      );
+    }
+    return inputRequired({
+      inputRequests: {
+        confirm: inputRequired.elicit({
+          message,
+          requestedSchema: {
+            type: 'object',
+            properties: { confirm: { type: 'boolean', title: 'Confirm', description: 'Proceed with this change' } },
+            required: ['confirm'],
+          },
+        }),
       },
-      { signal: extra.signal, timeout: 300_000 },
-    );
-    if (r.action !== 'accept' || r.content?.confirm !== true)
-      throw new Refused(`not confirmed by the user (${r.action === 'accept' ? 'confirm was not true' : r.action})`);
+    });
   };
+
+  /** With a progressToken, follow the plan through the cache and stream its progress until it ends. */
+  const follow = async (extra: ServerContext, p: PromotionPlan): Promise<FollowResult | undefined> => {
+    if (extra.mcpReq._meta?.progressToken === undefined || !feed.live) return undefined;
+    return followPlan(ctx, feed, extra, p.metadata.namespace ?? '', p.metadata.name, p.metadata.generation);
+  };
+  const followedText = (f: FollowResult | undefined) =>
+    !f
+      ? 'Follow progress with `state` (or call with a progressToken to have it streamed).'
+      : f.end === 'finished'
+        ? 'The plan has finished.'
+        : f.end === 'waiting'
+          ? 'The plan waits for its gate (approvals, freeze window or soak time); follow it with `state`.'
+          : 'Stopped following after the time limit; the plan goes on. Follow it with `state`.';
 
   server.registerTool(
     'promote',
     {
       title: 'Approve a PromotionPlan (promote)',
       description:
-        'Approves a PromotionPlan so the controller promotes its candidates to the target environment (copies images, changes workloads or commits to Git). Destructive. Refused unless the server runs in write mode and Kubernetes RBAC lets the caller update promotionplans. Asks for confirmation when the client supports elicitation. Follow progress with `state`.',
-      inputSchema: { namespace: nsArg, plan: name('plan') },
-      outputSchema: { plan: PlanOut },
+        'Approves a PromotionPlan so the controller promotes its candidates to the target environment (copies images, changes workloads or commits to Git). Destructive. Refused unless the server runs in write mode and Kubernetes RBAC lets the caller approve into the target environment. Asks for confirmation when the client supports elicitation. With a progressToken, waits for the plan and streams per-application progress (copy, write, rollout, verdict); cancelling stops the waiting, not the plan.',
+      inputSchema: z.object({ namespace: nsArg, plan: name('plan') }),
+      outputSchema: z.object({ plan: PlanOut }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
     (args, extra: Extra) => {
@@ -496,15 +600,29 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         'promote',
         args,
         extra,
-        // The approve/rollback verb for the target environment is checked by approvePlan as the caller.
+        // The approve/rollback verb for the target environment is checked (as the caller) before confirmation and by approvePlan.
         { write: true, access: () => [] },
         async (caller) => {
           const p = await getPlan(ctx, caller, ns, args.plan);
-          await confirm(
+          const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
+          await ctx.access.requireRelease(caller, verb, ns, p.spec.to);
+          if ((p.spec.approvals ?? []).some((a) => a.user === caller.username))
+            throw new ApiError(409, `PromotionPlan ${ns}/${args.plan} is already approved by ${who(caller)}`);
+          const ask = confirm(
             extra,
             `Promote ${p.spec.candidates.length} application(s) from ${p.spec.from} to ${p.spec.to} (plan ${ns}/${args.plan})?`,
           );
-          return { plan: planOut(await approvePlan(ctx, caller, ns, args.plan)) };
+          if (ask) return ask;
+          const approved = await approvePlan(ctx, caller, ns, args.plan);
+          await extra.mcpReq
+            .log('notice', { plan: `${ns}/${args.plan}`, event: 'approved', by: caller.username }, 'kpromo')
+            .catch(() => undefined);
+          const f = await follow(extra, approved);
+          const v = planOut(f?.plan ?? approved);
+          return {
+            data: { plan: v },
+            text: `Approved by ${who(caller)}. ${planDetail(v)}\n${followedText(f)}`,
+          };
         },
       );
     },
@@ -515,14 +633,14 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
     {
       title: 'Roll back a PromotionPlan',
       description:
-        'Creates (and by default approves) a rollback PromotionPlan restoring the versions a completed plan replaced. Destructive. Refused unless the server runs in write mode and RBAC lets the caller create and update promotionplans. Asks for confirmation when the client supports elicitation.',
-      inputSchema: {
+        'Creates (and by default approves) a rollback PromotionPlan restoring the versions a completed plan replaced. Destructive. Refused unless the server runs in write mode and RBAC lets the caller create plans and roll back in the target environment. Asks for confirmation when the client supports elicitation. With a progressToken and approve, waits for the rollback and streams per-application progress; cancelling stops the waiting, not the rollback.',
+      inputSchema: z.object({
         namespace: nsArg,
         plan: name('plan').describe('The plan to roll back'),
         name: name('name').optional().describe('Name of the rollback plan (default <plan>-rollback)'),
         approve: z.boolean().default(true).describe('Approve the rollback plan right away'),
-      },
-      outputSchema: { plan: PlanOut },
+      }),
+      outputSchema: z.object({ plan: PlanOut }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
     (args, extra: Extra) => {
@@ -534,17 +652,47 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         extra,
         {
           write: true,
-          // create + the rollback verb for the environment are checked by rollbackPlan as the caller.
+          // create + the rollback verb for the environment are checked (as the caller) before confirmation and by rollbackPlan.
           access: () => [],
         },
         async (caller) => {
           const orig = await getPlan(ctx, caller, ns, args.plan);
-          await confirm(extra, `Roll back plan ${ns}/${args.plan} in ${orig.spec.to} to the versions it replaced?`);
+          await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace: ns });
+          if (args.approve) await ctx.access.requireRelease(caller, 'rollback', ns, orig.spec.to);
+          if ((orig.spec.action ?? 'promote') === 'rollback')
+            throw new ApiError(400, `PromotionPlan ${ns}/${args.plan} is a rollback itself`);
+          if (!orig.status?.apps?.some((a) => a.written))
+            throw new ApiError(
+              400,
+              `PromotionPlan ${ns}/${args.plan} has not changed any application; nothing to roll back`,
+            );
+          const ask = confirm(
+            extra,
+            `Roll back plan ${ns}/${args.plan} in ${orig.spec.to} to the versions it replaced?`,
+          );
+          if (ask) return ask;
           const p = await rollbackPlan(ctx, caller, ns, args.plan, {
             approve: args.approve,
             rollbackName: args.name,
           });
-          return { plan: planOut(p) };
+          await extra.mcpReq
+            .log(
+              'notice',
+              {
+                plan: `${ns}/${p.metadata.name}`,
+                event: 'rollback created',
+                rollbackOf: args.plan,
+                by: caller.username,
+              },
+              'kpromo',
+            )
+            .catch(() => undefined);
+          const f = args.approve ? await follow(extra, p) : undefined;
+          const v = planOut(f?.plan ?? p);
+          return {
+            data: { plan: v },
+            text: `Created rollback plan ${ns}/${v.name}${args.approve ? `, approved by ${who(caller)}` : ' (not approved: approve it with promote)'}. ${planDetail(v)}\n${args.approve ? followedText(f) : ''}`.trim(),
+          };
         },
       );
     },

@@ -1,4 +1,4 @@
-import type { Application, Condition, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import type { Application, Condition, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { clip, redactMap } from './redact.js';
@@ -34,6 +34,40 @@ export const AppOut = z.object({
   versions: z.array(VersionOut),
 });
 
+export const PLAN_OUTCOMES = [
+  'pending',
+  'awaiting-approval',
+  'frozen',
+  'soaking',
+  'running',
+  'succeeded',
+  'partial',
+  'failed',
+  'rolled-back',
+] as const;
+export type PlanOutcome = (typeof PLAN_OUTCOMES)[number];
+
+/** What a plan's state means, in one word (a RolledBack promotion is not a success). */
+export function planOutcome(p: PromotionPlan, now = Date.now()): PlanOutcome {
+  switch (p.status?.phase ?? 'Pending') {
+    case 'Promoting':
+      return 'running';
+    case 'Complete':
+      return 'succeeded';
+    case 'Incomplete':
+      return 'partial';
+    case 'Failed':
+      return 'failed';
+    case 'RolledBack':
+      return 'rolled-back';
+  }
+  const g = p.status?.gate;
+  if (g?.frozen && !g.frozen.overriddenBy) return 'frozen';
+  if (g && !g.approved) return 'awaiting-approval';
+  if (g?.eligibleAt && Date.parse(g.eligibleAt) > now) return 'soaking';
+  return 'pending';
+}
+
 export const PlanOut = z.object({
   namespace: z.string(),
   name: z.string(),
@@ -52,6 +86,11 @@ export const PlanOut = z.object({
     .describe('The freeze window holding the plan'),
   eligibleAt: z.string().optional().describe('When the candidates have soaked long enough in the source'),
   phase: z.string(),
+  outcome: z
+    .enum(PLAN_OUTCOMES)
+    .describe(
+      'One-word verdict: rolled-back means the versions this plan delivered were replaced by its rollback (for a rollback plan: the rollback succeeded)',
+    ),
   succeeded: z.number().int().optional(),
   failed: z.number().int().optional(),
   createdAt: z.string().optional(),
@@ -119,6 +158,7 @@ export function planOut(p: PromotionPlan): PlanOut {
       : undefined,
     eligibleAt: p.status?.gate?.eligibleAt,
     phase: p.status?.phase ?? 'Pending',
+    outcome: planOutcome(p),
     succeeded: p.status?.succeeded,
     failed: p.status?.failed,
     createdAt: p.metadata.creationTimestamp,
@@ -205,4 +245,20 @@ export function appOut(app: Application, versions: VersionOut[]): AppOut {
     labels: redactMap({ ...(app.metadata.labels ?? {}), ...(app.spec.labels ?? {}) }) ?? {},
     versions,
   };
+}
+
+/**
+ * The Environments of a namespace in pipeline order: the stages of its PromotionFlows (by flow
+ * name, first appearance wins), then any Environment no flow names, by name.
+ */
+export function pipelineEnvironments(ctx: ApiContext, ns: string): Environment[] {
+  const envs = ctx.cache.environments(ns);
+  const rank = new Map<string, number>();
+  for (const f of [...ctx.cache.flows(ns)].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)))
+    for (const st of f.spec.stages) if (!rank.has(st.environment)) rank.set(st.environment, rank.size);
+  return [...envs].sort((a, b) => {
+    const ra = rank.get(a.metadata.name) ?? Number.MAX_SAFE_INTEGER;
+    const rb = rank.get(b.metadata.name) ?? Number.MAX_SAFE_INTEGER;
+    return ra - rb || a.metadata.name.localeCompare(b.metadata.name);
+  });
 }

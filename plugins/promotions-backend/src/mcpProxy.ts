@@ -3,12 +3,36 @@ import type { Request, Response } from 'express';
 import { type Actor, actorHeaders } from './controllerClient.js';
 import { identityOf } from './service.js';
 
-const FORWARD_REQUEST = ['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+// 2025 sessions (mcp-session-id, last-event-id) and the 2026-07-28 standard headers the controller
+// checks against the body (mcp-method, mcp-name, and mcp-param-* mirrored tool arguments).
+const FORWARD_REQUEST = [
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+];
+const FORWARD_REQUEST_PREFIX = 'mcp-param-';
 const FORWARD_RESPONSE = ['content-type', 'mcp-session-id', 'mcp-protocol-version', 'cache-control'];
 const MAX_BODY = 1024 * 1024;
 
-const rpcError = (res: Response, status: number, message: string) => {
-  if (!res.headersSent) res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+type RpcId = string | number | null;
+
+/** The JSON-RPC id of a single request body, so that error answers name the request. */
+function idOf(body: Buffer | undefined): RpcId {
+  if (!body) return null;
+  try {
+    const m = JSON.parse(body.toString('utf8')) as { id?: unknown; method?: unknown };
+    return m && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') ? m.id : null;
+  } catch {
+    return null;
+  }
+}
+
+const rpcError = (res: Response, status: number, message: string, id: RpcId = null) => {
+  if (!res.headersSent) res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id });
 };
 
 /** The message of a JSON-RPC or `{error}` answer, else the text itself. */
@@ -87,13 +111,15 @@ export function createMcpProxy(o: {
       actor = o.actorOf ? await o.actorOf(credentials) : { user: who };
     } catch (e) {
       res.off('close', onClose);
-      return rpcError(res, 500, `cannot resolve the caller's identity: ${(e as Error).message}`);
+      return rpcError(res, 500, `cannot resolve the caller's identity: ${(e as Error).message}`, idOf(body));
     }
     const headers: Record<string, string> = { authorization: `Bearer ${o.token}`, ...actorHeaders(actor) };
     for (const h of FORWARD_REQUEST) {
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
+    for (const [h, v] of Object.entries(req.headers))
+      if (h.startsWith(FORWARD_REQUEST_PREFIX) && typeof v === 'string') headers[h] = v;
     let upstream: globalThis.Response;
     try {
       upstream = await fetch(o.mcpUrl, {
@@ -106,21 +132,21 @@ export function createMcpProxy(o: {
       res.off('close', onClose);
       if (ac.signal.aborted) return;
       o.logger.warn(`MCP upstream unreachable: ${(e as Error).message}`);
-      return rpcError(res, 502, 'MCP upstream unreachable');
+      return rpcError(res, 502, 'MCP upstream unreachable', idOf(body));
     }
     if (upstream.status === 401) {
       // The proxy's own token was refused: a configuration problem, not the caller's.
       const text = await upstream.text().catch(() => '');
       o.logger.error(`controller MCP refused the proxy token (401): ${text.slice(0, 200)}`);
       res.off('close', onClose);
-      return rpcError(res, 502, 'MCP upstream refused the proxy credentials');
+      return rpcError(res, 502, 'MCP upstream refused the proxy credentials', idOf(body));
     }
     if (upstream.status === 403) {
       // The controller would not act as this caller (RBAC does not let the proxy impersonate them).
       const message = upstreamMessage(await upstream.text().catch(() => ''));
       o.logger.warn(`controller MCP refused to act as ${who} (403): ${message}`);
       res.off('close', onClose);
-      return rpcError(res, 403, message || 'forbidden');
+      return rpcError(res, 403, message || 'forbidden', idOf(body));
     }
     const sid = upstream.headers.get('mcp-session-id');
     if (sid && !owners.has(sid)) owners.set(sid, who);

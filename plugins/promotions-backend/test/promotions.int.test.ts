@@ -925,7 +925,8 @@ describe('promotions backend plugin in a real test backend against the real cont
       expect(init.headers.get('content-type')).toMatch(/text\/event-stream/);
       const sid = init.headers.get('mcp-session-id');
       expect(sid).toBeTruthy();
-      expect(await init.text()).toMatch(/^event: message\ndata: .*"serverInfo"/m);
+      // Resumable (event ids on every message, Last-Event-ID replay).
+      expect(await init.text()).toMatch(/^event: message\nid: \S+\ndata: .*"serverInfo"/m);
       const sessionsBefore = ctl.mcp!.sessions();
       const ac = new AbortController();
       const sse = await fetch(`${base}/api/promotions/mcp`, {
@@ -975,6 +976,50 @@ describe('promotions backend plugin in a real test backend against the real cont
       });
       expect(del.status).toBe(200);
       await waitFor('upstream session closed', async () => ctl.mcp!.sessions() < sessionsBefore, 10_000);
+      // 2026-07-28 through the proxy: stateless (no session), the standard headers and the mirrored
+      // Mcp-Param-Namespace reach the controller, which checks them against the body.
+      const modern = (params: Json, headers: Record<string, string> = {}) =>
+        fetch(`${base}/api/promotions/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: mockCredentials.user.header(ADMIN),
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': 'list',
+            ...headers,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 5,
+            method: 'tools/call',
+            params: {
+              ...params,
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientCapabilities': {},
+                'io.modelcontextprotocol/clientInfo': { name: 'raw-modern', version: '1' },
+              },
+            },
+          }),
+        });
+      const listed = await modern(
+        { name: 'list', arguments: { namespace: NS, name: 'ledger' } },
+        { 'mcp-param-namespace': NS },
+      );
+      expect(listed.status).toBe(200);
+      expect(listed.headers.get('mcp-session-id')).toBeNull();
+      const listedBody = (await listed.json()) as Json;
+      expect(listedBody.id).toBe(5);
+      expect(listedBody.result.structuredContent.applications.map((a: Json) => a.name)).toEqual(['ledger']);
+      expect(listedBody.result.content[0].text).toMatch(/^1 application\(s\) in /);
+      const mismatch = await modern(
+        { name: 'list', arguments: { namespace: NS } },
+        { 'mcp-param-namespace': 'another-namespace' },
+      );
+      expect(mismatch.status).toBe(400);
+      expect(((await mismatch.json()) as Json).error.code).toBe(-32020);
     } finally {
       await transport.terminateSession().catch(() => undefined);
       await client.close();

@@ -1,0 +1,99 @@
+import type { AppOut, PlanOut, VersionOut } from './views.js';
+
+// Text content of tool results: a short human summary. The data itself is in structuredContent;
+// the text never repeats it. Cluster text is quoted as data (names, tags), never as prose.
+
+/** `sha256:0123456789ab…` → `sha256:0123456789ab` (12 hex digits, like `docker images`). */
+export function shortDigest(d: string | undefined): string | undefined {
+  if (!d) return d;
+  const m = /^(sha256:)?([0-9a-f]{12})[0-9a-f]+$/i.exec(d);
+  return m ? `${m[1] ?? ''}${m[2]}` : d;
+}
+
+/** 40s, 12m, 5h, 3d. */
+export function age(seconds: number | undefined): string | undefined {
+  if (seconds === undefined) return undefined;
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
+export function versionText(v: Pick<VersionOut, 'tag' | 'digest' | 'ageSeconds'> & { health?: string }): string {
+  const id = v.tag ?? shortDigest(v.digest) ?? 'nothing running';
+  const extra = [v.tag && v.digest ? shortDigest(v.digest) : undefined, age(v.ageSeconds), v.health].filter(Boolean);
+  return extra.length ? `${id} (${extra.join(', ')})` : id;
+}
+
+/** `cart: dev v1.2.0 (sha256:…, 2h, Healthy) → stable v1.1.0 (…)`, environments in pipeline order. */
+export function appLine(a: AppOut): string {
+  const versions = a.versions.map((v) => `${v.environment} ${versionText(v)}`).join(' → ');
+  return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}`;
+}
+
+const OUTCOME_TEXT: Record<PlanOut['outcome'], string> = {
+  pending: 'pending',
+  'awaiting-approval': 'waiting for approval',
+  frozen: 'held by a freeze window',
+  soaking: 'waiting for the candidates to soak',
+  running: 'promoting',
+  succeeded: 'complete, every application promoted',
+  partial: 'incomplete, some applications failed',
+  failed: 'failed',
+  'rolled-back': 'rolled back: the versions it delivered were replaced',
+};
+
+export function planLine(p: PlanOut): string {
+  const verdict =
+    p.action === 'rollback' && p.outcome === 'rolled-back'
+      ? `rollback of ${p.rollbackOf ?? '?'} complete: previous versions restored`
+      : OUTCOME_TEXT[p.outcome];
+  const counts =
+    p.succeeded !== undefined || p.failed !== undefined
+      ? ` (${p.succeeded ?? 0} succeeded, ${p.failed ?? 0} failed)`
+      : '';
+  const who = p.waitingFor ? `; ${p.waitingFor}` : '';
+  const frozen = p.frozen ? `; frozen by ${p.frozen.window}${p.frozen.until ? ` until ${p.frozen.until}` : ''}` : '';
+  const n = p.action === 'rollback' ? '' : `, ${p.candidates.length} candidate(s)`;
+  return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}`;
+}
+
+export function planDetail(p: PlanOut): string {
+  const lines = [planLine(p)];
+  for (const a of p.apps)
+    lines.push(
+      `  ${a.application}: ${a.phase}${a.targetTag ? ` ${a.targetTag}` : ''}${a.digest ? ` ${shortDigest(a.digest)}` : ''}${a.reason ? ` (${a.reason})` : ''}`,
+    );
+  if (!p.apps.length)
+    for (const c of p.candidates) lines.push(`  ${c.application}: ${c.tag} ${shortDigest(c.digest)} (not started)`);
+  return lines.join('\n');
+}
+
+export interface CandidateLike {
+  application: string;
+  from: { tag: string; digest: string; ageSeconds?: number };
+  to?: { tag?: string; digest?: string; ageSeconds?: number };
+}
+
+export function candidateLines(
+  from: string,
+  to: string,
+  cands: CandidateLike[],
+  skipped: Array<{ application: string; reason: string }>,
+): string {
+  const lines = [`${cands.length} application(s) would change from ${from} to ${to}:`];
+  for (const c of cands)
+    lines.push(
+      `  ${c.application}: ${to} ${c.to ? versionText(c.to) : 'nothing'} → ${versionText(c.from)} from ${from}`,
+    );
+  if (skipped.length)
+    lines.push(`${skipped.length} skipped: ${skipped.map((s) => `${s.application} (${s.reason})`).join(', ')}`);
+  return lines.join('\n');
+}
+
+/** At most `max` lines, then how many were left out. */
+export function capped(lines: string[], max = 30): string {
+  return lines.length <= max
+    ? lines.join('\n')
+    : [...lines.slice(0, max), `… and ${lines.length - max} more`].join('\n');
+}
