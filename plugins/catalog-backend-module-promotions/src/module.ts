@@ -2,6 +2,7 @@ import { coreServices, createBackendModule, type LoggerService } from '@backstag
 import { catalogProcessingExtensionPoint } from '@backstage/plugin-catalog-node';
 import { kubeConfigs, type Logger, parseConfig } from '@kpromo/exporter';
 import { PromotionsEntityProvider } from './provider.js';
+import { ENTITY_NAMINGS, type EntityNaming } from './toBackstageEntity.js';
 
 /** pino-style (obj, msg) calls onto Backstage's (msg, meta) logger. */
 export function adaptLogger(l: LoggerService): Logger {
@@ -18,7 +19,9 @@ export function adaptLogger(l: LoggerService): Logger {
 /**
  * Catalog module: reads the exporter config from `kpromo.exporter` in app-config (same schema as
  * the exporter's YAML; the `port` section is ignored) and registers the entity provider.
- * `kpromo.catalog.fullSyncSeconds` sets the scheduled full mutation (default 600).
+ * `kpromo.catalog.fullSyncSeconds` sets the scheduled full mutation (default 600),
+ * `kpromo.catalog.entityNames` how CRs are named (`name`, `namespace` or `qualified`; default `name`)
+ * and `kpromo.catalog.defaultOwner` the owner of kinds without a team (default `group:default/platform`).
  */
 export const catalogModulePromotions = createBackendModule({
   pluginId: 'catalog',
@@ -39,10 +42,17 @@ export const catalogModulePromotions = createBackendModule({
           return;
         }
         const cfg = await parseConfig(raw, 'app-config kpromo.exporter');
+        const naming = config.getOptionalString('kpromo.catalog.entityNames') ?? 'name';
+        if (!ENTITY_NAMINGS.includes(naming as EntityNaming))
+          throw new Error(`kpromo.catalog.entityNames must be one of ${ENTITY_NAMINGS.join(', ')}, got "${naming}"`);
         const provider = new PromotionsEntityProvider({
           config: cfg,
           clusters: kubeConfigs(cfg),
           log: adaptLogger(logger),
+          mapping: {
+            naming: naming as EntityNaming,
+            defaultOwner: config.getOptionalString('kpromo.catalog.defaultOwner'),
+          },
         });
         catalog.addEntityProvider(provider);
         const seconds = config.getOptionalNumber('kpromo.catalog.fullSyncSeconds') ?? 600;

@@ -9,7 +9,13 @@ import {
   type Logger,
   type MappedEntity,
 } from '@kpromo/exporter';
-import { backstageName, KIND_BY_BLUEPRINT, toBackstageEntity } from './toBackstageEntity.js';
+import {
+  entityName,
+  KIND_BY_BLUEPRINT,
+  type MappingOptions,
+  originOfIdentifier,
+  toBackstageEntity,
+} from './toBackstageEntity.js';
 
 const keyOf = (bp: string, id: string) => `${bp}\u0000${id}`;
 
@@ -20,6 +26,11 @@ const keyOf = (bp: string, id: string) => `${bp}\u0000${id}`;
 export class PromotionsEntityProvider implements EntityProvider, EntitySink {
   private readonly entities = new Map<string, Entity>();
   private readonly blueprintOf = new Map<string, string>();
+  private readonly originOf = new Map<string, EntityOrigin>();
+  /** Entity ref -> the key of the CR that has it; a second CR with the same ref is left out. */
+  private readonly refOwner = new Map<string, string>();
+  /** Identifiers left out for a name collision, warned about once. */
+  private readonly collided = new Set<string>();
   private connection?: EntityProviderConnection;
   private exporter?: Exporter;
   private initialDone = false;
@@ -27,7 +38,15 @@ export class PromotionsEntityProvider implements EntityProvider, EntitySink {
   private removed = new Map<string, Entity>();
   private flushTimer?: NodeJS.Timeout;
 
-  constructor(private readonly o: { name?: string; config: ExporterConfig; clusters: ClusterHandle[]; log: Logger }) {}
+  constructor(
+    private readonly o: {
+      name?: string;
+      config: ExporterConfig;
+      clusters: ClusterHandle[];
+      log: Logger;
+      mapping?: MappingOptions;
+    },
+  ) {}
 
   getProviderName(): string {
     return this.o.name ?? 'kpromo-promotions';
@@ -73,16 +92,35 @@ export class PromotionsEntityProvider implements EntityProvider, EntitySink {
   }
 
   private relationRef = (identifier: string): string => {
-    // Relations carry Port identifiers; resolve the target's kind from what we have seen.
+    // Relations carry Port identifiers; resolve the target's kind and name from what we have seen
+    // (else from the identifier's <cluster>:<namespace>:<name> form).
     const bp = this.blueprintOf.get(identifier);
     const kind = (bp && KIND_BY_BLUEPRINT[bp]?.kind) || 'resource';
-    return `${kind.toLowerCase()}:default/${backstageName(identifier)}`;
+    const { namespace, name } = entityName(
+      this.originOf.get(identifier) ?? originOfIdentifier(identifier),
+      this.o.mapping?.naming,
+    );
+    return `${kind.toLowerCase()}:${namespace}/${name}`;
   };
 
   put(m: MappedEntity, origin: EntityOrigin): void {
     this.blueprintOf.set(m.entity.identifier, m.blueprint);
-    const e = toBackstageEntity(m, origin, this.getProviderName(), this.relationRef);
+    this.originOf.set(m.entity.identifier, origin);
+    const e = toBackstageEntity(m, origin, this.getProviderName(), this.relationRef, this.o.mapping);
     const k = keyOf(m.blueprint, m.entity.identifier);
+    const ref = `${e.kind}:${e.metadata.namespace}/${e.metadata.name}`.toLowerCase();
+    const holder = this.refOwner.get(ref);
+    if (holder && holder !== k) {
+      if (this.collided.has(k)) return;
+      this.collided.add(k);
+      this.o.log.warn(
+        { entityRef: ref, kept: holder.split('\u0000')[1], skipped: m.entity.identifier },
+        'two kpromo resources map to the same catalog entity; set kpromo.catalog.entityNames to namespace or qualified',
+      );
+      return;
+    }
+    this.refOwner.set(ref, k);
+    this.collided.delete(k);
     this.entities.set(k, e);
     this.removed.delete(k);
     this.added.set(k, e);
@@ -91,8 +129,10 @@ export class PromotionsEntityProvider implements EntityProvider, EntitySink {
 
   remove(blueprint: string, identifier: string): void {
     const k = keyOf(blueprint, identifier);
+    this.collided.delete(k);
     const e = this.entities.get(k);
     if (!e) return;
+    this.refOwner.delete(`${e.kind}:${e.metadata.namespace}/${e.metadata.name}`.toLowerCase());
     this.entities.delete(k);
     this.added.delete(k);
     this.removed.set(k, e);

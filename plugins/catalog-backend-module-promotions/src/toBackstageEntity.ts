@@ -18,11 +18,34 @@ export const ANNOTATION = {
   portIdentifier: 'kpromo.dev/port-identifier',
 } as const;
 
+/**
+ * How CRs are named in the catalog (`kpromo.catalog.entityNames`):
+ * - `name` (default): the CR's name in the `default` namespace (`component:default/checkout`),
+ *   which is what the promotions backend's default `promotions.entityRef` expects. Two CRs of the
+ *   same kind and name (other namespace or cluster) would collide: the first one seen is kept.
+ * - `namespace`: the CR's name in a catalog namespace named after its Kubernetes namespace
+ *   (`component:shop/checkout`).
+ * - `qualified`: `<cluster>.<namespace>.<name>` in `default` (`component:default/dev.shop.checkout`),
+ *   unique across clusters.
+ */
+export type EntityNaming = 'name' | 'namespace' | 'qualified';
+export const ENTITY_NAMINGS: readonly EntityNaming[] = ['name', 'namespace', 'qualified'];
+
+export interface MappingOptions {
+  naming?: EntityNaming;
+  /** Owner of entities whose mapping has no team (environments, flows, plans); a group ref. */
+  defaultOwner?: string;
+}
+
+/** Owner of kinds without a team when `kpromo.catalog.defaultOwner` is not set. */
+export const DEFAULT_OWNER = 'group:default/platform';
+
 const NAME_MAX = 63;
 
 /**
- * Port identifiers (`cluster:namespace:name`) as Backstage names: `:` becomes `.`, and names over
- * 63 characters keep a readable prefix plus a short hash so they stay unique.
+ * A string as a valid Backstage name (`[a-zA-Z0-9]` separated by `-`, `_`, `.`; at most 63): other
+ * characters become `.`, and names over 63 characters keep a readable prefix plus a short hash so
+ * they stay unique.
  */
 export function backstageName(identifier: string): string {
   const n = identifier.replace(/[^A-Za-z0-9._-]+/g, '.').replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
@@ -32,7 +55,50 @@ export function backstageName(identifier: string): string {
   return `${n.slice(0, NAME_MAX - 9).replace(/[^A-Za-z0-9]+$/, '')}-${h.toString(36).padStart(7, '0').slice(0, 8)}`;
 }
 
-function refsOf(m: MappedEntity, target: (bp: string) => string): string[] {
+/** A Kubernetes namespace as a Backstage namespace (`[a-z0-9-]`, at most 63: they already are). */
+function backstageNamespace(ns: string | undefined): string {
+  const n = (ns ?? 'default')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return n.slice(0, NAME_MAX) || 'default';
+}
+
+/** What a CR is called in the catalog: namespace and name, per the naming scheme. */
+export function entityName(
+  origin: Pick<EntityOrigin, 'cluster' | 'namespace' | 'name'>,
+  naming: EntityNaming = 'name',
+): { namespace: string; name: string } {
+  switch (naming) {
+    case 'namespace':
+      return { namespace: backstageNamespace(origin.namespace), name: backstageName(origin.name) };
+    case 'qualified':
+      return {
+        namespace: 'default',
+        name: backstageName([origin.cluster, origin.namespace, origin.name].filter(Boolean).join(':')),
+      };
+    default:
+      return { namespace: 'default', name: backstageName(origin.name) };
+  }
+}
+
+/**
+ * The origin of an entity from its identifier when only the identifier is known (a relation to an
+ * entity not seen yet): the default mappings identify CRs as `<cluster>:<namespace>:<name>`.
+ */
+export function originOfIdentifier(identifier: string): Pick<EntityOrigin, 'cluster' | 'namespace' | 'name'> {
+  const parts = identifier.split(':');
+  if (parts.length === 3) return { cluster: parts[0], namespace: parts[1], name: parts[2] };
+  return { cluster: '', name: identifier };
+}
+
+/** A team from the mapping as an owner ref: plain team names are groups in the `default` namespace. */
+export function ownerRef(team: string): string {
+  if (/^[a-z]+:/i.test(team)) return team;
+  return `group:default/${backstageName(team)}`;
+}
+
+function refsOf(m: MappedEntity, target: (identifier: string) => string): string[] {
   const out: string[] = [];
   for (const v of Object.values(m.entity.relations)) {
     for (const id of v == null ? [] : Array.isArray(v) ? v : [v]) out.push(target(id));
@@ -40,20 +106,25 @@ function refsOf(m: MappedEntity, target: (bp: string) => string): string[] {
   return out;
 }
 
-/** Pure mapping from an exported entity (+ the CR it came from) to a Backstage catalog entity. */
+/**
+ * Pure mapping from an exported entity (+ the CR it came from) to a Backstage catalog entity.
+ * `relationRef` turns the identifier of a related entity into its entity ref.
+ */
 export function toBackstageEntity(
   m: MappedEntity,
   origin: EntityOrigin,
   providerName: string,
-  relationKinds: (identifier: string) => string,
+  relationRef: (identifier: string) => string,
+  options: MappingOptions = {},
 ): Entity {
   const { kind, type } = KIND_BY_BLUEPRINT[m.blueprint] ?? { kind: 'Resource', type: m.blueprint };
-  const owner =
+  const team =
     typeof m.entity.team === 'string'
       ? m.entity.team
       : Array.isArray(m.entity.team) && m.entity.team[0]
         ? m.entity.team[0]
-        : 'unknown';
+        : undefined;
+  const owner = team ? ownerRef(team) : (options.defaultOwner ?? DEFAULT_OWNER);
   const location = `kpromo:${origin.cluster}/${origin.apiVersion}/${origin.kind}/${origin.namespace ?? '-'}/${origin.name}`;
   const annotations: Record<string, string> = {
     'backstage.io/managed-by-location': location,
@@ -72,15 +143,19 @@ export function toBackstageEntity(
   }
   const spec: Record<string, string | string[]> = { type, owner };
   if (kind === 'Component') spec.lifecycle = 'production';
-  const dependsOn = refsOf(m, relationKinds);
+  const dependsOn = refsOf(m, relationRef);
   if (dependsOn.length && kind !== 'System') spec.dependsOn = [...new Set(dependsOn)];
+  const { namespace, name } = entityName(origin, options.naming);
   return {
     apiVersion: 'backstage.io/v1alpha1',
     kind,
     metadata: {
-      name: backstageName(m.entity.identifier),
-      namespace: 'default',
+      name,
+      namespace,
       title: m.entity.title,
+      ...(kind === 'Resource' && type === 'kpromo-environment'
+        ? { description: `kpromo Environment ${origin.name} (namespace ${origin.namespace ?? '-'})` }
+        : {}),
       annotations,
       labels: { 'kpromo.dev/provider': providerName.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 63) },
     },

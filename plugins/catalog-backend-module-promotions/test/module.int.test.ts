@@ -48,7 +48,8 @@ describe('catalog module against the real clusters', () => {
             catalog: { processingInterval: { seconds: 1 } },
             kpromo: JSON.parse(
               JSON.stringify({
-                catalog: { fullSyncSeconds: 3600 },
+                // The same Application on two clusters: fully qualified names keep them apart.
+                catalog: { fullSyncSeconds: 3600, entityNames: 'qualified' },
                 exporter: {
                   stateKey: NS,
                   clusters: CLUSTERS.map((name) => ({ name, context: name, kubeconfig })),
@@ -78,7 +79,7 @@ describe('catalog module against the real clusters', () => {
     const e = await waitFor('checkout in the catalog', () => getEntity('component', name), 90_000);
     expect(e.spec).toMatchObject({
       type: 'service',
-      owner: 'team-a',
+      owner: 'group:default/team-a',
       lifecycle: 'production',
       dependsOn: [`resource:default/dev.${NS}.dev`],
     });
@@ -91,7 +92,7 @@ describe('catalog module against the real clusters', () => {
       'backstage.io/kubernetes-namespace': NS,
     });
     const other = await waitFor('stable checkout', () => getEntity('component', `stable.${NS}.checkout`), 60_000);
-    expect(other.spec.owner).toBe('team-b');
+    expect(other.spec.owner).toBe('group:default/team-b');
     const envEntity = await waitFor('environment resource', () => getEntity('resource', `dev.${NS}.dev`), 60_000);
     expect(envEntity.spec.type).toBe('kpromo-environment');
   });
@@ -103,7 +104,7 @@ describe('catalog module against the real clusters', () => {
     await dev.patch('applications', 'cart', { spec: { owner: 'team-d' } });
     await waitFor(
       'cart owner updated',
-      async () => (await getEntity('component', `dev.${NS}.cart`))?.spec.owner === 'team-d',
+      async () => (await getEntity('component', `dev.${NS}.cart`))?.spec.owner === 'group:default/team-d',
       60_000,
     );
     await dev.delete('applications', 'cart');

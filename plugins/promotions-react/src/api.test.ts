@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PromotionsClient } from './api';
+import { errorStatus, isNotFound, PromotionsClient } from './api';
 
 const plan = {
   apiVersion: 'promotions.kpromo.dev/v1alpha1',
@@ -76,5 +76,60 @@ describe('PromotionsClient', () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain('not allowed to promotion.plan.approve');
     expect((err as { response?: { status: number } }).response?.status).toBe(403);
+  });
+});
+
+describe('PromotionsClient lists and errors', () => {
+  it('pages through GET /applications with limit and continue', async () => {
+    const app = (name: string) => ({ name, namespace: 'shop', versions: [] });
+    const { c, requests } = client((url) =>
+      url.includes('continue=')
+        ? json({ items: [app('c')], total: 3 })
+        : json({ items: [app('a'), app('b')], continue: 'tok', total: 3 }),
+    );
+    expect((await c.listApplications({ namespace: 'shop', teams: ['team-shop'] })).map((a) => a.name)).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(requests.map((r) => r.url)).toEqual([
+      'http://backstage.test/api/promotions/applications?namespace=shop&teams=team-shop&limit=500',
+      'http://backstage.test/api/promotions/applications?namespace=shop&teams=team-shop&limit=500&continue=tok',
+    ]);
+  });
+
+  it('shortens digests in error messages and tells a missing plan from a missing backend', async () => {
+    const digest = `sha256:${'a'.repeat(64)}`;
+    const { c } = client(() =>
+      json(
+        {
+          error: {
+            name: 'InputError',
+            message: `no release candidates dev -> stable: checkout: stable runs ${digest}`,
+          },
+          response: { statusCode: 400 },
+        },
+        400,
+      ),
+    );
+    const err = (await c.createPlan({ from: 'dev', to: 'stable' }).catch((e: Error) => e)) as Error;
+    expect(err.message).toBe(
+      'no release candidates dev -> stable: checkout: stable runs sha256:aaaaaaaaaaaa… (HTTP 400)',
+    );
+
+    const missing = client(() =>
+      json(
+        {
+          error: { name: 'NotFoundError', message: 'PromotionPlan shop/nope not found' },
+          response: { statusCode: 404 },
+        },
+        404,
+      ),
+    ).c;
+    const e404 = await missing.getPlan('shop', 'nope').catch((e: Error) => e);
+    expect(isNotFound(e404)).toBe(true);
+    expect(errorStatus(e404)).toBe(404);
+    const noBackend = client(() => new Response('<html>Not Found</html>', { status: 404 })).c;
+    expect(isNotFound(await noBackend.getPlan('shop', 'nope').catch((e: Error) => e))).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import { ResponseError } from '@backstage/errors';
 import { createApiRef, type DiscoveryApi, type FetchApi } from '@backstage/frontend-plugin-api';
+import { readableMessage } from './format';
 import type {
   ApplicationSummary,
   ApproveOptions,
@@ -8,13 +9,28 @@ import type {
   DiffQuery,
   DiffResult,
   EnvironmentSummary,
+  ListResponse,
   PromotionPlan,
 } from './types';
+
+/** Filters of GET /applications (names and teams may be globs). */
+export interface ApplicationsFilter {
+  namespace?: string;
+  teams?: string[];
+  applications?: string[];
+  /** Equality selector `key=value,key2=value2` over metadata and spec labels. */
+  labelSelector?: string;
+}
 
 /** The promotions backend (`/api/promotions`) as the frontend sees it. */
 export interface PromotionsApi {
   listEnvironments(opts?: { namespace?: string }): Promise<EnvironmentSummary[]>;
-  listApplications(opts?: { namespace?: string }): Promise<ApplicationSummary[]>;
+  /** Every application matching the filters (all pages). */
+  listApplications(opts?: ApplicationsFilter): Promise<ApplicationSummary[]>;
+  /** One page of applications: at most `limit`, `continue` from the previous page's answer. */
+  listApplicationsPage?(
+    opts: ApplicationsFilter & { limit: number; continue?: string },
+  ): Promise<ListResponse<ApplicationSummary>>;
   getDiff(query: DiffQuery): Promise<DiffResult>;
   listPlans(opts?: { namespace?: string }): Promise<PromotionPlan[]>;
   createPlan(request: CreatePlanRequest): Promise<CreatePlanResponse>;
@@ -40,12 +56,34 @@ function query(params: Record<string, string | string[] | undefined>): string {
   return s ? `?${s}` : '';
 }
 
-function items<T>(body: unknown): T[] {
-  if (Array.isArray(body)) return body as T[];
+function list<T>(body: unknown): ListResponse<T> {
+  if (Array.isArray(body)) return { items: body as T[] };
   if (body && typeof body === 'object' && Array.isArray((body as { items?: unknown }).items))
-    return (body as { items: T[] }).items;
+    return body as ListResponse<T>;
   throw new Error('unexpected response from the promotions backend: expected a list');
 }
+
+const items = <T>(body: unknown): T[] => list<T>(body).items;
+
+/** The HTTP status of a failed promotions call, if it got an answer. */
+export function errorStatus(error: unknown): number | undefined {
+  return (error as { response?: { status?: number } } | undefined)?.response?.status;
+}
+
+/**
+ * Whether the error says the thing asked for does not exist (a plan, an environment): a 404 naming
+ * it, as opposed to a 404 because the promotions backend itself is not installed.
+ */
+export function isNotFound(error: unknown): boolean {
+  if (errorStatus(error) !== 404) return false;
+  const message = (error as { body?: { error?: { message?: string } } }).body?.error?.message ?? '';
+  // The controller names what is missing ("PromotionPlan shop/x not found", "Environment "x" not found
+  // in namespace shop"); a route nobody serves answers a bare "Not Found".
+  return /^(PromotionPlan|PromotionFlow|Environment|Application)\b.*\bnot found|not found in namespace/i.test(message);
+}
+
+/** Pages of GET /applications asked for at once when listing all of them. */
+const PAGE = 500;
 
 /** The backend answers plan routes with `{plan, progress}`; the controller API with the bare plan. */
 type PlanBody = PromotionPlan | { plan: PromotionPlan };
@@ -74,8 +112,9 @@ export class PromotionsClient implements PromotionsApi {
       const err = await ResponseError.fromResponse(res as unknown as Parameters<typeof ResponseError.fromResponse>[0]);
       // Show the backend's reason (e.g. "user:… is not allowed to promotion.plan.approve for …"), not just
       // "Request failed with 403".
+      // Digests are shortened: a 64-character hex string helps nobody reading an error.
       const detail = (err.body as { error?: { message?: string } } | undefined)?.error?.message;
-      if (detail) err.message = `${detail} (HTTP ${res.status})`;
+      err.message = detail ? `${readableMessage(detail)} (HTTP ${res.status})` : readableMessage(err.message);
       throw err;
     }
     return (await res.json()) as T;
@@ -85,8 +124,30 @@ export class PromotionsClient implements PromotionsApi {
     return items<EnvironmentSummary>(await this.call(`/environments${query({ namespace: opts.namespace })}`));
   }
 
-  async listApplications(opts: { namespace?: string } = {}) {
-    return items<ApplicationSummary>(await this.call(`/applications${query({ namespace: opts.namespace })}`));
+  async listApplicationsPage(opts: ApplicationsFilter & { limit: number; continue?: string }) {
+    return list<ApplicationSummary>(
+      await this.call(
+        `/applications${query({
+          namespace: opts.namespace,
+          teams: opts.teams,
+          applications: opts.applications,
+          labelSelector: opts.labelSelector,
+          limit: String(opts.limit),
+          continue: opts.continue,
+        })}`,
+      ),
+    );
+  }
+
+  async listApplications(opts: ApplicationsFilter = {}) {
+    const out: ApplicationSummary[] = [];
+    let next: string | undefined;
+    do {
+      const page = await this.listApplicationsPage({ ...opts, limit: PAGE, continue: next });
+      out.push(...page.items);
+      next = page.continue;
+    } while (next);
+    return out;
   }
 
   getDiff(q: DiffQuery) {

@@ -1,4 +1,4 @@
-import { identityApiRef, useApi } from '@backstage/frontend-plugin-api';
+import { configApiRef, identityApiRef, useApi } from '@backstage/frontend-plugin-api';
 import { planProgress } from '@kpromo/plugin-promotions-common';
 import { useEffect, useState } from 'react';
 import type { PromotionPlan } from './types';
@@ -49,4 +49,17 @@ export function useNow(ms = 1000): number {
     return () => clearInterval(t);
   }, [ms]);
   return now;
+}
+
+/**
+ * Sets the browser tab's title to `<title> | <app title>` while the page is shown, so every page
+ * (and the history list) says what it is.
+ */
+export function usePageTitle(title: string | undefined): void {
+  const config = useApi(configApiRef);
+  const app = config.getOptionalString('app.title') ?? 'Backstage';
+  useEffect(() => {
+    if (!title || typeof document === 'undefined') return;
+    document.title = `${title} | ${app}`;
+  }, [title, app]);
 }

@@ -10,47 +10,96 @@ export interface AsyncState<T> {
   retry: () => void;
 }
 
+export interface PollOptions<T> {
+  /** Reload in the background every `pollMs` while the data is not final. */
+  pollMs?: number;
+  /** Whether the data is final (a finished plan): then poll every `slowPollMs`, or stop without it. */
+  stop?: (value: T) => boolean;
+  /** Polling once `stop` says the data is final; something else may still change it (a rollback). */
+  slowPollMs?: number;
+  /** Reload when the window gets the focus back or the tab becomes visible (default: when polling). */
+  refreshOnFocus?: boolean;
+}
+
 /**
- * Loads data from the promotions API. With `pollMs`, reloads in the background until `stop(value)`
- * says the data is final, so pages show live progress without a reload.
+ * Loads data from the promotions API. With `pollMs`, reloads in the background (slower, or not at
+ * all, once `stop(value)` says the data is final), at once when the window regains focus, and not
+ * while the tab is hidden. When `deps` change, the previous data is dropped at once: a page never
+ * shows one plan's data under another plan's URL.
  */
 export function usePromotionsData<T>(
   load: (api: PromotionsApi) => Promise<T>,
   deps: unknown[],
-  opts: { pollMs?: number; stop?: (value: T) => boolean } = {},
+  opts: PollOptions<T> = {},
 ): AsyncState<T> {
   const api = useApi(promotionsApiRef);
-  const [state, setState] = useState<{ loading: boolean; error?: Error; value?: T }>({ loading: true });
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState<{ key: string; loading: boolean; error?: Error; value?: T }>({
+    key,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
   loadRef.current = load;
   const stopRef = useRef(opts.stop);
   stopRef.current = opts.stop;
+  const { pollMs, slowPollMs } = opts;
+  const refreshOnFocus = opts.refreshOnFocus ?? !!pollMs;
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: deps are the caller's
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for the caller's deps; tick is retry
   useEffect(() => {
     let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const run = async () => {
-      setState((s) => ({ ...s, loading: true }));
+    let seq = 0;
+    let hiddenSkipped = false;
+    const schedule = (ms: number | undefined) => {
+      if (timer) clearTimeout(timer);
+      timer = ms ? setTimeout(() => void run(true), ms) : undefined;
+    };
+    const run = async (background: boolean) => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      if (background && typeof document !== 'undefined' && document.hidden) {
+        hiddenSkipped = true; // the visibilitychange handler loads again
+        return;
+      }
+      const mine = ++seq;
+      setState((s) => (s.key === key ? { ...s, loading: true } : { key, loading: true }));
       try {
         const value = await loadRef.current(api);
-        if (cancelled) return;
-        setState({ loading: false, value });
-        if (opts.pollMs && !stopRef.current?.(value)) timer = setTimeout(run, opts.pollMs);
+        if (cancelled || mine !== seq) return;
+        setState({ key, loading: false, value });
+        if (pollMs) schedule(stopRef.current?.(value) ? slowPollMs : pollMs);
       } catch (e) {
-        if (cancelled) return;
-        setState((s) => ({ loading: false, value: s.value, error: e instanceof Error ? e : new Error(String(e)) }));
-        if (opts.pollMs) timer = setTimeout(run, opts.pollMs * 2);
+        if (cancelled || mine !== seq) return;
+        const error = e instanceof Error ? e : new Error(String(e));
+        setState((s) => ({ key, loading: false, value: s.key === key ? s.value : undefined, error }));
+        if (pollMs) schedule(Math.max(pollMs * 2, slowPollMs ?? 0));
       }
     };
-    run();
+    const onFocus = () => {
+      if (typeof document !== 'undefined' && document.hidden) return;
+      if (hiddenSkipped || refreshOnFocus) {
+        hiddenSkipped = false;
+        void run(false);
+      }
+    };
+    void run(false);
+    if (typeof window !== 'undefined' && (refreshOnFocus || pollMs)) {
+      window.addEventListener('focus', onFocus);
+      document.addEventListener('visibilitychange', onFocus);
+    }
     return () => {
       cancelled = true;
       if (timer) clearTimeout(timer);
+      if (typeof window !== 'undefined') {
+        window.removeEventListener('focus', onFocus);
+        document.removeEventListener('visibilitychange', onFocus);
+      }
     };
-  }, [api, tick, opts.pollMs, ...deps]);
+  }, [api, tick, key, pollMs, slowPollMs, refreshOnFocus]);
 
   const retry = useCallback(() => setTick((t) => t + 1), []);
-  return { ...state, retry };
+  const current = state.key === key ? state : { loading: true };
+  return { ...current, retry };
 }

@@ -1,9 +1,36 @@
-export { type PromotionsApi, PromotionsClient, promotionsApiRef } from './api';
-export { EmptyState, ErrorState, LoadingState } from './components/StateMessages';
-export { HealthBadge, PhaseBadge, VersionCell } from './components/StatusBadges';
-export { planHold, planStarted, useCurrentUser, useNow } from './gate';
-export { type AsyncState, usePromotionsData } from './hooks';
+export {
+  type ApplicationsFilter,
+  errorStatus,
+  isNotFound,
+  type PromotionsApi,
+  PromotionsClient,
+  promotionsApiRef,
+} from './api';
+export { EmptyState, ErrorState, errorHint, LiveAnnouncer, LoadingState } from './components/StateMessages';
+export {
+  DigestText,
+  HealthBadge,
+  PhaseBadge,
+  type PhaseName,
+  phaseTone,
+  StatusPill,
+  type Tone,
+  VersionCell,
+} from './components/StatusBadges';
+export * from './format';
+export { planHold, planStarted, useCurrentUser, useNow, usePageTitle } from './gate';
+export { type AsyncState, type PollOptions, usePromotionsData } from './hooks';
 export { computeDrift, type MatrixRow, orderEnvironments, releaseMatrix } from './matrix';
 export * from './permissions';
+export {
+  buildPipelines,
+  candidatePairs,
+  loadPipelines,
+  type Pipeline,
+  type PipelineData,
+  type StagePair,
+  type Transition,
+  versionIn,
+} from './pipeline';
 export * from './types';
 export { usePromotionPermission } from './usePromotionPermission';

@@ -6,8 +6,9 @@ import {
   PageBlueprint,
 } from '@backstage/frontend-plugin-api';
 import { EntityContentBlueprint } from '@backstage/plugin-catalog-react/alpha';
+import { SearchFilterResultTypeBlueprint, SearchResultListItemBlueprint } from '@backstage/plugin-search-react/alpha';
 import { PromotionsClient, promotionsApiRef } from '@kpromo/plugin-promotions-react';
-import { rootRouteRef } from './routes';
+import { catalogEntityRouteRef, rootRouteRef } from './routes';
 
 function PromotionsIcon() {
   return (
@@ -48,9 +49,42 @@ export const entityPromotionsContent = EntityContentBlueprint.make({
   },
 });
 
+/** "Promotions" tab on kpromo Environments (Resources of type kpromo-environment): what runs there, history. */
+export const environmentPromotionsContent = EntityContentBlueprint.make({
+  name: 'environment',
+  params: {
+    path: 'promotions',
+    title: 'Promotions',
+    filter: { kind: 'resource', 'spec.type': 'kpromo-environment' },
+    loader: () => import('./components/EntityPromotionsContent').then((m) => <m.EnvironmentPromotionsContent />),
+  },
+});
+
+/** Search results of type `kpromo` (applications, environments, plans; see the example portal's collator). */
+export const promotionsSearchResultListItem = SearchResultListItemBlueprint.make({
+  params: {
+    predicate: (result) => result.type === 'kpromo',
+    icon: <PromotionsIcon />,
+    component: () => import('./components/SearchResultItem').then((m) => m.KpromoSearchResultListItem),
+  },
+});
+
+/** "Promotions" in the search page's result type filter. */
+export const promotionsSearchResultType = SearchFilterResultTypeBlueprint.make({
+  params: { value: 'kpromo', name: 'Promotions', icon: <PromotionsIcon /> },
+});
+
 export default createFrontendPlugin({
   pluginId: 'promotions',
   info: { packageJson: () => import('../package.json') },
   routes: { root: rootRouteRef },
-  extensions: [promotionsApi, promotionsPage, entityPromotionsContent],
+  externalRoutes: { catalogEntity: catalogEntityRouteRef },
+  extensions: [
+    promotionsApi,
+    promotionsPage,
+    entityPromotionsContent,
+    environmentPromotionsContent,
+    promotionsSearchResultListItem,
+    promotionsSearchResultType,
+  ],
 });

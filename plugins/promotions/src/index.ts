@@ -3,6 +3,13 @@
 
 export { AssistantPanel } from './components/AssistantPanel';
 export { isDestructive, schemaToFields, toArguments } from './components/assistantSchema';
+export { PipelinePage } from './components/PipelinePage';
+export { PlanTimeline, planTimeline } from './components/PlanTimeline';
 export { PlanDetails, PlanView, planChanges } from './components/PlanView';
 export { ReleasesTable } from './components/ReleasesTable';
-export { EntityPromotionsContent, legacyPromotionsPlugin, PromotionsPage } from './legacy';
+export {
+  EntityPromotionsContent,
+  EnvironmentPromotionsContent,
+  legacyPromotionsPlugin,
+  PromotionsPage,
+} from './legacy';

@@ -32,6 +32,16 @@ export const PromotionsPage = legacyPromotionsPlugin.provide(
   }),
 );
 
+/** For the entity page of an Environment (Resource of type kpromo-environment). */
+export const EnvironmentPromotionsContent = legacyPromotionsPlugin.provide(
+  createComponentExtension({
+    name: 'EnvironmentPromotionsContent',
+    component: {
+      lazy: () => import('./components/EntityPromotionsContent').then((m) => m.EnvironmentPromotionsContent),
+    },
+  }),
+);
+
 /** For the entity page: `<EntityLayout.Route path="/promotions" title="Promotions"><EntityPromotionsContent /></EntityLayout.Route>`. */
 export const EntityPromotionsContent = legacyPromotionsPlugin.provide(
   createComponentExtension({

@@ -39,11 +39,15 @@ describe('EntityPromotionsContent', () => {
       { api: fakeApi({ listPlans: async () => [waiting, old, running, other] }) },
     );
     const versions = await screen.findByTestId('entity-versions');
-    expect(versions.textContent).toBe('devv1.3.0Healthystablev1.2.0Healthydriftprodv1.2.0Degraded');
+    // tag, health, drift and the short digest (readable without hovering) per environment
+    expect(versions.textContent).toBe(
+      'devv1.3.0Healthysha256:bbbbbbbbbbbbstablev1.2.0Healthydriftsha256:aaaaaaaaaaaaprodv1.2.0Degradedsha256:aaaaaaaaaaaa1/2 replicas',
+    );
     expect(screen.getByTestId('rollout-state').textContent).toBe(
       'Rollout: shop-prod-1 is promoting to prod — RollingOut',
     );
-    const rows = screen.getAllByRole('row').map((r) => r.textContent);
+    // react-aria tables render their rows a tick after the rest
+    const rows = (await screen.findAllByRole('row')).map((r) => r.textContent);
     expect(rows.slice(1).map((r) => r?.split('stable')[0])).toEqual(['shop-prod-1', 'older', 'waiting']);
     expect(rows[3]).toMatch(/Pending/);
     expect(rows.join()).not.toContain('not-mine');

@@ -53,9 +53,7 @@ describe('PlanView', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     // Who approved and when the controller saw it, from spec.approvals + status.gate.
     await waitFor(() =>
-      expect(screen.getByTestId('approvers').textContent).toBe(
-        'Approved by user:default/alice at 2026-12-02 10:01:00 UTC',
-      ),
+      expect(screen.getByTestId('approvers').textContent).toBe('Approved by alice at 2026-12-02 10:01:00 UTC'),
     );
     expect(screen.getByText(/flow shop · approved$/)).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Approve & promote' })).toBeNull();
@@ -76,10 +74,12 @@ describe('PlanView', () => {
     );
     const api = fakeApi({ getPlan: async () => twoNeeded });
     renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, { api, permission: 'allow' });
-    expect((await screen.findByTestId('requested-by')).textContent).toBe('Requested by user:default/bob');
-    expect(screen.getByTestId('approvers').textContent).toBe(
-      'Approved by user:default/alice at 2026-12-02 10:05:00 UTC – “LGTM”',
+    expect((await screen.findByTestId('requested-by')).textContent).toBe('Requested by bob');
+    // People link to their catalog pages (the full ref on hover).
+    expect(within(screen.getByTestId('requested-by')).getByRole('link').getAttribute('href')).toBe(
+      '/catalog/default/user/bob',
     );
+    expect(screen.getByTestId('approvers').textContent).toBe('Approved by alice at 2026-12-02 10:05:00 UTC – “LGTM”');
     expect(screen.getByTestId('waiting-for').textContent).toBe(
       'Waiting for 1 more approval from groups group:default/release-managers',
     );
@@ -116,7 +116,7 @@ describe('PlanView', () => {
       permission: 'allow',
     });
     expect((await screen.findByTestId('approvers')).textContent).toBe(
-      'Approved by user:default/alice (not yet seen by the controller)',
+      'Approved by alice (not yet seen by the controller)',
     );
     expect(screen.getByTestId('waiting-for').textContent).toBe(
       'Waiting for the controller to evaluate the latest approval',
@@ -314,7 +314,7 @@ describe('PlansPage', () => {
     const rows = screen
       .getAllByRole('row')
       .slice(1)
-      .map((r) => within(r).getAllByRole('gridcell')[1]?.textContent);
+      .map((r) => within(r).getAllByRole('gridcell')[0]?.textContent);
     expect(rows).toEqual([
       'promote (awaiting approval)',
       'promote (frozen)',

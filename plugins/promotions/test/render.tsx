@@ -1,8 +1,15 @@
 import { mockApis, renderInTestApp } from '@backstage/frontend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { type PromotionsApi, promotionsApiRef } from '@kpromo/plugin-promotions-react';
+import { configure } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { SWRConfig } from 'swr';
+import { vi } from 'vitest';
+
+// Pages load several things at once (plan, plans, applications, permissions); on a busy 2-core
+// machine the default 1 s for findBy* is too tight.
+configure({ asyncUtilTimeout: 5000 });
+vi.setConfig({ testTimeout: 30_000 });
 
 /**
  * renderInTestApp with a fake promotions API and a permission decision. usePermission caches decisions
@@ -18,6 +25,9 @@ export function renderWith(
     config?: Record<string, unknown>;
     /** More [apiRef, implementation] pairs, e.g. a fetchApi standing in for an external chat endpoint. */
     apis?: Array<readonly [unknown, unknown]>;
+    /** Where the element is mounted and the URL the test starts at (routing tests). */
+    mountPath?: string;
+    initialRouteEntries?: string[];
   },
 ) {
   const p = opts.permission ?? 'allow';
@@ -36,5 +46,7 @@ export function renderWith(
       ...((opts.apis ?? []) as never[]),
     ],
     config: opts.config as never,
+    ...(opts.mountPath ? { mountPath: opts.mountPath } : {}),
+    ...(opts.initialRouteEntries ? { initialRouteEntries: opts.initialRouteEntries } : {}),
   });
 }

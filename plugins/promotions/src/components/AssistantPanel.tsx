@@ -17,7 +17,7 @@ import {
   TextAreaField,
   TextField,
 } from '@backstage/ui';
-import { ErrorState, LoadingState, promotionsApiRef } from '@kpromo/plugin-promotions-react';
+import { ErrorState, LoadingState, promotionsApiRef, usePageTitle } from '@kpromo/plugin-promotions-react';
 import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { type FormField, isDestructive, schemaToFields, type ToolInfo, toArguments } from './assistantSchema';
 import { type ChatMessage, completeChat, resultText, SYSTEM_PROMPT, type ToolCall } from './chat';
@@ -438,6 +438,7 @@ function ChatView({
 
 /** Talks to the controller's MCP server through the promotions backend's /mcp proxy. */
 export function AssistantPanel({ connect }: { connect?: () => Promise<McpConnection> }) {
+  usePageTitle('Assistant · Promotions');
   const api = useApi(promotionsApiRef);
   const fetchApi = useApi(fetchApiRef);
   const config = useApi(configApiRef);

@@ -4,11 +4,8 @@ import {
   Button,
   Cell,
   Column,
-  Dialog,
-  DialogBody,
-  DialogFooter,
-  DialogHeader,
   Flex,
+  Link,
   Row,
   TableBody,
   TableHeader,
@@ -17,9 +14,18 @@ import {
   TextField,
 } from '@backstage/ui';
 import {
+  type ApplicationSummary,
   type AppProgress,
+  DigestText,
+  EmptyState,
   ErrorState,
+  errorStatus,
+  formatCountdown,
+  formatRelative,
+  formatTime,
   isFinalPlan,
+  isNotFound,
+  LiveAnnouncer,
   LoadingState,
   PhaseBadge,
   type PlanProgress,
@@ -29,55 +35,64 @@ import {
   promotionPlanApprovePermission,
   promotionRollbackPermission,
   promotionsApiRef,
+  readableMessage,
+  shortDigest,
+  shortRef,
   useCurrentUser,
   useNow,
+  usePageTitle,
   usePromotionPermission,
   usePromotionsData,
 } from '@kpromo/plugin-promotions-react';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
-import { usePromotionsLinks } from '../routes';
+import { useEntityLinks, usePromotionsLinks } from '../routes';
+import { ChangeList, ConfirmDialog, type PlanChange } from './Confirm';
+import { PlanTimeline } from './PlanTimeline';
 
-export interface PlanChange {
-  application: string;
-  from?: string;
-  to?: string;
-}
+export { formatCountdown, formatTime } from '@kpromo/plugin-promotions-react';
+export type { PlanChange } from './Confirm';
 
-/** What approving the plan will change: per application, the target environment's version before and after. */
-export function planChanges(plan: PromotionPlan): PlanChange[] {
-  if ((plan.spec.action ?? 'promote') === 'rollback') {
-    return (plan.status?.apps ?? []).map((a) => ({
-      application: a.application,
-      from: a.targetTag,
-      to: a.previous?.tag ?? a.previous?.digest?.slice(0, 19),
-    }));
+const isRollbackPlan = (p: PromotionPlan) => (p.spec.action ?? 'promote') === 'rollback';
+const label = (v: { tag?: string; digest?: string } | undefined) => v?.tag ?? shortDigest(v?.digest);
+
+/**
+ * What approving the plan will change: per application, the target environment's version before
+ * and after. A rollback restores what its original plan replaced: before it runs, that comes from
+ * the original plan (`original`); once running, from its own status (`previous` is what ran before
+ * the rollback, `targetTag` what it restores).
+ */
+export function planChanges(plan: PromotionPlan, original?: PromotionPlan): PlanChange[] {
+  if (isRollbackPlan(plan)) {
+    const own = plan.status?.apps ?? [];
+    if (own.length) return own.map((a) => ({ application: a.application, from: label(a.previous), to: a.targetTag }));
+    return (original?.status?.apps ?? [])
+      .filter((a) => a.written)
+      .map((a) => ({ application: a.application, from: a.targetTag, to: label(a.previous) }));
   }
-  return plan.spec.candidates.map((c) => ({
-    application: c.application,
-    from: c.to?.tag ?? c.to?.digest?.slice(0, 19),
-    to: c.from.tag,
-  }));
+  return plan.spec.candidates.map((c) => ({ application: c.application, from: label(c.to), to: c.from.tag }));
 }
 
-/** An ISO timestamp as `YYYY-MM-DD HH:MM:SS UTC`. */
-export function formatTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+/** The rollback plan of `plan` among `plans`, if someone created one. */
+export function rollbackOf(plan: PromotionPlan, plans: PromotionPlan[] | undefined): PromotionPlan | undefined {
+  return plans?.find(
+    (p) =>
+      isRollbackPlan(p) &&
+      p.spec.rollbackOf === plan.metadata.name &&
+      (p.metadata.namespace ?? 'default') === (plan.metadata.namespace ?? 'default'),
+  );
 }
 
-/** How long until `iso`: `in 2h 5m`, `in 3d 4h`, `in 40s`; `now` once it has passed. */
-export function formatCountdown(iso: string, now: number): string {
-  const s = Math.floor((Date.parse(iso) - now) / 1000);
-  if (!Number.isFinite(s)) return '';
-  if (s <= 0) return 'now';
-  const d = Math.floor(s / 86_400);
-  const h = Math.floor((s % 86_400) / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  if (d) return `in ${d}d ${h}h`;
-  if (h) return `in ${h}h ${m}m`;
-  if (m) return `in ${m}m`;
-  return `in ${s}s`;
+/** A user or group ref as a link to its catalog page. */
+function EntityName({ entityRef, kind = 'user' }: { entityRef: string; kind?: string }) {
+  const link = useEntityLinks()(entityRef, kind);
+  return link ? (
+    <Link href={link} title={entityRef}>
+      {shortRef(entityRef)}
+    </Link>
+  ) : (
+    <strong>{entityRef}</strong>
+  );
 }
 
 /**
@@ -92,7 +107,7 @@ function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
     <Flex direction="column" gap="2" data-testid="plan-gate">
       {g.requestedBy ? (
         <Text as="p" variant="body-small" data-testid="requested-by">
-          Requested by {g.requestedBy}
+          Requested by <EntityName entityRef={g.requestedBy} />
         </Text>
       ) : null}
       {g.approvers.length ? (
@@ -100,7 +115,7 @@ function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
           {g.approvers.map((a) => (
             <li key={a.user}>
               <Text variant="body-small">
-                Approved by <strong>{a.user}</strong>
+                Approved by <EntityName entityRef={a.user} />
                 {a.observedAt ? ` at ${formatTime(a.observedAt)}` : ' (not yet seen by the controller)'}
                 {a.overrideFreeze ? ' (overriding the freeze)' : ''}
                 {a.counted === false ? ' (does not count toward the approval policy)' : ''}
@@ -152,63 +167,66 @@ function progressOf(plan: PromotionPlan, app: string): AppProgress | undefined {
   return plan.status?.apps?.find((a) => a.application === app);
 }
 
-function ChangeList({ plan }: { plan: PromotionPlan }) {
-  const changes = planChanges(plan);
-  if (!changes.length)
-    return <Text as="p">The controller computes the versions to restore when the rollback starts.</Text>;
-  return (
-    <ul data-testid="change-list" style={{ margin: 0, paddingLeft: 20 }}>
-      {changes.map((c) => (
-        <li key={c.application}>
-          <Text weight="bold">{c.application}</Text>: {c.from ?? 'not deployed'} → {c.to ?? '?'} in{' '}
-          <Text weight="bold">{plan.spec.to}</Text>
-        </li>
-      ))}
-    </ul>
+/** What a screen reader hears when the plan moves on: phase and how many applications are done. */
+export function progressAnnouncement(plan: PromotionPlan): string {
+  const g = planProgress(plan);
+  const done = g.apps.filter((a) => ['Succeeded', 'Failed', 'RolledBack'].includes(a.phase)).length;
+  const running = g.apps.find((a) => ['Copying', 'Writing', 'RollingOut'].includes(a.phase));
+  return [
+    `Plan ${plan.metadata.name}: ${g.phase}.`,
+    g.total ? `${done} of ${g.total} applications done (${g.succeeded} succeeded, ${g.failed} failed).` : '',
+    running ? `${running.application} is ${running.phase}.` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+function AppName({ name, apps }: { name: string; apps?: ApplicationSummary[] }) {
+  const link = useEntityLinks();
+  const ref = apps?.find((a) => a.name === name)?.entityRef;
+  const href = ref ? link(ref) : undefined;
+  return href ? (
+    <Link href={href} weight="bold">
+      {name}
+    </Link>
+  ) : (
+    <Text weight="bold">{name}</Text>
   );
 }
 
-function ConfirmDialog(props: {
-  isOpen: boolean;
-  title: string;
-  children: React.ReactNode;
-  confirmLabel: string;
-  destructive?: boolean;
-  busy: boolean;
-  error?: Error;
-  onConfirm: () => void;
-  onCancel: () => void;
+function Version({ v }: { v?: { tag?: string; digest?: string } }) {
+  if (!v?.tag && !v?.digest) return <Text variant="body-small">—</Text>;
+  return (
+    <Flex direction="column" gap="0">
+      <Text variant="body-small">{v.tag ?? '—'}</Text>
+      {v.digest ? <DigestText digest={v.digest} /> : null}
+    </Flex>
+  );
+}
+
+export function PlanDetails({
+  plan,
+  onChange,
+  plans,
+  applications,
+}: {
+  plan: PromotionPlan;
+  onChange: (p: PromotionPlan) => void;
+  /** The namespace's plans: the rollback of this plan, or the plan this one rolls back. */
+  plans?: PromotionPlan[];
+  /** For links to the applications' catalog entities. */
+  applications?: ApplicationSummary[];
 }) {
-  return (
-    <Dialog isOpen={props.isOpen} onOpenChange={(open) => !open && props.onCancel()} width={560}>
-      <DialogHeader>{props.title}</DialogHeader>
-      <DialogBody>
-        <Flex direction="column" gap="3">
-          {props.children}
-          {props.error ? <Alert status="danger" title="The request failed" description={props.error.message} /> : null}
-        </Flex>
-      </DialogBody>
-      <DialogFooter>
-        <Button variant="secondary" onPress={props.onCancel}>
-          Cancel
-        </Button>
-        <Button variant="primary" destructive={props.destructive} isPending={props.busy} onPress={props.onConfirm}>
-          {props.confirmLabel}
-        </Button>
-      </DialogFooter>
-    </Dialog>
-  );
-}
-
-export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange: (p: PromotionPlan) => void }) {
   const api = useApi(promotionsApiRef);
   const navigate = useNavigate();
   const links = usePromotionsLinks();
+  const now = useNow(30_000);
   const ns = plan.metadata.namespace ?? 'default';
-  const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
-  const apps = isRollback
-    ? (plan.status?.apps ?? []).map((a) => a.application)
-    : plan.spec.candidates.map((c) => c.application);
+  const isRollback = isRollbackPlan(plan);
+  const original = isRollback ? plans?.find((p) => p.metadata.name === plan.spec.rollbackOf) : undefined;
+  const existingRollback = isRollback ? undefined : rollbackOf(plan, plans);
+  const changes = planChanges(plan, original);
+  const apps = isRollback ? changes.map((c) => c.application) : plan.spec.candidates.map((c) => c.application);
   const written = (plan.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
   // approve/rollback are checked per application against its catalog entity (as the backend does)
   const approvePerm = usePromotionPermission(promotionPlanApprovePermission, {
@@ -222,21 +240,18 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
   const me = useCurrentUser();
   const g = planProgress(plan);
   const started = planStarted(plan);
+  const final = isFinalPlan(plan);
   const approvedByMe = !!me && g.approvers.some((a) => a.user === me);
   // Adding an approval helps only before the plan runs and while the policy is not met; the
   // controller answers 409 to a second approval by the same user.
-  const canApprove = !started && !isFinalPlan(plan) && !g.approved && !approvedByMe;
+  const canApprove = !started && !final && !g.approved && !approvedByMe;
   const frozenNow = !started && !isRollback && !!g.frozen && !g.frozen.overriddenBy;
   const [dialog, setDialog] = useState<'approve' | 'rollback' | 'override' | undefined>();
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
   const failed = (plan.status?.apps ?? []).filter((a) => a.phase === 'Failed');
-  const canRollback =
-    !isRollback &&
-    isFinalPlan(plan) &&
-    plan.status?.phase !== 'RolledBack' &&
-    (plan.status?.apps ?? []).some((a) => a.written);
+  const canRollback = !isRollback && final && plan.status?.phase !== 'RolledBack' && written.length > 0;
 
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -251,44 +266,87 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
     }
   };
 
+  const rollback = async () => {
+    try {
+      const rb = await api.rollbackPlan(ns, plan.metadata.name, { approve: !!approvePerm.allowed });
+      navigate(links.plan(rb.metadata.namespace ?? ns, rb.metadata.name));
+    } catch (e) {
+      // Someone rolled it back meanwhile (another tab, the CLI): go to that rollback instead.
+      if (errorStatus(e) === 409) {
+        const existing = rollbackOf(plan, await api.listPlans({ namespace: ns }).catch(() => []));
+        if (existing) return navigate(links.plan(ns, existing.metadata.name));
+      }
+      throw e;
+    }
+  };
+
+  const subtitle = isRollback ? (
+    <>
+      Rollback of{' '}
+      {plan.spec.rollbackOf ? <Link href={links.plan(ns, plan.spec.rollbackOf)}>{plan.spec.rollbackOf}</Link> : '?'} in{' '}
+      {plan.spec.to} · flow {plan.spec.flow} · {g.approved ? 'approved' : 'waiting for approval'}
+    </>
+  ) : (
+    <>
+      Promote {plan.spec.from} → {plan.spec.to} · flow {plan.spec.flow} ·{' '}
+      {g.approved ? 'approved' : 'waiting for approval'}
+    </>
+  );
+
   return (
     <Flex direction="column" gap="4">
+      <LiveAnnouncer message={progressAnnouncement(plan)} testId="plan-announcer" />
       <Flex justify="between" align="start" style={{ flexWrap: 'wrap' }} gap="3">
         <Flex direction="column" gap="1">
           <Text as="h2" variant="title-medium">
             {plan.metadata.name}
           </Text>
-          <Text as="p" color="secondary">
-            {isRollback ? `Rollback of ${plan.spec.rollbackOf} in` : 'Promote'} {plan.spec.from} → {plan.spec.to} · flow{' '}
-            {plan.spec.flow} · {g.approved ? 'approved' : 'waiting for approval'}
+          <Text as="p" color="secondary" data-testid="plan-subtitle">
+            {subtitle}
           </Text>
-          <Flex gap="2" align="center">
+          <Flex gap="2" align="center" style={{ flexWrap: 'wrap' }}>
             <span data-testid="plan-phase">
-              <PhaseBadge phase={plan.status?.phase} />
+              <PhaseBadge phase={plan.status?.phase} action={isRollback ? 'rollback' : 'promote'} />
             </span>
             <Text variant="body-small" color="secondary" data-testid="plan-counts">
               {plan.status?.succeeded ?? 0} succeeded · {plan.status?.failed ?? 0} failed · {apps.length} apps
             </Text>
-            {!isFinalPlan(plan) && g.approved ? (
+            {plan.metadata.creationTimestamp ? (
               <Text variant="body-small" color="secondary">
-                updating live…
+                · created{' '}
+                <time dateTime={plan.metadata.creationTimestamp} title={formatTime(plan.metadata.creationTimestamp)}>
+                  {formatRelative(plan.metadata.creationTimestamp, now)}
+                </time>
+              </Text>
+            ) : null}
+            {!final && g.approved ? (
+              <Text variant="body-small" color="secondary">
+                · updating live
               </Text>
             ) : null}
           </Flex>
         </Flex>
-        <Flex gap="2">
+        <Flex gap="2" align="center">
           {canApprove && approvePerm.allowed ? (
             <Button variant="primary" onPress={() => setDialog('approve')}>
               {isRollback ? 'Approve rollback' : 'Approve & promote'}
             </Button>
           ) : null}
+          {/* Triggers are neutral (Backstage UI's red secondary button is below AA contrast); the
+              confirmation dialogs carry the destructive styling. */}
           {frozenNow && !approvedByMe && approvePerm.allowed ? (
-            <Button variant="secondary" destructive onPress={() => setDialog('override')}>
+            <Button variant="secondary" onPress={() => setDialog('override')}>
               Override freeze
             </Button>
           ) : null}
-          {canRollback && rollbackPerm.allowed ? (
-            <Button variant="secondary" destructive onPress={() => setDialog('rollback')}>
+          {existingRollback ? (
+            <Text variant="body-small" data-testid="existing-rollback">
+              Rolled back by{' '}
+              <Link href={links.plan(ns, existingRollback.metadata.name)}>{existingRollback.metadata.name}</Link>{' '}
+              <PhaseBadge phase={existingRollback.status?.phase} action="rollback" />
+            </Text>
+          ) : canRollback && rollbackPerm.allowed ? (
+            <Button variant="secondary" onPress={() => setDialog('rollback')}>
               Roll back
             </Button>
           ) : null}
@@ -321,7 +379,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
               {failed.map((a) => (
                 <li key={a.application}>
                   <strong>{a.application}</strong>: {a.reason ?? 'Failed'}
-                  {a.message ? ` – ${a.message}` : ''}
+                  {a.message ? ` – ${readableMessage(a.message)}` : ''}
                 </li>
               ))}
             </ul>
@@ -341,7 +399,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
             <Column isRowHeader>Application</Column>
             <Column>{plan.spec.to} before</Column>
             <Column>{isRollback ? 'Restores' : `From ${plan.spec.from}`}</Column>
-            <Column>Target tag</Column>
+            {isRollback ? null : <Column>Target tag</Column>}
             <Column>Progress</Column>
             <Column>Details</Column>
           </TableHeader>
@@ -349,32 +407,51 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
             {apps.map((app) => {
               const c = plan.spec.candidates.find((x) => x.application === app);
               const p = progressOf(plan, app);
+              const o = original?.status?.apps?.find((a) => a.application === app);
+              // Rollback: `previous` is what ran before the rollback, the target what it restores.
+              const before = isRollback
+                ? (p?.previous ?? (o ? { tag: o.targetTag, digest: o.digest } : undefined))
+                : (c?.to ?? p?.previous);
+              const after = isRollback
+                ? p?.targetTag
+                  ? { tag: p.targetTag, digest: p.digest }
+                  : o?.previous
+                : c?.from;
+              const times = [
+                p?.startedAt ? `started ${formatRelative(p.startedAt, now)}` : '',
+                p?.finishedAt ? `finished ${formatRelative(p.finishedAt, now)}` : '',
+              ].filter(Boolean);
               return (
                 <Row key={app} id={app}>
                   <Cell>
-                    <Text weight="bold">{app}</Text>
+                    <AppName name={app} apps={applications} />
                   </Cell>
+                  <Cell>{before ? <Version v={before} /> : <Text variant="body-small">not deployed</Text>}</Cell>
                   <Cell>
-                    <Text variant="body-small">
-                      {isRollback ? (p?.targetTag ?? '—') : (c?.to?.tag ?? p?.previous?.tag ?? 'not deployed')}
-                    </Text>
+                    <Version v={after} />
                   </Cell>
-                  <Cell>
-                    <Text variant="body-small">{isRollback ? (p?.previous?.tag ?? '—') : (c?.from.tag ?? '—')}</Text>
-                  </Cell>
-                  <Cell>
-                    <Text variant="body-small">{p?.targetTag ?? '—'}</Text>
-                  </Cell>
+                  {isRollback ? null : (
+                    <Cell>
+                      <Text variant="body-small">{p?.targetTag ?? '—'}</Text>
+                    </Cell>
+                  )}
                   <Cell>
                     <span data-testid={`phase-${app}`}>
                       <PhaseBadge phase={p?.phase ?? 'Pending'} />
                     </span>
                   </Cell>
                   <Cell>
-                    <Text variant="body-small" color={p?.phase === 'Failed' ? 'danger' : 'secondary'}>
-                      {[p?.reason, p?.message].filter(Boolean).join(': ') ||
-                        (p?.attempts ? `attempt ${p.attempts}` : '')}
-                    </Text>
+                    <Flex direction="column" gap="0">
+                      <Text variant="body-small">
+                        {[p?.reason, p?.message ? readableMessage(p.message) : undefined].filter(Boolean).join(': ') ||
+                          (p?.attempts && p.attempts > 1 ? `attempt ${p.attempts}` : '')}
+                      </Text>
+                      {times.length ? (
+                        <Text variant="body-small" color="secondary">
+                          {times.join(' · ')}
+                        </Text>
+                      ) : null}
+                    </Flex>
                   </Cell>
                 </Row>
               );
@@ -382,6 +459,8 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
           </TableBody>
         </TableRoot>
       )}
+
+      <PlanTimeline plan={plan} rollback={existingRollback} />
 
       <ConfirmDialog
         isOpen={dialog === 'approve'}
@@ -399,9 +478,15 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
           {g.waitingFor
             ? `Your approval is recorded as ${me ?? 'you'}; the plan starts once the policy is met (now waiting for ${g.waitingFor}). `
             : ''}
-          The controller copies each image to the {plan.spec.to} registry and rolls it out. This changes:
+          {isRollback
+            ? `The controller restores the previous versions in ${plan.spec.to}. This changes:`
+            : `The controller copies each image to the ${plan.spec.to} registry and rolls it out. This changes:`}
         </Text>
-        <ChangeList plan={plan} />
+        {changes.length ? (
+          <ChangeList changes={changes} to={plan.spec.to} />
+        ) : (
+          <Text as="p">The controller computes the versions to restore when the rollback starts.</Text>
+        )}
       </ConfirmDialog>
 
       <ConfirmDialog
@@ -431,7 +516,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
           {g.frozen?.reason ? ` (${g.frozen.reason})` : ''}. Approving with an override lets this plan run now; it needs
           the override-freeze permission for {plan.spec.to} and is recorded with your name. This changes:
         </Text>
-        <ChangeList plan={plan} />
+        <ChangeList changes={changes} to={plan.spec.to} />
         <TextField label="Reason" placeholder="e.g. hotfix for INC-1234" value={reason} onChange={setReason} />
       </ConfirmDialog>
 
@@ -446,12 +531,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
           setDialog(undefined);
           setError(undefined);
         }}
-        onConfirm={() =>
-          run(async () => {
-            const rb = await api.rollbackPlan(ns, plan.metadata.name, { approve: !!approvePerm.allowed });
-            navigate(links.plan(rb.metadata.namespace ?? ns, rb.metadata.name));
-          })
-        }
+        onConfirm={() => run(rollback)}
       >
         <Text as="p">This creates a rollback plan restoring the versions {plan.spec.to} ran before:</Text>
         <ul data-testid="rollback-list" style={{ margin: 0, paddingLeft: 20 }}>
@@ -459,7 +539,7 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
             .filter((a) => a.written)
             .map((a) => (
               <li key={a.application}>
-                <strong>{a.application}</strong>: {a.targetTag ?? '?'} → {a.previous?.tag ?? a.previous?.digest ?? '?'}
+                <strong>{a.application}</strong>: {a.targetTag ?? '?'} → {label(a.previous) ?? '?'}
               </li>
             ))}
         </ul>
@@ -473,22 +553,76 @@ export function PlanDetails({ plan, onChange }: { plan: PromotionPlan; onChange:
   );
 }
 
-/** A plan with live per-application progress (polls until the plan is final). */
-export function PlanView({ namespace, name, pollMs = 2000 }: { namespace: string; name: string; pollMs?: number }) {
-  const [override, setOverride] = useState<PromotionPlan | undefined>();
-  const data = usePromotionsData((api) => api.getPlan(namespace, name), [namespace, name, override], {
-    pollMs,
-    stop: (p) => isFinalPlan(p),
-  });
-  const plan = data.value ?? override;
-  if (!plan && data.loading) return <LoadingState label="Loading plan" />;
-  if (!plan && data.error)
-    return <ErrorState error={data.error} onRetry={data.retry} title="Could not load the plan" />;
-  if (!plan) return null;
+/** Polling while a plan runs; once final, slower: a rollback from elsewhere still shows up. */
+const SLOW_POLL_MS = 15_000;
+
+/**
+ * A plan with live per-application progress: polled every `pollMs` while it runs, every
+ * `slowPollMs` once final, and at once when the window regains focus.
+ */
+export function PlanView({
+  namespace,
+  name,
+  pollMs = 2000,
+  slowPollMs = SLOW_POLL_MS,
+}: {
+  namespace: string;
+  name: string;
+  pollMs?: number;
+  slowPollMs?: number;
+}) {
+  const links = usePromotionsLinks();
+  usePageTitle(`${name} · Plans`);
+  // What an approve answered, shown until a poll brings something newer than what was shown then.
+  const [override, setOverride] = useState<{ plan: PromotionPlan; shownRv?: string } | undefined>();
+  const data = usePromotionsData(
+    async (api) => {
+      const [plan, plans] = await Promise.all([
+        api.getPlan(namespace, name),
+        api.listPlans({ namespace }).catch(() => undefined),
+      ]);
+      return { plan, plans };
+    },
+    [namespace, name],
+    { pollMs, slowPollMs, stop: (v) => isFinalPlan(v.plan) },
+  );
+  const apps = usePromotionsData((api) => api.listApplications({ namespace }), [namespace]);
+  const current = data.value?.plan;
+  useEffect(() => {
+    if (override && current && current.metadata.resourceVersion !== override.shownRv) setOverride(undefined);
+  }, [current, override]);
+
+  if (!current && data.loading) return <LoadingState label="Loading plan" />;
+  if (!current && data.error && isNotFound(data.error))
+    return (
+      <EmptyState title={`Plan ${name} not found`}>
+        There is no promotion plan {name} in namespace {namespace}: it may have been deleted, or the link is wrong.{' '}
+        <Link href={links.plans()}>Back to all plans</Link>
+      </EmptyState>
+    );
+  if (!current && data.error)
+    return (
+      <ErrorState
+        error={data.error}
+        onRetry={data.retry}
+        title="Could not load the plan"
+        back={<Link href={links.plans()}>Back to all plans</Link>}
+      />
+    );
+  if (!current) return null;
+  const plan = override && current.metadata.resourceVersion === override.shownRv ? override.plan : current;
   return (
     <Flex direction="column" gap="3">
       {data.error ? <ErrorState error={data.error} onRetry={data.retry} title="Live update failed" /> : null}
-      <PlanDetails plan={plan} onChange={setOverride} />
+      <PlanDetails
+        plan={plan}
+        plans={data.value?.plans}
+        applications={apps.value}
+        onChange={(p) => {
+          setOverride({ plan: p, shownRv: current.metadata.resourceVersion });
+          data.retry();
+        }}
+      />
     </Flex>
   );
 }

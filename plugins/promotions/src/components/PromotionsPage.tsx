@@ -1,27 +1,40 @@
-import { Flex, Tab, TabList, Tabs } from '@backstage/ui';
+import { Flex, Tab, TabList, TabPanel, Tabs } from '@backstage/ui';
 import { Route, Routes, useLocation, useParams } from 'react-router-dom';
 import { usePromotionsLinks } from '../routes';
 import { AssistantPanel } from './AssistantPanel';
+import { PipelinePage } from './PipelinePage';
 import { PlansPage } from './PlansPage';
 import { PlanView } from './PlanView';
 import { ReleasesPage } from './ReleasesPage';
 
 function PlanRoute() {
   const { namespace, name } = useParams();
-  return <PlanView namespace={namespace!} name={name!} />;
+  // Keyed by the plan: switching plans starts from scratch, never showing the previous plan's data.
+  return <PlanView key={`${namespace}/${name}`} namespace={namespace!} name={name!} />;
 }
 
-/** The Promotions page: Releases, Plans (and a plan's view), Assistant. */
+const SECTIONS = ['releases', 'pipeline', 'plans', 'assistant'] as const;
+
+/** The Promotions page: Releases, Pipeline, Plans (and a plan's view), Assistant. */
 export function PromotionsPage() {
   const links = usePromotionsLinks();
   const { pathname } = useLocation();
-  const selected = pathname.includes('/plans') ? 'plans' : pathname.includes('/assistant') ? 'assistant' : 'releases';
+  const selected = pathname.includes('/plans')
+    ? 'plans'
+    : pathname.includes('/pipeline')
+      ? 'pipeline'
+      : pathname.includes('/assistant')
+        ? 'assistant'
+        : 'releases';
   return (
     <Flex direction="column" gap="4" p="4">
       <Tabs selectedKey={selected}>
         <TabList aria-label="Promotions sections">
           <Tab id="releases" href={links.releases()}>
             Releases
+          </Tab>
+          <Tab id="pipeline" href={links.pipeline()}>
+            Pipeline
           </Tab>
           <Tab id="plans" href={links.plans()}>
             Plans
@@ -30,13 +43,21 @@ export function PromotionsPage() {
             Assistant
           </Tab>
         </TabList>
+        {/* One panel per tab (so every tab's aria-controls names a panel); the selected one shows the section. */}
+        {SECTIONS.map((key) => (
+          <TabPanel key={key} id={key} shouldForceMount>
+            {key === selected ? (
+              <Routes>
+                <Route path="/" element={<ReleasesPage />} />
+                <Route path="/pipeline" element={<PipelinePage />} />
+                <Route path="/plans" element={<PlansPage />} />
+                <Route path="/plans/:namespace/:name" element={<PlanRoute />} />
+                <Route path="/assistant" element={<AssistantPanel />} />
+              </Routes>
+            ) : null}
+          </TabPanel>
+        ))}
       </Tabs>
-      <Routes>
-        <Route path="/" element={<ReleasesPage />} />
-        <Route path="/plans" element={<PlansPage />} />
-        <Route path="/plans/:namespace/:name" element={<PlanRoute />} />
-        <Route path="/assistant" element={<AssistantPanel />} />
-      </Routes>
     </Flex>
   );
 }

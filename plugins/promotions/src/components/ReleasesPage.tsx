@@ -1,8 +1,9 @@
 import { Button, Flex, Text } from '@backstage/ui';
-import { EmptyState, ErrorState, LoadingState, usePromotionsData } from '@kpromo/plugin-promotions-react';
+import { EmptyState, ErrorState, LoadingState, usePageTitle, usePromotionsData } from '@kpromo/plugin-promotions-react';
 import { ReleasesTable } from './ReleasesTable';
 
 export function ReleasesPage() {
+  usePageTitle('Releases · Promotions');
   const data = usePromotionsData(
     async (api) => {
       const [environments, applications] = await Promise.all([api.listEnvironments(), api.listApplications()]);

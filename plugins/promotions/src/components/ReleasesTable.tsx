@@ -2,6 +2,7 @@ import {
   Cell,
   Column,
   Flex,
+  Link,
   Row,
   SearchField,
   Select,
@@ -20,6 +21,7 @@ import {
   VersionCell,
 } from '@kpromo/plugin-promotions-react';
 import { useMemo, useState } from 'react';
+import { useEntityLinks } from '../routes';
 
 const ALL = '__all__';
 
@@ -63,6 +65,7 @@ export function ReleasesTable({
   const visibleEnvs = filter.environment === ALL ? envs : envs.filter((e) => e.name === filter.environment);
   const visible = filterRows(rows, filter);
   const multiNs = new Set(envs.map((e) => e.namespace)).size > 1;
+  const entityLink = useEntityLinks();
 
   return (
     <Flex direction="column" gap="4">
@@ -115,7 +118,13 @@ export function ReleasesTable({
               <Row key={`${r.app.namespace}/${r.app.name}`} id={`${r.app.namespace}/${r.app.name}`}>
                 <Cell>
                   <Flex direction="column" gap="0">
-                    <Text weight="bold">{r.app.name}</Text>
+                    {entityLink(r.app.entityRef) ? (
+                      <Link href={entityLink(r.app.entityRef)} weight="bold">
+                        {r.app.name}
+                      </Link>
+                    ) : (
+                      <Text weight="bold">{r.app.name}</Text>
+                    )}
                     {multiNs || r.app.repository ? (
                       <Text variant="body-small" color="secondary">
                         {[multiNs ? r.app.namespace : undefined, r.app.repository].filter(Boolean).join(' · ')}
@@ -124,7 +133,13 @@ export function ReleasesTable({
                   </Flex>
                 </Cell>
                 <Cell>
-                  <Text variant="body-small">{r.app.owner}</Text>
+                  {entityLink(r.app.owner, 'group') ? (
+                    <Link href={entityLink(r.app.owner, 'group')} variant="body-small">
+                      {r.app.owner}
+                    </Link>
+                  ) : (
+                    <Text variant="body-small">{r.app.owner}</Text>
+                  )}
                 </Cell>
                 {visibleEnvs.map((e) => {
                   const c = r.cells[envs.indexOf(e)];

@@ -15,5 +15,9 @@ backend.add(import('@backstage/plugin-mcp-actions-backend'));
 backend.add(import('@kpromo/plugin-promotions-backend'));
 backend.add(import('@backstage/plugin-scaffolder-backend'));
 backend.add(import('@kpromo/plugin-scaffolder-backend-module-promotions')); // kpromo:* template actions
+// Search (in-memory Lunr index): catalog entities, and kpromo applications, environments and plans.
+backend.add(import('@backstage/plugin-search-backend'));
+backend.add(import('@backstage/plugin-search-backend-module-catalog'));
+backend.add(import('./searchCollator'));
 
 backend.start();

@@ -1,0 +1,154 @@
+// @vitest-environment jsdom
+import type { DiffResult, PromotionPlan } from '@kpromo/plugin-promotions-react';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PipelinePage } from '../src/components/PipelinePage';
+import { PlansPage } from '../src/components/PlansPage';
+import { approvedPlan, fakeApi, plan } from './fixtures';
+import { renderWith } from './render';
+
+afterEach(cleanup);
+
+const upToDate = (from: string, to: string): DiffResult => ({
+  flow: 'shop',
+  from,
+  to,
+  candidates: [],
+  skipped: [
+    { application: 'checkout', reason: 'UpToDate', message: `prod already runs sha256:${'a'.repeat(64)}` },
+    { application: 'cart', reason: 'UpToDate', message: '' },
+  ],
+});
+
+describe('new plan form', () => {
+  it('starts on a stage that has candidates', async () => {
+    const api = fakeApi({
+      getDiff: async (q) =>
+        q.from === 'stable' && q.to === 'prod'
+          ? { flow: 'shop', from: q.from, to: q.to, candidates: plan().spec.candidates, skipped: [] }
+          : upToDate(q.from, q.to),
+    });
+    renderWith(<PlansPage />, { api, permission: 'allow' });
+    const preview = await screen.findByTestId('diff-preview');
+    await waitFor(() => expect(preview.textContent).toContain('2 candidates stable → prod (flow shop)'));
+    expect((screen.getByRole('button', { name: 'Create plan' }) as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('disables Create plan with a one-line reason when nothing can be promoted, without digests', async () => {
+    renderWith(<PlansPage />, { api: fakeApi({ getDiff: async (q) => upToDate(q.from, q.to) }), permission: 'allow' });
+    await waitFor(() =>
+      expect(screen.getByTestId('create-blocker').textContent).toBe(
+        'Nothing to promote dev → stable: already up to date ×2.',
+      ),
+    );
+    expect((screen.getByRole('button', { name: 'Create plan' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId('diff-preview').textContent).not.toMatch(/[a-f0-9]{64}/);
+  });
+});
+
+describe('plans list', () => {
+  const many = (): PromotionPlan[] =>
+    Array.from({ length: 25 }, (_, i) => {
+      const p =
+        i % 5 === 0
+          ? plan({ action: 'rollback', rollbackOf: 'x', candidates: [] })
+          : approvedPlan({ phase: 'Complete' });
+      return {
+        ...p,
+        metadata: {
+          ...p.metadata,
+          name: `p-${String(i).padStart(2, '0')}`,
+          creationTimestamp: new Date(Date.now() - i * 60_000).toISOString(),
+        },
+      };
+    });
+
+  it('pages by 20, newest first, with relative times', async () => {
+    renderWith(<PlansPage />, { api: fakeApi({ listPlans: async () => many() }), permission: 'deny' });
+    const table = await screen.findByRole('grid', { name: 'Promotion plans' });
+    await waitFor(() => expect(within(table).getAllByRole('row')).toHaveLength(21));
+    expect(within(table).getAllByRole('row')[1].textContent).toContain('p-00');
+    expect(within(table).getAllByRole('row')[1].textContent).toContain('just now');
+    expect(within(table).getAllByRole('row')[3].textContent).toContain('2 min ago');
+    expect(screen.getByTestId('plans-paging').textContent).toContain('1–20 of 25 plans');
+    fireEvent.click(screen.getByRole('button', { name: 'Next' }));
+    await waitFor(() => expect(within(table).getAllByRole('row')).toHaveLength(6));
+    expect(screen.getByTestId('plans-paging').textContent).toContain('21–25 of 25 plans');
+  });
+
+  it('filters by text, action and phase', async () => {
+    renderWith(<PlansPage />, { api: fakeApi({ listPlans: async () => many() }), permission: 'deny' });
+    await screen.findByRole('grid', { name: 'Promotion plans' });
+    fireEvent.change(screen.getByRole('searchbox'), { target: { value: 'p-1' } });
+    await waitFor(() =>
+      expect(
+        within(screen.getByRole('grid', { name: 'Promotion plans' }))
+          .getAllByRole('row')
+          .slice(1)
+          .map((r) => r.textContent?.slice(0, 4)),
+      ).toEqual(['p-10', 'p-11', 'p-12', 'p-13', 'p-14', 'p-15', 'p-16', 'p-17', 'p-18', 'p-19']),
+    );
+    fireEvent.change(screen.getByRole('searchbox'), { target: { value: 'nothing' } });
+    expect((await screen.findByTestId('no-plan-matches')).textContent).toContain('Clear the filters');
+  });
+});
+
+describe('pipeline', () => {
+  it('shows each stage, what may move next, and promotes with one click through the confirmation', async () => {
+    const api = fakeApi({
+      getDiff: async (q) =>
+        q.from === 'dev' && q.to === 'stable'
+          ? {
+              flow: 'shop',
+              from: q.from,
+              to: q.to,
+              candidates: [plan().spec.candidates[0]],
+              skipped: [{ application: 'cart', reason: 'UpToDate', message: '' }],
+            }
+          : q.from === 'stable' && q.to === 'prod'
+            ? upToDate(q.from, q.to)
+            : Promise.reject(
+                Object.assign(new Error('no PromotionFlow in namespace shop has the stage transition'), {
+                  response: { status: 404 },
+                }),
+              ),
+      createPlan: async () => ({ plan: approvedPlan(), skipped: [] }),
+    });
+    renderWith(<PipelinePage />, { api, permission: 'allow' });
+    const toStable = await screen.findByTestId('transition-dev-stable');
+    expect(within(toStable).getByTestId('eligible-count').textContent).toBe('1 of 2 ready to promote');
+    expect(within(screen.getByTestId('transition-stable-prod')).getByTestId('eligible-count').textContent).toBe(
+      'Nothing to promote: already up to date ×2',
+    );
+    expect(screen.getByTestId('stage-dev-checkout').textContent).toContain('ready for stable');
+    expect(screen.getByTestId('stage-prod-checkout').textContent).toContain('Degraded');
+    expect(screen.getByTestId('stage-prod-cart').textContent).toContain('not deployed');
+    fireEvent.click(within(toStable).getByRole('button', { name: 'Promote 1 to stable' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByTestId('change-list').textContent).toBe('checkout: v1.2.0 → v1.3.0 in stable');
+    expect(api.calls.some((c) => c.startsWith('createPlan'))).toBe(false);
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Promote to stable' }));
+    await waitFor(() =>
+      expect(api.calls).toContain(
+        'createPlan({"namespace":"shop","flow":"shop","from":"dev","to":"stable","applications":["checkout"],"approve":true})',
+      ),
+    );
+  });
+
+  it('shows what the open plan of a transition waits for', async () => {
+    const waiting = plan(
+      { from: 'dev', to: 'stable' },
+      { phase: 'Pending', gate: { approved: false, required: 2, waitingFor: '1 more approval from team-shop' } },
+    );
+    renderWith(<PipelinePage />, {
+      api: fakeApi({
+        listPlans: async () => [waiting],
+        getDiff: async (q) => ({ ...upToDate(q.from, q.to), candidates: plan().spec.candidates }),
+      }),
+      permission: 'allow',
+    });
+    const t = await screen.findByTestId('transition-dev-stable');
+    expect(within(t).getByTestId('plan-hold').textContent).toBe('waiting for 1 more approval from team-shop');
+    expect(within(t).queryByRole('button', { name: /Promote/ })).toBeNull();
+  });
+});
