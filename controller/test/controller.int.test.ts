@@ -5,7 +5,6 @@ import type { Application, Environment, PromotionFlow, PromotionPlan } from '@kp
 import {
   applyCrds,
   createBareRepo,
-  type Flux,
   type GitHttpServer,
   gitRepository,
   kubeConfigFor,
@@ -67,7 +66,6 @@ const log = createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' });
 const devDigest: Record<string, string> = {};
 const stableOld: Record<string, string> = {};
 let repo: ReturnType<typeof createBareRepo>;
-let flux: Flux;
 let gitServer: GitHttpServer;
 const running: Running[] = [];
 const GIT_USER = 'kpromo-bot';
@@ -162,7 +160,7 @@ beforeAll(async () => {
   );
   gitServer = await startGitHttpServer({ root: dirname(repo.dir), users: { [GIT_USER]: GIT_PASSWORD } });
   const gitUrl = gitServer.url('remote.git');
-  flux = await startFlux({ kubeconfig });
+  await startFlux({ kubeconfig });
   const secret = (name: string, type: string, data: Record<string, string>, annotations?: Record<string, string>) =>
     dev.apply(
       `/api/v1/namespaces/${NS}/secrets/${name}`,

@@ -256,7 +256,7 @@ describe('delivery methods and failure modes', () => {
     // helm-plan (previous test) emitted PlanApproved and PlanComplete to the 'self' Notification too.
     const failures = await waitFor('self webhook refused twice', async () => {
       const l = logLines.filter(
-        (x) => x.includes('"notification":"' + NS + '/self"') && x.includes('webhook delivery failed'),
+        (x) => x.includes(`"notification":"${NS}/self"`) && x.includes('webhook delivery failed'),
       );
       return l.length >= 2 ? l : undefined;
     });
