@@ -6,6 +6,7 @@ import { type PromotionPlan, validateResource } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runningVersion } from '../../src/candidates/runningVersion.js';
 import { KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { type Running, startController } from '../../src/runtime.js';
@@ -270,7 +271,9 @@ beforeAll(async () => {
         envs.length === 2 &&
         envs.every((e) => c.environmentSynced(e)) &&
         c.getFlow(NS, 'main') &&
-        c.applications(NS).length === 2
+        c.applications(NS).length === 2 &&
+        // Every app's dev version is known (tag and digest from the Deployment in the cache).
+        c.applications(NS).every((a) => !!runningVersion(c, a, envs.find((e) => e.metadata.name === 'dev')!).tag)
       );
     },
     60_000,
