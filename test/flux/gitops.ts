@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { runGit, writeTree } from '../git/gitRepo.js';
 
 /** Flux API versions the tests use (served by the CRDs of the pinned controllers). */
 export const FLUX_SOURCE_API = 'source.toolkit.fluxcd.io/v1';
@@ -128,28 +128,14 @@ export function kustomizeAppFiles(o: { dir: string; name: string; image: string;
   };
 }
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'kpromo-test',
-      GIT_AUTHOR_EMAIL: 'test@kpromo.local',
-      GIT_COMMITTER_NAME: 'kpromo-test',
-      GIT_COMMITTER_EMAIL: 'test@kpromo.local',
-    },
-  }).trim();
+const git = runGit;
 
 /** Commits `files` (path → content) to `branch` of a bare repository on disk, as a person pushing would; returns the commit. */
 export function pushFiles(bareDir: string, files: Record<string, string>, message: string, branch = 'main'): string {
   const work = mkdtempSync(join(tmpdir(), 'kpromo-push-'));
   try {
     git(work, 'clone', '-q', '--branch', branch, bareDir, '.');
-    for (const [path, content] of Object.entries(files)) {
-      mkdirSync(dirname(join(work, path)), { recursive: true });
-      writeFileSync(join(work, path), content);
-    }
+    writeTree(work, files);
     git(work, 'add', '-A');
     git(work, 'commit', '-q', '-m', message);
     git(work, 'push', '-q', 'origin', `HEAD:refs/heads/${branch}`);

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-const git = (cwd: string, ...args: string[]) =>
+/** Runs git in `cwd` as the test identity; returns its trimmed output. */
+export const runGit = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
@@ -15,6 +16,15 @@ const git = (cwd: string, ...args: string[]) =>
       GIT_COMMITTER_EMAIL: 'test@kpromo.local',
     },
   }).trim();
+const git = runGit;
+
+/** Writes `files` (path → content) under `dir`, creating folders. */
+export function writeTree(dir: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+}
 
 /** A real bare git repository seeded with `files` on `branch`; its file:// URL works as a GitOps remote. */
 export function createBareRepo(
@@ -27,10 +37,7 @@ export function createBareRepo(
   mkdirSync(work);
   git(root, 'init', '--bare', '-q', '-b', branch, bare);
   git(work, 'init', '-q', '-b', branch);
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(work, path)), { recursive: true });
-    writeFileSync(join(work, path), content);
-  }
+  writeTree(work, files);
   git(work, 'add', '-A');
   git(work, 'commit', '-q', '-m', 'seed');
   git(work, 'push', '-q', bare, branch);
