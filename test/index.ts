@@ -1,7 +1,9 @@
 export * from './argo/rollouts.js';
 export * from './cluster/controlPlane.js';
+export * from './cluster/kubectl.js';
 export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
 export * from './faults/controllerProcess.js';
+export * from './flux/apiCrds.js';
 export * from './flux/flux.js';
 export * from './flux/gitops.js';
 export * from './git/gitRepo.js';

@@ -21,6 +21,7 @@ import {
   ensureHelmReleaseCrd,
   getPlan,
   HELMRELEASE_CRD,
+  playHelmController,
   pushTestImage,
   registryDigest,
   restFor,
@@ -48,21 +49,22 @@ const logLines: string[] = [];
 let selfProbeRequests = 0;
 let createdCrd = false;
 const digests: Record<string, string> = {};
+type HelmStatus = {
+  conditions: Array<{ type: string; status: string; observedGeneration: number }>;
+  history: Array<{ status: string }>;
+};
 
-/** Plays Flux's helm-controller: renders the HelmRelease image values into the Deployment. */
-async function helmSync() {
-  const hr = await prod.get<{ spec: { values: { image: { repository: string; tag: string; digest?: string } } } }>(
-    resourcePath(HELMRELEASE, APPS, 'web'),
-  );
-  const v = hr.spec.values.image;
-  const image = `${v.repository}:${v.tag}${v.digest ? `@${v.digest}` : ''}`;
-  if ((await deploymentImage(prod, APPS, 'web')) !== image) await applyDeployment(prod, APPS, 'web', image);
-}
+/**
+ * helm-controller is not run here (only its CRD schema is real): the test plays it with
+ * playHelmController (e2eHelpers), which releases the HelmRelease web and fails every upgrade of api.
+ */
+const releaseWeb = () => playHelmController(prod, APPS, 'web', { released: true }).then(() => undefined);
+const UPGRADE_ERROR = 'context deadline exceeded';
 
 beforeAll(async () => {
   // This file's Notification uses webhook.headersSecretRef: the served CRDs must know the field.
   await applyCrds(kubeConfigFor('dev', kubeconfig));
-  // A minimal HelmRelease CRD (schema-less) unless the real one is installed.
+  // The real HelmRelease CRD (generated from helm-controller's api module): kpromo's patches are validated by it.
   createdCrd = await ensureHelmReleaseCrd(prod);
   // stable gets the CRD only after the controller started (detected without a restart).
   if (await stable.getOrUndefined(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${HELMRELEASE_CRD}`)) {
@@ -93,6 +95,9 @@ beforeAll(async () => {
     replicas: 1,
     image: { repository: `${target}/helm/shop/web`, tag: 'v1.0.0' },
   });
+  await applyHelmRelease(prod, APPS, 'api', { image: { repository: `${target}/helm/shop/api`, tag: 'v1.0.0' } });
+  // Both installed by "helm-controller" before kpromo promotes anything.
+  for (const app of ['web', 'api']) await playHelmController(prod, APPS, app, { released: true });
 
   const port = await freePort();
   hookServer = createServer((req, res) => {
@@ -134,6 +139,14 @@ beforeAll(async () => {
   await applyCr(dev, env('down', { host: `127.0.0.1:${downPort}`, insecure: true }, { method: 'patch' }));
   await applyCr(
     dev,
+    env(
+      'helmfail',
+      { host: target, prefix: 'helmfail', insecure: true },
+      { method: 'helmRelease', helmRelease: { valuesPath: 'image.tag', digestPath: 'image.digest' } },
+    ),
+  );
+  await applyCr(
+    dev,
     env('late', { host: target, prefix: 'late', insecure: true }, { method: 'helmRelease', helmRelease: {} }, 'stable'),
   );
   await applyCr(
@@ -144,6 +157,7 @@ beforeAll(async () => {
     }),
   );
   await applyCr(dev, crs.flow(NS, 'down', ['dev', 'down'], { selector: { applications: ['api'] } }));
+  await applyCr(dev, crs.flow(NS, 'helmfail', ['dev', 'helmfail'], { selector: { applications: ['api'] } }));
   for (const app of ['web', 'api']) await applyCr(dev, crs.application(NS, app, 'team-b'));
   await applyCr(dev, {
     kind: 'Notification',
@@ -219,7 +233,7 @@ describe('delivery methods and failure modes', () => {
       approve: true,
     });
     expect(r.status).toBe(201);
-    const p = await waitPlan(dev, NS, 'helm-plan', terminal, 90_000, helmSync);
+    const p = await waitPlan(dev, NS, 'helm-plan', terminal, 90_000, releaseWeb);
     expect(p.status?.phase).toBe('Complete');
     const a = p.status!.apps![0];
     expect(a.targetTag).toBe(`rel-v2.0.0-${digests.web.slice(7, 19)}`);
@@ -232,6 +246,17 @@ describe('delivery methods and failure modes', () => {
       image: { repository: `${target}/helm/shop/web`, tag: a.targetTag, digest: digests.web },
     });
     expect(a.previous).toEqual({ tag: 'v1.0.0' });
+    // The real schema accepted kpromo's patch, and the verdict was read from the release status.
+    const st = await prod.get<{ metadata: { generation: number }; status: HelmStatus }>(
+      resourcePath(HELMRELEASE, APPS, 'web'),
+    );
+    expect(st.metadata.generation).toBe(2);
+    expect(st.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'True',
+      observedGeneration: 2,
+    });
+    expect(st.status.history.map((h) => h.status)).toEqual(['deployed', 'superseded']);
+    expect(await deploymentImage(prod, APPS, 'web')).toBe(`${target}/helm/shop/web:${a.targetTag}@${digests.web}`);
 
     const types = await waitFor('webhooks', async () => {
       const t = hooks.map((h) => h.headers['x-kpromo-event']);
@@ -250,6 +275,48 @@ describe('delivery methods and failure modes', () => {
     expect(JSON.parse(complete.body).data).toMatchObject({ plan: 'helm-plan', flow: 'helm', from: 'dev', to: 'helm' });
     // Credentials come from the Secret named by webhook.headersSecretRef.
     expect(complete.headers.authorization).toBe('Bearer int-test-token');
+  });
+
+  it('fails the app with helm-controller’s reason when the Helm upgrade of the HelmRelease fails', async () => {
+    const r = await post('/api/v1/plans', {
+      namespace: NS,
+      flow: 'helmfail',
+      from: 'dev',
+      to: 'helmfail',
+      name: 'helmfail-plan',
+      approve: true,
+    });
+    expect(r.status).toBe(201);
+    const failUpgrades = () => playHelmController(prod, APPS, 'api', { failed: UPGRADE_ERROR }).then(() => undefined);
+    const p = await waitPlan(dev, NS, 'helmfail-plan', terminal, 90_000, failUpgrades);
+    expect(p.status?.phase).toBe('Incomplete');
+    const a = p.status!.apps![0];
+    expect(a).toMatchObject({ application: 'api', phase: 'Failed', reason: 'UpgradeFailed', written: true });
+    expect(a.message).toBe(
+      `HelmRelease ${APPS}/api generation 2 stalled (RetriesExceeded: Failed to upgrade after 1 attempt(s)): UpgradeFailed: Helm upgrade failed for release ${APPS}/api.v2 with chart web@1.4.2: ${UPGRADE_ERROR}`,
+    );
+    // kpromo's values were written (and accepted by the real schema); the workload never changed.
+    const hr = await prod.get<{ spec: { values: { image: Record<string, string> } } }>(
+      resourcePath(HELMRELEASE, APPS, 'api'),
+    );
+    expect(hr.spec.values.image).toEqual({
+      repository: `${target}/helm/shop/api`,
+      tag: a.targetTag,
+      digest: digests.api,
+    });
+    expect(await deploymentImage(prod, APPS, 'api')).toBe(`${target}/helm/shop/api:v1.0.0`);
+  });
+
+  it('the HelmRelease CRD is the real v2 schema: an object without a chart source is refused', async () => {
+    const bad = {
+      apiVersion: 'helm.toolkit.fluxcd.io/v2',
+      kind: 'HelmRelease',
+      metadata: { name: 'no-source', namespace: APPS },
+      spec: { interval: '10m', chart: { spec: { chart: 'web' } }, values: {} },
+    };
+    await expect(prod.create(resourcePath(HELMRELEASE, APPS), bad)).rejects.toThrow(
+      /spec\.chart\.spec\.sourceRef: Required value/,
+    );
   });
 
   it("refuses a webhook aimed at the controller's own API: nothing reaches it, nothing secret is logged", async () => {
@@ -339,6 +406,7 @@ describe('delivery methods and failure modes', () => {
       'dev:patch',
       'down:patch',
       'helm:helmRelease',
+      'helmfail:helmRelease',
       'late:helmRelease',
     ]);
   });

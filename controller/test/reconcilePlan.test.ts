@@ -116,12 +116,22 @@ describe('reconcilePlan (journal around every side effect)', () => {
         env('prod'),
       ],
     });
-    w.clusters.get('stable')!.seed(resourcePath(HELMRELEASE, 'app-stable', 'cart'), {
-      metadata: { name: 'cart' },
-      spec: { values: {} },
-    } as never);
+    const stable = w.clusters.get('stable')!;
+    const hrPath = resourcePath(HELMRELEASE, 'app-stable', 'cart');
+    stable.seed(hrPath, { metadata: { name: 'cart', generation: 1 }, spec: { values: {} } } as never);
     w.addPlan('h1');
-    await drive(w, 'h1', 3, () => w.deploy('stable', 'cart', `reg-stable.local:5000/shop/cart:v2@${dg('a')}`));
+    await drive(w, 'h1', 3, () => {
+      // What helm-controller does once the values changed: release them, report it for the new generation.
+      const hr = stable.objects.get(hrPath)!;
+      const Ready = { type: 'Ready', status: 'True', reason: 'UpgradeSucceeded', message: '', observedGeneration: 2 };
+      const history = [{ chartName: 'cart', chartVersion: '1.0.0', version: 2, status: 'deployed' }];
+      stable.objects.set(hrPath, {
+        ...hr,
+        metadata: { ...hr.metadata, generation: 2 },
+        status: { observedGeneration: 2, conditions: [Ready], history },
+      } as never);
+      w.deploy('stable', 'cart', `reg-stable.local:5000/shop/cart:v2@${dg('a')}`);
+    });
     expect(w.plan('h1').status?.phase).toBe('Complete');
     expect(w.trace.find((e) => e.op === 'write' && e.method === 'PATCH')).toMatchObject({
       body: { spec: { values: { image: { tag: TAG, digest: dg('a') } } } },

@@ -37,6 +37,9 @@ export interface DeliveryVerdictContext {
   plan: PromotionPlan;
   /** What `deliver` recorded (a git method's commit). */
   commit?: string;
+  /** The tag and digest `deliver` wrote (the app's targetTag and digest in the plan status). */
+  tag?: string;
+  digest?: string;
   /** Client of the Environment's workload cluster. */
   client(): Promise<KubeRest>;
   /** Client of the control cluster (where the kpromo resources live). */

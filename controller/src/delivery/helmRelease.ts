@@ -40,6 +40,20 @@ export function helmReleaseName(env: Environment, app: Application): string {
 }
 
 /**
+ * What delivery.method=helmRelease writes into `spec.values`: `[path, value, Environment field]` for
+ * the tag (valuesPath, default image.tag) and, with digestPath, the digest. Paths are not checked here.
+ */
+export function helmValueEntries(env: Environment, tag: string, digest: string): Array<[string, string, string]> {
+  const cfg = env.spec.delivery.helmRelease;
+  if (!cfg) throw new Error(`Environment ${env.metadata.name}: delivery.helmRelease is not set`);
+  const entries: Array<[string, string, string]> = [
+    [cfg.valuesPath ?? 'image.tag', tag, 'delivery.helmRelease.valuesPath'],
+  ];
+  if (cfg.digestPath) entries.push([cfg.digestPath, digest, 'delivery.helmRelease.digestPath']);
+  return entries;
+}
+
+/**
  * delivery.method=helmRelease: merge-patch spec.values at valuesPath (tag) and digestPath (digest).
  * Throws {@link ValuesPathError} (before any request) for a bad path.
  */
@@ -50,15 +64,9 @@ export async function patchHelmReleaseValues(
   tag: string,
   digest: string,
 ): Promise<string> {
-  const cfg = env.spec.delivery.helmRelease;
-  if (!cfg) throw new Error(`Environment ${env.metadata.name}: delivery.helmRelease is not set`);
   const name = helmReleaseName(env, app);
-  const entries: Array<[string, string, string]> = [
-    [cfg.valuesPath ?? 'image.tag', tag, 'delivery.helmRelease.valuesPath'],
-  ];
-  if (cfg.digestPath) entries.push([cfg.digestPath, digest, 'delivery.helmRelease.digestPath']);
   // Checked before any request: a bad path is the Environment's to fix (ValuesPathError).
-  const values = valuesPatch(entries);
+  const values = valuesPatch(helmValueEntries(env, tag, digest));
   const path = resourcePath(HELMRELEASE, env.spec.namespace, name);
   try {
     await rest.mergePatch(path, { spec: { values } });

@@ -163,6 +163,8 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     app,
     plan,
     ...(ap.commit ? { commit: ap.commit } : {}),
+    ...(ap.targetTag ? { tag: ap.targetTag } : {}),
+    ...(ap.digest ? { digest: ap.digest } : {}),
     client: () => deps.clientFor(r.toEnv),
     control: deps.control,
   });

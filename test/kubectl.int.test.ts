@@ -1,0 +1,183 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { kubectlPath } from './cluster/kubectl.js';
+import { REPO_ROOT, versions } from './cluster/paths.js';
+import { kubeConfigFor } from './kube.js';
+import { applyCrds, loadYaml } from './manifests.js';
+
+/**
+ * A person at a terminal: kubectl built from k8s.io/kubernetes/cmd/kubectl at the clusters' version
+ * (test/cluster/kubectl.sh), run against the dev cluster as the README examples run it.
+ */
+const NS = `kubectl-${Math.random().toString(36).slice(2, 7)}`;
+const kubeconfig = inject('kubeconfig');
+const SAMPLES = join(REPO_ROOT, 'examples/samples');
+let bin: string;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+/** Runs kubectl against the dev context; resolves with its exit code and output (never throws on exit ≠ 0). */
+async function kubectl(...args: string[]): Promise<Run> {
+  try {
+    const r = await promisify(execFile)(bin, ['--context', 'dev', ...args], {
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+      maxBuffer: 16 << 20,
+    });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    if (typeof x.code !== 'number') throw e;
+    return { code: x.code, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
+}
+/** kubectl that must succeed; its stdout. */
+async function ok(...args: string[]): Promise<string> {
+  const r = await kubectl(...args);
+  expect(r.code, `kubectl ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  return r.stdout;
+}
+
+const names = (file: string) => loadYaml(join(SAMPLES, file)).map((d) => d.metadata?.name as string);
+
+beforeAll(async () => {
+  bin = kubectlPath((s) => console.log(s));
+  // The kpromo CRDs and the approval admission policy, as `kubectl apply -f examples/crds -f examples/deploy/admission-policy.yaml` would.
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ok('create', 'namespace', NS);
+});
+
+afterAll(async () => {
+  if (bin) await kubectl('delete', 'namespace', NS, '--wait=false');
+});
+
+describe('kubectl as a user of kpromo', () => {
+  it('is the pinned build: client and server both report K8S_VERSION', async () => {
+    const v = JSON.parse(await ok('version', '-o', 'json')) as {
+      clientVersion: { gitVersion: string };
+      serverVersion: { gitVersion: string };
+    };
+    expect(v.clientVersion.gitVersion).toBe(versions().K8S_VERSION);
+    expect(v.serverVersion.gitVersion).toBe(versions().K8S_VERSION);
+  });
+
+  it('kubectl apply -f examples/samples creates the CRs; kubectl get lists them, as JSON and with the printer columns', async () => {
+    const out = await ok(
+      'apply',
+      '-n',
+      NS,
+      '-f',
+      join(SAMPLES, 'applications.yaml'),
+      '-f',
+      join(SAMPLES, 'environments.yaml'),
+      '-f',
+      join(SAMPLES, 'flow.yaml'),
+    );
+    for (const n of names('applications.yaml')) expect(out).toContain(`application.promotions.kpromo.dev/${n} created`);
+    for (const n of names('environments.yaml')) expect(out).toContain(`environment.promotions.kpromo.dev/${n} created`);
+
+    const list = JSON.parse(await ok('get', 'applications.promotions.kpromo.dev', '-n', NS, '-o', 'json')) as {
+      kind: string;
+      items: Array<{ metadata: { name: string }; spec: { owner: string } }>;
+    };
+    expect(list.kind).toBe('List');
+    expect(list.items.map((i) => i.metadata.name).sort()).toEqual(names('applications.yaml').sort());
+    expect(list.items.find((i) => i.metadata.name === 'checkout')?.spec.owner).toBe('team-payments');
+
+    // The short name and the CRD's printer columns (Owner from .spec.owner).
+    const table = (await ok('get', 'papp', 'checkout', '-n', NS)).trim().split('\n');
+    expect(table[0].split(/\s+/)).toEqual(expect.arrayContaining(['NAME', 'OWNER']));
+    const col = table[0].split(/\s+/).indexOf('OWNER');
+    expect(table[1].split(/\s+/)[col]).toBe('team-payments');
+  });
+
+  it('kubectl auth can-i answers for a restricted user bound to the example developer role', async () => {
+    // examples/deploy/rbac-examples.yaml's kpromo-developer rules, as a Role in this namespace only
+    // (its cluster-wide names would collide with a chart release in the same cluster).
+    const developer = loadYaml(join(REPO_ROOT, 'examples/deploy/rbac-examples.yaml')).find(
+      (d) => d.kind === 'ClusterRole' && d.metadata?.name === 'kpromo-developer',
+    );
+    expect(developer).toBeDefined();
+    const file = join(mkdtempSync(join(tmpdir(), 'kpromo-kubectl-')), 'rbac.yaml');
+    writeFileSync(
+      file,
+      [
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: 'kpromo-developer', namespace: NS },
+          rules: developer?.rules,
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'kpromo-developers', namespace: NS },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kpromo-developer' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'shop-developers' }],
+        },
+      ]
+        .map((d) => stringify(d))
+        .join('---\n'),
+    );
+    await ok('apply', '-f', file);
+
+    const canI = async (...what: string[]) => {
+      const r = await kubectl('auth', 'can-i', ...what, '-n', NS, '--as', 'alice', '--as-group', 'shop-developers');
+      return `${r.code}:${r.stdout.trim()}`;
+    };
+    expect(await canI('approve', 'environments/stable')).toBe('0:yes');
+    expect(await canI('approve', 'environments/prod')).toBe('1:no');
+    expect(await canI('create', 'promotionplans.promotions.kpromo.dev')).toBe('0:yes');
+    expect(await canI('delete', 'applications.promotions.kpromo.dev')).toBe('1:no');
+    // Someone outside the group holds nothing here.
+    const r = await kubectl('auth', 'can-i', 'approve', 'environments/stable', '-n', NS, '--as', 'mallory');
+    expect(`${r.code}:${r.stdout.trim()}`).toBe('1:no');
+  });
+
+  it('kubectl explain shows a kpromo field with the description from the CRD schema', async () => {
+    const out = await ok('explain', 'applications.spec.owner', '--api-version=promotions.kpromo.dev/v1alpha1');
+    expect(out).toMatch(/GROUP:\s+promotions\.kpromo\.dev/);
+    expect(out).toMatch(/FIELD:\s+owner <string>/);
+    expect(out).toContain('Owning team (Backstage group / Port team).');
+  });
+
+  it('kubectl patch approves a plan in your own name; the admission policy refuses another name', async () => {
+    await ok('apply', '-n', NS, '-f', join(SAMPLES, 'plan.yaml'));
+    const me = await ok('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}');
+    expect(me).not.toBe('');
+    const approve = (user: string) =>
+      kubectl(
+        'patch',
+        'pplan',
+        'shop-stable-to-prod',
+        '-n',
+        NS,
+        '--type',
+        'json',
+        '-p',
+        JSON.stringify([{ op: 'add', path: '/spec/approvals', value: [{ user }] }]),
+      );
+    const forged = await approve('someone-else');
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toContain('must name the requesting user');
+    const mine = await approve(me);
+    expect(mine.code, mine.stderr).toBe(0);
+    const approvals = await ok(
+      'get',
+      'pplan',
+      'shop-stable-to-prod',
+      '-n',
+      NS,
+      '-o',
+      'jsonpath={.spec.approvals[*].user}',
+    );
+    expect(approvals).toBe(me);
+  });
+});
