@@ -178,6 +178,10 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; flags
   if (r.success) {
     const c = r.data;
     c.leaderElection.identity ??= `${hostname()}-${process.pid}`;
+    // The issuers whose JWTs are accepted are authorization servers of the MCP endpoint (RFC 9728).
+    c.mcp.oauth.authorizationServers = [
+      ...new Set([...c.mcp.oauth.authorizationServers, ...(c.auth.jwt ?? []).map((j) => j.issuer.url)]),
+    ];
     return c;
   }
   throw new ConfigError(

@@ -65,16 +65,18 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     shutdownGraceMs: cfg.shutdownGraceSeconds * 1000,
   };
   const controller = new Controller(opts.customize ? opts.customize(base) : base);
-  const webhooks = new Notifier({
-    listNotifications: () => controller.cache.notifications(),
+  const webhooks = createNotifier({
+    cache: controller.cache,
+    control: clients.control,
     readSecret: (ns, name, key) => controller.readSecret(ns, name, key),
-    readSecretData: (ns, name) => readSecretData(clients.control, ns, name),
     egress,
-    logger: log,
+    log,
   });
-  notifications = new NotificationProviders([webhooks, ...extensions.notificationProviders], log);
+  // Release history (history/): recorded from the same release events, as the controller.
+  const history = createHistoryRecorder({ cache: controller.cache, control: clients.control, log });
+  notifications = new NotificationProviders([webhooks, history, ...extensions.notificationProviders], log);
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
-  const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer);
+  const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer, { egress, log });
   const liveness = new LivenessMonitor({
     informerErrors: () => controller.cache.health().errors,
     leaderStale: () => controller.leaderStale(),

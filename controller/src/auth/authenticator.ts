@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { KubeRest } from '../kube/rest.js';
 import type { Caller } from './identity.js';
+import type { JwtAuthenticator } from './oidc.js';
 
 export class AuthError extends Error {
   constructor(message: string) {
@@ -48,13 +49,19 @@ interface TokenReviewStatus {
   error?: string;
 }
 
-/** Bearer token -> Caller. Static tokens are compared in constant time; others go to TokenReview. */
+/**
+ * Bearer token -> Caller, like the apiserver's union of authenticators: static tokens (constant-time
+ * compare), then JWTs naming a configured issuer (verified here), then TokenReview, which also gets
+ * JWTs the issuer check refused (a ServiceAccount token of a cluster whose issuer is configured for
+ * another audience still works through TokenReview).
+ */
 export class Authenticator {
   private readonly cache = new Map<string, { caller: Caller | null; until: number }>();
   constructor(
     private readonly o: {
       control?: KubeRest;
       staticTokens?: Array<{ hash: Buffer; caller: Caller }>;
+      jwt?: Pick<JwtAuthenticator, 'handles' | 'verify'>;
       tokenReview: boolean;
       audiences?: string[];
       cacheMs?: number;
@@ -64,21 +71,37 @@ export class Authenticator {
   async authenticate(token: string): Promise<Caller> {
     const h = sha(token);
     for (const t of this.o.staticTokens ?? []) if (timingSafeEqual(t.hash, h)) return t.caller;
-    if (!this.o.tokenReview || !this.o.control) throw new AuthError('invalid bearer token');
+    let issuerDown: Error | undefined;
+    if (this.o.jwt?.handles(token)) {
+      const r = await this.o.jwt.verify(token);
+      if (r.ok) return r.caller;
+      issuerDown = r.unavailable;
+    }
+    if (!this.o.tokenReview || !this.o.control) {
+      if (issuerDown) throw issuerDown;
+      throw new AuthError('invalid bearer token');
+    }
+    try {
+      return await this.tokenReview(this.o.control, token, h);
+    } catch (e) {
+      // Refused by TokenReview too, but the issuer could not be asked: "retry", not "go away".
+      if (e instanceof AuthError && issuerDown) throw issuerDown;
+      throw e;
+    }
+  }
+
+  private async tokenReview(control: KubeRest, token: string, h: Buffer): Promise<Caller> {
     const key = h.toString('hex');
     const hit = this.cache.get(key);
     if (hit && hit.until > Date.now()) {
       if (!hit.caller) throw new AuthError('invalid bearer token');
       return hit.caller;
     }
-    const r = await this.o.control.create<{ status?: TokenReviewStatus }>(
-      '/apis/authentication.k8s.io/v1/tokenreviews',
-      {
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenReview',
-        spec: { token, ...(this.o.audiences?.length ? { audiences: this.o.audiences } : {}) },
-      },
-    );
+    const r = await control.create<{ status?: TokenReviewStatus }>('/apis/authentication.k8s.io/v1/tokenreviews', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: { token, ...(this.o.audiences?.length ? { audiences: this.o.audiences } : {}) },
+    });
     const st = r.status;
     const caller: Caller | null =
       st?.authenticated && st.user?.username

@@ -2,11 +2,84 @@ import { z } from 'zod';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
+const httpsUrl = (what: string) =>
+  z
+    .url({ protocol: /^https$/, error: `${what} must be an https:// URL` })
+    .refine((u) => !new URL(u).username && !new URL(u).password, `${what} must not carry credentials`)
+    .refine((u) => !new URL(u).hash, `${what} must not have a #fragment`);
+
+// `system:` names belong to Kubernetes (system:masters, system:serviceaccount:…); a prefix that
+// starts with it would make every mapped identity one of them.
+const Prefix = z
+  .string()
+  .refine((p) => !p.startsWith('system:'), 'must not start with "system:" (reserved for Kubernetes identities)');
+
+/**
+ * One trusted JWT issuer, shaped like an entry of kube-apiserver's AuthenticationConfiguration `jwt:`
+ * list (a subset: no CEL expressions, no extra/uid mappings), so an existing entry can be reused.
+ */
+export const JwtAuthenticatorSchema = z
+  .object({
+    issuer: z
+      .object({
+        /** Must equal the token's `iss` exactly. */
+        url: httpsUrl('issuer.url').refine((u) => !new URL(u).search, 'issuer.url must not have a ?query'),
+        /** Where the discovery document is (its `issuer` must still equal url); default `{url}/.well-known/openid-configuration`. */
+        discoveryURL: httpsUrl('issuer.discoveryURL').optional(),
+        /** kpromo extension: the JWKS URL, skipping discovery (for issuers without a discovery document). */
+        jwksURI: httpsUrl('issuer.jwksURI').optional(),
+        /** PEM CA bundle for discovery/JWKS TLS, inline (as in kube) or a path to a mounted file; default system roots. */
+        certificateAuthority: z.string().min(1).optional(),
+        /** The token's `aud` must contain at least one of these. */
+        audiences: z.array(z.string().min(1)).min(1, 'at least one audience (never any token of the issuer)'),
+        audienceMatchPolicy: z.literal('MatchAny').optional(),
+      })
+      .strict(),
+    /** Each claim must be a string equal to requiredValue (kube's `claim`/`requiredValue` rules; no CEL). */
+    claimValidationRules: z
+      .array(z.object({ claim: z.string().min(1), requiredValue: z.string() }).strict())
+      .default([]),
+    claimMappings: z
+      .object({
+        username: z
+          .object({
+            claim: z.string().min(1),
+            /** Default as kube's --oidc-username-prefix: none for `email`, else `{issuer.url}#`. */
+            prefix: Prefix.optional(),
+          })
+          .strict(),
+        /** A string or list-of-strings claim; absent: the caller has no groups but system:authenticated. */
+        groups: z
+          .object({ claim: z.string().min(1), prefix: Prefix.default('') })
+          .strict()
+          .optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type JwtAuthenticatorConfig = z.infer<typeof JwtAuthenticatorSchema>;
+
 /** `auth:` section: how callers of the HTTP API and the MCP server prove who they are. */
 export const AuthConfigSchema = z
   .object({
     /** YAML/JSON file (e.g. a mounted Secret): `tokens: [{token, username, groups}]` for service principals. */
     staticTokensFile: z.string().min(1).optional(),
+    /**
+     * JWTs from these issuers (OIDC providers, another cluster's service-account issuer) are verified
+     * here (signature via the issuer's JWKS, iss, aud, exp/nbf) and mapped to a Kubernetes user.
+     */
+    jwt: z
+      .array(JwtAuthenticatorSchema)
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((j, i) => {
+          if (seen.has(j.issuer.url))
+            ctx.addIssue({ code: 'custom', path: [i, 'issuer', 'url'], message: 'issuer.url must be unique' });
+          seen.add(j.issuer.url);
+        });
+      })
+      .optional(),
     /** Validate other bearer tokens with TokenReview against the control cluster. */
     tokenReview: bool.default(true),
     /**

@@ -1,9 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KubeRest } from '../kube/rest.js';
+import { defaultEgress, type Egress } from '../net/guardedFetch.js';
+import type { Logger } from '../observability/logger.js';
 import { AuthError, Authenticator, loadStaticTokens } from './authenticator.js';
 import type { Authorizer } from './authorizer.js';
 import type { AuthConfig } from './config.js';
 import { type Caller, ImpersonationError, impersonate, impersonationRequest } from './identity.js';
+import { JwtAuthenticator } from './oidc.js';
 
 export interface HttpAuthDeps {
   authenticator: Pick<Authenticator, 'authenticate'>;
@@ -24,8 +27,8 @@ export class HttpAuthFailure extends Error {
 }
 
 /**
- * The one way an HTTP door (JSON API, MCP) learns its caller: a bearer token (static token or
- * TokenReview), then, if x-kpromo-user is present, impersonation that RBAC must allow
+ * The one way an HTTP door (JSON API, MCP) learns its caller: a bearer token (static token, JWT of
+ * a configured issuer, or TokenReview), then, if x-kpromo-user is present, impersonation that RBAC must allow
  * (`impersonate` on the user and each group), exactly like `kubectl --as`.
  */
 export async function authenticateHttp(deps: HttpAuthDeps, headers: IncomingHttpHeaders): Promise<Caller> {
@@ -59,13 +62,18 @@ export function bearerChallenge(realm: string, hadToken: boolean): string {
 /** Authentication for the HTTP doors from the `auth:` config, sharing the controller's authorizer. */
 export function httpAuthFrom(
   control: KubeRest,
-  cfg: Pick<AuthConfig, 'staticTokensFile' | 'tokenReview' | 'tokenAudiences'>,
+  cfg: Pick<AuthConfig, 'staticTokensFile' | 'tokenReview' | 'tokenAudiences'> & Partial<Pick<AuthConfig, 'jwt'>>,
   authorizer: Pick<Authorizer, 'check'>,
+  /** Discovery/JWKS fetches of auth.jwt issuers go through this guard (default: the process one). */
+  o: { egress?: Egress; log?: Logger } = {},
 ): HttpAuthDeps {
   return {
     authenticator: new Authenticator({
       control,
       staticTokens: cfg.staticTokensFile ? loadStaticTokens(cfg.staticTokensFile) : [],
+      ...(cfg.jwt?.length
+        ? { jwt: new JwtAuthenticator(cfg.jwt, { egress: o.egress ?? defaultEgress(), log: o.log }) }
+        : {}),
       tokenReview: cfg.tokenReview,
       audiences: cfg.tokenAudiences,
     }),

@@ -1,14 +1,14 @@
 import { KPROMO_GROUPS_HEADER, KPROMO_USER_HEADER } from '@kpromo/contract';
 import type { Authorizer } from './authorizer.js';
 
-/** Who is calling: from a static token, a ServiceAccount token (TokenReview) or the local stdio user. */
+/** Who is calling: from a static token, a verified JWT (auth.jwt), TokenReview or the local stdio user. */
 export interface Caller {
   username: string;
   groups: string[];
   uid?: string;
   extra?: Record<string, string[]>;
   /** local: stdio, authorised as the kubeconfig identity (SelfSubjectAccessReview). */
-  source: 'static' | 'tokenreview' | 'local' | 'impersonation';
+  source: 'static' | 'oidc' | 'tokenreview' | 'local' | 'impersonation';
   /** Set when the authenticated caller acts for this user (x-kpromo-user): the proxy that did. */
   via?: Caller;
 }

@@ -1,6 +1,12 @@
 export { AuthError, Authenticator, loadStaticTokens } from './authenticator.js';
 export { type AccessRequest, Authorizer, type UrlAccessRequest } from './authorizer.js';
-export { AUTH_DEFAULTS, type AuthConfig, AuthConfigSchema } from './config.js';
+export {
+  AUTH_DEFAULTS,
+  type AuthConfig,
+  AuthConfigSchema,
+  type JwtAuthenticatorConfig,
+  JwtAuthenticatorSchema,
+} from './config.js';
 export { authenticateHttp, bearerChallenge, type HttpAuthDeps, HttpAuthFailure, httpAuthFrom } from './httpAuth.js';
 export {
   type Caller,
@@ -11,3 +17,4 @@ export {
   impersonationRequest,
 } from './identity.js';
 export { localCaller } from './localIdentity.js';
+export { IssuerUnavailable, JwtAuthenticator } from './oidc.js';

@@ -4,8 +4,9 @@ import type { McpConfig } from './config.js';
 // OAuth 2.0 resource-server discovery for the MCP endpoint (RFC 9728, as the MCP authorization
 // spec asks of servers): a Protected Resource Metadata document naming the authorization servers
 // whose tokens this server accepts, and `resource_metadata` in every 401 challenge so a client
-// that gets no token in can find one. The tokens themselves are validated as before, by the
-// controller's authenticator (static tokens, TokenReview); nothing here accepts a new kind.
+// that gets no token in can find one. The tokens themselves are validated by the controller's
+// authenticator (static tokens, JWTs of the `auth.jwt` issuers, TokenReview); loadConfig adds every
+// `auth.jwt` issuer to authorizationServers, so the document names them.
 
 /** Discovery is on when at least one authorization server is configured. */
 export const oauthEnabled = (cfg: McpConfig) => cfg.oauth.authorizationServers.length > 0;

@@ -88,6 +88,8 @@ export interface GuardedRequest {
   maxBodyBytes?: number;
   /** 'error' (default): a 3xx throws EgressRedirect. 'return': the 3xx is returned, still not followed. */
   redirects?: 'error' | 'return';
+  /** PEM CA bundle trusted for this request's TLS instead of the system roots (e.g. an OIDC issuer's CA). */
+  ca?: string;
 }
 
 export interface GuardedResponse {
@@ -205,7 +207,7 @@ export class Egress {
         );
     };
     const agent = new Agent({
-      connect: { lookup, timeout: req.timeoutMs },
+      connect: { lookup, timeout: req.timeoutMs, ...(req.ca ? { ca: req.ca } : {}) },
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
       connections: 1,

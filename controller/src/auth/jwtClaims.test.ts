@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { JwtAuthenticatorSchema } from './config.js';
+import { callerFromClaims, peekIssuer, usernamePrefix } from './jwtClaims.js';
+
+const ISS = 'https://issuer.example.com';
+const cfg = (over: Record<string, unknown> = {}) =>
+  JwtAuthenticatorSchema.parse({
+    issuer: { url: ISS, audiences: ['kpromo'] },
+    claimMappings: { username: { claim: 'sub', prefix: 'oidc:' }, groups: { claim: 'groups', prefix: 'oidc:' } },
+    ...over,
+  });
+const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+const jws = (payload: unknown) => `${b64({ alg: 'RS256' })}.${b64(payload)}.c2ln`;
+
+describe('peekIssuer', () => {
+  it('reads iss of a compact JWS and nothing of other tokens', () => {
+    expect(peekIssuer(jws({ iss: ISS, sub: 'a' }))).toBe(ISS);
+    expect(peekIssuer(jws({ sub: 'a' }))).toBeUndefined();
+    expect(peekIssuer(jws({ iss: 42 }))).toBeUndefined();
+    expect(peekIssuer('static-token-0123456789')).toBeUndefined();
+    expect(peekIssuer(`${b64({ alg: 'none' })}.${b64({ iss: ISS })}.`)).toBeUndefined(); // unsigned: not even a candidate
+    expect(peekIssuer(`${b64({})}.bm90IGpzb24.c2ln`)).toBeUndefined();
+    expect(peekIssuer(jws({ iss: ISS, pad: 'x'.repeat(20_000) }))).toBeUndefined();
+  });
+});
+
+describe('usernamePrefix (kube --oidc-username-prefix defaults)', () => {
+  it('is the configured one, else none for email and issuer# for other claims', () => {
+    expect(usernamePrefix(cfg())).toBe('oidc:');
+    expect(usernamePrefix(cfg({ claimMappings: { username: { claim: 'email' } } }))).toBe('');
+    expect(usernamePrefix(cfg({ claimMappings: { username: { claim: 'sub' } } }))).toBe(`${ISS}#`);
+    expect(usernamePrefix(cfg({ claimMappings: { username: { claim: 'sub', prefix: '' } } }))).toBe('');
+  });
+});
+
+describe('callerFromClaims', () => {
+  it('maps username and groups with their prefixes and adds system:authenticated', () => {
+    expect(callerFromClaims(cfg(), { sub: 'alice', groups: ['dev', 'ops'] })).toEqual({
+      ok: true,
+      caller: { username: 'oidc:alice', groups: ['oidc:dev', 'oidc:ops', 'system:authenticated'], source: 'oidc' },
+    });
+    const single = callerFromClaims(cfg(), { sub: 'bob', groups: 'dev' });
+    expect(single.ok && single.caller.groups).toEqual(['oidc:dev', 'system:authenticated']);
+    const none = callerFromClaims(cfg(), { sub: 'carol' });
+    expect(none.ok && none.caller.groups).toEqual(['system:authenticated']);
+  });
+
+  it('refuses a missing, empty or non-string username claim', () => {
+    for (const sub of [undefined, '', 7, ['a']])
+      expect(callerFromClaims(cfg(), { sub })).toMatchObject({ ok: false, reason: /username claim sub/ });
+  });
+
+  it('refuses identities in the reserved system: namespace', () => {
+    const noPrefix = cfg({ claimMappings: { username: { claim: 'sub', prefix: '' } } });
+    expect(callerFromClaims(noPrefix, { sub: 'system:serviceaccount:ns:sa' })).toMatchObject({
+      ok: false,
+      reason: /reserved system: prefix/,
+    });
+    expect(callerFromClaims(noPrefix, { sub: 'system:masters' }).ok).toBe(false);
+    const plainGroups = cfg({ claimMappings: { username: { claim: 'sub', prefix: 'u:' }, groups: { claim: 'g' } } });
+    expect(callerFromClaims(plainGroups, { sub: 'a', g: ['dev', 'system:masters'] })).toMatchObject({
+      ok: false,
+      reason: /group system:masters would use the reserved/,
+    });
+    // The schema refuses a prefix that would put every identity there.
+    expect(() => cfg({ claimMappings: { username: { claim: 'sub', prefix: 'system:x:' } } })).toThrow(/system:/);
+  });
+
+  it('refuses a groups claim that is not strings', () => {
+    expect(callerFromClaims(cfg(), { sub: 'a', groups: [1, 2] })).toMatchObject({ ok: false, reason: /groups claim/ });
+    expect(callerFromClaims(cfg(), { sub: 'a', groups: { admin: true } }).ok).toBe(false);
+  });
+
+  it('requires email_verified to be true when present for the email claim', () => {
+    const email = cfg({ claimMappings: { username: { claim: 'email' } } });
+    expect(callerFromClaims(email, { email: 'a@example.com', email_verified: true })).toMatchObject({
+      ok: true,
+      caller: { username: 'a@example.com' },
+    });
+    expect(callerFromClaims(email, { email: 'a@example.com' }).ok).toBe(true);
+    for (const v of [false, 'true', null])
+      expect(callerFromClaims(email, { email: 'a@example.com', email_verified: v })).toMatchObject({
+        ok: false,
+        reason: /email_verified/,
+      });
+  });
+
+  it('applies claimValidationRules: the claim must be that exact string', () => {
+    const hd = cfg({ claimValidationRules: [{ claim: 'hd', requiredValue: 'example.com' }] });
+    expect(callerFromClaims(hd, { sub: 'a', hd: 'example.com' }).ok).toBe(true);
+    for (const v of [undefined, 'evil.com', ['example.com']])
+      expect(callerFromClaims(hd, { sub: 'a', hd: v })).toMatchObject({ ok: false, reason: /claim hd must be/ });
+  });
+});
