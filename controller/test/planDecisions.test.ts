@@ -46,7 +46,7 @@ describe('validatePlan', () => {
     ],
     [
       { method: 'argocd' as 'git' },
-      'Environment stable: delivery.method "argocd" is not a registered delivery method (registered: patch, helmRelease, git)',
+      'Environment stable: delivery.method "argocd" is not a registered delivery method (registered: patch, helmRelease, git, imagePolicy)',
     ],
   ])('rejects a target Environment whose delivery %j cannot be used', (delivery, message) => {
     const c = new MemoryCache();

@@ -43,7 +43,7 @@ afterEach(() => {
 describe('loadPlugins', () => {
   it('adds the example plugin to the built-ins', () => {
     const ext = loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]);
-    expect([...ext.deliveryMethods.keys()]).toEqual(['patch', 'helmRelease', 'git', 'configMap']);
+    expect([...ext.deliveryMethods.keys()]).toEqual(['patch', 'helmRelease', 'git', 'imagePolicy', 'configMap']);
     expect([...ext.workloadKinds.keys()]).toEqual([
       'Deployment',
       'StatefulSet',
@@ -158,7 +158,7 @@ describe('example delivery method: configMap', () => {
     w.addPlan('none');
     await reconcilePlan(w.deps, 'ns', 'none');
     expect(w.plan('none').status?.conditions?.find((c) => c.type === 'Valid')?.message).toBe(
-      'Environment stable: delivery.method "configMap" is not a registered delivery method (registered: patch, helmRelease, git)',
+      'Environment stable: delivery.method "configMap" is not a registered delivery method (registered: patch, helmRelease, git, imagePolicy)',
     );
   });
 });

@@ -2,13 +2,19 @@ import type { Environment } from '@kpromo/api';
 import type { DeliveryMethod } from './deliveryMethod.js';
 import { gitDelivery } from './methods/git.js';
 import { helmReleaseDelivery } from './methods/helmRelease.js';
+import { imagePolicyDelivery } from './methods/imagePolicy.js';
 import { patchDelivery } from './methods/patch.js';
 
 /** Delivery methods by `spec.delivery.method`. */
 export type DeliveryMethods = ReadonlyMap<string, DeliveryMethod>;
 
 /** The methods the Environment CRD names (its `spec.delivery.method` enum). */
-export const BUILTIN_DELIVERY_METHODS: readonly DeliveryMethod[] = [patchDelivery, helmReleaseDelivery, gitDelivery];
+export const BUILTIN_DELIVERY_METHODS: readonly DeliveryMethod[] = [
+  patchDelivery,
+  helmReleaseDelivery,
+  gitDelivery,
+  imagePolicyDelivery,
+];
 
 export const builtinDeliveryMethods: DeliveryMethods = new Map(BUILTIN_DELIVERY_METHODS.map((m) => [m.name, m]));
 

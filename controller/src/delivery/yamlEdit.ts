@@ -1,4 +1,6 @@
-import { isMap, isScalar, parseDocument } from 'yaml';
+import { isMap, isScalar, parseDocument, type Scalar } from 'yaml';
+import { readSetterMarker, type SetterField, type SetterMarker } from './setterMarker.js';
+import { applyTextEdits, planTextEdits, sameContent, type ValueWrite } from './yamlSplice.js';
 
 /** Longest dot path accepted (the CRD schema's maxLength says the same). */
 export const MAX_VALUES_PATH_LENGTH = 256;
@@ -66,13 +68,35 @@ export function imageRef(v: ImageValue): string {
   return `${v.image}:${v.tag}@${v.digest}`;
 }
 
+/** What a field carrying a Flux setter marker holds: the whole reference or the part the marker names. */
+export function markerValue(field: SetterField, v: ImageValue): string {
+  switch (field) {
+    case 'tag':
+      return v.tag;
+    case 'name':
+      return v.image;
+    case 'digest':
+      return v.digest;
+    default:
+      return imageRef(v);
+  }
+}
+
 /**
- * Sets the image at a dot path in a YAML document, keeping comments and formatting (Document API).
- * An object there gets its tag and digest (and repository, when it has that key) set; a string, or
- * nothing yet, gets the full image reference. Pure: the caller does the I/O.
+ * Sets the image at a dot path in a YAML document, keeping comments and formatting. Pure: the
+ * caller does the I/O.
+ * - A string there (or nothing yet) gets the full image reference; a string carrying a Flux setter
+ *   marker (`# {"$imagepolicy": "ns:policy[:tag|:name|:digest]"}`) gets the form the marker names.
+ * - An object there whose fields carry markers gets exactly those fields set, each in its marker's
+ *   form (as image-automation-controller would write them); an object without markers gets its tag
+ *   and digest (and repository, when it has that key) set.
+ * Only the written values change in the text: other lines, comments and markers stay byte for
+ * byte (when a key must be created somewhere a line cannot simply be inserted, the document is
+ * re-serialized, which still keeps every comment).
  *
  * Throws {@link ValuesPathError} for a bad path (checked first, see {@link parseValuesPath}) and
- * {@link YamlEditError} when the text is not YAML or the path cannot hold the value.
+ * {@link YamlEditError} when the text is not YAML, the path cannot hold the value, or a marker there
+ * is malformed.
  */
 export function setImageInYaml(
   text: string,
@@ -90,6 +114,37 @@ export function setImageInYaml(
   }
 }
 
+/** The marker in a scalar's line comment, if any; a malformed one is an error naming `where`. */
+function markerOf(node: Scalar, where: string): SetterMarker | undefined {
+  const read = readSetterMarker(node.comment);
+  if (read && 'problem' in read) throw new YamlEditError(`${where}: ${read.problem}`);
+  return read?.marker;
+}
+
+/** What to write for the node at `path` (see {@link setImageInYaml}). */
+function writesFor(node: unknown, path: string[], valuesPath: string, value: ImageValue): ValueWrite[] {
+  if (isMap(node)) {
+    const marked: ValueWrite[] = [];
+    for (const pair of node.items) {
+      if (!isScalar(pair.key) || !isScalar(pair.value)) continue;
+      const key = String(pair.key.value);
+      const m = markerOf(pair.value, `${valuesPath}.${key}`);
+      if (m) marked.push({ path: [...path, key], value: markerValue(m.field, value) });
+    }
+    if (marked.length) return marked;
+    const keys = node.has('repository') ? ['repository', 'tag', 'digest'] : ['tag', 'digest'];
+    const of: Record<string, string> = { repository: value.image, tag: value.tag, digest: value.digest };
+    return keys.map((k) => ({ path: [...path, k], value: of[k] }));
+  }
+  if (node !== undefined && !isScalar(node)) {
+    throw new YamlEditError(
+      `${valuesPath} is a list or an alias, expected an image string or an object with tag/digest`,
+    );
+  }
+  const m = isScalar(node) ? markerOf(node, valuesPath) : undefined;
+  return [{ path, value: m ? markerValue(m.field, value) : imageRef(value) }];
+}
+
 function setAt(
   text: string,
   valuesPath: string,
@@ -98,32 +153,24 @@ function setAt(
 ): { text: string; changed: boolean } {
   const doc = parseDocument(text);
   if (doc.errors.length) throw new YamlEditError(`invalid YAML: ${doc.errors[0].message}`);
-  const node = doc.getIn(path, true);
-  if (isMap(node)) {
-    const fields: Record<string, string> = { tag: value.tag, digest: value.digest };
-    if (node.has('repository')) fields.repository = value.image;
-    let changed = false;
-    for (const [k, v] of Object.entries(fields)) {
-      if (node.get(k) !== v) {
-        node.set(k, v);
-        changed = true;
-      }
-    }
-    return { text: changed ? doc.toString(TO_STRING) : text, changed };
+  const writes = writesFor(doc.getIn(path, true), path, valuesPath, value).filter((w) => {
+    const cur = doc.getIn(w.path, true);
+    return !(isScalar(cur) && cur.value === w.value);
+  });
+  if (!writes.length) return { text, changed: false };
+  // Text edits planned on the source as parsed, before the Document API changes it.
+  const edits = planTextEdits(text, doc, writes);
+  for (const w of writes) {
+    const cur = doc.getIn(w.path, true);
+    if (isScalar(cur))
+      cur.value = w.value; // keeps the node's comments and quoting style
+    else doc.setIn(w.path, w.value);
   }
-  if (node !== undefined && !isScalar(node)) {
-    throw new YamlEditError(
-      `${valuesPath} is a list or an alias, expected an image string or an object with tag/digest`,
-    );
-  }
-  const ref = imageRef(value);
-  if (isScalar(node) && node.value === ref) return { text, changed: false };
-  if (isScalar(node))
-    node.value = ref; // keeps the node's comments and quoting style
-  else doc.setIn(path, ref);
+  const spliced = edits && applyTextEdits(text, edits);
+  // The minimal edit stands only when it parses to exactly what the Document API made.
+  if (spliced !== undefined && sameContent(spliced, doc, writes)) return { text: spliced, changed: true };
   return { text: doc.toString(TO_STRING), changed: true };
 }
-
 /**
  * Checks a rendered delivery.git.path (placeholders replaced) names a file inside the repository
  * checkout: relative, `/`-separated, no empty, `.`, `..` or `.git` segments, no backslash or NUL.

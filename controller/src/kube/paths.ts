@@ -25,6 +25,19 @@ export const HELMRELEASE: ResourceType = {
   plural: 'helmreleases',
   kind: 'HelmRelease',
 };
+/** Flux image-reflector-controller's ImagePolicy and ImageRepository (delivery.method imagePolicy). */
+export const IMAGEPOLICY: ResourceType = {
+  group: 'image.toolkit.fluxcd.io',
+  version: 'v1',
+  plural: 'imagepolicies',
+  kind: 'ImagePolicy',
+};
+export const IMAGEREPOSITORY: ResourceType = {
+  group: 'image.toolkit.fluxcd.io',
+  version: 'v1',
+  plural: 'imagerepositories',
+  kind: 'ImageRepository',
+};
 export const LEASE: ResourceType = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
 export const EVENT: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event' };
 export const SECRET: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };

@@ -67,6 +67,14 @@ export const HelmReleaseDelivery = Type.Object({
   digestPath: Type.Optional(DotPath('Dot path of the digest in spec.values.')),
 });
 
+/** A Flux object's name with {app} and {environment} placeholders (the controller checks the rendered name too). */
+const FluxObjectName = (kind: string) => ({
+  description: `${kind} name; {app} and {environment} are replaced.`,
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^[a-z0-9{}]([-a-z0-9.{}]*[a-z0-9{}])?$',
+});
+
 export const GitDelivery = Type.Object({
   repository: Type.String({ description: 'Git URL (https://, ssh:// or file://).', minLength: 1 }),
   branch: Type.Optional(Type.String({ default: 'main', minLength: 1 })),
@@ -97,12 +105,7 @@ export const GitDelivery = Type.Object({
   kustomization: Type.Optional(
     Type.Object(
       {
-        name: Type.String({
-          description: 'Kustomization name; {app} and {environment} are replaced.',
-          minLength: 1,
-          maxLength: 253,
-          pattern: '^[a-z0-9{}]([-a-z0-9.{}]*[a-z0-9{}])?$',
-        }),
+        name: Type.String(FluxObjectName('Kustomization')),
         namespace: Type.Optional(Name('Its namespace (default flux-system).')),
         cluster: Type.Optional(
           StringEnum(['environment', 'control'] as const, {
@@ -120,14 +123,33 @@ export const GitDelivery = Type.Object({
   ),
 });
 
+export const ImagePolicyDelivery = Type.Object(
+  {
+    name: Type.Optional(Type.String({ ...FluxObjectName('ImagePolicy'), default: '{app}' })),
+    namespace: Type.Optional(Name('Its namespace (default flux-system).')),
+    cluster: Type.Optional(
+      StringEnum(['environment', 'control'] as const, {
+        default: 'environment',
+        description:
+          "Where Flux's image automation runs: in the Environment's cluster, or in the control cluster (where these resources live).",
+      }),
+    ),
+  },
+  {
+    description:
+      "The Flux ImagePolicy (image.toolkit.fluxcd.io/v1) that selects this Application's image in the Environment's registry. kpromo only copies the image there under the flow's unique, sortable tag; image-reflector-controller selects it, image-automation-controller commits it to git (setter markers) and Flux applies it. The rollout verdict waits until the policy's status.latestRef is that tag with kpromo's digest (the policy needs spec.digestReflectionPolicy IfNotPresent or Always, so the committed image pins it), fails when the policy cannot select (Stalled, or Ready=False for a reason retrying cannot fix) or selects a newer tag of someone else's release, then judges the workloads.",
+  },
+);
+
 export const Delivery = Type.Object(
   {
-    method: StringEnum(['patch', 'helmRelease', 'git'] as const, {
+    method: StringEnum(['patch', 'helmRelease', 'git', 'imagePolicy'] as const, {
       description:
-        'patch: set the workload image. helmRelease: set a Flux HelmRelease value. git: commit to a GitOps repo.',
+        'patch: set the workload image. helmRelease: set a Flux HelmRelease value. git: commit to a GitOps repo. imagePolicy: only push the tag; Flux image automation selects it and commits it.',
     }),
     helmRelease: Type.Optional(HelmReleaseDelivery),
     git: Type.Optional(GitDelivery),
+    imagePolicy: Type.Optional(ImagePolicyDelivery),
   },
   {
     'x-kubernetes-validations': [
@@ -162,5 +184,6 @@ export const EnvironmentStatus = Type.Object({
 export type ClusterRef = Static<typeof ClusterRef>;
 export type Registry = Static<typeof Registry>;
 export type Delivery = Static<typeof Delivery>;
+export type ImagePolicyDelivery = Static<typeof ImagePolicyDelivery>;
 export type EnvironmentSpec = Static<typeof EnvironmentSpec>;
 export type EnvironmentStatus = Static<typeof EnvironmentStatus>;

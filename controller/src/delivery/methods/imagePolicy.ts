@@ -1,0 +1,60 @@
+import { IMAGEPOLICY, IMAGEREPOSITORY, resourcePath } from '../../kube/paths.js';
+import { PermanentAppError } from '../../reconcile/plan/errors.js';
+import { registryRepository } from '../../util/imageRef.js';
+import type { DeliveryMethod } from '../deliveryMethod.js';
+import {
+  type ImagePolicy,
+  type ImageRepository,
+  imagePolicyTarget,
+  imagePolicyVerdict,
+  imageRepositoryProblem,
+} from '../imagePolicyVerdict.js';
+
+/**
+ * delivery.method=imagePolicy: Flux image automation's own path. The plan's copy step has already
+ * pushed the unique, sortable tag into the Environment's registry, so there is nothing to write:
+ * image-reflector-controller selects the tag (ImagePolicy), image-automation-controller commits it to
+ * git through the setter markers, and Flux applies the commit. `deliver` checks that the ImagePolicy
+ * exists and scans that repository; `rollout` waits until it selects kpromo's tag.
+ */
+export const imagePolicyDelivery: DeliveryMethod = {
+  name: 'imagePolicy',
+  // The Application is not known here: a sample name shows whether the template can render a name.
+  validate: (env) => {
+    const t = imagePolicyTarget(env, 'app');
+    return 'problem' in t ? t.problem : undefined;
+  },
+  async deliver(c) {
+    const t = imagePolicyTarget(c.env, c.app.metadata.name);
+    if ('problem' in t) throw new PermanentAppError('InvalidEnvironment', t.problem);
+    const client = t.cluster === 'control' ? c.control : await c.client();
+    const ref = `${t.namespace}/${t.name}`;
+    const where = `in cluster ${client.clusterName}`;
+    const policy = await client.getOrUndefined<ImagePolicy>(resourcePath(IMAGEPOLICY, t.namespace, t.name));
+    if (!policy)
+      throw new PermanentAppError(
+        'ImagePolicyNotFound',
+        `ImagePolicy ${ref} not found ${where}: create it (delivery.imagePolicy of Environment ${c.env.metadata.name}) for ${c.image}`,
+      );
+    const rr = policy.spec?.imageRepositoryRef;
+    const repo = rr?.name
+      ? await client.getOrUndefined<ImageRepository>(
+          resourcePath(IMAGEREPOSITORY, rr.namespace ?? t.namespace, rr.name),
+        )
+      : undefined;
+    const problem = imageRepositoryProblem(ref, policy, repo, c.image);
+    if (problem) throw new PermanentAppError('ImagePolicyMismatch', `${problem} (${where})`);
+    // Nothing to write: the copy pushed the tag; Flux takes it from here.
+  },
+  async rollout(c) {
+    const t = imagePolicyTarget(c.env, c.app.metadata.name);
+    if ('problem' in t) return { state: 'Failed', reason: 'InvalidEnvironment', message: t.problem };
+    // The step runner always passes the delivered tag; without it there is nothing to wait for.
+    if (!c.tag)
+      return { state: 'Progressing', message: `no delivered tag known yet for ImagePolicy ${t.namespace}/${t.name}` };
+    const client = t.cluster === 'control' ? c.control : await c.client();
+    const policy = await client.getOrUndefined<ImagePolicy>(resourcePath(IMAGEPOLICY, t.namespace, t.name));
+    const image = `${c.env.spec.registry.host}/${registryRepository(c.env.spec.registry.prefix, c.app.spec.image.repository)}`;
+    return imagePolicyVerdict(policy, `${t.namespace}/${t.name}`, { image, tag: c.tag, digest: c.digest });
+  },
+};

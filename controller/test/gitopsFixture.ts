@@ -1,0 +1,196 @@
+import { dirname } from 'node:path';
+import {
+  createBareRepo,
+  type Flux,
+  type FluxStatus,
+  type GitHttpServer,
+  gitRepository,
+  kustomization,
+  startGitHttpServer,
+  waitFor,
+} from '@kpromo/test-harness';
+import { stringify } from 'yaml';
+import type { KubeRest } from '../src/kube/rest.js';
+import { applyCr, crs } from './e2eHelpers.js';
+
+/**
+ * A GitOps repository that the real Flux source-controller pulls over smart HTTP (basic auth, one
+ * Secret that kpromo's git delivery may use too) and Kustomizations of the real kustomize-controller
+ * applying its app folders: the shared setup of the test files that watch Flux apply what lands in git.
+ */
+export interface Gitops {
+  repo: ReturnType<typeof createBareRepo>;
+  git: GitHttpServer;
+  /** The repository's URL on the git server. */
+  url: string;
+  /** The credentials Secret (keys username/password, annotation promotions.kpromo.dev/url). */
+  secret: string;
+  /** Applies a Kustomization of `./apps/<app>` into `targetNamespace`. */
+  addApp(app: string, targetNamespace: string, wait?: boolean): Promise<void>;
+  /** Waits until Kustomization `app` reports `pred`; the error carries its last status and Flux's log. */
+  waitKustomization(
+    app: string,
+    what: string,
+    pred: (s: FluxStatus) => boolean,
+    timeoutMs?: number,
+  ): Promise<FluxStatus>;
+  /** Deletes the Flux objects while Flux runs (it prunes and drops finalizers), then stops the git server. */
+  stop(): Promise<void>;
+}
+
+const USER = 'kpromo-bot';
+const PASSWORD = 'gitops-fixture-pw';
+
+export const fluxPath = (ns: string, plural: 'gitrepositories' | 'kustomizations', name: string) =>
+  `/apis/${plural === 'gitrepositories' ? 'source' : 'kustomize'}.toolkit.fluxcd.io/v1/namespaces/${ns}/${plural}/${name}`;
+
+/** The commit a Flux status revision (`main@sha1:<sha>`) names. */
+export const appliedCommit = (s: FluxStatus) => /@sha1:([0-9a-f]{40})$/.exec(s.lastAppliedRevision ?? '')?.[1];
+
+export async function startGitops(o: {
+  dev: KubeRest;
+  flux: Flux;
+  /** Namespace of the Flux objects and the Secret. */
+  ns: string;
+  files: Record<string, string>;
+}): Promise<Gitops> {
+  const { dev, ns } = o;
+  const repo = createBareRepo(o.files);
+  const git = await startGitHttpServer({ root: dirname(repo.dir), users: { [USER]: PASSWORD } });
+  const url = git.url('remote.git');
+  const secret = 'gitops-creds';
+  await dev.apply(
+    `/api/v1/namespaces/${ns}/secrets/${secret}`,
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/basic-auth',
+      metadata: { name: secret, namespace: ns, annotations: { 'promotions.kpromo.dev/url': `${git.baseUrl}/` } },
+      data: { username: Buffer.from(USER).toString('base64'), password: Buffer.from(PASSWORD).toString('base64') },
+    },
+    'ctl-test',
+  );
+  await dev.apply(
+    fluxPath(ns, 'gitrepositories', 'gitops'),
+    gitRepository({ namespace: ns, name: 'gitops', url, secretName: secret }),
+    'ctl-test',
+  );
+  const apps: string[] = [];
+  const status = async (name: string) =>
+    (await dev.get<{ status?: FluxStatus }>(fluxPath(ns, 'kustomizations', name))).status;
+  return {
+    repo,
+    git,
+    url,
+    secret,
+    async addApp(app, targetNamespace, wait = false) {
+      apps.push(app);
+      await dev.apply(
+        fluxPath(ns, 'kustomizations', app),
+        kustomization({ namespace: ns, name: app, source: 'gitops', path: `./apps/${app}`, targetNamespace, wait }),
+        'ctl-test',
+      );
+    },
+    async waitKustomization(app, what, pred, timeoutMs = 90_000) {
+      let last: FluxStatus | undefined;
+      try {
+        return await waitFor(
+          `Kustomization ${app} ${what}`,
+          async () => {
+            last = await status(app);
+            return last && pred(last) ? last : undefined;
+          },
+          timeoutMs,
+          500,
+        );
+      } catch (e) {
+        throw new Error(
+          `${(e as Error).message}; last status: ${JSON.stringify(last)}; Flux logs: ${o.flux.logs.kustomizeController}`,
+        );
+      }
+    },
+    async stop() {
+      const objects = [
+        ...apps.map((a) => fluxPath(ns, 'kustomizations', a)),
+        fluxPath(ns, 'gitrepositories', 'gitops'),
+      ];
+      for (const p of objects) await dev.delete(p).catch(() => undefined);
+      await waitFor(
+        'Flux objects finalized',
+        async () => (await Promise.all(objects.map((p) => dev.getOrUndefined(p)))).every((x) => !x),
+        30_000,
+      ).catch((e) => console.warn(`[flux] ${(e as Error).message}`));
+      await git.stop();
+    },
+  };
+}
+
+/**
+ * An Argo Rollout (canary without pauses; kwok runs its pods) for a kustomize app folder, with
+ * `image` as written in the file (a setter marker may follow it). Rollouts are not kustomize built-ins,
+ * so the file sets the image itself.
+ */
+export function rolloutManifest(name: string, image: string): string {
+  const body = stringify({
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Rollout',
+    metadata: { name, labels: { app: name } },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          tolerations: [{ operator: 'Exists' }],
+          containers: [{ name: 'main', image: 'IMAGE' }],
+        },
+      },
+      strategy: { canary: { steps: [] } },
+    },
+  });
+  return body.replace('image: IMAGE', `image: ${image}`);
+}
+
+/**
+ * The two Environments of the GitOps test files, both on the dev cluster: `dev` (patch delivery into
+ * `apps`, images in the source registry) and `prod` (`delivery`, into `gitops`, which only Flux
+ * writes to; images under the `prod` prefix of the target registry).
+ */
+export async function applyDevProdEnvironments(
+  dev: KubeRest,
+  o: { ns: string; apps: string; gitops: string; source: string; target: string; delivery: object },
+) {
+  await applyCr(
+    dev,
+    crs.environment(o.ns, 'dev', {
+      context: 'dev',
+      namespace: o.apps,
+      registry: { host: o.source, insecure: true },
+      delivery: { method: 'patch' },
+    }),
+  );
+  await applyCr(
+    dev,
+    crs.environment(o.ns, 'prod', {
+      context: 'dev',
+      namespace: o.gitops,
+      registry: { host: o.target, prefix: 'prod', insecure: true },
+      delivery: o.delivery,
+    }),
+  );
+}
+
+/** An Application (image shop/<name>) run by a Deployment in dev and by an Argo Rollout in prod. */
+export function rolloutApplication(ns: string, name: string) {
+  const cr = crs.application(ns, name, 'team-a');
+  return {
+    ...cr,
+    spec: {
+      ...cr.spec,
+      workloads: [
+        { kind: 'Deployment', name, environments: ['dev'] },
+        { kind: 'Rollout', name, environments: ['prod'] },
+      ],
+    },
+  };
+}
