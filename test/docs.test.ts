@@ -12,6 +12,9 @@ const docs = [
   'exporter/README.md',
   'examples/portal/README.md',
   ...readdirSync(join(REPO_ROOT, 'plugins')).map((p) => `plugins/${p}/README.md`),
+  ...readdirSync(join(REPO_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
 ].filter((f) => {
   try {
     readFileSync(join(REPO_ROOT, f));
