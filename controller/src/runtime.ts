@@ -6,9 +6,8 @@ import { commitImageChange } from './delivery/gitCommit.js';
 import { ClusterClients } from './kube/clusters.js';
 import { type McpHttp, startMcpHttp } from './mcp/http.js';
 import { Egress, registerOwnListener, setDefaultEgress } from './net/guardedFetch.js';
-import { Notifier } from './notify/notifier.js';
 import { NotificationProviders } from './notify/registry.js';
-import { readSecretData } from './notify/secretData.js';
+import { createNotifier } from './notify/wiring.js';
 import { LivenessMonitor } from './observability/liveness.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { initTracing, shutdownTracing } from './observability/tracing.js';
@@ -72,9 +71,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     egress,
     log,
   });
-  // Release history (history/): recorded from the same release events, as the controller.
-  const history = createHistoryRecorder({ cache: controller.cache, control: clients.control, log });
-  notifications = new NotificationProviders([webhooks, history, ...extensions.notificationProviders], log);
+  notifications = new NotificationProviders([webhooks, ...extensions.notificationProviders], log);
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
   const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer, { egress, log });
   const liveness = new LivenessMonitor({

@@ -13,6 +13,8 @@ export interface PushTestImageOptions {
   seed?: string;
   /** Bytes of pseudo-random file content in the layer (default 2 KiB). */
   layerSize?: number;
+  /** Extra config labels (as Dockerfile LABEL writes them), e.g. org.opencontainers.image.revision. */
+  labels?: Record<string, string>;
 }
 
 const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
@@ -61,7 +63,7 @@ export function tarFile(name: string, content: Buffer): Buffer {
   return Buffer.concat([header, content, pad, Buffer.alloc(1024)]);
 }
 
-function platformImage(seed: string, arch: string, layerSize: number) {
+function platformImage(seed: string, arch: string, layerSize: number, labels: Record<string, string> = {}) {
   const layer = blob(OCI_LAYER, gzipSync(tarFile(`data-${arch}.bin`, seededBytes(`${seed}:${arch}`, layerSize))));
   const config = blob(
     OCI_CONFIG,
@@ -69,7 +71,7 @@ function platformImage(seed: string, arch: string, layerSize: number) {
       JSON.stringify({
         architecture: arch,
         os: 'linux',
-        config: { Labels: { 'kpromo.test/seed': seed } },
+        config: { Labels: { ...labels, 'kpromo.test/seed': seed } },
         rootfs: {
           type: 'layers',
           diff_ids: [sha256(tarFile(`data-${arch}.bin`, seededBytes(`${seed}:${arch}`, layerSize)))],
@@ -131,7 +133,9 @@ export async function pushTestImage(opts: PushTestImageOptions): Promise<{ diges
   const base = `http://${opts.host}`;
   const seed = opts.seed ?? randomUUID();
   const size = opts.layerSize ?? 2048;
-  const images = (opts.multiArch ? ['amd64', 'arm64'] : ['amd64']).map((a) => platformImage(seed, a, size));
+  const images = (opts.multiArch ? ['amd64', 'arm64'] : ['amd64']).map((a) =>
+    platformImage(seed, a, size, opts.labels),
+  );
   for (const img of images) for (const b of img.blobs) await pushBlob(base, opts.repository, b);
   if (!opts.multiArch) {
     await pushManifest(base, opts.repository, opts.tag, images[0].manifest);

@@ -78,7 +78,7 @@ export class EgressAborted extends EgressError {
 const formatDuration = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
 
 export interface GuardedRequest {
-  method?: 'GET' | 'POST' | 'HEAD' | 'PUT';
+  method?: 'GET' | 'POST' | 'HEAD' | 'PUT' | 'PATCH';
   headers?: Record<string, string>;
   body?: string;
   /** Whole exchange: connect, headers and the (bounded) body. */

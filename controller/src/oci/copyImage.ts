@@ -31,7 +31,7 @@ export interface CopyOptions {
   concurrency?: number;
 }
 
-interface FetchedManifest {
+export interface FetchedManifest {
   bytes: Uint8Array<ArrayBuffer>;
   mediaType: string;
   digest: string;
@@ -115,7 +115,7 @@ export async function resolveDigest(
   return (await getManifest(client, repository, reference)).digest;
 }
 
-async function getManifest(
+export async function getManifest(
   client: RegistryClient,
   repository: string,
   reference: string,

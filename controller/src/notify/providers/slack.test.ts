@@ -1,0 +1,197 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  guardedAnswer,
+  MemoryStatus,
+  notificationOf,
+  planEvents,
+  testNotifier,
+} from '../../../test/support/notifierHarness.js';
+import { type SaasReceivers, slackMessageProblems, startSaasReceivers } from '../../../test/support/saasReceivers.js';
+import { postMessageVerdict, SLACK_LIMITS, slackEscape, slackMessage } from './slack.js';
+
+const [approved, promoted, complete] = planEvents();
+let r: SaasReceivers | undefined;
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
+
+describe('slackMessage (Block Kit)', () => {
+  it('roots a plan with a header block and facts, within the documented limits', () => {
+    const m = slackMessage(approved, { channel: '#releases' });
+    expect(m).toMatchObject({
+      channel: '#releases',
+      text: 'Plan team-a/shop-42 approved: staging → production',
+      blocks: [
+        { type: 'header', text: { type: 'plain_text', text: 'Plan team-a/shop-42 approved: staging → production' } },
+        { type: 'section', fields: expect.arrayContaining([{ type: 'mrkdwn', text: '*Flow*\nshop' }]) },
+        { type: 'context', elements: [{ type: 'mrkdwn', text: 'kpromo · PlanApproved · 2026-01-01T00:00:00Z' }] },
+      ],
+    });
+    expect(m.thread_ts).toBeUndefined();
+    expect(slackMessageProblems(m, { api: true })).toEqual([]);
+  });
+
+  it('replies in a thread without a header; terminal events are broadcast to the channel', () => {
+    const reply = slackMessage(promoted, { channel: 'C0KPROMO01', threadTs: '1503435956.000247' });
+    expect(reply.blocks[0]).toEqual({
+      type: 'section',
+      text: { type: 'mrkdwn', text: ':white_check_mark: *cart v1.2.0 promoted to production*' },
+    });
+    expect(reply.blocks.some((b) => b.type === 'header')).toBe(false);
+    expect(reply).toMatchObject({ thread_ts: '1503435956.000247' });
+    expect(reply.reply_broadcast).toBeUndefined();
+    expect(slackMessage(complete, { threadTs: '1.2' }).reply_broadcast).toBe(true);
+    expect(slackMessageProblems(reply, { api: true })).toEqual([]);
+  });
+
+  it('escapes mrkdwn control characters (no @channel, no links) and cuts long text to the limits', () => {
+    const e = {
+      ...promoted,
+      type: 'AppFailed' as const,
+      message: `<!channel> see <https://evil|here> & ${'x'.repeat(5000)}`,
+    };
+    const m = slackMessage(e);
+    const body = JSON.stringify(m);
+    expect(body).not.toContain('<!channel>');
+    expect(body).toContain('&lt;!channel&gt; see &lt;https://evil|here&gt; &amp;');
+    const section = m.blocks.find((b) => b.type === 'section' && b.text);
+    expect(section?.type === 'section' && section.text?.text.length).toBe(SLACK_LIMITS.sectionText);
+    const long = slackMessage({ ...approved, plan: 'p'.repeat(300) });
+    expect(long.blocks[0].type === 'header' && long.blocks[0].text.text.length).toBe(SLACK_LIMITS.headerText);
+    expect(slackMessageProblems(m, { api: false })).toEqual([]);
+    expect(slackMessageProblems(long, { api: false })).toEqual([]);
+    expect(slackEscape('a<b>&')).toBe('a&lt;b&gt;&amp;');
+  });
+});
+
+describe('postMessageVerdict', () => {
+  it('takes channel and ts from the documented success answer', () => {
+    // https://api.slack.com/methods/chat.postMessage#examples
+    const doc = { ok: true, channel: 'C123ABC456', ts: '1503435956.000247', message: { text: 'Here is a message' } };
+    expect(postMessageVerdict(guardedAnswer(200, doc), 'S')).toEqual({
+      ok: true,
+      value: { channel: 'C123ABC456', ts: '1503435956.000247' },
+    });
+  });
+
+  it('treats HTTP 200 with ok:false as an error, retried only for transient codes', () => {
+    expect(postMessageVerdict(guardedAnswer(200, { ok: false, error: 'channel_not_found' }), 'S')).toMatchObject({
+      ok: false,
+      error: 'S chat.postMessage failed: channel_not_found',
+      retry: false,
+    });
+    expect(postMessageVerdict(guardedAnswer(200, { ok: false, error: 'ratelimited' }), 'S')).toMatchObject({
+      retry: true,
+    });
+    // Free text from an answer is never repeated.
+    expect(postMessageVerdict(guardedAnswer(200, { ok: false, error: 'Bad <script>' }), 'S')).toMatchObject({
+      error: 'S chat.postMessage failed: no ok in the answer',
+    });
+  });
+
+  it('waits Retry-After on 429', () => {
+    expect(postMessageVerdict(guardedAnswer(429, '', { 'retry-after': '30' }), 'S')).toMatchObject({
+      ok: false,
+      retry: true,
+      retryAfterMs: 30_000,
+      error: 'S answered HTTP 429',
+    });
+  });
+});
+
+describe('slack target against a local Slack stand-in', () => {
+  const token = 'xoxb-test-token';
+
+  it('threads a plan: the first message roots it, later events reply (after a 429 with Retry-After)', async () => {
+    r = await startSaasReceivers({ slackToken: token, githubToken: 'x', rateLimitOnce: ['slack-api'] });
+    const status = new MemoryStatus();
+    const { run, deliveries } = testNotifier(
+      [
+        notificationOf('chat', {
+          slack: { tokenSecretRef: { name: 'slack' }, channel: 'releases', apiURL: r.urls.slackApi },
+        }),
+      ],
+      {
+        secrets: { slack: { token } },
+        annotations: { slack: { 'promotions.kpromo.dev/url': r.urls.slackApi } },
+        status,
+      },
+    );
+    await run([approved, promoted, complete]);
+    expect(r.problems).toEqual([]);
+    expect(deliveries.map((d) => d.outcome.ok)).toEqual([true, true, true]);
+    expect(deliveries[0].outcome.attempts).toBe(2); // the 429, then the message
+    const calls = r.of('slack-api');
+    expect(calls.map((c) => c.headers.authorization)).toEqual(Array(4).fill(`Bearer ${token}`));
+    const [, root, reply1, reply2] = calls.map((c) => c.json as Record<string, string>);
+    expect(root).toMatchObject({ channel: 'releases' });
+    expect(root.thread_ts).toBeUndefined();
+    expect(reply1).toMatchObject({ channel: 'C0KPROMO01', thread_ts: root.ts });
+    expect(reply2).toMatchObject({ channel: 'C0KPROMO01', thread_ts: root.ts, reply_broadcast: true });
+    expect(status.statuses.get('chat')).toMatchObject({
+      delivered: 3,
+      threads: [{ plan: 'shop-42', scope: 'slack:releases', id: root.ts, channel: 'C0KPROMO01' }],
+    });
+  });
+
+  it('continues the thread a previous controller started (anchor from the status)', async () => {
+    r = await startSaasReceivers({ slackToken: token, githubToken: 'x' });
+    const n = notificationOf(
+      'chat',
+      { slack: { tokenSecretRef: { name: 'slack' }, channel: 'releases', apiURL: r.urls.slackApi } },
+      {
+        threads: [
+          {
+            plan: 'shop-42',
+            scope: 'slack:releases',
+            id: '1700000000.000001',
+            channel: 'C0KPROMO01',
+            time: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+    );
+    const { run, deliveries } = testNotifier([n], {
+      secrets: { slack: { token } },
+      annotations: { slack: { 'promotions.kpromo.dev/url': r.urls.slackApi } },
+    });
+    await run([promoted]);
+    // The stand-in knows no such root (another process made it): it answers thread_not_found.
+    expect(deliveries[0].outcome).toMatchObject({ ok: false, error: expect.stringContaining('thread_not_found') });
+    expect((r.of('slack-api')[0].json as Record<string, string>).thread_ts).toBe('1700000000.000001');
+  });
+
+  it('posts through an incoming webhook without threading', async () => {
+    r = await startSaasReceivers({ slackToken: token, githubToken: 'x' });
+    const { run, deliveries } = testNotifier(
+      [notificationOf('hook', { slack: { webhookSecretRef: { name: 'hook' } } })],
+      {
+        secrets: { hook: { url: `${r.urls.slackWebhook}\n` } },
+      },
+    );
+    await run([approved, promoted]);
+    expect(r.problems).toEqual([]);
+    expect(deliveries.map((d) => d.outcome.ok)).toEqual([true, true]);
+    const bodies = r.of('slack-webhook').map((c) => c.json as Record<string, unknown>);
+    expect(bodies.map((b) => b.thread_ts)).toEqual([undefined, undefined]);
+    expect(bodies.map((b) => b.channel)).toEqual([undefined, undefined]);
+  });
+
+  it('never sends the token to an apiURL its Secret does not name', async () => {
+    r = await startSaasReceivers({ slackToken: token, githubToken: 'x' });
+    const { run, deliveries } = testNotifier(
+      [
+        notificationOf('chat', {
+          slack: { tokenSecretRef: { name: 'slack' }, channel: 'releases', apiURL: r.urls.slackApi },
+        }),
+      ],
+      { secrets: { slack: { token } } },
+    );
+    await run([approved]);
+    expect(r.received).toEqual([]);
+    expect(deliveries[0].outcome.error).toBe(
+      `Notification team-a/chat: spec.slack.apiURL ${r.urls.slackApi} is not https://slack.com/api: Secret team-a/slack must name it (key "url" or annotation promotions.kpromo.dev/url) before its token is sent there`,
+    );
+  });
+});
