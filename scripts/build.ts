@@ -1,12 +1,16 @@
 // `yarn build`: the production build. Bundles the controller and the exporter, with the workspace
 // packages they import (TypeScript sources), into one ES module each that plain `node` runs; npm
 // dependencies stay external and resolve from node_modules at run time (as in the container image).
-//   controller/dist/kpromo-controller.mjs   exporter/dist/kpromo-exporter.mjs
+//   controller/dist/kpromo-controller.mjs   exporter/dist/kpromo-exporter.mjs   cli/dist/kpromo.mjs
+// `yarn build cli` (or any target names) builds only those.
+import { chmodSync } from 'node:fs';
 import { build, type Plugin } from 'esbuild';
 
 const targets = [
-  { entry: 'controller/src/main.ts', out: 'controller/dist/kpromo-controller.mjs' },
-  { entry: 'exporter/src/main.ts', out: 'exporter/dist/kpromo-exporter.mjs' },
+  { name: 'controller', entry: 'controller/src/main.ts', out: 'controller/dist/kpromo-controller.mjs' },
+  { name: 'exporter', entry: 'exporter/src/main.ts', out: 'exporter/dist/kpromo-exporter.mjs' },
+  // The `kpromo` command; executable, so it can be linked onto PATH as kpromo or kubectl-kpromo.
+  { name: 'cli', entry: 'cli/src/main.ts', out: 'cli/dist/kpromo.mjs', executable: true },
 ];
 
 /** Bare imports stay external except the workspace's own packages, which ship as TypeScript. */
@@ -20,7 +24,11 @@ const externalDependencies: Plugin = {
 };
 
 async function main() {
-  for (const t of targets) {
+  const only = process.argv.slice(2);
+  const unknown = only.filter((n) => !targets.some((t) => t.name === n));
+  if (unknown.length)
+    throw new Error(`unknown build target ${unknown.join(', ')}; targets: ${targets.map((t) => t.name).join(', ')}`);
+  for (const t of targets.filter((x) => !only.length || only.includes(x.name))) {
     const started = performance.now();
     const r = await build({
       entryPoints: [t.entry],
@@ -36,6 +44,7 @@ async function main() {
       logLevel: 'warning',
       metafile: true,
     });
+    if (t.executable) chmodSync(t.out, 0o755);
     const bytes = Object.values(r.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
     console.log(`${t.out}: ${(bytes / 1024).toFixed(0)} KiB in ${(performance.now() - started).toFixed(0)} ms`);
   }

@@ -1,15 +1,10 @@
 import { Command } from 'commander';
-import { Access } from './api/access.js';
 import { type ApiContext, ApiError } from './api/context.js';
+import { withLocalApi } from './api/index.js';
 import { approvePlan, createPlan, diff, getPlan, listApplications, rollbackPlan } from './api/promotions.js';
-import { Authorizer } from './auth/authorizer.js';
 import type { Caller } from './auth/identity.js';
-import { localCaller } from './auth/localIdentity.js';
 import { ConfigError, loadConfig } from './config.js';
-import { ClusterClients } from './kube/clusters.js';
-import { LiveCache } from './kube/liveCache.js';
 import { runMcpStdio } from './mcp/stdio.js';
-import { resolveDigest } from './oci/copyImage.js';
 import { startController } from './runtime.js';
 import { ApplicationsQuery, parseInput } from './server/schemas.js';
 
@@ -28,28 +23,22 @@ function config(extra: Record<string, unknown> = {}) {
 }
 
 /**
- * CLI commands read through a short-lived cache (one list per kind), then exit. The caller is the
- * kubeconfig user as the apiserver sees it; reads are checked with SelfSubjectAccessReviews and
- * writes go out with the user's own credentials, so RBAC and admission apply as for kubectl.
+ * CLI commands read through a short-lived cache (one list per kind), then exit, as the kubeconfig
+ * user (api/index.ts: the same session the `kpromo` CLI opens).
  */
-async function withApi<T>(ns: string | undefined, fn: (api: ApiContext, me: Caller) => Promise<T>): Promise<T> {
+function withApi<T>(ns: string | undefined, fn: (api: ApiContext, me: Caller) => Promise<T>): Promise<T> {
   const cfg = config(ns ? { defaultNamespace: ns } : {});
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess);
-  const cache = new LiveCache(clients, ns ? [ns] : cfg.namespaces);
-  await cache.start(AbortSignal.timeout(30_000));
-  await Promise.all(
-    cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
+  return withLocalApi(
+    {
+      kubeconfig: cfg.kubeconfig,
+      context: cfg.context,
+      namespaces: ns ? [ns] : cfg.namespaces,
+      defaultNamespace: ns ?? cfg.defaultNamespace,
+      clusterAccess: cfg.clusterAccess,
+      environmentsWaitMs: 30_000,
+    },
+    fn,
   );
-  try {
-    const me = await localCaller(clients.control);
-    const access = new Access(new Authorizer(clients.control));
-    return await fn(
-      { cache, control: clients.control, access, namespace: ns ?? cfg.defaultNamespace, resolveDigest },
-      me,
-    );
-  } finally {
-    cache.stop();
-  }
 }
 
 const print = (v: unknown): void => {

@@ -1,0 +1,321 @@
+import type { PromotionPlan } from '@kpromo/api';
+import { ApplicationsQuery, ApproveBody, CreatePlanBody, DiffQuery, PlanParams, RollbackBody } from '@kpromo/contract';
+import {
+  approvePlan,
+  createPlan,
+  diff,
+  getPlan,
+  type LocalApi,
+  listApplications,
+  listEnvironments,
+  listPlans,
+  parseInput,
+  rollbackPlan,
+} from '@kpromo/controller/api';
+import { Argument, Command, Option } from 'commander';
+import { parseDuration } from './args.js';
+import { bashCompletion, completionTree, kubectlCompletion, zshCompletion } from './completion.js';
+import { EXIT_CODES_HELP } from './exitCodes.js';
+import { OUTPUT_FORMATS, render } from './output.js';
+import { candidatesWaitMs, type GlobalOptions, type SessionNeeds, withSession } from './session.js';
+import { printable } from './table.js';
+import {
+  approvedText,
+  appsTable,
+  createdText,
+  diffText,
+  environmentOrder,
+  envsTable,
+  plansTable,
+  planText,
+  rollbackText,
+} from './views.js';
+import { followPlan, type Terminal } from './watch.js';
+
+/** Where commands write: stdout (and stderr for warnings) of the process unless a test gives another. */
+export interface Io extends Terminal {
+  warn(s: string): void;
+}
+
+export const processIo: Io = {
+  write: (s) => void process.stdout.write(s),
+  warn: (s) => void process.stderr.write(printable(s, { keepNewlines: true })),
+  get tty() {
+    return !!process.stdout.isTTY;
+  },
+  get columns() {
+    return process.stdout.columns;
+  },
+};
+
+interface FollowOptions {
+  watch?: boolean;
+  timeout?: number;
+}
+interface FilterOptions {
+  flow?: string;
+  apps?: string;
+  teams?: string;
+  tagPattern?: string;
+}
+
+const EXAMPLES = (cli: string) => `
+Examples:
+  ${cli} apps -n team-a                     what runs where
+  ${cli} diff dev stable -n team-a          release candidates from dev to stable
+  ${cli} plan create dev stable -n team-a   a plan for them (--approve to approve it too)
+  ${cli} plan approve NAME -n team-a -w     approve it and watch it run
+  ${cli} plan rollback NAME -n team-a       a plan that restores what NAME replaced
+  ${cli} apps -A -o json                    every namespace you may read, as JSON`;
+
+/**
+ * The `kpromo` program. Every command opens a session as the kubeconfig user and calls the shared
+ * API layer (@kpromo/controller/api), which authorises each read and write with Kubernetes RBAC;
+ * arguments go through the wire contract's schemas, so the CLI refuses what the HTTP API refuses.
+ */
+export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
+  const program = new Command(cli)
+    .description(
+      'Kubernetes-native release promotion: what runs where, release candidates, and promotion plans you create, approve, watch and roll back.',
+    )
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context of the control cluster (default: the current context)')
+    .option(
+      '-n, --namespace <namespace>',
+      'namespace of the kpromo resources (default: the context\'s, then "default")',
+    )
+    .option('-A, --all-namespaces', 'every namespace you may list (apps, envs, plan list)')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
+    .option(
+      '--config <file>',
+      'a controller config: its clusterAccess limits which clusters Environments make the CLI read (default: any context of your kubeconfig, no Secrets, no in-cluster account)',
+    )
+    .option(
+      '--sync-timeout <duration>',
+      "how long to wait for the environments' workloads to be read: apps and envs then show what is known, diff and plan create refuse (default: 20s; 90s for diff and plan create)",
+      parseDuration,
+    )
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', `${EXAMPLES(cli)}\n\n${EXIT_CODES_HELP}\n`)
+    .showHelpAfterError(`(run ${cli} --help for usage)`)
+    .exitOverride();
+
+  const session = <T>(cmd: Command, needs: SessionNeeds, fn: (s: LocalApi, g: GlobalOptions) => Promise<T>) => {
+    const g = cmd.optsWithGlobals<GlobalOptions>();
+    return withSession(g, needs, (s) => fn(s, g));
+  };
+  const print = (cmd: Command, data: unknown, human: () => string) =>
+    io.write(render(cmd.optsWithGlobals<GlobalOptions>().output, data, human));
+  const follow = async (cmd: Command, s: LocalApi, name: string, o: FollowOptions) => {
+    const format = cmd.optsWithGlobals<GlobalOptions>().output;
+    await followPlan(s, s.api.namespace, name, io, { format, timeoutMs: o.timeout });
+  };
+  const scope = (g: GlobalOptions, s: LocalApi) => ({ allNamespaces: !!g.allNamespaces, namespace: s.api.namespace });
+  const planName = (name: string) => parseInput(PlanParams.pick({ name: true }), { name }, 'arguments').name;
+  const filters = (c: Command) =>
+    c
+      .option('--flow <name>', 'PromotionFlow (needed when several flows have this stage transition)')
+      .option('--apps <names>', 'application names or globs, comma-separated')
+      .option('--teams <teams>', 'owning teams or globs, comma-separated')
+      .option('--tag-pattern <re2>', 'only source tags matching this RE2 expression');
+  const following = (c: Command) =>
+    c
+      .option('-w, --watch', 'then watch the plan until it finishes (exit code as plan watch)')
+      .option('--timeout <duration>', 'with --watch: stop watching after this long (e.g. 30m)', parseDuration);
+  const forPlan = (c: Command) => c.addArgument(new Argument('<name>', 'PromotionPlan name'));
+
+  program
+    .command('apps')
+    .description('applications and the version running in every environment')
+    .option('--apps <names>', 'application names or globs, comma-separated')
+    .option('--teams <teams>', 'owning teams or globs, comma-separated')
+    .option('-l, --selector <key=value,...>', 'label selector (equality only)')
+    .action(async (o: { apps?: string; teams?: string; selector?: string }, cmd: Command) => {
+      const q = parseInput(
+        ApplicationsQuery,
+        { applications: o.apps, teams: o.teams, labelSelector: o.selector },
+        'arguments',
+      );
+      await session(cmd, { versions: true, lists: true }, async (s, g) => {
+        const namespace = g.allNamespaces ? undefined : s.api.namespace;
+        const r = await listApplications(s.api, s.caller, { ...q, namespace });
+        const envs = await listEnvironments(s.api, s.caller, { namespace });
+        print(cmd, r, () => appsTable(r.items, { ...scope(g, s), environments: environmentOrder(envs) }));
+        const unread = envs.filter((e) => !e.synced).map((e) => `${e.namespace}/${e.name}`);
+        if (unread.length)
+          io.warn(
+            `warning: versions unknown in ${unread.join(', ')} (their workloads could not be read; see kpromo envs)\n`,
+          );
+      });
+    });
+
+  program
+    .command('envs')
+    .description('environments: cluster, target namespace, registry, delivery')
+    .action(async (_o: unknown, cmd: Command) => {
+      await session(cmd, { versions: true, lists: true }, async (s, g) => {
+        const items = await listEnvironments(s.api, s.caller, {
+          namespace: g.allNamespaces ? undefined : s.api.namespace,
+        });
+        print(cmd, { items }, () => envsTable(items, scope(g, s)));
+      });
+    });
+
+  filters(
+    program
+      .command('diff')
+      .description('release candidates from one stage to the next: what a plan would promote, and what it would skip')
+      .argument('<from>', 'source environment')
+      .argument('<to>', 'target environment'),
+  ).action(async (from: string, to: string, o: FilterOptions, cmd: Command) => {
+    const q = parseInput(
+      DiffQuery,
+      { from, to, flow: o.flow, applications: o.apps, teams: o.teams, tagPattern: o.tagPattern },
+      'arguments',
+    );
+    await session(cmd, {}, async (s, g) => {
+      await s.requireEnvironments([q.from, q.to], candidatesWaitMs(g));
+      const r = await diff(s.api, s.caller, { ...q, namespace: s.api.namespace });
+      print(cmd, r, () => diffText(r));
+    });
+  });
+
+  const plan = program.command('plan').description('promotion plans: create, list, get, watch, approve, roll back');
+
+  following(
+    filters(
+      plan
+        .command('create')
+        .description('create a plan promoting the release candidates from one stage to the next')
+        .argument('<from>', 'source environment')
+        .argument('<to>', 'target environment'),
+    )
+      .option('--name <name>', 'plan name (default: <flow>-<to>-<timestamp>)')
+      .option('-l, --selector <key=value,...>', 'only applications with these labels')
+      .option('--approve', 'approve it right away (needs the approve verb for the target environment)'),
+  ).action(
+    async (
+      from: string,
+      to: string,
+      o: FilterOptions & FollowOptions & { name?: string; selector?: string; approve?: boolean },
+      cmd: Command,
+    ) => {
+      const matchLabels = o.selector
+        ? parseInput(ApplicationsQuery, { labelSelector: o.selector }, 'arguments').labelSelector
+        : undefined;
+      const b = parseInput(
+        CreatePlanBody,
+        {
+          from,
+          to,
+          flow: o.flow,
+          name: o.name,
+          applications: o.apps,
+          teams: o.teams,
+          tagPattern: o.tagPattern,
+          matchLabels,
+          approve: o.approve,
+        },
+        'arguments',
+      );
+      await session(cmd, {}, async (s, g) => {
+        await s.requireEnvironments([b.from, b.to], candidatesWaitMs(g));
+        const r = await createPlan(s.api, s.caller, { ...b, namespace: s.api.namespace, approve: b.approve === true });
+        print(cmd, r, () => createdText(r, cli));
+        if (o.watch) await follow(cmd, s, r.plan.metadata.name, o);
+      });
+    },
+  );
+
+  plan
+    .command('list')
+    .description('plans, oldest first')
+    .action(async (_o: unknown, cmd: Command) => {
+      await session(cmd, { lists: true }, async (s, g) => {
+        const items = (
+          await listPlans(s.api, s.caller, { namespace: g.allNamespaces ? undefined : s.api.namespace })
+        ).sort(byCreation);
+        print(cmd, { items }, () => plansTable(items, { ...scope(g, s), now: new Date() }));
+      });
+    });
+
+  forPlan(plan.command('get').description('a plan with the progress of each application')).action(
+    async (name: string, _o: unknown, cmd: Command) => {
+      const n = planName(name);
+      await session(cmd, {}, async (s) => {
+        const p = await getPlan(s.api, s.caller, s.api.namespace, n);
+        print(cmd, p, () => planText(p, new Date()));
+      });
+    },
+  );
+
+  forPlan(
+    plan
+      .command('watch')
+      .description(
+        'follow a plan until it finishes: one row per application, redrawn in place on a terminal, one line per change otherwise',
+      ),
+  )
+    .option('--timeout <duration>', 'stop watching after this long (e.g. 30m); the plan goes on', parseDuration)
+    .action(async (name: string, o: { timeout?: number }, cmd: Command) => {
+      const n = planName(name);
+      await session(cmd, {}, async (s) => {
+        await follow(cmd, s, n, o);
+      });
+    });
+
+  following(
+    forPlan(plan.command('approve').description('approve a plan as yourself (Kubernetes RBAC verb approve)'))
+      .option('--comment <text>', 'a note kept with the approval')
+      .option('--override-freeze', 'run despite a freeze window (needs the override-freeze verb)'),
+  ).action(async (name: string, o: FollowOptions & { comment?: string; overrideFreeze?: boolean }, cmd: Command) => {
+    const n = planName(name);
+    const b = parseInput(ApproveBody, { overrideFreeze: o.overrideFreeze, comment: o.comment }, 'arguments');
+    await session(cmd, {}, async (s) => {
+      const p = await approvePlan(s.api, s.caller, s.api.namespace, n, {
+        overrideFreeze: b.overrideFreeze === true,
+        comment: b.comment,
+      });
+      print(cmd, p, () => approvedText(p, s.caller.username));
+      if (o.watch) await follow(cmd, s, p.metadata.name, o);
+    });
+  });
+
+  following(
+    forPlan(plan.command('rollback').description('create a plan restoring the versions that a plan replaced'))
+      .option('--approve', 'approve it right away (needs the rollback verb for the target environment)')
+      .option('--name <name>', 'name of the rollback plan (default: <name>-rollback)'),
+  ).action(async (name: string, o: FollowOptions & { approve?: boolean; name?: string }, cmd: Command) => {
+    const n = planName(name);
+    const b = parseInput(RollbackBody, { approve: o.approve, name: o.name }, 'arguments');
+    await session(cmd, {}, async (s) => {
+      const p = await rollbackPlan(s.api, s.caller, s.api.namespace, n, {
+        approve: b.approve === true,
+        rollbackName: b.name,
+      });
+      print(cmd, p, () => rollbackText(p, cli));
+      if (o.watch) await follow(cmd, s, p.metadata.name, o);
+    });
+  });
+
+  program
+    .command('completion')
+    .description('print a shell completion script (bash, zsh; kubectl: the kubectl_complete-kpromo helper)')
+    .addArgument(new Argument('<shell>').choices(['bash', 'zsh', 'kubectl']))
+    .addHelpText(
+      'after',
+      `\nbash: source <(${cli} completion bash)     zsh: source <(${cli} completion zsh)\nkubectl plugin: ${cli} completion kubectl > ~/bin/kubectl_complete-kpromo && chmod +x ~/bin/kubectl_complete-kpromo`,
+    )
+    .action((shell: string) => {
+      const tree = completionTree(program, ['--kubeconfig', '--config']);
+      const names = ['kpromo', 'kubectl-kpromo'];
+      const render = { bash: bashCompletion, zsh: zshCompletion, kubectl: kubectlCompletion }[shell]!;
+      io.write(render(tree, names));
+    });
+
+  return program;
+}
+
+const byCreation = (a: PromotionPlan, b: PromotionPlan) =>
+  (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+  a.metadata.name.localeCompare(b.metadata.name);

@@ -1,0 +1,95 @@
+import type { PromotionPlan } from '@kpromo/api';
+import { isTerminalPlan } from '@kpromo/api';
+import { type PlanProgress, planProgress } from '@kpromo/contract';
+import { formatTable, printable } from './table.js';
+
+/** One application of a plan as the CLI shows it. */
+export interface AppRow {
+  application: string;
+  phase: string;
+  /** Version before → version after, e.g. "v1.1.0 → v1.2.0". */
+  change: string;
+  message: string;
+}
+
+export const APP_COLUMNS = ['application', 'phase', 'from → to', 'message'];
+
+/**
+ * Per-application rows of a plan: status.apps where the controller has started, otherwise what the
+ * plan asks for (the candidate's version, and the one it replaces).
+ */
+export function appRows(plan: PromotionPlan): AppRow[] {
+  const candidates = new Map(plan.spec.candidates.map((c) => [c.application, c]));
+  return planProgress(plan).apps.map((a) => {
+    const c = candidates.get(a.application);
+    const before = a.previous?.tag ?? c?.to?.tag;
+    const after = a.targetTag ?? c?.from.tag;
+    return {
+      application: a.application,
+      phase: a.phase,
+      change: before || after ? `${before ?? '?'} → ${after ?? '?'}` : '',
+      message: a.message ?? a.reason ?? '',
+    };
+  });
+}
+
+/** "promote team-a/p1 dev → stable: Promoting (1/3 succeeded)". */
+export function headline(p: PlanProgress): string {
+  const counts = `${p.succeeded}/${p.total} succeeded${p.failed ? `, ${p.failed} failed` : ''}`;
+  return `${p.action} ${p.namespace}/${p.name} ${p.from} → ${p.to}: ${p.phase} (${counts})`;
+}
+
+/** Why a pending plan is not running yet, in words; undefined while nothing holds it. */
+export function gateLine(p: PlanProgress, now: Date): string | undefined {
+  if (p.done || p.phase !== 'Pending') return undefined;
+  if (p.frozen && !p.frozen.overriddenBy)
+    return `frozen by window ${p.frozen.window}${p.frozen.until ? ` until ${p.frozen.until}` : ''}${p.frozen.reason ? `: ${p.frozen.reason}` : ''}`;
+  if (!p.approved) return `waiting for approval${p.waitingFor ? `: ${p.waitingFor}` : ''}`;
+  if (p.eligibleAt && Date.parse(p.eligibleAt) > now.getTime()) return `soaking until ${p.eligibleAt}`;
+  return undefined;
+}
+
+/** The display of a plan: headline, what holds it, one row per application. */
+export function planFrame(plan: PromotionPlan, now: Date): string[] {
+  const p = planProgress(plan);
+  const gate = gateLine(p, now);
+  const rows = appRows(plan).map((r) => [r.application, r.phase, r.change, r.message]);
+  return [
+    printable(headline(p)),
+    ...(gate ? [printable(gate)] : []),
+    ...(rows.length ? formatTable(APP_COLUMNS, rows).split('\n') : ['no applications']),
+  ];
+}
+
+const clock = (d: Date) => d.toISOString().slice(11, 19);
+
+/**
+ * What changed between two reads of a plan, one line each (for output that is not a terminal: logs,
+ * CI): the plan's phase or gate, and every application whose phase or message moved.
+ */
+export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan, now: Date): string[] {
+  const t = clock(now);
+  const before = prev ? planProgress(prev) : undefined;
+  const after = planProgress(next);
+  const out: string[] = [];
+  const gate = gateLine(after, now);
+  if (!before || before.phase !== after.phase || gateLine(before, now) !== gate)
+    out.push(`${t} ${headline(after)}${gate ? `; ${gate}` : ''}`);
+  const old = new Map(prev ? appRows(prev).map((r) => [r.application, r]) : []);
+  for (const r of appRows(next)) {
+    const o = old.get(r.application);
+    if (o && o.phase === r.phase && o.message === r.message) continue;
+    out.push(`${t} ${r.application} ${r.phase}${r.change ? ` ${r.change}` : ''}${r.message ? `: ${r.message}` : ''}`);
+  }
+  return out.map((l) => printable(l));
+}
+
+/**
+ * Whether a plan succeeded: a promotion when Complete, a rollback when RolledBack (every app
+ * restored); undefined while it runs.
+ */
+export function planSucceeded(plan: PromotionPlan): boolean | undefined {
+  if (!isTerminalPlan(plan)) return undefined;
+  const want = (plan.spec.action ?? 'promote') === 'rollback' ? 'RolledBack' : 'Complete';
+  return plan.status?.phase === want;
+}

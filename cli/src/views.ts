@@ -1,0 +1,189 @@
+import { type ClusterRef, EnvironmentSpec, type EnvironmentVersion, type PromotionPlan } from '@kpromo/api';
+import {
+  type ApplicationView,
+  type CreatePlanResponse,
+  type DiffResult,
+  type EnvironmentView,
+  planProgress,
+} from '@kpromo/contract';
+import { planFrame } from './progress.js';
+import { formatTable, printable } from './table.js';
+
+// The human (table) forms of the API's answers. Pure: the commands print what these return.
+
+const withNamespace = (all: boolean, ns: string, row: unknown[]) => (all ? [ns, ...row] : row);
+const headersFor = (all: boolean, headers: string[]) => (all ? ['namespace', ...headers] : headers);
+
+/** "sha256:0123456789ab" from a full digest. */
+export const shortDigest = (d: string | undefined) => d?.replace(/^(sha256:[0-9a-f]{12})[0-9a-f]+$/, '$1');
+
+/** Age as kubectl shows it: 45s, 12m, 5h, 3d. */
+export function age(since: string | undefined, now: Date): string {
+  const t = since ? Date.parse(since) : Number.NaN;
+  if (Number.isNaN(t)) return '';
+  const s = Math.max(0, Math.floor((now.getTime() - t) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 120 * 60) return `${Math.floor(s / 60)}m`;
+  if (s < 48 * 3600) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/**
+ * A running version: its tag (or short digest), with the health when it is not Healthy; "missing"
+ * when no workload runs it, "?" when it could not be read.
+ */
+export function versionCell(v: EnvironmentVersion | undefined): string {
+  if (!v) return '';
+  const version = v.tag ?? shortDigest(v.digest);
+  if (!version) return v.health === 'Missing' ? 'missing' : v.health === 'Unknown' ? '?' : `- (${v.health})`;
+  return v.health === 'Healthy' ? version : `${version} (${v.health})`;
+}
+
+/** Tiers in the order the Environment schema declares them: development first, production last. */
+const TIERS: readonly string[] = (EnvironmentSpec.properties.tier as unknown as { enum: string[] }).enum;
+const tierRank = (e: EnvironmentView) => {
+  const i = TIERS.indexOf(e.tier ?? '');
+  return i < 0 ? TIERS.length : i;
+};
+
+/** Environment names in promotion order as far as tiers tell it, then in the order listed. */
+export function environmentOrder(envs: readonly EnvironmentView[]): string[] {
+  const sorted = envs.map((e, i) => ({ e, i })).sort((a, b) => tierRank(a.e) - tierRank(b.e) || a.i - b.i);
+  return [...new Set(sorted.map((x) => x.e.name))];
+}
+
+export function appsTable(
+  items: readonly ApplicationView[],
+  o: { allNamespaces: boolean; namespace: string; environments: readonly string[] },
+): string {
+  if (!items.length) return `No applications found${o.allNamespaces ? '' : ` in namespace ${printable(o.namespace)}`}.`;
+  // One column per environment: in promotion order, then any the environment list did not have.
+  const envs = [...new Set([...o.environments, ...items.flatMap((a) => a.versions.map((v) => v.environment))])];
+  return formatTable(
+    headersFor(o.allNamespaces, ['name', 'owner', ...envs]),
+    items.map((a) =>
+      withNamespace(o.allNamespaces, a.namespace, [
+        a.name,
+        a.owner,
+        ...envs.map((e) => versionCell(a.versions.find((v) => v.environment === e))),
+      ]),
+    ),
+  );
+}
+
+const clusterOf = (c: ClusterRef) =>
+  c.context ? `context/${c.context}` : c.kubeconfigSecretRef ? `secret/${c.kubeconfigSecretRef.name}` : 'in-cluster';
+
+export function envsTable(items: readonly EnvironmentView[], o: { allNamespaces: boolean; namespace: string }): string {
+  if (!items.length) return `No environments found${o.allNamespaces ? '' : ` in namespace ${printable(o.namespace)}`}.`;
+  const order = environmentOrder(items);
+  const sorted = [...items].sort(
+    (a, b) => a.namespace.localeCompare(b.namespace) || order.indexOf(a.name) - order.indexOf(b.name),
+  );
+  return formatTable(
+    headersFor(o.allNamespaces, ['name', 'tier', 'cluster', 'target namespace', 'registry', 'delivery', 'synced']),
+    sorted.map((e) =>
+      withNamespace(o.allNamespaces, e.namespace, [
+        e.name,
+        e.tier,
+        clusterOf(e.cluster),
+        e.targetNamespace,
+        e.registry,
+        e.delivery,
+        e.synced ? 'yes' : 'no',
+      ]),
+    ),
+  );
+}
+
+function candidatesTable(r: Pick<DiffResult, 'to' | 'candidates'>): string {
+  return formatTable(
+    ['application', `in ${r.to}`, 'candidate', 'digest'],
+    r.candidates.map((c) => [
+      c.application,
+      c.to?.tag ?? shortDigest(c.to?.digest),
+      c.from.tag,
+      shortDigest(c.from.digest),
+    ]),
+  );
+}
+
+function skippedTable(skipped: DiffResult['skipped']): string {
+  return formatTable(
+    ['skipped', 'reason', 'message'],
+    skipped.map((s) => [s.application, s.reason, s.message]),
+  );
+}
+
+export function diffText(r: DiffResult): string {
+  const head = printable(`Flow ${r.flow}: ${r.from} → ${r.to}`);
+  const parts = [
+    head,
+    r.candidates.length ? candidatesTable(r) : 'No release candidates.',
+    ...(r.skipped.length ? ['', skippedTable(r.skipped)] : []),
+  ];
+  return parts.join('\n');
+}
+
+export function plansTable(
+  plans: readonly PromotionPlan[],
+  o: { allNamespaces: boolean; namespace: string; now: Date },
+) {
+  if (!plans.length) return `No plans found${o.allNamespaces ? '' : ` in namespace ${printable(o.namespace)}`}.`;
+  return formatTable(
+    headersFor(o.allNamespaces, ['name', 'action', 'from', 'to', 'phase', 'apps', 'approved by', 'age']),
+    plans.map((plan) => {
+      const p = planProgress(plan);
+      return withNamespace(o.allNamespaces, p.namespace, [
+        p.name,
+        p.action,
+        p.from,
+        p.to,
+        p.phase,
+        `${p.succeeded}/${p.total}`,
+        p.approvers.map((a) => a.user).join(','),
+        age(plan.metadata.creationTimestamp, o.now),
+      ]);
+    }),
+  );
+}
+
+/** `plan get`: the plan's display and who asked and approved. */
+export function planText(plan: PromotionPlan, now: Date): string {
+  const p = planProgress(plan);
+  const facts = [
+    p.requestedBy ? `requested by: ${p.requestedBy}` : undefined,
+    p.rollbackOf ? `rolls back: ${p.rollbackOf}` : undefined,
+    `approvals: ${p.approvers.map((a) => `${a.user}${a.counted === false ? ' (not counted)' : ''}`).join(', ') || 'none'}`,
+  ].filter((x): x is string => !!x);
+  const [head, ...rest] = planFrame(plan, now);
+  return [head, ...facts.map((f) => printable(f)), ...rest].join('\n');
+}
+
+const approveHint = (plan: PromotionPlan, cli: string) =>
+  `approve with: ${cli} plan approve ${plan.metadata.name} -n ${plan.metadata.namespace}`;
+
+export function createdText(r: CreatePlanResponse, cli: string): string {
+  const { plan } = r;
+  return [
+    printable(
+      `promotionplan ${plan.metadata.namespace}/${plan.metadata.name} created: ${plan.spec.candidates.length} application(s) ${plan.spec.from} → ${plan.spec.to}`,
+    ),
+    candidatesTable({ to: plan.spec.to, candidates: plan.spec.candidates }),
+    ...(r.skipped.length ? ['', skippedTable(r.skipped)] : []),
+    ...(plan.spec.approvals?.length ? [] : ['', printable(approveHint(plan, cli))]),
+  ].join('\n');
+}
+
+export function approvedText(plan: PromotionPlan, user: string): string {
+  return printable(`promotionplan ${plan.metadata.namespace}/${plan.metadata.name} approved by ${user}`);
+}
+
+export function rollbackText(plan: PromotionPlan, cli: string): string {
+  return [
+    printable(
+      `promotionplan ${plan.metadata.namespace}/${plan.metadata.name} created: rolls back ${plan.spec.rollbackOf} in ${plan.spec.to}`,
+    ),
+    ...(plan.spec.approvals?.length ? [] : [printable(approveHint(plan, cli))]),
+  ].join('\n');
+}

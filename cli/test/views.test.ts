@@ -1,0 +1,123 @@
+import type { ApplicationView, EnvironmentView } from '@kpromo/contract';
+import { describe, expect, it } from 'vitest';
+import { age, appsTable, diffText, environmentOrder, envsTable, plansTable, versionCell } from '../src/views.js';
+import { dg, plan } from './fixtures.js';
+
+const env = (name: string, tier?: string, namespace = 'team-a'): EnvironmentView => ({
+  namespace,
+  name,
+  ...(tier ? { tier } : {}),
+  cluster: { context: name },
+  targetNamespace: 'shop',
+  registry: `reg-${name}:5000`,
+  delivery: 'patch',
+  synced: name !== 'prod',
+});
+
+const view = (name: string, namespace = 'team-a'): ApplicationView => ({
+  namespace,
+  name,
+  owner: 'team-shop',
+  repository: `shop/${name}`,
+  labels: {},
+  versions: [
+    { environment: 'prod', tag: 'v1', digest: dg('1'), health: 'Healthy' },
+    { environment: 'dev', tag: 'v3', digest: dg('3'), health: 'Degraded' },
+    { environment: 'stable', digest: dg('2'), health: 'Healthy' },
+  ],
+});
+
+describe('environmentOrder', () => {
+  it('orders by tier (development → production), then as listed; no tier goes last', () => {
+    expect(
+      environmentOrder([env('prod', 'production'), env('qa'), env('dev', 'development'), env('stable', 'staging')]),
+    ).toEqual(['dev', 'stable', 'prod', 'qa']);
+  });
+});
+
+describe('appsTable', () => {
+  it('one column per environment in promotion order; tag, else short digest; health unless Healthy', () => {
+    expect(
+      appsTable([view('cart')], { allNamespaces: false, namespace: 'team-a', environments: ['dev', 'stable', 'prod'] }),
+    ).toBe(`NAME   OWNER       DEV             STABLE                PROD
+cart   team-shop   v3 (Degraded)   sha256:222222222222   v1`);
+  });
+
+  it('with --all-namespaces a NAMESPACE column first', () => {
+    const t = appsTable([view('cart', 'a'), view('web', 'b')], {
+      allNamespaces: true,
+      namespace: 'x',
+      environments: [],
+    });
+    expect(t.split('\n').map((l) => l.split(/\s+/).slice(0, 2))).toEqual([
+      ['NAMESPACE', 'NAME'],
+      ['a', 'cart'],
+      ['b', 'web'],
+    ]);
+  });
+
+  it('says so when there are none', () => {
+    expect(appsTable([], { allNamespaces: false, namespace: 'team-a', environments: [] })).toBe(
+      'No applications found in namespace team-a.',
+    );
+  });
+
+  it('versionCell: "missing" without a workload, "?" when unreadable, the health otherwise', () => {
+    expect(versionCell({ environment: 'x', health: 'Missing' })).toBe('missing');
+    expect(versionCell({ environment: 'x', health: 'Unknown' })).toBe('?');
+    expect(versionCell({ environment: 'x', health: 'Progressing' })).toBe('- (Progressing)');
+  });
+});
+
+describe('envsTable', () => {
+  it('rows in promotion order with cluster, target namespace, registry, delivery, synced', () => {
+    expect(
+      envsTable([env('prod', 'production'), env('dev', 'development')], { allNamespaces: false, namespace: 'team-a' }),
+    ).toBe(`NAME   TIER          CLUSTER        TARGET NAMESPACE   REGISTRY        DELIVERY   SYNCED
+dev    development   context/dev    shop               reg-dev:5000    patch      yes
+prod   production    context/prod   shop               reg-prod:5000   patch      no`);
+  });
+});
+
+describe('diffText', () => {
+  it('candidates with the version they replace, then what is skipped and why', () => {
+    const text = diffText({
+      flow: 'main',
+      from: 'dev',
+      to: 'stable',
+      candidates: [{ application: 'cart', from: { tag: 'v2', digest: dg('2') }, to: { tag: 'v1', digest: dg('1') } }],
+      skipped: [{ application: 'web', reason: 'UpToDate', message: 'stable already runs v2' }],
+    });
+    expect(text).toBe(`Flow main: dev → stable
+APPLICATION   IN STABLE   CANDIDATE   DIGEST
+cart          v1          v2          sha256:222222222222
+
+SKIPPED   REASON     MESSAGE
+web       UpToDate   stable already runs v2`);
+  });
+
+  it('says so when nothing is to promote', () => {
+    expect(diffText({ flow: 'main', from: 'dev', to: 'stable', candidates: [], skipped: [] })).toBe(
+      'Flow main: dev → stable\nNo release candidates.',
+    );
+  });
+});
+
+describe('plansTable', () => {
+  it('name, action, stages, phase, succeeded/total, approvers, age', () => {
+    const p = plan(['a', 'b'], { phase: 'Promoting', succeeded: 1 }, { approvals: [{ user: 'bob' }] });
+    expect(
+      plansTable([p], { allNamespaces: false, namespace: 'team-a', now: new Date('2026-01-01T13:00:00Z') }),
+    ).toBe(`NAME   ACTION    FROM   TO       PHASE       APPS   APPROVED BY   AGE
+p1     promote   dev    stable   Promoting   1/2    bob           3h`);
+  });
+});
+
+describe('age', () => {
+  it('as kubectl shows it', () => {
+    const now = new Date('2026-01-10T00:00:00Z');
+    const ago = (s: number) => new Date(now.getTime() - s * 1000).toISOString();
+    expect([ago(5), ago(300), ago(3 * 3600), ago(3 * 86400)].map((t) => age(t, now))).toEqual(['5s', '5m', '3h', '3d']);
+    expect(age(undefined, now)).toBe('');
+  });
+});

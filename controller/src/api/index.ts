@@ -1,0 +1,193 @@
+import type { Environment, PromotionPlan } from '@kpromo/api';
+import * as k8s from '@kubernetes/client-node';
+import { Authorizer } from '../auth/authorizer.js';
+import type { Caller } from '../auth/identity.js';
+import { localCaller } from '../auth/localIdentity.js';
+import { ConfigError } from '../config.js';
+import type { ClusterAccessRule } from '../credentials/clusterAccess.js';
+import { ClusterClients } from '../kube/clusters.js';
+import { LiveCache, targetKey } from '../kube/liveCache.js';
+import { KPROMO_TYPES } from '../kube/paths.js';
+import { resolveDigest } from '../oci/copyImage.js';
+import { Access, who } from './access.js';
+import { type ApiContext, ApiError } from './context.js';
+
+// The API layer for local front ends (`kpromo`, `kpromo-controller` commands): the same functions
+// the HTTP API and MCP call, and the session that runs them as the kubeconfig user.
+export type { Caller } from '../auth/identity.js';
+export { ConfigError, loadConfig } from '../config.js';
+export type { ClusterAccessRule } from '../credentials/clusterAccess.js';
+export { KubeError } from '../kube/rest.js';
+export { parseInput } from '../server/schemas.js';
+export { Access, type ReleaseVerb, who } from './access.js';
+export { type ApiContext, ApiError } from './context.js';
+export * from './promotions.js';
+
+export interface LocalApiOptions {
+  /** Kubeconfig path; the default loading rules (KUBECONFIG, ~/.kube/config) when unset. */
+  kubeconfig?: string;
+  /** Context of the control cluster; the kubeconfig's current context when unset. */
+  context?: string;
+  /** Control-cluster namespaces to read; empty: all (needs cluster-wide list); unset: the default one. */
+  namespaces?: readonly string[];
+  /** Namespace of calls that name none; the context's namespace, then "default", when unset. */
+  defaultNamespace?: string;
+  /** Which clusters Environments may make this session read (as the controller config key). */
+  clusterAccess: readonly ClusterAccessRule[];
+  /**
+   * Wait up to this long for every Environment's workloads to be read, for answers that show
+   * running versions; Environments still unsynced after it read as unknown. 0: do not wait.
+   */
+  environmentsWaitMs?: number;
+}
+
+export interface LocalApi {
+  api: ApiContext;
+  /** The kubeconfig user as the apiserver sees it. */
+  caller: Caller;
+  /**
+   * Waits up to `waitMs` until the workloads of these Environments (in the session's namespace) are
+   * read, then refuses (503) while one is not: candidates computed from a half-read cache would be
+   * wrong. Names that are no Environment are left to the API call to report.
+   */
+  requireEnvironments(names: readonly string[], waitMs: number): Promise<void>;
+  /** Informer updates of one plan (a cue to re-read it through the API, which authorises). */
+  onPlanUpdate(namespace: string, name: string, fn: (plan: PromotionPlan) => void): void;
+  close(): void;
+}
+
+/** Every kind the cache lists and watches: what a session needs to be allowed before it starts. */
+const CACHED_RESOURCES = Object.values(KPROMO_TYPES).map((t) => t.plural);
+
+/**
+ * Opens a read-through session as the kubeconfig user: a short-lived informer cache of the kpromo
+ * CRs, and the caller (SelfSubjectReview) whose every read and write api/ checks with
+ * SelfSubjectAccessReviews and sends with the user's own credentials, so RBAC and admission apply as
+ * for kubectl. A user who may not list and watch the kpromo kinds gets a 403 at once, not a timeout.
+ */
+export async function openLocalApi(o: LocalApiOptions): Promise<LocalApi> {
+  const kc = new k8s.KubeConfig();
+  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+  else kc.loadFromDefault();
+  if (o.context) {
+    if (!kc.getContexts().some((c) => c.name === o.context))
+      throw new ConfigError([
+        `context: the kubeconfig${o.kubeconfig ? ` ${o.kubeconfig}` : ''} has no context "${o.context}" (it has: ${kc
+          .getContexts()
+          .map((c) => c.name)
+          .join(', ')})`,
+      ]);
+    kc.setCurrentContext(o.context);
+  }
+  if (!kc.getCurrentContext()) throw new ConfigError(['context: the kubeconfig names no current context; pass one']);
+  const namespace = o.defaultNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const clients = new ClusterClients(kc, { access: o.clusterAccess });
+  const caller = await localCaller(clients.control);
+  const access = new Access(new Authorizer(clients.control));
+  const namespaces = o.namespaces ?? [namespace];
+  await requireCacheAccess(access, caller, namespaces);
+  const cache = new LiveCache(clients, [...namespaces]);
+  try {
+    await cache.start(AbortSignal.timeout(30_000));
+    if (o.environmentsWaitMs) await settleEnvironments(cache, cache.environments(), o.environmentsWaitMs);
+  } catch (e) {
+    cache.stop();
+    throw e;
+  }
+  return {
+    api: { cache, control: clients.control, access, namespace, resolveDigest },
+    caller,
+    async requireEnvironments(names, waitMs) {
+      const envs = cache.environments(namespace).filter((e) => names.includes(e.metadata.name));
+      await settleEnvironments(cache, envs, waitMs);
+      const behind = envs.find((e) => !cache.environmentSynced(e));
+      if (behind)
+        throw new ApiError(
+          503,
+          `Environment ${namespace}/${behind.metadata.name}: its workloads could not be read within ${Math.round(waitMs / 1000)}s (${cache.environmentState(behind).error ?? 'still listing'}); check that you may list them in its cluster, then try again`,
+        );
+    },
+    onPlanUpdate(ns, name, fn) {
+      cache.onEvent((e) => {
+        if (e.kind === 'PromotionPlan' && e.obj.metadata.namespace === ns && e.obj.metadata.name === name)
+          fn(e.obj as unknown as PromotionPlan);
+      });
+    },
+    close: () => cache.stop(),
+  };
+}
+
+/** How long an Environment's watches must be quiet (no informer added or synced) to count as settled. */
+const QUIET_MS = 1_000;
+
+/**
+ * Waits (at most `waitMs`) until each Environment is synced as a whole and has been quiet for a
+ * moment. waitForEnvironment alone is not enough: a kind served by a CRD (Argo Rollouts) joins an
+ * Environment once the cache has listed that CRD, which can be after the built-in kinds synced, and
+ * the Environment is then unsynced again until the new informer lists: versions read in between
+ * would be Unknown. Gives up early on an Environment whose cluster is refused or unreachable.
+ */
+async function settleEnvironments(cache: LiveCache, envs: readonly Environment[], waitMs: number): Promise<void> {
+  const signal = AbortSignal.timeout(waitMs);
+  const lastChange = new Map<string, number>();
+  cache.onEvent((e) => {
+    if (e.kind === 'Target') lastChange.set(e.workloadKey, Date.now());
+  });
+  const sleep = (ms: number) =>
+    new Promise<void>((r) => {
+      const t = setTimeout(r, ms);
+      signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        r();
+      });
+    });
+  const settle = async (env: Environment) => {
+    while (!signal.aborted) {
+      try {
+        await cache.waitForEnvironment(env, signal);
+      } catch (e) {
+        if (signal.aborted) return;
+        // Refused by clusterAccess or its cluster unreachable: environmentState says why.
+        if (!cache.environmentState(env).synced && cache.environmentState(env).error) return;
+        throw e;
+      }
+      const quietFor = Date.now() - (lastChange.get(targetKey(env)) ?? 0);
+      if (quietFor < QUIET_MS) await sleep(QUIET_MS - quietFor);
+      else if (cache.environmentSynced(env)) return;
+    }
+  };
+  await Promise.all(envs.map(settle));
+}
+
+async function requireCacheAccess(access: Access, caller: Caller, namespaces: readonly string[]): Promise<void> {
+  const scopes = namespaces.length ? namespaces : [undefined];
+  const checks = scopes.flatMap((namespace) =>
+    CACHED_RESOURCES.flatMap((resource) =>
+      (['list', 'watch'] as const).map(async (verb) => ({
+        verb,
+        resource,
+        namespace,
+        allowed: await access.may(caller, { verb, resource, namespace }),
+      })),
+    ),
+  );
+  const denied = (await Promise.all(checks)).find((c) => !c.allowed);
+  if (!denied) return;
+  throw new ApiError(
+    403,
+    `forbidden: ${who(caller)} may not ${denied.verb} ${denied.resource} ${denied.namespace ? `in namespace ${denied.namespace}` : 'in all namespaces (pass a namespace)'} (Kubernetes RBAC: kpromo reads ${CACHED_RESOURCES.join(', ')} with get, list and watch)`,
+  );
+}
+
+/** Runs `fn` in a session opened with {@link openLocalApi} and closes it afterwards. */
+export async function withLocalApi<T>(
+  o: LocalApiOptions,
+  fn: (api: ApiContext, caller: Caller, session: LocalApi) => Promise<T>,
+): Promise<T> {
+  const s = await openLocalApi(o);
+  try {
+    return await fn(s.api, s.caller, s);
+  } finally {
+    s.close();
+  }
+}
