@@ -181,6 +181,10 @@ export class LiveCache implements CacheView {
   ) {}
   /** CRD watches (HelmRelease, CRD-backed workload kinds), by `clusterKey|crd name`. */
   private readonly crdWatches = new Map<string, CrdWatch>();
+  /** ensureTarget calls in flight, by target key. */
+  private readonly targetStarts = new Map<string, Promise<void>>();
+  /** Applications by `namespace/workload name`; dropped on every Application event, rebuilt when read. */
+  private appsByWorkload?: Map<string, Application[]>;
 
   onEvent(fn: (e: CacheEvent) => void): void {
     this.listeners.push(fn);
@@ -218,11 +222,24 @@ export class LiveCache implements CacheView {
     this.crdWatches.clear();
   }
 
-  /** Start workload informers for an Environment's cluster+namespace (idempotent). */
-  async ensureTarget(env: Environment): Promise<void> {
+  /**
+   * Start workload informers for an Environment's cluster+namespace (idempotent). Concurrent callers
+   * share one start and all resolve once it knows which CRD-backed kinds are served, so a caller
+   * that then waits for the informers never misses one added for a CRD (e.g. Rollouts).
+   */
+  ensureTarget(env: Environment): Promise<void> {
     // Never touch a cluster the Environment may not use (config clusterAccess); environmentState says why.
-    if (this.clients.refusal(env)) return;
+    if (this.clients.refusal(env)) return Promise.resolve();
     const key = targetKey(env);
+    let starting = this.targetStarts.get(key);
+    if (!starting) {
+      starting = this.startTarget(env, key).finally(() => this.targetStarts.delete(key));
+      this.targetStarts.set(key, starting);
+    }
+    return starting;
+  }
+
+  private async startTarget(env: Environment, key: string): Promise<void> {
     if (this.targets.has(key)) return;
     let rest: Awaited<ReturnType<ClusterClients['forEnvironment']>>;
     try {
