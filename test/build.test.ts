@@ -1,7 +1,7 @@
 // The production build: `yarn build` bundles the controller and the exporter so plain `node` runs
 // them (no tsx loader, no TypeScript at run time), as the container image and the Helm chart do.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './cluster/paths.js';
@@ -32,7 +32,18 @@ describe('yarn build', () => {
     const r = node('controller/dist/kpromo-controller.mjs', '--help');
     expect(r.status, r.stderr).toBe(0);
     for (const cmd of ['run', 'plan', 'mcp', 'apps']) expect(r.stdout).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
-  });
+  }, 60_000);
+
+  it('both bundles print the package version with --version', () => {
+    for (const [bundle, pkg] of [
+      ['controller/dist/kpromo-controller.mjs', 'controller/package.json'],
+      ['exporter/dist/kpromo-exporter.mjs', 'exporter/package.json'],
+    ]) {
+      const r = node(bundle, '--version');
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO_ROOT, pkg), 'utf8')).version);
+    }
+  }, 60_000);
 
   it('the exporter bundle runs under plain node; a missing config is a one-line error, not a stack trace', () => {
     const help = node('exporter/dist/kpromo-exporter.mjs', '--help');
@@ -42,5 +53,5 @@ describe('yarn build', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('/nonexistent/exporter.yaml');
     expect(missing.stderr).not.toMatch(/\n\s+at /);
-  });
+  }, 60_000);
 });

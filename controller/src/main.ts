@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import pkg from '../package.json' with { type: 'json' };
 import { type ApiContext, ApiError } from './api/context.js';
 import { withLocalApi } from './api/index.js';
 import { approvePlan, createPlan, diff, getPlan, listApplications, rollbackPlan } from './api/promotions.js';
@@ -8,7 +9,9 @@ import { runMcpStdio } from './mcp/stdio.js';
 import { startController } from './runtime.js';
 import { ApplicationsQuery, parseInput } from './server/schemas.js';
 
-const program = new Command('kpromo-controller').description('Kubernetes-native release promotion controller');
+const program = new Command('kpromo-controller')
+  .description('Kubernetes-native release promotion controller')
+  .version(pkg.version, '--version', 'print the version and exit');
 program
   .option('-c, --config <file>', 'YAML config file')
   .option('--kubeconfig <path>')

@@ -1,3 +1,4 @@
+import pkg from '../package.json' with { type: 'json' };
 import { loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { runExporter } from './run.js';
@@ -9,6 +10,10 @@ the config maps) into Port. The config file defaults to $KPROMO_EXPORTER_CONFIG,
 ./exporter.yaml; see exporter/README.md, "Configuration reference". A port-k8s-exporter
 config.yaml (no \`clusters\` key) is accepted unchanged: see "From port-k8s-exporter".`;
 
+if (process.argv.includes('--version')) {
+  console.log(pkg.version);
+  process.exit(0);
+}
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(USAGE);
   process.exit(0);
