@@ -98,7 +98,7 @@ describe('kpromo images', () => {
     expect(Object.keys(seen.env).sort()).toEqual(['HOME', 'NODE_ENV', 'PATH']);
   });
 
-  it(`node is the pinned ${NODE.version}; the apps answer --help from their one-file bundles`, async () => {
+  it(`node is the pinned ${NODE.version}; the apps answer --version and --help from their one-file bundles`, async () => {
     const node = await runToEnd(runInImage(pulled.exporter!, [], { command: ['/nodejs/bin/node', '--version'] }));
     expect(node.stdout.trim()).toBe(`v${NODE.version}`);
     const ctl = await runToEnd(runInImage(pulled.controller!, ['--help']));
@@ -108,6 +108,11 @@ describe('kpromo images', () => {
     const exp = await runToEnd(runInImage(pulled.exporter!, ['--help']));
     expect(exp.code).toBe(0);
     expect(exp.stdout).toMatch(/^Usage: kpromo-exporter/);
+    for (const img of [pulled.controller!, pulled.exporter!]) {
+      const v = await runToEnd(runInImage(img, ['--version']));
+      expect(v.code).toBe(0);
+      expect(v.stdout.trim()).toBe('0.1.0');
+    }
   });
 
   it('the exporter compiles jq inside the image (jq-wasm bundled inline): a bad expression is reported by jq', async () => {
