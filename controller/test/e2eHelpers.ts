@@ -7,7 +7,7 @@ import { installFluxApiCrds, kubeConfigFor, pushTestImage, waitFor } from '@kpro
 import { stringify } from 'yaml';
 import { type Config, loadConfig } from '../src/config.js';
 import type { Workload } from '../src/kube/cacheView.js';
-import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, ROLLOUT, resourcePath } from '../src/kube/paths.js';
 import { isNotFound, KubeRest } from '../src/kube/rest.js';
 
 export const restFor = (kubeconfig: string, ctx: string) => new KubeRest(kubeConfigFor(ctx, kubeconfig), ctx);
@@ -367,13 +367,68 @@ type HelmCondition = {
   lastTransitionTime: string;
 };
 type HelmSnapshot = Record<string, unknown> & { version: number; status: string };
+type TestHelmValues = {
+  image?: { repository?: string; tag?: string; digest?: string };
+  canary?: { steps?: unknown[] };
+};
 interface TestHelmRelease {
   metadata: { name: string; namespace: string; generation: number; resourceVersion?: string };
-  spec: { values?: { image?: { repository?: string; tag?: string; digest?: string } } };
+  spec: { values?: TestHelmValues };
   status?: { observedGeneration?: number; lastAttemptedGeneration?: number; history?: HelmSnapshot[] };
 }
 
 const sha256 = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex')}`;
+
+/**
+ * What the chart of a played HelmRelease renders `values.image` (repository:tag@digest) into, named
+ * as the HelmRelease: a Deployment (one replica), or an Argo Rollout (two replicas, canary with the
+ * steps in `values.canary.steps`, none by default). Both tolerate kwok's fake node.
+ */
+export type HelmChartRender = 'Deployment' | 'Rollout';
+
+/** How {@link playHelmController} plays one reconciliation besides its outcome. */
+export interface HelmControllerPlay {
+  /** What the chart renders (default Deployment). */
+  render?: HelmChartRender;
+  /**
+   * Runs after the manifests are applied and before the status is written, as Helm's `--wait`
+   * (helm-controller's default) waits for the released resources; e.g. until a Rollout is healthy.
+   */
+  wait?: () => Promise<void>;
+}
+
+/** The Rollout a played chart renders (argoproj.io/v1alpha1, applied server-side). */
+async function applyChartRollout(rest: KubeRest, ns: string, name: string, image: string, steps: unknown[]) {
+  await rest.apply(
+    resourcePath(ROLLOUT, ns, name),
+    {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Rollout',
+      metadata: { name, namespace: ns, labels: { app: name } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'main', image }] },
+        },
+        strategy: { canary: { steps } },
+      },
+    },
+    'ctl-test',
+  );
+}
+
+/** Applies what the chart renders for `values` (nothing without an image repository and tag). */
+async function renderChart(rest: KubeRest, ns: string, name: string, values: TestHelmValues, kind: HelmChartRender) {
+  const img = values.image;
+  if (!img?.repository || !img.tag) return;
+  const image = `${img.repository}:${img.tag}${img.digest ? `@${img.digest}` : ''}`;
+  if (kind === 'Rollout') {
+    const steps = Array.isArray(values.canary?.steps) ? values.canary.steps : [];
+    await applyChartRollout(rest, ns, name, image, steps);
+  } else if ((await deploymentImage(rest, ns, name)) !== image) await applyDeployment(rest, ns, name, image);
+}
 
 /**
  * PLAYS FLUX'S HELM-CONTROLLER, which these tests do not run: it cannot be built here (the module
@@ -381,11 +436,14 @@ const sha256 = (s: string) => `sha256:${createHash('sha256').update(s).digest('h
  * HelmRelease generation not reconciled yet it does what helm-controller does after a Helm upgrade
  * and writes the status the way helm-controller writes it (api/v2 HelmReleaseStatus,
  * docs/spec/v2/helmreleases.md), through the status subresource, so the real schema validates it:
- * - `released`: renders `values.image` (repository:tag@digest) into the Deployment of the same name,
- *   as the chart would, then Ready=True and Released=True (UpgradeSucceeded) for the generation, a
- *   new `deployed` snapshot first in `status.history` (the previous one superseded);
- * - `failed`: leaves the Deployment alone; Ready=False and Released=False (UpgradeFailed) with
- *   `message`, Stalled=True (RetriesExceeded: no upgrade retries), a `failed` snapshot first.
+ * - `released`: renders `values.image` into the workload of the same name (see
+ *   {@link HelmChartRender}; `play.render`), as the chart would, runs `play.wait`, then Ready=True
+ *   and Released=True (UpgradeSucceeded) for the generation, a new `deployed` snapshot first in
+ *   `status.history` (the previous one superseded);
+ * - `failed`: leaves the workload alone, unless `afterApply` (the upgrade failed after Helm applied
+ *   the manifests: a post-upgrade hook or `--wait` failed), then renders and runs `play.wait` first;
+ *   Ready=False and Released=False (UpgradeFailed) with `message`, Stalled=True (RetriesExceeded: no
+ *   upgrade retries), a `failed` snapshot first.
  * Both set observedGeneration, lastAttemptedGeneration, lastAttemptedRevision (chart version),
  * lastAttemptedReleaseAction and lastAttemptedConfigDigest. A generation already reconciled is left
  * as is, so it can run on every poll. Returns whether it wrote a status.
@@ -394,18 +452,18 @@ export async function playHelmController(
   rest: KubeRest,
   ns: string,
   name: string,
-  outcome: { released: true } | { failed: string },
+  outcome: { released: true } | { failed: string; afterApply?: boolean },
+  play: HelmControllerPlay = {},
 ): Promise<boolean> {
   const path = resourcePath(HELMRELEASE, ns, name);
   const hr = await rest.get<TestHelmRelease>(path);
   const gen = hr.metadata.generation;
   if (hr.status?.lastAttemptedGeneration === gen) return false;
   const values = hr.spec.values ?? {};
-  const img = values.image;
   const ok = 'released' in outcome;
-  if (ok && img?.repository && img.tag) {
-    const image = `${img.repository}:${img.tag}${img.digest ? `@${img.digest}` : ''}`;
-    if ((await deploymentImage(rest, ns, name)) !== image) await applyDeployment(rest, ns, name, image);
+  if (ok || outcome.afterApply) {
+    await renderChart(rest, ns, name, values, play.render ?? 'Deployment');
+    await play.wait?.();
   }
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const previous = (hr.status?.history ?? []).map((h) =>
