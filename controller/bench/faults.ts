@@ -1,7 +1,8 @@
 /**
- * Fault-injection table on the local clusters (real registries and git; prints figures, asserts
- * nothing). Each row repeats one fault and counts: plans converged (Complete), duplicate copies
- * (a second unique tag for an app), duplicate commits, lost status entries, max time to converge.
+ * Fault-injection table on the local clusters (real registries, git and, for git delivery, upstream
+ * Flux applying the repository to stable; prints figures, asserts nothing). Each row repeats one
+ * fault and counts: plans converged (Complete), duplicate copies (a second unique tag for an app),
+ * duplicate commits, lost status entries, max time to converge.
  *   yarn bench --only faults                  # full table (SIGKILL runs x10, 20-app plans, 10 x 20 apps at once)
  *   BENCH_ARGS_FAULTS="--quick" yarn bench --only faults
  */
@@ -10,9 +11,11 @@ import {
   applyCrds,
   defaultKubeconfigPath,
   ensureClusters,
+  type Flux,
   kubeConfigFor,
   restartComponent,
   startControllerProcess,
+  startFlux,
   startRegistry,
 } from '@kpromo/test-harness';
 import { getPlan, restFor } from '../test/e2eHelpers.js';
@@ -30,6 +33,8 @@ const source = await startRegistry({ name: 'faults-source' });
 const target = await startRegistry({ name: 'faults-target' });
 const RUN = Math.random().toString(36).slice(2, 6);
 let seq = 0;
+/** Running (leased) only for the git-delivery row. */
+let flux: Flux | undefined;
 
 interface Row {
   fault: string;
@@ -66,6 +71,7 @@ async function once(
     target: target.host,
     apps,
     delivery,
+    flux,
     seed: `${RUN}${seq}`,
     concurrency: 8,
   });
@@ -113,12 +119,16 @@ await row(`controller SIGKILL at a random point (${APPS} apps)`, RUNS, () =>
     await kill();
   }),
 );
+flux = await startFlux({ kubeconfig, log: (m) => process.stderr.write(`  [flux] ${m}\n`) });
 await row(`controller SIGKILL, git delivery (${APPS} apps)`, Math.max(1, RUNS / 5), () =>
   once('git', 1, APPS, async ({ ns, names, kill }) => {
     await untilApps(ns, names[0], (p) => p === 'RollingOut');
     await kill();
   }),
 );
+// Releases this process's lease (Flux stops unless a test run still holds one): not up during the etcd restart.
+await flux.stop();
+flux = undefined;
 await row('target kube-apiserver restart mid-plan', Math.max(1, RUNS / 5), () =>
   once('patch', 1, APPS, async ({ ns, names }) => {
     await untilApps(ns, names[0], (p) => p === 'Writing' || p === 'RollingOut');

@@ -1,9 +1,10 @@
 // A release on the local clusters for fault injection (controller/test/faults.int.test.ts and
 // controller/bench/faults.ts): N apps dev -> stable, real registries (the target one behind a
 // switchable fault proxy), patch or git delivery, and the measurements the fault table reports.
+// With git delivery the GitOps agent is upstream Flux (test/flux): source-controller pulls the repo
+// over smart HTTP and kustomize-controller, running against dev, applies each app's folder to stable.
 import type { PromotionPlan } from '@kpromo/api';
-import { createBareRepo, startFaultProxy } from '@kpromo/test-harness';
-import { parse as parseYaml } from 'yaml';
+import { type Flux, headCommit, kustomizeAppFiles, startFaultProxy } from '@kpromo/test-harness';
 import type { KubeRest } from '../src/kube/rest.js';
 import {
   applyCr,
@@ -11,12 +12,12 @@ import {
   appOf,
   crs,
   deleteNs,
-  deploymentImage,
   ensureNs,
   getPlan,
   pushTestImage,
   waitReady,
 } from './e2eHelpers.js';
+import { appliedCommit, type Gitops, startGitops } from './gitopsFixture.js';
 
 export interface Outcome {
   converged: boolean;
@@ -41,77 +42,110 @@ export async function setUpFaultScenario(o: {
   target: string;
   apps: number;
   delivery: 'patch' | 'git';
+  /** The running Flux (startFlux), required with git delivery. */
+  flux?: Flux;
   seed: string;
   concurrency?: number;
 }) {
   const apps = Array.from({ length: o.apps }, (_, i) => `f${String(i).padStart(3, '0')}`);
   const repo = `faults${o.seed}`;
+  if (o.delivery === 'git' && !o.flux)
+    throw new Error(`fault scenario ${o.ns}: git delivery needs a running Flux (pass flux from startFlux)`);
   const proxy = await startFaultProxy({ target: o.target, failures: 0 });
-  const git =
-    o.delivery === 'git'
-      ? createBareRepo(
-          Object.fromEntries(
-            apps.map((a) => [`apps/${a}/values.yaml`, `image: ${proxy.host}/stable/${repo}/${a}:v1\n`]),
-          ),
-        )
-      : undefined;
-  await ensureNs(o.dev, o.ns);
-  for (const c of [o.dev, o.stable]) await ensureNs(c, o.appsNs);
-  const devDigest: Record<string, string> = {};
-  for (const app of apps) {
-    devDigest[app] = (
-      await pushTestImage({ host: o.source, repository: `${repo}/${app}`, tag: 'v2.0.0', seed: `${o.seed}-${app}` })
-    ).digest;
-    const old = await pushTestImage({
-      host: o.target,
-      repository: `stable/${repo}/${app}`,
-      tag: 'v1.0.0',
-      seed: `${o.seed}-old-${app}`,
-    });
-    await applyDeployment(o.dev, o.appsNs, app, `${o.source}/${repo}/${app}:v2.0.0@${devDigest[app]}`);
-    await applyDeployment(o.stable, o.appsNs, app, `${o.target}/stable/${repo}/${app}:v1.0.0@${old.digest}`);
-    await applyCr(o.dev, {
-      kind: 'Application',
-      metadata: { name: app, namespace: o.ns },
-      spec: {
-        owner: 'team-f',
-        image: { repository: `${repo}/${app}` },
-        workloads: [{ kind: 'Deployment', name: app }],
-      },
-    });
+  let gitops: Gitops | undefined;
+  /** Undoes what setup got to; each step on its own, as a fault may have left a cluster unreachable. */
+  async function cleanup() {
+    const steps = [
+      () => proxy.stop(),
+      // Flux objects first, while Flux runs and the Secrets they use are still there.
+      async () => gitops?.stop(),
+      () => deleteNs(o.dev, o.ns),
+      () => deleteNs(o.dev, o.appsNs),
+      () => deleteNs(o.stable, o.appsNs),
+    ];
+    const errors: unknown[] = [];
+    for (const step of steps) await step().catch((e: unknown) => errors.push(e));
+    if (errors.length) throw new AggregateError(errors, `cleaning up fault scenario ${o.ns}`);
   }
-  for (const app of apps) await waitReady(o.dev, o.appsNs, app);
-  await applyCr(
-    o.dev,
-    crs.environment(o.ns, 'dev', {
-      context: 'dev',
-      namespace: o.appsNs,
-      registry: { host: o.source, insecure: true },
-      delivery: { method: 'patch' },
-    }),
-  );
-  await applyCr(
-    o.dev,
-    crs.environment(o.ns, 'stable', {
-      context: 'stable',
-      namespace: o.appsNs,
-      registry: { host: proxy.host, prefix: 'stable', insecure: true },
-      delivery: git
-        ? {
-            method: 'git',
-            git: { repository: git.url, branch: 'main', path: 'apps/{app}/values.yaml', valuesPath: 'image' },
-          }
-        : { method: 'patch' },
-    }),
-  );
-  await applyCr(
-    o.dev,
-    crs.flow(o.ns, 'faults', ['dev', 'stable'], {
-      selector: { applications: ['*'] },
-      concurrency: o.concurrency ?? 4,
-      rolloutTimeoutSeconds: 300,
-    }),
-  );
+  const devDigest: Record<string, string> = {};
+  try {
+    await setUp();
+  } catch (e) {
+    await cleanup().catch(() => undefined);
+    throw e;
+  }
+
+  async function setUp() {
+    await ensureNs(o.dev, o.ns);
+    for (const c of [o.dev, o.stable]) await ensureNs(c, o.appsNs);
+    const stableImage: Record<string, string> = {};
+    for (const app of apps) {
+      devDigest[app] = (
+        await pushTestImage({ host: o.source, repository: `${repo}/${app}`, tag: 'v2.0.0', seed: `${o.seed}-${app}` })
+      ).digest;
+      const old = await pushTestImage({
+        host: o.target,
+        repository: `stable/${repo}/${app}`,
+        tag: 'v1.0.0',
+        seed: `${o.seed}-old-${app}`,
+      });
+      stableImage[app] = `${o.target}/stable/${repo}/${app}:v1.0.0@${old.digest}`;
+      await applyDeployment(o.dev, o.appsNs, app, `${o.source}/${repo}/${app}:v2.0.0@${devDigest[app]}`);
+      await applyCr(o.dev, {
+        kind: 'Application',
+        metadata: { name: app, namespace: o.ns },
+        spec: {
+          owner: 'team-f',
+          image: { repository: `${repo}/${app}` },
+          workloads: [{ kind: 'Deployment', name: app }],
+        },
+      });
+    }
+    // stable's Deployments: written by the test (patch delivery), or by Flux from the seed commit (git).
+    if (o.delivery === 'git' && o.flux) {
+      gitops = await startGitops({
+        dev: o.dev,
+        flux: o.flux,
+        ns: o.ns,
+        files: Object.assign(
+          {},
+          ...apps.map((a) => kustomizeAppFiles({ dir: `apps/${a}`, name: a, image: stableImage[a] })),
+        ) as Record<string, string>,
+      });
+      await applyWithFlux(gitops, apps, o.appsNs);
+      for (const app of apps) await waitReady(o.stable, o.appsNs, app, 120_000);
+    } else for (const app of apps) await applyDeployment(o.stable, o.appsNs, app, stableImage[app]);
+    for (const app of apps) await waitReady(o.dev, o.appsNs, app);
+    await applyCr(
+      o.dev,
+      crs.environment(o.ns, 'dev', {
+        context: 'dev',
+        namespace: o.appsNs,
+        registry: { host: o.source, insecure: true },
+        delivery: { method: 'patch' },
+      }),
+    );
+    await applyCr(
+      o.dev,
+      crs.environment(o.ns, 'stable', {
+        context: 'stable',
+        namespace: o.appsNs,
+        registry: { host: proxy.host, prefix: 'stable', insecure: true },
+        // The verdict waits for Flux (running against dev, the control cluster) to apply the commit.
+        delivery: gitops
+          ? gitops.gitDelivery({ path: 'apps/{app}/image.yaml', valuesPath: 'data.image', cluster: 'control' })
+          : { method: 'patch' },
+      }),
+    );
+    await applyCr(
+      o.dev,
+      crs.flow(o.ns, 'faults', ['dev', 'stable'], {
+        selector: { applications: ['*'] },
+        concurrency: o.concurrency ?? 4,
+        rolloutTimeoutSeconds: 300,
+      }),
+    );
+  }
 
   /** Creates plans over `groups` of apps, approved at once by the admin kubeconfig user. */
   async function approvePlans(prefix: string, groups: string[][]): Promise<string[]> {
@@ -137,22 +171,11 @@ export async function setUpFaultScenario(o: {
     return names;
   }
 
-  /** The GitOps agent's part (Flux is not in this harness yet): apply what the repo says. */
-  async function gitopsSync() {
-    if (!git) return;
-    for (const app of apps) {
-      const want = (parseYaml(git.read(`apps/${app}/values.yaml`)) as { image: string }).image;
-      if (want.includes('@') && (await deploymentImage(o.stable, o.appsNs, app)) !== want)
-        await applyDeployment(o.stable, o.appsNs, app, want);
-    }
-  }
-
   /** Waits for every plan to finish (or `timeoutMs`) and measures what the fault table reports. */
   async function outcome(plans: string[], since: number, timeoutMs = 300_000): Promise<Outcome> {
     const deadline = Date.now() + timeoutMs;
     let final: PromotionPlan[] = [];
     for (;;) {
-      await gitopsSync();
       final = await Promise.all(plans.map((p) => getPlan(o.dev, o.ns, p)));
       const done = final.every((p) => ['Complete', 'Incomplete', 'Failed'].includes(p.status?.phase ?? ''));
       if (done || Date.now() > deadline) break;
@@ -169,8 +192,8 @@ export async function setUpFaultScenario(o: {
         duplicateCopies += Math.max(0, tags.filter((t) => t.startsWith('v2.0.0-')).length - 1);
       }
     let duplicateCommits = 0;
-    if (git) {
-      const log = git.log();
+    if (gitops) {
+      const log = gitops.repo.log();
       for (const app of apps)
         duplicateCommits += Math.max(0, log.filter((m) => m.startsWith(`Promote ${app} to `)).length - 1);
     }
@@ -185,17 +208,25 @@ export async function setUpFaultScenario(o: {
 
   return {
     apps,
+    repo,
     proxy,
-    git,
+    gitops,
     devDigest,
     approvePlans,
     outcome,
-    async cleanup() {
-      await proxy.stop();
-      await deleteNs(o.dev, o.ns);
-      for (const c of [o.dev, o.stable]) await deleteNs(c, o.appsNs);
-    },
+    cleanup,
   };
+}
+
+/**
+ * One Kustomization an app of the repository, applying its folder to stable's `appsNs` from dev (where
+ * Flux runs); resolves once Flux has applied the seed commit. Orphan: stable may be down at teardown.
+ */
+async function applyWithFlux(gitops: Gitops, apps: string[], appsNs: string): Promise<void> {
+  for (const app of apps) await gitops.addApp(app, appsNs, { cluster: 'stable', orphan: true });
+  const seed = headCommit(gitops.repo.dir);
+  for (const app of apps)
+    await gitops.waitKustomization(app, 'applies the seed', (s) => appliedCommit(s) === seed, 120_000);
 }
 
 /** Splits `items` into `n` groups of (nearly) equal size. */

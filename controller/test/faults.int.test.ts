@@ -1,13 +1,23 @@
 // Fault injection on the local clusters with real registries and git: every fault must end with the
-// plan Complete, no second copy, no second commit and no lost status entry. (controller/bench/faults.ts
-// runs the same faults repeatedly and prints the table the README quotes.)
-import { execFileSync } from 'node:child_process';
+// plan Complete, no second copy, no second commit and no lost status entry. With git delivery upstream
+// Flux (test/flux) applies the repository to stable, and kpromo's verdict waits for it. (controller/bench/
+// faults.ts runs the same faults repeatedly and prints the table the README quotes.)
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyCrds, kubeConfigFor, restartComponent, startControllerProcess, waitFor } from '@kpromo/test-harness';
+import { promisify } from 'node:util';
+import {
+  applyCrds,
+  type Flux,
+  kubeConfigFor,
+  restartComponent,
+  startControllerProcess,
+  startFlux,
+  waitFor,
+} from '@kpromo/test-harness';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { appOf, getPlan, restFor } from './e2eHelpers.js';
+import { appOf, getDeployment, getPlan, restFor } from './e2eHelpers.js';
 import { type FaultScenario, setUpFaultScenario } from './faultScenario.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
@@ -16,28 +26,37 @@ const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
 const stable = restFor(kubeconfig, 'stable');
 const cleanups: Array<() => Promise<void>> = [];
+let flux: Flux | undefined;
+// Flux's 5 s intervals (fetch, then apply) add to every git rollout: room for setup, run and cleanup.
+const GIT_TEST_MS = 360_000;
 
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
 });
 
-async function scenario(name: string, delivery: 'patch' | 'git' = 'patch'): Promise<FaultScenario & { ns: string }> {
+async function scenario(
+  name: string,
+  delivery: 'patch' | 'git' = 'patch',
+): Promise<FaultScenario & { ns: string; appsNs: string }> {
   await applyCrds(kubeConfigFor('dev', kubeconfig));
+  if (delivery === 'git') flux ??= await startFlux({ kubeconfig, log: (m) => console.log(`[flux] ${m}`) });
   const ns = `fault-${name}-${RUN}`;
+  const appsNs = `${ns}-apps`;
   const s = await setUpFaultScenario({
     dev,
     stable,
     ns,
-    appsNs: `${ns}-apps`,
+    appsNs,
     source,
     target,
     apps: 6,
     delivery,
+    flux,
     seed: `${name}${RUN}`,
     concurrency: 3,
   });
   cleanups.push(s.cleanup);
-  return { ...s, ns };
+  return { ...s, ns, appsNs };
 }
 
 function controller(ns: string, identity: string) {
@@ -46,8 +65,34 @@ function controller(ns: string, identity: string) {
   return p;
 }
 
-const expectClean = (o: Awaited<ReturnType<FaultScenario['outcome']>>) =>
+/** Asserts a clean outcome; logs it first (the figures, convergence time included, for the run's log). */
+function expectClean(fault: string, o: Awaited<ReturnType<FaultScenario['outcome']>>) {
+  console.log(`[faults] ${fault}: ${JSON.stringify(o)}`);
   expect(o).toMatchObject({ converged: true, duplicateCopies: 0, duplicateCommits: 0, lostStatusEntries: 0 });
+}
+
+/**
+ * Every app of a git-delivered plan runs its promoted digest on stable, and only Flux's
+ * kustomize-controller (and the Deployment controller's status) wrote its Deployment there.
+ */
+async function expectAppliedByFlux(s: FaultScenario & { ns: string; appsNs: string }, plan: string) {
+  const done = await getPlan(dev, s.ns, plan);
+  for (const app of s.apps) {
+    const a = appOf(done, app);
+    expect(a?.commit).toMatch(/^[0-9a-f]{40}$/);
+    const d = await getDeployment(stable, s.appsNs, app);
+    expect(d.spec?.template?.spec?.containers?.[0]?.image).toBe(
+      `${s.proxy.host}/stable/${s.repo}/${app}:${a?.targetTag}@${s.devDigest[app]}`,
+    );
+    const managers = (
+      await stable.get<{ metadata: { managedFields?: Array<{ manager: string }> } }>(
+        `/apis/apps/v1/namespaces/${s.appsNs}/deployments/${app}`,
+      )
+    ).metadata.managedFields?.map((f) => f.manager);
+    expect(managers).toContain('kustomize-controller');
+    expect(managers?.filter((m) => m !== 'kustomize-controller' && m !== 'kube-controller-manager')).toEqual([]);
+  }
+}
 
 describe('fault injection', () => {
   it('controller SIGKILLed while copying: a new process resumes from the journal without copying twice', async () => {
@@ -63,27 +108,29 @@ describe('fault injection', () => {
     );
     await a.stop('SIGKILL');
     controller(s.ns, 'ctl-2');
-    expectClean(await s.outcome([plan], t0));
+    expectClean('kill-copy', await s.outcome([plan], t0));
   });
 
-  it('controller SIGKILLed during rollouts with git delivery: no second commit', async () => {
-    const s = await scenario('kill-git', 'git');
-    const a = controller(s.ns, 'ctl-1');
-    const [plan] = await s.approvePlans('p', [s.apps]);
-    const t0 = Date.now();
-    await waitFor(
-      'an app rolling out',
-      async () => (await getPlan(dev, s.ns, plan)).status?.apps?.some((x) => x.phase === 'RollingOut') || undefined,
-      90_000,
-      20,
-    );
-    await a.stop('SIGKILL');
-    controller(s.ns, 'ctl-2');
-    const o = await s.outcome([plan], t0);
-    expectClean(o);
-    const done = await getPlan(dev, s.ns, plan);
-    for (const app of s.apps) expect(appOf(done, app)?.commit).toMatch(/^[0-9a-f]{40}$/);
-  });
+  it(
+    'controller SIGKILLed during rollouts with git delivery: no second commit',
+    async () => {
+      const s = await scenario('kill-git', 'git');
+      const a = controller(s.ns, 'ctl-1');
+      const [plan] = await s.approvePlans('p', [s.apps]);
+      const t0 = Date.now();
+      await waitFor(
+        'an app rolling out',
+        async () => (await getPlan(dev, s.ns, plan)).status?.apps?.some((x) => x.phase === 'RollingOut') || undefined,
+        90_000,
+        20,
+      );
+      await a.stop('SIGKILL');
+      controller(s.ns, 'ctl-2');
+      expectClean('kill-git', await s.outcome([plan], t0));
+      await expectAppliedByFlux(s, plan);
+    },
+    GIT_TEST_MS,
+  );
 
   it('the target cluster apiserver restarts mid-plan', async () => {
     const s = await scenario('apiserver');
@@ -97,7 +144,7 @@ describe('fault injection', () => {
       20,
     );
     await restartComponent('stable/kube-apiserver', { kill: true });
-    expectClean(await s.outcome([plan], t0));
+    expectClean('apiserver', await s.outcome([plan], t0));
   });
 
   // An etcd restart takes every cluster down at once and disturbs the suites after it: it runs in
@@ -116,49 +163,62 @@ describe('fault injection', () => {
       await new Promise((r) => setTimeout(r, 2_500));
     }
     s.proxy.setMode('pass');
-    expectClean(await s.outcome([plan], t0));
+    expectClean('registry', await s.outcome([plan], t0));
   });
 
-  it('the git remote rejects pushes while another writer keeps pushing', async () => {
-    const s = await scenario('git-race', 'git');
-    // Another writer pushes to the same branch every 100 ms while the plan runs.
-    const work = mkdtempSync(join(tmpdir(), 'kpromo-other-writer-'));
-    const g = (...args: string[]) =>
-      execFileSync('git', args, {
-        cwd: work,
-        env: {
-          ...process.env,
-          GIT_AUTHOR_NAME: 'o',
-          GIT_AUTHOR_EMAIL: 'o@x',
-          GIT_COMMITTER_NAME: 'o',
-          GIT_COMMITTER_EMAIL: 'o@x',
-        },
-        stdio: 'ignore',
-      });
-    g('clone', '-q', s.git!.url, '.');
-    let others = 0;
-    let stop = false;
-    const writer = (async () => {
-      while (!stop) {
-        try {
-          g('pull', '-q', '--rebase');
-          writeFileSync(join(work, 'other.txt'), String(others));
-          g('add', 'other.txt');
-          g('commit', '-q', '-m', `other writer ${others}`);
-          g('push', '-q', 'origin', 'HEAD:main');
-          others++;
-        } catch {
-          // lost a race with the controller: try again
+  it(
+    'the git remote rejects pushes while another writer keeps pushing',
+    async () => {
+      const s = await scenario('git-race', 'git');
+      // Another writer pushes to the same branch every 100 ms while the plan runs, over the same HTTP
+      // server as Flux and kpromo with the same credentials (a header, not in the URL). Its git runs
+      // asynchronously: the server answers from this process's event loop.
+      const work = mkdtempSync(join(tmpdir(), 'kpromo-other-writer-'));
+      const { username, password } = s.gitops!.auth;
+      const basic = Buffer.from(`${username}:${password}`).toString('base64');
+      const g = (...args: string[]) =>
+        promisify(execFile)('git', args, {
+          cwd: work,
+          timeout: 30_000,
+          env: {
+            ...process.env,
+            GIT_AUTHOR_NAME: 'o',
+            GIT_AUTHOR_EMAIL: 'o@x',
+            GIT_COMMITTER_NAME: 'o',
+            GIT_COMMITTER_EMAIL: 'o@x',
+            GIT_CONFIG_COUNT: '1',
+            GIT_CONFIG_KEY_0: 'http.extraHeader',
+            GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+          },
+        });
+      await g('clone', '-q', s.gitops!.url, '.');
+      let others = 0;
+      let stop = false;
+      const writer = (async () => {
+        while (!stop) {
+          try {
+            await g('pull', '-q', '--rebase');
+            writeFileSync(join(work, 'other.txt'), String(others));
+            await g('add', 'other.txt');
+            await g('commit', '-q', '-m', `other writer ${others}`);
+            await g('push', '-q', 'origin', 'HEAD:main');
+            others++;
+          } catch {
+            // lost a race with the controller: try again
+          }
+          await new Promise((r) => setTimeout(r, 100));
         }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
-    controller(s.ns, 'ctl-1');
-    const [plan] = await s.approvePlans('p', [s.apps]);
-    const o = await s.outcome([plan], Date.now());
-    stop = true;
-    await writer;
-    expect(others).toBeGreaterThan(5);
-    expectClean(o);
-  });
+      })();
+      controller(s.ns, 'ctl-1');
+      const [plan] = await s.approvePlans('p', [s.apps]);
+      const o = await s.outcome([plan], Date.now());
+      stop = true;
+      await writer;
+      expect(others).toBeGreaterThan(5);
+      expectClean('git-race', o);
+      // Flux applied the branch with everyone's commits on it: kpromo's changes are in what stable runs.
+      await expectAppliedByFlux(s, plan);
+    },
+    GIT_TEST_MS,
+  );
 });

@@ -1,18 +1,12 @@
-import { dirname } from 'node:path';
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
 import {
-  createBareRepo,
   type Flux,
   type FluxStatus,
   fluxReady,
-  type GitHttpServer,
-  gitRepository,
   headCommit,
-  kustomization,
   kustomizeAppFiles,
   pushFiles,
   startFlux,
-  startGitHttpServer,
   waitFor,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -36,6 +30,7 @@ import {
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
+import { appliedCommit, applyDevProdEnvironments, fluxPath, type Gitops, startGitops } from './gitopsFixture.js';
 
 /**
  * Git delivery with the real GitOps agent: upstream Flux (source-controller + kustomize-controller,
@@ -48,42 +43,14 @@ const names = runNamespaces('flux-git');
 const NS = names.ns; // kpromo CRs, the Flux objects and the git credentials Secret
 const APPS = names.apps; // dev: the source stage
 const GITOPS = `${names.apps}-gitops`; // prod: Kustomization targetNamespace
-const GIT_USER = 'kpromo-bot';
-const GIT_PASSWORD = 'flux-git-pw';
 
 const kubeconfig = inject('kubeconfig');
 const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
 const log = createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' });
 
-const fluxPath = (plural: string, name: string) =>
-  `/apis/${plural === 'gitrepositories' ? 'source' : 'kustomize'}.toolkit.fluxcd.io/v1/namespaces/${NS}/${plural}/${name}`;
-const status = async (plural: 'gitrepositories' | 'kustomizations', name: string) =>
-  (await dev.get<{ metadata: { generation: number }; status?: FluxStatus }>(fluxPath(plural, name))).status;
-/** Waits until the Kustomization reports `pred`, returning its status (the last one in the error otherwise). */
-async function waitKustomization(name: string, what: string, pred: (s: FluxStatus) => boolean, timeoutMs = 90_000) {
-  let last: FluxStatus | undefined;
-  try {
-    return await waitFor(
-      `Kustomization ${name} ${what}`,
-      async () => {
-        last = await status('kustomizations', name);
-        return last && pred(last) ? last : undefined;
-      },
-      timeoutMs,
-      500,
-    );
-  } catch (e) {
-    throw new Error(
-      `${(e as Error).message}; last status: ${JSON.stringify(last)}; Flux logs: ${flux.logs.kustomizeController}`,
-    );
-  }
-}
-const appliedCommit = (s: FluxStatus) => /@sha1:([0-9a-f]{40})$/.exec(s.lastAppliedRevision ?? '')?.[1];
-
 let flux: Flux;
-let git: GitHttpServer;
-let repo: ReturnType<typeof createBareRepo>;
+let gitops: Gitops;
 let ctl: Running;
 const devDigest: Record<string, string> = {};
 const prodOld: Record<string, string> = {};
@@ -106,86 +73,29 @@ beforeAll(async () => {
     await applyDeployment(dev, APPS, app, `${source}/shop/${app}:v1.2.0@${devDigest[app]}`);
   }
 
-  // The GitOps repository, served over smart HTTP with basic auth to both Flux (go-git) and kpromo (git CLI).
-  repo = createBareRepo({ ...appFiles('web'), ...appFiles('broken') });
-  git = await startGitHttpServer({ root: dirname(repo.dir), users: { [GIT_USER]: GIT_PASSWORD } });
-  const url = git.url('remote.git');
-  // One Secret for both: Flux reads username/password; kpromo also wants the URL prefix they are for.
-  await dev.apply(
-    `/api/v1/namespaces/${NS}/secrets/gitops-creds`,
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: 'kubernetes.io/basic-auth',
-      metadata: {
-        name: 'gitops-creds',
-        namespace: NS,
-        annotations: { 'promotions.kpromo.dev/url': `${git.baseUrl}/` },
-      },
-      data: {
-        username: Buffer.from(GIT_USER).toString('base64'),
-        password: Buffer.from(GIT_PASSWORD).toString('base64'),
-      },
-    },
-    'ctl-test',
-  );
-  await dev.apply(
-    fluxPath('gitrepositories', 'gitops'),
-    gitRepository({ namespace: NS, name: 'gitops', url, secretName: 'gitops-creds' }),
-    'ctl-test',
-  );
-  for (const app of ['web', 'broken'])
-    await dev.apply(
-      fluxPath('kustomizations', app),
-      kustomization({
-        namespace: NS,
-        name: app,
-        source: 'gitops',
-        path: `./apps/${app}`,
-        targetNamespace: GITOPS,
-        wait: true,
-      }),
-      'ctl-test',
-    );
+  // The GitOps repository, served over smart HTTP with basic auth to both Flux (go-git) and kpromo
+  // (git CLI), with one credentials Secret for both; each app's Kustomization waits for health.
+  gitops = await startGitops({ dev, flux, ns: NS, files: { ...appFiles('web'), ...appFiles('broken') } });
+  for (const app of ['web', 'broken']) await gitops.addApp(app, GITOPS, { wait: true });
 
   // Flux, not the test, creates prod's Deployments from the seed commit.
-  const seed = headCommit(repo.dir);
+  const seed = headCommit(gitops.repo.dir);
   for (const app of ['web', 'broken']) {
-    const s = await waitKustomization(app, 'applies the seed', (x) => appliedCommit(x) === seed);
+    const s = await gitops.waitKustomization(app, 'applies the seed', (x) => appliedCommit(x) === seed);
     expect(fluxReady(s)).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
     await waitReady(dev, GITOPS, app);
     await waitReady(dev, APPS, app);
   }
 
-  await applyCr(
-    dev,
-    crs.environment(NS, 'dev', {
-      context: 'dev',
-      namespace: APPS,
-      registry: { host: source, insecure: true },
-      delivery: { method: 'patch' },
-    }),
-  );
-  await applyCr(
-    dev,
-    crs.environment(NS, 'prod', {
-      context: 'dev',
-      namespace: GITOPS,
-      registry: { host: target, prefix: 'prod', insecure: true },
-      delivery: {
-        method: 'git',
-        git: {
-          repository: url,
-          branch: 'main',
-          path: 'apps/{app}/image.yaml',
-          valuesPath: 'data.image',
-          credentialsSecretRef: { name: 'gitops-creds' },
-          // The verdict also waits for Flux to apply kpromo's commit, and fails with Flux's reason.
-          kustomization: { name: '{app}', namespace: NS },
-        },
-      },
-    }),
-  );
+  await applyDevProdEnvironments(dev, {
+    ns: NS,
+    apps: APPS,
+    gitops: GITOPS,
+    source,
+    target,
+    // The verdict also waits for Flux to apply kpromo's commit, and fails with Flux's reason.
+    delivery: gitops.gitDelivery({ path: 'apps/{app}/image.yaml', valuesPath: 'data.image' }),
+  });
   await applyCr(
     dev,
     crs.flow(NS, 'main', ['dev', 'prod'], { selector: { applications: ['web'] }, rolloutTimeoutSeconds: 120 }),
@@ -201,21 +111,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ctl?.stop();
-  // Flux objects first, while Flux runs to prune what they applied and drop their finalizers
-  // (a namespace holding them would stay Terminating), then the namespaces.
-  const fluxObjects = [
-    fluxPath('kustomizations', 'web'),
-    fluxPath('kustomizations', 'broken'),
-    fluxPath('gitrepositories', 'gitops'),
-  ];
-  for (const p of fluxObjects) await dev.delete(p).catch(() => undefined);
-  await waitFor(
-    'Flux objects finalized',
-    async () => (await Promise.all(fluxObjects.map((p) => dev.getOrUndefined(p)))).every((o) => !o),
-    30_000,
-  ).catch((e) => console.warn(`[flux] ${(e as Error).message}`));
+  // Flux objects first (gitops.stop), while Flux runs to prune what they applied and drop their
+  // finalizers (a namespace holding them would stay Terminating), then the namespaces.
+  await gitops?.stop();
   for (const ns of [NS, APPS, GITOPS]) await deleteNs(dev, ns);
-  await git?.stop();
   // Flux itself keeps running for the other files of this run; the global teardown stops it.
 });
 
@@ -238,20 +137,24 @@ describe('git delivery with upstream Flux as the GitOps agent', () => {
     expect(plan.status?.phase).toBe('Complete');
     expect(a).toMatchObject({ phase: 'Succeeded', copied: true, written: true, digest: devDigest.web });
     expect(a.commit).toMatch(/^[0-9a-f]{40}$/);
-    expect(headCommit(repo.dir)).toBe(a.commit);
+    expect(headCommit(gitops.repo.dir)).toBe(a.commit);
     const promoted = `${target}/prod/shop/web:${a.targetTag}@${devDigest.web}`;
-    expect(parseYaml(repo.read('apps/web/image.yaml'))).toMatchObject({ data: { image: promoted } });
+    expect(parseYaml(gitops.repo.read('apps/web/image.yaml'))).toMatchObject({ data: { image: promoted } });
 
     // The source artifact of kpromo's commit, served by source-controller's artifact server.
     const src = await waitFor('GitRepository at the promotion commit', async () => {
-      const s = await status('gitrepositories', 'gitops');
+      const s = (await dev.get<{ status?: FluxStatus }>(fluxPath(NS, 'gitrepositories', 'gitops'))).status;
       return s?.artifact?.revision?.endsWith(a.commit!) ? s : undefined;
     });
     expect(src.artifact?.revision).toBe(`main@sha1:${a.commit}`);
     expect(src.artifact?.url?.startsWith(`${flux.sourceUrl}/gitrepository/${NS}/gitops/`)).toBe(true);
 
     // Flux applied exactly that commit, and its health check (wait: true) passed.
-    const ks = await waitKustomization('web', 'applies the promotion commit', (s) => appliedCommit(s) === a.commit);
+    const ks = await gitops.waitKustomization(
+      'web',
+      'applies the promotion commit',
+      (s) => appliedCommit(s) === a.commit,
+    );
     expect(ks.lastAppliedRevision).toContain(a.commit!);
     expect(ks.lastAttemptedRevision).toBe(ks.lastAppliedRevision);
     expect(fluxReady(ks)).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
@@ -280,8 +183,12 @@ describe('git delivery with upstream Flux as the GitOps agent', () => {
     // Someone breaks the app's manifest in the repository: the template no longer matches the selector.
     const deployment = parseYaml(appFiles('broken')['apps/broken/deployment.yaml']);
     deployment.spec.template.metadata.labels = { app: 'not-broken' };
-    const breaking = pushFiles(repo.dir, { 'apps/broken/deployment.yaml': stringify(deployment) }, 'Break broken');
-    const rejected = await waitKustomization(
+    const breaking = pushFiles(
+      gitops.repo.dir,
+      { 'apps/broken/deployment.yaml': stringify(deployment) },
+      'Break broken',
+    );
+    const rejected = await gitops.waitKustomization(
       'broken',
       'rejects the broken manifest',
       (s) => s.lastAttemptedRevision?.endsWith(breaking) === true && fluxReady(s)?.status === 'False',
@@ -295,7 +202,7 @@ describe('git delivery with upstream Flux as the GitOps agent', () => {
     expect(plan.status?.phase).not.toBe('Complete');
 
     // Flux attempted kpromo's commit and refused it; what it last applied is older.
-    failedKs = await waitKustomization(
+    failedKs = await gitops.waitKustomization(
       'broken',
       'attempts the promotion commit',
       (s) => s.lastAttemptedRevision === `main@sha1:${failed.commit}`,

@@ -1,4 +1,6 @@
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Delivery } from '@kpromo/api';
 import {
   createBareRepo,
   type Flux,
@@ -7,6 +9,7 @@ import {
   gitRepository,
   kustomization,
   startGitHttpServer,
+  stateDir,
   waitFor,
 } from '@kpromo/test-harness';
 import { stringify } from 'yaml';
@@ -25,8 +28,27 @@ export interface Gitops {
   url: string;
   /** The credentials Secret (keys username/password, annotation promotions.kpromo.dev/url). */
   secret: string;
-  /** Applies a Kustomization of `./apps/<app>` into `targetNamespace`. */
-  addApp(app: string, targetNamespace: string, wait?: boolean): Promise<void>;
+  /** What that Secret holds, for another writer of the repository (a person or a CI job pushing too). */
+  auth: { username: string; password: string };
+  /**
+   * Applies a Kustomization of `./apps/<app>` into `targetNamespace`: of Flux's own cluster (dev), or
+   * of harness cluster `cluster` through its admin kubeconfig in a Secret (spec.kubeConfig), as a Flux
+   * in a management cluster applies to another one. `wait`: Ready only once what it applied is healthy.
+   * `orphan` (spec.deletionPolicy Orphan): deleting the Kustomization (stop) leaves what it applied,
+   * so teardown never needs the target cluster to answer (a fault test may have taken it down); the
+   * caller deletes the target namespace itself.
+   */
+  addApp(
+    app: string,
+    targetNamespace: string,
+    opts?: boolean | { wait?: boolean; cluster?: string; orphan?: boolean },
+  ): Promise<void>;
+  /**
+   * An Environment's `delivery` committing `valuesPath` of `path` to this repository with the
+   * fixture's credentials; the verdict also waits for Kustomization `{app}` (see addApp) to apply the
+   * commit, read from the Environment's cluster or (`cluster: 'control'`) the control cluster.
+   */
+  gitDelivery(o: { path: string; valuesPath: string; cluster?: 'environment' | 'control' }): Delivery;
   /** Waits until Kustomization `app` reports `pred`; the error carries its last status and Flux's log. */
   waitKustomization(
     app: string,
@@ -76,6 +98,30 @@ export async function startGitops(o: {
     'ctl-test',
   );
   const apps: string[] = [];
+  /** The kubeconfig Secret (key `value`) of a remote harness cluster, applied once. */
+  const kubeconfigSecrets = new Map<string, Promise<string>>();
+  const kubeconfigSecret = (cluster: string) => {
+    let s = kubeconfigSecrets.get(cluster);
+    if (!s) {
+      const name = `${cluster}-kubeconfig`;
+      const value = readFileSync(join(stateDir(), cluster, 'admin.kubeconfig'), 'utf8');
+      s = dev
+        .apply(
+          `/api/v1/namespaces/${ns}/secrets/${name}`,
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            type: 'Opaque',
+            metadata: { name, namespace: ns },
+            data: { value: Buffer.from(value).toString('base64') },
+          },
+          'ctl-test',
+        )
+        .then(() => name);
+      kubeconfigSecrets.set(cluster, s);
+    }
+    return s;
+  };
   const status = async (name: string) =>
     (await dev.get<{ status?: FluxStatus }>(fluxPath(ns, 'kustomizations', name))).status;
   return {
@@ -83,14 +129,36 @@ export async function startGitops(o: {
     git,
     url,
     secret,
-    async addApp(app, targetNamespace, wait = false) {
+    auth: { username: USER, password: PASSWORD },
+    async addApp(app, targetNamespace, opts = false) {
+      const { wait = false, cluster, orphan } = typeof opts === 'boolean' ? { wait: opts } : opts;
       apps.push(app);
-      await dev.apply(
-        fluxPath(ns, 'kustomizations', app),
-        kustomization({ namespace: ns, name: app, source: 'gitops', path: `./apps/${app}`, targetNamespace, wait }),
-        'ctl-test',
-      );
+      const k = kustomization({
+        namespace: ns,
+        name: app,
+        source: 'gitops',
+        path: `./apps/${app}`,
+        targetNamespace,
+        wait,
+      });
+      const spec = {
+        ...k.spec,
+        ...(cluster ? { kubeConfig: { secretRef: { name: await kubeconfigSecret(cluster) } } } : {}),
+        ...(orphan ? { deletionPolicy: 'Orphan' } : {}),
+      };
+      await dev.apply(fluxPath(ns, 'kustomizations', app), { ...k, spec }, 'ctl-test');
     },
+    gitDelivery: ({ path, valuesPath, cluster }) => ({
+      method: 'git',
+      git: {
+        repository: url,
+        branch: 'main',
+        path,
+        valuesPath,
+        credentialsSecretRef: { name: secret },
+        kustomization: { name: '{app}', namespace: ns, ...(cluster ? { cluster } : {}) },
+      },
+    }),
     async waitKustomization(app, what, pred, timeoutMs = 90_000) {
       let last: FluxStatus | undefined;
       try {
