@@ -1,8 +1,8 @@
 import type { FreezeWindow } from '@kpromo/api';
 import { type CronExpression, CronExpressionParser } from 'cron-parser';
 import { IANAZone } from 'luxon';
-import rrulePkg from 'rrule';
 import type * as RRuleLib from 'rrule';
+import rrulePkg from 'rrule';
 import { parseDuration } from './duration.js';
 
 // rrule's package "main" is a webpack UMD bundle: Node's ESM loader (and tsx) find no named exports

@@ -56,6 +56,7 @@ describe('validateResource (client-side, same schema as the CRDs)', () => {
       },
     });
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error.problems).toContain('spec.delivery.method: must be one of patch, helmRelease, git, imagePolicy');
+    if (!r.ok)
+      expect(r.error.problems).toContain('spec.delivery.method: must be one of patch, helmRelease, git, imagePolicy');
   });
 });
