@@ -1,14 +1,13 @@
+import { createRequire } from 'node:module';
 import type { FreezeWindow } from '@kpromo/api';
 import { type CronExpression, CronExpressionParser } from 'cron-parser';
 import { IANAZone } from 'luxon';
 import type * as RRuleLib from 'rrule';
-import rrulePkg from 'rrule';
 import { parseDuration } from './duration.js';
 
 // rrule's package "main" is a webpack UMD bundle: Node's ESM loader (and tsx) find no named exports
-// in it, so `import { RRule } from 'rrule'` fails at runtime. Its default export (module.exports) is
-// the real object, and a static import lets bundlers (yarn build, the container image) follow it.
-const { RRule } = rrulePkg as unknown as typeof RRuleLib;
+// in it, so `import { RRule } from 'rrule'` fails at runtime. require() gets the real object.
+const { RRule } = createRequire(import.meta.url)('rrule') as typeof RRuleLib;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
