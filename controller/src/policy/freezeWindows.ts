@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import vm from 'node:vm';
 import type { FreezeWindow } from '@kpromo/api';
 import { type CronExpression, CronExpressionParser } from 'cron-parser';
 import { IANAZone } from 'luxon';
@@ -26,10 +27,7 @@ export const FREEZE_EVAL_BUDGET_MS = 250;
 let budgetDeadline = Number.POSITIVE_INFINITY;
 
 function checkBudget(): void {
-  if (performance.now() > budgetDeadline)
-    throw new Error(
-      `too expensive to evaluate (over ${FREEZE_EVAL_BUDGET_MS} ms): use sparser recurrences, or a one-off start/end window`,
-    );
+  if (performance.now() > budgetDeadline) throw new Error(tooExpensive(FREEZE_EVAL_BUDGET_MS));
 }
 
 /** A freeze window and where it was configured, e.g. `Environment prod` or `stage prod of flow shop`. */
@@ -61,11 +59,43 @@ export interface FreezeVerdict {
 export function evaluateFreeze(windows: readonly SourcedWindow[], now: Date): FreezeVerdict {
   budgetDeadline = performance.now() + FREEZE_EVAL_BUDGET_MS;
   try {
-    return evaluate(windows, now);
+    return withinHardLimit(() => evaluate(windows, now));
+  } catch (e) {
+    if (!isTimeout(e)) throw e;
+    const problems = windows.map((sw) => windowError(sw, new Error(tooExpensive(FREEZE_HARD_LIMIT_MS))));
+    return invalidVerdict(problems);
   } finally {
     budgetDeadline = Number.POSITIVE_INFINITY;
   }
 }
+
+/**
+ * The budget above is checked between library calls, but one rrule call cannot be interrupted: it
+ * walks FREQ periods until it finds a candidate (UNTIL is only compared with candidates), so a rule
+ * that never occurs is walked to year 9999. A vm timeout stops any synchronous JavaScript, library
+ * code included (V8's TerminateExecution), and is the hard bound.
+ */
+export const FREEZE_HARD_LIMIT_MS = 1_000;
+const watchdogContext = vm.createContext({ run: () => undefined });
+const watchdogScript = new vm.Script('run()');
+
+function withinHardLimit<T>(f: () => T): T {
+  let out: { value: T } | undefined;
+  watchdogContext.run = () => {
+    out = { value: f() };
+  };
+  try {
+    watchdogScript.runInContext(watchdogContext, { timeout: FREEZE_HARD_LIMIT_MS });
+  } finally {
+    watchdogContext.run = () => undefined;
+  }
+  if (!out) throw new Error('freeze evaluation returned nothing');
+  return out.value;
+}
+
+const isTimeout = (e: unknown) => (e as { code?: string } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
+const tooExpensive = (ms: number) =>
+  `too expensive to evaluate (over ${ms} ms): use sparser recurrences, or a one-off start/end window`;
 
 function evaluate(windows: readonly SourcedWindow[], now: Date): FreezeVerdict {
   const compiled: Compiled[] = [];
@@ -93,7 +123,11 @@ function evaluate(windows: readonly SourcedWindow[], now: Date): FreezeVerdict {
  */
 export function windowStarts(window: FreezeWindow, from: Date, to: Date, limit = 1000): Date[] {
   const c = compile({ window, source: 'query' });
-  return c.starts(from.getTime(), to.getTime(), limit).map((t) => new Date(t));
+  try {
+    return withinHardLimit(() => c.starts(from.getTime(), to.getTime(), limit)).map((t) => new Date(t));
+  } catch (e) {
+    throw isTimeout(e) ? new Error(tooExpensive(FREEZE_HARD_LIMIT_MS)) : e;
+  }
 }
 
 interface Interval {
@@ -445,6 +479,25 @@ function parseRule(text: string, zone: IANAZone): ParsedRule {
     throw bad('FREQ is required (YEARLY, MONTHLY, WEEKLY, DAILY, HOURLY or MINUTELY)');
   }
   if (options.freq === RRule.SECONDLY) throw bad('FREQ=SECONDLY is not supported; the finest is MINUTELY');
+  // RFC 5545 3.3.10 rule parts that MUST NOT be combined; rrule would accept them and then search
+  // for occurrences that never come.
+  const freqName = RRule.FREQUENCIES[options.freq];
+  const byday = [options.byweekday ?? []].flat();
+  if (
+    options.freq !== RRule.MONTHLY &&
+    options.freq !== RRule.YEARLY &&
+    byday.some((d) => typeof d === 'object' && d !== null && 'n' in d && d.n)
+  )
+    throw bad(`BYDAY with a number (like 1MO) needs FREQ=MONTHLY or YEARLY, not ${freqName}`);
+  if (options.byweekno != null && options.freq !== RRule.YEARLY)
+    throw bad(`BYWEEKNO needs FREQ=YEARLY, not ${freqName}`);
+  if (
+    options.byyearday != null &&
+    (options.freq === RRule.DAILY || options.freq === RRule.WEEKLY || options.freq === RRule.MONTHLY)
+  )
+    throw bad(`BYYEARDAY cannot be used with FREQ=${freqName}`);
+  if (options.bymonthday != null && options.freq === RRule.WEEKLY)
+    throw bad('BYMONTHDAY cannot be used with FREQ=WEEKLY');
   for (const [key, part, min, max, signed] of NUMERIC_RANGES) {
     const v = options[key];
     if (v === undefined || v === null) continue;

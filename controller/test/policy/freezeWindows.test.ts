@@ -347,6 +347,16 @@ describe('evaluateFreeze: invalid windows fail closed', () => {
     ['RRULE without FREQ', { rrule: 'BYDAY=MO', duration: '1h' }, 'FREQ is required'],
     ['RRULE with BYHOUR=25', { rrule: 'FREQ=DAILY;BYHOUR=25', duration: '1h' }, 'BYHOUR'],
     ['RRULE with an unknown part', { rrule: 'FREQ=DAILY;BYFOO=1', duration: '1h' }, 'BYFOO'],
+    // RFC 5545 3.3.10: "MUST NOT be specified" combinations.
+    ['RRULE with a numbered BYDAY and FREQ=WEEKLY', { rrule: 'FREQ=WEEKLY;BYDAY=1MO', duration: '1h' }, '1MO'],
+    [
+      'RRULE with a numbered BYDAY and FREQ=MINUTELY',
+      { rrule: 'FREQ=MINUTELY;BYDAY=-1SU', duration: '1h' },
+      'MINUTELY',
+    ],
+    ['RRULE with BYWEEKNO and FREQ=MONTHLY', { rrule: 'FREQ=MONTHLY;BYWEEKNO=20', duration: '1h' }, 'BYWEEKNO'],
+    ['RRULE with BYYEARDAY and FREQ=DAILY', { rrule: 'FREQ=DAILY;BYYEARDAY=100', duration: '1h' }, 'BYYEARDAY'],
+    ['RRULE with BYMONTHDAY and FREQ=WEEKLY', { rrule: 'FREQ=WEEKLY;BYMONTHDAY=1', duration: '1h' }, 'BYMONTHDAY'],
     ['RRULE with COUNT but no DTSTART', { rrule: 'FREQ=DAILY;COUNT=3', duration: '1h' }, 'COUNT'],
     ['unknown time zone', { schedule: '0 16 * * 5', duration: '1h', timeZone: 'Mars/Olympus' }, 'Mars/Olympus'],
     ['one-off without offset', { start: '2026-01-07T09:00:00', end: '2026-01-07T11:00:00Z' }, 'start'],
