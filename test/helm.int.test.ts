@@ -311,7 +311,7 @@ describe('deploy/helm/kpromo: helm template', () => {
     });
   });
 
-  it('values map to controller config keys: static tokens Secret, namespaces, leader election, mcp, tracing', async () => {
+  it('values map to controller config keys: static tokens Secret, JWT issuers, namespaces, leader election, mcp, tracing', async () => {
     const docs = await render(
       [
         'config.namespaces={team-a,team-b}',
@@ -321,6 +321,9 @@ describe('deploy/helm/kpromo: helm template', () => {
         'config.leaderElection.renewDeadlineMs=20000',
         'config.mcp.write=true',
         'config.tracing.otlpEndpoint=http://otel.observability:4318',
+        'config.auth.jwt[0].issuer.url=https://login.example.com',
+        'config.auth.jwt[0].issuer.audiences[0]=kpromo',
+        'config.auth.jwt[0].claimMappings.username.claim=email',
         'config.workers=8',
         'rbac.workloads.namespaces={shop}',
       ],
@@ -345,7 +348,15 @@ describe('deploy/helm/kpromo: helm template', () => {
         namespaces: ['team-a', 'team-b'],
         defaultNamespace: 'ops',
         workers: 8,
-        auth: { staticTokensFile: '/etc/kpromo-tokens/tokens.yaml' },
+        auth: {
+          staticTokensFile: '/etc/kpromo-tokens/tokens.yaml',
+          jwt: [
+            {
+              issuer: { url: 'https://login.example.com', audiences: ['kpromo'] },
+              claimMappings: { username: { claim: 'email' } },
+            },
+          ],
+        },
         leaderElection: {
           namespace: 'ops',
           name: 'prod-kpromo-controller',

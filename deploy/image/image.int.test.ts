@@ -75,6 +75,7 @@ describe('kpromo images', () => {
       expect(cfg.config.WorkingDir).toBe('/app');
       expect(cfg.config.Entrypoint).toEqual(['/nodejs/bin/node', `/app/kpromo-${n}.mjs`]);
       expect(cfg.config.Env).toContain('NODE_ENV=production');
+      expect(cfg.config.Env).toContain('MALLOC_ARENA_MAX=2');
       const labels = cfg.config.Labels;
       expect(labels['org.opencontainers.image.title']).toBe(`kpromo-${n}`);
       expect(labels['org.opencontainers.image.revision']).toMatch(/^[0-9a-f]{40}(-dirty)?$/);

@@ -162,7 +162,10 @@ export async function buildImage(
       user: `${NONROOT.uid}:${NONROOT.gid}`,
       entrypoint: [`/${NODE_DIR}/bin/node`, `/${APP_DIR}/${app.file}`],
       cmd: app.cmd ? [...app.cmd] : undefined,
-      env: ['PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production'],
+      // MALLOC_ARENA_MAX=2: glibc's per-thread arenas (8 per core) fragment during the start burst
+      // (thousands of objects listed at once); 2 arenas held the controller at 3,000 Applications
+      // to 185 MiB RSS instead of 216-229 MiB (README, steady state). Node's JS heap is unaffected.
+      env: ['PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'MALLOC_ARENA_MAX=2'],
       workingDir: `/${APP_DIR}`,
       labels: {
         'org.opencontainers.image.created': created,

@@ -24,7 +24,10 @@ export function startControllerProcess(o: {
   namespace: string;
   lease: string;
   config?: Record<string, unknown>;
-  /** Run the production bundle (`yarn build`: controller/dist) with plain node instead of the sources through tsx. */
+  /**
+   * Run the production bundle (`yarn build`: controller/dist) with plain node instead of the sources
+   * through tsx, with the environment the image sets (MALLOC_ARENA_MAX=2, deploy/image/images.ts).
+   */
   compiled?: boolean;
 }): ControllerProcess {
   const dir = mkdtempSync(join(tmpdir(), `kpromo-${o.identity}-`));
@@ -59,7 +62,11 @@ export function startControllerProcess(o: {
   const child = spawn(process.execPath, [...entry, 'run', '--config', cfg], {
     cwd: REPO_ROOT,
     stdio: ['ignore', fd, fd],
-    env: { ...process.env, KUBECONFIG: o.kubeconfig, ...(o.compiled ? { NODE_OPTIONS: '' } : {}) },
+    env: {
+      ...process.env,
+      KUBECONFIG: o.kubeconfig,
+      ...(o.compiled ? { NODE_OPTIONS: '', MALLOC_ARENA_MAX: '2' } : {}),
+    },
   });
   closeSync(fd);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -92,6 +92,9 @@ app.kubernetes.io/component: exporter
 {{- $namespaces := include "kpromo.namespaces" . | fromJsonArray -}}
 {{- $svc := include "kpromo.controllerName" . -}}
 {{- $auth := dict "tokenReview" $c.auth.tokenReview "tokenAudiences" $c.auth.tokenAudiences "anonymousMetrics" $c.auth.anonymousMetrics -}}
+{{- if $c.auth.jwt -}}
+{{- $_ := set $auth "jwt" $c.auth.jwt -}}
+{{- end -}}
 {{- if include "kpromo.staticTokensSecret" . -}}
 {{- $_ := set $auth "staticTokensFile" (printf "%s/%s" (include "kpromo.tokensMountPath" .) $c.auth.staticTokens.key) -}}
 {{- end -}}
