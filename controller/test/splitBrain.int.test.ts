@@ -195,6 +195,17 @@ describe('two controller processes', () => {
       (p) => APPS.every((x) => appOf(p, x)?.phase === 'RollingOut'),
       90_000,
     );
+    // Events follow the status write that recorded the step (best effort, in the background): wait
+    // for them, so the count below tells a second write from an Event lost to the SIGSTOP.
+    await waitFor(
+      'ctl-a recorded its ImageCopied and DesiredStateWritten events',
+      async () => {
+        const reasons = await eventReasons(dev, NS, 'split-plan');
+        const n = (reason: string) => reasons.filter((r) => r === reason).length;
+        return n('ImageCopied') >= APPS.length && n('DesiredStateWritten') >= APPS.length ? true : undefined;
+      },
+      30_000,
+    );
     a.kill('SIGSTOP');
     await waitFor('ctl-b takes over', async () => ((await holder()) === 'ctl-b' ? true : undefined), 30_000);
     // Let the rollouts finish: pods may schedule now (same image the controller wrote).

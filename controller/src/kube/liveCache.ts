@@ -14,6 +14,22 @@ export type CacheEvent =
   /** The state of a cluster+namespace watch changed (synced, error set/cleared, HelmReleases detected). */
   | { kind: 'Target'; type: 'update'; workloadKey: string };
 
+const workloadIndexKey = (namespace: string, workload: string) => `${namespace}/${workload}`;
+
+/** Pure: Applications by `namespace/workload name`, each listed once per workload name it uses. */
+export function indexByWorkloadName(apps: readonly Application[]): Map<string, Application[]> {
+  const index = new Map<string, Application[]>();
+  for (const a of apps) {
+    for (const workload of new Set(a.spec.workloads.map((w) => w.name))) {
+      const k = workloadIndexKey(a.metadata.namespace ?? '', workload);
+      const list = index.get(k);
+      if (list) list.push(a);
+      else index.set(k, [a]);
+    }
+  }
+  return index;
+}
+
 /** Key of a workload-side watch: one per (cluster, namespace). */
 export const targetKey = (env: Environment) => `${clusterKey(env)}|${env.spec.namespace}`;
 
@@ -201,6 +217,7 @@ export class LiveCache implements CacheView {
       for (const ns of nss) {
         const inf = new Informer<KObject>(this.clients.control, resourcePath(KPROMO_TYPES[kind], ns), this.log);
         inf.on((type, obj) => {
+          if (kind === 'Application') this.appsByWorkload = undefined;
           if (kind === 'Environment' && type !== 'delete') void this.ensureTarget(obj as Environment);
           this.emit({ kind, type, obj });
         });
@@ -370,6 +387,15 @@ export class LiveCache implements CacheView {
 
   applications(ns?: string) {
     return this.listCr<Application>('Application', ns);
+  }
+  /**
+   * Applications of `namespace` that name a workload `name` (any kind, any environment): the only
+   * ones a workload event can concern. Indexed, so the thousands of workload events of a start or a
+   * plan do not each scan every Application.
+   */
+  applicationsNamingWorkload(namespace: string, name: string): readonly Application[] {
+    this.appsByWorkload ??= indexByWorkloadName(this.applications());
+    return this.appsByWorkload.get(workloadIndexKey(namespace, name)) ?? [];
   }
   environments(ns?: string) {
     return this.listCr<Environment>('Environment', ns);

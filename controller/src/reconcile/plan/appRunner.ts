@@ -41,30 +41,32 @@ export async function advanceApps(run: PlanRun, r: ResolvedPlan, isRollback: boo
         run.span(
           'promote.app',
           { 'kpromo.plan': `${run.namespace}/${run.name}`, 'kpromo.app': ap.application },
-          async () => {
-            const app = r.apps.get(ap.application)!;
-            try {
-              const rq = await advanceApp({ run, r, app, ap, isRollback, startedAt, timeoutSeconds });
-              if (rq !== undefined) requeues.push(rq);
-            } catch (e) {
-              if (abandonsReconcile(e, run.signal)) throw e;
-              const c = classify(e);
-              ap.attempts = (ap.attempts ?? 0) + 1;
-              if (c.permanent || ap.attempts >= maxAttempts) {
-                ap.phase = 'Failed';
-                ap.reason = c.reason;
-                ap.message = c.permanent ? c.message : `gave up after ${ap.attempts} attempts: ${c.message}`;
-                ap.finishedAt = iso(now());
-                await run.journal.save();
-                run.announce.appFailed(ap);
-              } else {
-                ap.reason = c.reason;
-                ap.message = `attempt ${ap.attempts}/${maxAttempts} failed, retrying: ${c.message}`;
-                await run.journal.save();
-                requeues.push(Math.min(60_000, 1000 * 2 ** (ap.attempts - 1)));
+          // A participant of the journal's group commit: saves wait for it while it runs.
+          () =>
+            run.journal.working(async () => {
+              const app = r.apps.get(ap.application)!;
+              try {
+                const rq = await advanceApp({ run, r, app, ap, isRollback, startedAt, timeoutSeconds });
+                if (rq !== undefined) requeues.push(rq);
+              } catch (e) {
+                if (abandonsReconcile(e, run.signal)) throw e;
+                const c = classify(e);
+                ap.attempts = (ap.attempts ?? 0) + 1;
+                if (c.permanent || ap.attempts >= maxAttempts) {
+                  ap.phase = 'Failed';
+                  ap.reason = c.reason;
+                  ap.message = c.permanent ? c.message : `gave up after ${ap.attempts} attempts: ${c.message}`;
+                  ap.finishedAt = iso(now());
+                  await run.journal.save();
+                  run.announce.appFailed(ap);
+                } else {
+                  ap.reason = c.reason;
+                  ap.message = `attempt ${ap.attempts}/${maxAttempts} failed, retrying: ${c.message}`;
+                  await run.journal.save();
+                  requeues.push(Math.min(60_000, 1000 * 2 ** (ap.attempts - 1)));
+                }
               }
-            }
-          },
+            }),
         ),
       ),
     ),

@@ -27,6 +27,8 @@ export interface PromotionDeps {
   notify?(e: PlanEvent): void;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
   now?(): Date;
+  /** How long a plan status save may wait for other apps to share its write (journal.ts JOURNAL_LINGER_MS when absent). */
+  journalLingerMs?: number;
   /** Attempts for transient failures (registry down, git push) before an app is marked Failed. */
   maxAttempts?: number;
   /**

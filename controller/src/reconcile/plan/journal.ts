@@ -1,60 +1,60 @@
 import { type Condition, type PromotionPlan, type PromotionPlanStatus, setCondition } from '@kpromo/api';
 import type { KubeRest } from '../../kube/rest.js';
 import { StatusWriter } from '../statusWriter.js';
+import { type GroupCommit, groupCommit } from './groupCommit.js';
 
 /**
- * Coalesces calls of `flush`: a call made while a flush runs joins the single next flush, which
- * starts when the running one ends (and sees every change made until then). Each caller's promise
- * settles with the flush it joined.
+ * How long a save may wait for other apps' changes to share its write. Apps moving in parallel
+ * rarely save at the same instant (copies and rollouts take different times), so without a short
+ * wait each app step costs its own status PUT; waiting stops early once every app at work is
+ * waiting on a save. Short next to a step's own duration (a copy, a rollout).
  */
-export function groupCommit(flush: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let next: Promise<void> | undefined;
-  return () => {
-    if (next) return next;
-    const before = running;
-    let p!: Promise<void>; // assigned once, read inside the closure that creates it
-    p = (async () => {
-      await before?.catch(() => undefined); // always yields, so `p` is assigned below first
-      if (next === p) next = undefined;
-      running = p;
-      try {
-        await flush();
-      } finally {
-        if (running === p) running = undefined;
-      }
-    })();
-    next = p;
-    return p;
-  };
-}
+export const JOURNAL_LINGER_MS = 250;
 
 /**
  * A plan's status as its journal: the in-memory copy the steps change, and `save()`, which stores it
  * through the status subresource (conflict-safe and fenced: {@link StatusWriter}). Steps save their
  * intent before each side effect and its result right after, so a new leader resumes without redoing
  * finished steps. Apps advancing in parallel share writes (group commit): a save() resolves once a
- * write that started after the caller's change is stored, so N apps saving at once cost ~2 writes.
+ * write that started after the caller's change is stored; the write waits up to `lingerMs` for the
+ * other apps at work ({@link PlanJournal.working}) to save too, and goes at once when all of them wait.
  */
 export class PlanJournal {
   readonly status: PromotionPlanStatus;
-  readonly save: () => Promise<void>;
+  readonly save: GroupCommit;
   private readonly writer: StatusWriter<PromotionPlanStatus, PromotionPlan>;
   private readonly generation: number | undefined;
+  /** Apps advancing now (inside {@link working}). */
+  private active = 0;
 
   constructor(
     control: KubeRest,
     plan: PromotionPlan,
     private readonly now: () => Date,
     fence?: () => void,
+    lingerMs = JOURNAL_LINGER_MS,
   ) {
     this.generation = plan.metadata.generation;
     this.writer = new StatusWriter<PromotionPlanStatus, PromotionPlan>(control, plan, { fence });
     this.status = structuredClone(plan.status ?? {});
-    this.save = groupCommit(async () => {
-      this.status.observedGeneration = this.generation;
-      await this.writer.write(structuredClone(this.status));
-    });
+    this.save = groupCommit(
+      async () => {
+        this.status.observedGeneration = this.generation;
+        await this.writer.write(structuredClone(this.status));
+      },
+      { lingerMs, complete: (blocked) => blocked >= this.active },
+    );
+  }
+
+  /** Runs one app's advance as a participant: saves wait for it only while it is running. */
+  async working<T>(fn: () => Promise<T>): Promise<T> {
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.save.poke();
+    }
   }
 
   /** The plan as last stored (what Events refer to). */

@@ -30,7 +30,7 @@ export function planRun(
   signal?: AbortSignal,
 ): PlanRun {
   const now = () => deps.now?.() ?? new Date();
-  const journal = new PlanJournal(deps.control, plan, now, deps.fence);
+  const journal = new PlanJournal(deps.control, plan, now, deps.fence, deps.journalLingerMs);
   return {
     deps,
     namespace,
