@@ -4,14 +4,22 @@
  * event-to-entity latency and Port calls under steady streams of updates, one per rate (calls are
  * compared with the batching minimum, one bulk call per 20 updates).
  *
- *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20,200] [--clusters dev,stable]
+ *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20,200] [--clusters dev,stable] [--compiled]
  *
- * Objects go into a fresh exp-bench-* namespace that is deleted at the end.
+ * By default the exporter runs from its TypeScript sources under tsx in a child process (IPC); with
+ * --compiled it is the production bundle (`yarn build exporter` → exporter/dist/kpromo-exporter.mjs,
+ * built first) under plain node, given a config file, with peak RSS (VmHWM) and CPU seconds read
+ * from /proc (Linux). Objects go into a fresh exp-bench-* namespace that is deleted at the end;
+ * `--ns exp-bench-x --keep` keeps it, and a later `--ns exp-bench-x` reuses the objects in it
+ * (creating 50,000 objects takes the shared local apiserver most of an hour).
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
 import { defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 
@@ -21,21 +29,28 @@ const { values } = parseArgs({
     updates: { type: 'string', default: '200' },
     rate: { type: 'string', default: '20' },
     clusters: { type: 'string', default: 'dev,stable' },
+    compiled: { type: 'boolean', default: false },
+    ns: { type: 'string' },
+    keep: { type: 'boolean', default: false },
   },
 });
+const COMPILED = values.compiled === true;
+const RUN_TAG = Date.now().toString(36);
 const N = Number(values.n);
 const UPDATES = Number(values.updates);
 const RATES = values.rate!.split(',').map(Number);
 const CLUSTERS = values.clusters!.split(',');
-const NS = `exp-bench-${Math.random().toString(36).slice(2, 7)}`;
+const NS = values.ns ?? `exp-bench-${Math.random().toString(36).slice(2, 7)}`;
 const G = 'promotions.kpromo.dev';
 const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
 const kcs = Object.fromEntries(CLUSTERS.map((c) => [c, kubeConfigFor(c, kubeconfig)]));
 
 type Msg = { type: string; [k: string]: unknown };
 const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
 const child = fork(join(here, 'exporterStandIn.ts'), { execArgv: ['--import', 'tsx'] });
-const exporterChild = fork(join(here, 'exporterProcess.ts'), { execArgv: ['--import', 'tsx'] });
+const exporterChild = COMPILED ? undefined : fork(join(here, 'exporterProcess.ts'), { execArgv: ['--import', 'tsx'] });
+let compiledChild: ChildProcess | undefined;
 const waiters: Array<(m: Msg) => boolean> = [];
 const landed = new Map<string, number>();
 const onMessage = (m: Msg) => {
@@ -44,7 +59,7 @@ const onMessage = (m: Msg) => {
   if (i >= 0) waiters.splice(i, 1);
 };
 child.on('message', onMessage);
-exporterChild.on('message', onMessage);
+exporterChild?.on('message', onMessage);
 const next = (type: string) =>
   new Promise<Msg>((r) =>
     waiters.push((m) => {
@@ -55,13 +70,42 @@ const next = (type: string) =>
   );
 // Registered before any message can arrive.
 const standInReady = next('ready');
-const exporterReady = next('exporter-ready');
+const exporterReady = COMPILED ? Promise.resolve({ type: 'exporter-ready', rss: 0 }) : next('exporter-ready');
+/** Peak RSS (VmHWM) and CPU seconds of a process, from /proc. */
+function procUsage(pid: number) {
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime (fields 14 and 15 of stat) in clock ticks; Linux's USER_HZ is 100.
+  return { rssMiB: Number(hwm) / 1024, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
+}
 const exporterUsage = async () => {
+  if (compiledChild?.pid) return procUsage(compiledChild.pid);
   const p = next('rss');
-  exporterChild.send({ type: 'rss' });
+  exporterChild?.send({ type: 'rss' });
   const m = await p;
   return { rssMiB: (m.peakRss as number) / 2 ** 20, cpuSeconds: m.cpuSeconds as number };
 };
+/** Starts the exporter on `config`: the production bundle with a config file, or the tsx child over IPC. */
+function startExporter(config: Record<string, unknown>) {
+  if (!COMPILED) return void exporterChild?.send({ type: 'start', config, ns: NS });
+  // Port's defaults, each limited to this run's namespace, so other objects never enter the figures.
+  const only = { query: `.metadata.namespace == "${NS}"` };
+  const file = join(tmpdir(), `${NS}-exporter.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...config,
+      includeDefaults: false,
+      blueprints: DEFAULT_BLUEPRINTS,
+      resources: DEFAULT_RESOURCES.map((r) => ({ ...r, selector: only })),
+    }),
+  );
+  compiledChild = spawn(process.execPath, [join(root, 'exporter/dist/kpromo-exporter.mjs'), file], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+}
 const exporterRss = async () => (await exporterUsage()).rssMiB;
 const stats = async () => {
   const p = next('stats');
@@ -73,6 +117,18 @@ const stats = async () => {
     violations: string[];
   };
 };
+
+/** Retries a call that failed on the network (the shared local apiserver resets connections under load). */
+async function retried<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (i >= attempts || (e as { code?: number }).code !== undefined) throw e;
+      await new Promise((r) => setTimeout(r, 500 * i));
+    }
+  }
+}
 
 async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<unknown>) {
   let i = 0;
@@ -93,25 +149,43 @@ const body = (name: string) => ({
 // Wrapped in main(): the root package is CommonJS, where top-level await is unavailable.
 async function main(): Promise<void> {
   const ready = (await standInReady) as unknown as { url: string; clientId: string; clientSecret: string };
+  if (COMPILED) {
+    execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/build.ts'), 'exporter'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    console.log('exporter: production bundle (exporter/dist/kpromo-exporter.mjs) under plain node');
+  } else console.log('exporter: TypeScript sources under tsx');
   console.log(`creating ${N} Applications in ${NS} across ${CLUSTERS.join(', ')}…`);
   const t0 = Date.now();
   for (const c of CLUSTERS)
-    await kcs[c].makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+    await kcs[c]
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespace({ body: { metadata: { name: NS } } })
+      .catch((e) => {
+        // --ns: an existing namespace is reused.
+        if (!values.ns || (e as { code?: number }).code !== 409) throw e;
+      });
   const names = Array.from({ length: N }, (_, i) => ({ cluster: CLUSTERS[i % CLUSTERS.length], name: `app-${i}` }));
   const apis = Object.fromEntries(CLUSTERS.map((c) => [c, kcs[c].makeApiClient(k8s.CustomObjectsApi)]));
   await pool(names, 24, ({ cluster, name }) =>
-    apis[cluster].createNamespacedCustomObject({
-      group: G,
-      version: 'v1alpha1',
-      namespace: NS,
-      plural: 'applications',
-      body: body(name),
+    retried(() =>
+      apis[cluster].createNamespacedCustomObject({
+        group: G,
+        version: 'v1alpha1',
+        namespace: NS,
+        plural: 'applications',
+        body: body(name),
+      }),
+    ).catch((e) => {
+      // 409: already there (--ns reuse, or a retried create that had gone through).
+      if ((e as { code?: number }).code !== 409) throw e;
     }),
   );
   console.log(`created in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
   const idleRss = ((await exporterReady).rss as number) / 2 ** 20;
-  console.log(`exporter process RSS before start (node + tsx + modules): ${idleRss.toFixed(0)} MiB`);
+  if (!COMPILED) console.log(`exporter process RSS before start (node + tsx + modules): ${idleRss.toFixed(0)} MiB`);
   const config = {
     stateKey: NS,
     clusters: CLUSTERS.map((name) => ({ name, context: name, kubeconfig })),
@@ -119,7 +193,7 @@ async function main(): Promise<void> {
     resyncIntervalSeconds: 0,
   };
   const start = Date.now();
-  exporterChild.send({ type: 'start', config, ns: NS });
+  startExporter(config);
   for (;;) {
     const s = await stats();
     if ((s.counts.kpromoApplication ?? 0) >= N) break;
@@ -128,8 +202,10 @@ async function main(): Promise<void> {
   const wall = Date.now() - start;
   const afterSync = await stats();
   const usage = await exporterUsage();
+  const syncBulk = afterSync.counts.__bulk ?? 0;
+  const syncMin = Math.ceil(N / 20);
   console.log(
-    `initial sync: ${N} objects in ${(wall / 1000).toFixed(2)} s, Port calls ${afterSync.calls} (entity bulk calls ${afterSync.counts.__bulk ?? '?'}), peak RSS ${usage.rssMiB.toFixed(0)} MiB, CPU ${usage.cpuSeconds.toFixed(1)} s (exporter process)`,
+    `initial sync: ${N} objects in ${(wall / 1000).toFixed(2)} s, Port calls ${afterSync.calls} (entity bulk calls ${syncBulk}, minimum ${syncMin}: ${(syncBulk / syncMin).toFixed(3)}x), peak RSS ${usage.rssMiB.toFixed(0)} MiB, CPU ${usage.cpuSeconds.toFixed(1)} s (exporter process)`,
   );
 
   // Steady streams: UPDATES title changes at each rate, each timed from just before the patch.
@@ -145,7 +221,8 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     for (let i = 0; i < UPDATES; i++) {
       const { cluster, name } = names[(seq++ * 7919) % N];
-      const title = `lat-${seq}`;
+      // Unique per run: objects reused with --ns still carry the titles of earlier runs.
+      const title = `lat-${RUN_TAG}-${seq}`;
       // Paced against the start, so a slow patch does not lower the rate.
       const due = t0 + (i * 1000) / RATE;
       const wait = due - Date.now();
@@ -197,13 +274,16 @@ async function main(): Promise<void> {
     `peak RSS ${(await exporterRss()).toFixed(0)} MiB (exporter process), Port calls total ${final.calls}, spec violations ${final.violationCount}${final.violationCount ? `: ${final.violations.join(' | ')}` : ''}`,
   );
 
-  exporterChild.send({ type: 'stop' });
+  exporterChild?.send({ type: 'stop' });
+  compiledChild?.kill('SIGTERM');
   child.send({ type: 'stop' });
-  for (const c of CLUSTERS)
-    await kcs[c]
-      .makeApiClient(k8s.CoreV1Api)
-      .deleteNamespace({ name: NS })
-      .catch(() => undefined);
+  if (!values.keep)
+    for (const c of CLUSTERS)
+      await kcs[c]
+        .makeApiClient(k8s.CoreV1Api)
+        .deleteNamespace({ name: NS })
+        .catch(() => undefined);
+  else console.log(`kept namespace ${NS} (reuse with --ns ${NS})`);
   process.exit(0);
 }
 

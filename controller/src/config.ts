@@ -43,6 +43,20 @@ export const ConfigSchema = z
      * Secrets, the in-cluster service account. Absent or empty: none (every Environment is refused).
      */
     clusterAccess: ClusterAccessSchema,
+    /**
+     * Custom resources (`<plural>.<group>`, exactly) that POST /api/v1/resources may create, patch
+     * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none.
+     */
+    resourceKinds: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/,
+            'must be <plural>.<group> of a custom resource, e.g. widgets.example.com',
+          ),
+      )
+      .default([]),
     maxAttempts: intFrom(1, 100).default(5),
     shutdownGraceSeconds: intFrom(0, 3600).default(20),
   })
@@ -94,6 +108,7 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_IDENTITY: ['leaderElection', 'identity'],
   OTEL_EXPORTER_OTLP_ENDPOINT: ['tracing', 'otlpEndpoint'],
   KPROMO_MAX_ATTEMPTS: ['maxAttempts'],
+  KPROMO_RESOURCE_KINDS: ['resourceKinds'],
   KPROMO_MCP_ENABLED: ['mcp', 'enabled'],
   KPROMO_MCP_PORT: ['mcp', 'port'],
   KPROMO_MCP_WRITE: ['mcp', 'write'],
@@ -105,7 +120,12 @@ const ENV_MAP: Record<string, string[]> = {
 };
 
 /** Env vars holding comma-separated lists. */
-const LIST_ENV = new Set(['KPROMO_NAMESPACES', 'KPROMO_EGRESS_ALLOWED_CIDRS', 'KPROMO_MCP_AUTHORIZATION_SERVERS']);
+const LIST_ENV = new Set([
+  'KPROMO_NAMESPACES',
+  'KPROMO_EGRESS_ALLOWED_CIDRS',
+  'KPROMO_MCP_AUTHORIZATION_SERVERS',
+  'KPROMO_RESOURCE_KINDS',
+]);
 
 type Tree = Record<string, unknown>;
 

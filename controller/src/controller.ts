@@ -37,6 +37,8 @@ export interface ControllerOptions {
   copyImage: PromotionDeps['copyImage'];
   commitImageChange: PromotionDeps['commitImageChange'];
   resolveDigest?: ApiContext['resolveDigest'];
+  /** Custom resources (`<plural>.<group>`) open to resource actions (POST /api/v1/resources). */
+  resourceKinds?: readonly string[];
   notify?(e: PlanEvent): void;
   /** Delivery methods and workload kinds, built-in and from plugins (loadPlugins); the built-ins when absent. */
   extensions?: ControllerExtensions;
@@ -50,7 +52,12 @@ export interface ControllerOptions {
  * only the Lease holder processes the queue. Losing the lease aborts in-flight steps; the status
  * journal lets the next leader resume.
  */
-const STATUS_DEBOUNCE_MS = 1_000;
+/**
+ * Environment and Flow statuses summarise many objects (each app a plan promotes moves its Flow's
+ * candidate count), so they are written at most once per window, like Application status: a 100-app
+ * plan costs a handful of Flow writes instead of one per second.
+ */
+const STATUS_DEBOUNCE_MS = 5_000;
 /**
  * Application status follows its workloads; a rollout is a burst of events (new ReplicaSet, pods
  * becoming ready one by one), so it is written at most once per window instead of once per event.
@@ -112,6 +119,7 @@ export class Controller {
       access: new Access(this.authorizer),
       namespace: o.defaultNamespace,
       resolveDigest: o.resolveDigest,
+      resourceKinds: o.resourceKinds ?? [],
     };
     if (o.leaderElection.enabled) {
       this.elector = new LeaderElector(control, {
@@ -173,7 +181,7 @@ export class Controller {
 
   /**
    * Environment and Flow statuses summarise many objects, so a burst of events (a 100-app plan)
-   * collapses into one reconcile per second instead of one per event.
+   * collapses into one reconcile per window (STATUS_DEBOUNCE_MS) instead of one per event.
    */
   private debounced(key: string) {
     this.statusQueue.addAfter(key, STATUS_DEBOUNCE_MS);
@@ -217,7 +225,7 @@ export class Controller {
         for (const env of this.cache.environments()) {
           if (targetKey(env) !== e.workloadKey) continue;
           this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
-          for (const a of this.cache.applications(env.metadata.namespace)) {
+          for (const a of this.cache.applicationsNamingWorkload(env.metadata.namespace ?? '', e.obj.metadata.name)) {
             if (workloadsFor(a, env.metadata.name).some((w) => w.name === e.obj.metadata.name))
               this.enqueueApp(a.metadata.namespace, a.metadata.name, APP_STATUS_DEBOUNCE_MS);
           }

@@ -3,6 +3,7 @@ import { httpAuthFrom } from './auth/httpAuth.js';
 import type { Config } from './config.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { commitImageChange } from './delivery/gitCommit.js';
+import { createHistoryRecorder } from './history/wiring.js';
 import { ClusterClients } from './kube/clusters.js';
 import { type McpHttp, startMcpHttp } from './mcp/http.js';
 import { Egress, registerOwnListener, setDefaultEgress } from './net/guardedFetch.js';
@@ -57,6 +58,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     copyImage: (req) => copyImage(req),
     commitImageChange: (req) => commitImageChange(req),
     resolveDigest: (ep, repo, tag) => resolveDigest(ep, repo, tag),
+    resourceKinds: cfg.resourceKinds,
     notify: (e) => notifications?.emit(e),
     extensions,
     log,
@@ -71,7 +73,9 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     egress,
     log,
   });
-  notifications = new NotificationProviders([webhooks, ...extensions.notificationProviders], log);
+  // Release history (history/): recorded from the same release events, as the controller.
+  const history = createHistoryRecorder({ cache: controller.cache, control: clients.control, log });
+  notifications = new NotificationProviders([webhooks, history, ...extensions.notificationProviders], log);
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
   const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer, { egress, log });
   const liveness = new LivenessMonitor({
@@ -117,6 +121,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
       await mcp?.close();
       liveness.stop();
       await controller.stop();
+      history.close();
       await notifications?.flush().catch(() => undefined);
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
       await shutdownTracing();

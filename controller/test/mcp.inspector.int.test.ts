@@ -160,7 +160,16 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} CLI against the server`, () => {
   for (const era of ['modern', 'legacy'] as const) {
     it(`${era} era: tools/list, resources/list and a tools/call of list`, async () => {
       const tools = (await inspect(era, ['--method', 'tools/list'])) as { tools: Array<{ name: string }> };
-      expect(tools.tools.map((t) => t.name).sort()).toEqual(['diff', 'list', 'plan', 'promote', 'rollback', 'state']);
+      expect(tools.tools.map((t) => t.name).sort()).toEqual([
+        'diff',
+        'dora',
+        'history',
+        'list',
+        'plan',
+        'promote',
+        'rollback',
+        'state',
+      ]);
 
       const resources = (await inspect(era, ['--method', 'resources/list'])) as { resources: Array<{ uri: string }> };
       expect(resources.resources.map((r) => r.uri)).toContain(`promotion://applications/${NS}/cart`);

@@ -214,8 +214,8 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const c = await client(ro.url);
     const { tools } = await c.listTools();
     const by = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(Object.keys(by).sort()).toEqual(['diff', 'list', 'plan', 'promote', 'rollback', 'state']);
-    for (const n of ['list', 'diff', 'state'])
+    expect(Object.keys(by).sort()).toEqual(['diff', 'dora', 'history', 'list', 'plan', 'promote', 'rollback', 'state']);
+    for (const n of ['list', 'diff', 'state', 'history', 'dora'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
     for (const n of ['promote', 'rollback'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
@@ -455,7 +455,16 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     expect(c.getProtocolEra()).toBe('modern');
     const sessionsBefore = rw.sessions();
     const { tools } = await c.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['diff', 'list', 'plan', 'promote', 'rollback', 'state']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'diff',
+      'dora',
+      'history',
+      'list',
+      'plan',
+      'promote',
+      'rollback',
+      'state',
+    ]);
     // namespace is mirrored into Mcp-Param-Namespace (SEP-2243) for gateways.
     const listTool = tools.find((t) => t.name === 'list')!;
     expect((listTool.inputSchema.properties as Structured).namespace).toMatchObject({

@@ -71,6 +71,8 @@ export class PortStandIn {
   readonly entities = new Map<string, Map<string, StoredEntity>>();
   /** Action runs touched through PATCH /v1/actions/runs/{run_id} and POST …/logs, by run id. */
   readonly runs = new Map<string, StoredRun>();
+  /** Action definitions (POST /v1/actions, PUT /v1/actions/{action_identifier}), by identifier. */
+  readonly actions = new Map<string, Json>();
   readonly violations: string[] = [];
   /**
    * Each entity's `$datasource`: Port derives it from the User-Agent of the call that last wrote the
@@ -445,7 +447,7 @@ export class PortStandIn {
     method: string,
     p: Record<string, string>,
     body: Json,
-    send: (status: number, body: Json) => void,
+    send: (status: number, body: Json, headers?: Record<string, string>, documented?: boolean) => void,
   ) {
     const notFound = (what: string) => send(404, { ok: false, error: 'not_found', message: `${what} was not found` });
     const bpId = p.blueprint_identifier ?? p.identifier;
@@ -541,6 +543,27 @@ export class PortStandIn {
           entities: shaped as unknown as Json[],
           ...(start + limit < all.length ? { next: String(start + limit) } : {}),
         } as Json);
+      }
+      // Port's spec documents no success answer for the action definition routes: the bodies below are
+      // Port's documented shape (`{ok, action}`), sent as undocumented answers; 409 is Port's
+      // `identifier_taken`, which port-k8s-exporter looks for when an action exists.
+      case 'GET /v1/actions/{action_identifier}': {
+        const a = this.actions.get(p.action_identifier);
+        return a ? send(200, { ok: true, action: a }, {}, false) : notFound(`action ${p.action_identifier}`);
+      }
+      case 'POST /v1/actions': {
+        const id = String(body.identifier);
+        if (this.actions.has(id))
+          return send(409, { ok: false, error: 'identifier_taken', message: `action ${id} already exists` }, {}, false);
+        const bp = (body.trigger as { blueprintIdentifier?: string } | undefined)?.blueprintIdentifier;
+        if (bp && !this.blueprints.has(bp)) return notFound(`blueprint ${bp}`);
+        this.actions.set(id, body);
+        return send(201, { ok: true, action: body }, {}, false);
+      }
+      case 'PUT /v1/actions/{action_identifier}': {
+        if (!this.actions.has(p.action_identifier)) return notFound(`action ${p.action_identifier}`);
+        this.actions.set(p.action_identifier, body);
+        return send(200, { ok: true, action: body }, {}, false);
       }
       case 'PATCH /v1/actions/runs/{run_id}': {
         const r = this.addRun(p.run_id);

@@ -12,6 +12,8 @@ export interface ApiContext {
   access: Access;
   /** Default namespace for CRs when a call does not name one. */
   namespace: string;
+  /** Custom resources (`<plural>.<group>`) POST /resources may write as the caller; none when absent. */
+  resourceKinds?: readonly string[];
   /** Resolves a tag to a digest in an Environment registry when a workload does not pin one. */
   resolveDigest?(
     env: { host: string; insecure?: boolean },

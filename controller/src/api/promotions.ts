@@ -3,8 +3,11 @@ import { API_VERSION } from '@kpromo/api';
 import {
   type ApplicationsQuery,
   type ApplicationView,
+  type CandidateImages,
+  type DiffWithImages,
   type EnvironmentView,
   globMatcher,
+  type ImageInfo,
   type ListResponse,
   MAX_PAGE_SIZE,
 } from '@kpromo/contract';
@@ -18,10 +21,13 @@ import {
 import { runningVersion } from '../candidates/runningVersion.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
+import { imageLabels } from '../oci/imageConfig.js';
+import { registryEndpoint } from '../reconcile/plan/credentials.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
 import { who } from './access.js';
 import { type ApiContext, ApiError, controlAs } from './context.js';
+import { ImageLabelCache, type LabelReader } from './imageLabelCache.js';
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
@@ -112,8 +118,27 @@ export async function listEnvironments(
     targetNamespace: e.spec.namespace,
     registry: e.spec.registry.host,
     delivery: e.spec.delivery.method,
+    ...(publicGitUrl(e.spec.delivery.git?.repository)
+      ? { gitRepository: publicGitUrl(e.spec.delivery.git?.repository) }
+      : {}),
     synced: ctx.cache.environmentSynced(e),
   }));
+}
+
+/** Pure: a git repository URL fit to show (http(s) or ssh, credentials removed); undefined otherwise. */
+export function publicGitUrl(repository: string | undefined): string | undefined {
+  if (!repository) return undefined;
+  try {
+    const u = new URL(repository);
+    if (!['https:', 'http:', 'ssh:'].includes(u.protocol)) return undefined;
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    u.hash = '';
+    return u.toString();
+  } catch {
+    return undefined;
+  }
 }
 
 export interface DiffQuery extends CandidateFilter {
@@ -182,6 +207,61 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
   } catch (e) {
     throw new ApiError(400, (e as Error).message);
   }
+}
+
+/** Source labels of candidate images, shared by every answer of this process. */
+const imageLabelCache = new ImageLabelCache();
+/** How long GET /diff waits for labels being read before answering without them (`pending`). */
+const LABEL_BUDGET_MS = 1500;
+
+/**
+ * {@link diff} with each candidate's images (the source's and the target's) and their OCI source
+ * labels, read from the Environments' registries with their credentials, as the controller. Labels
+ * are optional: a slow or unreadable registry costs the answer at most `budgetMs`, never an error.
+ */
+export async function diffWithImages(
+  ctx: ApiContext,
+  caller: Caller,
+  q: DiffQuery,
+  o: { labels?: ImageLabelCache; budgetMs?: number; read?: typeof imageLabels } = {},
+): Promise<DiffWithImages> {
+  const d = await diff(ctx, caller, q);
+  const ns = q.namespace ?? ctx.namespace;
+  const read = o.read ?? imageLabels;
+  const refs: Array<{
+    application: string;
+    from: Omit<ImageInfo, 'labelsState'>;
+    to?: Omit<ImageInfo, 'labelsState'>;
+  }> = [];
+  const wanted: Array<{ digest: string; read: LabelReader }> = [];
+  const imageIn = (envName: string, application: string, digest: string) => {
+    const env = ctx.cache.getEnvironment(ns, envName);
+    const app = ctx.cache.getApplication(ns, application);
+    if (!env || !app) return undefined;
+    const repository = registryRepository(env.spec.registry.prefix, app.spec.image.repository);
+    wanted.push({
+      digest,
+      read: async (signal) => read(await registryEndpoint(ctx.control, env, repository), repository, digest, signal),
+    });
+    return { environment: envName, registry: env.spec.registry.host, repository, digest };
+  };
+  for (const c of d.candidates) {
+    const from = imageIn(q.from, c.application, c.from.digest);
+    if (!from) continue;
+    const to = c.to?.digest ? imageIn(q.to, c.application, c.to.digest) : undefined;
+    refs.push({ application: c.application, from, ...(to ? { to } : {}) });
+  }
+  const labels = await (o.labels ?? imageLabelCache).within(wanted, o.budgetMs ?? LABEL_BUDGET_MS);
+  const withLabels = (i: Omit<ImageInfo, 'labelsState'>): ImageInfo => {
+    const l = labels.get(i.digest) ?? { state: 'pending' as const };
+    return { ...i, labelsState: l.state, ...(l.labels && Object.keys(l.labels).length ? { labels: l.labels } : {}) };
+  };
+  const images: CandidateImages[] = refs.map((r) => ({
+    application: r.application,
+    from: withLabels(r.from),
+    ...(r.to ? { to: withLabels(r.to) } : {}),
+  }));
+  return { ...d, images };
 }
 
 export interface CreatePlanRequest extends DiffQuery {

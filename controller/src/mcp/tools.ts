@@ -19,6 +19,7 @@ import { runningVersion } from '../candidates/runningVersion.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
 import { changeFeed } from './feed.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
+import { registerHistoryTools } from './historyTools.js';
 import { type FollowResult, followPlan } from './progress.js';
 import { clip, redactMap } from './redact.js';
 import { appLine, candidateLines, capped, planDetail, planLine } from './summary.js';
@@ -37,11 +38,11 @@ import {
 } from './views.js';
 
 const K8S_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const name = (what: string) =>
+export const name = (what: string) =>
   z.string().min(1).max(253).regex(K8S_NAME, `${what} must be a Kubernetes object name (lowercase, digits, -, .)`);
 // Mirrored into the Mcp-Param-Namespace header on 2026-07-28 (SEP-2243), so gateways can route
 // and police by namespace without reading bodies; the server rejects a header that disagrees.
-const nsArg = name('namespace')
+export const nsArg = name('namespace')
   .optional()
   .describe('Namespace of the kpromo resources; the server default when omitted')
   .meta({ 'x-mcp-header': 'Namespace' });
@@ -697,6 +698,9 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
       );
     },
   );
+
+  // ---- history / dora (read-only) ----
+  registerHistoryTools(server, ctx, o);
 }
 
 function withAges(

@@ -6,6 +6,17 @@ collectDefaultMetrics({ register: metricsRegistry });
 
 const registers = [metricsRegistry];
 
+/** Labels of the DORA gauges: the four keys per flow, team and environment (namespace: flows are namespaced). */
+const DORA_LABELS = ['namespace', 'flow', 'team', 'environment'] as const;
+/** Fills the DORA gauges from the release history before a scrape (history/doraMetrics.ts installs it). */
+let doraRefresh: (() => Promise<void>) | undefined;
+export function onDoraScrape(refresh: (() => Promise<void>) | undefined): void {
+  doraRefresh = refresh;
+}
+const refreshDora = async () => {
+  await doraRefresh?.();
+};
+
 export const metrics = {
   reconcileTotal: new Counter({
     name: 'kpromo_reconcile_total',
@@ -43,6 +54,40 @@ export const metrics = {
     help: 'Blobs handled by image copies by action (copied, skipped, mounted).',
     labelNames: ['action'] as const,
     registers,
+  }),
+  deployments: new Counter({
+    name: 'kpromo_deployments_total',
+    help: 'Promotions and rollbacks recorded in the release history, by action (promote, rollback) and result (Succeeded, Failed, RolledBack).',
+    labelNames: [...DORA_LABELS, 'action', 'result'] as const,
+    registers,
+  }),
+  doraDeploymentFrequency: new Gauge({
+    name: 'kpromo_dora_deployment_frequency_per_day',
+    help: 'DORA deployment frequency: promotions that ran in the environment per day, over the DORA window (default 30 days).',
+    labelNames: DORA_LABELS,
+    registers,
+    collect: refreshDora,
+  }),
+  doraLeadTime: new Gauge({
+    name: 'kpromo_dora_lead_time_seconds',
+    help: 'DORA lead time for changes: median seconds from image creation to running in the environment, over the DORA window; absent when no image creation time is known.',
+    labelNames: DORA_LABELS,
+    registers,
+    collect: refreshDora,
+  }),
+  doraChangeFailureRatio: new Gauge({
+    name: 'kpromo_dora_change_failure_ratio',
+    help: 'DORA change failure rate: promotions that failed or were rolled back / promotions, over the DORA window.',
+    labelNames: DORA_LABELS,
+    registers,
+    collect: refreshDora,
+  }),
+  doraTimeToRestore: new Gauge({
+    name: 'kpromo_dora_time_to_restore_seconds',
+    help: 'DORA time to restore: median seconds from a failed or rolled-back promotion to the next success in the same environment, over the DORA window; absent when nothing was restored.',
+    labelNames: DORA_LABELS,
+    registers,
+    collect: refreshDora,
   }),
   notifications: new Counter({
     name: 'kpromo_notifications_total',

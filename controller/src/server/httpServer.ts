@@ -1,16 +1,20 @@
 import type { Server } from 'node:http';
+import { DoraQuery, HistoryQuery, PlansQuery } from '@kpromo/contract';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { type ApiContext, ApiError } from '../api/context.js';
+import { listFlows } from '../api/flows.js';
+import { doraInsights, listHistory } from '../api/history.js';
+import { listPlansPage } from '../api/planList.js';
 import {
   approvePlan,
   createPlan,
-  diff,
+  diffWithImages,
   getPlan,
   listApplications,
   listEnvironments,
-  listPlans,
   rollbackPlan,
 } from '../api/promotions.js';
+import { applyResource } from '../api/resources.js';
 import { authenticateHttp, bearerChallenge, type HttpAuthDeps, HttpAuthFailure } from '../auth/httpAuth.js';
 import type { Caller } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
@@ -23,6 +27,7 @@ import {
   NamespaceQuery,
   PlanParams,
   parseInput,
+  ResourceActionBody,
   RollbackBody,
 } from './schemas.js';
 
@@ -111,10 +116,13 @@ export function createApp(d: ServerDeps): express.Express {
     res.json({ items: await listEnvironments(d.api, callerOf(req), nsQuery(req)) });
   });
   app.get('/api/v1/diff', async (req, res) => {
-    res.json(await diff(d.api, callerOf(req), parseInput(DiffQuery, req.query, 'query')));
+    res.json(await diffWithImages(d.api, callerOf(req), parseInput(DiffQuery, req.query, 'query')));
+  });
+  app.get('/api/v1/flows', async (req, res) => {
+    res.json(await listFlows(d.api, callerOf(req), nsQuery(req)));
   });
   app.get('/api/v1/plans', async (req, res) => {
-    res.json({ items: await listPlans(d.api, callerOf(req), nsQuery(req)) });
+    res.json(await listPlansPage(d.api, callerOf(req), parseInput(PlansQuery, req.query, 'query')));
   });
   // Identity never comes from the body: the approver is the authenticated caller.
   app.post('/api/v1/plans', async (req, res) => {
@@ -146,6 +154,17 @@ export function createApp(d: ServerDeps): express.Express {
         rollbackName: b.name,
       }),
     );
+  });
+  // Release history and DORA keys: only namespaces where the caller may list PromotionPlans (api/history.ts).
+  app.get('/api/v1/history', async (req, res) => {
+    res.json(await listHistory(d.api, callerOf(req), parseInput(HistoryQuery, req.query, 'query')));
+  });
+  app.get('/api/v1/insights/dora', async (req, res) => {
+    res.json(await doraInsights(d.api, callerOf(req), parseInput(DoraQuery, req.query, 'query')));
+  });
+  // One custom resource of a kind opened by resourceKinds, written as the caller (api/resources.ts).
+  app.post('/api/v1/resources', async (req, res) => {
+    res.json(await applyResource(d.api, callerOf(req), parseInput(ResourceActionBody, req.body, 'request body')));
   });
   app.use('/api', (req, res) => {
     res.status(404).json({ error: `no such API route: ${req.method} ${req.baseUrl}${req.path}` });

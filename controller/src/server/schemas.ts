@@ -10,6 +10,7 @@ export {
   DiffQuery,
   NamespaceQuery,
   PlanParams,
+  ResourceActionBody,
   RollbackBody,
 } from '@kpromo/contract';
 

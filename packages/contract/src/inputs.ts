@@ -140,6 +140,37 @@ export const RollbackBody = z.object({ approve: flag, name: optional(k8sName) })
 
 export const PlanParams = z.object({ namespace: k8sName, name: k8sName });
 
+/** Most bytes of JSON a resource action's `spec` may hold. */
+export const MAX_RESOURCE_SPEC_BYTES = 256 * 1024;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** An API group of a custom resource: a DNS subdomain with at least one dot (the core group has none). */
+const API_GROUP = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+const API_VERSION_NAME = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+const pattern = (re: RegExp, what: string) => requiredString(what).regex(re, `must be ${what}`);
+
+/**
+ * One write to one custom resource of a kind the controller opens to this route (its
+ * `resourceKinds`): create it, merge `spec` into it, or delete it. Only `spec` comes from the body:
+ * apiVersion and kind come from the apiserver's discovery, metadata is name and namespace alone
+ * (no labels, annotations, finalizers or owner references).
+ */
+export const ResourceActionBody = z.object({
+  operation: z.enum(['create', 'update', 'delete'], { error: 'must be create, update or delete' }),
+  group: pattern(API_GROUP, 'an API group with a dot (custom resources only)'),
+  version: pattern(API_VERSION_NAME, 'an API version such as v1 or v1beta1'),
+  plural: pattern(DNS_LABEL, "a resource's plural name"),
+  namespace: pattern(DNS_LABEL, 'a namespace name'),
+  name: k8sName,
+  spec: optional(
+    z
+      .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
+      .refine(
+        (s) => new TextEncoder().encode(JSON.stringify(s)).length <= MAX_RESOURCE_SPEC_BYTES,
+        `must be at most ${MAX_RESOURCE_SPEC_BYTES} bytes of JSON`,
+      ),
+  ),
+});
+
 export type NamespaceQuery = z.output<typeof NamespaceQuery>;
 export type ApplicationsQuery = z.output<typeof ApplicationsQuery>;
 export type ApplicationsQueryInput = z.input<typeof ApplicationsQuery>;
@@ -151,6 +182,7 @@ export type ApproveBody = z.output<typeof ApproveBody>;
 export type ApproveOptions = z.input<typeof ApproveBody>;
 export type RollbackBody = z.output<typeof RollbackBody>;
 export type PlanParams = z.output<typeof PlanParams>;
+export type ResourceActionBody = z.output<typeof ResourceActionBody>;
 
 export type InputWhere = 'query' | 'request body' | 'path' | 'plan reference' | 'arguments';
 
@@ -170,3 +202,151 @@ export function checkInput<S extends z.ZodType>(
     .join('; ');
   return { ok: false, message: `invalid ${what}: ${detail}` };
 }
+
+// ---- release history and DORA insights ----
+
+/** Most entries one page of GET /history returns (`limit`). */
+export const MAX_HISTORY_PAGE = 1000;
+/** Longest DORA window GET /insights/dora accepts, in days. */
+export const MAX_DORA_WINDOW_DAYS = 365;
+
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
+const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
+const startOfUtcDay = (t: number) => t - (t % 86_400_000);
+
+/**
+ * Pure: the instant a time expression names, or undefined when it is none of the forms:
+ * an RFC 3339 date-time (`2026-12-01T09:00:00Z`) or date (`2026-12-01`, midnight UTC); a duration
+ * ago (`30m`, `12h`, `7d`, `2w`); `today` / `yesterday` (midnight UTC); a weekday (`monday`: the
+ * most recent one at midnight UTC, today when it is that day). Days are UTC days.
+ */
+export function parseTimeExpression(expr: string, now: Date): Date | undefined {
+  const s = expr.trim().toLowerCase();
+  const rel = /^(\d{1,6})([mhdw])$/.exec(s);
+  if (rel) return new Date(now.getTime() - Number(rel[1]) * UNIT_SECONDS[rel[2]] * 1000);
+  const today = startOfUtcDay(now.getTime());
+  if (s === 'today') return new Date(today);
+  if (s === 'yesterday') return new Date(today - 86_400_000);
+  const day = WEEKDAYS.indexOf(s as (typeof WEEKDAYS)[number]);
+  if (day >= 0) return new Date(today - ((now.getUTCDay() - day + 7) % 7) * 86_400_000);
+  if (/^\d{4}-\d{2}-\d{2}$/.test(s)) {
+    const t = Date.parse(`${s}T00:00:00Z`);
+    return Number.isNaN(t) ? undefined : new Date(t);
+  }
+  if (/^\d{4}-\d{2}-\d{2}t\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:\d{2})$/.test(s)) {
+    const t = Date.parse(s.toUpperCase());
+    return Number.isNaN(t) ? undefined : new Date(t);
+  }
+  return undefined;
+}
+
+/** A time expression ({@link parseTimeExpression}), parsed when the request is: an RFC 3339 date-time. */
+const timeExpression = (description: string) =>
+  optional(
+    z
+      .string({ error: 'must be a string' })
+      .max(64, 'must be at most 64 characters')
+      .transform((s, ctx) => {
+        const d = parseTimeExpression(s, new Date());
+        if (d) return d.toISOString();
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'must be a date (2026-12-01), an RFC 3339 date-time, a duration ago (7d, 12h) or today/yesterday/monday…',
+        });
+        return z.NEVER;
+      }),
+  ).describe(
+    `${description}: a date (2026-12-01), an RFC 3339 date-time, a duration ago (30m, 12h, 7d, 2w), today, yesterday or a weekday (monday: the most recent one); days are UTC.`,
+  );
+
+const historyFilters = {
+  namespace: optional(k8sName),
+  application: optional(k8sName),
+  environment: optional(k8sName),
+  flow: optional(k8sName),
+  /** Owning team of the application (spec.owner when the entry was recorded). */
+  team: optional(z.string({ error: 'must be a string' }).min(1).max(253, 'must be at most 253 characters')),
+};
+
+/**
+ * GET /history: promotions and rollbacks per application and environment, newest first, one page of
+ * at most `limit` (default 100) with a `continue` token for the next. `since`/`until` bound when an
+ * entry finished ({@link parseTimeExpression} forms).
+ */
+export const HistoryQuery = z.object({
+  ...historyFilters,
+  since: timeExpression('Entries that finished at or after this time'),
+  until: timeExpression('Entries that finished before this time'),
+  limit: optional(
+    z.coerce
+      .number({ error: 'must be a number' })
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(MAX_HISTORY_PAGE, `must be at most ${MAX_HISTORY_PAGE}`),
+  ),
+  continue: optional(z.string({ error: 'must be a string' }).max(1024, 'is not a continue token')),
+});
+
+/** GET /insights/dora: the four keys over `window` days (default 30) ending `until` (default now). */
+export const DoraQuery = z.object({
+  ...historyFilters,
+  window: optional(
+    z
+      .string({ error: 'must be a string' })
+      .regex(/^\d{1,3}d$/, 'must be a number of days, e.g. 30d')
+      .transform((s) => Number(s.slice(0, -1)))
+      .refine((n) => n >= 1 && n <= MAX_DORA_WINDOW_DAYS, `must be 1d to ${MAX_DORA_WINDOW_DAYS}d`),
+  ).describe('Days the window covers, e.g. 30d (the default), at most 365d.'),
+  until: timeExpression('End of the window (default now)'),
+});
+
+export type HistoryQuery = z.output<typeof HistoryQuery>;
+export type HistoryQueryInput = z.input<typeof HistoryQuery>;
+export type DoraQuery = z.output<typeof DoraQuery>;
+export type DoraQueryInput = z.input<typeof DoraQuery>;
+
+// ---- plans list ----
+
+/** Most plans one page of GET /plans returns (`limit`). */
+export const MAX_PLAN_PAGE = 1000;
+/** Plan phases GET /plans filters on; `active` is every plan not final yet. */
+export const PLAN_PHASE_FILTERS = [
+  'active',
+  'Pending',
+  'Promoting',
+  'Complete',
+  'Incomplete',
+  'Failed',
+  'RolledBack',
+] as const;
+
+/**
+ * GET /plans: newest first (creation time). Without `limit` every plan matching the filters; with it
+ * one page and a `continue` token for the next. Filters apply before paging.
+ */
+export const PlansQuery = z.object({
+  namespace: optional(k8sName),
+  flow: optional(k8sName),
+  /** The environment the plan changes (spec.to). */
+  environment: optional(k8sName),
+  phase: optional(z.enum(PLAN_PHASE_FILTERS, { error: `must be one of ${PLAN_PHASE_FILTERS.join(', ')}` })),
+  action: optional(z.enum(['promote', 'rollback'], { error: 'must be promote or rollback' })),
+  /** A name or glob: plans that promote (or roll back) a matching application. */
+  application: optional(
+    z.string({ error: 'must be a string' }).max(253, 'must be at most 253 characters').describe('Name or glob.'),
+  ),
+  /** Part of spec.requestedBy, case-insensitive (e.g. `guest` for user:development/guest). */
+  requestedBy: optional(z.string({ error: 'must be a string' }).max(253, 'must be at most 253 characters')),
+  limit: optional(
+    z.coerce
+      .number({ error: 'must be a number' })
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(MAX_PLAN_PAGE, `must be at most ${MAX_PLAN_PAGE}`),
+  ),
+  continue: optional(z.string({ error: 'must be a string' }).max(1024, 'is not a continue token')),
+});
+
+export type PlansQuery = z.output<typeof PlansQuery>;
+export type PlansQueryInput = z.input<typeof PlansQuery>;

@@ -5,8 +5,12 @@ import {
   ApproveBody,
   CreatePlanBody,
   DiffQuery,
+  DoraQuery,
+  HistoryQuery,
   NamespaceQuery,
   PlanParams,
+  PlansQuery,
+  ResourceActionBody,
   RollbackBody,
 } from './inputs.js';
 import { PlanDetails } from './planProgress.js';
@@ -15,11 +19,15 @@ import {
   ApplicationList,
   BackstageErrorBody,
   CreatePlanResponse,
-  DiffResult,
+  DiffWithImages,
+  DoraReport,
   EnvironmentList,
   ErrorBody,
+  FlowList,
+  HistoryList,
   PlanList,
   PromotionPlanObject,
+  ResourceActionResult,
 } from './views.js';
 
 /** One route of an HTTP API: what it takes (zod, parsed by the server) and answers (TypeBox). */
@@ -63,17 +71,29 @@ export const CONTROLLER_ROUTES: readonly Route[] = [
     method: 'get',
     path: '/diff',
     operationId: 'diff',
-    summary: 'Release candidates between two adjacent stages of a flow, and why the others are skipped.',
+    summary:
+      "Release candidates between two adjacent stages of a flow, and why the others are skipped; with each candidate's images and their OCI source labels (read lazily, within a short time budget).",
     query: DiffQuery,
     status: 200,
-    response: DiffResult,
+    response: DiffWithImages,
+  },
+  {
+    method: 'get',
+    path: '/flows',
+    operationId: 'listFlows',
+    summary:
+      'PromotionFlows the caller may list: stages in order with their approval settings, and which applications they move.',
+    query: NamespaceQuery,
+    status: 200,
+    response: FlowList,
   },
   {
     method: 'get',
     path: '/plans',
     operationId: 'listPlans',
-    summary: 'PromotionPlans the caller may list.',
-    query: NamespaceQuery,
+    summary:
+      'PromotionPlans the caller may list, newest first; filtered by flow, environment, phase, action, application and requester, paged with limit/continue.',
+    query: PlansQuery,
     status: 200,
     response: PlanList,
   },
@@ -115,13 +135,46 @@ export const CONTROLLER_ROUTES: readonly Route[] = [
     status: 201,
     response: PromotionPlanObject,
   },
+  {
+    method: 'get',
+    path: '/history',
+    operationId: 'listHistory',
+    summary:
+      'Promotions and rollbacks per application and environment (who, when, from→to, digest, duration, result), newest first, in namespaces where the caller may list PromotionPlans; paged with limit/continue.',
+    query: HistoryQuery,
+    status: 200,
+    response: HistoryList,
+  },
+  {
+    method: 'get',
+    path: '/insights/dora',
+    operationId: 'doraInsights',
+    summary:
+      'The DORA four keys (deployment frequency, lead time for changes, change failure rate, time to restore) over a window, in total and per namespace, flow, team and environment, from the history the caller may read.',
+    query: DoraQuery,
+    status: 200,
+    response: DoraReport,
+  },
+  {
+    method: 'post',
+    path: '/resources',
+    operationId: 'applyResource',
+    summary:
+      'Creates, updates (merges spec) or deletes one custom resource of a kind the controller opens to this route (resourceKinds), as the caller: RBAC create, patch or delete on that resource in that namespace.',
+    body: ResourceActionBody,
+    status: 200,
+    response: ResourceActionResult,
+  },
 ];
 
 /**
  * The Backstage backend plugin's API under /api/promotions: the controller's routes with the
  * catalog entity of every application and each plan's progress added.
  */
-export const BACKEND_ROUTES: readonly Route[] = CONTROLLER_ROUTES.map((r) => {
+export const BACKEND_ROUTES: readonly Route[] = CONTROLLER_ROUTES.filter(
+  // Resource actions reach the controller only through the backend's signed Port webhook.
+  (r) => r.operationId !== 'applyResource',
+).map((r) => {
   if (r.operationId === 'listApplications') return { ...r, response: ApplicationInfoList };
   if (r.path.startsWith(plan)) return { ...r, response: PlanDetails };
   return r;

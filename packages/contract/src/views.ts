@@ -6,6 +6,7 @@ import {
   type PromotionPlan,
   PromotionPlanSpec,
   PromotionPlanStatus,
+  StringEnum,
   StringMap,
 } from '@kpromo/api';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
@@ -68,6 +69,12 @@ export const EnvironmentView = Type.Object(
     targetNamespace: Type.String({ description: 'Namespace the applications run in (spec.namespace).' }),
     registry: Type.String({ description: 'Registry host (spec.registry.host).' }),
     delivery: Type.String({ description: 'Delivery method (spec.delivery.method).' }),
+    gitRepository: Type.Optional(
+      Type.String({
+        description:
+          'The GitOps repository delivery commits to (spec.delivery.git.repository), http(s) or ssh, without credentials.',
+      }),
+    ),
     synced: Type.Boolean({ description: "The controller's informers over the environment's cluster have synced." }),
   },
   { $id: 'EnvironmentView' },
@@ -101,6 +108,21 @@ export const CreatePlanResponse = Type.Object(
 );
 
 /** A list answer; `continue` is set when there are more (pass it back as the `continue` query). */
+/** What POST /resources did: the object it wrote (or deleted), as the apiserver answered. */
+export const ResourceActionResult = Type.Object(
+  {
+    operation: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete')]),
+    apiVersion: Type.String(),
+    kind: Type.String(),
+    namespace: Type.String(),
+    name: Type.String(),
+    uid: Type.Optional(Type.String()),
+    resourceVersion: Type.Optional(Type.String()),
+  },
+  { $id: 'ResourceActionResult' },
+);
+export type ResourceActionResult = Static<typeof ResourceActionResult>;
+
 export const ListOf = <T extends TSchema>(item: T, id: string) =>
   Type.Object(
     {
@@ -142,3 +164,275 @@ export interface ListResponse<T> {
   continue?: string;
   total?: number;
 }
+
+// ---- release history and DORA insights ----
+
+const HistoryVersion = Type.Object({ tag: Type.Optional(Type.String()), digest: Type.Optional(Type.String()) });
+const Instant = (description: string) => Type.String({ format: 'date-time', description });
+
+export const HISTORY_RESULTS = ['Succeeded', 'Failed', 'RolledBack'] as const;
+
+/**
+ * One application's promotion or rollback into one environment, derived from a PromotionPlan's
+ * status (the plan is the journal) and kept by the controller in history ConfigMaps after the plan is gone.
+ */
+export const HistoryEntry = Type.Object(
+  {
+    key: Type.String({ description: 'Unique per plan and application: <plan uid>/<application>.' }),
+    namespace: Type.String(),
+    flow: Type.String(),
+    application: Type.String(),
+    environment: Type.String({ description: 'Target environment (the plan spec.to).' }),
+    sourceEnvironment: Type.Optional(Type.String({ description: 'The plan spec.from.' })),
+    team: Type.Optional(Type.String({ description: 'Owning team of the application (spec.owner) when recorded.' })),
+    action: StringEnum(['promote', 'rollback'] as const),
+    from: Type.Optional(Type.Object(HistoryVersion.properties, { description: 'What ran in the environment before.' })),
+    to: Type.Object(HistoryVersion.properties, { description: 'What the plan put there (tag written, digest).' }),
+    approvedBy: Type.Array(Type.String(), { description: 'Users whose approvals are on the plan (authenticated).' }),
+    requestedBy: Type.Optional(Type.String()),
+    startedAt: Type.Optional(Instant('When the application started (image copy).')),
+    finishedAt: Instant('When the application reached its result.'),
+    durationSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
+    result: StringEnum(HISTORY_RESULTS, {
+      description: 'Succeeded, Failed, or RolledBack (a later rollback plan restored the version before it).',
+    }),
+    deployed: Type.Boolean({
+      description: 'The version ran in the environment (Succeeded, or Succeeded then rolled back).',
+    }),
+    reason: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String()),
+    plan: Type.String(),
+    rollbackOf: Type.Optional(Type.String()),
+    commit: Type.Optional(Type.String({ description: 'Git commit kpromo wrote, if any.' })),
+    imageCreatedAt: Type.Optional(
+      Instant(
+        'When the promoted image was built: its OCI image config `created`, else its org.opencontainers.image.created label or annotation. Absent when neither is known.',
+      ),
+    ),
+    source: StringEnum(['log', 'plan'] as const, {
+      description: 'log: the history ConfigMaps; plan: only the PromotionPlan still holds it (not recorded yet).',
+    }),
+  },
+  { $id: 'HistoryEntry' },
+);
+
+export const HistoryList = Type.Object(
+  {
+    items: Type.Array(HistoryEntry, { description: 'Newest first (by finishedAt).' }),
+    continue: Type.Optional(Type.String({ description: 'Token for the next page; absent on the last page.' })),
+    total: Type.Integer({ minimum: 0, description: 'Entries matching the filters, over all pages.' }),
+    warnings: Type.Optional(
+      Type.Array(Type.String(), { description: 'History that could not be read (e.g. a namespace).' }),
+    ),
+  },
+  { $id: 'HistoryList' },
+);
+
+const Seconds = (description: string) => Type.Optional(Type.Number({ minimum: 0, description }));
+
+/** The four keys of one group of deployments (DORA definitions, adapted to what kpromo records). */
+export const DoraKeys = Type.Object(
+  {
+    deployments: Type.Integer({
+      minimum: 0,
+      description: 'Promotions (not rollbacks) that finished in the window, whatever their result.',
+    }),
+    deploymentFrequency: Type.Object(
+      {
+        perDay: Type.Number({ minimum: 0 }),
+        count: Type.Integer({ minimum: 0 }),
+      },
+      {
+        description:
+          'Deployment frequency: promotions that ran in the environment (deployed: Succeeded, including ones rolled back later) per day of the window.',
+      },
+    ),
+    leadTime: Type.Object(
+      {
+        medianSeconds: Seconds('Absent when no deployment has a known image creation time.'),
+        samples: Type.Integer({ minimum: 0 }),
+        unknown: Type.Integer({ minimum: 0, description: 'Deployed promotions whose image creation time is unknown.' }),
+      },
+      {
+        description:
+          'Lead time for changes: median of (finished running in the environment − image created) over deployed promotions whose image creation time is known (OCI config created, else the org.opencontainers.image.created label); the others are counted as unknown, never guessed.',
+      },
+    ),
+    changeFailureRate: Type.Object(
+      {
+        ratio: Type.Optional(
+          Type.Number({ minimum: 0, maximum: 1, description: 'Absent when there are no deployments.' }),
+        ),
+        failures: Type.Integer({ minimum: 0 }),
+      },
+      { description: 'Change failure rate: promotions that Failed or were RolledBack, divided by deployments.' },
+    ),
+    timeToRestore: Type.Object(
+      {
+        medianSeconds: Seconds('Absent when no failure has been restored.'),
+        samples: Type.Integer({ minimum: 0 }),
+        unrestored: Type.Integer({
+          minimum: 0,
+          description: 'Failures with no successful deployment after them (yet).',
+        }),
+      },
+      {
+        description:
+          'Time to restore: median time from a failed or rolled-back promotion finishing to the next successful promotion or rollback of the same application in the same environment.',
+      },
+    ),
+  },
+  { $id: 'DoraKeys' },
+);
+
+export const DoraGroup = Type.Composite(
+  [
+    Type.Object({
+      namespace: Type.String(),
+      flow: Type.String(),
+      team: Type.String({ description: 'Empty when the owning team was not known.' }),
+      environment: Type.String(),
+    }),
+    DoraKeys,
+  ],
+  { $id: 'DoraGroup' },
+);
+
+export const DoraReport = Type.Object(
+  {
+    window: Type.Object({
+      since: Instant('Start of the window.'),
+      until: Instant('End of the window.'),
+      days: Type.Integer(),
+    }),
+    total: DoraKeys,
+    groups: Type.Array(DoraGroup, { description: 'Per namespace, flow, team and environment.' }),
+    warnings: Type.Optional(Type.Array(Type.String())),
+  },
+  { $id: 'DoraReport' },
+);
+
+export type HistoryEntry = Static<typeof HistoryEntry>;
+export type HistoryResult = HistoryEntry['result'];
+export type HistoryList = Static<typeof HistoryList>;
+export type DoraKeys = Static<typeof DoraKeys>;
+export type DoraGroup = Static<typeof DoraGroup>;
+export type DoraReport = Static<typeof DoraReport>;
+
+// ---- the real diff: where candidate images are and what they were built from ----
+
+const untrusted = (label: string, what: string) =>
+  Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description: `${label}: ${what}. Written by whoever built the image: clients must check it before linking to it.`,
+    }),
+  );
+
+/** The OCI labels (config Labels and manifest annotations) of an image that say where it comes from. */
+export const ImageSourceLabels = Type.Object(
+  {
+    source: untrusted('org.opencontainers.image.source', 'URL of the source repository'),
+    revision: untrusted(
+      'org.opencontainers.image.revision',
+      'source control revision (commit) the image was built from',
+    ),
+    version: untrusted('org.opencontainers.image.version', 'version of the packaged software'),
+    url: untrusted('org.opencontainers.image.url', 'URL to find more information on the image'),
+  },
+  { $id: 'ImageSourceLabels' },
+);
+
+export const IMAGE_LABEL_STATES = ['read', 'pending', 'unavailable'] as const;
+
+/** One image in one Environment's registry, with its source labels when they could be read in time. */
+export const ImageInfo = Type.Object(
+  {
+    environment: Type.String(),
+    registry: Type.String({ description: 'Registry host of the environment (spec.registry.host).' }),
+    repository: Type.String({ description: 'Repository in that registry (with the environment prefix).' }),
+    digest: Type.String(),
+    labels: Type.Optional(ImageSourceLabels),
+    labelsState: StringEnum(IMAGE_LABEL_STATES, {
+      description:
+        'read: labels (maybe none) were read; pending: not read within the answer time budget, ask again; unavailable: the registry could not be read.',
+    }),
+  },
+  { $id: 'ImageInfo' },
+);
+
+/** The images of one release candidate: what the source runs and what the target runs now. */
+export const CandidateImages = Type.Object(
+  {
+    application: Type.String(),
+    from: ImageInfo,
+    /** Absent when the target runs no digest yet. */
+    to: Type.Optional(ImageInfo),
+  },
+  { $id: 'CandidateImages' },
+);
+
+/** GET /diff: the candidates with their images (labels read lazily, never blocking the answer long). */
+export const DiffWithImages = Type.Composite(
+  [
+    DiffResult,
+    Type.Object({
+      images: Type.Optional(
+        Type.Array(CandidateImages, { description: 'Per candidate: the images and their OCI source labels.' }),
+      ),
+    }),
+  ],
+  { $id: 'DiffWithImages' },
+);
+
+// ---- promotion flows ----
+
+const Approvers = Type.Object({
+  users: Type.Optional(Type.Array(Type.String())),
+  groups: Type.Optional(Type.Array(Type.String())),
+  count: Type.Integer({ minimum: 1 }),
+  forbidSelfApproval: Type.Optional(Type.Boolean()),
+});
+
+export const FlowStageView = Type.Object(
+  {
+    environment: Type.String(),
+    approval: StringEnum(['manual', 'auto'] as const, { description: 'Effective: the stage, else the flow setting.' }),
+    /** Who must approve plans into the stage (manual stages). */
+    approvers: Type.Optional(Approvers),
+    requiredSoakTime: Type.Optional(Type.String()),
+    freezeWindows: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String(), kind: StringEnum(['deny', 'allow'] as const) })),
+    ),
+    autoPromotionPaused: Type.Optional(Type.Boolean()),
+  },
+  { $id: 'FlowStageView' },
+);
+
+/** A PromotionFlow as people read it: its stages in order, which applications it moves, how it is approved. */
+export const FlowView = Type.Object(
+  {
+    namespace: Type.String(),
+    name: Type.String(),
+    stages: Type.Array(FlowStageView),
+    selector: Type.Object({
+      applications: Type.Optional(Type.Array(Type.String())),
+      teams: Type.Optional(Type.Array(Type.String())),
+      matchLabels: Type.Optional(StringMap()),
+    }),
+    selectorSummary: Type.String({ description: 'The selector in words, e.g. "all applications".' }),
+    approval: StringEnum(['manual', 'auto'] as const, { description: 'The flow default (spec.approval).' }),
+    tagPattern: Type.Optional(Type.String()),
+    pendingCandidates: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { $id: 'FlowView' },
+);
+
+export const FlowList = ListOf(FlowView, 'FlowList');
+
+export type ImageSourceLabels = Static<typeof ImageSourceLabels>;
+export type ImageInfo = Static<typeof ImageInfo>;
+export type CandidateImages = Static<typeof CandidateImages>;
+export type DiffWithImages = Static<typeof DiffWithImages>;
+export type FlowStageView = Static<typeof FlowStageView>;
+export type FlowView = Static<typeof FlowView>;

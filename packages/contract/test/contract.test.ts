@@ -8,8 +8,10 @@ import {
   CreatePlanBody,
   checkInput,
   DiffQuery,
+  MAX_RESOURCE_SPEC_BYTES,
   openApiDocument,
   planProgress,
+  ResourceActionBody,
 } from '../src/index.js';
 import { responseChecker } from '../src/testing.js';
 
@@ -55,6 +57,56 @@ describe('request schemas (one for every door)', () => {
     expect(c.ok && 'requestedBy' in c.value).toBe(false);
   });
 
+  it('a resource action names a custom resource only; spec is a bounded object and metadata never comes from the body', () => {
+    const ok = {
+      operation: 'update',
+      group: 'example.com',
+      version: 'v1beta1',
+      plural: 'widgets',
+      namespace: 'shop',
+      name: 'w.1',
+      spec: { size: 3 },
+      metadata: { labels: { evil: 'x' } },
+      kind: 'ClusterRole',
+    };
+    expect(checkInput(ResourceActionBody, ok, 'request body')).toEqual({
+      ok: true,
+      value: {
+        operation: 'update',
+        group: 'example.com',
+        version: 'v1beta1',
+        plural: 'widgets',
+        namespace: 'shop',
+        name: 'w.1',
+        spec: { size: 3 },
+      },
+    });
+    const bad = (o: Record<string, unknown>) => checkInput(ResourceActionBody, { ...ok, ...o }, 'request body');
+    expect(bad({ group: undefined })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('group: is required'),
+    });
+    expect(bad({ group: 'apps' })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('custom resources only'),
+    });
+    expect(bad({ version: 'v1/../..' })).toMatchObject({ ok: false });
+    expect(bad({ plural: 'widgets/status' })).toMatchObject({ ok: false });
+    expect(bad({ namespace: 'a'.repeat(64) })).toMatchObject({ ok: false });
+    expect(bad({ operation: 'apply' })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('create, update or delete'),
+    });
+    expect(bad({ spec: [1] })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('spec: must be a JSON object'),
+    });
+    expect(bad({ spec: { blob: 'x'.repeat(MAX_RESOURCE_SPEC_BYTES) } })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining(`at most ${MAX_RESOURCE_SPEC_BYTES} bytes`),
+    });
+  });
+
   it('refuses a body that is not an object', () => {
     expect(checkInput(ApproveBody, [1], 'request body')).toEqual({
       ok: false,
@@ -85,14 +137,21 @@ describe('OpenAPI documents generated from the route table', () => {
         'GET /applications',
         'GET /diff',
         'GET /environments',
+        'GET /flows',
+        'GET /history',
+        'GET /insights/dora',
         'GET /plans',
         'GET /plans/{namespace}/{name}',
         'POST /plans',
         'POST /plans/{namespace}/{name}/approve',
         'POST /plans/{namespace}/{name}/rollback',
+        'POST /resources',
       ].sort(),
     );
     expect(Object.keys(doc.paths['/plans'].post.responses)).toEqual(['201', '400', '401', '403', '409', '503']);
+    // Resource actions reach the controller through the backend's signed Port webhook only.
+    const backend = openApiDocument(BACKEND_API) as { paths: Record<string, unknown> };
+    expect(Object.keys(backend.paths)).not.toContain('/resources');
   });
 
   it('its schemas accept a well-formed answer and name what is wrong with a malformed one', () => {

@@ -30,6 +30,9 @@ export const PATHS = [
   '/v1/blueprints/{blueprint_identifier}/entities/bulk',
   '/v1/blueprints/{blueprint_identifier}/bulk/entities/delete',
   '/v1/blueprints/{blueprint_identifier}/entities/search',
+  // Action definitions: the exporter creates the self-service actions of discovered CRDs.
+  '/v1/actions',
+  '/v1/actions/{action_identifier}',
   '/v1/actions/runs/{run_id}',
   '/v1/actions/runs/{run_id}/logs',
 ];

@@ -1,0 +1,113 @@
+import type { ResourceActionBody, ResourceActionResult } from '@kpromo/contract';
+import type { Caller } from '../auth/identity.js';
+import { resourcePath } from '../kube/paths.js';
+import { KubeError } from '../kube/rest.js';
+import { who } from './access.js';
+import { type ApiContext, ApiError, controlAs } from './context.js';
+
+/**
+ * Kinds this route never writes, whatever `resourceKinds` says: a PromotionPlan's spec carries
+ * approvals (identity claims) and goes through the plan routes, which record the caller themselves.
+ */
+const NEVER = new Set(['promotionplans.promotions.kpromo.dev']);
+
+/** The RBAC verb each operation needs (an update is a JSON merge patch of `spec`). */
+export const RESOURCE_VERBS = { create: 'create', update: 'patch', delete: 'delete' } as const;
+
+/**
+ * Why `<plural>.<group>` may not be written through this route, or undefined when it may: it must be
+ * listed in the controller's `resourceKinds` (exactly; no wildcards) and not be one of {@link NEVER}.
+ */
+export function resourceKindRefusal(open: readonly string[], group: string, plural: string): string | undefined {
+  const id = `${plural}.${group}`;
+  if (NEVER.has(id)) return `${id} cannot be written through resource actions: use the plan routes`;
+  if (!open.includes(id))
+    return `${id} is not open to resource actions (controller resourceKinds: ${open.join(', ') || 'none'})`;
+  return undefined;
+}
+
+/**
+ * The kind of a namespaced resource as the apiserver serves it (discovery, as the controller), or
+ * a 404 naming what is missing: a resource that is not served, a subresource, or a cluster-scoped one.
+ */
+async function servedKind(ctx: ApiContext, group: string, version: string, plural: string): Promise<string> {
+  const gv = `${group}/${version}`;
+  const list = await ctx.control
+    .get<{ resources?: Array<{ name: string; kind: string; namespaced: boolean }> }>(`/apis/${gv}`)
+    .catch((e: unknown) => {
+      if (e instanceof KubeError && e.status === 404) return { resources: [] };
+      throw e;
+    });
+  const r = list.resources?.find((x) => x.name === plural);
+  if (!r) throw new ApiError(404, `${plural} is not served in ${gv} on the control cluster`);
+  if (!r.namespaced) throw new ApiError(400, `${plural}.${group} is cluster-scoped: resource actions are namespaced`);
+  return r.kind;
+}
+
+/** apiserver answers to the caller's write, with the object named and the apiserver's reason kept. */
+function writeError(e: unknown, what: string): never {
+  if (e instanceof KubeError) {
+    const why = e.message.replace(/^.*?failed \(\d+ [^)]*\): /, '');
+    if (e.status === 403) throw new ApiError(403, `${what}: ${why}`);
+    if (e.status === 404) throw new ApiError(404, `${what}: not found`);
+    if (e.status === 409) throw new ApiError(409, `${what}: ${why}`);
+    if (e.status === 400 || e.status === 422) throw new ApiError(400, `${what}: ${why}`);
+  }
+  throw e;
+}
+
+/**
+ * Creates, merges `spec` into, or deletes one custom resource as the caller. The kind must be open
+ * (`resourceKinds`), the caller must hold the verb on that resource in that namespace
+ * (SubjectAccessReview as the caller), and the write itself impersonates the caller, so the
+ * apiserver's RBAC and admission decide again. Only `spec` comes from the request; apiVersion and
+ * kind come from discovery and metadata is just name and namespace.
+ */
+export async function applyResource(
+  ctx: ApiContext,
+  caller: Caller,
+  req: ResourceActionBody,
+): Promise<ResourceActionResult> {
+  const { operation, group, version, plural, namespace, name } = req;
+  const refusal = resourceKindRefusal(ctx.resourceKinds ?? [], group, plural);
+  if (refusal) throw new ApiError(403, `forbidden: ${refusal}`);
+  const verb = RESOURCE_VERBS[operation];
+  await ctx.access.require(caller, {
+    group,
+    resource: plural,
+    verb,
+    namespace,
+    // RBAC resourceNames never apply to create: the apiserver authorises it without a name.
+    ...(operation === 'create' ? {} : { name }),
+  });
+  const kind = await servedKind(ctx, group, version, plural);
+  const apiVersion = `${group}/${version}`;
+  const type = { group, version, plural, kind };
+  const ref = `${kind} ${namespace}/${name}`;
+  const client = controlAs(ctx, caller);
+  type Written = { metadata?: { uid?: string; resourceVersion?: string } } | undefined;
+  let out: Written;
+  try {
+    if (operation === 'create')
+      out = await client.create<Written>(resourcePath(type, namespace), {
+        apiVersion,
+        kind,
+        metadata: { name, namespace },
+        ...(req.spec ? { spec: req.spec } : {}),
+      });
+    else if (operation === 'update')
+      out = await client.mergePatch<Written>(resourcePath(type, namespace, name), { spec: req.spec ?? {} });
+    else await client.delete(resourcePath(type, namespace, name));
+  } catch (e) {
+    writeError(e, `${who(caller)} cannot ${operation} ${ref}`);
+  }
+  return {
+    operation,
+    apiVersion,
+    kind,
+    namespace,
+    name,
+    ...(out?.metadata?.uid ? { uid: out.metadata.uid } : {}),
+    ...(out?.metadata?.resourceVersion ? { resourceVersion: out.metadata.resourceVersion } : {}),
+  };
+}
