@@ -40,3 +40,49 @@ export function chunkByCountAndSize<T>(
 export function staleIdentifiers(owned: Iterable<string>, desired: ReadonlySet<string>): string[] {
   return [...owned].filter((id) => !desired.has(id)).sort();
 }
+
+/** How live changes are coalesced before they are mapped and sent (see {@link coalesceWaitMs}). */
+export interface CoalescePolicy {
+  /** A full bulk call: this many waiting changes go at once. */
+  fullAt: number;
+  /** Short window: without load, changes wait this long from the first one. */
+  windowMs: number;
+  /** Under load, changes wait up to this long (from the first one) for a bulk call to fill. */
+  maxDelayMs: number;
+}
+
+/** A bulk call counts as filling under load when the recent rate fills this share of it within maxDelayMs. */
+export const LOADED_FILL_SHARE = 0.75;
+
+/**
+ * How much longer the waiting changes may wait before they are handed over (0: now). A full bulk
+ * goes at once. Under load (the recent arrival rate fills at least 3/4 of a bulk call within
+ * `maxDelayMs`) they wait for the bulk to fill, at most `maxDelayMs` from the first change, so calls
+ * stay near one per 20 changes; otherwise they wait the short window only, so sparse changes land
+ * within tens of milliseconds. The wait is re-decided when it ends (the rate may have changed).
+ */
+export function coalesceWaitMs(s: { pending: number; ageMs: number; ratePerSec: number }, p: CoalescePolicy): number {
+  if (s.pending >= p.fullAt) return 0;
+  const loaded = p.maxDelayMs > p.windowMs && (s.ratePerSec * p.maxDelayMs) / 1000 >= p.fullAt * LOADED_FILL_SHARE;
+  if (loaded) {
+    const fillMs = ((p.fullAt - s.pending) / s.ratePerSec) * 1000;
+    return Math.max(0, Math.min(p.maxDelayMs - s.ageMs, fillMs));
+  }
+  return Math.max(0, p.windowMs - s.ageMs);
+}
+
+/**
+ * The recent arrival rate of live changes, in changes per second: arrivals within the last
+ * `horizonMs` over the time since the first of them (at least `minSpanMs`, so a burst reads as fast,
+ * not infinite). Fewer than two arrivals say nothing about a stream: 0.
+ */
+export function arrivalRate(times: readonly number[], now: number, horizonMs: number, minSpanMs: number): number {
+  let first = -1;
+  for (let i = 0; i < times.length; i++)
+    if (times[i] >= now - horizonMs) {
+      first = i;
+      break;
+    }
+  if (first < 0 || times.length - first < 2) return 0;
+  return ((times.length - first) * 1000) / Math.max(now - times[first], minSpanMs, 1);
+}

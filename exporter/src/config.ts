@@ -75,12 +75,24 @@ export interface ExporterConfig {
     createBlueprints: boolean;
     /** Live changes wait up to this long for more to share a bulk call (a full bulk goes at once). */
     batchWindowMs: number;
+    /**
+     * Under load (the recent rate fills most of a bulk call within this time), live changes wait up
+     * to this long for a full bulk call instead of `batchWindowMs`. At most `batchWindowMs`: never.
+     */
+    maxBatchDelayMs: number;
   };
   resyncIntervalSeconds: number;
   includeDefaults: boolean;
   blueprints: BlueprintConfig[];
   resources: ResourceConfig[];
   crdsToDiscover?: string;
+  /**
+   * Where the self-service actions of discovered CRDs send their runs (WEBHOOK): the promotions
+   * backend's Port webhook. Unset: no actions are created.
+   */
+  actionsWebhookUrl?: string;
+  /** Replace existing actions of discovered CRDs in Port (otherwise they are left as they are). */
+  overwriteCrdsActions: boolean;
   /** `delete_dependents` on Port's delete calls. */
   deleteDependents: boolean;
   /** `create_missing_related_entities` on Port's upsert calls. */
@@ -169,11 +181,13 @@ const configSchema = {
         concurrency: { type: 'integer', minimum: 1, maximum: 32 },
         createBlueprints: { type: 'boolean' },
         batchWindowMs: { type: 'integer', minimum: 0, maximum: 5000 },
+        maxBatchDelayMs: { type: 'integer', minimum: 0, maximum: 10000 },
       },
     },
     resyncIntervalSeconds: { type: 'integer', minimum: 0 },
     includeDefaults: { type: 'boolean' },
     crdsToDiscover: { type: 'string' },
+    actionsWebhookUrl: { type: 'string', pattern: '^https?://[^\\s]+$' },
     ...portKeys,
     blueprints: {
       type: 'array',
@@ -300,9 +314,9 @@ function portWarnings(r: Record<string, unknown>): string[] {
     w.push(
       'updateEntityOnlyOnDiff: false is ignored: an entity is only re-sent when its mapped content changes (as with the default, true)',
     );
-  if (r.crdsToDiscover || r.overwriteCrdsActions !== undefined)
+  if (r.crdsToDiscover && !r.actionsWebhookUrl)
     w.push(
-      'crdsToDiscover creates blueprints and mappings for matching CRDs, but not Port self-service actions; overwriteCrdsActions has no effect',
+      'crdsToDiscover: no self-service actions are created for discovered CRDs without actionsWebhookUrl (the promotions backend Port webhook, https://<backstage>/api/promotions/port/webhook)',
     );
   return w;
 }
@@ -320,7 +334,8 @@ function clusterNameFromEnv(): string {
 /** Validates a parsed config object, fills defaults, and compiles every jq expression. */
 export async function parseConfig(raw: unknown, source = 'config'): Promise<ExporterConfig> {
   if (!validate(raw)) throw new ConfigError(source, (validate.errors ?? []).map(describe));
-  type Raw = Partial<Omit<ExporterConfig, 'port'>> & {
+  type Raw = Partial<Omit<ExporterConfig, 'port' | 'overwriteCrdsActions'>> & {
+    overwriteCrdsActions?: boolean;
     port?: Partial<ExporterConfig['port']>;
     resyncInterval?: number;
     allowAllEnvironmentVariablesInJQ?: boolean;
@@ -355,7 +370,8 @@ export async function parseConfig(raw: unknown, source = 'config'): Promise<Expo
       clientSecret: r.port?.clientSecret ?? process.env.PORT_CLIENT_SECRET,
       concurrency: r.port?.concurrency ?? 4,
       createBlueprints: r.port?.createBlueprints ?? true,
-      batchWindowMs: r.port?.batchWindowMs ?? 90,
+      batchWindowMs: r.port?.batchWindowMs ?? 50,
+      maxBatchDelayMs: r.port?.maxBatchDelayMs ?? 1500,
     },
     resyncIntervalSeconds:
       r.resyncIntervalSeconds ?? (r.resyncInterval !== undefined ? r.resyncInterval * 60 : port ? 0 : 300),
@@ -363,6 +379,8 @@ export async function parseConfig(raw: unknown, source = 'config'): Promise<Expo
     blueprints: [...(includeDefaults ? DEFAULT_BLUEPRINTS : []), ...(r.blueprints ?? [])],
     resources: [...(includeDefaults ? DEFAULT_RESOURCES : []), ...(r.resources ?? [])],
     crdsToDiscover: r.crdsToDiscover || undefined,
+    actionsWebhookUrl: r.actionsWebhookUrl || undefined,
+    overwriteCrdsActions: r.overwriteCrdsActions === true,
     deleteDependents: r.deleteDependents ?? false,
     // Port's exporter defaults to false; kpromo's own configs have always created missing targets.
     createMissingRelatedEntities: r.createMissingRelatedEntities ?? !port,

@@ -2,20 +2,27 @@ import type { BlueprintConfig, ResourceConfig } from './config.js';
 import { ID } from './defaults.js';
 import { jqEnvironment, prelude, runJq } from './jq.js';
 
-interface JsonSchema {
+/** The parts of a CRD's openAPIV3Schema the exporter reads. */
+export interface CrdSchema {
   type?: string;
+  title?: string;
   description?: string;
-  properties?: Record<string, JsonSchema>;
-  anyOf?: JsonSchema[];
+  properties?: Record<string, CrdSchema>;
+  required?: string[];
+  anyOf?: CrdSchema[];
+  default?: unknown;
+  pattern?: string;
+  format?: string;
+  enum?: unknown[];
 }
 
 export interface Crd {
-  metadata: { name: string };
+  metadata: { name: string; ownerReferences?: Array<{ kind: string }> };
   spec: {
     group: string;
     scope?: string;
     names: { kind: string; plural: string; singular?: string };
-    versions: Array<{ name: string; storage?: boolean; served?: boolean; schema?: { openAPIV3Schema?: JsonSchema } }>;
+    versions: Array<{ name: string; storage?: boolean; served?: boolean; schema?: { openAPIV3Schema?: CrdSchema } }>;
   };
 }
 

@@ -1,5 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
+import { arrivalRate, type CoalescePolicy, coalesceWaitMs, MAX_BULK_ENTITIES } from './batching.js';
 import type { ExporterConfig, ResourceConfig } from './config.js';
+import { crdToPortActions, type PortAction } from './crdActions.js';
 import { type Crd, crdToPortResource, crdToResource, matchCrds } from './discoverCrds.js';
 import { jqEnvironment } from './jq.js';
 import type { Logger } from './log.js';
@@ -28,6 +30,8 @@ export interface EntitySink {
   put(m: MappedEntity, origin: EntityOrigin): void;
   remove(blueprint: string, identifier: string): void;
   addBlueprint?(bp: import('./config.js').BlueprintConfig): void;
+  /** Self-service actions for a discovered CRD's blueprint (Port only). */
+  addActions?(actions: PortAction[]): void;
 }
 
 export interface ClusterHandle {
@@ -46,6 +50,8 @@ export interface ExporterOptions {
    * once. Default: `config.port.batchWindowMs`; 0 handles each event as it comes.
    */
   batchWindowMs?: number;
+  /** Under load, changes wait up to this long for a full bulk call. Default: `config.port.maxBatchDelayMs`. */
+  maxBatchDelayMs?: number;
 }
 
 /** Live changes of one watched source waiting for the batch window; the last event per object wins. */
@@ -55,8 +61,8 @@ interface PendingEvents {
   events: Map<string, WatchEvent>;
 }
 
-/** A full bulk call's worth: a window holding this many changes is flushed at once. */
-const FLUSH_AT = 20;
+/** Arrival times kept for the rate estimate (the most recent ones). */
+const RATE_SAMPLES = 256;
 
 const entityKey = (m: MappedEntity) => `${m.blueprint}\u0000${m.entity.identifier}`;
 
@@ -77,6 +83,11 @@ export class Exporter {
   /** One window for all sources, so changes from several clusters share bulk calls. */
   private readonly pending = new Map<string, PendingEvents>();
   private pendingCount = 0;
+  /** When the oldest waiting change arrived. */
+  private pendingSince = 0;
+  /** Recent arrival times of live changes (at most RATE_SAMPLES), for the rate estimate. */
+  private readonly arrivals: number[] = [];
+  private readonly coalesce: CoalescePolicy;
   private pendingTimer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
   private readonly env: Record<string, string>;
@@ -89,6 +100,11 @@ export class Exporter {
     this.env = jqEnvironment(process.env, o.config.jqEnv);
     this.mapOptions = { stateKey: o.config.stateKey, dialect: o.config.dialect };
     this.windowMs = o.batchWindowMs ?? o.config.port?.batchWindowMs ?? 0;
+    this.coalesce = {
+      fullAt: MAX_BULK_ENTITIES,
+      windowMs: this.windowMs,
+      maxDelayMs: o.maxBatchDelayMs ?? o.config.port?.maxBatchDelayMs ?? 0,
+    };
   }
 
   start(): void {
@@ -154,15 +170,39 @@ export class Exporter {
       this.pending.set(source, p);
     }
     const k = objectKey(e.object);
+    const now = performance.now();
+    this.arrivals.push(now);
+    if (this.arrivals.length > RATE_SAMPLES) this.arrivals.shift();
+    if (this.pendingCount === 0) this.pendingSince = now;
     // Level-triggered: the newest event for an object carries its whole state.
     if (p.events.delete(k)) this.pendingCount--;
     p.events.set(k, e);
     this.pendingCount++;
-    if (this.pendingCount >= FLUSH_AT) return this.flushPending();
-    this.pendingTimer ??= setTimeout(() => {
-      this.flushPending().catch((err) => this.o.log.error({ err }, 'handling live changes failed'));
-    }, this.windowMs);
+    if (this.pendingCount >= this.coalesce.fullAt) return this.flushPending();
+    if (!this.pendingTimer) this.scheduleFlush();
     return undefined;
+  }
+
+  /** Waits as {@link coalesceWaitMs} decides, re-deciding when the wait ends; flushes when it says 0. */
+  private scheduleFlush(): void {
+    const now = performance.now();
+    const wait = coalesceWaitMs(
+      {
+        pending: this.pendingCount,
+        ageMs: now - this.pendingSince,
+        ratePerSec: arrivalRate(this.arrivals, now, this.coalesce.maxDelayMs, this.coalesce.windowMs),
+      },
+      this.coalesce,
+    );
+    if (wait < 1) {
+      this.pendingTimer = undefined;
+      this.flushPending().catch((err) => this.o.log.error({ err }, 'handling live changes failed'));
+      return;
+    }
+    this.pendingTimer = setTimeout(() => {
+      this.pendingTimer = undefined;
+      if (this.pendingCount > 0) this.scheduleFlush();
+    }, wait);
   }
 
   /** Maps every waiting change (one jq call per source), then hands all entities over at once. */
@@ -294,6 +334,8 @@ export class Exporter {
         log.info({ crd: crd.metadata.name, blueprint: blueprint.identifier }, 'discovered CRD, watching it');
         this.blueprints.add(blueprint.identifier);
         this.o.sink.addBlueprint?.(blueprint);
+        const url = this.o.config.actionsWebhookUrl;
+        if (url) this.o.sink.addActions?.(crdToPortActions(crd, { webhookUrl: url, dialect: this.o.config.dialect }));
         this.watchResource(cluster, resource, '@discovered');
       });
     };

@@ -1,8 +1,10 @@
 import type { PortApi } from '@kpromo/port-client';
 import { chunkByCountAndSize, MAX_BODY_BYTES, MAX_BULK_ENTITIES, staleIdentifiers } from './batching.js';
 import type { BlueprintConfig } from './config.js';
+import type { PortAction } from './crdActions.js';
 import type { Logger } from './log.js';
 import { type MappedEntity, STATE_KEY_PROPERTY } from './mapEntity.js';
+import { type ActionOutcome, syncAction } from './portActions.js';
 import { toPortEntity } from './portClient.js';
 
 export interface PortSinkOptions {
@@ -26,6 +28,8 @@ export interface PortSinkOptions {
   ownership?: 'property' | 'datasource';
   /** With `datasource` ownership: datasource prefixes counted as this exporter's (default kpromo-exporter and port-k8s-exporter). */
   datasources?: string[];
+  /** Replace existing Port actions of discovered CRDs (Port exporter's `overwriteCrdsActions`). Default false. */
+  overwriteActions?: boolean;
 }
 
 export interface SinkStats {
@@ -65,6 +69,8 @@ export class PortSink {
   /** Search-query identifiers → the identifier Port resolved them to. */
   private readonly resolved = new Map<string, string>();
   readonly stats: SinkStats = { upserted: 0, deleted: 0, skippedUnchanged: 0, failed: 0 };
+  /** What became of each action definition handed over (crdsToDiscover), by identifier. */
+  readonly actions = new Map<string, Promise<ActionOutcome>>();
 
   constructor(private readonly o: PortSinkOptions) {
     this.blueprintConfigs = [...o.blueprints];
@@ -76,6 +82,31 @@ export class PortSink {
     if (this.blueprintConfigs.some((b) => b.identifier === bp.identifier)) return;
     this.blueprintConfigs.push(bp);
     this.blueprintOrder.push(bp.identifier);
+  }
+
+  /**
+   * Self-service actions of a discovered CRD: created in Port once their blueprint exists (Port
+   * refuses an action on a missing blueprint), existing ones replaced only with `overwriteActions`.
+   */
+  addActions(actions: PortAction[]): void {
+    for (const a of actions) {
+      if (this.actions.has(a.identifier)) continue;
+      const bp = a.trigger.blueprintIdentifier;
+      const ready = this.ensureBlueprint(bp);
+      this.actions.set(
+        a.identifier,
+        ready.then(
+          () => syncAction(this.o.api, a, this.o.overwriteActions ?? false, this.o.log),
+          (e: Error) => {
+            this.o.log.error(
+              { action: a.identifier, blueprint: bp, err: e.message },
+              'action not created: no blueprint',
+            );
+            return 'failed' as const;
+          },
+        ),
+      );
+    }
   }
 
   put(m: MappedEntity): void {

@@ -50,6 +50,7 @@ export function runExporter(cfg: ExporterConfig, log: Logger, clusters = kubeCon
     createMissingRelatedEntities: cfg.createMissingRelatedEntities,
     merge: portDialect,
     ownership: portDialect ? 'datasource' : 'property',
+    overwriteActions: cfg.overwriteCrdsActions,
   });
   const exporter = new Exporter({ config: cfg, clusters, sink, log });
   sink.start();

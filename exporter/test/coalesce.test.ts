@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { arrivalRate, type CoalescePolicy, coalesceWaitMs } from '../src/batching.js';
 import { parseConfig } from '../src/config.js';
 import { type EntitySink, Exporter } from '../src/exporter.js';
 import { loadJq } from '../src/jq.js';
@@ -6,8 +7,8 @@ import { createLogger } from '../src/log.js';
 import { type CompiledResource, compileResource, type MappedEntity } from '../src/mapEntity.js';
 import type { KubeObject, WatchEvent } from '../src/watchResources.js';
 
-// Live events are coalesced per watched resource for a short window: one jq call and full bulk
-// calls per burst, the newest event per object wins, and a full window (20) goes at once.
+// Live events are coalesced for a short window (or, under load, until a bulk call is full): one jq
+// call and full bulk calls per burst, the newest event per object wins, and 20 waiting changes go at once.
 
 const log = createLogger('silent');
 let jqCalls = 0;
@@ -35,7 +36,7 @@ const deployment = (name: string, replicas = 1): KubeObject => ({
   spec: { replicas },
 });
 
-async function setup(batchWindowMs: number) {
+async function setup(batchWindowMs: number, maxBatchDelayMs = 0) {
   const cfg = await parseConfig({
     resources: [
       {
@@ -56,7 +57,7 @@ async function setup(batchWindowMs: number) {
     put: (m) => void puts.push({ m, at: performance.now() }),
     remove: (_bp, id) => void removed.push(id),
   };
-  const exporter = new Exporter({ config: cfg, clusters: [], sink, log, batchWindowMs });
+  const exporter = new Exporter({ config: cfg, clusters: [], sink, log, batchWindowMs, maxBatchDelayMs });
   const program: CompiledResource = compileResource(cfg.resources[0])('current');
   // The watcher's callback, as ResourceWatcher calls it for each event.
   const send = (e: WatchEvent) =>
@@ -105,4 +106,81 @@ describe('live event coalescing', () => {
     await send({ type: 'upsert', object: deployment('x') });
     expect(puts.length).toBe(1);
   });
+});
+
+describe('coalescing decision (pure)', () => {
+  const p: CoalescePolicy = { fullAt: 20, windowMs: 50, maxDelayMs: 1000 };
+
+  it('a full bulk goes at once, whatever the rate', () => {
+    expect(coalesceWaitMs({ pending: 20, ageMs: 0, ratePerSec: 0 }, p)).toBe(0);
+    expect(coalesceWaitMs({ pending: 25, ageMs: 0, ratePerSec: 500 }, p)).toBe(0);
+  });
+
+  it('without load, the short window from the first change', () => {
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 1 }, p)).toBe(50);
+    expect(coalesceWaitMs({ pending: 3, ageMs: 30, ratePerSec: 10 }, p)).toBe(20);
+    expect(coalesceWaitMs({ pending: 3, ageMs: 80, ratePerSec: 10 }, p)).toBe(0);
+  });
+
+  it('under load, until the bulk is expected full, never beyond maxDelayMs from the first change', () => {
+    // 20/s: 19 more changes take 950 ms.
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 20 }, p)).toBeCloseTo(950);
+    // 200/s: 10 more take 50 ms.
+    expect(coalesceWaitMs({ pending: 10, ageMs: 40, ratePerSec: 200 }, p)).toBeCloseTo(50);
+    // 16/s fills 3/4 of a bulk within a second: load; the wait is cut at maxDelayMs.
+    expect(coalesceWaitMs({ pending: 2, ageMs: 300, ratePerSec: 16 }, p)).toBe(700);
+    expect(coalesceWaitMs({ pending: 19, ageMs: 1000, ratePerSec: 20 }, p)).toBe(0);
+    // 14/s fills less than 3/4 within a second: no load, short window.
+    expect(coalesceWaitMs({ pending: 2, ageMs: 10, ratePerSec: 14 }, p)).toBe(40);
+  });
+
+  it('maxDelayMs at or below the short window turns waiting for full bulks off', () => {
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 1000 }, { ...p, maxDelayMs: 50 })).toBe(50);
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 1000 }, { ...p, maxDelayMs: 0 })).toBe(50);
+  });
+
+  it('the rate estimate: recent arrivals over their span; one arrival is no stream; a burst is fast, not infinite', () => {
+    const every50 = Array.from({ length: 100 }, (_, i) => i * 50);
+    expect(arrivalRate(every50, 4950, 1000, 50)).toBeCloseTo(21, 0);
+    // The second change of a 20/s stream already reads as load (40/s over 50 ms).
+    expect(arrivalRate([0, 50], 50, 1000, 50)).toBe(40);
+    expect(arrivalRate([0], 0, 1000, 50)).toBe(0);
+    // 1/s: two arrivals a second apart are no load.
+    expect(arrivalRate([0, 1000], 1000, 1000, 50)).toBe(2);
+    // Ten at once: 200/s over the short window.
+    expect(arrivalRate(Array(10).fill(7), 7, 1000, 50)).toBe(200);
+    // Arrivals older than the horizon do not count once the stream stops.
+    expect(arrivalRate(every50, 4950 + 1500, 1000, 50)).toBe(0);
+  });
+});
+
+describe('live event coalescing under load', () => {
+  it('waits for full bulk calls under a steady stream (20/s), and handles a lone change in the short window', async () => {
+    const { puts, send } = await setup(30, 1000);
+    const handed: number[] = [];
+    let seen = 0;
+    const tick = () => {
+      handed.push(puts.length - seen);
+      seen = puts.length;
+    };
+    // 3 s of 20 changes per second: after the rate estimate catches up, hand-overs are full bulks.
+    for (let i = 0; i < 60; i++) {
+      await send({ type: 'upsert', object: deployment(`s${i}`) });
+      await new Promise((r) => setTimeout(r, 50));
+      if (puts.length !== seen) tick();
+    }
+    await new Promise((r) => setTimeout(r, 1100));
+    if (puts.length !== seen) tick();
+    expect(puts.length).toBe(60);
+    // A change or two go alone before the stream is seen; then full bulk calls, and the rest when it
+    // ends (the short window alone would hand over about one change at a time: ~60 hand-overs).
+    expect(handed.length, JSON.stringify(handed)).toBeLessThanOrEqual(5);
+    expect(handed.filter((n) => n === 20).length, JSON.stringify(handed)).toBeGreaterThanOrEqual(2);
+    // Once the stream has stopped, a lone change goes within the short window.
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = puts.length;
+    void send({ type: 'upsert', object: deployment('lone') });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(puts.length).toBe(before + 1);
+  }, 15_000);
 });

@@ -24,6 +24,7 @@ const STATE_KEY = `exp-${suffix}`;
 const WIDGET_GROUP = `exp-${suffix}.kpromo.test`;
 const CLUSTERS = ['dev', 'stable'];
 const log = createLogger(process.env.LOG_LEVEL ?? 'silent');
+const WEBHOOK = 'https://backstage.example.com/api/promotions/port/webhook';
 
 let port: PortStandIn;
 let cfg: ExporterConfig;
@@ -96,6 +97,7 @@ describe('exporter → Port stand-in against the real clusters', () => {
       resyncIntervalSeconds: 0,
       includeDefaults: true,
       crdsToDiscover: `.spec.group == "${WIDGET_GROUP}"`,
+      actionsWebhookUrl: WEBHOOK,
       blueprints: [
         {
           identifier: 'expOwnership',
@@ -366,6 +368,18 @@ describe('exporter → Port stand-in against the real clusters', () => {
     expect(entity('ExpWidget', `dev:${NS}:w1`)?.properties).toMatchObject({ size: 3, color: 'red', cluster: 'dev' });
     const bp = port.blueprints.get('ExpWidget') as { schema: { properties: Record<string, { type: string }> } };
     expect(bp.schema.properties.size.type).toBe('number');
+    // Its self-service actions, on its blueprint, sending runs to the promotions backend.
+    const ids = ['create_ExpWidget', 'update_ExpWidget', 'delete_ExpWidget'];
+    await waitFor('widget actions', async () => ids.every((id) => port.actions.has(id)), 30_000);
+    for (const id of ids)
+      expect(port.actions.get(id)).toMatchObject({
+        trigger: { blueprintIdentifier: 'ExpWidget' },
+        invocationMethod: { type: 'WEBHOOK', url: WEBHOOK },
+      });
+    expect(
+      (port.actions.get('create_ExpWidget') as { trigger: { userInputs: { properties: object } } }).trigger.userInputs
+        .properties,
+    ).toMatchObject({ size: { type: 'number' }, color: { type: 'string' }, name: { type: 'string' } });
 
     // Removing the CRD removes its objects; the entity follows.
     await ext.deleteCustomResourceDefinition({ name });

@@ -303,9 +303,11 @@ describe("Port's exporter config file (pkg/port/models.go Config; pkg/config/con
       'overwriteConfigurationOnRestart',
       'updateEntityOnlyOnDiff',
       'sendRawDataExamples',
-      'overwriteCrdsActions',
+      // crdsToDiscover without a webhook URL: no actions (overwriteCrdsActions itself now applies).
+      'actionsWebhookUrl',
     ])
       expect(w).toContain(k);
+    expect(cfg.overwriteCrdsActions).toBe(true);
     // Port's defaults when omitted: no missing related entities created, no dependents deleted.
     const bare = await parseConfig({ resources: [] });
     expect(bare).toMatchObject({ createMissingRelatedEntities: false, deleteDependents: false, warnings: [] });
