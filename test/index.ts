@@ -9,6 +9,8 @@ export * from './flux/gitops.js';
 export * from './git/gitRepo.js';
 export * from './git/httpServer.js';
 export * from './kube.js';
+export * from './llm/assistantConfig.js';
+export * from './llm/llamaServer.js';
 export * from './manifests.js';
 export * from './registry/basicAuthProxy.js';
 export * from './registry/faultProxy.js';

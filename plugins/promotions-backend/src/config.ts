@@ -1,6 +1,7 @@
 import type { DiscoveryService } from '@backstage/backend-plugin-api';
 import type { Config } from '@backstage/config';
 import type { PromotionsControllerLocator } from '@kpromo/plugin-promotions-node';
+import { type LlmConfig, readLlmConfig } from './assistant/config.js';
 
 /**
  * `promotions:` section of app-config.
@@ -24,6 +25,11 @@ import type { PromotionsControllerLocator } from '@kpromo/plugin-promotions-node
  *     namespaces: [kpromo]                            # namespaces runs may act in (default: controller.defaultNamespace)
  *     identity: 'port:{email}'                        # x-kpromo-user of a run ({email}: the trigger user)
  *     waitTimeoutSeconds: 1800
+ *     resourceActions:                                # Port actions on custom resources (the exporter's crdsToDiscover)
+ *       - blueprint: widget                           # accepts create_widget, update_widget, delete_widget
+ *         apiVersion: example.com/v1
+ *         plural: widgets
+ *     cluster: dev                                    # the exporter's name for the controller's cluster
  * ```
  *
  * `controller.token` is sent as `Authorization: Bearer <token>` on every call to the controller's
@@ -47,6 +53,8 @@ export interface PromotionsConfig {
   };
   entityRef: string;
   port?: PortConfig;
+  /** `promotions.assistant.llm`: the assistant's model endpoint (src/assistant/config.ts); unset: no chat. */
+  assistant?: LlmConfig;
 }
 
 /** `promotions.port`: the Port self-service webhook (see src/port.ts). */
@@ -69,6 +77,27 @@ export interface PortConfig {
   identity: string;
   waitTimeoutSeconds: number;
   pollIntervalMs: number;
+  /**
+   * Custom resources Port actions may create, update and delete (through the controller's
+   * POST /resources, as the run's identity): action `<operation>_<blueprint>` acts on `apiVersion`
+   * `plural`, whatever the run's body says. Empty: none.
+   */
+  resourceActions: PortResourceAction[];
+  /**
+   * The exporter's cluster name for the controller's cluster: a run naming a cluster (the entity's
+   * `cluster` property, kpromo exporter configs) must name this one. Unset: runs naming one are refused.
+   */
+  cluster?: string;
+}
+
+/** One kind open to Port resource actions, and the action identifiers that act on it. */
+export interface PortResourceAction {
+  blueprint: string;
+  group: string;
+  version: string;
+  plural: string;
+  /** Action identifier → operation: `create_<blueprint>`, `update_<blueprint>`, `delete_<blueprint>`. */
+  actions: Record<string, 'create' | 'update' | 'delete'>;
 }
 
 /** What an identity template may not contain: list separators and control characters (header/log injection). */
@@ -105,6 +134,16 @@ function readPortConfig(port: Config): PortConfig {
   for (const n of namespaces ?? [])
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) || n.length > 63)
       throw new Error(`${where('namespaces')}: ${JSON.stringify(n)} is not a Kubernetes namespace name`);
+  const resourceActions = readResourceActions(port, where);
+  const taken = new Set([actions.promote, actions.rollback]);
+  for (const r of resourceActions)
+    for (const id of Object.keys(r.actions)) {
+      if (taken.has(id)) throw new Error(`${where('resourceActions')}: action ${id} is configured twice`);
+      taken.add(id);
+    }
+  const cluster = port.getOptionalString('cluster');
+  if (cluster !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(cluster))
+    throw new Error(`${where('cluster')}: ${JSON.stringify(cluster)} is not an exporter cluster name ([a-z0-9-])`);
   return {
     baseUrl: port.getOptionalString('baseUrl') ?? 'https://api.getport.io',
     clientId: port.getString('clientId'),
@@ -116,7 +155,43 @@ function readPortConfig(port: Config): PortConfig {
     identity,
     waitTimeoutSeconds: positive('waitTimeoutSeconds', 1800),
     pollIntervalMs: positive('pollIntervalMs', 2000),
+    resourceActions,
+    ...(cluster ? { cluster } : {}),
   };
+}
+
+const GROUP_VERSION =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+)\/(v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?)$/;
+
+/** `promotions.port.resourceActions`: each entry names a blueprint and the custom resource its actions write. */
+function readResourceActions(port: Config, where: (k: string) => string): PortResourceAction[] {
+  return (port.getOptionalConfigArray('resourceActions') ?? []).map((c, i) => {
+    const at = (k: string) => where(`resourceActions[${i}].${k}`);
+    const blueprint = c.getString('blueprint');
+    // Port's identifier pattern, minus characters that would make `<op>_<blueprint>` ambiguous.
+    if (!/^[A-Za-z0-9@_=-]{1,90}$/.test(blueprint))
+      throw new Error(`${at('blueprint')}: ${JSON.stringify(blueprint)} is not a Port blueprint identifier`);
+    const apiVersion = c.getString('apiVersion');
+    const gv = GROUP_VERSION.exec(apiVersion);
+    if (!gv)
+      throw new Error(
+        `${at('apiVersion')}: ${JSON.stringify(apiVersion)} is not <group>/<version> of a custom resource (e.g. example.com/v1)`,
+      );
+    const plural = c.getString('plural');
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(plural))
+      throw new Error(`${at('plural')}: ${JSON.stringify(plural)} is not a resource's plural name`);
+    return {
+      blueprint,
+      group: gv[1],
+      version: gv[5],
+      plural,
+      actions: {
+        [`create_${blueprint}`]: 'create',
+        [`update_${blueprint}`]: 'update',
+        [`delete_${blueprint}`]: 'delete',
+      },
+    };
+  });
 }
 
 export function readPromotionsConfig(root: Config): PromotionsConfig {
@@ -134,6 +209,7 @@ export function readPromotionsConfig(root: Config): PromotionsConfig {
     },
     entityRef: c?.getOptionalString('entityRef') ?? 'component:default/{name}',
     port: port ? readPortConfig(port) : undefined,
+    assistant: readLlmConfig(c?.getOptionalConfig('assistant')),
   };
 }
 

@@ -10,7 +10,7 @@ import {
 import { isTerminalPlan, type PlanProgress } from '@kpromo/plugin-promotions-common';
 import { createPortClient, type PortApi, type paths, portMessage } from '@kpromo/port-client';
 import { z } from 'zod';
-import type { PortConfig } from './config.js';
+import type { PortConfig, PortResourceAction } from './config.js';
 import type { Caller, PromotionsService } from './service.js';
 
 export type PortActionsApi = PortApi;
@@ -142,6 +142,20 @@ export const PortWebhookBody = z.object({
       name: z.string().optional(),
     })
     .default({}),
+  /**
+   * The object a resource action (`create_/update_/delete_<blueprint>`) writes, as the action
+   * definitions the exporter makes for discovered CRDs send it. Its kind is never taken from here:
+   * it comes from `promotions.port.resourceActions` for the action identifier. Values are the
+   * Port user's inputs (or the entity's properties) and are checked like any request body.
+   */
+  resource: z
+    .object({
+      name: z.string().nullish(),
+      namespace: z.string().nullish(),
+      cluster: z.string().nullish(),
+      spec: z.unknown().optional(),
+    })
+    .optional(),
 });
 export type PortWebhookBody = z.infer<typeof PortWebhookBody>;
 
@@ -237,9 +251,14 @@ export class PortRunner {
     const b = r.data;
     const { promote, rollback } = this.cfg.actions;
     const kind = b.action === promote ? 'promote' : b.action === rollback ? 'rollback' : undefined;
-    if (!kind)
+    const resource = kind ? undefined : this.cfg.resourceActions.find((x) => Object.hasOwn(x.actions, b.action));
+    if (!kind && !resource)
       throw new InputError(
-        `unsupported Port action ${show(b.action)}: expected ${promote} or ${rollback} (promotions.port.actions)`,
+        `unsupported Port action ${show(b.action)}: expected ${promote} or ${rollback} (promotions.port.actions)${
+          this.cfg.resourceActions.length
+            ? ` or one of ${this.cfg.resourceActions.flatMap((x) => Object.keys(x.actions)).join(', ')} (promotions.port.resourceActions)`
+            : ''
+        }`,
       );
     try {
       // verifyPortSignature has checked both headers are present.
@@ -248,7 +267,7 @@ export class PortRunner {
       this.logger.warn(`Port run ${b.runId}: delivery refused: ${(e as Error).message}`);
       throw e;
     }
-    return () => this.run(b, kind);
+    return resource ? () => this.runResource(b, resource) : () => this.run(b, kind ?? 'promote');
   }
 
   /** The namespace a run acts in (undefined: the controller's default), or why it may not. */
@@ -333,12 +352,54 @@ export class PortRunner {
         summary: p.apps.map((a) => `${a.application}: ${a.phase}${a.message ? ` (${a.message})` : ''}`).join('\n'),
       });
     } catch (e) {
-      const msg = (e as Error).message;
-      this.logger.warn(`Port run ${b.runId} failed: ${msg}`);
-      await this.log(b.runId, { message: `Failed: ${msg}`, terminationStatus: 'FAILURE', statusLabel: 'Failed' }).catch(
-        () => undefined,
-      );
-      await this.patch(b.runId, { status: 'FAILURE', statusLabel: 'Failed', summary: msg }).catch(() => undefined);
+      await this.fail(b.runId, e);
+    }
+  }
+
+  /** The run as failed in Port: a log line with the reason, then the FAILURE status. */
+  private async fail(runId: string, e: unknown) {
+    const msg = (e as Error).message;
+    this.logger.warn(`Port run ${runId} failed: ${msg}`);
+    await this.log(runId, { message: `Failed: ${msg}`, terminationStatus: 'FAILURE', statusLabel: 'Failed' }).catch(
+      () => undefined,
+    );
+    await this.patch(runId, { status: 'FAILURE', statusLabel: 'Failed', summary: msg }).catch(() => undefined);
+  }
+
+  /**
+   * A resource action: creates, updates (merges `spec`) or deletes one custom resource through the
+   * controller, as the run's identity. The kind is the configured one for the action identifier;
+   * from the body come only name, namespace (`promotions.port.namespaces` applies), the cluster the
+   * entity was exported from (must be `promotions.port.cluster`) and `spec` (create and update).
+   * The controller refuses kinds outside its `resourceKinds` and decides RBAC as the identity.
+   */
+  private async runResource(b: PortWebhookBody, r: PortResourceAction): Promise<void> {
+    const operation = r.actions[b.action];
+    try {
+      const caller: Caller = { kind: 'port', identity: portIdentity(this.cfg.identity, b.user) };
+      const res = b.resource;
+      if (!res?.name) throw new InputError(`${b.action} needs the object's name (body.resource.name)`);
+      const namespace = this.namespaceFor(res.namespace ?? undefined);
+      if (!namespace) throw new InputError(`${b.action} needs a namespace (body.resource.namespace)`);
+      if (res.cluster && res.cluster !== this.cfg.cluster)
+        throw new NotAllowedError(
+          `cluster ${show(res.cluster)} is not the controller's cluster (promotions.port.cluster: ${this.cfg.cluster ?? 'unset'}): resource actions act on that cluster only`,
+        );
+      this.logger.info(`Port run ${b.runId}: ${b.action} as ${caller.identity}`);
+      const out = await this.svc.applyResource(caller, {
+        operation,
+        group: r.group,
+        version: r.version,
+        plural: r.plural,
+        namespace,
+        name: res.name,
+        ...(operation !== 'delete' && res.spec !== undefined && res.spec !== null ? { spec: res.spec } : {}),
+      });
+      const done = `${out.kind} ${out.namespace}/${out.name} ${operation === 'create' ? 'created' : operation === 'update' ? 'updated' : 'deleted'} by ${caller.identity}`;
+      await this.log(b.runId, { message: done, terminationStatus: 'SUCCESS', statusLabel: 'Done' });
+      await this.patch(b.runId, { status: 'SUCCESS', statusLabel: 'Done', summary: done });
+    } catch (e) {
+      await this.fail(b.runId, e);
     }
   }
 

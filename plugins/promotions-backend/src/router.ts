@@ -1,6 +1,7 @@
 import type { HttpAuthService, LoggerService } from '@backstage/backend-plugin-api';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import Router from 'express-promise-router';
+import { createAssistantRouter } from './assistant/route.js';
 import { createMcpProxy } from './mcpProxy.js';
 import type { PortRunner } from './port.js';
 import type { Caller, PromotionsService } from './service.js';
@@ -54,11 +55,15 @@ export function createRouter(o: {
   });
 
   router.use(express.json({ limit: '1mb' }));
+  router.use('/assistant', createAssistantRouter({ service: s, httpAuth, logger: o.logger }));
   router.get('/environments', async (req, res) => void res.json(await s.environments(await caller(req), req.query)));
   router.get('/applications', async (req, res) => void res.json(await s.applications(await caller(req), req.query)));
   router.get('/diff', async (req, res) => void res.json(await s.diff(await caller(req), req.query)));
+  router.get('/flows', async (req, res) => void res.json(await s.flows(await caller(req), req.query)));
   router.get('/plans', async (req, res) => void res.json(await s.listPlans(await caller(req), req.query)));
   router.post('/plans', async (req, res) => void res.status(201).json(await s.createPlan(await caller(req), req.body)));
+  router.get('/history', async (req, res) => void res.json(await s.history(await caller(req), req.query)));
+  router.get('/insights/dora', async (req, res) => void res.json(await s.dora(await caller(req), req.query)));
   router.get(
     '/plans/:namespace/:name',
     async (req, res) => void res.json(await s.getPlan(await caller(req), req.params)),

@@ -9,8 +9,11 @@ export {
   ApproveBody,
   CreatePlanBody,
   DiffQuery,
+  DoraQuery,
+  HistoryQuery,
   NamespaceQuery,
   PlanParams,
+  ResourceActionBody,
   RollbackBody,
 } from '@kpromo/plugin-promotions-common';
 

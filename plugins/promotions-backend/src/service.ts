@@ -12,16 +12,21 @@ import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
   type ApplicationInfo,
   type CreatePlanResponse,
-  type DiffResult,
+  type DiffWithImages,
+  type DoraReport,
   type EnvironmentInfo,
+  type FlowView,
+  type HistoryList,
   type ListResponse,
   type PlanDetails,
+  PlansQuery,
   type PromotionPlan,
   planProgress,
   promotionPlanApprovePermission,
   promotionPlanCreatePermission,
   promotionPlanReadPermission,
   promotionRollbackPermission,
+  type ResourceActionResult,
 } from '@kpromo/plugin-promotions-common';
 import type { PromotionsControllerLocateRequest, PromotionsControllerLocator } from '@kpromo/plugin-promotions-node';
 import { configControllerLocator, entityRefFor, type PromotionsConfig, readPromotionsConfig } from './config.js';
@@ -31,9 +36,12 @@ import {
   ApproveBody,
   CreatePlanBody,
   DiffQuery,
+  DoraQuery,
+  HistoryQuery,
   NamespaceQuery,
   PlanParams,
   parseInput,
+  ResourceActionBody,
   RollbackBody,
 } from './schemas.js';
 
@@ -221,22 +229,63 @@ export class PromotionsService {
     };
   }
 
-  async diff(c: Caller, q: unknown): Promise<DiffResult> {
+  async diff(c: Caller, q: unknown): Promise<DiffWithImages> {
     const d = parseInput(DiffQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    const r = await this.controller(this.ns(d.namespace)).request<Omit<DiffResult, 'from' | 'to'>>('GET', '/diff', {
+    const r = await this.controller(this.ns(d.namespace)).request<Omit<DiffWithImages, 'from' | 'to'>>('GET', '/diff', {
       as: await this.actorOf(c),
       query: { ...d, namespace: this.ns(d.namespace) },
     });
-    return { flow: r.flow, from: d.from, to: d.to, candidates: r.candidates, skipped: r.skipped };
+    return {
+      flow: r.flow,
+      from: d.from,
+      to: d.to,
+      candidates: r.candidates,
+      skipped: r.skipped,
+      ...(r.images ? { images: r.images } : {}),
+    };
   }
 
-  async listPlans(c: Caller, q: unknown): Promise<ListResponse<PromotionPlan>> {
+  /** PromotionFlows (stages, selector, approval settings); the controller lists only namespaces RBAC lets the caller list flows in. */
+  async flows(c: Caller, q: unknown): Promise<ListResponse<FlowView>> {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    return this.controller(this.ns(namespace)).request('GET', '/plans', {
+    return this.controller(this.ns(namespace)).request('GET', '/flows', {
       as: await this.actorOf(c),
       query: { namespace: this.ns(namespace) },
+    });
+  }
+
+  /** Plans, newest first; filters and paging (limit/continue) pass through to the controller. */
+  async listPlans(c: Caller, q: unknown): Promise<ListResponse<PromotionPlan>> {
+    const p = parseInput(PlansQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    const namespace = this.ns(p.namespace);
+    return this.controller(namespace).request('GET', '/plans', {
+      as: await this.actorOf(c),
+      query: { ...p, namespace, limit: p.limit === undefined ? undefined : String(p.limit) },
+    });
+  }
+
+  /** Release history (promotions and rollbacks), newest first; the controller reads only namespaces RBAC lets the caller list plans in. */
+  async history(c: Caller, q: unknown): Promise<HistoryList> {
+    const h = parseInput(HistoryQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    const namespace = this.ns(h.namespace);
+    return this.controller(namespace).request('GET', '/history', {
+      as: await this.actorOf(c),
+      query: { ...h, namespace, limit: h.limit === undefined ? undefined : String(h.limit) },
+    });
+  }
+
+  /** The DORA four keys over the window, from the history the caller may read. */
+  async dora(c: Caller, q: unknown): Promise<DoraReport> {
+    const d = parseInput(DoraQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    const namespace = this.ns(d.namespace);
+    return this.controller(namespace).request('GET', '/insights/dora', {
+      as: await this.actorOf(c),
+      query: { ...d, namespace, window: d.window === undefined ? undefined : `${d.window}d` },
     });
   }
 
@@ -350,6 +399,23 @@ export class PromotionsService {
     );
     this.logger.info(`rollback ${out.metadata.name} of ${p.namespace}/${p.name} created by ${user}`);
     return { plan: out, progress: planProgress(out) };
+  }
+
+  /**
+   * One write to a custom resource (create, spec merge, delete) through the controller's
+   * POST /resources, for a Port run only: there is no Backstage permission for arbitrary kinds, so
+   * the controller's decision as the run's identity (kind allow-list, SubjectAccessReview, the
+   * impersonated write) is the whole authorisation.
+   */
+  async applyResource(c: Caller, body: unknown): Promise<ResourceActionResult> {
+    if (c.kind !== 'port') throw new NotAllowedError('resource actions are open to Port runs only');
+    const b = parseInput(ResourceActionBody, body, 'request body');
+    const r = await this.controller(b.namespace).request<ResourceActionResult>('POST', '/resources', {
+      as: await this.actorOf(c),
+      body: b,
+    });
+    this.logger.info(`${r.kind} ${r.namespace}/${r.name}: ${b.operation} by ${identityOf(c)}`);
+    return r;
   }
 
   /** Release status: a plan's progress, or an application's versions per environment. */

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigReader } from '@backstage/config';
+import { crdToPortActions } from '@kpromo/exporter';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +45,45 @@ describe('examples/port action definitions', () => {
     const ids = files.map((f) => JSON.parse(readFileSync(join(root, 'examples/port', f), 'utf8')).identifier);
     expect(ids.sort()).toEqual([port?.actions.promote, port?.actions.rollback].sort());
     expect(ids.sort()).toEqual(['kpromo_promote', 'kpromo_rollback']);
+  });
+
+  it("the exporter's actions for a discovered CRD send what the webhook parses, under the identifiers resourceActions accepts", () => {
+    const port = readPromotionsConfig(
+      new ConfigReader({
+        promotions: {
+          port: {
+            clientId: 'id',
+            clientSecret: 's',
+            resourceActions: [{ blueprint: 'widget', apiVersion: 'example.com/v1', plural: 'widgets' }],
+          },
+        },
+      }),
+    ).port!;
+    const actions = crdToPortActions(
+      {
+        metadata: { name: 'widgets.example.com' },
+        spec: {
+          group: 'example.com',
+          scope: 'Namespaced',
+          names: { kind: 'Widget', singular: 'widget', plural: 'widgets' },
+          versions: [
+            {
+              name: 'v1',
+              schema: { openAPIV3Schema: { properties: { spec: { properties: { size: { type: 'integer' } } } } } },
+            },
+          ],
+        },
+      },
+      { webhookUrl: 'https://backstage.example.com/api/promotions/port/webhook', dialect: 'port-k8s-exporter' },
+    );
+    expect(actions.map((a) => a.identifier)).toEqual(Object.keys(port.resourceActions[0].actions));
+    for (const a of actions) {
+      expect(validate(a), ajv.errorsText(validate.errors)).toBe(true);
+      const parsed = PortWebhookBody.safeParse((a.invocationMethod as { body: unknown }).body);
+      expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+      expect(parsed.data?.resource?.name).toMatch(/^\{\{ .+ \}\}$/);
+      expect(parsed.data?.user).toBe('{{ .trigger.by.user.email }}');
+    }
   });
 
   it('a definition with a wrong field is rejected by the spec (the check can fail)', () => {

@@ -57,6 +57,10 @@ beforeAll(async () => {
           plan: plan((JSON.parse(raw) as { name?: string }).name ?? 'generated', 'Pending'),
           skipped: [],
         });
+      if (path === '/api/v1/resources') {
+        const b = JSON.parse(raw) as Record<string, string>;
+        return send(200, { ...b, apiVersion: `${b.group}/${b.version}`, kind: 'Widget', spec: undefined });
+      }
       const m = /^\/api\/v1\/plans\/[^/]+\/([^/]+)(\/rollback)?$/.exec(path);
       if (m?.[2])
         return send(201, { ...plan(`${m[1]}-rollback`, 'Pending'), spec: { ...plan('x').spec, action: 'rollback' } });
@@ -122,6 +126,7 @@ const portCfg = (o: Partial<PortConfig> = {}): PortConfig => ({
   identity: 'port:{email}',
   waitTimeoutSeconds: 5,
   pollIntervalMs: 10,
+  resourceActions: [],
   ...o,
 });
 
@@ -349,6 +354,93 @@ describe('PortRunner: a signed delivery', () => {
       'Port run log-1: delivery refused: Port run log-1 was already delivered: replayed delivery refused',
     );
   });
+
+  describe('resource actions (promotions.port.resourceActions)', () => {
+    const widgets = readPromotionsConfig(
+      new ConfigReader({
+        promotions: {
+          port: {
+            clientId: 'id',
+            clientSecret: SECRET,
+            resourceActions: [{ blueprint: 'widget', apiVersion: 'example.com/v1', plural: 'widgets' }],
+            cluster: 'dev',
+          },
+        },
+      }),
+    ).port!;
+    const cfg = { resourceActions: widgets.resourceActions, cluster: widgets.cluster };
+    const act = (runId: string, action: string, resource: Record<string, unknown>) =>
+      delivery({ runId, action, user: 'alice@example.com', resource });
+
+    it('writes through POST /resources as port:<email>; the kind comes from the config, not the body', async () => {
+      const r = runner(cfg);
+      const d = act('res-1', 'update_widget', {
+        name: 'w1',
+        namespace: NS,
+        cluster: 'dev',
+        spec: { size: 3 },
+        // Ignored: the body never names the kind.
+        group: 'rbac.authorization.k8s.io',
+        plural: 'clusterroles',
+      });
+      await r.prepare(d.raw, d.headers)();
+      expect(controllerCalls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /api/v1/resources']);
+      expect(controllerCalls[0].headers['x-kpromo-user']).toBe('port:alice@example.com');
+      expect(controllerCalls[0].headers['x-kpromo-groups']).toBeUndefined();
+      expect(controllerCalls[0].body).toEqual({
+        operation: 'update',
+        group: 'example.com',
+        version: 'v1',
+        plural: 'widgets',
+        namespace: NS,
+        name: 'w1',
+        spec: { size: 3 },
+      });
+      expect(lastPatch('res-1')).toEqual({
+        status: 'SUCCESS',
+        statusLabel: 'Done',
+        summary: `Widget ${NS}/w1 updated by port:alice@example.com`,
+      });
+      // A delete sends no spec.
+      const del = act('res-2', 'delete_widget', { name: 'w1', namespace: NS, spec: { size: 1 } });
+      await r.prepare(del.raw, del.headers)();
+      expect(controllerCalls[1].body).toEqual({
+        operation: 'delete',
+        group: 'example.com',
+        version: 'v1',
+        plural: 'widgets',
+        namespace: NS,
+        name: 'w1',
+      });
+    });
+
+    it('refuses, before any controller call: another cluster, a namespace not open to runs, a bad name, no name', async () => {
+      const r = runner(cfg);
+      const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+        ['c-1', { name: 'w1', namespace: NS, cluster: 'prod' }, /cluster "prod" is not the controller's cluster/],
+        ['c-2', { name: 'w1', namespace: 'kube-system' }, /namespace "kube-system" is not open to Port runs/],
+        ['c-3', { name: 'W1/../x', namespace: NS }, /name: must be a Kubernetes object name/],
+        ['c-4', { namespace: NS }, /needs the object's name/],
+        ['c-5', { name: 'w1', namespace: NS, spec: 'rm -rf' }, /spec: must be a JSON object/],
+      ];
+      for (const [id, resource, why] of cases) {
+        const d = act(id, 'create_widget', resource);
+        await r.prepare(d.raw, d.headers)();
+        expect(lastPatch(id)?.status, id).toBe('FAILURE');
+        expect(String(lastPatch(id)?.summary), id).toMatch(why);
+      }
+      expect(controllerCalls).toEqual([]);
+    });
+
+    it('accepts only the configured action identifiers (400 naming them)', () => {
+      const d = act('res-x', 'delete_gadget', { name: 'g', namespace: NS });
+      expect(() => runner(cfg).prepare(d.raw, d.headers)).toThrow(
+        /expected kpromo_promote or kpromo_rollback \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
+      );
+      const none = act('res-y', 'create_widget', { name: 'w', namespace: NS });
+      expect(() => runner().prepare(none.raw, none.headers)).toThrow(/unsupported Port action "create_widget"/);
+    });
+  });
 });
 
 describe('ReplayGuard', () => {
@@ -421,6 +513,7 @@ describe('readPromotionsConfig: promotions.port', () => {
       identity: 'port:{email}',
       waitTimeoutSeconds: 1800,
       pollIntervalMs: 2000,
+      resourceActions: [],
     });
     expect(read({ namespaces: ['a', 'b', 'a'], actions: { promote: 'x_up' } })).toMatchObject({
       namespaces: ['a', 'b'],
@@ -438,5 +531,26 @@ describe('readPromotionsConfig: promotions.port', () => {
     expect(() => read({ namespaces: ['Not_A_Namespace'] })).toThrow(/not a Kubernetes namespace name/);
     expect(() => read({ maxRecentRuns: 0 })).toThrow(/positive/);
     expect(read({ identity: 'kpromo-port:{email}' })?.identity).toBe('kpromo-port:{email}');
+  });
+
+  it('refuses resource actions on core or malformed kinds, clashing action identifiers and bad cluster names', () => {
+    const ra = (e: Record<string, string>) => ({
+      resourceActions: [{ blueprint: 'widget', apiVersion: 'example.com/v1', plural: 'widgets', ...e }],
+    });
+    expect(() => read(ra({ apiVersion: 'v1' }))).toThrow(/not <group>\/<version> of a custom resource/);
+    expect(() => read(ra({ apiVersion: 'apps/v1' }))).toThrow(/not <group>\/<version> of a custom resource/);
+    expect(() => read(ra({ plural: 'Widgets/status' }))).toThrow(/not a resource's plural name/);
+    expect(() => read(ra({ blueprint: 'a b' }))).toThrow(/not a Port blueprint identifier/);
+    expect(() => read({ ...ra({}), actions: { promote: 'create_widget' } })).toThrow(/configured twice/);
+    expect(() => read({ cluster: 'Prod EU' })).toThrow(/not an exporter cluster name/);
+    expect(read(ra({}))?.resourceActions).toEqual([
+      {
+        blueprint: 'widget',
+        group: 'example.com',
+        version: 'v1',
+        plural: 'widgets',
+        actions: { create_widget: 'create', update_widget: 'update', delete_widget: 'delete' },
+      },
+    ]);
   });
 });

@@ -541,11 +541,14 @@ describe('promotions backend plugin in a real test backend against the real cont
       ['GET', '/environments'],
       ['GET', '/applications'],
       ['GET', '/diff?from=dev&to=stable'],
+      ['GET', '/flows'],
       ['GET', '/plans'],
       ['POST', '/plans', { from: 'dev', to: 'stable', applications: ['cart'] }],
       ['GET', `/plans/${NS}/nope`],
       ['POST', `/plans/${NS}/nope/approve`, {}],
       ['POST', `/plans/${NS}/nope/rollback`, {}],
+      ['GET', '/history'],
+      ['GET', '/insights/dora'],
     ];
     for (const [method, path, body] of routes) {
       const anon = await api(path, { method, body });
@@ -578,19 +581,39 @@ describe('promotions backend plugin in a real test backend against the real cont
       tag: 'v1.0.0',
       digest: stableOld.cart,
     });
+    const check = responseChecker(BACKEND_API);
     const diff = await api('/diff?from=dev&to=stable&applications=cart,billing', { user: ALICE });
     expect(diff.status).toBe(200);
     expect(diff.json.candidates.map((c: { application: string }) => c.application).sort()).toEqual(['billing', 'cart']);
     expect((await api('/plans', { user: ALICE })).json.items).toEqual([]);
+    // Flows and the plans' server-side filters pass through for the caller.
+    const flows = await api('/flows', { user: ALICE });
+    expect(check('GET', '/flows', 200, flows.json)).toEqual([]);
+    expect(
+      flows.json.items.map((f: { stages: Array<{ environment: string }> }) => f.stages.map((s) => s.environment)),
+    ).toEqual([['dev', 'stable']]);
+    const filtered = await api('/plans?application=cart&phase=active&limit=5', { user: ALICE });
+    expect(check('GET', '/plans', 200, filtered.json)).toEqual([]);
+    expect(filtered.json).toMatchObject({ items: [], total: 0 });
+    expect((await api('/plans?phase=Done', { user: ALICE })).status).toBe(400);
     // Answers fit the backend API's OpenAPI document (generated from @kpromo/contract), and paging
     // passes through to the controller: one application per page, the total over all of them.
-    const check = responseChecker(BACKEND_API);
     for (const [route, r] of [
       ['/environments', envs],
       ['/applications', apps],
       ['/diff', diff],
     ] as const)
       expect(check('GET', route, 200, r.json), route).toEqual([]);
+    // History and DORA pass through for the caller (nothing promoted yet: empty, but shaped as promised).
+    const history = await api('/history?since=7d&limit=10', { user: ALICE });
+    expect(history.status, JSON.stringify(history.json)).toBe(200);
+    expect(check('GET', '/history', 200, history.json)).toEqual([]);
+    expect(history.json).toMatchObject({ items: [], total: 0 });
+    const dora = await api('/insights/dora?window=7d', { user: ALICE });
+    expect(check('GET', '/insights/dora', 200, dora.json)).toEqual([]);
+    expect(dora.json.window.days).toBe(7);
+    expect(dora.json.total.deployments).toBe(0);
+    expect((await api('/history?since=last-week', { user: ALICE })).status).toBe(400);
     const page1 = await api('/applications?limit=1', { user: ALICE });
     expect(check('GET', '/applications', 200, page1.json)).toEqual([]);
     expect(page1.json.items).toHaveLength(1);
@@ -807,7 +830,7 @@ describe('promotions backend plugin in a real test backend against the real cont
     try {
       expect(transport.sessionId).toBeTruthy();
       const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(tools).toEqual(['diff', 'list', 'plan', 'promote', 'rollback', 'state']);
+      expect(tools).toEqual(['diff', 'dora', 'history', 'list', 'plan', 'promote', 'rollback', 'state']);
       // Another principal cannot use this session.
       const hijack = await fetch(`${base}/api/promotions/mcp`, {
         method: 'POST',

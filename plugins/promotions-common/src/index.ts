@@ -1,2 +1,4 @@
+export * from './assistant.js';
 export * from './permissions.js';
+export * from './tools.js';
 export * from './types.js';

@@ -7,8 +7,11 @@ import type {
   CreatePlanRequest,
   CreatePlanResponse,
   DiffQuery,
-  DiffResult,
+  DiffWithImages,
+  DoraReport,
   EnvironmentSummary,
+  FlowView,
+  HistoryList,
   ListResponse,
   PromotionPlan,
 } from './types';
@@ -22,6 +25,42 @@ export interface ApplicationsFilter {
   labelSelector?: string;
 }
 
+/** Filters of GET /history; since/until take dates, date-times, `7d`, `today`, `monday`… (UTC days). */
+export interface HistoryFilter {
+  namespace?: string;
+  application?: string;
+  environment?: string;
+  flow?: string;
+  team?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  continue?: string;
+}
+
+/** Filters of GET /insights/dora; `window` is a number of days such as `30d`. */
+export interface DoraFilter {
+  namespace?: string;
+  application?: string;
+  environment?: string;
+  flow?: string;
+  team?: string;
+  window?: string;
+}
+
+/** Filters of GET /plans (server-side); `application` may be a glob, `requestedBy` is part of a name. */
+export interface PlansFilter {
+  namespace?: string;
+  flow?: string;
+  /** The environment the plan changes (spec.to). */
+  environment?: string;
+  /** A plan phase, or `active` for every plan not final yet. */
+  phase?: string;
+  action?: 'promote' | 'rollback';
+  application?: string;
+  requestedBy?: string;
+}
+
 /** The promotions backend (`/api/promotions`) as the frontend sees it. */
 export interface PromotionsApi {
   listEnvironments(opts?: { namespace?: string }): Promise<EnvironmentSummary[]>;
@@ -31,13 +70,23 @@ export interface PromotionsApi {
   listApplicationsPage?(
     opts: ApplicationsFilter & { limit: number; continue?: string },
   ): Promise<ListResponse<ApplicationSummary>>;
-  getDiff(query: DiffQuery): Promise<DiffResult>;
-  listPlans(opts?: { namespace?: string }): Promise<PromotionPlan[]>;
+  /** Candidates with their images and OCI source labels (`images`, when the backend has them). */
+  getDiff(query: DiffQuery): Promise<DiffWithImages>;
+  /** Every plan matching the filters, newest first (all pages). */
+  listPlans(opts?: PlansFilter): Promise<PromotionPlan[]>;
+  /** One page of plans, newest first: at most `limit`, `continue` from the previous page's answer. */
+  listPlansPage(opts: PlansFilter & { limit: number; continue?: string }): Promise<ListResponse<PromotionPlan>>;
+  /** PromotionFlows: stages in order, selector and approval settings. */
+  listFlows(opts?: { namespace?: string }): Promise<FlowView[]>;
   createPlan(request: CreatePlanRequest): Promise<CreatePlanResponse>;
   getPlan(namespace: string, name: string): Promise<PromotionPlan>;
   /** Adds the signed-in user's approval (optionally overriding a freeze window). */
   approvePlan(namespace: string, name: string, opts?: ApproveOptions): Promise<PromotionPlan>;
   rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean }): Promise<PromotionPlan>;
+  /** One page of the release history, newest first (`continue` from the previous page). */
+  listHistory(filter?: HistoryFilter): Promise<HistoryList>;
+  /** The DORA four keys over a window, in total and per namespace, flow, team and environment. */
+  getDora(filter?: DoraFilter): Promise<DoraReport>;
   /** Absolute URL of the MCP proxy (`/api/promotions/mcp`). */
   getMcpUrl(): Promise<string>;
 }
@@ -81,6 +130,16 @@ export function isNotFound(error: unknown): boolean {
   // in namespace shop"); a route nobody serves answers a bare "Not Found".
   return /^(PromotionPlan|PromotionFlow|Environment|Application)\b.*\bnot found|not found in namespace/i.test(message);
 }
+
+const plansQuery = (f: PlansFilter) => ({
+  namespace: f.namespace,
+  flow: f.flow,
+  environment: f.environment,
+  phase: f.phase,
+  action: f.action,
+  application: f.application,
+  requestedBy: f.requestedBy,
+});
 
 /** Pages of GET /applications asked for at once when listing all of them. */
 const PAGE = 500;
@@ -151,13 +210,23 @@ export class PromotionsClient implements PromotionsApi {
   }
 
   getDiff(q: DiffQuery) {
-    return this.call<DiffResult>(
+    return this.call<DiffWithImages>(
       `/diff${query({ namespace: q.namespace, flow: q.flow, from: q.from, to: q.to, applications: q.applications, teams: q.teams, tagPattern: q.tagPattern })}`,
     );
   }
 
-  async listPlans(opts: { namespace?: string } = {}) {
-    return items<PromotionPlan>(await this.call(`/plans${query({ namespace: opts.namespace })}`));
+  async listPlansPage(opts: PlansFilter & { limit: number; continue?: string }) {
+    return list<PromotionPlan>(
+      await this.call(`/plans${query({ ...plansQuery(opts), limit: String(opts.limit), continue: opts.continue })}`),
+    );
+  }
+
+  async listPlans(opts: PlansFilter = {}) {
+    return items<PromotionPlan>(await this.call(`/plans${query(plansQuery(opts))}`));
+  }
+
+  async listFlows(opts: { namespace?: string } = {}) {
+    return items<FlowView>(await this.call(`/flows${query({ namespace: opts.namespace })}`));
   }
 
   async createPlan(request: CreatePlanRequest) {
@@ -188,6 +257,16 @@ export class PromotionsClient implements PromotionsApi {
         body: opts,
       }),
     );
+  }
+
+  listHistory(f: HistoryFilter = {}) {
+    return this.call<HistoryList>(
+      `/history${query({ ...f, limit: f.limit === undefined ? undefined : String(f.limit) })}`,
+    );
+  }
+
+  getDora(f: DoraFilter = {}) {
+    return this.call<DoraReport>(`/insights/dora${query({ ...f })}`);
   }
 
   async getMcpUrl() {

@@ -1,11 +1,16 @@
 export {
   type ApplicationsFilter,
+  type DoraFilter,
   errorStatus,
+  type HistoryFilter,
   isNotFound,
+  type PlansFilter,
   type PromotionsApi,
   PromotionsClient,
   promotionsApiRef,
 } from './api';
+export { DoraBarChart, DoraSummary } from './components/DoraCharts';
+export { ReleaseTimeline } from './components/ReleaseTimeline';
 export { EmptyState, ErrorState, errorHint, LiveAnnouncer, LoadingState } from './components/StateMessages';
 export {
   DigestText,
@@ -20,11 +25,13 @@ export {
 export * from './format';
 export { planHold, planStarted, useCurrentUser, useNow, usePageTitle } from './gate';
 export { type AsyncState, type PollOptions, usePromotionsData } from './hooks';
+export * from './insights';
 export { computeDrift, type MatrixRow, orderEnvironments, releaseMatrix } from './matrix';
 export * from './permissions';
 export {
   buildPipelines,
   candidatePairs,
+  flowTransitions,
   loadPipelines,
   type Pipeline,
   type PipelineData,
@@ -32,5 +39,6 @@ export {
   type Transition,
   versionIn,
 } from './pipeline';
+export * from './sourceLinks';
 export * from './types';
 export { usePromotionPermission } from './usePromotionPermission';

@@ -1,17 +1,15 @@
-// The promotion pipeline: per flow, its environments as stages left to right, what runs in each, and
-// per transition (stage -> next stage) what may move next and what the plan for it waits for.
-//
-// The backend has no route listing flows; the stage transitions come from the environments in tier
-// order (adjacent pairs) and the transitions earlier plans used, each checked with GET /diff, which
-// answers with the flow and the release candidates, or refuses a pair that is no transition.
+// The promotion pipeline: per flow (GET /flows), its environments as stages left to right in the
+// flow's order, what runs in each, and per transition (stage -> next stage) what may move next
+// (GET /diff) and what the plan for it waits for.
 import type { PromotionsApi } from './api';
-import { errorStatus } from './api';
 import { orderEnvironments } from './matrix';
 import {
   type ApplicationSummary,
-  type DiffResult,
+  type DiffWithImages,
   type EnvironmentSummary,
   type EnvironmentVersion,
+  type FlowStageView,
+  type FlowView,
   isFinalPlan,
   type PromotionPlan,
 } from './types';
@@ -28,8 +26,8 @@ export interface Transition {
   namespace: string;
   from: string;
   to: string;
-  /** Release candidates and why the others are skipped (GET /diff). */
-  diff?: DiffResult;
+  /** Release candidates, why the others are skipped, and the candidates' images (GET /diff). */
+  diff?: DiffWithImages;
   /** GET /diff failed for another reason than "no transition" (permissions, the controller). */
   error?: Error;
   /** The newest promotion plan of this transition that is not final. */
@@ -41,13 +39,21 @@ export interface Transition {
 export interface Pipeline {
   flow: string;
   namespace: string;
+  /** The flow's stages whose Environment the caller can see, in the flow's order. */
   stages: EnvironmentSummary[];
+  /** The flow's settings of each of `stages` (approval mode, approvers, soak time, freeze windows). */
+  settings: FlowStageView[];
+  /** Stages of the flow whose Environment is not visible (missing, or not readable). */
+  missing: string[];
+  /** Which applications the flow moves, in words. */
+  selectorSummary?: string;
   /** transitions[i] goes from stages[i] to stages[i + 1] when those are a transition, else undefined. */
   transitions: Array<Transition | undefined>;
 }
 
 export interface PipelineData {
   pipelines: Pipeline[];
+  flows: FlowView[];
   environments: EnvironmentSummary[];
   applications: ApplicationSummary[];
   plans: PromotionPlan[];
@@ -76,86 +82,84 @@ export function candidatePairs(envs: EnvironmentSummary[], plans: PromotionPlan[
   return [...out.values()];
 }
 
-/** /diff refuses a pair that is no transition of any flow with 400 or 404: not an error to show. */
-function isNoTransition(e: unknown): boolean {
-  const s = errorStatus(e);
-  const msg = e instanceof Error ? e.message : '';
-  return (s === 400 || s === 404) && /stage transition|no PromotionFlow|not a stage|several PromotionFlows/i.test(msg);
+/** The transitions of a flow: each stage to the next, in the flow's order. */
+export function flowTransitions(f: FlowView): StagePair[] {
+  return f.stages
+    .slice(0, -1)
+    .map((s, i) => ({ namespace: f.namespace, flow: f.name, from: s.environment, to: f.stages[i + 1].environment }));
 }
 
-/** Chains each flow's transitions into stages left to right (tier order), with the plans of each transition. */
+/** Each flow as stages left to right (its own order), with the candidates and plans of each transition. */
 export function buildPipelines(
+  flows: FlowView[],
   envs: EnvironmentSummary[],
   transitions: Transition[],
   plans: PromotionPlan[],
 ): Pipeline[] {
-  const groups = new Map<string, Transition[]>();
-  for (const t of transitions) {
-    const k = `${t.namespace}|${t.flow}`;
-    groups.set(k, [...(groups.get(k) ?? []), t]);
-  }
-  const out: Pipeline[] = [];
-  for (const list of groups.values()) {
-    const { namespace, flow } = list[0];
-    const names = new Set(list.flatMap((t) => [t.from, t.to]));
-    const stages = orderEnvironments(envs.filter((e) => e.namespace === namespace && names.has(e.name)));
-    const withPlans = list.map((t) => {
-      const mine = plans
-        .filter(
-          (p) =>
-            nsOf(p.metadata) === namespace &&
-            p.spec.flow === flow &&
-            p.spec.from === t.from &&
-            p.spec.to === t.to &&
-            (p.spec.action ?? 'promote') === 'promote',
-        )
-        .sort((a, b) => created(b).localeCompare(created(a)));
-      return { ...t, openPlan: mine.find((p) => !isFinalPlan(p)), lastPlan: mine.find((p) => isFinalPlan(p)) };
-    });
-    out.push({
-      flow,
-      namespace,
-      stages,
-      transitions: stages
-        .slice(0, -1)
-        .map((s, i) => withPlans.find((t) => t.from === s.name && t.to === stages[i + 1].name)),
-    });
-  }
-  return out.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.flow.localeCompare(b.flow));
+  return flows
+    .map((f): Pipeline => {
+      const known = f.stages.filter((s) => envs.some((e) => e.namespace === f.namespace && e.name === s.environment));
+      const stages = known.map((s) => envs.find((e) => e.namespace === f.namespace && e.name === s.environment)!);
+      const withPlans = (t: Transition): Transition => {
+        const mine = plans
+          .filter(
+            (p) =>
+              nsOf(p.metadata) === f.namespace &&
+              p.spec.flow === f.name &&
+              p.spec.from === t.from &&
+              p.spec.to === t.to &&
+              (p.spec.action ?? 'promote') === 'promote',
+          )
+          .sort((a, b) => created(b).localeCompare(created(a)));
+        return { ...t, openPlan: mine.find((p) => !isFinalPlan(p)), lastPlan: mine.find((p) => isFinalPlan(p)) };
+      };
+      return {
+        flow: f.name,
+        namespace: f.namespace,
+        stages,
+        settings: known,
+        missing: f.stages.filter((s) => !known.includes(s)).map((s) => s.environment),
+        selectorSummary: f.selectorSummary,
+        transitions: stages.slice(0, -1).map((s, i) => {
+          const t = transitions.find(
+            (x) => x.namespace === f.namespace && x.flow === f.name && x.from === s.name && x.to === stages[i + 1].name,
+          );
+          return t ? withPlans(t) : undefined;
+        }),
+      };
+    })
+    .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.flow.localeCompare(b.flow));
 }
 
-/** Loads everything the pipeline view shows: environments, applications, plans and one /diff per transition. */
+/** Loads everything the pipeline view shows: flows, environments, applications, plans and one /diff per transition. */
 export async function loadPipelines(api: PromotionsApi, opts: { namespace?: string } = {}): Promise<PipelineData> {
-  const [environments, applications, plans] = await Promise.all([
+  const [flows, environments, applications, plans] = await Promise.all([
+    api.listFlows({ namespace: opts.namespace }),
     api.listEnvironments({ namespace: opts.namespace }),
     api.listApplications({ namespace: opts.namespace }),
     api.listPlans({ namespace: opts.namespace }),
   ]);
-  const pairs = candidatePairs(environments, plans);
-  const checked = await Promise.all(
-    pairs.map(async (p): Promise<Transition | undefined> => {
-      try {
-        const diff = await api.getDiff({ namespace: p.namespace, flow: p.flow, from: p.from, to: p.to });
-        return { flow: diff.flow, namespace: p.namespace, from: p.from, to: p.to, diff };
-      } catch (e) {
-        if (isNoTransition(e)) return undefined;
-        // Unknown flow: keep the pair visible with its error when a plan named the flow.
-        return p.flow
-          ? {
-              flow: p.flow,
-              namespace: p.namespace,
-              from: p.from,
-              to: p.to,
-              error: e instanceof Error ? e : new Error(String(e)),
-            }
-          : undefined;
-      }
-    }),
+  const visible = (ns: string, name: string) => environments.some((e) => e.namespace === ns && e.name === name);
+  const transitions = await Promise.all(
+    flows
+      .flatMap(flowTransitions)
+      .filter((p) => visible(p.namespace, p.from) && visible(p.namespace, p.to))
+      .map(async (p): Promise<Transition> => {
+        const t = { flow: p.flow!, namespace: p.namespace, from: p.from, to: p.to };
+        try {
+          return { ...t, diff: await api.getDiff({ namespace: p.namespace, flow: p.flow, from: p.from, to: p.to }) };
+        } catch (e) {
+          return { ...t, error: e instanceof Error ? e : new Error(String(e)) };
+        }
+      }),
   );
-  const transitions = checked.filter((t): t is Transition => !!t);
-  // The same pair asked with and without a flow name answers the same transition: keep one.
-  const unique = [...new Map(transitions.map((t) => [`${t.namespace}|${t.flow}|${t.from}|${t.to}`, t])).values()];
-  return { pipelines: buildPipelines(environments, unique, plans), environments, applications, plans };
+  return {
+    pipelines: buildPipelines(flows, environments, transitions, plans),
+    flows,
+    environments,
+    applications,
+    plans,
+  };
 }
 
 /** What an application runs in an environment. */

@@ -5,10 +5,21 @@ export type {
   AppProgress,
   ApproveOptions,
   Candidate,
+  CandidateImages,
   CreatePlanRequest,
   CreatePlanResponse,
   DiffResult,
+  DiffWithImages,
+  DoraGroup,
+  DoraKeys,
+  DoraReport,
   EnvironmentVersion,
+  FlowStageView,
+  FlowView,
+  HistoryEntry,
+  HistoryList,
+  ImageInfo,
+  ImageSourceLabels,
   ListResponse,
   PlanApprover,
   PlanDetails,
@@ -16,7 +27,7 @@ export type {
   PlanProgress,
   PromotionPlan,
 } from '@kpromo/plugin-promotions-common';
-export { planApprovers, planProgress } from '@kpromo/plugin-promotions-common';
+export { PLAN_PHASE_FILTERS, planApprovers, planProgress } from '@kpromo/plugin-promotions-common';
 
 import type {
   ApplicationInfo,

@@ -39,6 +39,7 @@ export function usePromotionsLinks() {
       },
       plan: (namespace: string, name: string) =>
         `${base}/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
+      insights: () => `${base}/insights`,
       assistant: () => `${base}/assistant`,
     };
   }, [resolver]);

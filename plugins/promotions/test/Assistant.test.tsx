@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 
-import { fetchApiRef } from '@backstage/frontend-plugin-api';
+import type { AssistantEvent, ChatMessage, ChatRequestBody } from '@kpromo/plugin-promotions-common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -9,6 +9,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/re
 import { afterEach, describe, expect, it } from 'vitest';
 import { AssistantPanel, ToolForm } from '../src/components/AssistantPanel';
 import { isDestructive, schemaToFields, type ToolInfo, toArguments } from '../src/components/assistantSchema';
+import { type AssistantClient, applyEvent, type ChatEntry, NdjsonDecoder } from '../src/components/chat';
 import { fromClient } from '../src/components/mcpConnection';
 import { fakeApi } from './fixtures';
 import { renderWith } from './render';
@@ -60,6 +61,9 @@ async function mcpServer() {
   return { connection: fromClient(client), calls };
 }
 
+/** A backend without promotions.assistant.llm. */
+const noChat: AssistantClient = { status: async () => ({ enabled: false }), chat: async () => undefined };
+
 describe('assistant schema helpers', () => {
   it('generates fields from a tool input schema and coerces values', () => {
     const fields = schemaToFields({
@@ -100,7 +104,7 @@ describe('assistant schema helpers', () => {
 describe('AssistantPanel', () => {
   it('lists the MCP tools, renders a form from the input schema and shows structured results', async () => {
     const { connection, calls } = await mcpServer();
-    renderWith(<AssistantPanel connect={async () => connection} />, { api: fakeApi() });
+    renderWith(<AssistantPanel connect={async () => connection} chat={noChat} />, { api: fakeApi() });
     expect(await screen.findByText('Assistant · 2 tools')).toBeTruthy();
     const form = screen.getByTestId('tool-form-list');
     fireEvent.change(within(form).getByLabelText('name'), { target: { value: 'check*' } });
@@ -117,6 +121,7 @@ describe('AssistantPanel', () => {
         connect={async () => {
           throw new Error('401 Unauthorized');
         }}
+        chat={noChat}
       />,
       { api: fakeApi() },
     );
@@ -155,74 +160,175 @@ describe('ToolForm', () => {
 });
 
 describe('AssistantPanel chat', () => {
-  it("lets the model call tools; read-only ones run, destructive ones wait for the user's click", async () => {
-    const { connection, calls } = await mcpServer();
-    const requests: Array<{ messages: Array<{ role: string; content?: string }>; tools: unknown[] }> = [];
-    // An OpenAI-compatible endpoint (external to kpromo): first asks for list + promote, then answers.
-    const fetch = async (url: string, init?: RequestInit) => {
-      expect(url).toBe('http://llm.test/v1/chat/completions');
-      const body = JSON.parse(String(init?.body));
-      requests.push(body);
-      const message =
-        requests.length === 1
-          ? {
-              role: 'assistant',
-              content: null,
-              tool_calls: [
-                { id: 'c1', type: 'function', function: { name: 'list', arguments: '{"name":"check*"}' } },
-                { id: 'c2', type: 'function', function: { name: 'promote', arguments: '{"plan":"shop-prod-1"}' } },
-              ],
-            }
-          : { role: 'assistant', content: 'Promoted shop-prod-1.' };
-      return new Response(JSON.stringify({ choices: [{ message }] }), { status: 200 });
+  /**
+   * The backend's chat route as the panel sees it: each request gets the NDJSON events the test
+   * scripts (the real route, model and tools run in plugins/promotions-backend/test/assistant.int.test.ts).
+   */
+  function scriptedBackend(script: AssistantEvent[][]) {
+    const requests: ChatRequestBody[] = [];
+    const client: AssistantClient = {
+      status: async () => ({ enabled: true, model: 'test-model', maxToolRounds: 5 }),
+      chat: async (body, onEvent) => {
+        requests.push(body);
+        for (const e of script.shift() ?? []) onEvent(e);
+      },
     };
-    renderWith(<AssistantPanel connect={async () => connection} />, {
-      api: fakeApi(),
-      config: { promotions: { assistant: { chatEndpoint: 'http://llm.test/v1', model: 'test-model' } } },
-      apis: [[fetchApiRef, { fetch }]],
+    return { client, requests };
+  }
+
+  const asked: ChatMessage[] = [{ role: 'user', content: 'promote the shop release to stable' }];
+  const waiting: ChatMessage[] = [
+    ...asked,
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: 'plan', arguments: '{"from":"dev","to":"stable"}' } },
+      ],
+    },
+  ];
+  const pending: AssistantEvent = {
+    type: 'pending',
+    id: 'c1',
+    name: 'plan',
+    title: 'Create a PromotionPlan',
+    arguments: { from: 'dev', to: 'stable' },
+    safety: 'write',
+    token: 'tok-1',
+    expiresAt: '2030-01-01T00:00:00Z',
+  };
+
+  it('streams the answer and shows a card per tool call with its arguments and result', async () => {
+    const { connection } = await mcpServer();
+    const { client, requests } = scriptedBackend([
+      [
+        { type: 'tool_call', id: 'c0', name: 'state', arguments: { application: 'checkout' }, safety: 'read' },
+        {
+          type: 'tool_result',
+          id: 'c0',
+          name: 'state',
+          isError: false,
+          summary: 'checkout: prod v1.0.0',
+          structuredContent: { name: 'checkout', prod: 'v1.0.0' },
+        },
+        { type: 'text', delta: 'checkout runs ' },
+        { type: 'text', delta: 'v1.0.0 in prod.' },
+        { type: 'done', reason: 'answered', messages: [] },
+      ],
+    ]);
+    renderWith(<AssistantPanel connect={async () => connection} chat={client} />, { api: fakeApi() });
+    fireEvent.change(await screen.findByLabelText('Ask'), {
+      target: { value: 'what version of checkout runs in prod?' },
     });
-    fireEvent.change(await screen.findByLabelText('Ask'), { target: { value: 'promote the prod plan' } });
     fireEvent.click(screen.getByRole('button', { name: 'Send' }));
-
-    const dialog = await screen.findByRole('dialog');
-    expect(JSON.parse(within(dialog).getByTestId('confirm-args').textContent ?? '')).toEqual({ plan: 'shop-prod-1' });
-    expect(calls).toEqual([{ name: 'list', args: { name: 'check*' } }]); // read-only ran, promote waits
-    expect(requests[0].tools.length).toBe(2);
-    expect(requests[0].messages.at(-1)).toEqual({ role: 'user', content: 'promote the prod plan' });
-
-    fireEvent.click(within(dialog).getByRole('button', { name: 'Confirm and run' }));
-    expect(await screen.findByText(/Promoted shop-prod-1\./)).toBeTruthy();
-    expect(calls.map((c) => c.name)).toEqual(['list', 'promote']);
-    // the model got both tool results back, in order
-    expect(requests[1].messages.filter((m) => m.role === 'tool').length).toBe(2);
+    expect((await screen.findByTestId('assistant-answer')).textContent).toBe(
+      'Assistant: checkout runs v1.0.0 in prod.',
+    );
+    const card = screen.getByTestId('tool-call');
+    expect(card.textContent).toContain('tool state');
+    expect(JSON.parse(within(card).getByTestId('tool-call-args').textContent ?? '')).toEqual({
+      application: 'checkout',
+    });
+    expect(within(card).getByTestId('tool-call-result').textContent).toContain('v1.0.0');
+    expect(requests).toEqual([{ messages: [{ role: 'user', content: 'what version of checkout runs in prod?' }] }]);
   });
 
-  it('tells the model when the user rejects a destructive call, and does not run it', async () => {
-    const { connection, calls } = await mcpServer();
-    const requests: Array<{ messages: Array<{ role: string; content?: string }> }> = [];
-    const fetch = async (_url: string, init?: RequestInit) => {
-      requests.push(JSON.parse(String(init?.body)));
-      const message =
-        requests.length === 1
-          ? {
-              role: 'assistant',
-              content: 'I will promote it.',
-              tool_calls: [{ id: 'c1', type: 'function', function: { name: 'promote', arguments: '{"plan":"p9"}' } }],
-            }
-          : { role: 'assistant', content: 'OK, not promoted.' };
-      return new Response(JSON.stringify({ choices: [{ message }] }), { status: 200 });
-    };
-    renderWith(<AssistantPanel connect={async () => connection} />, {
-      api: fakeApi(),
-      config: { promotions: { assistant: { chatEndpoint: 'http://llm.test/v1' } } },
-      apis: [[fetchApiRef, { fetch }]],
-    });
-    fireEvent.change(await screen.findByLabelText('Ask'), { target: { value: 'promote p9' } });
+  it('runs a call that changes something only after the click, sending back the token the backend issued', async () => {
+    const { connection } = await mcpServer();
+    const { client, requests } = scriptedBackend([
+      [pending, { type: 'done', reason: 'pending', messages: waiting }],
+      [
+        { type: 'tool_call', id: 'c1', name: 'plan', arguments: { from: 'dev', to: 'stable' }, safety: 'write' },
+        { type: 'tool_result', id: 'c1', name: 'plan', isError: false, summary: 'Created PromotionPlan shop/p1' },
+        { type: 'text', delta: 'Created plan p1.' },
+        { type: 'done', reason: 'answered', messages: [] },
+      ],
+    ]);
+    renderWith(<AssistantPanel connect={async () => connection} chat={client} />, { api: fakeApi() });
+    fireEvent.change(await screen.findByLabelText('Ask'), { target: { value: 'promote the shop release to stable' } });
     fireEvent.click(screen.getByRole('button', { name: 'Send' }));
-    fireEvent.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Cancel' }));
-    expect(await screen.findByText(/OK, not promoted\./)).toBeTruthy();
-    expect(calls).toEqual([]);
-    expect(requests[1].messages.at(-1)).toMatchObject({ role: 'tool', content: 'The user rejected this call.' });
-    expect(screen.getByTestId('chat-log').textContent).toContain('(rejected by you)');
+    const card = await screen.findByTestId('pending-call');
+    expect(JSON.parse(within(card).getByTestId('confirm-args').textContent ?? '')).toEqual({
+      from: 'dev',
+      to: 'stable',
+    });
+    expect(card.textContent).toContain('Nothing has run yet');
+    expect(requests).toHaveLength(1);
+    fireEvent.click(within(card).getByRole('button', { name: 'Confirm and run' }));
+    expect(await screen.findByText(/Created plan p1\./)).toBeTruthy();
+    expect(requests[1]).toEqual({ messages: waiting, confirm: { id: 'c1', token: 'tok-1', approve: true } });
+    expect(screen.getByTestId('pending-call').textContent).toContain('Confirmed by you.');
+    expect(screen.getByTestId('tool-call').textContent).toContain('done');
+  });
+
+  it('declines: the backend is told, with the same token, not to run the call', async () => {
+    const { connection } = await mcpServer();
+    const { client, requests } = scriptedBackend([
+      [pending, { type: 'done', reason: 'pending', messages: waiting }],
+      [
+        { type: 'tool_result', id: 'c1', name: 'plan', isError: false, summary: 'declined by the user' },
+        { type: 'text', delta: 'OK, nothing changed.' },
+        { type: 'done', reason: 'answered', messages: [] },
+      ],
+    ]);
+    renderWith(<AssistantPanel connect={async () => connection} chat={client} />, { api: fakeApi() });
+    fireEvent.change(await screen.findByLabelText('Ask'), { target: { value: 'promote the shop release to stable' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Send' }));
+    fireEvent.click(within(await screen.findByTestId('pending-call')).getByRole('button', { name: 'Decline' }));
+    expect(await screen.findByText(/OK, nothing changed\./)).toBeTruthy();
+    expect(requests[1].confirm).toEqual({ id: 'c1', token: 'tok-1', approve: false });
+    expect(screen.getByTestId('pending-call').textContent).toContain('Declined by you.');
+    expect(screen.queryByTestId('tool-call')).toBeNull();
+  });
+
+  it("shows the backend's error about the model endpoint", async () => {
+    const { connection } = await mcpServer();
+    const { client } = scriptedBackend([
+      [{ type: 'error', code: 'model_unauthorized', message: 'the model endpoint refused the key (401)' }],
+    ]);
+    renderWith(<AssistantPanel connect={async () => connection} chat={client} />, { api: fakeApi() });
+    fireEvent.change(await screen.findByLabelText('Ask'), { target: { value: 'hi' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Send' }));
+    expect(await screen.findByText('the model endpoint refused the key (401)')).toBeTruthy();
+  });
+
+  it('offers tool forms only, and says how to enable chat, when the backend has no model', async () => {
+    const { connection } = await mcpServer();
+    const client: AssistantClient = { status: async () => ({ enabled: false }), chat: async () => undefined };
+    renderWith(<AssistantPanel connect={async () => connection} chat={client} />, {
+      api: fakeApi(),
+      config: {
+        backend: { baseUrl: 'http://localhost:7007' },
+        promotions: { assistant: { chatEndpoint: 'http://llm.test/v1' } },
+      },
+    });
+    expect(await screen.findByText(/Configure promotions.assistant.llm on the backend/)).toBeTruthy();
+    expect(screen.getByText('promotions.assistant.chatEndpoint is no longer used')).toBeTruthy();
+    expect(screen.getByTestId('tool-form-list')).toBeTruthy();
+    expect(screen.queryByLabelText('Ask')).toBeNull();
+  });
+});
+
+describe('chat log', () => {
+  it('decodes NDJSON split anywhere, also inside a multi-byte character', () => {
+    const d = new NdjsonDecoder();
+    const bytes = new TextEncoder().encode('{"type":"text","delta":"→ v1"}\n{"type":"done"');
+    expect(d.push(bytes.slice(0, 26))).toEqual([]);
+    expect(d.push(bytes.slice(26))).toEqual([{ type: 'text', delta: '→ v1' }]);
+    expect(d.push(new TextEncoder().encode(',"reason":"answered","messages":[]}'))).toEqual([]);
+    expect(d.end()).toEqual([{ type: 'done', reason: 'answered', messages: [] }]);
+  });
+
+  it('appends streamed text to the answer and fills results into their card', () => {
+    let log: ChatEntry[] = [{ kind: 'user', text: 'q' }];
+    log = applyEvent(log, { type: 'text', delta: 'a' });
+    log = applyEvent(log, { type: 'text', delta: 'b' });
+    log = applyEvent(log, { type: 'tool_call', id: 'x', name: 'list', arguments: {}, safety: 'read' });
+    log = applyEvent(log, { type: 'tool_result', id: 'x', name: 'list', isError: true, summary: 'denied' });
+    expect(log).toEqual([
+      { kind: 'user', text: 'q' },
+      { kind: 'assistant', text: 'ab' },
+      { kind: 'tool', id: 'x', name: 'list', args: {}, safety: 'read', state: 'failed', summary: 'denied' },
+    ]);
   });
 });

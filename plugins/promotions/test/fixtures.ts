@@ -2,7 +2,10 @@ import type {
   ApplicationSummary,
   CreatePlanResponse,
   DiffResult,
+  DoraReport,
   EnvironmentSummary,
+  FlowView,
+  PlansFilter,
   PromotionPlan,
   PromotionsApi,
 } from '@kpromo/plugin-promotions-react';
@@ -116,6 +119,64 @@ export function approvedPlan(
   );
 }
 
+const noKeys = {
+  deployments: 0,
+  deploymentFrequency: { perDay: 0, count: 0 },
+  leadTime: { samples: 0, unknown: 0 },
+  changeFailureRate: { failures: 0 },
+  timeToRestore: { samples: 0, unrestored: 0 },
+};
+/** A DORA report of nothing deployed. */
+export const emptyDora: DoraReport = {
+  window: { since: '2026-11-02T12:00:00Z', until: '2026-12-02T12:00:00Z', days: 30 },
+  total: noKeys,
+  groups: [],
+};
+
+/** The flow of the fixtures: dev → stable → prod. */
+export const shopFlow: FlowView = {
+  namespace: 'shop',
+  name: 'shop',
+  approval: 'manual',
+  selector: {},
+  selectorSummary: 'all applications',
+  stages: [
+    { environment: 'dev', approval: 'auto' },
+    { environment: 'stable', approval: 'manual', approvers: { count: 1 } },
+    { environment: 'prod', approval: 'manual', approvers: { count: 2 }, requiredSoakTime: '1h' },
+  ],
+};
+
+/**
+ * GET /plans' filters and paging over an in-memory list, for component tests (the server's own are
+ * tested in controller/test/portalApi*.test.ts): newest first, `continue` is the offset.
+ */
+export function pagePlansInMemory(
+  plans: PromotionPlan[],
+  f: PlansFilter & { limit: number; continue?: string },
+): { items: PromotionPlan[]; continue?: string; total: number } {
+  const apps = (p: PromotionPlan) =>
+    p.spec.action === 'rollback'
+      ? (p.status?.apps ?? []).map((a) => a.application)
+      : p.spec.candidates.map((c) => c.application);
+  const matching = plans
+    .filter(
+      (p) =>
+        (!f.action || (p.spec.action ?? 'promote') === f.action) &&
+        (!f.environment || p.spec.to === f.environment) &&
+        (!f.application || apps(p).includes(f.application)) &&
+        (!f.requestedBy || (p.spec.requestedBy ?? '').includes(f.requestedBy)),
+    )
+    .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
+  const from = Number(f.continue ?? 0);
+  const items = matching.slice(from, from + f.limit);
+  return {
+    items,
+    total: matching.length,
+    ...(from + f.limit < matching.length ? { continue: String(from + f.limit) } : {}),
+  };
+}
+
 /** An in-memory PromotionsApi; every method can be overridden per test. */
 export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { calls: string[] } {
   const calls: string[] = [];
@@ -124,10 +185,14 @@ export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { ca
     listApplications: async () => applications,
     getDiff: async (q): Promise<DiffResult> => ({ flow: 'shop', from: q.from, to: q.to, candidates: [], skipped: [] }),
     listPlans: async () => [],
+    listPlansPage: async (f) => pagePlansInMemory(await api.listPlans(), f),
+    listFlows: async () => [shopFlow],
     createPlan: async (): Promise<CreatePlanResponse> => ({ plan: plan(), skipped: [] }),
     getPlan: async () => plan(),
     approvePlan: async () => approvedPlan(),
     rollbackPlan: async () => plan({ action: 'rollback', rollbackOf: 'shop-prod-1', candidates: [] }),
+    listHistory: async () => ({ items: [], total: 0 }),
+    getDora: async () => emptyDora,
     getMcpUrl: async () => 'http://localhost/api/promotions/mcp',
   };
   const api = { ...base, ...over };

@@ -1,4 +1,4 @@
-import { configApiRef, fetchApiRef, useApi } from '@backstage/frontend-plugin-api';
+import { configApiRef, discoveryApiRef, fetchApiRef, useApi } from '@backstage/frontend-plugin-api';
 import {
   Alert,
   Badge,
@@ -17,10 +17,11 @@ import {
   TextAreaField,
   TextField,
 } from '@backstage/ui';
+import type { AssistantStatus, ChatMessage, ChatRequestBody } from '@kpromo/plugin-promotions-common';
 import { ErrorState, LoadingState, promotionsApiRef, usePageTitle } from '@kpromo/plugin-promotions-react';
-import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import { type ReactNode, useEffect, useMemo, useState } from 'react';
 import { type FormField, isDestructive, schemaToFields, type ToolInfo, toArguments } from './assistantSchema';
-import { type ChatMessage, completeChat, resultText, SYSTEM_PROMPT, type ToolCall } from './chat';
+import { type AssistantClient, applyEvent, assistantClient, type ChatEntry, conversationAfter } from './chat';
 import { connectMcp, type McpConnection, type ToolResult } from './mcpConnection';
 
 /** Renders structured tool output: arrays of objects as tables, objects as key/value lists. */
@@ -290,74 +291,90 @@ function ToolsView({ connection, tools }: { connection: McpConnection; tools: To
   );
 }
 
-type ChatEntry =
-  | { kind: 'user'; text: string }
-  | { kind: 'assistant'; text: string }
-  | { kind: 'tool'; name: string; args: unknown; result?: ToolResult; rejected?: boolean };
+function ToolCallCard({ entry }: { entry: Extract<ChatEntry, { kind: 'tool' }> }) {
+  const [raw, setRaw] = useState(false);
+  return (
+    <Flex direction="column" gap="1" data-testid="tool-call">
+      <Flex gap="2" align="center">
+        <Text weight="bold">tool {entry.name}</Text>
+        <Badge size="small">{entry.state === 'running' ? 'running…' : entry.state}</Badge>
+        {entry.safety !== 'read' ? <Badge size="small">{entry.safety}</Badge> : null}
+      </Flex>
+      <code data-testid="tool-call-args" style={{ fontSize: 12 }}>
+        {JSON.stringify(entry.args)}
+      </code>
+      {entry.state === 'failed' ? (
+        <Alert status="danger" title="The tool reported an error" description={entry.summary} />
+      ) : entry.summary !== undefined ? (
+        <Flex direction="column" gap="1" data-testid="tool-call-result">
+          {entry.structuredContent !== undefined && !raw ? (
+            <StructuredView value={entry.structuredContent} />
+          ) : (
+            <pre style={{ whiteSpace: 'pre-wrap', margin: 0, fontSize: 12 }}>{entry.summary}</pre>
+          )}
+          {entry.structuredContent !== undefined ? <Switch label="Raw" isSelected={raw} onChange={setRaw} /> : null}
+        </Flex>
+      ) : null}
+    </Flex>
+  );
+}
 
-function ChatView({
-  connection,
-  tools,
-  endpoint,
-  model,
+/** A call that changes something: nothing ran; it runs only when the user confirms it here. */
+function PendingCallCard({
+  entry,
+  busy,
+  onDecide,
 }: {
-  connection: McpConnection;
-  tools: ToolInfo[];
-  endpoint: string;
-  model?: string;
+  entry: Extract<ChatEntry, { kind: 'pending' }>;
+  busy: boolean;
+  onDecide: (approve: boolean) => void;
 }) {
-  const fetchApi = useApi(fetchApiRef);
+  return (
+    <Flex direction="column" gap="2" data-testid="pending-call">
+      <Text weight="bold">
+        {entry.title ?? entry.name} ({entry.safety === 'destructive' ? 'destructive' : 'changes state'})
+      </Text>
+      <Text as="p" variant="body-small">
+        The assistant wants to run <strong>{entry.name}</strong> as you with these arguments. Nothing has run yet.
+      </Text>
+      <pre data-testid="confirm-args" style={{ whiteSpace: 'pre-wrap', fontSize: 12, margin: 0 }}>
+        {JSON.stringify(entry.args, null, 2)}
+      </pre>
+      {entry.decided ? (
+        <Text color="secondary">{entry.decided === 'confirmed' ? 'Confirmed by you.' : 'Declined by you.'}</Text>
+      ) : (
+        <Flex gap="2">
+          <Button variant="primary" destructive isPending={busy} onPress={() => onDecide(true)}>
+            Confirm and run
+          </Button>
+          <Button variant="secondary" isDisabled={busy} onPress={() => onDecide(false)}>
+            Decline
+          </Button>
+        </Flex>
+      )}
+    </Flex>
+  );
+}
+
+/**
+ * Chat with the model behind the promotions backend: streamed answers, a card per tool call (tool,
+ * arguments, result), and a confirmation step for every call that would change something.
+ */
+function ChatView({ client }: { client: AssistantClient }) {
   const [input, setInput] = useState('');
-  const [history, setHistory] = useState<ChatMessage[]>([{ role: 'system', content: SYSTEM_PROMPT }]);
-  const [entries, setEntries] = useState<ChatEntry[]>([]);
-  const [waiting, setWaiting] = useState<{ calls: ToolCall[]; index: number; messages: ChatMessage[] } | undefined>();
+  const [messages, setMessages] = useState<ChatMessage[]>([]);
+  const [log, setLog] = useState<ChatEntry[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
 
-  /** Runs tool calls in order; stops at a destructive one until the user clicks. */
-  const drive = useCallback(
-    async (messages: ChatMessage[], calls: ToolCall[], index: number, approved?: boolean): Promise<void> => {
-      let msgs = messages;
-      for (let i = index; i < calls.length; i++) {
-        const c = calls[i];
-        const tool = tools.find((t) => t.name === c.function.name);
-        let args: Record<string, unknown> = {};
-        try {
-          args = JSON.parse(c.function.arguments || '{}');
-        } catch {
-          // the model sent bad JSON; the tool will say what is missing
-        }
-        if (tool && isDestructive(tool) && !(i === index && approved !== undefined)) {
-          setWaiting({ calls, index: i, messages: msgs });
-          return;
-        }
-        if (i === index && approved === false) {
-          setEntries((e) => [...e, { kind: 'tool', name: c.function.name, args, rejected: true }]);
-          msgs = [...msgs, { role: 'tool', tool_call_id: c.id, content: 'The user rejected this call.' }];
-          continue;
-        }
-        const result = tool
-          ? await connection
-              .callTool(c.function.name, args)
-              .catch((e: Error): ToolResult => ({ isError: true, content: [{ type: 'text', text: e.message }] }))
-          : { isError: true, content: [{ type: 'text', text: `unknown tool ${c.function.name}` }] };
-        setEntries((e) => [...e, { kind: 'tool', name: c.function.name, args, result }]);
-        msgs = [...msgs, { role: 'tool', tool_call_id: c.id, content: resultText(result).slice(0, 20_000) }];
-      }
-      const reply = await completeChat({ endpoint, model, messages: msgs, tools, fetch: fetchApi.fetch });
-      msgs = [...msgs, reply];
-      setHistory(msgs);
-      if (reply.content) setEntries((e) => [...e, { kind: 'assistant', text: reply.content ?? '' }]);
-      if (reply.tool_calls?.length) await drive(msgs, reply.tool_calls, 0);
-    },
-    [connection, endpoint, fetchApi, model, tools],
-  );
-
-  const guarded = async (f: () => Promise<void>) => {
+  const run = async (body: ChatRequestBody) => {
     setBusy(true);
     setError(undefined);
     try {
-      await f();
+      await client.chat(body, (e) => {
+        setLog((l) => applyEvent(l, e));
+        setMessages((m) => conversationAfter(e, m));
+      });
     } catch (e) {
       setError(e as Error);
     } finally {
@@ -365,48 +382,40 @@ function ChatView({
     }
   };
 
-  const send = () =>
-    guarded(async () => {
-      const text = input.trim();
-      if (!text) return;
-      setInput('');
-      setEntries((e) => [...e, { kind: 'user', text }]);
-      const msgs: ChatMessage[] = [...history, { role: 'user', content: text }];
-      setHistory(msgs);
-      await drive(msgs, [], 0);
-    });
-
-  const decide = (ok: boolean) => {
-    const w = waiting;
-    setWaiting(undefined);
-    if (w) guarded(() => drive(w.messages, w.calls, w.index, ok));
+  const send = () => {
+    const text = input.trim();
+    if (!text || busy) return;
+    setInput('');
+    setLog((l) => [...l, { kind: 'user', text }]);
+    const next: ChatMessage[] = [...messages, { role: 'user', content: text }];
+    setMessages(next);
+    void run({ messages: next });
   };
-  const pendingCall = waiting?.calls[waiting.index];
-  const pendingTool = tools.find((t) => t.name === pendingCall?.function.name);
-  let pendingArgs: Record<string, unknown> = {};
-  try {
-    pendingArgs = JSON.parse(pendingCall?.function.arguments || '{}');
-  } catch {
-    pendingArgs = {};
-  }
+
+  const decide = (entry: Extract<ChatEntry, { kind: 'pending' }>, approve: boolean) => {
+    setLog((l) =>
+      l.map((x) =>
+        x.kind === 'pending' && x.id === entry.id ? { ...x, decided: approve ? 'confirmed' : 'declined' } : x,
+      ),
+    );
+    void run({ messages, confirm: { id: entry.id, token: entry.token, approve } });
+  };
 
   return (
     <Flex direction="column" gap="3">
-      <Flex direction="column" gap="2" data-testid="chat-log">
-        {entries.map((e, i) => (
+      <Flex direction="column" gap="2" data-testid="chat-log" aria-live="polite">
+        {log.map((e, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: append-only log
           <Card key={i}>
             <CardBody>
               {e.kind === 'tool' ? (
-                <Flex direction="column" gap="1">
-                  <Text weight="bold">
-                    tool {e.name} {e.rejected ? '(rejected by you)' : ''}
-                  </Text>
-                  <code style={{ fontSize: 12 }}>{JSON.stringify(e.args)}</code>
-                  {e.result ? <ToolResultView result={e.result} /> : null}
-                </Flex>
+                <ToolCallCard entry={e} />
+              ) : e.kind === 'pending' ? (
+                <PendingCallCard entry={e} busy={busy} onDecide={(ok) => decide(e, ok)} />
+              ) : e.kind === 'error' ? (
+                <Alert status="danger" title="The assistant stopped" description={e.message} />
               ) : (
-                <Text as="p">
+                <Text as="p" data-testid={e.kind === 'assistant' ? 'assistant-answer' : undefined}>
                   <strong>{e.kind === 'user' ? 'You' : 'Assistant'}:</strong> {e.text}
                 </Text>
               )}
@@ -418,35 +427,49 @@ function ChatView({
       <Flex gap="2" align="end">
         <TextField
           label="Ask"
-          placeholder="e.g. what would a promotion from stable to prod change?"
+          placeholder="e.g. what version of checkout runs in prod?"
           value={input}
           onChange={setInput}
+          onKeyDown={(ev) => {
+            if (ev.key === 'Enter') send();
+          }}
           style={{ flex: 1 }}
         />
         <Button variant="primary" isPending={busy} onPress={send}>
           Send
         </Button>
       </Flex>
-      <ConfirmToolCall
-        call={pendingTool ? { tool: pendingTool, args: pendingArgs } : undefined}
-        onConfirm={() => decide(true)}
-        onCancel={() => decide(false)}
-      />
     </Flex>
   );
 }
 
-/** Talks to the controller's MCP server through the promotions backend's /mcp proxy. */
-export function AssistantPanel({ connect }: { connect?: () => Promise<McpConnection> }) {
+/**
+ * Talks to the controller's MCP server through the promotions backend's /mcp proxy (tool forms) and,
+ * when the backend has a model (promotions.assistant.llm), chats through /assistant/chat.
+ */
+export function AssistantPanel({
+  connect,
+  chat,
+}: {
+  connect?: () => Promise<McpConnection>;
+  /** The chat client (default: the promotions backend's /assistant routes). */
+  chat?: AssistantClient;
+}) {
   usePageTitle('Assistant · Promotions');
   const api = useApi(promotionsApiRef);
   const fetchApi = useApi(fetchApiRef);
+  const discovery = useApi(discoveryApiRef);
   const config = useApi(configApiRef);
-  const endpoint = config.getOptionalString('promotions.assistant.chatEndpoint');
-  const model = config.getOptionalString('promotions.assistant.model');
+  // Chat used to go from the browser to this endpoint; the model now runs behind the backend.
+  const legacyEndpoint = config.getOptionalString('promotions.assistant.chatEndpoint');
+  const client = useMemo(
+    () => chat ?? assistantClient(() => discovery.getBaseUrl('promotions'), fetchApi.fetch),
+    [chat, discovery, fetchApi],
+  );
   const [state, setState] = useState<{ connection?: McpConnection; tools?: ToolInfo[]; error?: Error }>({});
+  const [status, setStatus] = useState<AssistantStatus | undefined>();
   const [attempt, setAttempt] = useState(0);
-  const [mode, setMode] = useState<'tools' | 'chat'>(endpoint ? 'chat' : 'tools');
+  const [mode, setMode] = useState<'tools' | 'chat' | undefined>();
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: reconnect on retry
   useEffect(() => {
@@ -467,6 +490,17 @@ export function AssistantPanel({ connect }: { connect?: () => Promise<McpConnect
     };
   }, [attempt]);
 
+  useEffect(() => {
+    let cancelled = false;
+    client.status().then(
+      (s) => !cancelled && setStatus(s),
+      () => !cancelled && setStatus({ enabled: false }),
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [client]);
+
   if (state.error)
     return (
       <ErrorState
@@ -478,7 +512,8 @@ export function AssistantPanel({ connect }: { connect?: () => Promise<McpConnect
         }}
       />
     );
-  if (!state.connection || !state.tools) return <LoadingState label="Connecting to the MCP server" />;
+  if (!state.connection || !state.tools || !status) return <LoadingState label="Connecting to the MCP server" />;
+  const current = mode ?? (status.enabled ? 'chat' : 'tools');
   return (
     <Card>
       <CardHeader>
@@ -486,18 +521,29 @@ export function AssistantPanel({ connect }: { connect?: () => Promise<McpConnect
           <Text as="h3" variant="title-small">
             Assistant · {state.tools.length} tools
           </Text>
-          {endpoint ? (
-            <Switch label="Chat" isSelected={mode === 'chat'} onChange={(c) => setMode(c ? 'chat' : 'tools')} />
+          {status.enabled ? (
+            <Switch
+              label={`Chat${status.model ? ` (${status.model})` : ''}`}
+              isSelected={current === 'chat'}
+              onChange={(c) => setMode(c ? 'chat' : 'tools')}
+            />
           ) : (
             <Text variant="body-small" color="secondary">
-              Set promotions.assistant.chatEndpoint to chat in natural language.
+              Configure promotions.assistant.llm on the backend to chat in natural language.
             </Text>
           )}
         </Flex>
       </CardHeader>
       <CardBody>
-        {mode === 'chat' && endpoint ? (
-          <ChatView connection={state.connection} tools={state.tools} endpoint={endpoint} model={model} />
+        {legacyEndpoint ? (
+          <Alert
+            status="warning"
+            title="promotions.assistant.chatEndpoint is no longer used"
+            description="The model is called by the promotions backend now, so its key never reaches the browser: move the endpoint to promotions.assistant.llm (baseUrl, model, apiKey) in the backend's app-config and remove chatEndpoint."
+          />
+        ) : null}
+        {current === 'chat' && status.enabled ? (
+          <ChatView client={client} />
         ) : (
           <ToolsView connection={state.connection} tools={state.tools} />
         )}

@@ -17,6 +17,7 @@ import {
   versionIn,
 } from '@kpromo/plugin-promotions-react';
 import { useEntityLinks, usePromotionsLinks } from '../routes';
+import { ReleaseHistory } from './ReleaseHistory';
 
 /** The kpromo Application behind a catalog entity: the catalog module's annotations, else the entity name. */
 export function applicationOf(entity: Entity): { name: string; namespace?: string } {
@@ -174,6 +175,10 @@ export function EntityPromotionsContent() {
       ) : (
         <HistoryTable plans={mine.slice(0, 10)} app={found.name} label="Last promotions" />
       )}
+      <Text as="h3" variant="title-small">
+        Release history
+      </Text>
+      <ReleaseHistory namespace={found.namespace} application={found.name} />
     </Flex>
   );
 }
@@ -269,6 +274,10 @@ export function EnvironmentPromotionsContent() {
           Nothing has been promoted into {found.name} yet.
         </Text>
       )}
+      <Text as="h3" variant="title-small">
+        Release history of {found.name}
+      </Text>
+      <ReleaseHistory namespace={found.namespace} environment={found.name} />
     </Flex>
   );
 }

@@ -6,6 +6,7 @@ import {
   EmptyState,
   type EnvironmentSummary,
   ErrorState,
+  type FlowStageView,
   formatCountdown,
   formatRelative,
   HealthBadge,
@@ -21,6 +22,7 @@ import {
   promotionsApiRef,
   readableMessage,
   StatusPill,
+  shortRef,
   summarizeReasons,
   type Transition,
   useNow,
@@ -32,7 +34,8 @@ import {
 import { type CSSProperties, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { useEntityLinks, usePromotionsLinks } from '../routes';
-import { ChangeList, ConfirmDialog } from './Confirm';
+import { CandidateDiff } from './CandidateDiff';
+import { ConfirmDialog } from './Confirm';
 
 const card: CSSProperties = {
   border: '1px solid var(--bui-border, #d0d0d0)',
@@ -55,15 +58,34 @@ function AppLink({ app }: { app: ApplicationSummary }) {
 }
 
 /** One environment: every application with its version and health; those eligible to move next marked. */
+/** How plans into a stage are approved, from the flow: "auto", "manual · 2 approvals", soak and freezes. */
+export function stageRules(s: FlowStageView | undefined): string {
+  if (!s) return '';
+  const a = s.approvers;
+  const who = [...(a?.users ?? []), ...(a?.groups ?? [])].map(shortRef);
+  return [
+    s.approval === 'auto'
+      ? `auto${s.autoPromotionPaused ? ' (paused)' : ''}`
+      : `manual · ${a?.count ?? 1} approval${(a?.count ?? 1) === 1 ? '' : 's'}${who.length ? ` from ${who.join(', ')}` : ''}`,
+    s.requiredSoakTime ? `soak ${s.requiredSoakTime}` : '',
+    s.freezeWindows?.length ? `freeze windows: ${s.freezeWindows.map((w) => w.name).join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
+
 function StageCard({
   env,
   apps,
   next,
+  settings,
 }: {
   env: EnvironmentSummary;
   apps: ApplicationSummary[];
   /** The transition out of this stage, for "ready for <next>". */
   next?: Transition;
+  /** The flow's rules for plans into this stage. */
+  settings?: FlowStageView;
 }) {
   const ready = new Set(next?.diff?.candidates.map((c) => c.application));
   const deployed = apps.filter((a) => versionIn(a, env.name)?.tag || versionIn(a, env.name)?.digest);
@@ -81,6 +103,11 @@ function StageCard({
               .join(' · ')}
           </Text>
         </Flex>
+        {settings ? (
+          <Text variant="body-small" data-testid={`stage-rules-${env.name}`}>
+            {stageRules(settings)}
+          </Text>
+        ) : null}
         <Text variant="body-small" color="secondary">
           {deployed.length} of {apps.length} deployed
           {deployed.length ? (unhealthy ? ` · ${unhealthy} not healthy` : ' · all healthy') : ''}
@@ -268,7 +295,7 @@ function TransitionColumn({ t, apps }: { t: Transition; apps: ApplicationSummary
             ? `This creates a plan ${t.from} → ${t.to} (flow ${t.flow}) approved by you; the controller copies each image to the ${t.to} registry and rolls it out once the approval policy is met. This changes:`
             : `This creates a plan ${t.from} → ${t.to} (flow ${t.flow}); you cannot approve it, so it waits for an approver. It would change:`}
         </Text>
-        <ChangeList changes={changes} to={t.to} />
+        <CandidateDiff candidates={candidates} images={t.diff?.images} />
       </ConfirmDialog>
     </section>
   );
@@ -284,12 +311,18 @@ function PipelineRow({ p, applications }: { p: Pipeline; applications: Applicati
           Flow {p.flow}{' '}
           <Text as="span" variant="body-small" color="secondary">
             namespace {p.namespace} · {p.stages.map((s) => s.name).join(' → ')}
+            {p.selectorSummary ? ` · ${p.selectorSummary}` : ''}
           </Text>
         </Text>
+        {p.missing.length ? (
+          <Text as="p" variant="body-small" data-testid="missing-stages">
+            Not shown: {p.missing.join(', ')} (no Environment of that name you can see in namespace {p.namespace}).
+          </Text>
+        ) : null}
         <div style={{ display: 'flex', gap: 12, alignItems: 'stretch', overflowX: 'auto', paddingBottom: 4 }}>
           {p.stages.map((s, i) => (
             <div key={s.name} style={{ display: 'contents' }}>
-              <StageCard env={s} apps={apps} next={p.transitions[i]} />
+              <StageCard env={s} apps={apps} next={p.transitions[i]} settings={p.settings[i]} />
               {i < p.stages.length - 1 ? (
                 p.transitions[i] ? (
                   <TransitionColumn t={p.transitions[i]!} apps={apps} />
@@ -323,8 +356,8 @@ export function PipelinePage() {
   if (!pipelines.length)
     return (
       <EmptyState title="No promotion flow found">
-        The environments ({environments.map((e) => e.name).join(', ')}) are no stages of a PromotionFlow you can see.
-        Create a PromotionFlow listing them as stages.
+        There is no PromotionFlow you may list, so the environments ({environments.map((e) => e.name).join(', ')}) are
+        no stages yet. Create a PromotionFlow listing them as stages, or ask for RBAC list on promotionflows.
       </EmptyState>
     );
   return (

@@ -23,6 +23,7 @@ import {
   formatCountdown,
   formatRelative,
   formatTime,
+  gitCommitUrl,
   isFinalPlan,
   isNotFound,
   LiveAnnouncer,
@@ -38,6 +39,7 @@ import {
   readableMessage,
   shortDigest,
   shortRef,
+  shortSha,
   useCurrentUser,
   useNow,
   usePageTitle,
@@ -194,6 +196,23 @@ function AppName({ name, apps }: { name: string; apps?: ApplicationSummary[] }) 
   );
 }
 
+/** The commit delivery wrote to the GitOps repository: linked on a known forge, else the short sha (copyable text). */
+function GitOpsCommit({ commit, repository }: { commit: string; repository?: string }) {
+  const href = gitCommitUrl(repository, commit);
+  return (
+    <Text variant="body-small" data-testid="gitops-commit">
+      GitOps commit{' '}
+      {href ? (
+        <Link href={href} target="_blank" rel="noopener noreferrer" variant="body-small" title={commit}>
+          {shortSha(commit)}
+        </Link>
+      ) : (
+        <code title={commit}>{shortSha(commit)}</code>
+      )}
+    </Text>
+  );
+}
+
 function Version({ v }: { v?: { tag?: string; digest?: string } }) {
   if (!v?.tag && !v?.digest) return <Text variant="body-small">—</Text>;
   return (
@@ -209,6 +228,7 @@ export function PlanDetails({
   onChange,
   plans,
   applications,
+  gitRepository,
 }: {
   plan: PromotionPlan;
   onChange: (p: PromotionPlan) => void;
@@ -216,6 +236,8 @@ export function PlanDetails({
   plans?: PromotionPlan[];
   /** For links to the applications' catalog entities. */
   applications?: ApplicationSummary[];
+  /** The GitOps repository of the target environment, for links to the commits delivery wrote. */
+  gitRepository?: string;
 }) {
   const api = useApi(promotionsApiRef);
   const navigate = useNavigate();
@@ -451,6 +473,7 @@ export function PlanDetails({
                           {times.join(' · ')}
                         </Text>
                       ) : null}
+                      {p?.commit ? <GitOpsCommit commit={p.commit} repository={gitRepository} /> : null}
                     </Flex>
                   </Cell>
                 </Row>
@@ -587,6 +610,7 @@ export function PlanView({
     { pollMs, slowPollMs, stop: (v) => isFinalPlan(v.plan) },
   );
   const apps = usePromotionsData((api) => api.listApplications({ namespace }), [namespace]);
+  const envs = usePromotionsData((api) => api.listEnvironments({ namespace }), [namespace]);
   const current = data.value?.plan;
   useEffect(() => {
     if (override && current && current.metadata.resourceVersion !== override.shownRv) setOverride(undefined);
@@ -618,6 +642,7 @@ export function PlanView({
         plan={plan}
         plans={data.value?.plans}
         applications={apps.value}
+        gitRepository={envs.value?.find((e) => e.name === plan.spec.to)?.gitRepository}
         onChange={(p) => {
           setOverride({ plan: p, shownRv: current.metadata.resourceVersion });
           data.retry();

@@ -21,16 +21,18 @@ import {
 import {
   candidatePairs,
   type DiffResult,
+  type DiffWithImages,
   EmptyState,
   type EnvironmentSummary,
   ErrorState,
+  type FlowView,
+  flowTransitions,
   formatDuration,
-  formatRelative,
-  formatTime,
-  isFinalPlan,
   LoadingState,
   orderEnvironments,
   PhaseBadge,
+  PLAN_PHASE_FILTERS,
+  type PlansFilter,
   type PromotionPlan,
   planHold,
   promotionPlanCreatePermission,
@@ -48,6 +50,8 @@ import {
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router-dom';
 import { usePromotionsLinks } from '../routes';
+import { CandidateDiff } from './CandidateDiff';
+import { RelativeTime } from './RelativeTime';
 
 const list = (s: string) =>
   s
@@ -73,9 +77,12 @@ export function createBlocker(
 export function NewPlanForm({
   environments,
   plans = [],
+  flows,
 }: {
   environments: Array<Pick<EnvironmentSummary, 'name' | 'tier'> & Partial<EnvironmentSummary>>;
   plans?: PromotionPlan[];
+  /** The stage transitions to start on; without them, adjacent environments by tier and those plans used. */
+  flows?: FlowView[];
 }) {
   const api = useApi(promotionsApiRef);
   const navigate = useNavigate();
@@ -85,7 +92,7 @@ export function NewPlanForm({
   const [to, setTo] = useState(envs[1]?.name ?? '');
   const [teams, setTeams] = useState('');
   const [applications, setApplications] = useState('');
-  const [preview, setPreview] = useState<DiffResult | undefined>();
+  const [preview, setPreview] = useState<DiffWithImages | undefined>();
   const [checking, setChecking] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
@@ -101,10 +108,12 @@ export function NewPlanForm({
   // biome-ignore lint/correctness/useExhaustiveDependencies: only once, for the initial choice
   useEffect(() => {
     let cancelled = false;
-    const pairs = candidatePairs(
-      envs.map((e) => ({ ...e, namespace: e.namespace ?? 'default' })),
-      plans,
-    );
+    const pairs = flows?.length
+      ? flows.flatMap(flowTransitions)
+      : candidatePairs(
+          envs.map((e) => ({ ...e, namespace: e.namespace ?? 'default' })),
+          plans,
+        );
     (async () => {
       for (const p of pairs) {
         const d = await api.getDiff({ from: p.from, to: p.to }).catch(() => undefined);
@@ -258,12 +267,8 @@ export function NewPlanForm({
                 {preview.to}
                 {preview.flow ? ` (flow ${preview.flow})` : ''}
               </Text>
+              <CandidateDiff candidates={preview.candidates} images={preview.images} />
               <ul style={{ margin: 0, paddingLeft: 20 }}>
-                {preview.candidates.map((c) => (
-                  <li key={c.application}>
-                    {c.application}: {c.to?.tag ?? 'not deployed'} → {c.from.tag}
-                  </li>
-                ))}
                 {preview.skipped.map((s) => (
                   <li key={s.application}>
                     <Text variant="body-small" color="secondary">
@@ -296,85 +301,105 @@ export const appsOfPlan = (p: PromotionPlan): string[] =>
     : p.spec.candidates.map((c) => c.application);
 
 const ALL = '';
-const PHASES = ['active', 'Pending', 'Promoting', 'Complete', 'Incomplete', 'Failed', 'RolledBack'];
 
+/** The server-side filters of GET /plans, kept in the page URL so a filtered list can be shared. */
 export interface PlanFilter {
-  q: string;
-  stage: string;
+  flow: string;
+  environment: string;
   phase: string;
   action: string;
-  flow: string;
+  application: string;
+  requestedBy: string;
 }
+const FILTER_KEYS: Array<keyof PlanFilter> = ['flow', 'environment', 'phase', 'action', 'application', 'requestedBy'];
 
-/** The plans matching the filter (text matches the plan name, applications and who requested it). */
-export function filterPlans(plans: PromotionPlan[], f: PlanFilter): PromotionPlan[] {
-  const q = f.q.trim().toLowerCase();
-  return plans.filter(
-    (p) =>
-      (!q ||
-        p.metadata.name.toLowerCase().includes(q) ||
-        appsOfPlan(p).some((a) => a.toLowerCase().includes(q)) ||
-        (p.spec.requestedBy ?? '').toLowerCase().includes(q)) &&
-      (!f.stage || `${p.spec.from}>${p.spec.to}` === f.stage) &&
-      (!f.action || (p.spec.action ?? 'promote') === f.action) &&
-      (!f.flow || p.spec.flow === f.flow) &&
-      (!f.phase || (f.phase === 'active' ? !isFinalPlan(p) : (p.status?.phase ?? 'Pending') === f.phase)),
-  );
+/** The filter as GET /plans takes it: empty fields left out. */
+export function plansQuery(f: PlanFilter): PlansFilter {
+  return Object.fromEntries(Object.entries(f).filter(([, v]) => v)) as PlansFilter;
 }
 
 export const PAGE_SIZE = 20;
 
-export function PlansTable({ plans, pageSize = PAGE_SIZE }: { plans: PromotionPlan[]; pageSize?: number }) {
+/** A text filter that asks the server only once typing pauses. */
+function useDebounced(value: string, ms = 300): string {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}
+
+/** Plans, newest first, filtered and paged by the server (GET /plans with limit/continue). */
+export function PlansTable({
+  flows = [],
+  environments = [],
+  pageSize = PAGE_SIZE,
+  canCreate = false,
+}: {
+  flows?: FlowView[];
+  environments?: Array<Pick<EnvironmentSummary, 'name'>>;
+  pageSize?: number;
+  /** The caller may create plans (the form is above): the empty list says how. */
+  canCreate?: boolean;
+}) {
   const links = usePromotionsLinks();
   const navigate = useNavigate();
   const now = useNow(30_000);
   const [params, setParams] = useSearchParams();
-  const filter: PlanFilter = {
-    q: params.get('q') ?? '',
-    stage: params.get('stage') ?? ALL,
-    phase: params.get('phase') ?? ALL,
-    action: params.get('action') ?? ALL,
-    flow: params.get('flow') ?? ALL,
-  };
-  const page = Math.max(0, Number(params.get('page') ?? 0) || 0);
-  const set = (k: keyof PlanFilter | 'page', v: string) =>
+  const filter = Object.fromEntries(FILTER_KEYS.map((k) => [k, params.get(k) ?? ALL])) as unknown as PlanFilter;
+  const application = useDebounced(filter.application);
+  const requestedBy = useDebounced(filter.requestedBy);
+  const query = plansQuery({ ...filter, application, requestedBy });
+  const key = JSON.stringify(query);
+  // continue tokens of the pages before the current one (the first page has none)
+  const [starts, setStarts] = useState<Array<string | undefined>>([undefined]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new filter starts at the first page
+  useEffect(() => setStarts([undefined]), [key]);
+  const start = starts[starts.length - 1];
+  const data = usePromotionsData(
+    (api) => api.listPlansPage({ ...query, limit: pageSize, continue: start }),
+    [key, start, pageSize],
+    { pollMs: 5000, stop: () => false },
+  );
+  const set = (k: keyof PlanFilter, v: string) =>
     setParams(
       (prev) => {
         const n = new URLSearchParams(prev);
         if (v) n.set(k, v);
         else n.delete(k);
-        if (k !== 'page') n.delete('page');
         return n;
       },
       { replace: true },
     );
-  const sorted = useMemo(() => [...plans].sort((a, b) => created(b).localeCompare(created(a))), [plans]);
-  const stages = [...new Set(plans.map((p) => `${p.spec.from}>${p.spec.to}`))].sort();
-  const flows = [...new Set(plans.map((p) => p.spec.flow))].sort();
-  const visible = filterPlans(sorted, filter);
-  const pages = Math.max(1, Math.ceil(visible.length / pageSize));
-  const current = Math.min(page, pages - 1);
-  const shown = visible.slice(current * pageSize, (current + 1) * pageSize);
-  const filtered = Object.values(filter).some(Boolean);
+  const filtered = FILTER_KEYS.some((k) => filter[k]);
+  // The page shown stays until the next one has arrived: paging and filtering do not blank the table.
+  const last = useRef(data.value);
+  if (data.value) last.current = data.value;
+  const page = data.value ?? last.current;
+  const first = (starts.length - 1) * pageSize;
+  const envNames = [...new Set(environments.map((e) => e.name))].sort();
 
   return (
     <Flex direction="column" gap="3">
       <Flex gap="3" align="end" style={{ flexWrap: 'wrap' }}>
         <SearchField
-          label="Search"
-          placeholder="Plan, application or person"
-          value={filter.q}
-          onChange={(v) => set('q', v)}
-          aria-label="Search plans"
+          label="Application"
+          placeholder="Name or glob, e.g. check*"
+          value={filter.application}
+          onChange={(v) => set('application', v)}
+        />
+        <SearchField
+          label="Requested by"
+          placeholder="Part of a name"
+          value={filter.requestedBy}
+          onChange={(v) => set('requestedBy', v)}
         />
         <Select
-          label="Stage"
-          selectedKey={filter.stage}
-          onSelectionChange={(k) => set('stage', String(k ?? ''))}
-          options={[
-            { value: ALL, label: 'All stages' },
-            ...stages.map((s) => ({ value: s, label: s.replace('>', ' → ') })),
-          ]}
+          label="Environment"
+          selectedKey={filter.environment}
+          onSelectionChange={(k) => set('environment', String(k ?? ''))}
+          options={[{ value: ALL, label: 'All environments' }, ...envNames.map((e) => ({ value: e, label: e }))]}
         />
         <Select
           label="Phase"
@@ -382,7 +407,7 @@ export function PlansTable({ plans, pageSize = PAGE_SIZE }: { plans: PromotionPl
           onSelectionChange={(k) => set('phase', String(k ?? ''))}
           options={[
             { value: ALL, label: 'All phases' },
-            ...PHASES.map((p) => ({ value: p, label: p === 'active' ? 'Not finished' : p })),
+            ...PLAN_PHASE_FILTERS.map((p) => ({ value: p, label: p === 'active' ? 'Not finished' : p })),
           ]}
         />
         <Select
@@ -400,20 +425,32 @@ export function PlansTable({ plans, pageSize = PAGE_SIZE }: { plans: PromotionPl
             label="Flow"
             selectedKey={filter.flow}
             onSelectionChange={(k) => set('flow', String(k ?? ''))}
-            options={[{ value: ALL, label: 'All flows' }, ...flows.map((f) => ({ value: f, label: f }))]}
+            options={[
+              { value: ALL, label: 'All flows' },
+              ...[...new Set(flows.map((f) => f.name))].sort().map((f) => ({ value: f, label: f })),
+            ]}
           />
         ) : null}
       </Flex>
-      {visible.length === 0 ? (
-        <Text as="p" data-testid="no-plan-matches">
-          No plan matches these filters.{' '}
-          {filtered ? (
+      {data.error ? <ErrorState error={data.error} onRetry={data.retry} title="Could not list the plans" /> : null}
+      {!page && data.loading ? <LoadingState label="Loading plans" /> : null}
+      {page && page.items.length === 0 ? (
+        filtered ? (
+          <Text as="p" data-testid="no-plan-matches">
+            No plan matches these filters.{' '}
             <Link href={links.plans()} onPress={() => setParams(new URLSearchParams(), { replace: true })}>
               Clear the filters
             </Link>
-          ) : null}
-        </Text>
-      ) : (
+          </Text>
+        ) : (
+          <EmptyState title="No promotion plans yet">
+            {canCreate
+              ? 'Create one above: pick the stage to promote (for example dev → stable), check the candidates, then create the plan and approve it.'
+              : 'Nobody has created a plan yet, and you lack promotion.plan.create to create one. Ask your team lead.'}
+          </EmptyState>
+        )
+      ) : null}
+      {page?.items.length ? (
         <TableRoot aria-label="Promotion plans">
           <TableHeader>
             <Column isRowHeader>Plan</Column>
@@ -426,11 +463,10 @@ export function PlansTable({ plans, pageSize = PAGE_SIZE }: { plans: PromotionPl
             <Column>Took</Column>
           </TableHeader>
           <TableBody>
-            {shown.map((p) => {
+            {page.items.map((p) => {
               const ns = p.metadata.namespace ?? 'default';
               const href = links.plan(ns, p.metadata.name);
               const apps = appsOfPlan(p);
-              const at = created(p);
               const took =
                 p.status?.startedAt && p.status?.completedAt
                   ? formatDuration(Date.parse(p.status.completedAt) - Date.parse(p.status.startedAt))
@@ -477,13 +513,7 @@ export function PlansTable({ plans, pageSize = PAGE_SIZE }: { plans: PromotionPl
                   </Cell>
                   <Cell>
                     <Text variant="body-small">
-                      {at ? (
-                        <time dateTime={at} title={formatTime(at)}>
-                          {formatRelative(at, now)}
-                        </time>
-                      ) : (
-                        '—'
-                      )}
+                      <RelativeTime iso={created(p) || undefined} now={now} />
                     </Text>
                   </Cell>
                   <Cell>
@@ -494,34 +524,31 @@ export function PlansTable({ plans, pageSize = PAGE_SIZE }: { plans: PromotionPl
             })}
           </TableBody>
         </TableRoot>
-      )}
-      {visible.length > pageSize ? (
+      ) : null}
+      {page?.items.length ? (
         <Flex gap="2" align="center" data-testid="plans-paging">
           <Button
             size="small"
             variant="secondary"
-            isDisabled={current === 0}
-            onPress={() => set('page', String(current - 1))}
+            isDisabled={starts.length <= 1}
+            onPress={() => setStarts((s) => s.slice(0, -1))}
           >
             Previous
           </Button>
           <Text variant="body-small" aria-live="polite">
-            {current * pageSize + 1}–{Math.min(visible.length, (current + 1) * pageSize)} of {visible.length} plans
+            {first + 1}–{first + page.items.length}
+            {page.total !== undefined ? ` of ${page.total}` : ''} plans
           </Text>
           <Button
             size="small"
             variant="secondary"
-            isDisabled={current >= pages - 1}
-            onPress={() => set('page', String(current + 1))}
+            isDisabled={!page.continue}
+            onPress={() => setStarts((s) => [...s, page.continue])}
           >
             Next
           </Button>
         </Flex>
-      ) : (
-        <Text variant="body-small" color="secondary">
-          {visible.length} of {plans.length} plans
-        </Text>
-      )}
+      ) : null}
     </Flex>
   );
 }
@@ -531,28 +558,20 @@ export function PlansPage() {
   const createPerm = usePromotionPermission(promotionPlanCreatePermission);
   const data = usePromotionsData(
     async (api) => {
-      const [plans, environments] = await Promise.all([api.listPlans(), api.listEnvironments()]);
-      return { plans, environments };
+      const [flows, environments] = await Promise.all([api.listFlows(), api.listEnvironments()]);
+      return { flows, environments };
     },
     [],
-    { pollMs: 5000, stop: () => false },
+    { pollMs: 60_000, stop: () => false },
   );
   if (!data.value && data.loading) return <LoadingState label="Loading plans" />;
   if (!data.value && data.error) return <ErrorState error={data.error} onRetry={data.retry} />;
-  const { plans, environments } = data.value!;
+  const { flows, environments } = data.value!;
   return (
     <Flex direction="column" gap="4">
-      {createPerm.allowed ? <NewPlanForm environments={environments} plans={plans} /> : null}
+      {createPerm.allowed ? <NewPlanForm environments={environments} flows={flows} /> : null}
       {data.error ? <ErrorState error={data.error} onRetry={data.retry} title="Refresh failed" /> : null}
-      {plans.length ? (
-        <PlansTable plans={plans} />
-      ) : (
-        <EmptyState title="No promotion plans yet">
-          {createPerm.allowed
-            ? 'Create one above: pick the stage to promote (for example dev → stable), check the candidates, then create the plan and approve it.'
-            : 'Nobody has created a plan yet, and you lack promotion.plan.create to create one. Ask your team lead.'}
-        </EmptyState>
-      )}
+      <PlansTable flows={flows} environments={environments} canCreate={!!createPerm.allowed} />
     </Flex>
   );
 }

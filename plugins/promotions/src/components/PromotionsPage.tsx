@@ -2,6 +2,7 @@ import { Flex, Tab, TabList, TabPanel, Tabs } from '@backstage/ui';
 import { Route, Routes, useLocation, useParams } from 'react-router-dom';
 import { usePromotionsLinks } from '../routes';
 import { AssistantPanel } from './AssistantPanel';
+import { InsightsPage } from './InsightsPage';
 import { PipelinePage } from './PipelinePage';
 import { PlansPage } from './PlansPage';
 import { PlanView } from './PlanView';
@@ -13,7 +14,7 @@ function PlanRoute() {
   return <PlanView key={`${namespace}/${name}`} namespace={namespace!} name={name!} />;
 }
 
-const SECTIONS = ['releases', 'pipeline', 'plans', 'assistant'] as const;
+const SECTIONS = ['releases', 'pipeline', 'plans', 'insights', 'assistant'] as const;
 
 /** The Promotions page: Releases, Pipeline, Plans (and a plan's view), Assistant. */
 export function PromotionsPage() {
@@ -25,7 +26,9 @@ export function PromotionsPage() {
       ? 'pipeline'
       : pathname.includes('/assistant')
         ? 'assistant'
-        : 'releases';
+        : pathname.includes('/insights')
+          ? 'insights'
+          : 'releases';
   return (
     <Flex direction="column" gap="4" p="4">
       <Tabs selectedKey={selected}>
@@ -38,6 +41,9 @@ export function PromotionsPage() {
           </Tab>
           <Tab id="plans" href={links.plans()}>
             Plans
+          </Tab>
+          <Tab id="insights" href={links.insights()}>
+            Insights
           </Tab>
           <Tab id="assistant" href={links.assistant()}>
             Assistant
@@ -52,6 +58,7 @@ export function PromotionsPage() {
                 <Route path="/pipeline" element={<PipelinePage />} />
                 <Route path="/plans" element={<PlansPage />} />
                 <Route path="/plans/:namespace/:name" element={<PlanRoute />} />
+                <Route path="/insights" element={<InsightsPage />} />
                 <Route path="/assistant" element={<AssistantPanel />} />
               </Routes>
             ) : null}

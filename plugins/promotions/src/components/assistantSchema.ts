@@ -1,3 +1,5 @@
+import type { ToolAnnotations } from '@kpromo/plugin-promotions-common';
+
 /** Pure helpers for the Assistant: JSON-schema → form fields, argument coercion, tool safety. */
 
 export interface JsonSchema {
@@ -20,7 +22,7 @@ export interface ToolInfo {
   title?: string;
   description?: string;
   inputSchema: JsonSchema;
-  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; title?: string };
+  annotations?: ToolAnnotations;
 }
 
 export type FieldKind = 'text' | 'number' | 'boolean' | 'enum' | 'list' | 'json';
@@ -108,12 +110,5 @@ export function toArguments(fields: FormField[], values: Record<string, unknown>
   return out;
 }
 
-/**
- * MCP's defaults: a tool that is not read-only is destructive unless it says destructiveHint: false.
- * Destructive tools always need the user's click, also when the model calls them.
- */
-export function isDestructive(tool: Pick<ToolInfo, 'annotations'>): boolean {
-  const a = tool.annotations ?? {};
-  if (a.readOnlyHint === true) return false;
-  return a.destructiveHint !== false;
-}
+/** Shared with the backend's chat loop (@kpromo/plugin-promotions-common). */
+export { isDestructive, needsConfirmation, toolSafety } from '@kpromo/plugin-promotions-common';

@@ -1,5 +1,14 @@
+import { Readable } from 'node:stream';
+import type { Entity } from '@backstage/catalog-model';
+import { ANNOTATION } from '@kpromo/catalog-backend-module-promotions';
 import { describe, expect, it } from 'vitest';
-import { applicationDocument, environmentDocument, planDocument } from './searchCollator';
+import {
+  applicationDocument,
+  DropIndexedByKpromo,
+  environmentDocument,
+  markIndexedByKpromo,
+  planDocument,
+} from './searchCollator';
 
 const D = (c: string) => `sha256:${c.repeat(64)}`;
 
@@ -63,5 +72,33 @@ describe('kpromo search documents', () => {
     expect(plan.text).toBe(
       'Promotion dev → stable. Flow shop, phase Complete. checkout v1.0.0 → v1.1.0. Requested by user:development/guest. Approved by user:development/guest.',
     );
+  });
+});
+
+describe('one search hit per kpromo object', () => {
+  const entity = (kind: string, name: string, kpromoKind?: string): Entity => ({
+    apiVersion: 'backstage.io/v1alpha1',
+    kind,
+    metadata: { name, namespace: 'default', ...(kpromoKind ? { annotations: { [ANNOTATION.kind]: kpromoKind } } : {}) },
+    spec: { type: 'service', owner: 'group:default/team-shop' },
+  });
+
+  it("leaves the catalog's documents of applications, environments and plans to the kpromo collator, and keeps every other entity", async () => {
+    const entities = [
+      entity('Component', 'checkout', 'Application'),
+      entity('Resource', 'stable', 'Environment'),
+      entity('Resource', 'shop-stable-1', 'PromotionPlan'),
+      entity('System', 'shop', 'PromotionFlow'),
+      entity('Component', 'legacy-billing'),
+      entity('Group', 'team-shop'),
+    ];
+    const decorator = await new DropIndexedByKpromo().getDecorator();
+    const kept: Array<{ title: string }> = [];
+    const out = Readable.from(
+      entities.map((e) => ({ ...markIndexedByKpromo(e), location: `/catalog/${e.metadata.name}` })),
+    ).pipe(decorator);
+    for await (const d of out) kept.push(d);
+    expect(kept.map((d) => d.title)).toEqual(['shop', 'legacy-billing', 'team-shop']);
+    expect(new DropIndexedByKpromo().types).toEqual(['software-catalog']);
   });
 });

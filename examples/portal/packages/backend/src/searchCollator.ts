@@ -1,10 +1,11 @@
 // Search collator for kpromo: applications (versions and health per environment), environments and
-// promotion plans become documents of type `kpromo`, read through the promotions backend
+// promotion plans become documents of type `kpromo` (one per object: the catalog collator leaves the
+// catalog entities of these objects to it, see dropIndexedByKpromo), read through the promotions backend
 // (/api/promotions) with the search plugin's own service token. The backend checks Backstage
 // permissions, then calls the controller as `service:plugin:search`, which Kubernetes RBAC lets read
 // (and nothing else; scripts/start.ts grants it). Results are shown only to users who hold
 // promotion.plan.read (visibilityPermission).
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import {
   type AuthService,
   coreServices,
@@ -12,9 +13,19 @@ import {
   type DiscoveryService,
   readSchedulerServiceTaskScheduleDefinitionFromConfig,
 } from '@backstage/backend-plugin-api';
-import { parseEntityRef } from '@backstage/catalog-model';
+import { type Entity, parseEntityRef } from '@backstage/catalog-model';
+import {
+  type CatalogCollatorEntityTransformer,
+  catalogCollatorExtensionPoint,
+  defaultCatalogCollatorEntityTransformer,
+} from '@backstage/plugin-search-backend-module-catalog';
 import { searchIndexRegistryExtensionPoint } from '@backstage/plugin-search-backend-node/alpha';
-import type { DocumentCollatorFactory, IndexableDocument } from '@backstage/plugin-search-common';
+import type {
+  DocumentCollatorFactory,
+  DocumentDecoratorFactory,
+  IndexableDocument,
+} from '@backstage/plugin-search-common';
+import { ANNOTATION } from '@kpromo/catalog-backend-module-promotions';
 import {
   type ApplicationInfo,
   type EnvironmentInfo,
@@ -123,6 +134,45 @@ export class KpromoCollatorFactory implements DocumentCollatorFactory {
   }
 }
 
+// One hit per object. The catalog collator indexes every catalog entity, and kpromo's catalog module
+// makes an entity of every Application, Environment and PromotionPlan, which this collator indexes
+// too (with versions, health and phase): without the two pieces below, search showed each of them
+// twice. The catalog collator's transformer marks the entities of the kinds this collator indexes
+// (by the kpromo.dev/kind annotation the catalog module writes), and a decorator of the catalog's
+// documents leaves the marked ones out. Other entities, PromotionFlows included, stay as they were.
+
+/** The kpromo kinds this collator indexes itself. */
+export const KPROMO_INDEXED_KINDS: ReadonlySet<string> = new Set<KpromoDocument['kind']>([
+  'Application',
+  'Environment',
+  'PromotionPlan',
+]);
+const MARK = 'kpromoIndexedAs';
+
+/** The catalog's document of an entity, marked when this collator indexes the object it stands for. */
+export const markIndexedByKpromo: CatalogCollatorEntityTransformer = (entity: Entity) => {
+  const kind = entity.metadata.annotations?.[ANNOTATION.kind];
+  const doc = defaultCatalogCollatorEntityTransformer(entity);
+  return kind && KPROMO_INDEXED_KINDS.has(kind) ? { ...doc, [MARK]: kind } : doc;
+};
+
+/** Whether a catalog document stands for an object this collator indexes (and is to be left out). */
+export const indexedByKpromo = (doc: object) => MARK in doc;
+
+/** Leaves the catalog's documents of kpromo objects out of the software-catalog index. */
+export class DropIndexedByKpromo implements DocumentDecoratorFactory {
+  readonly types = ['software-catalog'];
+  async getDecorator(): Promise<Transform> {
+    return new Transform({
+      objectMode: true,
+      transform(doc: IndexableDocument, _enc, done) {
+        if (!indexedByKpromo(doc)) this.push(doc);
+        done();
+      },
+    });
+  }
+}
+
 /** Registers the kpromo collator with the search plugin; schedule from `kpromo.search.schedule`. */
 export default createBackendModule({
   pluginId: 'search',
@@ -135,8 +185,11 @@ export default createBackendModule({
         auth: coreServices.auth,
         scheduler: coreServices.scheduler,
         indexRegistry: searchIndexRegistryExtensionPoint,
+        catalogCollator: catalogCollatorExtensionPoint,
       },
-      async init({ config, discovery, auth, scheduler, indexRegistry }) {
+      async init({ config, discovery, auth, scheduler, indexRegistry, catalogCollator }) {
+        catalogCollator.setEntityTransformer(markIndexedByKpromo);
+        indexRegistry.addDecorator({ factory: new DropIndexedByKpromo() });
         const schedule = config.has('kpromo.search.schedule')
           ? readSchedulerServiceTaskScheduleDefinitionFromConfig(config.getConfig('kpromo.search.schedule'))
           : { frequency: { minutes: 10 }, timeout: { minutes: 5 }, initialDelay: { seconds: 30 } };

@@ -166,6 +166,8 @@ describe('example portal in Chromium', () => {
     );
     expect(await page.getByTestId('stage-dev-checkout').textContent()).toContain('ready for stable');
     expect(await page.getByTestId('stage-stable-checkout').textContent()).toContain('v1.0.0');
+    // the stages and their approval rules come from the PromotionFlow (GET /flows)
+    expect(await page.getByTestId('stage-rules-prod').textContent()).toBe('manual · 1 approval');
     await checkPage('pipeline', { title: /^Pipeline/ });
   });
 
@@ -176,6 +178,15 @@ describe('example portal in Chromium', () => {
     const preview = page.getByTestId('diff-preview');
     await expect.poll(() => preview.textContent()).toContain('4 candidates dev → stable (flow shop)');
     expect(await preview.textContent()).toContain('checkout: v1.0.0 → v1.1.0');
+    // the real diff: both versions' digests short and copyable, where the image is, its source labels
+    const candidate = preview.getByTestId('candidate-checkout');
+    expect(await candidate.getByTestId('digest').allTextContents()).toEqual([
+      expect.stringMatching(/^sha256:[0-9a-f]{12}$/),
+      expect.stringMatching(/^sha256:[0-9a-f]{12}$/),
+    ]);
+    expect(await candidate.textContent()).toMatch(/[\w.-]+:\d+\/shop\/checkout/); // the dev registry and repository
+    // the sample images carry no OCI source labels: the diff says so rather than linking anything
+    await expect.poll(() => candidate.textContent()).toContain('no source labels on the image');
     await checkPage('new-plan', { title: /^Plans/ });
     await page.getByRole('button', { name: 'Create plan' }).click();
     await page.waitForURL(/\/promotions\/plans\/kpromo-portal-e2e\//);
@@ -217,7 +228,7 @@ describe('example portal in Chromium', () => {
     await expect.poll(() => next.getByTestId('eligible-count').textContent()).toBe('4 of 4 ready to promote');
     await next.getByRole('button', { name: 'Promote 4 to prod' }).click();
     const dialog = page.getByRole('dialog');
-    expect(await dialog.getByTestId('change-list').textContent()).toMatch(/checkout: v1\.0\.0 → v1\.1\.0-\S+ in prod/);
+    expect(await dialog.getByTestId('candidate-checkout').textContent()).toMatch(/checkout: v1\.0\.0 → v1\.1\.0-\S+/);
     await checkPage('promote-dialog');
     await dialog.getByRole('button', { name: 'Promote to prod' }).click();
     await page.waitForURL(/\/promotions\/plans\/kpromo-portal-e2e\/shop-prod-/);
@@ -273,15 +284,49 @@ describe('example portal in Chromium', () => {
     await checkPage('plan-rolled-back');
   });
 
-  it('lists the plans with filters, paging and relative times', async () => {
+  it('lists the plans with server-side filters, paging and relative times', async () => {
     await visit('/promotions/plans');
     const table = page.getByRole('grid', { name: 'Promotion plans' });
     await expect.poll(() => table.getByRole('row').count()).toBe(4); // header + 3 plans
-    expect(await table.textContent()).toMatch(/just now|min ago/);
+    expect(await page.getByTestId('plans-paging').textContent()).toContain('1–3 of 3 plans');
+    // relative times; the absolute time shows on keyboard focus
+    const time = table.getByTestId('relative-time').first();
+    expect(await time.textContent()).toMatch(/just now|min ago/);
+    await expect
+      .poll(async () => {
+        await time.focus();
+        return time
+          .getByTestId('absolute-time')
+          .textContent({ timeout: 1000 })
+          .catch(() => '');
+      })
+      .toMatch(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/);
     await visit('/promotions/plans?action=rollback');
     await expect.poll(() => table.getByRole('row').count()).toBe(2);
     expect(await table.textContent()).toContain('-rollback');
+    await visit('/promotions/plans?environment=prod');
+    await expect.poll(() => table.getByRole('row').count()).toBe(2);
+    expect(await table.textContent()).toContain('shop-prod-');
+    await visit('/promotions/plans');
+    await page.getByRole('searchbox', { name: 'Application' }).fill('no-such-app');
+    await page.getByTestId('no-plan-matches').waitFor();
+    await page.getByRole('searchbox', { name: 'Application' }).fill('check*');
+    await expect.poll(() => table.getByRole('row').count()).toBe(4);
     await checkPage('plans', { title: /^Plans/ });
+  });
+
+  it('shows the DORA keys as charts and the release history, rollback included', async () => {
+    await visit('/promotions/insights');
+    const timeline = page.getByRole('list', { name: 'Release history of everything' });
+    await expect
+      .poll(() => timeline.textContent(), { timeout: 60_000, interval: 1000 })
+      .toContain('rollback to v1.0.0');
+    expect(await timeline.textContent()).toContain('checkout');
+    // stable: one promotion that was rolled back, so the change failure rate there is 100%
+    const cfr = page.getByRole('img', { name: /^Change failure rate:/ });
+    expect(await cfr.getAttribute('aria-label')).toMatch(/→ stable: 100%/);
+    expect(await page.getByTestId('dora-deploymentFrequency').textContent()).toMatch(/\/day/);
+    await checkPage('insights', { title: /^Insights/ });
   });
 
   it('says a made-up plan does not exist, and offers the way back', async () => {
@@ -310,6 +355,9 @@ describe('example portal in Chromium', () => {
     const versions = page.getByTestId('entity-versions');
     await expect.poll(() => versions.textContent(), { timeout: 90_000, interval: 1000 }).toContain('v1.1.0');
     expect(await page.getByRole('grid', { name: 'Last promotions' }).textContent()).toContain('rollback');
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Release history of checkout' }).textContent(), { timeout: 30_000 })
+      .toContain('rollback to v1.0.0');
     await checkPage('entity-tab', { title: /^checkout/ });
 
     await visit('/catalog/default/resource/stable/promotions');
@@ -346,6 +394,22 @@ describe('example portal in Chromium', () => {
       )
       .toBeGreaterThan(0);
     expect(await page.getByTestId('kpromo-search-result').first().textContent()).toContain('checkout');
+    // one hit per object: the catalog's own documents of kpromo applications, environments and plans
+    // are left to the kpromo collator (both collators have run several times by now)
+    const linksTo = async () =>
+      page.locator('a[href]').evaluateAll((as) => as.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
+    const hits = (paths: string[], path: string) => paths.filter((p) => p === path).length;
+    let paths = await linksTo();
+    expect(hits(paths, '/catalog/default/component/checkout'), paths.join(', ')).toBe(1);
+    await visit('/search?query=stable');
+    await expect.poll(() => page.getByTestId('kpromo-search-result').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    paths = await linksTo();
+    expect(hits(paths, '/catalog/default/resource/stable'), paths.join(', ')).toBe(1);
+    // the catalog collator still indexes everything else (here: an org group)
+    await visit('/search?query=team-shop');
+    await expect
+      .poll(async () => hits(await linksTo(), '/catalog/default/group/team-shop'), { timeout: 30_000 })
+      .toBe(1);
     await checkPage('search', { title: /^Search/ });
   }, 180_000);
 
@@ -373,6 +437,7 @@ describe('example portal in Chromium', () => {
       '/promotions',
       '/promotions/pipeline',
       '/promotions/plans',
+      '/promotions/insights',
       '/promotions/assistant',
       '/catalog',
       '/catalog/default/component',

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AssistantEvent,
+  type ChatMessage,
+  type ChatToolCall,
+  needsConfirmation,
+  type ToolAnnotations,
+  toolSafety,
+} from '@kpromo/plugin-promotions-common';
+import type { ChatRound, OpenAiTool } from './chatClient.js';
+import type { ConfirmableCall } from './confirmation.js';
+import { parseTextToolCalls, ToolCallTextFilter } from './toolCallText.js';
+
+/** An MCP tool as tools/list describes it. */
+export interface McpTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: object;
+  annotations?: ToolAnnotations;
+}
+
+export interface ToolResult {
+  content?: Array<{ type: string; text?: string }>;
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+export interface LoopOptions {
+  chat: ChatRound;
+  /** System prompt and few-shot messages: server-side, placed before the conversation every round. */
+  preamble: Array<ChatMessage | { role: 'system'; content: string }>;
+  /** The tools offered to the model: those the caller may use (tools/list as the caller). */
+  tools: McpTool[];
+  /** Runs a tool as the caller (through the controller's MCP endpoint, authorised as them). */
+  callTool: (name: string, args: Record<string, unknown>) => Promise<ToolResult>;
+  /** Issues the confirmation token for a call that waits for the user. */
+  issueConfirmation: (call: ConfirmableCall) => { token: string; expiresAt: Date };
+  maxToolRounds: number;
+  maxToolResultChars: number;
+  signal: AbortSignal;
+  emit: (e: AssistantEvent) => void;
+}
+
+/** Largest structured tool output passed on to the browser's card (larger: text only). */
+const MAX_STRUCTURED_JSON = 50_000;
+
+export function toOpenAiTools(tools: McpTool[]): OpenAiTool[] {
+  return tools.map((t) => ({
+    type: 'function',
+    function: {
+      name: t.name,
+      description: [t.title, t.description, needsConfirmation(t) ? '(changes things: the user must confirm)' : '']
+        .filter(Boolean)
+        .join(' — '),
+      parameters: { type: 'object', properties: {}, ...t.inputSchema },
+    },
+  }));
+}
+
+/** A tool's output as text for the model: its text content, else its structured content as JSON. */
+export function resultText(r: ToolResult): string {
+  const text = (r.content ?? [])
+    .map((c) => c.text ?? '')
+    .filter(Boolean)
+    .join('\n');
+  if (text) return text;
+  return r.structuredContent === undefined ? '' : JSON.stringify(r.structuredContent);
+}
+
+function parseArgs(raw: string): Record<string, unknown> | string {
+  try {
+    const v = JSON.parse(raw || '{}');
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : 'the arguments are not a JSON object';
+  } catch (e) {
+    return `the arguments are not valid JSON (${(e as Error).message})`;
+  }
+}
+
+/**
+ * The chat loop: asks the model, runs the read-only tools it calls (as the caller), hands their
+ * output back, and repeats until the model answers in text, for at most `maxToolRounds` rounds of
+ * tool calls. A call that changes something is never run here: the loop stops with a `pending`
+ * event; the route runs it only on a later request carrying the user's confirmation
+ * (`resume`), then the loop goes on.
+ */
+export async function runConversation(
+  o: LoopOptions,
+  history: ChatMessage[],
+  resume?: { call: ChatToolCall; approve: boolean },
+): Promise<void> {
+  const msgs = [...history];
+  const byName = new Map(o.tools.map((t) => [t.name, t]));
+  const openAiTools = toOpenAiTools(o.tools);
+
+  const runTool = async (call: ChatToolCall, tool: McpTool, args: Record<string, unknown>) => {
+    o.emit({ type: 'tool_call', id: call.id, name: tool.name, arguments: args, safety: toolSafety(tool) });
+    let result: ToolResult;
+    try {
+      result = await o.callTool(tool.name, args);
+    } catch (e) {
+      result = { isError: true, content: [{ type: 'text', text: (e as Error).message }] };
+    }
+    const text = resultText(result).slice(0, o.maxToolResultChars);
+    const structured =
+      result.structuredContent !== undefined && JSON.stringify(result.structuredContent).length <= MAX_STRUCTURED_JSON
+        ? { structuredContent: result.structuredContent }
+        : {};
+    o.emit({
+      type: 'tool_result',
+      id: call.id,
+      name: tool.name,
+      isError: result.isError === true,
+      summary: text.slice(0, 2000),
+      ...structured,
+    });
+    msgs.push({
+      role: 'tool',
+      tool_call_id: call.id,
+      content: result.isError ? `Error: ${text}` : text || '(no output)',
+    });
+  };
+
+  /** A call the loop answers itself without running anything (unknown tool, bad arguments). */
+  const refuse = (call: ChatToolCall, message: string) => {
+    o.emit({ type: 'tool_result', id: call.id, name: call.function.name, isError: true, summary: message });
+    msgs.push({ role: 'tool', tool_call_id: call.id, content: `Error: ${message}` });
+  };
+
+  if (resume) {
+    const tool = byName.get(resume.call.function.name);
+    const args = parseArgs(resume.call.function.arguments);
+    if (!tool || typeof args === 'string') refuse(resume.call, `cannot run ${resume.call.function.name}`);
+    else if (resume.approve) await runTool(resume.call, tool, args);
+    else {
+      o.emit({
+        type: 'tool_result',
+        id: resume.call.id,
+        name: tool.name,
+        isError: false,
+        summary: 'declined by the user',
+      });
+      msgs.push({
+        role: 'tool',
+        tool_call_id: resume.call.id,
+        content: 'The user declined this call; nothing was changed.',
+      });
+    }
+  }
+
+  for (let rounds = 0; ; ) {
+    const filter = new ToolCallTextFilter();
+    const reply = await o.chat({
+      messages: [...o.preamble, ...msgs],
+      tools: openAiTools,
+      signal: o.signal,
+      onText: (d) => {
+        const visible = filter.push(d);
+        if (visible) o.emit({ type: 'text', delta: visible });
+      },
+    });
+    const tail = filter.end();
+    if (tail) o.emit({ type: 'text', delta: tail });
+
+    let calls = reply.toolCalls;
+    let content = reply.content;
+    if (!calls.length) {
+      const parsed = parseTextToolCalls(reply.content);
+      if (!parsed.ok) {
+        // Tell the model what was wrong and let it try again, within the round cap.
+        msgs.push({ role: 'assistant', content: reply.content });
+        msgs.push({
+          role: 'user',
+          content: `(Your ${parsed.error}: ${parsed.raw}. Write it as <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>, or answer in plain text.)`,
+        });
+        if (++rounds >= o.maxToolRounds) {
+          o.emit({
+            type: 'error',
+            code: 'malformed_tool_call',
+            message: `the model wrote a tool call that could not be read (${parsed.error}): ${parsed.raw}`,
+          });
+          o.emit({ type: 'done', reason: 'stopped', messages: msgs });
+          return;
+        }
+        continue;
+      }
+      content = parsed.text;
+      calls = parsed.calls.map((c) => ({
+        id: `call-${randomUUID().slice(0, 8)}`,
+        type: 'function' as const,
+        function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+      }));
+    }
+    const assistant: Extract<ChatMessage, { role: 'assistant' }> = {
+      role: 'assistant',
+      content: content || null,
+      ...(calls.length ? { tool_calls: calls } : {}),
+    };
+    msgs.push(assistant);
+    if (!calls.length) {
+      o.emit({ type: 'done', reason: 'answered', messages: msgs });
+      return;
+    }
+    if (rounds++ >= o.maxToolRounds) {
+      // The model wants yet another round: stop, leaving these calls unanswered and unrun.
+      msgs.pop();
+      o.emit({
+        type: 'error',
+        code: 'max_rounds',
+        message: `stopped after ${o.maxToolRounds} rounds of tool calls without an answer (promotions.assistant.llm.maxToolRounds)`,
+      });
+      o.emit({ type: 'done', reason: 'stopped', messages: msgs });
+      return;
+    }
+    for (const [i, call] of calls.entries()) {
+      const tool = byName.get(call.function.name);
+      if (!tool) {
+        refuse(call, `there is no tool "${call.function.name}"; the tools are: ${[...byName.keys()].join(', ')}`);
+        continue;
+      }
+      const args = parseArgs(call.function.arguments);
+      if (typeof args === 'string') {
+        refuse(call, `${tool.name}: ${args}`);
+        continue;
+      }
+      if (needsConfirmation(tool)) {
+        // Later calls of this reply never happened: the model may ask again after the user's answer.
+        assistant.tool_calls = calls.slice(0, i + 1);
+        const { token, expiresAt } = o.issueConfirmation({
+          id: call.id,
+          name: tool.name,
+          arguments: call.function.arguments,
+        });
+        o.emit({
+          type: 'pending',
+          id: call.id,
+          name: tool.name,
+          ...(tool.title ? { title: tool.title } : {}),
+          arguments: args,
+          safety: toolSafety(tool),
+          token,
+          expiresAt: expiresAt.toISOString(),
+        });
+        o.emit({ type: 'done', reason: 'pending', messages: msgs });
+        return;
+      }
+      await runTool(call, tool, args);
+    }
+  }
+}
