@@ -12,6 +12,7 @@ export * from './kube.js';
 export * from './llm/assistantConfig.js';
 export * from './llm/llamaServer.js';
 export * from './manifests.js';
+export * from './otel/collector.js';
 export * from './registry/basicAuthProxy.js';
 export * from './registry/faultProxy.js';
 export * from './registry/pushImage.js';

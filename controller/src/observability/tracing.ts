@@ -59,3 +59,11 @@ export function withSpan<T>(name: string, attrs: Attributes, fn: (span: Span) =>
     }
   });
 }
+
+/**
+ * Records a release event (plan approved, app succeeded, …) on the active span, so a trace shows
+ * what happened where it happened; a no-op without tracing or outside a span.
+ */
+export function spanEvent(name: string, attrs: Attributes = {}): void {
+  trace.getActiveSpan()?.addEvent(name, attrs);
+}

@@ -36,7 +36,8 @@ export async function advanceApp(c: AppStep): Promise<number | undefined> {
   if (ap.phase === 'Copying' && ap.copied) ap.phase = 'Writing';
   if (ap.phase === 'Writing' && !ap.written) await write(c);
   if (ap.phase === 'Writing' && ap.written) ap.phase = 'RollingOut';
-  if (ap.phase === 'RollingOut') return verdict(c);
+  if (ap.phase === 'RollingOut')
+    return c.run.span('promote.rollout', { 'kpromo.app': ap.application }, () => verdict(c));
   return undefined;
 }
 

@@ -1,4 +1,5 @@
 import type { AppProgress, NotificationEvent, PromotionPlan } from '@kpromo/api';
+import { spanEvent } from '../../observability/tracing.js';
 import { iso } from '../time.js';
 import type { PlanEvent, PromotionDeps } from './deps.js';
 
@@ -19,7 +20,12 @@ export function planAnnouncer(
 ): PlanAnnouncer {
   const event: PlanAnnouncer['event'] = (type, reason, message) =>
     void deps.events?.record(ref.stored(), type, reason, message);
-  const notify: PlanAnnouncer['notify'] = (type, extra = {}) =>
+  const notify: PlanAnnouncer['notify'] = (type, extra = {}) => {
+    spanEvent(`kpromo.${type}`, {
+      'kpromo.plan': `${ref.namespace}/${ref.name}`,
+      ...(extra.application ? { 'kpromo.app': extra.application } : {}),
+      ...(extra.digest ? { 'kpromo.digest': extra.digest } : {}),
+    });
     deps.notify?.({
       type,
       namespace: ref.namespace,
@@ -30,6 +36,7 @@ export function planAnnouncer(
       time: iso(now()),
       ...extra,
     });
+  };
   return {
     event,
     notify,

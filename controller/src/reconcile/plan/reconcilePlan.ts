@@ -6,7 +6,7 @@ import type { PromotionDeps, ReconcileOutcome } from './deps.js';
 import { concludePass } from './finish.js';
 import { holdAtGate } from './gate.js';
 import { stopInvalidPlan } from './invalid.js';
-import { planRun } from './run.js';
+import { type PlanRun, planRun } from './run.js';
 import { startPlan } from './start.js';
 
 /**
@@ -33,7 +33,23 @@ export async function reconcilePlan(
   const run = planRun(deps, plan, namespace, name, signal);
   const { status } = run;
   if (status.phase && TERMINAL_PLAN_PHASES.has(status.phase)) return {};
+  // One span per pass; the apps' steps (copy, write, rollout) nest under it.
+  return run.span(
+    'promote.plan',
+    {
+      'kpromo.plan': `${namespace}/${name}`,
+      'kpromo.action': plan.spec.action ?? 'promote',
+      'kpromo.flow': plan.spec.flow,
+      'kpromo.from': plan.spec.from,
+      'kpromo.to': plan.spec.to,
+    },
+    () => reconcilePass(run, deps),
+  );
+}
 
+/** Gate, validate, start, advance the apps, conclude. */
+async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<ReconcileOutcome> {
+  const { status, plan } = run;
   if (!status.apps?.length) {
     const held = await holdAtGate(run);
     if (held) return held;
