@@ -26,6 +26,9 @@ export default defineConfig({
           globalSetup: ['./test/globalSetup.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
+          // expect.poll waits for real clusters, browsers and processes: 1 s (Vitest's default) is too
+          // short on a busy 2-core machine; a poll that never succeeds still fails, just later.
+          expect: { poll: { timeout: 15_000 } },
           // Files share the same three clusters; run them one at a time on a 2-core machine.
           fileParallelism: false,
         },

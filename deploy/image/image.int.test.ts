@@ -96,7 +96,7 @@ describe('kpromo images', () => {
     expect(r.stderr).toBe('');
     const seen = JSON.parse(r.stdout);
     expect(seen).toMatchObject({ uid: 65532, gid: 65532, groups: [65532], pid: 1, cwd: '/app' });
-    expect(Object.keys(seen.env).sort()).toEqual(['HOME', 'NODE_ENV', 'PATH']);
+    expect(Object.keys(seen.env).sort()).toEqual(['HOME', 'MALLOC_ARENA_MAX', 'NODE_ENV', 'PATH']);
   });
 
   it(`node is the pinned ${NODE.version}; the apps answer --version and --help from their one-file bundles`, async () => {

@@ -44,6 +44,8 @@ export async function startRegistry(
     name?: string;
     /** Extra top-level config YAML, e.g. an auth section. */
     extraConfig?: string;
+    /** Internal: which try this is after "address already in use" on a port picked here. */
+    bindAttempt?: number;
   } = {},
 ): Promise<LocalRegistry> {
   const port = opts.port ?? (await freePort());
@@ -82,7 +84,15 @@ export async function startRegistry(
     } catch {
       // starting
     }
-    if (Date.now() > deadline) throw new Error(`registry on ${url} did not start:\n${tail(proc.logFile)}`);
+    const log = tail(proc.logFile);
+    // A port found free can be taken by another process before the registry binds it (parallel test
+    // runs share the machine): pick another one, unless the caller asked for this port.
+    if (/address already in use/.test(log) && opts.port === undefined && (opts.bindAttempt ?? 1) < 3) {
+      await stopProcess(proc);
+      if (!opts.storage) rmSync(storage, { recursive: true, force: true });
+      return startRegistry({ ...opts, bindAttempt: (opts.bindAttempt ?? 1) + 1 });
+    }
+    if (Date.now() > deadline) throw new Error(`registry on ${url} did not start:\n${log}`);
     await sleep(100);
   }
   return {

@@ -31,6 +31,8 @@ const NS = flag('namespace') ?? 'kpromo-portal';
 const CONTROLLER_PORT = Number(flag('controller-port') ?? 17680);
 const MCP_PORT = Number(flag('mcp-port') ?? CONTROLLER_PORT + 1);
 const REGISTRY_PORT = Number(flag('registry-port') ?? 17611);
+/** An app-config file given after the others (e.g. promotions.assistant.llm for a model endpoint). */
+const EXTRA_CONFIG = flag('extra-config');
 const here = import.meta.dirname;
 const portal = join(here, '..');
 const say = (m: string) => console.log(`\x1b[35m▸\x1b[0m ${m}`);
@@ -224,6 +226,7 @@ async function main() {
       join(portal, 'app-config.yaml'),
       '--config',
       namespaceConfig,
+      ...(EXTRA_CONFIG ? ['--config', EXTRA_CONFIG] : []),
     ],
     {
       cwd: join(portal, 'packages/backend'),

@@ -4,11 +4,13 @@
 // visit fails on a console error or an uncaught exception, on a serious axe-core violation and on a
 // missing page title, and writes a screenshot to docs/screenshots/. On the way it promotes dev ->
 // stable (plan form + approve dialog) and stable -> prod (pipeline, one click), follows the plans live,
-// rolls back and checks the clusters' workloads.
+// rolls back and checks the clusters' workloads. The assistant chats with a real model: llama.cpp's
+// llama-server running Gemma 3 270M (test/llm, as plugins/promotions-backend/test/assistant.int).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, kubeConfigFor } from '@kpromo/test-harness';
+import { assistantLlmConfig, freePort, kubeConfigFor, type LlamaServer, startLlamaServer } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -20,6 +22,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const APP_TITLE = 'kpromo portal';
 
 let portal: ChildProcess | undefined;
+let llama: LlamaServer | undefined;
 let browser: Browser | undefined;
 let page: Page;
 let consoleWatch: ConsoleWatch;
@@ -28,6 +31,10 @@ const output: string[] = [];
 const visited: string[] = [];
 
 async function startPortal(): Promise<string> {
+  llama = await startLlamaServer();
+  // The backend's model endpoint (promotions.assistant.llm), given to the portal as an extra app-config.
+  const assistantConfig = join(mkdtempSync(join(tmpdir(), 'kpromo-portal-llm-')), 'app-config.assistant.yaml');
+  writeFileSync(assistantConfig, JSON.stringify({ promotions: { assistant: { llm: assistantLlmConfig(llama) } } }));
   const port = await freePort();
   const controllerPort = await freePort();
   const mcpPort = await freePort();
@@ -47,6 +54,8 @@ async function startPortal(): Promise<string> {
       '17631',
       '--namespace',
       NS,
+      '--extra-config',
+      assistantConfig,
     ],
     { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
   );
@@ -132,9 +141,31 @@ afterAll(async () => {
     portal.kill('SIGTERM');
     await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
   }
+  await llama?.stop();
 }, 60_000);
 
 describe('example portal in Chromium', () => {
+  it('assistant chat: "what version of checkout runs in prod?" shows the tool call card and the real version', async () => {
+    // First, while prod runs the sample release's v1.0.0 (as in the backend's assistant test).
+    const prodTag = await deploymentTag('prod', 'checkout');
+    const version = /^v\d+\.\d+\.\d+/.exec(prodTag)?.[0];
+    expect(version, prodTag).toBeDefined();
+    await visit('/promotions/assistant');
+    await expect.poll(() => page.getByText(/Assistant · \d+ tools/).count(), { timeout: 30_000 }).toBe(1);
+    // A model is configured, so the panel opens in chat mode.
+    expect(await page.getByRole('switch', { name: /^Chat/ }).isChecked()).toBe(true);
+    await page.getByRole('textbox', { name: 'Ask' }).fill('what version of checkout runs in prod?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    // The answer streams in (a few characters at a time): poll until it is complete enough.
+    const answer = page.getByTestId('assistant-answer');
+    await expect.poll(async () => (await answer.last().textContent()) ?? '', { timeout: 120_000 }).toContain(version);
+    const card = page.getByTestId('tool-call').first();
+    expect(await card.textContent()).toMatch(/^tool (list|state)/);
+    expect(await card.getByTestId('tool-call-result').textContent()).toContain(version);
+    await checkPage('assistant-chat', { title: /^Assistant/ });
+    await visit('/promotions'); // where the next test starts
+  }, 180_000);
+
   it('shows the versions running on the real clusters, with drift and readable digests', async () => {
     const cell = (app: string, env: string) => page.getByTestId(`cell-${app}-${env}`);
     await expect.poll(() => cell('checkout', 'dev').textContent(), { timeout: 60_000 }).toContain('v1.1.0');
@@ -305,7 +336,7 @@ describe('example portal in Chromium', () => {
     await expect.poll(() => table.getByRole('row').count()).toBe(2);
     expect(await table.textContent()).toContain('-rollback');
     await visit('/promotions/plans?environment=prod');
-    await expect.poll(() => table.getByRole('row').count()).toBe(2);
+    await expect.poll(() => table.getByRole('row').count(), { timeout: 30_000 }).toBe(2);
     expect(await table.textContent()).toContain('shop-prod-');
     await visit('/promotions/plans');
     await page.getByRole('searchbox', { name: 'Application' }).fill('no-such-app');
@@ -422,6 +453,8 @@ describe('example portal in Chromium', () => {
   it('lists the MCP tools in the assistant and runs one through the backend proxy', async () => {
     await visit('/promotions/assistant');
     await expect.poll(() => page.getByText(/Assistant · \d+ tools/).count(), { timeout: 30_000 }).toBe(1);
+    // Tools mode (the switch's indicator covers its input, hence force).
+    await page.getByRole('switch', { name: /^Chat/ }).uncheck({ force: true });
     const form = page.getByTestId('tool-form-list');
     await form.getByRole('button', { name: /kind/ }).click();
     await page.getByRole('option', { name: 'applications' }).click();
