@@ -379,7 +379,12 @@ export async function restartComponent(
   for (const c of l.clusters)
     await waitUntil(
       `${c.info.name} kube-apiserver /readyz`,
-      async () => (await httpsGet(`${c.info.server}/readyz`, l.pki)).status === 200,
+      async () => {
+        // A restarted component that exited at once (e.g. its port not yet released by the old
+        // process) is started again rather than waited for in vain.
+        if (ensureProcess(p)) console.warn(`[cluster] ${p.name} had exited after its restart; started it again`);
+        return (await httpsGet(`${c.info.server}/readyz`, l.pki)).status === 200;
+      },
       120_000,
       c.procs[0].logFile,
     );

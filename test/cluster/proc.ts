@@ -56,9 +56,22 @@ export async function stopProcess(p: Pick<ManagedProcess, 'pidFile' | 'bin'>, gr
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && isRunning(p)) await sleep(100);
   if (isRunning(p)) process.kill(pid, 'SIGKILL');
-  while (isRunning(p)) await sleep(50);
+  // Its command line empties when its memory is released, before its sockets close: wait until the
+  // process is gone (or a zombie, whose files are closed), so a restart can bind the same port.
+  while (!exited(pid)) await sleep(50);
   rmSync(p.pidFile, { force: true });
   return true;
+}
+
+/** Whether `pid` has exited: no such process, or a zombie (exited, not reaped yet). */
+function exited(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) S …": the state follows the last ')' (comm may contain spaces and parentheses).
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return true;
+  }
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
