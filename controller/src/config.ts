@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { SHARD_LABEL } from '@kpromo/api';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
@@ -57,11 +58,44 @@ export const ConfigSchema = z
           ),
       )
       .default([]),
+    /**
+     * Run as one shard of several controllers: this one reconciles only the namespaces its selector
+     * picks (followed live) and campaigns for its own Lease `<leaderElection.name>-<name>`.
+     */
+    shard: z
+      .object({
+        name: z
+          .string()
+          .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lowercase letters, digits, -)')
+          .max(40)
+          .optional(),
+        /**
+         * Label selector over Namespaces (apiserver syntax, e.g. `team in (a,b)` or
+         * `!promotions.kpromo.dev/shard` for the default shard). Default with a name:
+         * `promotions.kpromo.dev/shard=<name>`.
+         */
+        namespaceSelector: z.string().min(1).max(1024).optional(),
+      })
+      .strict()
+      .optional(),
     maxAttempts: intFrom(1, 100).default(5),
     shutdownGraceSeconds: intFrom(0, 3600).default(20),
   })
   .strict()
   .superRefine((c, ctx) => {
+    if (c.shard && !c.shard.name)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['shard', 'name'],
+        message: 'a shard needs a name (its Lease and its identity in Events and metrics)',
+      });
+    if (c.shard && c.namespaces.length)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['namespaces'],
+        message:
+          'namespaces and shard are exclusive: a shard takes its namespaces from shard.namespaceSelector (label them promotions.kpromo.dev/shard=<name>)',
+      });
     const le = c.leaderElection;
     const leaseMs = le.leaseDurationSeconds * 1000;
     const deadline = le.renewDeadlineMs ?? (leaseMs * 2) / 3;
@@ -108,6 +142,8 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_IDENTITY: ['leaderElection', 'identity'],
   OTEL_EXPORTER_OTLP_ENDPOINT: ['tracing', 'otlpEndpoint'],
   KPROMO_MAX_ATTEMPTS: ['maxAttempts'],
+  KPROMO_SHARD: ['shard', 'name'],
+  KPROMO_SHARD_NAMESPACE_SELECTOR: ['shard', 'namespaceSelector'],
   KPROMO_RESOURCE_KINDS: ['resourceKinds'],
   KPROMO_MCP_ENABLED: ['mcp', 'enabled'],
   KPROMO_MCP_PORT: ['mcp', 'port'],
@@ -198,6 +234,11 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; flags
   if (r.success) {
     const c = r.data;
     c.leaderElection.identity ??= `${hostname()}-${process.pid}`;
+    if (c.shard?.name) {
+      // Each shard elects its own leader: one shard failing never stops the others.
+      c.leaderElection.name = `${c.leaderElection.name}-${c.shard.name}`;
+      c.shard.namespaceSelector ??= `${SHARD_LABEL}=${c.shard.name}`;
+    }
     // The issuers whose JWTs are accepted are authorization servers of the MCP endpoint (RFC 9728).
     c.mcp.oauth.authorizationServers = [
       ...new Set([...c.mcp.oauth.authorizationServers, ...(c.auth.jwt ?? []).map((j) => j.issuer.url)]),

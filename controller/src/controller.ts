@@ -7,8 +7,9 @@ import { workloadsFor } from './candidates/runningVersion.js';
 import type { ClusterClients } from './kube/clusters.js';
 import { EventRecorder } from './kube/events.js';
 import { LiveCache, targetKey } from './kube/liveCache.js';
+import { NamespaceShard } from './kube/namespaceShard.js';
 import { resourcePath, SECRET } from './kube/paths.js';
-import { LeaderElector } from './leader/leaderElection.js';
+import { FencedError, LeaderElector } from './leader/leaderElection.js';
 import { metrics } from './observability/metrics.js';
 import { withSpan } from './observability/tracing.js';
 import { runWorkers, WorkQueue } from './queue/workQueue.js';
@@ -37,6 +38,11 @@ export interface ControllerOptions {
   copyImage: PromotionDeps['copyImage'];
   commitImageChange: PromotionDeps['commitImageChange'];
   resolveDigest?: ApiContext['resolveDigest'];
+  /**
+   * One shard of several controllers: only the namespaces the selector picks (followed live) are
+   * cached and reconciled; `leaderElection.name` is already this shard's Lease.
+   */
+  shard?: { name: string; namespaceSelector: string };
   /** Custom resources (`<plural>.<group>`) open to resource actions (POST /api/v1/resources). */
   resourceKinds?: readonly string[];
   notify?(e: PlanEvent): void;
@@ -82,6 +88,7 @@ export class Controller {
   private workers?: Promise<unknown>;
   private readonly deps: PromotionDeps;
   private standalone = false;
+  private readonly scope?: NamespaceShard;
   readonly api: ApiContext;
   /** SubjectAccessReviews as callers; shared by every door so decisions are cached once. */
   readonly authorizer: Authorizer;
@@ -89,7 +96,11 @@ export class Controller {
   private readonly autoSeen = new Map<string, SeenCandidates>();
 
   constructor(private readonly o: ControllerOptions) {
-    this.cache = new LiveCache(o.clients, o.namespaces, o.log);
+    const shard = o.shard;
+    const scope = shard ? new NamespaceShard(o.clients.control, shard.namespaceSelector, o.log) : undefined;
+    if (scope && shard) scope.onChange(() => metrics.shardNamespaces.set({ shard: shard.name }, scope.list().length));
+    this.cache = new LiveCache(o.clients, scope ?? o.namespaces, o.log);
+    this.scope = scope;
     const control = o.clients.control;
     const extensions = o.extensions ?? loadPlugins();
     this.deps = {
@@ -99,8 +110,12 @@ export class Controller {
       copyImage: o.copyImage,
       commitImageChange: o.commitImageChange,
       readSecret: (ns, name, key) => this.readSecret(ns, name, key),
-      events: new EventRecorder(control, 'kpromo-controller', (e) =>
-        o.log.debug({ err: String(e) }, 'event not recorded'),
+      // reportingInstance names the replica (and so the shard) that acted.
+      events: new EventRecorder(
+        control,
+        'kpromo-controller',
+        (e) => o.log.debug({ err: String(e) }, 'event not recorded'),
+        o.leaderElection.identity,
       ),
       notify: o.notify,
       log: o.log,
@@ -108,7 +123,10 @@ export class Controller {
       claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
       // Without leader election (one replica) there is nothing to fence against.
-      fence: () => this.elector?.fence(),
+      fence: (ns) => {
+        this.elector?.fence();
+        this.fenceNamespace(ns);
+      },
       deliveryMethods: extensions.deliveryMethods,
       workloadKinds: extensions.workloadKinds,
     };
@@ -127,13 +145,35 @@ export class Controller {
         log: o.log,
         onStartedLeading: (signal) => {
           this.leaderSignal = signal;
+          metrics.leader.set(this.leaderLabels(), 1);
           this.enqueueAllPlans();
         },
         onStoppedLeading: () => {
           this.leaderSignal = undefined;
+          metrics.leader.set(this.leaderLabels(), 0);
         },
       });
     }
+  }
+
+  private leaderLabels() {
+    return {
+      lease: `${this.o.leaderElection.namespace}/${this.o.leaderElection.name}`,
+      shard: this.o.shard?.name ?? '',
+    };
+  }
+
+  /** Sharded: throws unless this shard still owns `ns` (it may have been relabelled to another). */
+  private fenceNamespace(ns: string) {
+    if (this.scope && !this.scope.has(ns))
+      throw new FencedError(
+        `namespace ${ns} is no longer in shard ${this.o.shard?.name} (selector ${this.o.shard?.namespaceSelector}): the shard that owns it now resumes from the status journal`,
+      );
+  }
+
+  /** The namespaces this shard owns now (undefined when not sharded). */
+  shardNamespaces(): string[] | undefined {
+    return this.scope?.list();
   }
 
   /** Believes it leads but has not renewed within the renew deadline (a stuck elector). */
@@ -249,6 +289,13 @@ export class Controller {
       metrics.queueDepth.set({ queue: 'statuses' }, this.statusQueue.length);
     });
     await this.cache.start(signal);
+    if (this.scope && this.o.shard) {
+      metrics.shardNamespaces.set({ shard: this.o.shard.name }, this.scope.list().length);
+      this.o.log.info(
+        { shard: this.o.shard.name, selector: this.o.shard.namespaceSelector, namespaces: this.scope.list() },
+        'running as a shard',
+      );
+    }
     // Workload informers for every Environment, so rollout checks and versions read a warm cache.
     await Promise.all(
       // Bounded: an unreachable workload cluster must not keep the controller (and other environments) from starting.
@@ -274,6 +321,10 @@ export class Controller {
       if (!this.isLeader) return undefined;
       const [kind, ref] = key.split(':');
       const [ns, name] = ref.split('/');
+      // Queued before its namespace moved to another shard: that shard has it now.
+      if (this.scope && !this.scope.has(ns)) return undefined;
+      // The shard's namespaces are changing and the cache is relisting: decide nothing for a moment.
+      if (this.cache.settling) return { requeueAfterMs: 250 };
       const end = metrics.reconcileDuration.startTimer({ kind });
       try {
         let r: { requeueAfterMs?: number } = {};

@@ -5,6 +5,7 @@ import { withLocalApi } from './api/index.js';
 import { approvePlan, createPlan, diff, getPlan, listApplications, rollbackPlan } from './api/promotions.js';
 import type { Caller } from './auth/identity.js';
 import { ConfigError, loadConfig } from './config.js';
+import { ShardSelectorError } from './kube/namespaceShard.js';
 import { runMcpStdio } from './mcp/stdio.js';
 import { startController } from './runtime.js';
 import { ApplicationsQuery, parseInput } from './server/schemas.js';
@@ -160,7 +161,8 @@ program
   });
 
 program.parseAsync().catch((e: unknown) => {
-  if (e instanceof ConfigError || e instanceof ApiError) process.stderr.write(`${e.message}\n`);
+  if (e instanceof ConfigError || e instanceof ApiError || e instanceof ShardSelectorError)
+    process.stderr.write(`${e.message}\n`);
   else process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(e instanceof ApiError ? 2 : 1);
 });

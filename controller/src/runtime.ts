@@ -59,6 +59,10 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     commitImageChange: (req) => commitImageChange(req),
     resolveDigest: (ep, repo, tag) => resolveDigest(ep, repo, tag),
     resourceKinds: cfg.resourceKinds,
+    shard:
+      cfg.shard?.name && cfg.shard.namespaceSelector
+        ? { name: cfg.shard.name, namespaceSelector: cfg.shard.namespaceSelector }
+        : undefined,
     notify: (e) => notifications?.emit(e),
     extensions,
     log,
@@ -95,7 +99,12 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
         const h = controller.cache.health();
         return {
           ready: started && h.synced,
-          detail: { synced: h.synced, leader: controller.isLeader, errors: h.errors },
+          detail: {
+            synced: h.synced,
+            leader: controller.isLeader,
+            errors: h.errors,
+            ...(cfg.shard?.name ? { shard: cfg.shard.name, namespaces: controller.shardNamespaces() } : {}),
+          },
         };
       },
     });

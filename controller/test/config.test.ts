@@ -68,4 +68,31 @@ describe('loadConfig', () => {
       /cannot read \(ENOENT\)/,
     );
   });
+
+  it('a shard gets its own Lease and, by default, the namespaces labelled promotions.kpromo.dev/shard=<name>', () => {
+    const c = loadConfig({ env: { KPROMO_SHARD: 'blue' } });
+    expect(c.shard).toEqual({ name: 'blue', namespaceSelector: 'promotions.kpromo.dev/shard=blue' });
+    expect(c.leaderElection.name).toBe('kpromo-controller-blue');
+    const d = loadConfig({
+      env: {},
+      file: file(
+        'shard: { name: default, namespaceSelector: "!promotions.kpromo.dev/shard" }\nleaderElection: { name: kp }\n',
+      ),
+    });
+    expect(d.shard?.namespaceSelector).toBe('!promotions.kpromo.dev/shard');
+    expect(d.leaderElection.name).toBe('kp-default');
+    expect(loadConfig({ env: {} }).shard).toBeUndefined();
+  });
+
+  it('refuses a shard without a name, a bad shard name, and a shard together with a namespace list', () => {
+    expect(problems(() => loadConfig({ env: {}, flags: { shard: { namespaceSelector: 'team=a' } } }))).toEqual([
+      expect.stringMatching(/^shard.name .*needs a name/),
+    ]);
+    expect(problems(() => loadConfig({ env: { KPROMO_SHARD: 'Blue_1' } }))[0]).toMatch(
+      /^shard.name \(env KPROMO_SHARD\): must be a DNS label.*got "Blue_1"/,
+    );
+    expect(problems(() => loadConfig({ env: { KPROMO_SHARD: 'a', KPROMO_NAMESPACES: 'x' } }))[0]).toMatch(
+      /^namespaces .*exclusive/,
+    );
+  });
 });

@@ -14,6 +14,8 @@ export class EventRecorder {
     private readonly rest: KubeRest,
     private readonly component = 'kpromo-controller',
     private readonly onError?: (e: unknown) => void,
+    /** This replica (reportingInstance), so an Event says which controller of several acted. */
+    private readonly instance?: string,
   ) {}
 
   async record(obj: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
@@ -36,6 +38,7 @@ export class EventRecorder {
         type,
         source: { component: this.component },
         reportingComponent: this.component,
+        ...(this.instance ? { reportingInstance: this.instance.slice(0, 128) } : {}),
         firstTimestamp: now,
         lastTimestamp: now,
         count: 1,

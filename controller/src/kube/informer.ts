@@ -38,6 +38,12 @@ export interface InformerOptions<T> {
   inactivityMs?: number;
   /** Items per page when listing (default 500). */
   pageSize?: number;
+  /**
+   * Which objects belong in the store (checked before `transform`): the others are not kept, and one
+   * that stops being accepted is reported deleted. For filters the apiserver cannot apply (a shard's
+   * namespaces); call {@link Informer.relistNow} when its answer may have changed.
+   */
+  accept?: (obj: T) => boolean;
 }
 
 export const objectKey = (o: KObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -70,6 +76,9 @@ export class Informer<T extends KObject> {
   /** The open watch connection, and whether {@link restartWatch} ended it. */
   private watchAbort?: AbortController;
   private restartRequested = false;
+  private relistRequested = false;
+  /** Callers of relistNow, told when a list that saw their request has been applied. */
+  private relistWaiters: Array<() => void> = [];
   private stopped = true;
   /** Incremented by start/stop, so a loop from before a stop()+start() exits. */
   private generation = 0;
@@ -150,6 +159,7 @@ export class Informer<T extends KObject> {
 
   stop(): void {
     this.stopped = true;
+    for (const w of this.relistWaiters.splice(0)) w();
     this.generation++;
     this.abort?.abort();
   }
@@ -162,6 +172,23 @@ export class Informer<T extends KObject> {
     if (fromResourceVersion !== undefined) this.resourceVersion = fromResourceVersion;
     this.restartRequested = true;
     this.watchAbort?.abort();
+  }
+
+  /**
+   * Lists again at once (the store and handlers learn the differences), e.g. after the `accept`
+   * filter changed its mind; resolves once a list begun after this call has been applied (or on stop).
+   */
+  relistNow(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    // A list in progress may have filtered its first pages the old way: it lists again when done.
+    this.relistRequested = true;
+    const done = new Promise<void>((resolve) => this.relistWaiters.push(resolve));
+    this.restartWatch('');
+    return done;
+  }
+
+  private accepted(obj: T): boolean {
+    return this.opts.accept ? this.opts.accept(obj) : true;
   }
 
   private emit(type: InformerEvent, obj: T) {
@@ -180,6 +207,7 @@ export class Informer<T extends KObject> {
 
   /** Lists the collection (paged), replaces the store and reports the differences. */
   private async relist(signal: AbortSignal): Promise<void> {
+    this.relistRequested = false;
     const fresh = new Map<string, T>();
     let cont: string | undefined;
     let rv = '';
@@ -200,6 +228,7 @@ export class Informer<T extends KObject> {
       for (const raw of page.items) {
         if (kind && !raw.kind) raw.kind = kind;
         if (page.apiVersion && !raw.apiVersion) raw.apiVersion = page.apiVersion;
+        if (!this.accepted(raw)) continue;
         const key = objectKey(raw);
         const prev = this.store.get(key);
         // Unchanged since we stored it: keep the copy we have.
@@ -220,7 +249,8 @@ export class Informer<T extends KObject> {
       else if (prev !== obj) this.emit('update', obj);
     }
     for (const [key, obj] of old) if (!fresh.has(key)) this.emit('delete', obj);
-    this.resourceVersion = rv;
+    this.resourceVersion = this.relistRequested ? '' : rv;
+    if (!this.relistRequested) for (const w of this.relistWaiters.splice(0)) w();
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
@@ -231,7 +261,17 @@ export class Informer<T extends KObject> {
 
   private apply(type: string, raw: T) {
     const key = objectKey(raw);
+    if (type !== 'DELETED' && !this.accepted(raw)) {
+      // Not (or no longer) ours: forget it as if deleted.
+      const prev = this.store.get(key);
+      if (prev) {
+        this.store.delete(key);
+        this.emit('delete', prev);
+      }
+      return;
+    }
     if (type === 'DELETED') {
+      if (this.opts.accept && !this.store.has(key)) return;
       this.store.delete(key);
       // The event carries the object's last state.
       this.emit('delete', this.transform(raw));
@@ -306,6 +346,8 @@ export class Informer<T extends KObject> {
           buf = buf.slice(nl + 1);
           nl = buf.indexOf('\n');
           if (!line) continue;
+          // Abandoned for a relist (relistNow): the rest of this chunk must not move resourceVersion.
+          if (this.restartRequested) break;
           let ev: { type: string; object: T & { code?: number; reason?: string; message?: string } };
           try {
             ev = JSON.parse(line);
@@ -382,7 +424,8 @@ export class Informer<T extends KObject> {
     const live = () => !this.stopped && gen === this.generation;
     while (live()) {
       try {
-        if (!this.resourceVersion) await this.relist(ac.signal);
+        // Again when a relist was requested while listing (relistNow).
+        while (!this.resourceVersion && live()) await this.relist(ac.signal);
         if (!live()) break;
         const t0 = Date.now();
         const { end, events } = await this.watchOnce(ac.signal);

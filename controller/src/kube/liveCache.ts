@@ -5,6 +5,7 @@ import type { WatchedWorkloadKind } from '../rollout/workloadKind.js';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
 import { Informer, type InformerLog, type KObject, slimHelmRelease } from './informer.js';
+import type { NamespaceScope } from './namespaceShard.js';
 import { HELMRELEASE, KPROMO_TYPES, type ResourceType, resourcePath } from './paths.js';
 import { isNotFound, KubeError, type KubeRest } from './rest.js';
 
@@ -181,11 +182,15 @@ export class LiveCache implements CacheView {
   private readonly targetErrors = new Map<string, string>();
   private readonly listeners: Array<(e: CacheEvent) => void> = [];
   private stopped = false;
+  private scopeWired = false;
 
   constructor(
     private readonly clients: ClusterClients,
-    /** Namespaces of the control cluster to watch; empty = all namespaces. */
-    private readonly namespaces: string[],
+    /**
+     * Namespaces of the control cluster to watch: a list (empty = all namespaces) or a shard's
+     * namespaces, followed live (one watch over all namespaces, keeping only the shard's objects).
+     */
+    private readonly namespaces: string[] | NamespaceScope,
     private readonly log?: InformerLog,
     /**
      * Cap of the HelmRelease discovery backoff (1 s, 2 s, 4 s, ...), used only where the HelmRelease
@@ -208,18 +213,45 @@ export class LiveCache implements CacheView {
   private emit(e: CacheEvent) {
     for (const l of this.listeners) l(e);
   }
+  /**
+   * True while the shard's namespaces change and the kinds relist one by one: the cache may hold a
+   * namespace's plans without its Applications for that moment, so nothing should be decided.
+   */
+  get settling(): boolean {
+    return this.holds > 0;
+  }
+  /** kpromo object events held while the shard's namespaces change (followScope). */
+  private held?: CacheEvent[];
+  private holds = 0;
+  private emitCr(e: CacheEvent) {
+    if (this.held) this.held.push(e);
+    else this.emit(e);
+  }
 
   async start(signal?: AbortSignal): Promise<void> {
     this.stopped = false;
-    const nss = this.namespaces.length ? this.namespaces : [undefined];
+    const scope = Array.isArray(this.namespaces) ? undefined : this.namespaces;
+    if (scope) {
+      await scope.start(signal);
+      if (!this.scopeWired) {
+        this.scopeWired = true;
+        // Namespaces joined or left the shard: list again; the differences arrive as adds and deletes.
+        scope.onChange(() => void this.followScope(scope));
+      }
+    }
+    const listed = Array.isArray(this.namespaces) ? this.namespaces : [];
+    const nss = listed.length ? listed : [undefined];
+    const accept = scope ? (o: KObject) => scope.has(o.metadata.namespace) : undefined;
     for (const kind of Object.keys(KPROMO_TYPES) as KpromoKind[]) {
       // One informer per namespace keeps RBAC namespace-scoped when namespaces are configured.
       for (const ns of nss) {
-        const inf = new Informer<KObject>(this.clients.control, resourcePath(KPROMO_TYPES[kind], ns), this.log);
+        const inf = new Informer<KObject>(this.clients.control, resourcePath(KPROMO_TYPES[kind], ns), this.log, {
+          accept,
+        });
         inf.on((type, obj) => {
           if (kind === 'Application') this.appsByWorkload = undefined;
           if (kind === 'Environment' && type !== 'delete') void this.ensureTarget(obj as Environment);
-          this.emit({ kind, type, obj });
+          this.emitCr({ kind, type, obj });
         });
         this.cr.set(ns ? (`${kind}|${ns}` as KpromoKind) : kind, inf);
         inf.start();
@@ -228,8 +260,34 @@ export class LiveCache implements CacheView {
     await Promise.all([...this.cr.values()].map((i) => i.waitForSync(signal)));
   }
 
+  /**
+   * Namespaces joined or left the shard: every kind lists again, and the differences are announced
+   * only once all kinds have listed, so a plan of a joining namespace is never reconciled while its
+   * Applications or Environments are still missing from the cache (it would fail as invalid).
+   */
+  private async followScope(scope: NamespaceScope): Promise<void> {
+    if (this.stopped) return;
+    const t0 = performance.now();
+    this.held ??= [];
+    this.holds++;
+    try {
+      await Promise.all([...this.cr.values()].map((i) => i.relistNow()));
+      this.log?.info?.(
+        { namespaces: scope.list(), ms: Math.round(performance.now() - t0) },
+        'shard namespaces changed; kpromo objects relisted',
+      );
+    } finally {
+      if (--this.holds === 0) {
+        const held = this.held ?? [];
+        this.held = undefined;
+        for (const e of held) this.emit(e);
+      }
+    }
+  }
+
   stop(): void {
     this.stopped = true;
+    if (!Array.isArray(this.namespaces)) this.namespaces.stop();
     for (const i of this.cr.values()) i.stop();
     for (const t of this.targets.values()) {
       for (const i of t.workloads.values()) i.stop();

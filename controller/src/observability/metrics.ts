@@ -31,6 +31,18 @@ export const metrics = {
     buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   }),
+  leader: new Gauge({
+    name: 'kpromo_leader',
+    help: '1 while this replica holds the Lease (one per shard), else 0: alert when no replica of a shard leads.',
+    labelNames: ['lease', 'shard'] as const,
+    registers,
+  }),
+  shardNamespaces: new Gauge({
+    name: 'kpromo_shard_namespaces',
+    help: "Namespaces in this controller's shard (shard.namespaceSelector).",
+    labelNames: ['shard'] as const,
+    registers,
+  }),
   queueDepth: new Gauge({
     name: 'kpromo_queue_depth',
     help: 'Items waiting in a work queue.',

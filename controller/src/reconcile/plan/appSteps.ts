@@ -91,7 +91,7 @@ async function copy(c: AppStep): Promise<void> {
   const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
   const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
   const toRepo = targetRepository(c);
-  deps.fence?.();
+  deps.fence?.(run.namespace);
   const res = await run.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
     deps.copyImage({
       source: {
@@ -120,7 +120,7 @@ async function write(c: AppStep): Promise<void> {
   const method = r.toEnv.spec.delivery.method;
   const delivery = (deps.deliveryMethods ?? builtinDeliveryMethods).get(method);
   await run.span('promote.write', { 'kpromo.app': ap.application, 'kpromo.delivery': method }, async () => {
-    deps.fence?.();
+    deps.fence?.(run.namespace);
     // validatePlan checked the method with the same registry; this only guards a caller that did not.
     if (!delivery)
       throw new PermanentAppError(
@@ -139,7 +139,7 @@ async function write(c: AppStep): Promise<void> {
       client: () => deps.clientFor(r.toEnv),
       control: deps.control,
       commitImageChange: (req) => deps.commitImageChange(req),
-      fence: () => deps.fence?.(),
+      fence: () => deps.fence?.(run.namespace),
       signal: run.signal,
     })) as DeliveryResult | undefined;
     if (res?.commit !== undefined) ap.commit = res.commit;

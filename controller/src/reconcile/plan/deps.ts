@@ -32,10 +32,11 @@ export interface PromotionDeps {
   /** Attempts for transient failures (registry down, git push) before an app is marked Failed. */
   maxAttempts?: number;
   /**
-   * Leader fencing: throws unless this replica still holds the lease within its renew deadline.
-   * Called right before every side effect (status write, image copy, delivery write).
+   * Fencing: throws unless this replica still holds the lease within its renew deadline and (when
+   * sharded) its shard still owns `namespace`. Called right before every side effect (status
+   * write, image copy, delivery write) of a plan in `namespace`.
    */
-  fence?: () => void;
+  fence?: (namespace: string) => void;
   /**
    * App+environment claims of this process (claimKey -> plan name), shared by all reconciles so two
    * plans never start the same app in the same environment; the plan statuses remain the truth.

@@ -76,5 +76,7 @@ async function markOriginalRolledBack(deps: PromotionDeps, r: ResolvedPlan, apps
   st.apps = (st.apps ?? []).map((a) => (restored.has(a.application) ? { ...a, phase: 'RolledBack' as const } : a));
   // The original plan as a whole is RolledBack only when every app it changed was restored.
   if (st.apps.every((a) => !a.written || a.phase === 'RolledBack')) st.phase = 'RolledBack';
-  await new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, fresh, { fence: deps.fence }).write(st);
+  await new StatusWriter<PromotionPlanStatus, PromotionPlan>(deps.control, fresh, {
+    fence: () => deps.fence?.(orig.metadata.namespace ?? ''),
+  }).write(st);
 }

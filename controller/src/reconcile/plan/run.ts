@@ -30,7 +30,7 @@ export function planRun(
   signal?: AbortSignal,
 ): PlanRun {
   const now = () => deps.now?.() ?? new Date();
-  const journal = new PlanJournal(deps.control, plan, now, deps.fence, deps.journalLingerMs);
+  const journal = new PlanJournal(deps.control, plan, now, () => deps.fence?.(namespace), deps.journalLingerMs);
   return {
     deps,
     namespace,
