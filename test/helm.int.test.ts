@@ -370,12 +370,19 @@ describe('deploy/helm/kpromo: helm template', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    // A Role in each reconciled namespace; the Lease rules only where the Lease lives (the release namespace).
+    // A Role in each reconciled namespace; the Lease rules only where the Lease lives (the release
+    // namespace, which gets a Role with just those although it reconciles nothing there).
     const roles = find(docs, 'Role', 'prod-kpromo-controller');
-    expect(roles.map((r) => r.metadata?.namespace).sort()).toEqual(['team-a', 'team-b']);
-    for (const r of roles) expect(r.rules?.some((x) => x.resources?.includes('leases'))).toBe(false);
+    expect(roles.map((r) => r.metadata?.namespace).sort()).toEqual(['ops', 'team-a', 'team-b']);
+    for (const r of roles)
+      expect(r.rules?.some((x) => x.resources?.includes('leases'))).toBe(r.metadata?.namespace === 'ops');
+    expect(roles.find((r) => r.metadata?.namespace === 'ops')?.rules?.map((r) => r.resources)).toEqual([
+      ['leases'],
+      ['leases'],
+    ]);
     const bindings = find(docs, 'RoleBinding', 'prod-kpromo-controller');
     expect(bindings.map((b) => [b.metadata?.namespace, b.subjects?.[0].namespace]).sort()).toEqual([
+      ['ops', 'ops'],
       ['team-a', 'ops'],
       ['team-b', 'ops'],
     ]);
@@ -387,6 +394,49 @@ describe('deploy/helm/kpromo: helm template', () => {
       name: 'tokens',
       secret: { secretName: 'portal-tokens' },
     });
+  });
+
+  it('config.shard: the shard config the controller accepts, its own Lease, its rules cluster-wide plus reading Namespaces', async () => {
+    const docs = await render(['config.shard.name=blue', 'config.namespaces={team-a}'], { namespace: 'ops' });
+    const dir = mkdtempSync(join(tmpdir(), 'kpromo-cfg-'));
+    try {
+      writeFileSync(join(dir, 'c.yaml'), one(docs, 'ConfigMap', 'kpromo-controller').data?.['config.yaml'] ?? '');
+      const cfg = loadConfig({ file: join(dir, 'c.yaml'), env: {} });
+      expect(cfg).toMatchObject({
+        namespaces: [],
+        shard: { name: 'blue', namespaceSelector: 'promotions.kpromo.dev/shard=blue' },
+        leaderElection: { namespace: 'ops', name: 'kpromo-controller-blue' },
+        clusterAccess: [{ namespaces: ['*'], kubeconfigSecrets: ['kubeconfig-*'], inCluster: true }],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Only the Lease Role is namespaced; it names the shard's Lease.
+    const roles = find(docs, 'Role', 'kpromo-controller');
+    expect(roles.map((r) => r.metadata?.namespace)).toEqual(['ops']);
+    expect(roles[0].rules?.find((r) => r.resourceNames)?.resourceNames).toEqual(['kpromo-controller-blue']);
+    const cluster = one(docs, 'ClusterRole', 'kpromo-controller-shard');
+    expect(cluster.rules).toContainEqual({
+      apiGroups: [''],
+      resources: ['namespaces'],
+      verbs: ['get', 'list', 'watch'],
+    });
+    // The same rules a Role grants per namespace without sharding.
+    const plain = find(await render([], { namespace: 'ops' }), 'Role', 'kpromo-controller')[0];
+    expect(cluster.rules?.filter((r) => !r.resources?.includes('namespaces'))).toEqual(
+      plain.rules?.filter((r) => !r.resources?.includes('leases')),
+    );
+    expect(one(docs, 'ClusterRoleBinding', 'kpromo-controller-shard').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'kpromo-controller', namespace: 'ops' },
+    ]);
+    const selected = await render([
+      'config.shard.name=rest',
+      'config.shard.namespaceSelector=!promotions.kpromo.dev/shard',
+    ]);
+    expect(one(selected, 'ConfigMap', 'kpromo-controller').data?.['config.yaml']).toContain(
+      `namespaceSelector: '!promotions.kpromo.dev/shard'`,
+    );
+    await expect(render(['config.shard.name=Blue_1'])).rejects.toThrow(/shard.*name/);
   });
 
   it('replicaCount and image values', async () => {

@@ -67,7 +67,9 @@ app.kubernetes.io/component: exporter
 
 {{/* JSON list of the namespaces the controller reconciles (config.namespaces, default: the release namespace). */}}
 {{- define "kpromo.namespaces" -}}
-{{- if .Values.config.namespaces -}}
+{{- if .Values.config.shard.name -}}
+{{- list | toJson -}}
+{{- else if .Values.config.namespaces -}}
 {{- .Values.config.namespaces | uniq | toJson -}}
 {{- else -}}
 {{- list .Release.Namespace | toJson -}}
@@ -113,8 +115,12 @@ app.kubernetes.io/component: exporter
 {{- end -}}
 {{- $mcp := dict "enabled" $c.mcp.enabled "host" "0.0.0.0" "port" $mcpPort "path" $c.mcp.path "allowedHosts" (concat $hosts $c.mcp.allowedHosts | uniq) "allowedOrigins" $c.mcp.allowedOrigins "write" $c.mcp.write "maxSessions" (int $c.mcp.maxSessions) "maxSessionsPerCaller" (int $c.mcp.maxSessionsPerCaller) "sessionIdleSeconds" (int $c.mcp.sessionIdleSeconds) -}}
 {{- $access := list -}}
+{{- $accessDefault := $namespaces -}}
+{{- if $c.shard.name -}}
+{{- $accessDefault = list "*" -}}
+{{- end -}}
 {{- range $r := $c.clusterAccess -}}
-{{- $access = append $access (dict "namespaces" (default $namespaces $r.namespaces) "contexts" (default (list) $r.contexts) "kubeconfigSecrets" (default (list) $r.kubeconfigSecrets) "inCluster" (default false $r.inCluster)) -}}
+{{- $access = append $access (dict "namespaces" (default $accessDefault $r.namespaces) "contexts" (default (list) $r.contexts) "kubeconfigSecrets" (default (list) $r.kubeconfigSecrets) "inCluster" (default false $r.inCluster)) -}}
 {{- end -}}
 {{- $cfg := dict
   "namespaces" $namespaces
@@ -130,6 +136,13 @@ app.kubernetes.io/component: exporter
   "maxAttempts" (int $c.maxAttempts)
   "shutdownGraceSeconds" (int $c.shutdownGraceSeconds)
 -}}
+{{- if $c.shard.name -}}
+{{- $shard := dict "name" $c.shard.name -}}
+{{- if $c.shard.namespaceSelector -}}
+{{- $_ := set $shard "namespaceSelector" $c.shard.namespaceSelector -}}
+{{- end -}}
+{{- $_ := set $cfg "shard" $shard -}}
+{{- end -}}
 {{- if $c.tracing.otlpEndpoint -}}
 {{- $_ := set $cfg "tracing" (dict "otlpEndpoint" $c.tracing.otlpEndpoint) -}}
 {{- end -}}
@@ -140,4 +153,30 @@ app.kubernetes.io/component: exporter
 {{- end -}}
 {{- end -}}
 {{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* What the controller does with kpromo objects in the namespaces it reconciles (rbac.yaml). */}}
+{{- define "kpromo.controllerRules" -}}
+- apiGroups: [promotions.kpromo.dev]
+  resources: [applications, environments, promotionflows, notifications]
+  verbs: [get, list, watch]
+- apiGroups: [promotions.kpromo.dev]
+  # create: automatic plans of stages with approval: auto (plans people ask for are created as them,
+  # through impersonation); automate: label its own plans for automatic stages.
+  resources: [promotionplans]
+  verbs: [get, list, watch, create, automate]
+- apiGroups: [promotions.kpromo.dev]
+  resources: [promotionplans/status, applications/status, promotionflows/status, environments/status, notifications/status]
+  verbs: [get, update, patch]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]
+- apiGroups: [""]
+  # Registry, git and webhook credentials and workload-cluster kubeconfigs referenced by CRs.
+  resources: [secrets]
+  verbs: [get]
+- apiGroups: [""]
+  # Release history log (controller/src/history): ConfigMaps labelled promotions.kpromo.dev/history, one per environment and month.
+  resources: [configmaps]
+  verbs: [get, list, create, update, delete]
 {{- end -}}
