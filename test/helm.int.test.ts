@@ -311,7 +311,7 @@ describe('deploy/helm/kpromo: helm template', () => {
     });
   });
 
-  it('values map to controller config keys: static tokens Secret, JWT issuers, namespaces, leader election, mcp, tracing', async () => {
+  it('values map to controller config keys: static tokens Secret, JWT issuers, namespaces, leader election, mcp, tracing, resourceKinds', async () => {
     const docs = await render(
       [
         'config.namespaces={team-a,team-b}',
@@ -325,6 +325,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         'config.auth.jwt[0].issuer.audiences[0]=kpromo',
         'config.auth.jwt[0].claimMappings.username.claim=email',
         'config.workers=8',
+        'config.resourceKinds={widgets.example.com}',
         'rbac.workloads.namespaces={shop}',
       ],
       { release: 'prod-kpromo', namespace: 'ops' },
@@ -366,6 +367,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         mcp: { write: true },
         tracing: { otlpEndpoint: 'http://otel.observability:4318' },
         clusterAccess: [{ namespaces: ['team-a', 'team-b'] }],
+        resourceKinds: ['widgets.example.com'],
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

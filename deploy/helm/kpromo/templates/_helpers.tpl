@@ -134,6 +134,7 @@ app.kubernetes.io/component: exporter
   "egress" (dict "allowedCidrs" $c.egress.allowedCidrs)
   "clusterAccess" $access
   "maxAttempts" (int $c.maxAttempts)
+  "resourceKinds" (default (list) $c.resourceKinds)
   "shutdownGraceSeconds" (int $c.shutdownGraceSeconds)
 -}}
 {{- if $c.shard.name -}}
