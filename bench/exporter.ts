@@ -4,12 +4,14 @@
  * event-to-entity latency and Port calls under steady streams of updates, one per rate (calls are
  * compared with the batching minimum, one bulk call per 20 updates).
  *
- *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20,200] [--clusters dev,stable] [--compiled]
+ *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20,200] [--clusters dev,stable] [--compiled|--image]
  *
  * By default the exporter runs from its TypeScript sources under tsx in a child process (IPC); with
  * --compiled it is the production bundle (`yarn build exporter` → exporter/dist/kpromo-exporter.mjs,
  * built first) under plain node, given a config file, with peak RSS (VmHWM) and CPU seconds read
- * from /proc (Linux). Objects go into a fresh exp-bench-* namespace that is deleted at the end;
+ * from /proc (Linux). --image runs what the container image runs instead: the one-file bundle with
+ * every npm dependency inside (deploy/image/bundle.ts) and the image's environment (MALLOC_ARENA_MAX=2,
+ * NODE_ENV=production). Objects go into a fresh exp-bench-* namespace that is deleted at the end;
  * `--ns exp-bench-x --keep` keeps it, and a later `--ns exp-bench-x` reuses the objects in it
  * (creating 50,000 objects takes the shared local apiserver most of an hour).
  */
@@ -30,11 +32,17 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '20' },
     clusters: { type: 'string', default: 'dev,stable' },
     compiled: { type: 'boolean', default: false },
+    image: { type: 'boolean', default: false },
     ns: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
 });
-const COMPILED = values.compiled === true;
+const IMAGE = values.image === true;
+const COMPILED = values.compiled === true || IMAGE;
+/** The exporter file run by --compiled / --image. */
+const bundleFile = IMAGE
+  ? join(tmpdir(), `kpromo-exporter-image-${process.pid}.mjs`)
+  : join(dirname(fileURLToPath(import.meta.url)), '..', 'exporter/dist/kpromo-exporter.mjs');
 const RUN_TAG = Date.now().toString(36);
 const N = Number(values.n);
 const UPDATES = Number(values.updates);
@@ -101,8 +109,12 @@ function startExporter(config: Record<string, unknown>) {
       resources: DEFAULT_RESOURCES.map((r) => ({ ...r, selector: only })),
     }),
   );
-  compiledChild = spawn(process.execPath, [join(root, 'exporter/dist/kpromo-exporter.mjs'), file], {
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+  compiledChild = spawn(process.execPath, [bundleFile, file], {
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      ...(IMAGE ? { MALLOC_ARENA_MAX: '2', NODE_ENV: 'production', NODE_OPTIONS: '' } : {}),
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 }
@@ -149,7 +161,14 @@ const body = (name: string) => ({
 // Wrapped in main(): the root package is CommonJS, where top-level await is unavailable.
 async function main(): Promise<void> {
   const ready = (await standInReady) as unknown as { url: string; clientId: string; clientSecret: string };
-  if (COMPILED) {
+  if (IMAGE) {
+    const { bundleApp } = await import('../deploy/image/bundle.js');
+    const b = await bundleApp({ entry: 'exporter/src/main.ts', name: 'kpromo-exporter.mjs', repoRoot: root });
+    writeFileSync(bundleFile, b.code);
+    console.log(
+      `exporter: the image's one-file bundle (${(b.code.length / 2 ** 20).toFixed(1)} MiB, every npm dependency inside) under plain node, MALLOC_ARENA_MAX=2`,
+    );
+  } else if (COMPILED) {
     execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/build.ts'), 'exporter'], {
       cwd: root,
       stdio: 'inherit',

@@ -77,3 +77,48 @@ describe('Informer against the apiserver', () => {
   // apiserver a watch from resourceVersion 1 is served, not answered 410 (even after an etcd
   // compaction), so the real-apiserver version of that test only passed on long-running clusters.
 });
+
+describe('Informer with an accept filter (a shard keeping only its namespaces)', () => {
+  it('keeps only accepted objects, forgets one that stops being accepted, and relistNow applies a changed filter before it resolves', async () => {
+    let wanted = new Set(['keep-a']);
+    const seen: Array<[InformerEvent, string]> = [];
+    const f = new Informer<KObject>(dev, PATH, undefined, {
+      labelSelector: LABEL,
+      accept: (o) => wanted.has(o.metadata.name),
+    });
+    f.on((t, o) => seen.push([t, o.metadata.name]));
+    try {
+      await configMap('keep-a');
+      await configMap('keep-b');
+      f.start();
+      await f.waitForSync();
+      expect(f.list().map((o) => o.metadata.name)).toEqual(['keep-a']);
+      // Watched, but not accepted: never stored, never reported.
+      await configMap('keep-c');
+      await configMap('keep-a', { v: '2' });
+      await waitFor('update of keep-a', async () => seen.some(([t, n]) => t === 'update' && n === 'keep-a'), 10_000);
+      expect(seen.some(([, n]) => n !== 'keep-a')).toBe(false);
+      // The filter changes: b and c join, a leaves. After relistNow resolves the store and the
+      // handlers have caught up, without waiting for any further event.
+      wanted = new Set(['keep-b', 'keep-c']);
+      seen.length = 0;
+      await f.relistNow();
+      expect(
+        f
+          .list()
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).toEqual(['keep-b', 'keep-c']);
+      expect(seen.sort()).toEqual([
+        ['add', 'keep-b'],
+        ['add', 'keep-c'],
+        ['delete', 'keep-a'],
+      ]);
+      // The watch resumes after the relist: a change to an accepted object is still delivered.
+      await configMap('keep-b', { v: '2' });
+      await waitFor('update of keep-b', async () => seen.some(([t, n]) => t === 'update' && n === 'keep-b'), 10_000);
+    } finally {
+      f.stop();
+    }
+  }, 60_000);
+});
