@@ -105,6 +105,20 @@ const shardHas = (p: ControllerProcess, ns: string, has: boolean) =>
     30_000,
   );
 
+/**
+ * Who acted on a plan: the reporting instances of its Events, once there are at least two (Events
+ * follow status writes in the background).
+ */
+const actedOn = (ns: string, plan: string) =>
+  waitFor(
+    `events on ${plan}`,
+    async () => {
+      const r = await reporters(ns, plan);
+      return r.length >= 2 ? r : undefined;
+    },
+    30_000,
+  );
+
 const holder = async (shard: string) =>
   (
     await dev.getOrUndefined<{ spec?: { holderIdentity?: string } }>(
@@ -156,19 +170,11 @@ describe('sharding by namespace', () => {
     await promote(NS.a, 'p-a1', 'w1');
     await promote(NS.b, 'p-b1', 'w1');
     await Promise.all([complete(NS.a, 'p-a1'), complete(NS.b, 'p-b1')]);
-    // Events follow status writes in the background: wait until the delivery step's is there.
     for (const [ns, plan, who] of [
       [NS.a, 'p-a1', 'shard-a-1'],
       [NS.b, 'p-b1', 'shard-b-1'],
     ] as const) {
-      const seen = await waitFor(
-        `events on ${plan}`,
-        async () => {
-          const r = await reporters(ns, plan);
-          return r.length >= 2 ? r : undefined;
-        },
-        30_000,
-      );
+      const seen = await actedOn(ns, plan);
       expect(new Set(seen)).toEqual(new Set([who]));
     }
     expect(await holder(SHARDS.a)).toBe('shard-a-1');
@@ -181,14 +187,7 @@ describe('sharding by namespace', () => {
     expect((await getPlan(dev, NS.c, 'p-c1')).status?.phase).toBeUndefined();
     await label(NS.c, SHARDS.b);
     await complete(NS.c, 'p-c1');
-    const seen = await waitFor(
-      'events on p-c1',
-      async () => {
-        const r = await reporters(NS.c, 'p-c1');
-        return r.length >= 2 ? r : undefined;
-      },
-      30_000,
-    );
+    const seen = await actedOn(NS.c, 'p-c1');
     expect(new Set(seen)).toEqual(new Set(['shard-b-1']));
     // Moved to the other shard: b lets go, a takes over; the next plan there is a's alone.
     await label(NS.c, SHARDS.a);
@@ -198,14 +197,7 @@ describe('sharding by namespace', () => {
     ]);
     await promote(NS.c, 'p-c2', 'w2');
     await complete(NS.c, 'p-c2');
-    const moved = await waitFor(
-      'events on p-c2',
-      async () => {
-        const r = await reporters(NS.c, 'p-c2');
-        return r.length >= 2 ? r : undefined;
-      },
-      30_000,
-    );
+    const moved = await actedOn(NS.c, 'p-c2');
     expect(new Set(moved)).toEqual(new Set(['shard-a-1']));
   }, 240_000);
 
