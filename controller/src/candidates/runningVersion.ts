@@ -1,11 +1,34 @@
 import type { Application, Environment, EnvironmentVersion, WorkloadRef } from '@kpromo/api';
-import type { CacheView } from '../kube/cacheView.js';
+import type { CacheView, Workload } from '../kube/cacheView.js';
 import { containerOf, workloadReady } from '../rollout/rolloutVerdict.js';
 import { parseImageRef } from '../util/imageRef.js';
 
 /** Workloads of an Application that apply to an Environment (WorkloadRef.environments filter). */
 export function workloadsFor(app: Application, envName: string): WorkloadRef[] {
   return app.spec.workloads.filter((w) => !w.environments || w.environments.includes(envName));
+}
+
+type WorkloadReading = { image?: ReturnType<typeof parseImageRef>; r: ReturnType<typeof workloadReady> };
+/**
+ * The image and readiness read from one cached workload object, kept while that object is (the
+ * cache replaces it on every change): candidate computation reads every workload of every
+ * Application for each stage pair, thousands of times per answer at scale.
+ */
+const readings = new WeakMap<object, Map<string, WorkloadReading>>();
+function readWorkload(w: Workload, kind: string, container: string | undefined): WorkloadReading {
+  let byRef = readings.get(w);
+  if (!byRef) {
+    byRef = new Map();
+    readings.set(w, byRef);
+  }
+  const key = `${kind}|${container ?? ''}`;
+  let reading = byRef.get(key);
+  if (!reading) {
+    const c = containerOf({ ...w, kind }, container);
+    reading = { image: c?.image ? parseImageRef(c.image) : undefined, r: workloadReady({ ...w, kind }) };
+    byRef.set(key, reading);
+  }
+  return reading;
 }
 
 /** What runs in an Environment for an Application: tag/digest from the first applicable workload, health from all. */
@@ -28,12 +51,8 @@ export function runningVersion(cache: CacheView, app: Application, env: Environm
         health: 'Missing',
         message: `${kind} ${ref.name} not found in ${env.spec.namespace}`,
       };
-    const c = containerOf({ ...w, kind }, ref.container);
-    if (!version && c?.image) {
-      const r = parseImageRef(c.image);
-      version = { environment: envName, tag: r.tag, digest: r.digest, health: 'Healthy' };
-    }
-    const r = workloadReady({ ...w, kind });
+    const { image, r } = readWorkload(w, kind, ref.container);
+    if (!version && image) version = { environment: envName, tag: image.tag, digest: image.digest, health: 'Healthy' };
     if (
       r.failed ||
       w.status?.conditions?.some((x) => x.reason === 'ProgressDeadlineExceeded' && x.status === 'False')

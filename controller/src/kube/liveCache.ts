@@ -479,10 +479,23 @@ export class LiveCache implements CacheView {
   getPlan(ns: string, name: string) {
     return this.getCr<PromotionPlan>('PromotionPlan', ns, name);
   }
+  /**
+   * An Environment's refusal and target key, computed once per Environment object (informers replace
+   * the object on every change): candidate computation asks for them for every Application.
+   */
+  private readonly envKeyMemo = new WeakMap<Environment, { refused: boolean; target: string }>();
+  private envKeys(env: Environment): { refused: boolean; target: string } {
+    let k = this.envKeyMemo.get(env);
+    if (!k) {
+      k = { refused: !!this.clients.refusal(env), target: targetKey(env) };
+      this.envKeyMemo.set(env, k);
+    }
+    return k;
+  }
   getWorkload(env: Environment, kind: string, name: string) {
     // Another namespace's Environment may watch the same cluster+namespace; this one may still not read it.
-    if (this.clients.refusal(env)) return undefined;
-    const t = this.targets.get(targetKey(env));
+    if (this.envKeys(env).refused) return undefined;
+    const t = this.targets.get(this.envKeys(env).target);
     if (!t) {
       void this.ensureTarget(env);
       return undefined;
@@ -490,12 +503,12 @@ export class LiveCache implements CacheView {
     return t.workloads.get(kind)?.get(env.spec.namespace, name);
   }
   getHelmRelease(env: Environment, name: string) {
-    if (this.clients.refusal(env)) return undefined;
-    return this.targets.get(targetKey(env))?.helmReleases?.get(env.spec.namespace, name);
+    if (this.envKeys(env).refused) return undefined;
+    return this.targets.get(this.envKeys(env).target)?.helmReleases?.get(env.spec.namespace, name);
   }
   environmentSynced(env: Environment) {
-    if (this.clients.refusal(env)) return false;
-    const t = this.targets.get(targetKey(env));
+    if (this.envKeys(env).refused) return false;
+    const t = this.targets.get(this.envKeys(env).target);
     return !!t && this.workloadsSettled(t);
   }
   private workloadsSettled(t: TargetInformers): boolean {
