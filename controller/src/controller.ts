@@ -1,4 +1,4 @@
-import type { Environment, PromotionPlan } from '@kpromo/api';
+import type { Environment, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import type { Logger } from 'pino';
 import { Access } from './api/access.js';
 import type { ApiContext } from './api/context.js';
@@ -282,8 +282,12 @@ export class Controller {
       } else if (e.kind === 'PromotionFlow') {
         // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
-        if (e.type !== 'delete' && this.isLeader)
-          this.statusQueue.add(`PromotionFlow:${e.obj.metadata.namespace}/${e.obj.metadata.name}`);
+        // At once when the spec changed; a status-only update (our own write, which summarises
+        // candidates) must not re-trigger itself around the debounce: that wrote a flow's status
+        // every ~2 s during a 500-app plan instead of every 5 s.
+        const f = e.obj as PromotionFlow;
+        if (e.type !== 'delete' && this.isLeader && f.status?.observedGeneration !== f.metadata.generation)
+          this.statusQueue.add(`PromotionFlow:${f.metadata.namespace}/${f.metadata.name}`);
       }
       metrics.queueDepth.set({ queue: 'plans' }, this.queue.length);
       metrics.queueDepth.set({ queue: 'statuses' }, this.statusQueue.length);
