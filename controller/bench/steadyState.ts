@@ -19,7 +19,6 @@
  * --keep leaves the seeded namespaces; --reuse ns,apps measures again on them (e.g. before/after a change).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -33,7 +32,6 @@ import {
 } from '@kpromo/test-harness';
 import pLimit from 'p-limit';
 import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { KubeRest, type RequestOptions } from '../src/kube/rest.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startController } from '../src/runtime.js';
 import {
@@ -48,6 +46,7 @@ import {
   runNamespaces,
   setupNamespaces,
 } from '../test/e2eHelpers.js';
+import { byVerb, gcStats, pct, settle, since, sleep, startRequestLog, topPaths } from './requestLog.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -72,74 +71,7 @@ const CLUSTERS = ['dev', 'stable', 'prod'] as const;
 const mib = (b: number) => (b / 2 ** 20).toFixed(0);
 
 // ---- request counting ----------------------------------------------------------------------------
-interface Seen {
-  at: number;
-  method: string;
-  path: string;
-  watch: boolean;
-}
-/** Every HTTP request undici sends (KubeRest, @kubernetes/client-node watches, anything else). */
-const http: Seen[] = [];
-subscribe('undici:request:create', (m) => {
-  const r = (m as { request: { method: string; path: string } }).request;
-  http.push({ at: performance.now(), method: r.method, path: r.path, watch: /[?&]watch=(true|1)\b/.test(r.path) });
-});
-/** KubeRest.request calls (the controller's own REST client), as e2ePlan.ts wraps put. */
-const restCalls: Seen[] = [];
-const request = KubeRest.prototype.request;
-KubeRest.prototype.request = function (this: KubeRest, method: string, path: string, opts?: RequestOptions) {
-  restCalls.push({ at: performance.now(), method, path, watch: !!opts?.query?.watch });
-  return request.call(this, method, path, opts);
-} as typeof request;
-
-const since = (xs: Seen[], t0: number, t1 = Number.POSITIVE_INFINITY) => xs.filter((x) => x.at >= t0 && x.at < t1);
-/** GET of a collection (no name after the plural) vs of one object. */
-const isList = (path: string) => {
-  const p = path.split('?')[0].split('/').filter(Boolean);
-  // /api/v1/<plural> | /api/v1/namespaces/<ns>/<plural> | /apis/<g>/<v>/<plural> | /apis/<g>/<v>/namespaces/<ns>/<plural>
-  const rest = p[0] === 'api' ? p.slice(2) : p.slice(3);
-  return rest.length === 1 || (rest[0] === 'namespaces' && rest.length === 3);
-};
-const verbOf = (s: Seen) =>
-  s.watch ? 'WATCH' : s.method === 'GET' ? (isList(s.path) ? 'LIST' : 'GET') : s.method.toUpperCase();
-function byVerb(xs: Seen[], seconds: number): string {
-  const counts = new Map<string, number>();
-  for (const x of xs) counts.set(verbOf(x), (counts.get(verbOf(x)) ?? 0) + 1);
-  const total = xs.length;
-  const parts = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${perMin(n, seconds)}`);
-  return `${perMin(total, seconds)}/min${parts.length ? ` (${parts.join(', ')})` : ''}`;
-}
-const perMin = (n: number, seconds: number) => ((n * 60) / seconds).toFixed(1);
-/** Top request paths with names and resourceVersions folded, for telling where idle traffic comes from. */
-function topPaths(xs: Seen[], k = 6): string {
-  const counts = new Map<string, number>();
-  for (const x of xs) {
-    const key = `${verbOf(x)} ${x.path.split('?')[0].replace(/\/namespaces\/[^/]+/, '/namespaces/*')}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, k)
-    .map(([p, n]) => `    ${String(n).padStart(5)}  ${p}`)
-    .join('\n');
-}
-const pct = (xs: number[], q: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]?.toFixed(1) ?? '-';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Waits until no request other than a watch was sent for `quietMs` (at most `maxMs`). */
-async function settle(quietMs: number, maxMs: number): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    const last = http.filter((x) => !x.watch).at(-1)?.at ?? t0;
-    const now = performance.now();
-    if (now - Math.max(last, t0) >= quietMs || now - t0 >= maxMs) return (now - t0) / 1000;
-    await sleep(1000);
-  }
-}
-function gcStats() {
-  for (let i = 0; i < 3; i++) global.gc?.();
-  return process.memoryUsage();
-}
+const { http, rest: restCalls } = startRequestLog();
 
 // ---- setup ---------------------------------------------------------------------------------------
 const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
@@ -239,7 +171,7 @@ try {
   const tStart = performance.now();
   ctl = await startController(cfg, { log });
   const tStarted = performance.now();
-  const settled = await settle(15_000, 10 * 60_000);
+  const settled = await settle(http, 15_000, 10 * 60_000);
   console.log(
     `start: caches synced in ${((tStarted - tStart) / 1000).toFixed(1)} s; initial reconciles settled ${settled.toFixed(0)} s later (${since(http, tStart).length} requests, ${since(restCalls, tStart).filter((x) => x.method === 'PUT' && x.path.endsWith('/status')).length} status PUTs)`,
   );
