@@ -98,7 +98,7 @@ export class Controller {
   constructor(private readonly o: ControllerOptions) {
     const shard = o.shard;
     const scope = shard ? new NamespaceShard(o.clients.control, shard.namespaceSelector, o.log) : undefined;
-    if (scope && shard) scope.onChange(() => metrics.shardNamespaces.set({ shard: shard.name }, scope.list().length));
+    if (scope) scope.onChange(() => this.reportShard());
     this.cache = new LiveCache(o.clients, scope ?? o.namespaces, o.log);
     this.scope = scope;
     const control = o.clients.control;
@@ -163,12 +163,21 @@ export class Controller {
     };
   }
 
+  /** Whether this controller reconciles `ns`: always unsharded, else while its shard owns it. */
+  private owns(ns: string): boolean {
+    return !this.scope || this.scope.has(ns);
+  }
+
   /** Sharded: throws unless this shard still owns `ns` (it may have been relabelled to another). */
   private fenceNamespace(ns: string) {
-    if (this.scope && !this.scope.has(ns))
+    if (!this.owns(ns))
       throw new FencedError(
         `namespace ${ns} is no longer in shard ${this.o.shard?.name} (selector ${this.o.shard?.namespaceSelector}): the shard that owns it now resumes from the status journal`,
       );
+  }
+
+  private reportShard() {
+    if (this.scope && this.o.shard) metrics.shardNamespaces.set({ shard: this.o.shard.name }, this.scope.list().length);
   }
 
   /** The namespaces this shard owns now (undefined when not sharded). */
@@ -294,7 +303,7 @@ export class Controller {
     });
     await this.cache.start(signal);
     if (this.scope && this.o.shard) {
-      metrics.shardNamespaces.set({ shard: this.o.shard.name }, this.scope.list().length);
+      this.reportShard();
       this.o.log.info(
         { shard: this.o.shard.name, selector: this.o.shard.namespaceSelector, namespaces: this.scope.list() },
         'running as a shard',
@@ -326,7 +335,7 @@ export class Controller {
       const [kind, ref] = key.split(':');
       const [ns, name] = ref.split('/');
       // Queued before its namespace moved to another shard: that shard has it now.
-      if (this.scope && !this.scope.has(ns)) return undefined;
+      if (!this.owns(ns)) return undefined;
       // The shard's namespaces are changing and the cache is relisting: decide nothing for a moment.
       if (this.cache.settling) return { requeueAfterMs: 250 };
       const end = metrics.reconcileDuration.startTimer({ kind });

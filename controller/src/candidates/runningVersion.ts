@@ -24,8 +24,9 @@ function readWorkload(w: Workload, kind: string, container: string | undefined):
   const key = `${kind}|${container ?? ''}`;
   let reading = byRef.get(key);
   if (!reading) {
-    const c = containerOf({ ...w, kind }, container);
-    reading = { image: c?.image ? parseImageRef(c.image) : undefined, r: workloadReady({ ...w, kind }) };
+    const typed = { ...w, kind };
+    const c = containerOf(typed, container);
+    reading = { image: c?.image ? parseImageRef(c.image) : undefined, r: workloadReady(typed) };
     byRef.set(key, reading);
   }
   return reading;

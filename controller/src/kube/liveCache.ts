@@ -494,8 +494,9 @@ export class LiveCache implements CacheView {
   }
   getWorkload(env: Environment, kind: string, name: string) {
     // Another namespace's Environment may watch the same cluster+namespace; this one may still not read it.
-    if (this.envKeys(env).refused) return undefined;
-    const t = this.targets.get(this.envKeys(env).target);
+    const k = this.envKeys(env);
+    if (k.refused) return undefined;
+    const t = this.targets.get(k.target);
     if (!t) {
       void this.ensureTarget(env);
       return undefined;
@@ -503,12 +504,14 @@ export class LiveCache implements CacheView {
     return t.workloads.get(kind)?.get(env.spec.namespace, name);
   }
   getHelmRelease(env: Environment, name: string) {
-    if (this.envKeys(env).refused) return undefined;
-    return this.targets.get(this.envKeys(env).target)?.helmReleases?.get(env.spec.namespace, name);
+    const k = this.envKeys(env);
+    if (k.refused) return undefined;
+    return this.targets.get(k.target)?.helmReleases?.get(env.spec.namespace, name);
   }
   environmentSynced(env: Environment) {
-    if (this.envKeys(env).refused) return false;
-    const t = this.targets.get(this.envKeys(env).target);
+    const k = this.envKeys(env);
+    if (k.refused) return false;
+    const t = this.targets.get(k.target);
     return !!t && this.workloadsSettled(t);
   }
   private workloadsSettled(t: TargetInformers): boolean {

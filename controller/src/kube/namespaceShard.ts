@@ -57,12 +57,15 @@ export class NamespaceShard implements NamespaceScope {
    * object of a joining namespace is seen before its peers (a plan before its flow).
    */
   private apply() {
-    const next = new Set(this.informer.list().map((n) => n.metadata.name));
+    const next = this.listed();
     if (next.size === this.current.size && [...next].every((n) => this.current.has(n))) return;
     this.current = next;
     for (const l of this.listeners) l();
   }
   private current = new Set<string>();
+  private listed(): Set<string> {
+    return new Set(this.informer.list().map((n) => n.metadata.name));
+  }
 
   has(namespace: string | undefined): boolean {
     return namespace !== undefined && this.current.has(namespace);
@@ -96,7 +99,7 @@ export class NamespaceShard implements NamespaceScope {
     }
     this.informer.start();
     await this.informer.waitForSync(signal);
-    this.current = new Set(this.informer.list().map((n) => n.metadata.name));
+    this.current = this.listed();
   }
 
   stop(): void {
