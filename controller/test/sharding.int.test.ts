@@ -16,6 +16,7 @@ import {
   waitFor,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { NamespaceShard, ShardSelectorError } from '../src/kube/namespaceShard.js';
 import { LEASE, resourcePath } from '../src/kube/paths.js';
 import {
   applyCr,
@@ -214,4 +215,14 @@ describe('sharding by namespace', () => {
     await complete(NS.a, 'p-a2');
     expect(await holder(SHARDS.b)).toBe('shard-b-1');
   }, 240_000);
+
+  it('a namespaceSelector the apiserver cannot parse stops the start with an error naming the setting', async () => {
+    const bad = new NamespaceShard(dev, 'team in (a,');
+    const err = await bad.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ShardSelectorError);
+    expect((err as Error).message).toMatch(
+      /^shard\.namespaceSelector "team in \(a," is not a valid label selector: .*400/,
+    );
+    bad.stop();
+  });
 });
