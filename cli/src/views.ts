@@ -5,6 +5,8 @@ import {
   type DiffResult,
   type EnvironmentView,
   planProgress,
+  reasonCounts,
+  skippedNotListed,
 } from '@kpromo/contract';
 import { planFrame } from './progress.js';
 import { formatTable, printable } from './table.js';
@@ -108,20 +110,28 @@ function candidatesTable(r: Pick<DiffResult, 'to' | 'candidates'>): string {
   );
 }
 
-function skippedTable(skipped: DiffResult['skipped']): string {
-  return formatTable(
-    ['skipped', 'reason', 'message'],
-    skipped.map((s) => [s.application, s.reason, s.message]),
-  );
+/** The skipped applications listed, then how many more there are by reason (the API lists the first 100). */
+function skippedTable(r: Pick<DiffResult, 'skipped' | 'skippedTotal' | 'skippedByReason'>): string[] {
+  const more = skippedNotListed(r);
+  if (!r.skipped.length && !more) return [];
+  const table = r.skipped.length
+    ? [
+        formatTable(
+          ['skipped', 'reason', 'message'],
+          r.skipped.map((s) => [s.application, s.reason, s.message]),
+        ),
+      ]
+    : [];
+  return [
+    '',
+    ...table,
+    ...(more ? [`… and ${more} more skipped (in all: ${reasonCounts(r.skippedByReason ?? {})})`] : []),
+  ];
 }
 
 export function diffText(r: DiffResult): string {
   const head = printable(`Flow ${r.flow}: ${r.from} → ${r.to}`);
-  const parts = [
-    head,
-    r.candidates.length ? candidatesTable(r) : 'No release candidates.',
-    ...(r.skipped.length ? ['', skippedTable(r.skipped)] : []),
-  ];
+  const parts = [head, r.candidates.length ? candidatesTable(r) : 'No release candidates.', ...skippedTable(r)];
   return parts.join('\n');
 }
 
@@ -170,7 +180,7 @@ export function createdText(r: CreatePlanResponse, cli: string): string {
       `promotionplan ${plan.metadata.namespace}/${plan.metadata.name} created: ${plan.spec.candidates.length} application(s) ${plan.spec.from} → ${plan.spec.to}`,
     ),
     candidatesTable({ to: plan.spec.to, candidates: plan.spec.candidates }),
-    ...(r.skipped.length ? ['', skippedTable(r.skipped)] : []),
+    ...skippedTable(r),
     ...(plan.spec.approvals?.length ? [] : ['', printable(approveHint(plan, cli))]),
   ].join('\n');
 }

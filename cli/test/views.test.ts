@@ -96,6 +96,20 @@ SKIPPED   REASON     MESSAGE
 web       UpToDate   stable already runs v2`);
   });
 
+  it('lists the skipped applications the answer holds and counts the rest by reason', () => {
+    const text = diffText({
+      flow: 'main',
+      from: 'dev',
+      to: 'stable',
+      candidates: [],
+      skipped: [{ application: 'web', reason: 'SourceNotHealthy', message: 'not healthy in dev' }],
+      skippedTotal: 4001,
+      skippedByReason: { SourceNotHealthy: 1, UpToDate: 4000 },
+    });
+    expect(text.split('\n').slice(-1)[0]).toBe('… and 4000 more skipped (in all: 1 SourceNotHealthy, 4000 UpToDate)');
+    expect(text).toContain('web       SourceNotHealthy');
+  });
+
   it('says so when nothing is to promote', () => {
     expect(diffText({ flow: 'main', from: 'dev', to: 'stable', candidates: [], skipped: [] })).toBe(
       'Flow main: dev → stable\nNo release candidates.',

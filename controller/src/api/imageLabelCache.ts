@@ -65,11 +65,13 @@ export class ImageLabelCache {
 
   constructor(o: ImageLabelCacheOptions = {}) {
     this.o = {
-      maxEntries: 1024,
+      // A 500-app transition asks for up to 1,000 digests: keep a few transitions' worth (labels are
+      // at most four short strings, so this stays a few MiB).
+      maxEntries: 8192,
       ttlMs: 6 * 3600_000,
       failureTtlMs: 60_000,
       concurrency: 4,
-      maxQueued: 256,
+      maxQueued: 2048,
       readTimeoutMs: 10_000,
       now: Date.now,
       ...o,

@@ -4,18 +4,23 @@ import {
   type ApplicationsQuery,
   type ApplicationView,
   type CandidateImages,
+  DEFAULT_SKIPPED_SHOWN,
   type DiffWithImages,
   type EnvironmentView,
   globMatcher,
   type ImageInfo,
   type ListResponse,
   MAX_PAGE_SIZE,
+  noCandidatesMessage,
+  type SkippedSummary,
+  summariseSkipped,
 } from '@kpromo/contract';
 import type { Caller } from '../auth/identity.js';
 import {
   type CandidateFilter,
   type CandidateResult,
   computeCandidates,
+  type SkippedApp,
   stagePairs,
 } from '../candidates/computeCandidates.js';
 import { runningVersion } from '../candidates/runningVersion.js';
@@ -143,6 +148,8 @@ export function publicGitUrl(repository: string | undefined): string | undefined
 
 export interface DiffQuery extends CandidateFilter {
   namespace?: string;
+  /** Skipped applications to list (default {@link DEFAULT_SKIPPED_SHOWN}); counts cover them all. */
+  skippedLimit?: number;
   flow?: string;
   from: string;
   to: string;
@@ -168,7 +175,13 @@ function findFlow(ctx: ApiContext, ns: string, flowName: string | undefined, fro
  * Release candidates between two adjacent stages, from the cache. Digests missing from a workload
  * image are resolved from the source registry when a resolver is configured.
  */
-export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promise<CandidateResult & { flow: string }> {
+export type DiffAnswer = Omit<CandidateResult, 'skipped'> & SkippedSummary<SkippedApp> & { flow: string };
+
+/**
+ * Release candidates `from` -> `to` from the cache, and the skipped applications: the first
+ * `skippedLimit` (default {@link DEFAULT_SKIPPED_SHOWN}) with counts of all.
+ */
+export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promise<DiffAnswer> {
   const ns = q.namespace ?? ctx.namespace;
   await ctx.access.require(caller, { verb: 'list', resource: 'applications', namespace: ns });
   if (!q.from || !q.to) throw new ApiError(400, 'from and to are required');
@@ -203,7 +216,11 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
       q.to,
       q,
     );
-    return { ...r, flow: flow.metadata.name };
+    return {
+      ...r,
+      ...summariseSkipped(r.skipped, q.skippedLimit ?? DEFAULT_SKIPPED_SHOWN),
+      flow: flow.metadata.name,
+    };
   } catch (e) {
     throw new ApiError(400, (e as Error).message);
   }
@@ -310,16 +327,13 @@ export async function createPlan(
   ctx: ApiContext,
   caller: Caller,
   req: CreatePlanRequest,
-): Promise<{ plan: PromotionPlan; skipped: CandidateResult['skipped'] }> {
+): Promise<{ plan: PromotionPlan } & SkippedSummary<SkippedApp>> {
   const ns = req.namespace ?? ctx.namespace;
   await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace: ns });
   if (req.approve) await ctx.access.requireRelease(caller, 'approve', ns, req.to);
   const d = await diff(ctx, caller, { ...req, namespace: ns });
   if (!d.candidates.length) {
-    throw new ApiError(
-      400,
-      `no release candidates ${req.from} -> ${req.to}: ${d.skipped.map((s) => `${s.application}: ${s.message}`).join('; ') || 'no applications'}`,
-    );
+    throw new ApiError(400, noCandidatesMessage(req.from, req.to, d));
   }
   const name = req.name ?? `${d.flow}-${req.to}-${formatTimestamp(new Date()).toLowerCase()}`;
   const plan: PromotionPlan = {
@@ -336,7 +350,12 @@ export async function createPlan(
       ...(req.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };
-  return { plan: await createObject(ctx, caller, plan), skipped: d.skipped };
+  return {
+    plan: await createObject(ctx, caller, plan),
+    skipped: d.skipped,
+    skippedTotal: d.skippedTotal,
+    skippedByReason: d.skippedByReason,
+  };
 }
 
 async function readPlan(ctx: ApiContext, caller: Caller, ns: string, name: string): Promise<PromotionPlan> {

@@ -33,6 +33,11 @@ export interface HistoryRecorderDeps {
   /** How long to wait for the cache to show the status the event announced (it is saved right after the event). */
   waitMs?: number;
   pollMs?: number;
+  /**
+   * Events of one plan within this long are recorded together (default 1 s): the apps of a large
+   * plan finish one after another, and one write per app rewrote the month's segment hundreds of times.
+   */
+  batchMs?: number;
 }
 
 /**
@@ -45,6 +50,8 @@ export interface HistoryRecorderDeps {
 export class HistoryRecorder implements NotificationProvider {
   readonly name = 'history';
   private readonly chains = new Map<string, Promise<void>>();
+  /** Per plan: the events of the sync that has not started yet (a new event joins it). */
+  private readonly pending = new Map<string, ReleaseEvent[]>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly created = new Map<string, string | undefined>();
   private readonly pruned = new Map<string, number>();
@@ -55,14 +62,25 @@ export class HistoryRecorder implements NotificationProvider {
   notify(e: ReleaseEvent): void {
     if (!TRIGGERS.has(e.type)) return;
     const key = `${e.namespace}/${e.plan}`;
-    const p = (this.chains.get(key) ?? Promise.resolve()).then(() =>
-      this.sync(e).catch((err) =>
+    const waiting = this.pending.get(key);
+    if (waiting) {
+      waiting.push(e);
+      return;
+    }
+    const batch = [e];
+    this.pending.set(key, batch);
+    const p = (this.chains.get(key) ?? Promise.resolve())
+      .then(() => (this.stopped ? undefined : new Promise((r) => setTimeout(r, this.deps.batchMs ?? 1_000))))
+      .then(() => {
+        this.pending.delete(key);
+        return this.sync(batch);
+      })
+      .catch((err) =>
         this.deps.log?.warn(
-          { plan: key, event: e.type, err: (err as Error).message },
+          { plan: key, events: [...new Set(batch.map((x) => x.type))], err: (err as Error).message },
           'release history not recorded; it is recorded with the next event of the plan, and the API reads the plan meanwhile',
         ),
-      ),
-    );
+      );
     this.chains.set(key, p);
     const tracked = p.finally(() => {
       this.inFlight.delete(tracked);
@@ -80,19 +98,23 @@ export class HistoryRecorder implements NotificationProvider {
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
-  private async sync(e: ReleaseEvent): Promise<void> {
+  /** Records the plan once the cache shows every result the batch's events announced. */
+  private async sync(batch: readonly ReleaseEvent[]): Promise<void> {
+    const { namespace, plan: name } = batch[0];
     const announced = (p: PromotionPlan) =>
-      e.application
-        ? TERMINAL_APP_PHASES.has(p.status?.apps?.find((a) => a.application === e.application)?.phase ?? '')
-        : isTerminalPlan(p);
-    const plan = await this.waitForPlan(e.namespace, e.plan, announced);
+      batch.every((e) =>
+        e.application
+          ? TERMINAL_APP_PHASES.has(p.status?.apps?.find((a) => a.application === e.application)?.phase ?? '')
+          : isTerminalPlan(p),
+      );
+    const plan = await this.waitForPlan(namespace, name, announced);
     if (!plan) return;
     await this.record(plan);
     const orig = plan.spec.rollbackOf;
     if ((plan.spec.action ?? 'promote') !== 'rollback' || !orig || !isTerminalPlan(plan)) return;
     // The rollback marked the apps it restored RolledBack in the original plan before announcing.
     const restored = (plan.status?.apps ?? []).filter((a) => a.phase === 'Succeeded').map((a) => a.application);
-    const original = await this.waitForPlan(e.namespace, orig, (p) =>
+    const original = await this.waitForPlan(namespace, orig, (p) =>
       restored.every((a) => p.status?.apps?.find((x) => x.application === a)?.phase === 'RolledBack'),
     );
     if (original) await this.record(original);

@@ -21,6 +21,8 @@ const CONFIGMAP: ResourceType = { group: '', version: 'v1', plural: 'configmaps'
 const READ_TTL_MS = 5_000;
 /** Optimistic-concurrency retries of one segment write (another replica or writer raced us). */
 const WRITE_ATTEMPTS = 5;
+/** Segments whose last write this store remembers, to write the next without reading first. */
+const MAX_WRITTEN_SEGMENTS = 32;
 
 export interface RecordResult {
   /** Keys recorded for the first time. */
@@ -36,6 +38,12 @@ export interface RecordResult {
  */
 export class HistoryStore {
   private readonly cache = new Map<string, { at: number; entries: Promise<HistoryEntry[]> }>();
+  /**
+   * The segments as this store last wrote them (the apiserver's answer, with its resourceVersion):
+   * a plan's apps finish one after another and each write would otherwise read the segment first.
+   * Someone else's write makes ours conflict, and we read it again.
+   */
+  private readonly written = new Map<string, SegmentConfigMap>();
 
   constructor(
     private readonly control: KubeRest,
@@ -92,7 +100,7 @@ export class HistoryStore {
   ): Promise<{ added: string[]; written: boolean }> {
     const path = resourcePath(CONFIGMAP, namespace, name);
     for (let attempt = 1; ; attempt++) {
-      const cm = await this.control.getOrUndefined<SegmentConfigMap>(path);
+      const cm = this.written.get(path) ?? (await this.control.getOrUndefined<SegmentConfigMap>(path));
       const existing = cm ? decodeSegment(cm) : [];
       const u = upsertSegment(existing, entries, this.retention, this.now());
       if (!u.changed) return { added: [], written: false };
@@ -115,15 +123,25 @@ export class HistoryStore {
         data: u.data,
       };
       try {
-        if (cm) await this.control.put(path, body);
-        else await this.control.create(resourcePath(CONFIGMAP, namespace), body);
+        const saved = cm
+          ? await this.control.put<SegmentConfigMap>(path, body)
+          : await this.control.create<SegmentConfigMap>(resourcePath(CONFIGMAP, namespace), body);
+        this.remember(path, saved);
         return { added: u.added, written: true };
       } catch (e) {
-        // 409: changed since we read it (update) or created meanwhile (create): read again.
-        if (isConflict(e) && attempt < WRITE_ATTEMPTS) continue;
+        this.written.delete(path);
+        // 409: changed since we read it (update) or created meanwhile (create); 404: deleted since
+        // we wrote it. Read again.
+        if ((isConflict(e) || (cm && isNotFound(e))) && attempt < WRITE_ATTEMPTS) continue;
         throw new Error(`history ConfigMap ${namespace}/${name} (environment ${environment}): ${(e as Error).message}`);
       }
     }
+  }
+
+  private remember(path: string, cm: SegmentConfigMap) {
+    this.written.delete(path);
+    this.written.set(path, cm);
+    while (this.written.size > MAX_WRITTEN_SEGMENTS) this.written.delete(this.written.keys().next().value as string);
   }
 
   /** Deletes the segments of months that ended before the retention cutoff; returns their names. */
@@ -132,7 +150,9 @@ export class HistoryStore {
     for (const cm of await this.list(namespace)) {
       const month = cm.metadata.annotations?.[MONTH_ANNOTATION];
       if (!month || !monthExpired(month, this.retention, this.now())) continue;
-      await this.control.delete(resourcePath(CONFIGMAP, namespace, cm.metadata.name)).catch((e) => {
+      const path = resourcePath(CONFIGMAP, namespace, cm.metadata.name);
+      this.written.delete(path);
+      await this.control.delete(path).catch((e) => {
         if (!isNotFound(e)) throw e;
       });
       gone.push(cm.metadata.name);

@@ -1,3 +1,4 @@
+import { reasonCounts, type SkippedSummary } from '@kpromo/contract';
 import type { AppOut, PlanOut, VersionOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
@@ -75,19 +76,18 @@ export interface CandidateLike {
   to?: { tag?: string; digest?: string; ageSeconds?: number };
 }
 
-export function candidateLines(
-  from: string,
-  to: string,
-  cands: CandidateLike[],
-  skipped: Array<{ application: string; reason: string }>,
-): string {
+export function candidateLines(from: string, to: string, cands: CandidateLike[], s: SkippedSummary): string {
   const lines = [`${cands.length} application(s) would change from ${from} to ${to}:`];
   for (const c of cands)
     lines.push(
       `  ${c.application}: ${to} ${c.to ? versionText(c.to) : 'nothing'} → ${versionText(c.from)} from ${from}`,
     );
-  if (skipped.length)
-    lines.push(`${skipped.length} skipped: ${skipped.map((s) => `${s.application} (${s.reason})`).join(', ')}`);
+  if (s.skippedTotal) {
+    const more = s.skippedTotal - s.skipped.length;
+    lines.push(
+      `${s.skippedTotal} skipped (${reasonCounts(s.skippedByReason)}): ${s.skipped.map((x) => `${x.application} (${x.reason})`).join(', ')}${more > 0 ? `, and ${more} more` : ''}`,
+    );
+  }
   return lines.join('\n');
 }
 

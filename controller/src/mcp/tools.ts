@@ -1,4 +1,5 @@
 import type { Application, PromotionPlan } from '@kpromo/api';
+import { DEFAULT_SKIPPED_SHOWN, MAX_SKIPPED_SHOWN, type SkippedSummary } from '@kpromo/contract';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
@@ -162,6 +163,29 @@ const CandidateOut = z.object({
     .optional(),
 });
 const SkippedOut = z.object({ application: z.string(), reason: z.string(), message: z.string() });
+/** The skipped applications an answer lists (the first skippedLimit, actionable first) and counts of all. */
+const skippedOut = {
+  skipped: z.array(SkippedOut),
+  skippedTotal: z.number().int(),
+  skippedByReason: z.record(z.string(), z.number().int()),
+};
+const skippedLimitArg = {
+  skippedLimit: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_SKIPPED_SHOWN)
+    .optional()
+    .describe(
+      `Skipped applications to list (default ${DEFAULT_SKIPPED_SHOWN}, actionable reasons first); counts cover all`,
+    ),
+};
+
+const skippedOf = (s: SkippedSummary) => ({
+  skipped: s.skipped,
+  skippedTotal: s.skippedTotal,
+  skippedByReason: s.skippedByReason,
+});
 
 /** RE2 syntax (linear-time matching): e.g. backreferences and lookaround are refused, naming the field. */
 function checkRegex(p: string | undefined) {
@@ -342,6 +366,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         to: name('to'),
         flow: name('flow').optional().describe('PromotionFlow; found from the stage transition when omitted'),
         ...filterArgs,
+        ...skippedLimitArg,
       }),
       outputSchema: z.object({
         namespace: z.string(),
@@ -349,7 +374,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         from: z.string(),
         to: z.string(),
         candidates: z.array(CandidateOut),
-        skipped: z.array(SkippedOut),
+        ...skippedOut,
       }),
       annotations: READ,
     },
@@ -368,7 +393,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           const candidates = withAges(ctx, ns, d.from, d.to, d.candidates);
           return {
             data: { namespace: ns, ...d, candidates },
-            text: `Flow ${d.flow}: ${candidateLines(d.from, d.to, candidates, d.skipped)}`,
+            text: `Flow ${d.flow}: ${candidateLines(d.from, d.to, candidates, d)}`,
           };
         },
       );
@@ -485,6 +510,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         name: name('name').optional().describe('Plan name; generated when omitted'),
         dryRun: z.boolean().default(false),
         ...filterArgs,
+        ...skippedLimitArg,
       }),
       outputSchema: z.object({
         created: z.boolean(),
@@ -492,7 +518,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         flow: z.string(),
         plan: PlanOut.optional(),
         candidates: z.array(CandidateOut),
-        skipped: z.array(SkippedOut),
+        ...skippedOut,
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
@@ -518,16 +544,16 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
             const d = await diff(ctx, caller, { ...args, namespace: ns });
             const candidates = withAges(ctx, ns, d.from, d.to, d.candidates);
             return {
-              data: { created: false, namespace: ns, flow: d.flow, candidates, skipped: d.skipped },
-              text: `Dry run, nothing created. ${candidateLines(d.from, d.to, candidates, d.skipped)}`,
+              data: { created: false, namespace: ns, flow: d.flow, candidates, ...skippedOf(d) },
+              text: `Dry run, nothing created. ${candidateLines(d.from, d.to, candidates, d)}`,
             };
           }
           const r = await createPlan(ctx, caller, { ...args, namespace: ns });
           const candidates = withAges(ctx, ns, r.plan.spec.from, r.plan.spec.to, r.plan.spec.candidates);
           const v = planOut(r.plan);
           return {
-            data: { created: true, namespace: ns, flow: r.plan.spec.flow, plan: v, candidates, skipped: r.skipped },
-            text: `Created PromotionPlan ${ns}/${v.name} (not approved: nothing changes until promote approves it). ${candidateLines(v.from, v.to, candidates, r.skipped)}`,
+            data: { created: true, namespace: ns, flow: r.plan.spec.flow, plan: v, candidates, ...skippedOf(r) },
+            text: `Created PromotionPlan ${ns}/${v.name} (not approved: nothing changes until promote approves it). ${candidateLines(v.from, v.to, candidates, r)}`,
           };
         },
       );

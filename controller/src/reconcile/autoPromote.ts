@@ -25,6 +25,14 @@ export const fingerprint = (cs: readonly Candidate[]) =>
     .sort()
     .join(',');
 
+/** Pure: why `to` takes no automatic plans (a manual or paused stage), or undefined if it may. */
+export function autoStageRefusal(flow: PromotionFlow, to: string): string | undefined {
+  const stage = flow.spec.stages.find((s) => s.environment === to);
+  if (!stage || stageApprovalMode(flow.spec.approval, stage.approval) !== 'auto') return 'manual stage';
+  if (stage.autoPromotion?.paused) return 'automatic promotion is paused';
+  return undefined;
+}
+
 export type AutoDecision =
   | { create: true; candidates: Candidate[] }
   | { create: false; why: string; recheckInMs?: number };
@@ -44,10 +52,9 @@ export function autoPlanDecision(input: {
   now: number;
 }): AutoDecision {
   const { flow, to } = input;
-  const stage = flow.spec.stages.find((s) => s.environment === to);
-  if (!stage || stageApprovalMode(flow.spec.approval, stage.approval) !== 'auto')
-    return { create: false, why: 'manual stage' };
-  if (stage.autoPromotion?.paused) return { create: false, why: 'automatic promotion is paused' };
+  const refusal = autoStageRefusal(flow, to);
+  if (refusal) return { create: false, why: refusal };
+  const stage = flow.spec.stages.find((s) => s.environment === to)!;
   if (!input.candidates.length) return { create: false, why: 'no candidates' };
   const mine = input.plans.filter(
     (p) =>
@@ -89,6 +96,8 @@ export async function autoPromote(
   const envs = new Map(cache.environments(namespace).map((e) => [e.metadata.name, e]));
   let requeue: number | undefined;
   for (const { from, to } of stagePairs(flow)) {
+    // Most stages are manual: skip them before computing candidates (a pass over every app).
+    if (autoStageRefusal(flow, to)) continue;
     const key = `${namespace}/${name}/${to}`;
     const fromEnv = envs.get(from);
     const toEnv = envs.get(to);

@@ -4,14 +4,18 @@ import { POD, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { defaultEgress, type Egress, EgressBlocked, EgressError, EgressRedirect } from '../net/guardedFetch.js';
 import { redactUrl } from '../net/redactUrl.js';
+import { PodSignalReads } from './podSignals.js';
 import { builtinWorkloadKinds, isCachedKind, type WorkloadKinds } from './registry.js';
 import { PAUSED, type PodSignal, type RolloutVerdict, readinessVerdict, rolloutVerdict } from './rolloutVerdict.js';
 import type { WorkloadKind } from './workloadKind.js';
 
+const processPodReads = new PodSignalReads();
+
 /**
  * Rollout state of all workloads of an app in an Environment, from the workload cache. It does not
  * block or poll: the controller calls it again when a workload event arrives or the timeout is due.
- * Pods are only read (one list) while a workload is not ready yet, to catch crash signals early.
+ * Pods are only read (one list) while a workload is not ready yet, to catch crash signals early,
+ * and not for every check (see {@link PodSignalReads}).
  */
 export async function checkRollout(input: {
   cache: CacheView;
@@ -27,6 +31,8 @@ export async function checkRollout(input: {
   egress?: Egress;
   /** How to judge each workload kind; the built-in kinds (rollout/registry.ts) when absent. */
   kinds?: WorkloadKinds;
+  /** When pods are listed for crash signals; one per process when absent. */
+  podReads?: PodSignalReads;
 }): Promise<RolloutVerdict> {
   const messages: string[] = [];
   if (!input.refs.length) {
@@ -64,12 +70,21 @@ export async function checkRollout(input: {
       const sel = Object.entries(w.spec.selector.matchLabels)
         .map(([k, val]) => `${k}=${val}`)
         .join(',');
+      const ns = input.env.spec.namespace;
       try {
-        const rest = await input.clientFor(input.env);
-        const pods = await rest.request<{ items: PodSignal[] }>('GET', resourcePath(POD, input.env.spec.namespace), {
-          query: { labelSelector: sel },
-        });
-        v = rolloutVerdict({ ...base, pods: pods.items });
+        const pods = await (input.podReads ?? processPodReads).read(
+          `${input.env.metadata.namespace}/${input.env.metadata.name}/${ns}/${sel}`,
+          input.startedAt,
+          async () => {
+            const rest = await input.clientFor(input.env);
+            return (
+              await rest.request<{ items: PodSignal[] }>('GET', resourcePath(POD, ns), {
+                query: { labelSelector: sel },
+              })
+            ).items;
+          },
+        );
+        if (pods) v = rolloutVerdict({ ...base, pods });
       } catch {
         // crash signals are a bonus; the workload status still decides
       }

@@ -48,6 +48,7 @@ describe('history recorder', () => {
       imageCreatedAt: async () => '2026-11-30T00:00:00Z',
       onAdded: (es) => added.push(...es.map((e) => e.key)),
       pollMs: 5,
+      batchMs: 10,
       waitMs: 2000,
     });
     plans.set('p1', plan([{ application: 'a', phase: 'RollingOut', digest: `sha256:${'a'.repeat(64)}` }]));
@@ -97,6 +98,7 @@ describe('history recorder', () => {
       cache: { getPlan: (_ns, n) => plans.get(n), getApplication: () => undefined },
       store,
       pollMs: 5,
+      batchMs: 10,
       waitMs: 500,
     });
     r.notify(event('PlanRolledBack', 'p0-rollback'));
@@ -121,6 +123,7 @@ describe('history recorder', () => {
       },
       log: { warn: (o: unknown) => void warnings.push(o), debug: (o: unknown) => void warnings.push(o) } as never,
       pollMs: 5,
+      batchMs: 10,
     });
     r.notify(event('AppFailed', 'p1', 'a'));
     await r.flush();
@@ -128,5 +131,40 @@ describe('history recorder', () => {
     expect(e).toMatchObject({ result: 'Failed', deployed: false });
     expect(e.imageCreatedAt).toBeUndefined();
     expect(JSON.stringify(warnings)).toContain('registry unreachable');
+  });
+
+  it('records the apps of a plan that finish close together in one write, waiting for each announced result', async () => {
+    const store = memoryStore();
+    let writes = 0;
+    const counting = {
+      ...store,
+      record: (ns: string, es: readonly HistoryEntry[]) => {
+        writes++;
+        return store.record(ns, es);
+      },
+    };
+    const apps = Array.from({ length: 50 }, (_, i) => ({
+      application: `app-${i}`,
+      phase: 'RollingOut' as const,
+      finishedAt: '2026-12-01T00:00:00Z',
+    }));
+    let current = plan(apps);
+    const r = new HistoryRecorder({
+      cache: { getPlan: () => current, getApplication: () => undefined },
+      store: counting,
+      pollMs: 5,
+      batchMs: 50,
+      waitMs: 2000,
+    });
+    // Each app's result is saved right after its event.
+    for (let i = 0; i < 50; i++) {
+      r.notify(event('AppPromoted', 'p1', `app-${i}`));
+      current = plan(
+        current.status!.apps!.map((a) => (a.application === `app-${i}` ? { ...a, phase: 'Succeeded' } : a)),
+      );
+    }
+    await r.flush();
+    expect(store.entries.size).toBe(50);
+    expect(writes).toBe(1);
   });
 });

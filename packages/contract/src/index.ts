@@ -4,4 +4,5 @@ export * from './openapi.js';
 export * from './pattern.js';
 export * from './planProgress.js';
 export * from './routes.js';
+export * from './skipped.js';
 export * from './views.js';

@@ -17,6 +17,13 @@ export const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
 /** Most applications one page of GET /applications returns (`limit`). */
 export const MAX_PAGE_SIZE = 1000;
+/**
+ * Skipped applications a diff or plan answer lists by default (their counts per reason are always
+ * complete): at thousands of applications most are up to date, and listing them all costs
+ * megabytes per answer.
+ */
+export const DEFAULT_SKIPPED_SHOWN = 100;
+export const MAX_SKIPPED_SHOWN = 10_000;
 
 const requiredString = (what = 'a string') =>
   z.string({ error: (iss) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
@@ -74,6 +81,14 @@ const filters = {
   applications: nameList,
   teams: nameList,
   tagPattern,
+  /** How many skipped applications to list (actionable reasons first); counts cover them all. */
+  skippedLimit: optional(
+    z.coerce
+      .number({ error: 'must be a number' })
+      .int('must be a whole number')
+      .min(0, 'must be at least 0')
+      .max(MAX_SKIPPED_SHOWN, `must be at most ${MAX_SKIPPED_SHOWN}`),
+  ),
 };
 
 const differentStages = <T extends { from: string; to: string }>(q: T) => q.from !== q.to;

@@ -91,19 +91,33 @@ export const SkippedApplication = Type.Object(
   { $id: 'SkippedApplication' },
 );
 
+/** Skipped applications: the first `skippedLimit` (actionable reasons first) and counts of all. */
+const SkippedSummary = {
+  skipped: Type.Array(SkippedApplication, {
+    description: 'At most skippedLimit (default 100) of the skipped applications, actionable reasons first.',
+  }),
+  // Optional: controllers before 0.x listed every skipped application and sent no counts.
+  skippedTotal: Type.Optional(Type.Integer({ minimum: 0, description: 'Every skipped application, listed or not.' })),
+  skippedByReason: Type.Optional(
+    Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'How many applications were skipped for each reason.',
+    }),
+  ),
+};
+
 export const DiffResult = Type.Object(
   {
     flow: Type.String(),
     from: Type.String(),
     to: Type.String(),
     candidates: Type.Array(Candidate),
-    skipped: Type.Array(SkippedApplication),
+    ...SkippedSummary,
   },
   { $id: 'DiffResult' },
 );
 
 export const CreatePlanResponse = Type.Object(
-  { plan: PromotionPlanObject, skipped: Type.Array(SkippedApplication) },
+  { plan: PromotionPlanObject, ...SkippedSummary },
   { $id: 'CreatePlanResponse' },
 );
 
@@ -158,6 +172,8 @@ export type DiffResult = Static<typeof DiffResult>;
 export interface CreatePlanResponse {
   plan: PromotionPlan;
   skipped: SkippedApplication[];
+  skippedTotal?: number;
+  skippedByReason?: Record<string, number>;
 }
 export interface ListResponse<T> {
   items: T[];

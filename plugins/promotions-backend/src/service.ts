@@ -18,6 +18,7 @@ import {
   type FlowView,
   type HistoryList,
   type ListResponse,
+  noCandidatesMessage,
   type PlanDetails,
   PlansQuery,
   type PromotionPlan,
@@ -234,7 +235,11 @@ export class PromotionsService {
     await this.requireBasic(c, promotionPlanReadPermission);
     const r = await this.controller(this.ns(d.namespace)).request<Omit<DiffWithImages, 'from' | 'to'>>('GET', '/diff', {
       as: await this.actorOf(c),
-      query: { ...d, namespace: this.ns(d.namespace) },
+      query: {
+        ...d,
+        namespace: this.ns(d.namespace),
+        skippedLimit: d.skippedLimit === undefined ? undefined : String(d.skippedLimit),
+      },
     });
     return {
       flow: r.flow,
@@ -242,6 +247,8 @@ export class PromotionsService {
       to: d.to,
       candidates: r.candidates,
       skipped: r.skipped,
+      skippedTotal: r.skippedTotal,
+      skippedByReason: r.skippedByReason,
       ...(r.images ? { images: r.images } : {}),
     };
   }
@@ -326,10 +333,7 @@ export class PromotionsService {
         tagPattern: b.tagPattern,
       });
       applications = d.candidates.map((x) => x.application);
-      if (!applications.length)
-        throw new InputError(
-          `no release candidates ${b.from} -> ${b.to}: ${d.skipped.map((s) => `${s.application}: ${s.message}`).join('; ') || 'no applications'}`,
-        );
+      if (!applications.length) throw new InputError(noCandidatesMessage(b.from, b.to, d));
       await this.requireForApps(c, promotionPlanApprovePermission, namespace ?? '', applications);
     }
     // The controller records the caller as spec.requestedBy and, with approve, as the approver.

@@ -50,6 +50,7 @@ export {
   KPROMO_USER_HEADER,
   type ListResponse,
   NamespaceQuery,
+  noCandidatesMessage,
   PLAN_PHASE_FILTERS,
   type PlanApprover,
   type PlanDetails,
@@ -62,6 +63,9 @@ export {
   ResourceActionBody,
   type ResourceActionResult,
   RollbackBody,
+  reasonCounts,
   type SkippedApplication,
+  type SkippedSummary,
+  skippedNotListed,
   tagPatternProblem,
 } from '@kpromo/contract';

@@ -6,6 +6,7 @@ import {
   readableReason,
   shortDigest,
   shortRef,
+  skippedReasons,
   summarizeNoCandidates,
   summarizeReasons,
 } from './format';
@@ -31,6 +32,22 @@ describe('format', () => {
       'Nothing to promote dev → stable: no applications.',
     );
     expect(summarizeNoCandidates(`boom ${D('f')}`)).toBe('boom sha256:ffffffffffff…');
+    // At thousands of applications the message lists ten and counts every one by reason.
+    const many = `no release candidates qa -> stable: ${Array.from({ length: 10 }, (_, i) => `app-${i}: stable already runs ${D('a')}`).join('; ')}; and 4392 more (2 SourceNotHealthy, 4400 UpToDate) (HTTP 400)`;
+    expect(summarizeNoCandidates(many)).toBe(
+      'Nothing to promote qa → stable: 4402 applications skipped (not healthy in the source ×2, already up to date ×4400).',
+    );
+  });
+
+  it('counts skip reasons from skippedByReason when the answer lists only some', () => {
+    const listed = [{ reason: 'SourceNotHealthy' }];
+    expect(skippedReasons({ skipped: listed, skippedByReason: { SourceNotHealthy: 1, UpToDate: 3 } })).toEqual([
+      'SourceNotHealthy',
+      'UpToDate',
+      'UpToDate',
+      'UpToDate',
+    ]);
+    expect(skippedReasons({ skipped: listed })).toEqual(['SourceNotHealthy']);
   });
 
   it('says skip reasons in words', () => {

@@ -23,9 +23,35 @@ export function summarizeNoCandidates(message: string): string {
   const m = /no release candidates (\S+) -> (\S+): (.*?)(?: \(HTTP \d+\))?$/s.exec(message);
   if (!m) return readableMessage(message);
   const [, from, to, rest] = m;
-  const reasons = rest.split('; ').filter(Boolean);
-  if (!reasons.length || rest === 'no applications') return `Nothing to promote ${from} → ${to}: no applications.`;
-  return `Nothing to promote ${from} → ${to}: ${reasons.length} application${reasons.length === 1 ? '' : 's'} skipped (${summarizeReasons(reasons.map((r) => r.replace(/^[^:]+: /, '')))}).`;
+  if (rest === 'no applications') return `Nothing to promote ${from} → ${to}: no applications.`;
+  // Many skipped: the first ten, then "; and N more (4388 UpToDate, 12 SourceNotHealthy)" counting all.
+  const counted = /; and \d+ more \(((?:\d+ \w+(?:, )?)+)\)$/.exec(rest);
+  const reasons = counted
+    ? counted[1].split(', ').flatMap((c) => {
+        const [n, reason] = c.split(' ');
+        return Array<string>(Number(n)).fill(reason);
+      })
+    : rest
+        .split('; ')
+        .filter(Boolean)
+        .map((r) => r.replace(/^[^:]+: /, ''));
+  if (!reasons.length) return `Nothing to promote ${from} → ${to}: no applications.`;
+  return `Nothing to promote ${from} → ${to}: ${reasons.length} application${reasons.length === 1 ? '' : 's'} skipped (${summarizeReasons(reasons)}).`;
+}
+
+/** How many skipped applications an answer counts but does not list. */
+export { skippedNotListed } from '@kpromo/plugin-promotions-common';
+
+/**
+ * Every skipped application's reason: from the counts when the answer lists only the first ones
+ * (`skippedByReason`), from the list otherwise (older controllers list them all).
+ */
+export function skippedReasons(d: {
+  skipped: readonly { reason: string }[];
+  skippedByReason?: Record<string, number>;
+}) {
+  if (!d.skippedByReason) return d.skipped.map((s) => s.reason);
+  return Object.entries(d.skippedByReason).flatMap(([reason, n]) => Array<string>(n).fill(reason));
 }
 
 /** "up to date ×3, not healthy in dev" from a list of skip messages or reasons. */

@@ -103,3 +103,13 @@ export function usePromotionsData<T>(
   const current = state.key === key ? state : { loading: true };
   return { ...current, retry };
 }
+
+/** `value` once it has stopped changing for `ms` (a filter field asks the server when typing pauses). */
+export function useDebounced<T>(value: T, ms = 300): T {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}

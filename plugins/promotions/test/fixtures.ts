@@ -1,5 +1,6 @@
 import type {
   ApplicationSummary,
+  ApplicationsFilter,
   CreatePlanResponse,
   DiffResult,
   DoraReport,
@@ -177,12 +178,51 @@ export function pagePlansInMemory(
   };
 }
 
-/** An in-memory PromotionsApi; every method can be overridden per test. */
+/** Whole-name glob (`*` any run, `?` any one character), as GET /applications matches names and teams. */
+function globTest(glob: string, s: string): boolean {
+  const re = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${re}$`).test(s);
+}
+
+/**
+ * GET /applications' filters and paging over an in-memory list, for component tests (the server's
+ * own are tested in the controller): namespace/name order, `continue` is the offset, `total` counts
+ * every match.
+ */
+export function pageApplicationsInMemory(
+  apps: ApplicationSummary[],
+  f: ApplicationsFilter & { limit: number; continue?: string },
+): { items: ApplicationSummary[]; continue?: string; total: number } {
+  const matching = apps
+    .filter(
+      (a) =>
+        (!f.namespace || a.namespace === f.namespace) &&
+        (!f.applications?.length || f.applications.some((g) => globTest(g, a.name))) &&
+        (!f.teams?.length || f.teams.some((g) => globTest(g, a.owner))),
+    )
+    .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  const from = Number(f.continue ?? 0);
+  const items = matching.slice(from, from + f.limit);
+  return {
+    items,
+    total: matching.length,
+    ...(from + f.limit < matching.length ? { continue: String(from + f.limit) } : {}),
+  };
+}
+
+/**
+ * An in-memory PromotionsApi; every method can be overridden per test (an optional one, such as
+ * listApplicationsPage, can be removed by overriding it with undefined).
+ */
 export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { calls: string[] } {
   const calls: string[] = [];
   const base: PromotionsApi = {
     listEnvironments: async () => environments,
     listApplications: async () => applications,
+    listApplicationsPage: async (f) => pageApplicationsInMemory(await api.listApplications(), f),
     getDiff: async (q): Promise<DiffResult> => ({ flow: 'shop', from: q.from, to: q.to, candidates: [], skipped: [] }),
     listPlans: async () => [],
     listPlansPage: async (f) => pagePlansInMemory(await api.listPlans(), f),
@@ -197,13 +237,15 @@ export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { ca
   };
   const api = { ...base, ...over };
   const wrapped = Object.fromEntries(
-    Object.entries(api).map(([k, f]) => [
-      k,
-      (...args: unknown[]) => {
-        calls.push(`${k}(${args.map((a) => JSON.stringify(a)).join(',')})`);
-        return (f as (...a: unknown[]) => unknown)(...args);
-      },
-    ]),
+    Object.entries(api)
+      .filter(([, f]) => f !== undefined)
+      .map(([k, f]) => [
+        k,
+        (...args: unknown[]) => {
+          calls.push(`${k}(${args.map((a) => JSON.stringify(a)).join(',')})`);
+          return (f as (...a: unknown[]) => unknown)(...args);
+        },
+      ]),
   ) as unknown as PromotionsApi;
   return Object.assign(wrapped, { calls });
 }

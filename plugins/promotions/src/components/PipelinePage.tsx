@@ -23,6 +23,7 @@ import {
   readableMessage,
   StatusPill,
   shortRef,
+  skippedReasons,
   summarizeReasons,
   type Transition,
   useNow,
@@ -207,7 +208,7 @@ function TransitionColumn({ t, apps }: { t: Transition; apps: ApplicationSummary
       setBusy(false);
     }
   };
-  const skipped = t.diff?.skipped ?? [];
+  const skipped = t.diff ? skippedReasons(t.diff) : [];
   const appCount = apps.length;
   return (
     <section
@@ -253,7 +254,7 @@ function TransitionColumn({ t, apps }: { t: Transition; apps: ApplicationSummary
             </Flex>
           ) : (
             <Text variant="body-small" data-testid="eligible-count">
-              Nothing to promote{skipped.length ? `: ${summarizeReasons(skipped.map((s) => s.reason))}` : ''}
+              Nothing to promote{skipped.length ? `: ${summarizeReasons(skipped)}` : ''}
             </Text>
           )
         ) : null}

@@ -40,8 +40,11 @@ import {
   readableMessage,
   readableReason,
   shortRef,
+  skippedNotListed,
+  skippedReasons,
   summarizeNoCandidates,
   summarizeReasons,
+  useDebounced,
   useNow,
   usePageTitle,
   usePromotionPermission,
@@ -70,7 +73,7 @@ export function createBlocker(
   if (from === to) return 'Pick two different environments.';
   if (checking || !preview) return 'Checking the candidates…';
   if (!preview.candidates.length)
-    return `Nothing to promote ${from} → ${to}${preview.skipped.length ? `: ${summarizeReasons(preview.skipped.map((s) => s.reason))}` : ''}.`;
+    return `Nothing to promote ${from} → ${to}${preview.skipped.length ? `: ${summarizeReasons(skippedReasons(preview))}` : ''}.`;
   return undefined;
 }
 
@@ -276,6 +279,14 @@ export function NewPlanForm({
                     </Text>
                   </li>
                 ))}
+                {skippedNotListed(preview) ? (
+                  <li>
+                    <Text variant="body-small" color="secondary">
+                      … and {skippedNotListed(preview)} more skipped (in all:{' '}
+                      {summarizeReasons(skippedReasons(preview))})
+                    </Text>
+                  </li>
+                ) : null}
               </ul>
             </Flex>
           ) : null}
@@ -319,16 +330,6 @@ export function plansQuery(f: PlanFilter): PlansFilter {
 }
 
 export const PAGE_SIZE = 20;
-
-/** A text filter that asks the server only once typing pauses. */
-function useDebounced(value: string, ms = 300): string {
-  const [v, setV] = useState(value);
-  useEffect(() => {
-    const t = setTimeout(() => setV(value), ms);
-    return () => clearTimeout(t);
-  }, [value, ms]);
-  return v;
-}
 
 /** Plans, newest first, filtered and paged by the server (GET /plans with limit/continue). */
 export function PlansTable({

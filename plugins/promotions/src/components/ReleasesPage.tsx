@@ -1,21 +1,102 @@
-import { Button, Flex, Text } from '@backstage/ui';
-import { EmptyState, ErrorState, LoadingState, usePageTitle, usePromotionsData } from '@kpromo/plugin-promotions-react';
+import { Button, Flex, SearchField, Text } from '@backstage/ui';
+import {
+  type ApplicationSummary,
+  type ApplicationsFilter,
+  EmptyState,
+  ErrorState,
+  type ListResponse,
+  LoadingState,
+  type PromotionsApi,
+  useDebounced,
+  usePageTitle,
+  usePromotionsData,
+} from '@kpromo/plugin-promotions-react';
+import { useRef, useState } from 'react';
+import { useSearchParams } from 'react-router-dom';
 import { ReleasesTable } from './ReleasesTable';
+
+/** Applications per page: the page asks the server for one page at a time, never for all of them. */
+export const RELEASES_PAGE_SIZE = 100;
+const POLL_MS = 10_000;
+
+/**
+ * What a filter field sends as GET /applications globs: each comma-separated entry matches names
+ * containing it (`*entry*`), or, if it has a `*`, is taken as a glob over the whole name as typed.
+ * Application names are lowercase Kubernetes names, so the name filter is lowercased.
+ */
+export function filterGlobs(text: string, opts: { lowercase?: boolean } = {}): string[] | undefined {
+  const globs = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => (opts.lowercase ? s.toLowerCase() : s))
+    .map((s) => (s.includes('*') ? s : `*${s}*`));
+  return globs.length ? globs : undefined;
+}
+
+type PageQuery = ApplicationsFilter & { limit: number; continue?: string };
+
+/**
+ * One page of applications: GET /applications with limit/continue; from an API without
+ * listApplicationsPage, its whole filtered list paged here (`continue` is then an offset).
+ */
+export async function loadApplicationsPage(
+  api: PromotionsApi,
+  q: PageQuery,
+): Promise<ListResponse<ApplicationSummary>> {
+  if (api.listApplicationsPage) return api.listApplicationsPage(q);
+  const all = await api.listApplications({ namespace: q.namespace, teams: q.teams, applications: q.applications });
+  const from = Math.max(0, Number(q.continue ?? 0) || 0);
+  const items = all.slice(from, from + q.limit);
+  return { items, total: all.length, ...(from + q.limit < all.length ? { continue: String(from + q.limit) } : {}) };
+}
 
 export function ReleasesPage() {
   usePageTitle('Releases · Promotions');
+  // The filter is in the URL (?application=…&team=…) so a filtered view can be shared.
+  const [params, setParams] = useSearchParams();
+  const nameText = params.get('application') ?? '';
+  const teamText = params.get('team') ?? '';
+  const name = useDebounced(nameText);
+  const team = useDebounced(teamText);
+  const filter: ApplicationsFilter = {
+    applications: filterGlobs(name, { lowercase: true }),
+    teams: filterGlobs(team),
+  };
+  const filtered = !!(filter.applications || filter.teams);
+  const key = JSON.stringify(filter);
+  // Continue tokens of the pages up to the current one (the first page has none), for the filter they
+  // were got with: a new filter starts at the first page without asking for the old position first.
+  const [paging, setPaging] = useState<{ key: string; starts: Array<string | undefined> }>({
+    key,
+    starts: [undefined],
+  });
+  const starts = paging.key === key ? paging.starts : [undefined];
+  const start = starts[starts.length - 1];
+
+  // Polls only the page shown (and the environments, the table's columns).
   const data = usePromotionsData(
     async (api) => {
-      const [environments, applications] = await Promise.all([api.listEnvironments(), api.listApplications()]);
-      return { environments, applications };
+      const [environments, page] = await Promise.all([
+        api.listEnvironments(),
+        loadApplicationsPage(api, { ...filter, limit: RELEASES_PAGE_SIZE, continue: start }),
+      ]);
+      return { environments, page };
     },
-    [],
-    { pollMs: 10_000, stop: () => false },
+    [key, start],
+    { pollMs: POLL_MS, stop: () => false },
   );
+  // The page shown stays until the next one has arrived: paging and filtering do not blank the table
+  // (or unmount the filter field being typed in).
+  const last = useRef(data.value);
+  if (data.value) last.current = data.value;
+  const shown = data.value ?? last.current;
 
-  if (!data.value && data.loading) return <LoadingState label="Loading releases" />;
-  if (!data.value && data.error) return <ErrorState error={data.error} onRetry={data.retry} />;
-  const { environments, applications } = data.value!;
+  if (!shown) {
+    if (data.error) return <ErrorState error={data.error} onRetry={data.retry} />;
+    return <LoadingState label="Loading releases" />;
+  }
+  const { environments } = shown;
   if (!environments.length)
     return (
       <EmptyState title="No environments yet">
@@ -23,25 +104,119 @@ export function ReleasesPage() {
         check that the controller watches its namespace.
       </EmptyState>
     );
-  if (!applications.length)
+  if (data.value && !filtered && starts.length === 1 && !data.value.page.items.length)
     return (
       <EmptyState title="No applications yet">
         Environments exist ({environments.map((e) => e.name).join(', ')}) but no Application resources. Register your
         services as kpromo Applications to see their versions here.
       </EmptyState>
     );
+
+  const setFilter = (k: 'application' | 'team', v: string) =>
+    setParams(
+      (prev) => {
+        const n = new URLSearchParams(prev);
+        if (v) n.set(k, v);
+        else n.delete(k);
+        return n;
+      },
+      { replace: true },
+    );
+  const clearFilters = () =>
+    setParams(
+      (prev) => {
+        const n = new URLSearchParams(prev);
+        n.delete('application');
+        n.delete('team');
+        return n;
+      },
+      { replace: true },
+    );
+  // A failed first load of a new filter or page shows the error, not the previous page's rows.
+  const page = data.value?.page ?? (data.error ? undefined : shown.page);
+  const settled = !!data.value; // the page shown is the one asked for (paging while loading would skip)
+  const first = (starts.length - 1) * RELEASES_PAGE_SIZE;
+
   return (
     <Flex direction="column" gap="3">
-      <Flex justify="between" align="center">
-        <Text as="p" color="secondary">
-          {applications.length} applications in {environments.length} environments. Updates every 10 seconds.
-        </Text>
-        <Button size="small" variant="secondary" onPress={data.retry}>
-          Refresh
-        </Button>
+      <Flex justify="between" align="end" gap="3" style={{ flexWrap: 'wrap' }}>
+        <Flex gap="3" align="end" style={{ flexWrap: 'wrap' }}>
+          <SearchField
+            label="Application"
+            placeholder="Part of a name, or a glob"
+            value={nameText}
+            onChange={(v) => setFilter('application', v)}
+          />
+          <SearchField
+            label="Team"
+            placeholder="Part of a team name"
+            value={teamText}
+            onChange={(v) => setFilter('team', v)}
+          />
+        </Flex>
+        <Flex gap="3" align="center">
+          <Text as="p" color="secondary">
+            {environments.length} environments. Updates every 10 seconds.
+          </Text>
+          <Button size="small" variant="secondary" onPress={data.retry}>
+            Refresh
+          </Button>
+        </Flex>
       </Flex>
-      {data.error ? <ErrorState error={data.error} onRetry={data.retry} title="Refresh failed" /> : null}
-      <ReleasesTable applications={applications} environments={environments} />
+      {data.error ? (
+        <ErrorState
+          error={data.error}
+          onRetry={data.retry}
+          title={data.value ? 'Refresh failed' : 'Could not list the applications'}
+        />
+      ) : null}
+      {!settled && !data.error && !page?.items.length ? <LoadingState label="Loading applications" /> : null}
+      {settled && page && !page.items.length ? (
+        filtered ? (
+          <Flex gap="2" align="center" data-testid="no-matches">
+            <Text as="p">No applications match these filters.</Text>
+            <Button size="small" variant="secondary" onPress={clearFilters}>
+              Clear the filters
+            </Button>
+          </Flex>
+        ) : (
+          <Text as="p" data-testid="empty-page">
+            No applications on this page any more (some were removed). Go back with Previous.
+          </Text>
+        )
+      ) : null}
+      {page?.items.length ? (
+        <ReleasesTable applications={page.items} environments={environments} serverFiltered />
+      ) : null}
+      {page && (page.items.length || starts.length > 1) ? (
+        <Flex gap="2" align="center" data-testid="releases-paging">
+          <Button
+            size="small"
+            variant="secondary"
+            isDisabled={!settled || starts.length <= 1}
+            onPress={() => setPaging({ key, starts: starts.slice(0, -1) })}
+          >
+            Previous
+          </Button>
+          <Text variant="body-small" aria-live="polite" data-testid="releases-range">
+            {!settled
+              ? 'Loading…'
+              : page.items.length
+                ? `Showing ${first + 1}–${first + page.items.length}${
+                    page.total !== undefined ? ` of ${page.total}` : ''
+                  } applications`
+                : 'No applications on this page'}
+          </Text>
+          <Button
+            size="small"
+            variant="secondary"
+            isDisabled={!settled || !page.continue}
+            onPress={() => setPaging({ key, starts: [...starts, page.continue] })}
+          >
+            Next
+          </Button>
+        </Flex>
+      ) : null}
     </Flex>
   );
 }

@@ -47,10 +47,16 @@ export function ReleasesTable({
   applications,
   environments,
   initialFilter,
+  serverFiltered = false,
 }: {
   applications: ApplicationSummary[];
   environments: EnvironmentSummary[];
   initialFilter?: Partial<ReleasesFilter>;
+  /**
+   * `applications` is one page the server filtered by name and team (the caller shows those fields):
+   * the table then offers only the environment columns and the drift switch, over the rows given.
+   */
+  serverFiltered?: boolean;
 }) {
   const [filter, setFilter] = useState<ReleasesFilter>({
     name: '',
@@ -63,27 +69,31 @@ export function ReleasesTable({
   const rows = useMemo(() => releaseMatrix(applications, envs), [applications, envs]);
   const teams = useMemo(() => [...new Set(applications.map((a) => a.owner))].sort(), [applications]);
   const visibleEnvs = filter.environment === ALL ? envs : envs.filter((e) => e.name === filter.environment);
-  const visible = filterRows(rows, filter);
+  const visible = filterRows(rows, serverFiltered ? { ...filter, name: '', team: ALL } : filter);
   const multiNs = new Set(envs.map((e) => e.namespace)).size > 1;
   const entityLink = useEntityLinks();
 
   return (
     <Flex direction="column" gap="4">
       <Flex gap="4" align="end" style={{ flexWrap: 'wrap' }}>
-        <SearchField
-          label="Application"
-          placeholder="Filter by name"
-          value={filter.name}
-          onChange={(name) => setFilter((f) => ({ ...f, name }))}
-          aria-label="Filter by application name"
-        />
-        <Select
-          label="Team"
-          aria-label="Filter by team"
-          selectedKey={filter.team}
-          onSelectionChange={(k) => setFilter((f) => ({ ...f, team: String(k ?? ALL) }))}
-          options={[{ value: ALL, label: 'All teams' }, ...teams.map((t) => ({ value: t, label: t }))]}
-        />
+        {serverFiltered ? null : (
+          <>
+            <SearchField
+              label="Application"
+              placeholder="Filter by name"
+              value={filter.name}
+              onChange={(name) => setFilter((f) => ({ ...f, name }))}
+              aria-label="Filter by application name"
+            />
+            <Select
+              label="Team"
+              aria-label="Filter by team"
+              selectedKey={filter.team}
+              onSelectionChange={(k) => setFilter((f) => ({ ...f, team: String(k ?? ALL) }))}
+              options={[{ value: ALL, label: 'All teams' }, ...teams.map((t) => ({ value: t, label: t }))]}
+            />
+          </>
+        )}
         <Select
           label="Environment"
           aria-label="Filter by environment"
@@ -92,14 +102,16 @@ export function ReleasesTable({
           options={[{ value: ALL, label: 'All environments' }, ...envs.map((e) => ({ value: e.name, label: e.name }))]}
         />
         <Switch
-          label="Only drift"
+          label={serverFiltered ? 'Only drift on this page' : 'Only drift'}
           isSelected={filter.driftOnly}
           onChange={(driftOnly) => setFilter((f) => ({ ...f, driftOnly }))}
         />
       </Flex>
       {visible.length === 0 ? (
-        <Text as="p" color="secondary" data-testid="no-matches">
-          No application matches these filters. Clear the name filter or pick "All teams".
+        <Text as="p" color="secondary" data-testid={serverFiltered ? 'no-drift' : 'no-matches'}>
+          {serverFiltered
+            ? 'No application on this page has drift. Turn off "Only drift on this page" or go to another page.'
+            : 'No application matches these filters. Clear the name filter or pick "All teams".'}
         </Text>
       ) : (
         <TableRoot aria-label="Releases per environment">
