@@ -1,7 +1,9 @@
 /**
  * Runs the repo's benchmarks one after another and prints their figures:
- *   yarn bench                          # controller/bench/*.ts, then bench/exporter.ts
+ *   yarn bench                          # controller/bench/*.ts, then bench/exporter.ts (not the long ones)
  *   yarn bench --only controller,e2ePlan # a subset, by file name without .ts
+ *   yarn bench --only scale             # the long ones run only when named (scale: about an hour
+ *                                       # on a kept seed, most of a day to seed 5,000 apps)
  *   yarn bench --list
  * Each benchmark runs in its own Node process (`--expose-gc --import tsx`, cwd = repo root) so
  * memory figures are its own; the ones that need the local clusters start/reuse them themselves.
@@ -20,16 +22,20 @@ const { values } = parseArgs({
 });
 
 const controllerBench = join(root, 'controller', 'bench');
+/** Modules the benchmarks share, not benchmarks. */
+const HELPERS = new Set(['requestLog.ts', 'statusWriteLog.ts']);
+/** Benchmarks that take an hour or more: run only with --only. */
+const LONG = new Set(['scale']);
 const all = [
   ...readdirSync(controllerBench)
-    .filter((f) => f.endsWith('.ts'))
+    .filter((f) => f.endsWith('.ts') && !HELPERS.has(f))
     .sort()
     .map((f) => join(controllerBench, f)),
   ...[join(root, 'bench', 'exporter.ts')].filter((f) => existsSync(f)),
 ];
 const name = (f: string) => basename(f, '.ts');
 const only = values.only?.split(',').map((s) => s.trim());
-const selected = only ? all.filter((f) => only.includes(name(f))) : all;
+const selected = only ? all.filter((f) => only.includes(name(f))) : all.filter((f) => !LONG.has(name(f)));
 if (only) {
   const unknown = only.filter((o) => !all.some((f) => name(f) === o));
   if (unknown.length) {
@@ -38,7 +44,7 @@ if (only) {
   }
 }
 if (values.list) {
-  for (const f of all) console.log(relative(root, f));
+  for (const f of all) console.log(`${relative(root, f)}${LONG.has(name(f)) ? ' (only with --only)' : ''}`);
   process.exit(0);
 }
 

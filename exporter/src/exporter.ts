@@ -159,7 +159,8 @@ export class Exporter {
   }
 
   private onEvent(source: string, program: CompiledResource, log: Logger, e: WatchEvent): Promise<void> | undefined {
-    if (e.type === 'synced') {
+    if (e.type === 'synced') return undefined;
+    if (e.type === 'page') {
       // Changes seen before this list are older than it: hand them over first, then the list.
       return this.flushPending().then(() => this.mapAndApply(source, program, log, e.objects));
     }
@@ -345,7 +346,7 @@ export class Exporter {
       log,
       // A removed CRD keeps its watcher: it reports the deletes and picks the CRD up when re-added.
       onEvent: (e) =>
-        e.type === 'synced'
+        e.type === 'page'
           ? onCrds(e.objects as unknown as Crd[])
           : e.type === 'upsert'
             ? onCrds([e.object as unknown as Crd])

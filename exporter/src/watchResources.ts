@@ -10,7 +10,10 @@ export interface KubeObject {
 }
 
 export type WatchEvent =
-  | { type: 'synced'; objects: KubeObject[] }
+  /** One page of a (re)list: every object in it, as it is now. */
+  | { type: 'page'; objects: KubeObject[] }
+  /** A (re)list is complete: every page was handed over, and a delete for each object it no longer has. */
+  | { type: 'synced' }
   | { type: 'upsert'; object: KubeObject }
   | { type: 'delete'; object: KubeObject };
 
@@ -111,9 +114,14 @@ export class ResourceWatcher {
     return this.gate.release;
   }
 
-  private async list(): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+  /**
+   * Lists every object, handing each page over as it arrives: at tens of thousands of objects,
+   * holding the whole list before mapping any of it was most of the exporter's peak memory.
+   * Returns the keys seen and the list's resourceVersion.
+   */
+  private async list(): Promise<{ keys: Set<string>; resourceVersion: string }> {
     const api = this.o.kc.makeApiClient(k8s.CustomObjectsApi);
-    const items: KubeObject[] = [];
+    const keys = new Set<string>();
     let cont: string | undefined;
     let rv = '';
     const { group, version, plural } = this.o.kind;
@@ -143,15 +151,22 @@ export class ResourceWatcher {
         items: unknown[];
         metadata?: { continue?: string; resourceVersion?: string };
       };
+      const objects: KubeObject[] = [];
       for (const it of page.items) {
         const why = malformedReason(it);
         if (why) this.o.log.warn({ kind: kindString(this.o.kind), reason: why }, 'skipping malformed object');
-        else items.push(trim(it as KubeObject));
+        else objects.push(trim(it as KubeObject));
       }
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
+      for (const o of objects) {
+        const k = objectKey(o);
+        keys.add(k);
+        this.known.set(k, slim(o));
+      }
+      if (objects.length) await this.o.onEvent({ type: 'page', objects });
     } while (cont);
-    return { items, resourceVersion: rv };
+    return { keys, resourceVersion: rv };
   }
 
   private async run(): Promise<void> {
@@ -159,17 +174,15 @@ export class ResourceWatcher {
     while (!this.stopped) {
       let rv: string;
       try {
-        const { items, resourceVersion } = await this.list();
+        const { keys, resourceVersion } = await this.list();
         this.relists++;
-        const now = new Set(items.map(objectKey));
-        for (const k of missingAfterRelist(this.known.keys(), now)) {
+        for (const k of missingAfterRelist(this.known.keys(), keys)) {
           const gone = this.known.get(k)!;
           this.known.delete(k);
           await this.o.onEvent({ type: 'delete', object: gone });
         }
-        for (const it of items) this.known.set(objectKey(it), slim(it));
         this.listed = true;
-        await this.o.onEvent({ type: 'synced', objects: items });
+        await this.o.onEvent({ type: 'synced' });
         rv = resourceVersion;
         backoff = 500;
       } catch (e) {
@@ -178,7 +191,7 @@ export class ResourceWatcher {
           // The CRD was removed: its objects are gone too. Report the deletes, then keep polling.
           for (const gone of [...this.known.values()]) await this.o.onEvent({ type: 'delete', object: gone });
           this.known.clear();
-          await this.o.onEvent({ type: 'synced', objects: [] });
+          await this.o.onEvent({ type: 'synced' });
         }
         this.o.log.warn(
           { kind: kindString(this.o.kind), code, err: (e as Error).message?.slice(0, 300) },

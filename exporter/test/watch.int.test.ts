@@ -36,7 +36,8 @@ describe('ResourceWatcher', () => {
       log: createLogger(process.env.LOG_LEVEL ?? 'silent'),
       onEvent: (e) => {
         events.push(e);
-        if (e.type === 'synced') {
+        if (e.type === 'synced') return;
+        if (e.type === 'page') {
           for (const o of e.objects) if (mine(o)) live.add(o.metadata.name);
         } else if (mine(e.object)) {
           if (e.type === 'delete') live.delete(e.object.metadata.name);

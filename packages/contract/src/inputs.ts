@@ -31,6 +31,15 @@ export const k8sName = requiredString('a Kubernetes object name').max(253, NAME_
 
 const absent = (v: unknown) => (v === '' || v === null ? undefined : v);
 const optional = <T extends z.ZodType>(s: T) => z.preprocess(absent, s.optional());
+/** An optional whole number in [min, max], from JSON or a query string. */
+const wholeNumber = (min: number, max: number) =>
+  optional(
+    z.coerce
+      .number({ error: 'must be a number' })
+      .int('must be a whole number')
+      .min(min, `must be at least ${min}`)
+      .max(max, `must be at most ${max}`),
+  );
 
 /** Names or globs: a JSON list, a comma-separated string, or (query) a repeated parameter. */
 const nameList = z.preprocess(
@@ -82,13 +91,7 @@ const filters = {
   teams: nameList,
   tagPattern,
   /** How many skipped applications to list (actionable reasons first); counts cover them all. */
-  skippedLimit: optional(
-    z.coerce
-      .number({ error: 'must be a number' })
-      .int('must be a whole number')
-      .min(0, 'must be at least 0')
-      .max(MAX_SKIPPED_SHOWN, `must be at most ${MAX_SKIPPED_SHOWN}`),
-  ),
+  skippedLimit: wholeNumber(0, MAX_SKIPPED_SHOWN),
 };
 
 const differentStages = <T extends { from: string; to: string }>(q: T) => q.from !== q.to;
@@ -103,13 +106,7 @@ export const NamespaceQuery = z.object({ namespace: optional(k8sName) });
  */
 export const ApplicationsQuery = z.object({
   namespace: optional(k8sName),
-  limit: optional(
-    z.coerce
-      .number({ error: 'must be a number' })
-      .int('must be a whole number')
-      .min(1, 'must be at least 1')
-      .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
-  ),
+  limit: wholeNumber(1, MAX_PAGE_SIZE),
   continue: optional(z.string({ error: 'must be a string' }).max(1024, 'is not a continue token')),
   /** Owning teams (spec.owner); names or globs. */
   teams: nameList,
@@ -293,13 +290,7 @@ export const HistoryQuery = z.object({
   ...historyFilters,
   since: timeExpression('Entries that finished at or after this time'),
   until: timeExpression('Entries that finished before this time'),
-  limit: optional(
-    z.coerce
-      .number({ error: 'must be a number' })
-      .int('must be a whole number')
-      .min(1, 'must be at least 1')
-      .max(MAX_HISTORY_PAGE, `must be at most ${MAX_HISTORY_PAGE}`),
-  ),
+  limit: wholeNumber(1, MAX_HISTORY_PAGE),
   continue: optional(z.string({ error: 'must be a string' }).max(1024, 'is not a continue token')),
 });
 
@@ -353,13 +344,7 @@ export const PlansQuery = z.object({
   ),
   /** Part of spec.requestedBy, case-insensitive (e.g. `guest` for user:development/guest). */
   requestedBy: optional(z.string({ error: 'must be a string' }).max(253, 'must be at most 253 characters')),
-  limit: optional(
-    z.coerce
-      .number({ error: 'must be a number' })
-      .int('must be a whole number')
-      .min(1, 'must be at least 1')
-      .max(MAX_PLAN_PAGE, `must be at most ${MAX_PLAN_PAGE}`),
-  ),
+  limit: wholeNumber(1, MAX_PLAN_PAGE),
   continue: optional(z.string({ error: 'must be a string' }).max(1024, 'is not a continue token')),
 });
 

@@ -1,5 +1,6 @@
 import { useApi } from '@backstage/frontend-plugin-api';
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router-dom';
 import { type PromotionsApi, promotionsApiRef } from './api';
 
 export interface AsyncState<T> {
@@ -112,4 +113,28 @@ export function useDebounced<T>(value: T, ms = 300): T {
     return () => clearTimeout(t);
   }, [value, ms]);
   return v;
+}
+
+/**
+ * The page's filter in the URL (so a filtered view can be shared): the query parameters, and a
+ * setter that changes some of them in place (an empty or undefined value removes the parameter).
+ */
+export function useUrlParams(): [URLSearchParams, (changes: Record<string, string | undefined>) => void] {
+  const [params, setParams] = useSearchParams();
+  const set = useCallback(
+    (changes: Record<string, string | undefined>) =>
+      setParams(
+        (prev) => {
+          const n = new URLSearchParams(prev);
+          for (const [k, v] of Object.entries(changes)) {
+            if (v) n.set(k, v);
+            else n.delete(k);
+          }
+          return n;
+        },
+        { replace: true },
+      ),
+    [setParams],
+  );
+  return [params, set];
 }

@@ -24,7 +24,7 @@ export {
 } from './components/StatusBadges';
 export * from './format';
 export { planHold, planStarted, useCurrentUser, useNow, usePageTitle } from './gate';
-export { type AsyncState, type PollOptions, useDebounced, usePromotionsData } from './hooks';
+export { type AsyncState, type PollOptions, useDebounced, usePromotionsData, useUrlParams } from './hooks';
 export * from './insights';
 export { computeDrift, type MatrixRow, orderEnvironments, releaseMatrix } from './matrix';
 export * from './permissions';

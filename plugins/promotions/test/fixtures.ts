@@ -169,10 +169,14 @@ export function pagePlansInMemory(
         (!f.requestedBy || (p.spec.requestedBy ?? '').includes(f.requestedBy)),
     )
     .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
+  return offsetPage(matching, f);
+}
+
+/** One page of `matching` as the server answers it; `continue` is the offset here. */
+function offsetPage<T>(matching: T[], f: { limit: number; continue?: string }) {
   const from = Number(f.continue ?? 0);
-  const items = matching.slice(from, from + f.limit);
   return {
-    items,
+    items: matching.slice(from, from + f.limit),
     total: matching.length,
     ...(from + f.limit < matching.length ? { continue: String(from + f.limit) } : {}),
   };
@@ -204,13 +208,7 @@ export function pageApplicationsInMemory(
         (!f.teams?.length || f.teams.some((g) => globTest(g, a.owner))),
     )
     .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
-  const from = Number(f.continue ?? 0);
-  const items = matching.slice(from, from + f.limit);
-  return {
-    items,
-    total: matching.length,
-    ...(from + f.limit < matching.length ? { continue: String(from + f.limit) } : {}),
-  };
+  return offsetPage(matching, f);
 }
 
 /**

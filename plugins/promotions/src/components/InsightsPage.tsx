@@ -10,8 +10,8 @@ import {
   orderEnvironments,
   usePageTitle,
   usePromotionsData,
+  useUrlParams,
 } from '@kpromo/plugin-promotions-react';
-import { useSearchParams } from 'react-router-dom';
 import { ReleaseHistory } from './ReleaseHistory';
 
 const WINDOWS = ['7d', '30d', '90d'] as const;
@@ -24,19 +24,10 @@ const ALL = '*';
  */
 export function InsightsPage() {
   usePageTitle('Insights');
-  const [params, setParams] = useSearchParams();
+  const [params, setUrl] = useUrlParams();
   const window = WINDOWS.find((w) => w === params.get('window')) ?? '30d';
   const environment = params.get('environment') ?? ALL;
-  const set = (k: string, v: string) =>
-    setParams(
-      (p) => {
-        const n = new URLSearchParams(p);
-        if (v === ALL) n.delete(k);
-        else n.set(k, v);
-        return n;
-      },
-      { replace: true },
-    );
+  const set = (k: string, v: string) => setUrl({ [k]: v === ALL ? undefined : v });
   const data = usePromotionsData(
     async (api) => {
       const [dora, environments] = await Promise.all([

@@ -49,9 +49,10 @@ import {
   usePageTitle,
   usePromotionPermission,
   usePromotionsData,
+  useUrlParams,
 } from '@kpromo/plugin-promotions-react';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { useNavigate, useSearchParams } from 'react-router-dom';
+import { useNavigate } from 'react-router-dom';
 import { usePromotionsLinks } from '../routes';
 import { CandidateDiff } from './CandidateDiff';
 import { RelativeTime } from './RelativeTime';
@@ -347,7 +348,7 @@ export function PlansTable({
   const links = usePromotionsLinks();
   const navigate = useNavigate();
   const now = useNow(30_000);
-  const [params, setParams] = useSearchParams();
+  const [params, setUrl] = useUrlParams();
   const filter = Object.fromEntries(FILTER_KEYS.map((k) => [k, params.get(k) ?? ALL])) as unknown as PlanFilter;
   const application = useDebounced(filter.application);
   const requestedBy = useDebounced(filter.requestedBy);
@@ -363,16 +364,7 @@ export function PlansTable({
     [key, start, pageSize],
     { pollMs: 5000, stop: () => false },
   );
-  const set = (k: keyof PlanFilter, v: string) =>
-    setParams(
-      (prev) => {
-        const n = new URLSearchParams(prev);
-        if (v) n.set(k, v);
-        else n.delete(k);
-        return n;
-      },
-      { replace: true },
-    );
+  const set = (k: keyof PlanFilter, v: string) => setUrl({ [k]: v });
   const filtered = FILTER_KEYS.some((k) => filter[k]);
   // The page shown stays until the next one has arrived: paging and filtering do not blank the table.
   const last = useRef(data.value);
@@ -439,7 +431,10 @@ export function PlansTable({
         filtered ? (
           <Text as="p" data-testid="no-plan-matches">
             No plan matches these filters.{' '}
-            <Link href={links.plans()} onPress={() => setParams(new URLSearchParams(), { replace: true })}>
+            <Link
+              href={links.plans()}
+              onPress={() => setUrl(Object.fromEntries(FILTER_KEYS.map((k) => [k, undefined])))}
+            >
               Clear the filters
             </Link>
           </Text>

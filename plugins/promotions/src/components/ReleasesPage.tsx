@@ -10,9 +10,9 @@ import {
   useDebounced,
   usePageTitle,
   usePromotionsData,
+  useUrlParams,
 } from '@kpromo/plugin-promotions-react';
 import { useRef, useState } from 'react';
-import { useSearchParams } from 'react-router-dom';
 import { ReleasesTable } from './ReleasesTable';
 
 /** Applications per page: the page asks the server for one page at a time, never for all of them. */
@@ -54,7 +54,7 @@ export async function loadApplicationsPage(
 export function ReleasesPage() {
   usePageTitle('Releases · Promotions');
   // The filter is in the URL (?application=…&team=…) so a filtered view can be shared.
-  const [params, setParams] = useSearchParams();
+  const [params, setUrl] = useUrlParams();
   const nameText = params.get('application') ?? '';
   const teamText = params.get('team') ?? '';
   const name = useDebounced(nameText);
@@ -112,26 +112,8 @@ export function ReleasesPage() {
       </EmptyState>
     );
 
-  const setFilter = (k: 'application' | 'team', v: string) =>
-    setParams(
-      (prev) => {
-        const n = new URLSearchParams(prev);
-        if (v) n.set(k, v);
-        else n.delete(k);
-        return n;
-      },
-      { replace: true },
-    );
-  const clearFilters = () =>
-    setParams(
-      (prev) => {
-        const n = new URLSearchParams(prev);
-        n.delete('application');
-        n.delete('team');
-        return n;
-      },
-      { replace: true },
-    );
+  const setFilter = (k: 'application' | 'team', v: string) => setUrl({ [k]: v });
+  const clearFilters = () => setUrl({ application: undefined, team: undefined });
   // A failed first load of a new filter or page shows the error, not the previous page's rows.
   const page = data.value?.page ?? (data.error ? undefined : shown.page);
   const settled = !!data.value; // the page shown is the one asked for (paging while loading would skip)
