@@ -3,7 +3,7 @@
  * the real local control plane.
  *   node --expose-gc --import tsx controller/bench/scale.ts [apps=5000] [--quick] [--keep] [--reuse ns,appsPrefix]
  *     [--plan-apps 500] [--concurrency 16] [--seed-concurrency 24] [--churn-per-second 2]
- *     [--quiet-seconds 60] [--idle-seconds 120] [--iterations 30]
+ *     [--quiet-seconds 60] [--idle-seconds 120] [--iterations 30] [--profile DIR] [--compiled-only]
  *   (`yarn bench --only scale`, BENCH_ARGS_SCALE="--quick")
  * Seeds N Applications (control cluster dev) and one Deployment per app in each of 5 Environments
  * over the 3 clusters: dev and qa in cluster dev, stable and preprod in cluster stable, prod in
@@ -103,6 +103,8 @@ const { values, positionals } = parseArgs({
     iterations: { type: 'string' },
     /** `--profile DIR`: CPU profiles of the measured sections (start, candidates, releases, plans, MCP) to DIR. */
     profile: { type: 'string' },
+    /** With --reuse: only section 2b (the production bundle's start and RSS on the kept seed). */
+    'compiled-only': { type: 'boolean', default: false },
     /** Internal: `--seed ns,appsPrefix` seeds and exits (a child). */
     seed: { type: 'string' },
     /** Internal: `--churn ns,appsPrefix` changes workloads until SIGTERM (a child). */
@@ -581,6 +583,53 @@ async function runPlan(concurrency: number): Promise<string> {
   return name;
 }
 
+/** 2b: the production bundle (`yarn build controller`) as its own process on the same seed: start and RSS. */
+async function measureCompiled(): Promise<void> {
+  // Through the repo's bootstrap, so it works from `yarn bench` and from a plain `node` alike.
+  const built = spawnSync(join(REPO_ROOT, 'kpromo'), ['yarn', 'build', 'controller'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`yarn build failed: ${built.stderr}${built.error ?? ''}`);
+  const tProc = performance.now();
+  // logLevel info: its "controller started" line says when it is ready.
+  // anonymousMetrics: its /metrics says how much of the RSS is V8 heap.
+  const config = { leaderElection: { enabled: false }, logLevel: 'info', auth: { anonymousMetrics: true } };
+  const proc = startControllerProcess({
+    identity: 'scale',
+    lease: 'scale',
+    kubeconfig,
+    namespace: NS,
+    compiled: true,
+    config,
+  });
+  try {
+    const startedIn = await waitFor(
+      'the compiled controller started',
+      async () => readFileSync(proc.logFile, 'utf8').includes('controller started') && performance.now() - tProc,
+      10 * 60_000,
+      200,
+    );
+    await sleep(Math.max(QUIET_S, 60) * 1000);
+    const status = readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1]) * 1024;
+    const port = /"port":(\d+)[^\n]*controller started/.exec(readFileSync(proc.logFile, 'utf8'))?.[1];
+    const scraped = port ? await (await fetch(`http://127.0.0.1:${port}/metrics`)).text() : '';
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(scraped)?.[1]);
+    console.log(
+      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(kb('VmRSS'))} MiB, peak ${mib(kb('VmHWM'))} MiB ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
+    );
+  } finally {
+    await proc.stop();
+  }
+}
+
+if (values['compiled-only']) {
+  if (!reused) throw new Error('--compiled-only measures a kept seed: pass --reuse ns,appsPrefix too');
+  await measureCompiled();
+  process.exit(0);
+}
+
 try {
   console.log(
     `scale: ${N} Applications x ${ENVS.length} Environments (${ENVS.map((e) => `${e.name}@${e.cluster}`).join(', ')}) = ${N * ENVS.length} Deployments; plan of ${PLAN} apps dev -> qa at concurrency ${CONCURRENCY.join(' and ')}; churn ${CHURN_RATE}/s`,
@@ -877,39 +926,7 @@ try {
   // ---- 2b. the production bundle as its own process ---------------------------------------------------
   await ctl.stop();
   ctl = undefined;
-  const built = spawnSync('yarn', ['build', 'controller'], { cwd: REPO_ROOT, encoding: 'utf8' });
-  if (built.status !== 0) throw new Error(`yarn build failed: ${built.stderr}${built.error ?? ''}`);
-  const tProc = performance.now();
-  // logLevel info: its "controller started" line says when it is ready.
-  // anonymousMetrics: its /metrics says how much of the RSS is V8 heap.
-  const config = { leaderElection: { enabled: false }, logLevel: 'info', auth: { anonymousMetrics: true } };
-  const proc = startControllerProcess({
-    identity: 'scale',
-    lease: 'scale',
-    kubeconfig,
-    namespace: NS,
-    compiled: true,
-    config,
-  });
-  try {
-    const startedIn = await waitFor(
-      'the compiled controller started',
-      async () => readFileSync(proc.logFile, 'utf8').includes('controller started') && performance.now() - tProc,
-      10 * 60_000,
-      200,
-    );
-    await sleep(Math.max(QUIET_S, 60) * 1000);
-    const status = readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1]) * 1024;
-    const port = /"port":(\d+)[^\n]*controller started/.exec(readFileSync(proc.logFile, 'utf8'))?.[1];
-    const scraped = port ? await (await fetch(`http://127.0.0.1:${port}/metrics`)).text() : '';
-    const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(scraped)?.[1]);
-    console.log(
-      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(kb('VmRSS'))} MiB, peak ${mib(kb('VmHWM'))} MiB ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
-    );
-  } finally {
-    await proc.stop();
-  }
+  await measureCompiled();
 } finally {
   await ctl?.stop().catch(() => undefined);
   if (churner) {

@@ -453,8 +453,10 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
               .filter((c) => c.status !== 'True')
               .map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}`);
           if (args.plan) {
-            const p = await getPlan(ctx, caller, ns, args.plan);
-            const ev = await recentEvents(ctx, o, caller, ns, 'PromotionPlan', args.plan, extra.mcpReq.signal);
+            const [p, ev] = await Promise.all([
+              getPlan(ctx, caller, ns, args.plan, { cached: true }),
+              recentEvents(ctx, o, caller, ns, 'PromotionPlan', args.plan, extra.mcpReq.signal),
+            ]);
             const v = planOut(p);
             const bad = notTrue(v.conditions);
             return {
