@@ -109,7 +109,9 @@ function startExporter(config: Record<string, unknown>) {
       resources: DEFAULT_RESOURCES.map((r) => ({ ...r, selector: only })),
     }),
   );
-  compiledChild = spawn(process.execPath, [bundleFile, file], {
+  // BENCH_NODE_FLAGS: V8 flags to try on the exporter process (e.g. --max-semi-space-size=1).
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  compiledChild = spawn(process.execPath, [...flags, bundleFile, file], {
     env: {
       ...process.env,
       LOG_LEVEL: 'warn',
