@@ -8,7 +8,7 @@ import { McpConfigSchema } from '../src/mcp/config.js';
 import { SessionEventStore } from '../src/mcp/eventStore.js';
 import { metadataPaths, metadataUrl, protectedResourceMetadata } from '../src/mcp/oauth.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
-import { age, appLine, planLine, shortDigest } from '../src/mcp/summary.js';
+import { age, appLine, candidateLines, planLine, shortDigest } from '../src/mcp/summary.js';
 import { parseUri } from '../src/mcp/uris.js';
 import { planOut, planOutcome } from '../src/mcp/views.js';
 
@@ -212,5 +212,24 @@ describe('mcp session event store (resumable SSE)', () => {
     for (let i = 0; i < 20; i++) await s.storeEvent('a', msg(100 + i));
     // The oldest events went to keep the store within its budget: replay from them is impossible.
     expect(await s.replayEventsAfter(prime, { send: async () => undefined })).toBe('');
+  });
+});
+
+describe('diff and plan tool text', () => {
+  it('lists the first 50 candidates and counts the skipped apps by reason (the structured content has all)', () => {
+    const cands = Array.from({ length: 60 }, (_, i) => ({
+      application: `app-${i}`,
+      from: { tag: 'v2', digest: `sha256:${'a'.repeat(64)}` },
+    }));
+    const text = candidateLines('dev', 'qa', cands, {
+      skipped: [{ application: 'x', reason: 'SourceNotHealthy', message: 'dev is Degraded' }],
+      skippedTotal: 4001,
+      skippedByReason: { SourceNotHealthy: 1, UpToDate: 4000 },
+    });
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('60 application(s) would change from dev to qa:');
+    expect(lines.filter((l) => l.startsWith('  app-'))).toHaveLength(50);
+    expect(lines).toContain('  … and 10 more (every candidate is in the structured content)');
+    expect(lines.at(-1)).toBe('4001 skipped (1 SourceNotHealthy, 4000 UpToDate): x (SourceNotHealthy), and 4000 more');
   });
 });

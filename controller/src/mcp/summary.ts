@@ -76,12 +76,17 @@ export interface CandidateLike {
   to?: { tag?: string; digest?: string; ageSeconds?: number };
 }
 
+/** Candidates listed in a tool's text (the structured content has them all): an agent's context is not a dump. */
+const TEXT_CANDIDATES = 50;
+
 export function candidateLines(from: string, to: string, cands: CandidateLike[], s: SkippedSummary): string {
   const lines = [`${cands.length} application(s) would change from ${from} to ${to}:`];
-  for (const c of cands)
+  for (const c of cands.slice(0, TEXT_CANDIDATES))
     lines.push(
       `  ${c.application}: ${to} ${c.to ? versionText(c.to) : 'nothing'} → ${versionText(c.from)} from ${from}`,
     );
+  if (cands.length > TEXT_CANDIDATES)
+    lines.push(`  … and ${cands.length - TEXT_CANDIDATES} more (every candidate is in the structured content)`);
   if (s.skippedTotal) {
     const more = s.skippedTotal - s.skipped.length;
     lines.push(
