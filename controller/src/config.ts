@@ -18,6 +18,13 @@ export const ConfigSchema = z
     namespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')).default([]),
     defaultNamespace: z.string().min(1).default('default'),
     workers: intFrom(1, 64).default(4),
+    /**
+     * Client-side rate limit per cluster (client-go's QPS/Burst): sustained requests per second and
+     * the burst after a quiet spell; derived status writes wait behind promotion steps. qps 0: off.
+     */
+    kubeClient: z
+      .object({ qps: intFrom(0, 10_000).default(50), burst: intFrom(1, 10_000).default(100) })
+      .default({ qps: 50, burst: 100 }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     server: z
       .object({ host: z.string().min(1).default('127.0.0.1'), port: intFrom(0, 65535).default(8080) })
@@ -132,6 +139,8 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_NAMESPACES: ['namespaces'],
   KPROMO_DEFAULT_NAMESPACE: ['defaultNamespace'],
   KPROMO_WORKERS: ['workers'],
+  KPROMO_KUBE_QPS: ['kubeClient', 'qps'],
+  KPROMO_KUBE_BURST: ['kubeClient', 'burst'],
   KPROMO_LOG_LEVEL: ['logLevel'],
   KPROMO_HOST: ['server', 'host'],
   KPROMO_PORT: ['server', 'port'],

@@ -44,7 +44,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
   const extensions = loadPlugins(opts.plugins);
   const log = opts.log ?? createLogger({ level: cfg.logLevel });
   initTracing({ serviceName: 'kpromo-controller', otlpEndpoint: cfg.tracing.otlpEndpoint });
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess);
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess, cfg.kubeClient);
   let notifications: NotificationProviders | undefined;
   // egress: one SSRF guard for webhooks and (as process default) health checks; own listeners are registered below.
   const egress = new Egress({ allowedCidrs: cfg.egress.allowedCidrs });

@@ -3,6 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { CLUSTER_NOT_ALLOWED, type ClusterAccessRule, clusterAccessRefusal } from '../credentials/clusterAccess.js';
 import { resourcePath, SECRET } from './paths.js';
+import { ClientRateLimiter, DEFAULT_RATE_LIMIT, type RateLimitOptions } from './rateLimit.js';
 import { KubeRest } from './rest.js';
 
 /** Stable identity of a cluster reference, shared by Environments that point at the same cluster. */
@@ -31,24 +32,33 @@ export class ClusterClients {
   readonly control: KubeRest;
   private readonly access: readonly ClusterAccessRule[];
 
+  private readonly rateLimit: RateLimitOptions;
+
   constructor(
     private readonly base: k8s.KubeConfig,
-    opts: { access: readonly ClusterAccessRule[]; controlName?: string },
+    opts: { access: readonly ClusterAccessRule[]; controlName?: string; rateLimit?: RateLimitOptions },
   ) {
     this.access = opts.access;
-    this.control = new KubeRest(base, opts.controlName ?? (base.getCurrentContext() || 'control'));
+    this.rateLimit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
+    this.control = this.client(base, opts.controlName ?? (base.getCurrentContext() || 'control'));
   }
 
   static fromFile(
     path: string | undefined,
     context: string | undefined,
     access: readonly ClusterAccessRule[],
+    rateLimit?: RateLimitOptions,
   ): ClusterClients {
     const kc = new k8s.KubeConfig();
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
     if (context) kc.setCurrentContext(context);
-    return new ClusterClients(kc, { access });
+    return new ClusterClients(kc, { access, rateLimit });
+  }
+
+  /** A client of one cluster with its own client-side rate limit (config kubeClient.qps/burst). */
+  private client(kc: k8s.KubeConfig, name: string): KubeRest {
+    return new KubeRest(kc, name, undefined, new ClientRateLimiter(this.rateLimit));
   }
 
   private readonly refusals = new Map<string, string | undefined>();
@@ -73,7 +83,7 @@ export class ClusterClients {
       const kc = new k8s.KubeConfig();
       kc.loadFromString(this.base.exportConfig());
       kc.setCurrentContext(context);
-      c = new KubeRest(kc, context);
+      c = this.client(kc, context);
       this.clients.set(key, c);
     }
     return c;
@@ -113,7 +123,7 @@ export class ClusterClients {
         throw new Error(`${where}: inCluster config unavailable (not running in a pod?): ${String(e)}`);
       }
     }
-    const rest = new KubeRest(kc, key);
+    const rest = this.client(kc, key);
     this.clients.set(key, rest);
     return rest;
   }

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { type Dispatcher, fetch } from 'undici';
+import type { ClientRateLimiter, RequestPriority } from './rateLimit.js';
 
 /** How long one connection pool serves a client before a fresh one (rotated client certificates). */
 const POOL_RENEW_MS = 5 * 60_000;
@@ -30,6 +31,8 @@ export interface RequestOptions {
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
   signal?: AbortSignal;
+  /** `low` for writes that summarise state (derived statuses): they wait behind promotion steps. */
+  priority?: RequestPriority;
 }
 
 /**
@@ -43,6 +46,8 @@ export class KubeRest {
     readonly clusterName: string,
     /** Act as this user (Impersonate-User/Impersonate-Group), so RBAC and admission see the caller. */
     readonly impersonating?: { username: string; groups: readonly string[] },
+    /** The cluster's client-side rate limit, shared by every client of that cluster; none when absent. */
+    readonly limiter?: ClientRateLimiter,
   ) {}
 
   /**
@@ -50,7 +55,7 @@ export class KubeRest {
    * (the controller's own identity needs `impersonate` on users, groups and serviceaccounts).
    */
   as(user: { username: string; groups: readonly string[] }): KubeRest {
-    return new KubeRest(this.kc, this.clusterName, { username: user.username, groups: [...user.groups] });
+    return new KubeRest(this.kc, this.clusterName, { username: user.username, groups: [...user.groups] }, this.limiter);
   }
 
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
@@ -58,6 +63,7 @@ export class KubeRest {
     if (!cluster) throw new Error(`kubeconfig for "${this.clusterName}" has no current cluster`);
     const url = new URL(cluster.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    await this.limiter?.take(opts.priority);
     const { status, statusText, text } = this.impersonating
       ? await this.sendImpersonating(method, url, opts)
       : await this.send(method, url, opts);

@@ -135,14 +135,15 @@ export function serveMcpStdio(
  * identity (SelfSubjectAccessReview), write mode comes from mcp.write. Logs must go to stderr.
  */
 export async function runMcpStdio(
-  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace' | 'logLevel' | 'clusterAccess'> & {
-    mcp: McpConfig;
-  },
+  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace' | 'logLevel' | 'clusterAccess'> &
+    Partial<Pick<Config, 'kubeClient'>> & {
+      mcp: McpConfig;
+    },
   opts: { log?: Logger; exitOnClose?: boolean } = {},
 ): Promise<{ close(): Promise<void> }> {
   // stdout carries the protocol: logs go to stderr.
   const log = opts.log ?? createLogger({ level: cfg.logLevel, destination: pino.destination(2) });
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess);
+  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess, cfg.kubeClient);
   const cache = new LiveCache(clients, cfg.namespaces, log);
   await cache.start(AbortSignal.timeout(60_000));
   await Promise.all(

@@ -55,6 +55,7 @@ export function derivedStatus<S, T extends StatusObject<S>>(kind: {
     deriveAndWrite<S, T>({
       read: () => kind.read(cache, namespace, name),
       derive: (obj) => kind.derive(obj, { cache, namespace, now }),
-      write: (obj, next) => new StatusWriter<S, T>(control, obj, { overwriteOthers: true }).write(next),
+      write: (obj, next) =>
+        new StatusWriter<S, T>(control, obj, { overwriteOthers: true, priority: 'low' }).write(next),
     });
 }

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
+import type { RequestPriority } from '../kube/rateLimit.js';
 import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 
 /** An object with a status subresource, as far as status writes need it. */
@@ -41,6 +42,8 @@ export class StatusWriter<S, T extends StatusObject<S>> {
        * latest computation may overwrite; a plan's status is a journal that must not be.
        */
       overwriteOthers?: boolean;
+      /** `low` for derived statuses: under the client rate limit they wait behind promotion steps. */
+      priority?: RequestPriority;
     } = {},
   ) {}
 
@@ -55,7 +58,10 @@ export class StatusWriter<S, T extends StatusObject<S>> {
       for (let attempt = 0; ; attempt++) {
         this.o.fence?.();
         try {
-          const updated = await this.rest.put<T>(this.path(), { ...this.obj, status });
+          const updated = await this.rest.request<T>('PUT', this.path(), {
+            body: { ...this.obj, status },
+            priority: this.o.priority,
+          });
           this.obj = updated;
           return updated;
         } catch (e) {

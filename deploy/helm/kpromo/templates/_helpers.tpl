@@ -126,6 +126,7 @@ app.kubernetes.io/component: exporter
   "namespaces" $namespaces
   "defaultNamespace" (default .Release.Namespace $c.defaultNamespace)
   "workers" (int $c.workers)
+  "kubeClient" (dict "qps" (int $c.kubeClient.qps) "burst" (int $c.kubeClient.burst))
   "logLevel" $c.logLevel
   "server" (dict "host" "0.0.0.0" "port" (int $c.server.port))
   "auth" $auth
