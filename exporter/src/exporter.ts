@@ -74,7 +74,7 @@ const entityKey = (m: MappedEntity) => `${m.blueprint}\u0000${m.entity.identifie
 export class Exporter {
   private readonly watchers = new Map<string, ResourceWatcher>();
   /** source (cluster|kind#index) → object key → entity keys it produced. */
-  private readonly produced = new Map<string, Map<string, MappedEntity[]>>();
+  private readonly produced = new Map<string, Map<string, string[]>>();
   private readonly owners = new Map<string, Set<string>>();
   /** Objects whose mapping failed, with the reason (skipped, and resync holds deletes). */
   readonly mappingErrors = new Map<string, string>();
@@ -306,17 +306,18 @@ export class Exporter {
       set.add(owner);
       this.o.sink.put(m, origin);
     }
-    for (const m of before) {
-      const k = entityKey(m);
+    for (const k of before) {
       if (now.has(k)) continue;
       const set = this.owners.get(k);
       set?.delete(owner);
       if (!set || set.size === 0) {
         this.owners.delete(k);
-        this.o.sink.remove(m.blueprint, m.entity.identifier);
+        const [blueprint, identifier] = k.split('\u0000');
+        this.o.sink.remove(blueprint, identifier);
       }
     }
-    if (entities.length) bySource.set(objKey, entities);
+    // Only the keys: the sink holds the entities (compactly), this only finds what an object dropped.
+    if (entities.length) bySource.set(objKey, [...now]);
     else bySource.delete(objKey);
   }
 
