@@ -165,8 +165,8 @@ export class KubeRest {
   create<T>(collectionPath: string, body: unknown): Promise<T> {
     return this.request<T>('POST', collectionPath, { body });
   }
-  put<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>('PUT', path, { body });
+  put<T>(path: string, body: unknown, opts: { priority?: RequestPriority } = {}): Promise<T> {
+    return this.request<T>('PUT', path, { body, priority: opts.priority });
   }
   mergePatch<T>(path: string, patch: unknown): Promise<T> {
     return this.request<T>('PATCH', path, { body: patch, contentType: 'application/merge-patch+json' });

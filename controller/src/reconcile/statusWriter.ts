@@ -58,10 +58,7 @@ export class StatusWriter<S, T extends StatusObject<S>> {
       for (let attempt = 0; ; attempt++) {
         this.o.fence?.();
         try {
-          const updated = await this.rest.request<T>('PUT', this.path(), {
-            body: { ...this.obj, status },
-            priority: this.o.priority,
-          });
+          const updated = await this.rest.put<T>(this.path(), { ...this.obj, status }, { priority: this.o.priority });
           this.obj = updated;
           return updated;
         } catch (e) {
