@@ -4,7 +4,11 @@
  * call, seen through a wrap; with helpers to fold them by verb and path, percentiles, waiting for a
  * quiet system and memory after GC.
  */
+import { spawnSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '@kpromo/test-harness';
 import { KubeRest, type RequestOptions } from '../src/kube/rest.js';
 
 export interface Seen {
@@ -134,6 +138,25 @@ export async function settle(xs: readonly Seen[], quietMs: number, maxMs: number
     if (now - Math.max(last, t0) >= quietMs || now - t0 >= maxMs) return (now - t0) / 1000;
     await sleep(1000);
   }
+}
+
+/**
+ * Builds the production bundles (`yarn build [what]`) through the repo's bootstrap, so a benchmark
+ * run with plain `node` (no yarn on PATH) builds as well as one run from `yarn bench`.
+ */
+export function buildBundle(what?: string): void {
+  const built = spawnSync(join(REPO_ROOT, 'kpromo'), ['yarn', 'build', ...(what ? [what] : [])], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`yarn build failed: ${built.stderr}${built.error ?? ''}`);
+}
+
+/** RSS and peak RSS (VmRSS, VmHWM) of a process now, in bytes, from /proc (Linux). */
+export function processMemory(pid: number | undefined): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1]) * 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
 }
 
 /** process.memoryUsage() after three full GCs (run node with --expose-gc). */

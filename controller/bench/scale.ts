@@ -31,7 +31,7 @@
  * Asserts nothing. Cleans up unless --keep (or --reuse).
  * --quick: 300 apps, a 50-app plan, short windows.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -44,7 +44,6 @@ import {
   defaultKubeconfigPath,
   ensureClusters,
   pushTestImage,
-  REPO_ROOT,
   startControllerProcess,
   startRegistry,
   waitFor,
@@ -72,10 +71,12 @@ import {
 } from '../test/e2eHelpers.js';
 import { call, httpClient, ok } from '../test/mcpHelpers.js';
 import {
+  buildBundle,
   byVerb,
   countByVerb,
   gcStats,
   pct,
+  processMemory,
   type Seen,
   settle,
   since,
@@ -585,12 +586,7 @@ async function runPlan(concurrency: number): Promise<string> {
 
 /** 2b: the production bundle (`yarn build controller`) as its own process on the same seed: start and RSS. */
 async function measureCompiled(): Promise<void> {
-  // Through the repo's bootstrap, so it works from `yarn bench` and from a plain `node` alike.
-  const built = spawnSync(join(REPO_ROOT, 'kpromo'), ['yarn', 'build', 'controller'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  });
-  if (built.status !== 0) throw new Error(`yarn build failed: ${built.stderr}${built.error ?? ''}`);
+  buildBundle('controller');
   const tProc = performance.now();
   // logLevel info: its "controller started" line says when it is ready.
   // anonymousMetrics: its /metrics says how much of the RSS is V8 heap.
@@ -611,13 +607,12 @@ async function measureCompiled(): Promise<void> {
       200,
     );
     await sleep(Math.max(QUIET_S, 60) * 1000);
-    const status = readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1]) * 1024;
+    const mem = processMemory(proc.child.pid);
     const port = /"port":(\d+)[^\n]*controller started/.exec(readFileSync(proc.logFile, 'utf8'))?.[1];
     const scraped = port ? await (await fetch(`http://127.0.0.1:${port}/metrics`)).text() : '';
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(scraped)?.[1]);
     console.log(
-      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(kb('VmRSS'))} MiB, peak ${mib(kb('VmHWM'))} MiB ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
+      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(mem.rss)} MiB, peak ${mib(mem.peak)} MiB ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
     );
   } finally {
     await proc.stop();

@@ -18,18 +18,11 @@
  * --quick: 200 apps unless given, 60 s idle window, 30 s restart window.
  * --keep leaves the seeded namespaces; --reuse ns,apps measures again on them (e.g. before/after a change).
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PromotionPlan } from '@kpromo/api';
-import {
-  defaultKubeconfigPath,
-  ensureClusters,
-  REPO_ROOT,
-  startControllerProcess,
-  waitFor,
-} from '@kpromo/test-harness';
+import { defaultKubeconfigPath, ensureClusters, startControllerProcess, waitFor } from '@kpromo/test-harness';
 import pLimit from 'p-limit';
 import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -46,7 +39,18 @@ import {
   runNamespaces,
   setupNamespaces,
 } from '../test/e2eHelpers.js';
-import { byVerb, gcStats, pct, settle, since, sleep, startRequestLog, topPaths } from './requestLog.js';
+import {
+  buildBundle,
+  byVerb,
+  gcStats,
+  pct,
+  processMemory,
+  settle,
+  since,
+  sleep,
+  startRequestLog,
+  topPaths,
+} from './requestLog.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -272,8 +276,7 @@ try {
   // ---- the production bundle as its own process: what a pod would hold --------------------------
   await ctl.stop();
   ctl = undefined;
-  const built = spawnSync('yarn', ['build'], { cwd: REPO_ROOT, encoding: 'utf8' });
-  if (built.status !== 0) throw new Error(`yarn build failed: ${built.stderr}`);
+  buildBundle();
   const proc = startControllerProcess({
     identity: 'steady-compiled',
     kubeconfig,
@@ -285,10 +288,9 @@ try {
   try {
     const tProc = performance.now();
     await sleep(IDLE_S * 1000);
-    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'))?.[1];
-    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'))?.[1];
+    const mem = processMemory(proc.child.pid);
     console.log(
-      `compiled controller process (node controller/dist/kpromo-controller.mjs), ${((performance.now() - tProc) / 1000).toFixed(0)} s after start: RSS ${(Number(rss) / 1024).toFixed(0)} MiB, peak ${(Number(hwm) / 1024).toFixed(0)} MiB`,
+      `compiled controller process (node controller/dist/kpromo-controller.mjs), ${((performance.now() - tProc) / 1000).toFixed(0)} s after start: RSS ${(mem.rss / 2 ** 20).toFixed(0)} MiB, peak ${(mem.peak / 2 ** 20).toFixed(0)} MiB`,
     );
   } finally {
     await proc.stop();
