@@ -13,6 +13,7 @@ import {
   MAX_PAGE_SIZE,
   noCandidatesMessage,
   type SkippedSummary,
+  skippedSummaryOf,
   summariseSkipped,
 } from '@kpromo/contract';
 import type { Caller } from '../auth/identity.js';
@@ -350,12 +351,7 @@ export async function createPlan(
       ...(req.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };
-  return {
-    plan: await createObject(ctx, caller, plan),
-    skipped: d.skipped,
-    skippedTotal: d.skippedTotal,
-    skippedByReason: d.skippedByReason,
-  };
+  return { plan: await createObject(ctx, caller, plan), ...skippedSummaryOf(d) };
 }
 
 async function readPlan(

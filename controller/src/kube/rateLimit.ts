@@ -23,7 +23,7 @@ export class ClientRateLimiter {
   private readonly waiting: Record<RequestPriority, Array<() => void>> = { normal: [], low: [] };
   private timer?: NodeJS.Timeout;
   private readonly now: () => number;
-  /** Requests that had to wait, and for how long in all (ms): for metrics and benchmarks. */
+  /** Requests that had to wait, and for how long in all (ms). Not exported as a metric yet. */
   readonly stats = { delayed: 0, waitedMs: 0 };
 
   constructor(private readonly o: RateLimitOptions) {

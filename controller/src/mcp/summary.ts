@@ -1,4 +1,4 @@
-import { reasonCounts, type SkippedSummary } from '@kpromo/contract';
+import { reasonCounts, type SkippedSummary, skippedNotListed } from '@kpromo/contract';
 import type { AppOut, PlanOut, VersionOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
@@ -88,7 +88,7 @@ export function candidateLines(from: string, to: string, cands: CandidateLike[],
   if (cands.length > TEXT_CANDIDATES)
     lines.push(`  … and ${cands.length - TEXT_CANDIDATES} more (every candidate is in the structured content)`);
   if (s.skippedTotal) {
-    const more = s.skippedTotal - s.skipped.length;
+    const more = skippedNotListed(s);
     lines.push(
       `${s.skippedTotal} skipped (${reasonCounts(s.skippedByReason)}): ${s.skipped.map((x) => `${x.application} (${x.reason})`).join(', ')}${more > 0 ? `, and ${more} more` : ''}`,
     );

@@ -1,5 +1,5 @@
 import type { Application, PromotionPlan } from '@kpromo/api';
-import { DEFAULT_SKIPPED_SHOWN, MAX_SKIPPED_SHOWN, type SkippedSummary } from '@kpromo/contract';
+import { DEFAULT_SKIPPED_SHOWN, MAX_SKIPPED_SHOWN, skippedSummaryOf } from '@kpromo/contract';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
@@ -180,12 +180,6 @@ const skippedLimitArg = {
       `Skipped applications to list (default ${DEFAULT_SKIPPED_SHOWN}, actionable reasons first); counts cover all`,
     ),
 };
-
-const skippedOf = (s: SkippedSummary) => ({
-  skipped: s.skipped,
-  skippedTotal: s.skippedTotal,
-  skippedByReason: s.skippedByReason,
-});
 
 /** RE2 syntax (linear-time matching): e.g. backreferences and lookaround are refused, naming the field. */
 function checkRegex(p: string | undefined) {
@@ -546,7 +540,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
             const d = await diff(ctx, caller, { ...args, namespace: ns });
             const candidates = withAges(ctx, ns, d.from, d.to, d.candidates);
             return {
-              data: { created: false, namespace: ns, flow: d.flow, candidates, ...skippedOf(d) },
+              data: { created: false, namespace: ns, flow: d.flow, candidates, ...skippedSummaryOf(d) },
               text: `Dry run, nothing created. ${candidateLines(d.from, d.to, candidates, d)}`,
             };
           }
@@ -554,7 +548,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           const candidates = withAges(ctx, ns, r.plan.spec.from, r.plan.spec.to, r.plan.spec.candidates);
           const v = planOut(r.plan);
           return {
-            data: { created: true, namespace: ns, flow: r.plan.spec.flow, plan: v, candidates, ...skippedOf(r) },
+            data: { created: true, namespace: ns, flow: r.plan.spec.flow, plan: v, candidates, ...skippedSummaryOf(r) },
             text: `Created PromotionPlan ${ns}/${v.name} (not approved: nothing changes until promote approves it). ${candidateLines(v.from, v.to, candidates, r)}`,
           };
         },

@@ -37,13 +37,20 @@ export function summariseSkipped<S extends SkippedApplication>(
   return { skipped: shown, skippedTotal: skipped.length, skippedByReason };
 }
 
-/** "4,400 UpToDate, 12 SourceNotHealthy": the counts in reason order, for messages. */
+/** "12 SourceNotHealthy, 4400 UpToDate": the counts in reason order, for messages. */
 export function reasonCounts(byReason: Readonly<Record<string, number>>): string {
   return Object.entries(byReason)
     .sort((a, b) => rank(a[0]) - rank(b[0]))
     .map(([r, n]) => `${n} ${r}`)
     .join(', ');
 }
+
+/** Only the skipped-application fields of an answer (to pass them on without the rest). */
+export const skippedSummaryOf = <S extends SkippedApplication>(s: SkippedSummary<S>): SkippedSummary<S> => ({
+  skipped: s.skipped,
+  skippedTotal: s.skippedTotal,
+  skippedByReason: s.skippedByReason,
+});
 
 /** Skipped applications not listed in an answer (older controllers list them all and send no counts). */
 export const skippedNotListed = (s: { skipped: readonly unknown[]; skippedTotal?: number }) =>
