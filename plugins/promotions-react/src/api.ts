@@ -141,6 +141,22 @@ const plansQuery = (f: PlansFilter) => ({
   requestedBy: f.requestedBy,
 });
 
+/**
+ * One page of a list held whole, as the server would page it, with the offset as `continue` (for
+ * an API object without server paging, and for tests).
+ */
+export function offsetPage<T>(
+  all: readonly T[],
+  q: { limit: number; continue?: string },
+): ListResponse<T> & { total: number } {
+  const from = Math.max(0, Number(q.continue ?? 0) || 0);
+  return {
+    items: all.slice(from, from + q.limit),
+    total: all.length,
+    ...(from + q.limit < all.length ? { continue: String(from + q.limit) } : {}),
+  };
+}
+
 /** Pages of GET /applications asked for at once when listing all of them. */
 const PAGE = 500;
 

@@ -138,3 +138,24 @@ export function useUrlParams(): [URLSearchParams, (changes: Record<string, strin
   );
   return [params, set];
 }
+
+/**
+ * Paging through a list the server pages with `continue` tokens: the tokens of the pages up to the
+ * current one (the first page has none), kept for the filter (`key`) they were got with, so a new
+ * filter starts at the first page without first asking for the old position under it.
+ */
+export function useContinuePages(key: string) {
+  const [paging, setPaging] = useState<{ key: string; starts: Array<string | undefined> }>({
+    key,
+    starts: [undefined],
+  });
+  const starts = paging.key === key ? paging.starts : [undefined];
+  return {
+    /** The token of the page shown (undefined: the first). */
+    start: starts[starts.length - 1],
+    /** Index of the page shown, from 0. */
+    index: starts.length - 1,
+    next: (token: string | undefined) => setPaging({ key, starts: [...starts, token] }),
+    previous: () => setPaging({ key, starts: starts.slice(0, -1) }),
+  };
+}

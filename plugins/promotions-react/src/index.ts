@@ -4,6 +4,7 @@ export {
   errorStatus,
   type HistoryFilter,
   isNotFound,
+  offsetPage,
   type PlansFilter,
   type PromotionsApi,
   PromotionsClient,
@@ -24,7 +25,14 @@ export {
 } from './components/StatusBadges';
 export * from './format';
 export { planHold, planStarted, useCurrentUser, useNow, usePageTitle } from './gate';
-export { type AsyncState, type PollOptions, useDebounced, usePromotionsData, useUrlParams } from './hooks';
+export {
+  type AsyncState,
+  type PollOptions,
+  useContinuePages,
+  useDebounced,
+  usePromotionsData,
+  useUrlParams,
+} from './hooks';
 export * from './insights';
 export { computeDrift, type MatrixRow, orderEnvironments, releaseMatrix } from './matrix';
 export * from './permissions';

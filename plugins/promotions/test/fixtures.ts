@@ -1,14 +1,15 @@
-import type {
-  ApplicationSummary,
-  ApplicationsFilter,
-  CreatePlanResponse,
-  DiffResult,
-  DoraReport,
-  EnvironmentSummary,
-  FlowView,
-  PlansFilter,
-  PromotionPlan,
-  PromotionsApi,
+import {
+  type ApplicationSummary,
+  type ApplicationsFilter,
+  type CreatePlanResponse,
+  type DiffResult,
+  type DoraReport,
+  type EnvironmentSummary,
+  type FlowView,
+  offsetPage,
+  type PlansFilter,
+  type PromotionPlan,
+  type PromotionsApi,
 } from '@kpromo/plugin-promotions-react';
 
 const D = (c: string) => `sha256:${c.repeat(64)}`;
@@ -170,16 +171,6 @@ export function pagePlansInMemory(
     )
     .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
   return offsetPage(matching, f);
-}
-
-/** One page of `matching` as the server answers it; `continue` is the offset here. */
-function offsetPage<T>(matching: T[], f: { limit: number; continue?: string }) {
-  const from = Number(f.continue ?? 0);
-  return {
-    items: matching.slice(from, from + f.limit),
-    total: matching.length,
-    ...(from + f.limit < matching.length ? { continue: String(from + f.limit) } : {}),
-  };
 }
 
 /** Whole-name glob (`*` any run, `?` any one character), as GET /applications matches names and teams. */

@@ -44,6 +44,7 @@ import {
   skippedReasons,
   summarizeNoCandidates,
   summarizeReasons,
+  useContinuePages,
   useDebounced,
   useNow,
   usePageTitle,
@@ -355,10 +356,8 @@ export function PlansTable({
   const query = plansQuery({ ...filter, application, requestedBy });
   const key = JSON.stringify(query);
   // continue tokens of the pages before the current one (the first page has none)
-  const [starts, setStarts] = useState<Array<string | undefined>>([undefined]);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a new filter starts at the first page
-  useEffect(() => setStarts([undefined]), [key]);
-  const start = starts[starts.length - 1];
+  const pages = useContinuePages(key);
+  const { start } = pages;
   const data = usePromotionsData(
     (api) => api.listPlansPage({ ...query, limit: pageSize, continue: start }),
     [key, start, pageSize],
@@ -370,7 +369,7 @@ export function PlansTable({
   const last = useRef(data.value);
   if (data.value) last.current = data.value;
   const page = data.value ?? last.current;
-  const first = (starts.length - 1) * pageSize;
+  const first = pages.index * pageSize;
   const envNames = [...new Set(environments.map((e) => e.name))].sort();
 
   return (
@@ -523,12 +522,7 @@ export function PlansTable({
       ) : null}
       {page?.items.length ? (
         <Flex gap="2" align="center" data-testid="plans-paging">
-          <Button
-            size="small"
-            variant="secondary"
-            isDisabled={starts.length <= 1}
-            onPress={() => setStarts((s) => s.slice(0, -1))}
-          >
+          <Button size="small" variant="secondary" isDisabled={pages.index === 0} onPress={pages.previous}>
             Previous
           </Button>
           <Text variant="body-small" aria-live="polite">
@@ -539,7 +533,7 @@ export function PlansTable({
             size="small"
             variant="secondary"
             isDisabled={!page.continue}
-            onPress={() => setStarts((s) => [...s, page.continue])}
+            onPress={() => pages.next(page.continue)}
           >
             Next
           </Button>

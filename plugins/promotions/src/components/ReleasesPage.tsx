@@ -6,13 +6,15 @@ import {
   ErrorState,
   type ListResponse,
   LoadingState,
+  offsetPage,
   type PromotionsApi,
+  useContinuePages,
   useDebounced,
   usePageTitle,
   usePromotionsData,
   useUrlParams,
 } from '@kpromo/plugin-promotions-react';
-import { useRef, useState } from 'react';
+import { useRef } from 'react';
 import { ReleasesTable } from './ReleasesTable';
 
 /** Applications per page: the page asks the server for one page at a time, never for all of them. */
@@ -45,10 +47,10 @@ export async function loadApplicationsPage(
   q: PageQuery,
 ): Promise<ListResponse<ApplicationSummary>> {
   if (api.listApplicationsPage) return api.listApplicationsPage(q);
-  const all = await api.listApplications({ namespace: q.namespace, teams: q.teams, applications: q.applications });
-  const from = Math.max(0, Number(q.continue ?? 0) || 0);
-  const items = all.slice(from, from + q.limit);
-  return { items, total: all.length, ...(from + q.limit < all.length ? { continue: String(from + q.limit) } : {}) };
+  return offsetPage(
+    await api.listApplications({ namespace: q.namespace, teams: q.teams, applications: q.applications }),
+    q,
+  );
 }
 
 export function ReleasesPage() {
@@ -65,14 +67,8 @@ export function ReleasesPage() {
   };
   const filtered = !!(filter.applications || filter.teams);
   const key = JSON.stringify(filter);
-  // Continue tokens of the pages up to the current one (the first page has none), for the filter they
-  // were got with: a new filter starts at the first page without asking for the old position first.
-  const [paging, setPaging] = useState<{ key: string; starts: Array<string | undefined> }>({
-    key,
-    starts: [undefined],
-  });
-  const starts = paging.key === key ? paging.starts : [undefined];
-  const start = starts[starts.length - 1];
+  const pages = useContinuePages(key);
+  const { start } = pages;
 
   // Polls only the page shown (and the environments, the table's columns).
   const data = usePromotionsData(
@@ -104,7 +100,7 @@ export function ReleasesPage() {
         check that the controller watches its namespace.
       </EmptyState>
     );
-  if (data.value && !filtered && starts.length === 1 && !data.value.page.items.length)
+  if (data.value && !filtered && pages.index === 0 && !data.value.page.items.length)
     return (
       <EmptyState title="No applications yet">
         Environments exist ({environments.map((e) => e.name).join(', ')}) but no Application resources. Register your
@@ -117,7 +113,7 @@ export function ReleasesPage() {
   // A failed first load of a new filter or page shows the error, not the previous page's rows.
   const page = data.value?.page ?? (data.error ? undefined : shown.page);
   const settled = !!data.value; // the page shown is the one asked for (paging while loading would skip)
-  const first = (starts.length - 1) * RELEASES_PAGE_SIZE;
+  const first = pages.index * RELEASES_PAGE_SIZE;
 
   return (
     <Flex direction="column" gap="3">
@@ -170,14 +166,9 @@ export function ReleasesPage() {
       {page?.items.length ? (
         <ReleasesTable applications={page.items} environments={environments} serverFiltered />
       ) : null}
-      {page && (page.items.length || starts.length > 1) ? (
+      {page && (page.items.length || pages.index > 0) ? (
         <Flex gap="2" align="center" data-testid="releases-paging">
-          <Button
-            size="small"
-            variant="secondary"
-            isDisabled={!settled || starts.length <= 1}
-            onPress={() => setPaging({ key, starts: starts.slice(0, -1) })}
-          >
+          <Button size="small" variant="secondary" isDisabled={!settled || pages.index === 0} onPress={pages.previous}>
             Previous
           </Button>
           <Text variant="body-small" aria-live="polite" data-testid="releases-range">
@@ -193,7 +184,7 @@ export function ReleasesPage() {
             size="small"
             variant="secondary"
             isDisabled={!settled || !page.continue}
-            onPress={() => setPaging({ key, starts: [...starts, page.continue] })}
+            onPress={() => pages.next(page.continue)}
           >
             Next
           </Button>
