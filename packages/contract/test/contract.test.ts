@@ -50,6 +50,16 @@ describe('request schemas (one for every door)', () => {
     expect(!r.ok && r.message).toMatch(/^invalid query: tagPattern: invalid regular expression \(RE2 syntax\)/);
   });
 
+  it('takes skippedLimit as a whole number from 0 to 10,000 and refuses anything else, naming it', () => {
+    const q = (skippedLimit: unknown) => checkInput(DiffQuery, { from: 'dev', to: 'stable', skippedLimit }, 'query');
+    expect(q('0')).toMatchObject({ ok: true, value: { skippedLimit: 0 } });
+    expect(q('10000')).toMatchObject({ ok: true, value: { skippedLimit: 10_000 } });
+    for (const bad of ['-1', '10001', '1.5', 'all', '1e9'])
+      expect(q(bad)).toMatchObject({ ok: false, message: expect.stringMatching(/^invalid query: skippedLimit: /) });
+    const body = checkInput(CreatePlanBody, { from: 'dev', to: 'stable', skippedLimit: 99_999 }, 'request body');
+    expect(body).toMatchObject({ ok: false, message: expect.stringMatching(/skippedLimit: must be at most 10000/) });
+  });
+
   it('drops identity fields from a body: the approver is never taken from the request', () => {
     const r = checkInput(ApproveBody, { approvedBy: 'mallory', comment: 'ok' }, 'request body');
     expect(r).toEqual({ ok: true, value: { comment: 'ok' } });
