@@ -81,7 +81,13 @@ beforeAll(async () => {
   // Flux, not the test, creates prod's Deployments from the seed commit.
   const seed = headCommit(gitops.repo.dir);
   for (const app of ['web', 'broken']) {
-    const s = await gitops.waitKustomization(app, 'applies the seed', (x) => appliedCommit(x) === seed);
+    // Ready too: kustomize-controller records the applied revision and may start its next pass
+    // (Ready Unknown, Progressing) before a poll sees Ready True.
+    const s = await gitops.waitKustomization(
+      app,
+      'applies the seed',
+      (x) => appliedCommit(x) === seed && fluxReady(x)?.status === 'True',
+    );
     expect(fluxReady(s)).toMatchObject({ status: 'True', reason: 'ReconciliationSucceeded' });
     await waitReady(dev, GITOPS, app);
     await waitReady(dev, APPS, app);
