@@ -3,7 +3,17 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { cacheRoot, HARNESS_DIR, stateDir, versions } from '../cluster/paths.js';
-import { ensureProcess, isRunning, type ManagedProcess, readPid, sleep, stopProcess, tail } from '../cluster/proc.js';
+import {
+  describeExit,
+  ensureProcess,
+  isRunning,
+  type ManagedProcess,
+  type ProcessExit,
+  readPid,
+  sleep,
+  stopProcess,
+  tail,
+} from '../cluster/proc.js';
 import { waitFor } from '../kube.js';
 import { applyManifest, loadYaml } from '../manifests.js';
 import { freePort } from '../registry/registry.js';
@@ -143,17 +153,67 @@ async function start(
   const kubeconfig = join(dir, `${opts.namespace}.kubeconfig`);
   writeFileSync(kubeconfig, single.exportConfig());
 
+  const pidFile = join(dir, `${opts.namespace}.pid`);
+  // A controller left behind for this namespace by a crashed earlier run.
+  await stopProcess({ pidFile, bin: bin.controller }, 2_000);
+  // Two attempts: a CI run once saw the controller exit at start with an empty log (cause unknown;
+  // a port taken between freePort and its bind is one candidate), and the second start gets fresh
+  // ports. A second failure is reported with both exits.
+  const failures: string[] = [];
+  let proc: ManagedProcess | undefined;
+  for (let attempt = 1; attempt <= 2 && !proc; attempt++) {
+    const candidate = await launch(bin.controller, kubeconfig, opts.namespace, pidFile, failures);
+    if (candidate) proc = candidate;
+    else if (attempt === 1)
+      log(`Argo Rollouts for ${opts.namespace} did not start (${failures[0]}); starting it again`);
+  }
+  if (!proc) throw new Error(`argo-rollouts/${opts.namespace} did not start twice:\n${failures.join('\n')}`);
+  const version = versions().ARGO_ROLLOUTS_VERSION;
+  log(
+    `started Argo Rollouts ${version} for namespace ${opts.namespace} against ${cluster.server}; log ${proc.logFile}`,
+  );
+  let stopped: Promise<void> | undefined;
+  const started = proc;
+  return {
+    version,
+    namespace: opts.namespace,
+    logFile: started.logFile,
+    started: true,
+    stop: () => {
+      stopped ??= (async () => {
+        running.delete(key);
+        await stopProcess(started);
+        owned.delete(started);
+        rmSync(kubeconfig, { force: true });
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Starts one controller process on fresh metrics/healthz ports and waits up to 60 s for /healthz.
+ * Returns the process when healthy; when it exits first, pushes how it ended (exit code or signal,
+ * last log lines) to `failures` and returns undefined. Not healthy in time is thrown.
+ */
+async function launch(
+  controller: string,
+  kubeconfig: string,
+  namespace: string,
+  pidFile: string,
+  failures: string[],
+): Promise<ManagedProcess | undefined> {
   const [metricsPort, healthzPort] = [await freePort(), await freePort()];
   const proc: ManagedProcess = {
-    name: `argo-rollouts/${opts.namespace}`,
-    bin: bin.controller,
-    pidFile: join(dir, `${opts.namespace}.pid`),
-    logFile: join(dir, `${opts.namespace}.log`),
+    name: `argo-rollouts/${namespace}`,
+    bin: controller,
+    pidFile,
+    logFile: join(argoRolloutsStateDir(), `${namespace}.log`),
     // Notifications read their ConfigMap/Secret from the controller's own namespace: this one.
-    env: { POD_NAMESPACE: opts.namespace },
+    env: { POD_NAMESPACE: namespace },
     args: [
       `--kubeconfig=${kubeconfig}`,
-      `--namespace=${opts.namespace}`,
+      `--namespace=${namespace}`,
       '--namespaced',
       '--leader-elect=false',
       `--metricsPort=${metricsPort}`,
@@ -162,10 +222,11 @@ async function start(
       '--logformat=text',
     ],
   };
-  // A controller left behind for this namespace by a crashed earlier run.
-  await stopProcess(proc, 2_000);
   rmSync(proc.logFile, { force: true });
-  ensureProcess(proc);
+  let exit: ProcessExit | undefined;
+  ensureProcess(proc, (e) => {
+    exit = e;
+  });
   owned.add(proc);
   if (!exitHook) {
     exitHook = true;
@@ -178,10 +239,16 @@ async function start(
   }
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (!isRunning(proc))
-      throw new Error(`${proc.name} exited; last log lines of ${proc.logFile}:\n${tail(proc.logFile, 30)}`);
+    if (exit || !isRunning(proc)) {
+      owned.delete(proc);
+      failures.push(
+        `${proc.name} exited (${describeExit(exit)}; ports ${metricsPort}/${healthzPort}); last log lines of ${proc.logFile}:\n${tail(proc.logFile, 30) || '(empty)'}`,
+      );
+      return undefined;
+    }
     try {
-      if ((await fetch(`http://127.0.0.1:${healthzPort}/healthz`, { signal: AbortSignal.timeout(2000) })).ok) break;
+      if ((await fetch(`http://127.0.0.1:${healthzPort}/healthz`, { signal: AbortSignal.timeout(2000) })).ok)
+        return proc;
     } catch {
       // not listening yet
     }
@@ -191,24 +258,4 @@ async function start(
       );
     await sleep(200);
   }
-  const version = versions().ARGO_ROLLOUTS_VERSION;
-  log(
-    `started Argo Rollouts ${version} for namespace ${opts.namespace} against ${cluster.server}; log ${proc.logFile}`,
-  );
-  let stopped: Promise<void> | undefined;
-  return {
-    version,
-    namespace: opts.namespace,
-    logFile: proc.logFile,
-    started: true,
-    stop: () => {
-      stopped ??= (async () => {
-        running.delete(key);
-        await stopProcess(proc);
-        owned.delete(proc);
-        rmSync(kubeconfig, { force: true });
-      })();
-      return stopped;
-    },
-  };
 }

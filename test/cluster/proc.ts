@@ -30,8 +30,18 @@ export function isRunning(p: Pick<ManagedProcess, 'pidFile' | 'bin'>): boolean {
   }
 }
 
-/** Starts the process detached (it outlives the caller) unless it already runs. Returns true when started. */
-export function ensureProcess(p: ManagedProcess): boolean {
+/** How a process this caller started ended: its exit code, or the signal that ended it. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * Starts the process detached (it outlives the caller) unless it already runs. Returns true when
+ * started. `onExit` hears how a process started here ended (while the caller lives), which the log
+ * cannot say when the process died before writing anything.
+ */
+export function ensureProcess(p: ManagedProcess, onExit?: (exit: ProcessExit) => void): boolean {
   if (isRunning(p)) return false;
   const fd = openSync(p.logFile, 'a');
   const child = spawn(p.bin, p.args, {
@@ -41,6 +51,7 @@ export function ensureProcess(p: ManagedProcess): boolean {
   });
   closeSync(fd);
   if (!child.pid) throw new Error(`failed to start ${p.name} (${p.bin}); see ${p.logFile}`);
+  if (onExit) child.once('exit', (code, signal) => onExit({ code, signal }));
   child.unref();
   writeFileSync(p.pidFile, String(child.pid));
   return true;
@@ -73,6 +84,10 @@ function exited(pid: number): boolean {
     return true;
   }
 }
+
+/** "exit code 2" / "signal SIGKILL" / "no exit status seen". */
+export const describeExit = (e: ProcessExit | undefined) =>
+  !e ? 'no exit status seen' : e.signal ? `signal ${e.signal}` : `exit code ${e.code}`;
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
