@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
 import { defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
+import { APPS } from '../deploy/image/images.js';
 
 const { values } = parseArgs({
   options: {
@@ -109,8 +110,12 @@ function startExporter(config: Record<string, unknown>) {
       resources: DEFAULT_RESOURCES.map((r) => ({ ...r, selector: only })),
     }),
   );
-  // BENCH_NODE_FLAGS: V8 flags to try on the exporter process (e.g. --max-semi-space-size=1).
-  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  // --image: the image's node flags (deploy/image/images.ts). BENCH_NODE_FLAGS: V8 flags to try on
+  // the exporter process on top (e.g. --max-semi-space-size=1).
+  const flags = [
+    ...(IMAGE ? APPS.exporter.nodeFlags : []),
+    ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean),
+  ];
   compiledChild = spawn(process.execPath, [...flags, bundleFile, file], {
     env: {
       ...process.env,
@@ -168,7 +173,7 @@ async function main(): Promise<void> {
     const b = await bundleApp({ entry: 'exporter/src/main.ts', name: 'kpromo-exporter.mjs', repoRoot: root });
     writeFileSync(bundleFile, b.code);
     console.log(
-      `exporter: the image's one-file bundle (${(b.code.length / 2 ** 20).toFixed(1)} MiB, every npm dependency inside) under plain node, MALLOC_ARENA_MAX=2`,
+      `exporter: the image's one-file bundle (${(b.code.length / 2 ** 20).toFixed(1)} MiB, every npm dependency inside) under plain node with the image's flags and MALLOC_ARENA_MAX=2`,
     );
   } else if (COMPILED) {
     execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/build.ts'), 'exporter'], {

@@ -7,33 +7,48 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * (`{"entities":[...]}`). Items too large on their own come back in `tooLarge`.
  */
 export function chunkByCountAndSize<T>(
-  items: T[],
+  items: Iterable<T>,
   maxCount = MAX_BULK_ENTITIES,
   maxBytes = MAX_BODY_BYTES,
   sizeOf: (item: T) => number = (item) => Buffer.byteLength(JSON.stringify(item)),
 ): { chunks: T[][]; tooLarge: T[] } {
-  const overhead = Buffer.byteLength('{"entities":[]}');
-  const chunks: T[][] = [];
   const tooLarge: T[] = [];
+  const chunks = [...chunksOf(items, maxCount, maxBytes, sizeOf, (item) => tooLarge.push(item))];
+  return { chunks, tooLarge };
+}
+
+/**
+ * {@link chunkByCountAndSize} as it goes: each chunk is made when asked for, pulling only the items
+ * it needs from `items`, so a caller sending a few chunks at a time never holds every item at once
+ * (the exporter's initial sync hands tens of thousands of entities to the sink). Items too large on
+ * their own go to `onTooLarge`.
+ */
+export function* chunksOf<T>(
+  items: Iterable<T>,
+  maxCount = MAX_BULK_ENTITIES,
+  maxBytes = MAX_BODY_BYTES,
+  sizeOf: (item: T) => number = (item) => Buffer.byteLength(JSON.stringify(item)),
+  onTooLarge: (item: T) => void = () => {},
+): Generator<T[]> {
+  const overhead = Buffer.byteLength('{"entities":[]}');
   let cur: T[] = [];
   let size = overhead;
   for (const item of items) {
     const n = sizeOf(item);
     if (overhead + n > maxBytes) {
-      tooLarge.push(item);
+      onTooLarge(item);
       continue;
     }
     const add = n + (cur.length ? 1 : 0);
     if (cur.length >= maxCount || size + add > maxBytes) {
-      chunks.push(cur);
+      yield cur;
       cur = [];
       size = overhead;
     }
     size += n + (cur.length ? 1 : 0);
     cur.push(item);
   }
-  if (cur.length) chunks.push(cur);
-  return { chunks, tooLarge };
+  if (cur.length) yield cur;
 }
 
 /** Owned identifiers present in Port but no longer desired: what a resync deletes. */

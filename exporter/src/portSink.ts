@@ -1,7 +1,8 @@
 import type { PortApi } from '@kpromo/port-client';
-import { chunkByCountAndSize, MAX_BODY_BYTES, MAX_BULK_ENTITIES, staleIdentifiers } from './batching.js';
+import { chunkByCountAndSize, chunksOf, MAX_BODY_BYTES, MAX_BULK_ENTITIES, staleIdentifiers } from './batching.js';
 import type { BlueprintConfig } from './config.js';
 import type { PortAction } from './crdActions.js';
+import { interner } from './intern.js';
 import type { Logger } from './log.js';
 import { type MappedEntity, STATE_KEY_PROPERTY } from './mapEntity.js';
 import { type ActionOutcome, syncAction } from './portActions.js';
@@ -39,7 +40,8 @@ export interface SinkStats {
   failed: number;
 }
 
-const key = (blueprint: string, id: string) => `${blueprint}\u0000${id}`;
+/** One flat string (not a rope; see exporter.ts) per held entity. */
+const key = (blueprint: string, id: string) => [blueprint, id].join('\u0000');
 const splitKey = (k: string) => k.split('\u0000') as [string, string];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -57,8 +59,8 @@ interface HeldEntity {
   byQuery: boolean;
   json: string;
 }
-const hold = (m: MappedEntity): HeldEntity => ({
-  blueprint: m.blueprint,
+const hold = (m: MappedEntity, same: ReturnType<typeof interner>): HeldEntity => ({
+  blueprint: same(m.blueprint),
   identifier: m.entity.identifier,
   hash: m.hash,
   byQuery: !!m.request && typeof m.request.identifier !== 'string',
@@ -74,6 +76,7 @@ const expand = (h: HeldEntity): MappedEntity => JSON.parse(h.json) as MappedEnti
  */
 export class PortSink {
   private readonly desired = new Map<string, HeldEntity>();
+  private readonly same = interner();
   /** Hash Port holds per key; '' means "may exist in Port" (delete it if not desired). */
   private readonly synced = new Map<string, string>();
   private readonly dirty = new Set<string>();
@@ -133,7 +136,7 @@ export class PortSink {
   put(m: MappedEntity): void {
     const k = key(m.blueprint, m.entity.identifier);
     const prev = this.desired.get(k);
-    this.desired.set(k, hold(m));
+    this.desired.set(k, hold(m, this.same));
     if (prev?.hash !== m.hash || this.synced.get(k) !== m.hash) this.markDirty(k);
     else this.stats.skippedUnchanged++;
   }
@@ -229,12 +232,24 @@ export class PortSink {
     return i < 0 ? this.blueprintOrder.length : i;
   }
 
-  /** One pass over the dirty keys; false when some work failed transiently and was requeued. */
+  /**
+   * One pass over the dirty keys; false when some work failed transiently and was requeued. Held
+   * entities are expanded only as their bulk call is assembled (at most `concurrency` chunks at a
+   * time), not all at once: after an initial list, tens of thousands are dirty together.
+   */
   private async flushOnce(): Promise<boolean> {
     const keys = [...this.dirty];
     this.dirty.clear();
-    const upserts = new Map<string, MappedEntity[]>();
+    const upserts = new Map<string, string[]>();
     const deletes = new Map<string, string[]>();
+    const listFor = (m: Map<string, string[]>, bp: string) => {
+      let l = m.get(bp);
+      if (!l) {
+        l = [];
+        m.set(bp, l);
+      }
+      return l;
+    };
     for (const k of keys) {
       const want = this.desired.get(k);
       const [bp, id] = splitKey(k);
@@ -244,31 +259,29 @@ export class PortSink {
           continue;
         }
         if (this.failed.get(k) === want.hash) continue;
-        upserts.set(bp, [...(upserts.get(bp) ?? []), expand(want)]);
+        listFor(upserts, bp).push(k);
       } else if (this.synced.has(k)) {
-        deletes.set(bp, [...(deletes.get(bp) ?? []), id]);
+        listFor(deletes, bp).push(id);
       }
     }
     let ok = true;
     const bps = [...upserts.keys()].sort((a, b) => this.order(a) - this.order(b));
     // Upserts blueprint by blueprint in config order, so relation targets tend to exist first.
     for (const bp of bps) {
-      const items = upserts.get(bp)!;
+      const bpKeys = upserts.get(bp)!;
       try {
         await this.ensureBlueprint(bp);
       } catch (e) {
-        ok =
-          this.requeueOrFail(
-            e,
-            items.map((m) => key(bp, m.entity.identifier)),
-            items,
-          ) && ok;
+        ok = this.requeueOrFail(e, bpKeys) && ok;
         continue;
       }
-      const { chunks, tooLarge } = chunkByCountAndSize(items, MAX_BULK_ENTITIES, MAX_BODY_BYTES, (m) =>
-        Buffer.byteLength(JSON.stringify(m.request ?? m.entity)),
+      const chunks = chunksOf(
+        this.expanded(bpKeys),
+        MAX_BULK_ENTITIES,
+        MAX_BODY_BYTES,
+        (m) => Buffer.byteLength(JSON.stringify(m.request ?? m.entity)),
+        (m) => this.fail(key(bp, m.entity.identifier), 'entity exceeds the 1 MiB request limit'),
       );
-      for (const m of tooLarge) this.fail(key(bp, m.entity.identifier), 'entity exceeds the 1 MiB request limit');
       const results = await this.parallel(chunks, (chunk) => this.upsertChunk(bp, chunk));
       if (results.includes(false)) ok = false;
     }
@@ -282,28 +295,32 @@ export class PortSink {
     return ok;
   }
 
-  private async parallel<T>(items: T[], fn: (t: T) => Promise<boolean>): Promise<boolean[]> {
+  /** The entities held for `keys` now, as they are asked for (a key no longer desired is left out: its removal marked it dirty again). */
+  private *expanded(keys: readonly string[]): Generator<MappedEntity> {
+    for (const k of keys) {
+      const want = this.desired.get(k);
+      if (want) yield expand(want);
+    }
+  }
+
+  /** Runs `fn` over `items` with at most `concurrency` at a time, taking the next item only when a worker is free. */
+  private async parallel<T>(items: Iterable<T>, fn: (t: T) => Promise<boolean>): Promise<boolean[]> {
     const out: boolean[] = [];
-    let i = 0;
+    const it = items[Symbol.iterator]();
     const worker = async () => {
-      while (i < items.length) {
-        const item = items[i++];
-        out.push(await fn(item));
-      }
+      for (let n = it.next(); !n.done; n = it.next()) out.push(await fn(n.value));
     };
-    await Promise.all(Array.from({ length: Math.min(this.o.concurrency, items.length) }, worker));
+    await Promise.all(Array.from({ length: this.o.concurrency }, worker));
     return out;
   }
 
-  private requeueOrFail(e: unknown, keys: string[], items?: MappedEntity[]): boolean {
+  private requeueOrFail(e: unknown, keys: string[]): boolean {
     if (e instanceof TransientError || !(e instanceof Error) || !('permanent' in e)) {
       for (const k of keys) this.dirty.add(k);
       this.transientErrors++;
       return false;
     }
-    keys.forEach((k, i) => {
-      this.fail(k, e.message, items?.[i]?.hash);
-    });
+    for (const k of keys) this.fail(k, e.message);
     return true;
   }
 

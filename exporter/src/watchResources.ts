@@ -1,4 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
+import { interner } from './intern.js';
 import type { Logger } from './log.js';
 import { apiPath, kindString, type ResourceKind } from './resourceKind.js';
 
@@ -25,8 +26,9 @@ export interface WatchOptions {
   pageSize?: number;
 }
 
+/** `namespace/name` (or the name of a cluster-scoped object), one flat string (see exporter.ts's keys). */
 export const objectKey = (o: KubeObject) =>
-  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+  o.metadata.namespace ? [o.metadata.namespace, o.metadata.name].join('/') : o.metadata.name;
 
 /** Why an object cannot be processed, or undefined when it has the minimum shape. */
 export function malformedReason(o: unknown): string | undefined {
@@ -43,10 +45,18 @@ export function missingAfterRelist(known: Iterable<string>, relisted: ReadonlySe
   return [...known].filter((k) => !relisted.has(k));
 }
 
-/** What is kept per known object: enough to report its delete later, not the whole object. */
-function slim(o: KubeObject): KubeObject {
+/**
+ * What is kept per known object: enough to report its delete later, not the whole object. Every
+ * object of a watcher carries the same apiVersion and kind; `same` hands back one instance of each
+ * instead of a copy per object (parsed JSON has its own strings).
+ */
+function slim(o: KubeObject, same: ReturnType<typeof interner>): KubeObject {
   const { name, namespace, uid, resourceVersion } = o.metadata;
-  return { apiVersion: o.apiVersion, kind: o.kind, metadata: { name, namespace, uid, resourceVersion } };
+  return {
+    apiVersion: same(o.apiVersion),
+    kind: same(o.kind),
+    metadata: { name, namespace: same(namespace), uid, resourceVersion },
+  };
 }
 
 /** managedFields are large and never mapped; dropping them halves what flows through jq. */
@@ -65,6 +75,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class ResourceWatcher {
   private readonly known = new Map<string, KubeObject>();
+  private readonly same = interner();
   private stopped = false;
   private req?: { abort(): void };
   private readonly path: string;
@@ -162,7 +173,7 @@ export class ResourceWatcher {
       for (const o of objects) {
         const k = objectKey(o);
         keys.add(k);
-        this.known.set(k, slim(o));
+        this.known.set(k, slim(o, this.same));
       }
       if (objects.length) await this.o.onEvent({ type: 'page', objects });
     } while (cont);
@@ -249,7 +260,7 @@ export class ResourceWatcher {
             if (type === 'BOOKMARK') return;
             const k = objectKey(o);
             if (type === 'DELETED') this.known.delete(k);
-            else this.known.set(k, slim(o));
+            else this.known.set(k, slim(o, this.same));
             const ev: WatchEvent = type === 'DELETED' ? { type: 'delete', object: o } : { type: 'upsert', object: o };
             chain = chain
               .then(() => this.o.onEvent(ev))
