@@ -319,6 +319,23 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     expect(filtered.candidates).toHaveLength(2);
   });
 
+  it('diff: candidateLimit lists the first candidates by name and candidatesTotal counts all', async () => {
+    const c = await client(ro.url);
+    const all = ok<{ candidates: Array<{ application: string }>; candidatesTotal: number }>(
+      await call(c, 'diff', { from: 'dev', to: 'stable' }),
+    );
+    expect(all.candidatesTotal).toBe(NAMES.length);
+    const two = await call(c, 'diff', { from: 'dev', to: 'stable', candidateLimit: 2 });
+    const d = ok<{ candidates: Array<{ application: string }>; candidatesTotal: number }>(two);
+    expect(d.candidates.map((x) => x.application)).toEqual([...NAMES].sort().slice(0, 2));
+    expect(d.candidatesTotal).toBe(NAMES.length);
+    expect(text(two)).toContain(`${NAMES.length} application(s) would change from dev to stable`);
+    expect(text(two)).toMatch(/the first 2 are in the structured content; raise candidateLimit/);
+    const tooMany = await call(c, 'diff', { from: 'dev', to: 'stable', candidateLimit: 10_001 });
+    expect(tooMany.isError).toBe(true);
+    expect(text(tooMany)).toMatch(/candidateLimit/);
+  });
+
   it('bad arguments give isError with a clear message', async () => {
     const c = await client(ro.url);
     const r1 = await call(c, 'list', { pageSize: 0 });

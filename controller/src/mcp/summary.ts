@@ -79,14 +79,25 @@ export interface CandidateLike {
 /** Candidates listed in a tool's text (the structured content has them all): an agent's context is not a dump. */
 const TEXT_CANDIDATES = 50;
 
-export function candidateLines(from: string, to: string, cands: CandidateLike[], s: SkippedSummary): string {
-  const lines = [`${cands.length} application(s) would change from ${from} to ${to}:`];
+export function candidateLines(
+  from: string,
+  to: string,
+  cands: CandidateLike[],
+  s: SkippedSummary,
+  total = cands.length,
+): string {
+  const lines = [`${total} application(s) would change from ${from} to ${to}:`];
   for (const c of cands.slice(0, TEXT_CANDIDATES))
     lines.push(
       `  ${c.application}: ${to} ${c.to ? versionText(c.to) : 'nothing'} → ${versionText(c.from)} from ${from}`,
     );
-  if (cands.length > TEXT_CANDIDATES)
-    lines.push(`  … and ${cands.length - TEXT_CANDIDATES} more (every candidate is in the structured content)`);
+  const inText = Math.min(cands.length, TEXT_CANDIDATES);
+  if (total > inText)
+    lines.push(
+      cands.length >= total
+        ? `  … and ${total - inText} more (every candidate is in the structured content)`
+        : `  … and ${total - inText} more (the first ${cands.length} are in the structured content; raise candidateLimit or narrow with applications/teams/matchLabels for the rest)`,
+    );
   if (s.skippedTotal) {
     const more = skippedNotListed(s);
     lines.push(

@@ -169,6 +169,25 @@ const skippedOut = {
   skippedTotal: z.number().int(),
   skippedByReason: z.record(z.string(), z.number().int()),
 };
+/**
+ * Candidates listed in a diff/plan answer. At 5,000 applications a diff has thousands: all of them
+ * made a 320 KiB answer that costs the server its serialisation and an agent its context, so the
+ * answer lists the first ones (by name) and counts all (`candidatesTotal`).
+ */
+const DEFAULT_CANDIDATES_SHOWN = 100;
+const MAX_CANDIDATES_SHOWN = 10_000;
+const candidateLimitArg = {
+  candidateLimit: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_CANDIDATES_SHOWN)
+    .optional()
+    .describe(
+      `Candidates to list, by application name (default ${DEFAULT_CANDIDATES_SHOWN}); candidatesTotal counts all`,
+    ),
+};
+const firstCandidates = <T>(all: T[], limit: number | undefined) => all.slice(0, limit ?? DEFAULT_CANDIDATES_SHOWN);
 const skippedLimitArg = {
   skippedLimit: z
     .number()
@@ -360,6 +379,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         to: name('to'),
         flow: name('flow').optional().describe('PromotionFlow; found from the stage transition when omitted'),
         ...filterArgs,
+        ...candidateLimitArg,
         ...skippedLimitArg,
       }),
       outputSchema: z.object({
@@ -368,6 +388,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         from: z.string(),
         to: z.string(),
         candidates: z.array(CandidateOut),
+        candidatesTotal: z.number().int(),
         ...skippedOut,
       }),
       annotations: READ,
@@ -384,10 +405,11 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           checkRegex(args.tagPattern);
           if (args.from === args.to) throw new BadRequest('from and to must be different environments');
           const d = await diff(ctx, caller, { ...args, namespace: ns });
-          const candidates = withAges(ctx, ns, d.from, d.to, d.candidates);
+          const candidates = withAges(ctx, ns, d.from, d.to, firstCandidates(d.candidates, args.candidateLimit));
+          const candidatesTotal = d.candidates.length;
           return {
-            data: { namespace: ns, ...d, candidates },
-            text: `Flow ${d.flow}: ${candidateLines(d.from, d.to, candidates, d)}`,
+            data: { namespace: ns, ...d, candidates, candidatesTotal },
+            text: `Flow ${d.flow}: ${candidateLines(d.from, d.to, candidates, d, candidatesTotal)}`,
           };
         },
       );
@@ -506,6 +528,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         name: name('name').optional().describe('Plan name; generated when omitted'),
         dryRun: z.boolean().default(false),
         ...filterArgs,
+        ...candidateLimitArg,
         ...skippedLimitArg,
       }),
       outputSchema: z.object({
@@ -514,6 +537,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         flow: z.string(),
         plan: PlanOut.optional(),
         candidates: z.array(CandidateOut),
+        candidatesTotal: z.number().int(),
         ...skippedOut,
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -538,18 +562,41 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           if (args.from === args.to) throw new BadRequest('from and to must be different environments');
           if (args.dryRun) {
             const d = await diff(ctx, caller, { ...args, namespace: ns });
-            const candidates = withAges(ctx, ns, d.from, d.to, d.candidates);
+            const candidates = withAges(ctx, ns, d.from, d.to, firstCandidates(d.candidates, args.candidateLimit));
+            const candidatesTotal = d.candidates.length;
             return {
-              data: { created: false, namespace: ns, flow: d.flow, candidates, ...skippedSummaryOf(d) },
-              text: `Dry run, nothing created. ${candidateLines(d.from, d.to, candidates, d)}`,
+              data: {
+                created: false,
+                namespace: ns,
+                flow: d.flow,
+                candidates,
+                candidatesTotal,
+                ...skippedSummaryOf(d),
+              },
+              text: `Dry run, nothing created. ${candidateLines(d.from, d.to, candidates, d, candidatesTotal)}`,
             };
           }
           const r = await createPlan(ctx, caller, { ...args, namespace: ns });
-          const candidates = withAges(ctx, ns, r.plan.spec.from, r.plan.spec.to, r.plan.spec.candidates);
+          const all = r.plan.spec.candidates;
+          const candidates = withAges(
+            ctx,
+            ns,
+            r.plan.spec.from,
+            r.plan.spec.to,
+            firstCandidates(all, args.candidateLimit),
+          );
           const v = planOut(r.plan);
           return {
-            data: { created: true, namespace: ns, flow: r.plan.spec.flow, plan: v, candidates, ...skippedSummaryOf(r) },
-            text: `Created PromotionPlan ${ns}/${v.name} (not approved: nothing changes until promote approves it). ${candidateLines(v.from, v.to, candidates, r)}`,
+            data: {
+              created: true,
+              namespace: ns,
+              flow: r.plan.spec.flow,
+              plan: v,
+              candidates,
+              candidatesTotal: all.length,
+              ...skippedSummaryOf(r),
+            },
+            text: `Created PromotionPlan ${ns}/${v.name} (not approved: nothing changes until promote approves it). ${candidateLines(v.from, v.to, candidates, r, all.length)}`,
           };
         },
       );
