@@ -99,4 +99,24 @@ describe('runningVersion', () => {
     const scoped = app('cart', { workloads: [{ kind: 'Deployment', name: 'cart', environments: ['prod'] }] });
     expect(runningVersion(c, scoped, dev).health).toBe('Missing');
   });
+
+  it('answers again from the same objects, reads again when a workload object is replaced, and never shares its answer', () => {
+    const c = new MemoryCache();
+    const dev = env('dev');
+    const cart = app('cart');
+    c.workloads.set('dev/Deployment/cart', deployment('cart', `reg/shop/cart:v1.2.0@${dg('a')}`));
+    const first = runningVersion(c, cart, dev);
+    first.digest = 'changed by a caller';
+    const second = runningVersion(c, cart, dev);
+    expect(second).toEqual({ environment: 'dev', tag: 'v1.2.0', digest: dg('a'), health: 'Healthy' });
+    expect(second).not.toBe(first);
+    // The cache replaces an object on change: the new object is read.
+    c.workloads.set('dev/Deployment/cart', deployment('cart', `reg/shop/cart:v1.3.0@${dg('b')}`, false));
+    expect(runningVersion(c, cart, dev)).toMatchObject({ tag: 'v1.3.0', digest: dg('b'), health: 'Progressing' });
+    // A workload that disappears makes it Missing, and one that comes back is read again.
+    c.workloads.delete('dev/Deployment/cart');
+    expect(runningVersion(c, cart, dev).health).toBe('Missing');
+    c.workloads.set('dev/Deployment/cart', deployment('cart', `reg/shop/cart:v1.4.0@${dg('c')}`));
+    expect(runningVersion(c, cart, dev)).toMatchObject({ tag: 'v1.4.0', health: 'Healthy' });
+  });
 });

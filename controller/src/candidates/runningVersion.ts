@@ -32,7 +32,24 @@ function readWorkload(w: Workload, kind: string, container: string | undefined):
   return reading;
 }
 
-/** What runs in an Environment for an Application: tag/digest from the first applicable workload, health from all. */
+/**
+ * The last answer per Application and Environment object, with the workload objects it was read
+ * from. The cache replaces an object on every change, so the same app, environment and workload
+ * objects give the same answer: at 5,000 apps a diff reads 10,000 of them and most have not
+ * changed since the last one.
+ */
+const answers = new WeakMap<
+  Application,
+  WeakMap<Environment, { from: Array<Workload | undefined>; v: EnvironmentVersion }>
+>();
+
+const sameObjects = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * What runs in an Environment for an Application: tag/digest from the first applicable workload,
+ * health from all. Each call returns its own object (callers may add to it).
+ */
 export function runningVersion(cache: CacheView, app: Application, env: Environment): EnvironmentVersion {
   const envName = env.metadata.name;
   const refs = workloadsFor(app, envName);
@@ -40,12 +57,27 @@ export function runningVersion(cache: CacheView, app: Application, env: Environm
     return { environment: envName, health: 'Missing', message: 'no workload applies to this environment' };
   if (!cache.environmentSynced(env))
     return { environment: envName, health: 'Unknown', message: 'cluster not synced yet' };
+  const from = refs.map((ref) => cache.getWorkload(env, ref.kind ?? 'Deployment', ref.name));
+  let byEnv = answers.get(app);
+  const known = byEnv?.get(env);
+  if (known && sameObjects(known.from, from)) return { ...known.v };
+  const v = readVersion(env, refs, from);
+  if (!byEnv) {
+    byEnv = new WeakMap();
+    answers.set(app, byEnv);
+  }
+  byEnv.set(env, { from, v });
+  return { ...v };
+}
+
+function readVersion(env: Environment, refs: WorkloadRef[], objects: Array<Workload | undefined>): EnvironmentVersion {
+  const envName = env.metadata.name;
   let version: EnvironmentVersion | undefined;
   let health: EnvironmentVersion['health'] = 'Healthy';
   const notes: string[] = [];
-  for (const ref of refs) {
+  for (const [i, ref] of refs.entries()) {
     const kind = ref.kind ?? 'Deployment';
-    const w = cache.getWorkload(env, kind, ref.name);
+    const w = objects[i];
     if (!w)
       return {
         environment: envName,
