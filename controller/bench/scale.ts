@@ -3,7 +3,7 @@
  * the real local control plane.
  *   node --expose-gc --import tsx controller/bench/scale.ts [apps=5000] [--quick] [--keep] [--reuse ns,appsPrefix]
  *     [--plan-apps 500] [--concurrency 16] [--seed-concurrency 24] [--churn-per-second 2]
- *     [--quiet-seconds 60] [--idle-seconds 120] [--iterations 30] [--profile DIR] [--compiled-only]
+ *     [--quiet-seconds 60] [--idle-seconds 120] [--iterations 30] [--profile DIR] [--compiled-only] [--skip-plans]
  *   (`yarn bench --only scale`, BENCH_ARGS_SCALE="--quick")
  * Seeds N Applications (control cluster dev) and one Deployment per app in each of 5 Environments
  * over the 3 clusters: dev and qa in cluster dev, stable and preprod in cluster stable, prod in
@@ -104,6 +104,11 @@ const { values, positionals } = parseArgs({
     iterations: { type: 'string' },
     /** `--profile DIR`: CPU profiles of the measured sections (start, candidates, releases, plans, MCP) to DIR. */
     profile: { type: 'string' },
+    /**
+     * With --reuse: leave out the plans (section 5) and their setup (registries, image pushes,
+     * re-pointing qa: ~15 min); MCP `state` of a plan then reads the newest plan of the kept seed.
+     */
+    'skip-plans': { type: 'boolean', default: false },
     /** With --reuse: only section 2b (the production bundle's start and RSS on the kept seed). */
     'compiled-only': { type: 'boolean', default: false },
     /** Internal: `--seed ns,appsPrefix` seeds and exits (a child). */
@@ -646,49 +651,57 @@ try {
     );
   } else console.log(`setup: reusing ${NS}, ${APPS}-*`);
 
-  // ---- this run's registries and the plan's apps ----------------------------------------------------
-  const tRegs = performance.now();
-  const source = await startRegistry({ name: 'scale-source' });
-  registries.push(source);
-  const targetReg = await startRegistry({ name: 'scale-target' });
-  registries.push(targetReg);
-  registryHosts.source = source.host;
-  registryHosts.target = targetReg.host;
-  const pushLimit = pLimit(8);
-  let pushed = 0;
-  const stopPush = every(() => console.log(`  pushing: ${pushed}/${PLAN} images`));
-  await Promise.all(
-    planNames.map((app) =>
-      pushLimit(async () => {
-        const img = { repository: `shop/${app}`, tag: 'v2.0.0', seed: `scale-${app}`, layerSize: 64 * 1024 };
-        const labels = { 'org.opencontainers.image.source': `https://git.bench.invalid/shop/${app}` };
-        const { digest } = await pushTestImage({ host: source.host, ...img, labels });
-        await applyDeployment(dev, envNs(APPS, ENVS[0]), app, `${source.host}/shop/${app}:v2.0.0@${digest}`);
-        pushed++;
-      }),
-    ),
-  );
-  stopPush();
-  const tRoll = performance.now();
-  await pointQaAtOldImages();
-  await waitRolledOut([ENVS[0]], "the plan's apps rolled out in dev");
-  for (const e of ENVS)
-    await applyCr(
-      dev,
-      crs.environment(NS, e.name, {
-        context: e.cluster,
-        namespace: envNs(APPS, e),
-        registry:
-          e.name === 'dev'
-            ? { host: source.host, insecure: true }
-            : { host: targetReg.host, prefix: e.name, insecure: true },
-        delivery: { method: 'patch' },
-      }),
+  if (values['skip-plans']) {
+    if (!reused) throw new Error('--skip-plans measures a kept seed: pass --reuse ns,appsPrefix too');
+    await applyFlow(CONCURRENCY[0]);
+    console.log('setup: --skip-plans: no registries, image pushes or plans this run');
+  } else await setUpPlans();
+
+  async function setUpPlans() {
+    // ---- this run's registries and the plan's apps ----------------------------------------------------
+    const tRegs = performance.now();
+    const source = await startRegistry({ name: 'scale-source' });
+    registries.push(source);
+    const targetReg = await startRegistry({ name: 'scale-target' });
+    registries.push(targetReg);
+    registryHosts.source = source.host;
+    registryHosts.target = targetReg.host;
+    const pushLimit = pLimit(8);
+    let pushed = 0;
+    const stopPush = every(() => console.log(`  pushing: ${pushed}/${PLAN} images`));
+    await Promise.all(
+      planNames.map((app) =>
+        pushLimit(async () => {
+          const img = { repository: `shop/${app}`, tag: 'v2.0.0', seed: `scale-${app}`, layerSize: 64 * 1024 };
+          const labels = { 'org.opencontainers.image.source': `https://git.bench.invalid/shop/${app}` };
+          const { digest } = await pushTestImage({ host: source.host, ...img, labels });
+          await applyDeployment(dev, envNs(APPS, ENVS[0]), app, `${source.host}/shop/${app}:v2.0.0@${digest}`);
+          pushed++;
+        }),
+      ),
     );
-  await applyFlow(CONCURRENCY[0]);
-  console.log(
-    `setup: registries started, ${PLAN} images pushed and the plan's apps pointed at them in dev and qa in ${secs(performance.now() - tRegs)} s (rolling out the changed ones took ${secs(performance.now() - tRoll)} s)`,
-  );
+    stopPush();
+    const tRoll = performance.now();
+    await pointQaAtOldImages();
+    await waitRolledOut([ENVS[0]], "the plan's apps rolled out in dev");
+    for (const e of ENVS)
+      await applyCr(
+        dev,
+        crs.environment(NS, e.name, {
+          context: e.cluster,
+          namespace: envNs(APPS, e),
+          registry:
+            e.name === 'dev'
+              ? { host: source.host, insecure: true }
+              : { host: targetReg.host, prefix: e.name, insecure: true },
+          delivery: { method: 'patch' },
+        }),
+      );
+    await applyFlow(CONCURRENCY[0]);
+    console.log(
+      `setup: registries started, ${PLAN} images pushed and the plan's apps pointed at them in dev and qa in ${secs(performance.now() - tRegs)} s (rolling out the changed ones took ${secs(performance.now() - tRoll)} s)`,
+    );
+  }
 
   // ---- 1. cold start --------------------------------------------------------------------------------
   counting = new StatusWriteLog();
@@ -860,7 +873,17 @@ try {
 
   // ---- 5. the plan, once per concurrency setting ------------------------------------------------------
   let planName = '';
-  for (const [k, concurrency] of CONCURRENCY.entries()) {
+  if (values['skip-plans']) {
+    const plans = await dev.get<{ items: Array<{ metadata: { name: string; creationTimestamp?: string } }> }>(
+      `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans`,
+    );
+    const newest = plans.items.sort((a, b) =>
+      (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''),
+    )[0];
+    planName = newest?.metadata.name ?? '';
+    console.log(`5. plans skipped (--skip-plans); MCP state reads ${planName || 'no plan (none kept)'}`);
+  }
+  for (const [k, concurrency] of values['skip-plans'] ? [] : CONCURRENCY.entries()) {
     if (k > 0) {
       // The plan's apps back to their old version in qa (our writes; kwok and the controller-manager roll out).
       const t = performance.now();
@@ -888,7 +911,7 @@ try {
     ['diff', { namespace: NS, from: 'dev', to: 'qa' }],
     ['diff', { namespace: NS, from: 'stable', to: 'preprod' }],
     ['state', { namespace: NS, application: names[Math.min(N - 1, PLAN + 42)] }],
-    ['state', { namespace: NS, plan: planName }],
+    ...(planName ? [['state', { namespace: NS, plan: planName }] as [string, Record<string, unknown>]] : []),
   ];
   const p95s: number[] = [];
   const mcpBusy = await busySince();
