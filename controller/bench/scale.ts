@@ -110,6 +110,10 @@ const { values, positionals } = parseArgs({
      */
     'skip-plans': { type: 'boolean', default: false },
     /** With --reuse: only section 2b (the production bundle's start and RSS on the kept seed). */
+    /** With --compiled-only: run the churn meanwhile. */
+    'with-churn': { type: 'boolean', default: false },
+    /** `--heap-snapshots DIR`: 2b writes V8 heap snapshots of the compiled controller to DIR, 5 s after ready and at the end. */
+    'heap-snapshots': { type: 'string' },
     'compiled-only': { type: 'boolean', default: false },
     /** Internal: `--seed ns,appsPrefix` seeds and exits (a child). */
     seed: { type: 'string' },
@@ -603,6 +607,9 @@ async function measureCompiled(): Promise<void> {
     namespace: NS,
     compiled: true,
     config,
+    ...(values['heap-snapshots']
+      ? { nodeFlags: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${values['heap-snapshots']}`] }
+      : {}),
   });
   try {
     const startedIn = await waitFor(
@@ -611,6 +618,15 @@ async function measureCompiled(): Promise<void> {
       10 * 60_000,
       200,
     );
+    const snapshot = async (label: string) => {
+      if (!values['heap-snapshots'] || !proc.child.pid) return;
+      proc.child.kill('SIGUSR2');
+      // Writing a snapshot stops the process for seconds; wait for its file to stop growing.
+      await sleep(15_000);
+      console.log(`   heap snapshot (${label}) written to ${values['heap-snapshots']}`);
+    };
+    await sleep(5000);
+    await snapshot('5 s after ready');
     await sleep(Math.max(QUIET_S, 60) * 1000);
     const mem = processMemory(proc.child.pid);
     const port = /"port":(\d+)[^\n]*controller started/.exec(readFileSync(proc.logFile, 'utf8'))?.[1];
@@ -619,6 +635,7 @@ async function measureCompiled(): Promise<void> {
     console.log(
       `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(mem.rss)} MiB, peak ${mib(mem.peak)} MiB ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
     );
+    await snapshot('end');
   } finally {
     await proc.stop();
   }
@@ -626,7 +643,20 @@ async function measureCompiled(): Promise<void> {
 
 if (values['compiled-only']) {
   if (!reused) throw new Error('--compiled-only measures a kept seed: pass --reuse ns,appsPrefix too');
+  if (values['with-churn'])
+    churner = child([
+      '--churn',
+      `${NS},${APPS}`,
+      '--plan-apps',
+      String(PLAN),
+      '--churn-per-second',
+      String(CHURN_RATE),
+    ]);
   await measureCompiled();
+  if (churner) {
+    churner.kill('SIGTERM');
+    await exited(churner);
+  }
   process.exit(0);
 }
 

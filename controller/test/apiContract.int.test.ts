@@ -154,6 +154,23 @@ describe('every other route answers what the contract documents', () => {
     ]);
     const d = await call('/diff', `/diff?namespace=${NS}&from=dev&to=stable`);
     expect((d.body as { candidates: unknown[] }).candidates).toHaveLength(APPS.length);
+    // team-b only: the other team's three apps are skipped; skippedLimit lists one and counts all three.
+    const narrowed = await call('/diff', `/diff?namespace=${NS}&from=dev&to=stable&teams=team-b&skippedLimit=1`);
+    expect(narrowed.status).toBe(200);
+    const nb = narrowed.body as {
+      candidates: Array<{ application: string }>;
+      skipped: Array<{ application: string; reason: string }>;
+      skippedTotal: number;
+      skippedByReason: Record<string, number>;
+    };
+    expect(nb.candidates.map((c) => c.application).sort()).toEqual(['alpha', 'beta']);
+    expect(nb.skipped).toHaveLength(1);
+    expect(['delta', 'eps', 'gamma']).toContain(nb.skipped[0].application);
+    expect(nb.skippedTotal).toBe(3);
+    expect(nb.skippedByReason).toEqual({ NotSelected: 3 });
+    const refused = await call('/diff', `/diff?namespace=${NS}&from=dev&to=stable&skippedLimit=10001`);
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toMatch(/skippedLimit/);
     expect((await call('/plans', `/plans?namespace=${NS}`)).status).toBe(200);
     const missing = await call('/plans/{namespace}/{name}', `/plans/${NS}/nope`);
     expect(missing.status).toBe(404);

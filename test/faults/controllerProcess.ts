@@ -29,6 +29,8 @@ export function startControllerProcess(o: {
    * through tsx, with the environment the image sets (MALLOC_ARENA_MAX=2, deploy/image/images.ts).
    */
   compiled?: boolean;
+  /** Node flags before the entry (e.g. `--heapsnapshot-signal=SIGUSR2` for a benchmark). */
+  nodeFlags?: string[];
 }): ControllerProcess {
   const dir = mkdtempSync(join(tmpdir(), `kpromo-${o.identity}-`));
   const cfg = join(dir, 'config.yaml');
@@ -59,7 +61,7 @@ export function startControllerProcess(o: {
   const entry = o.compiled
     ? [join(REPO_ROOT, 'controller/dist/kpromo-controller.mjs')]
     : ['--import', 'tsx', join(REPO_ROOT, 'controller/src/main.ts')];
-  const child = spawn(process.execPath, [...entry, 'run', '--config', cfg], {
+  const child = spawn(process.execPath, [...(o.nodeFlags ?? []), ...entry, 'run', '--config', cfg], {
     cwd: REPO_ROOT,
     stdio: ['ignore', fd, fd],
     env: {

@@ -36,15 +36,15 @@ function readWorkload(w: Workload, kind: string, container: string | undefined):
  * The last answer per Application and Environment object, with the workload objects it was read
  * from. The cache replaces an object on every change, so the same app, environment and workload
  * objects give the same answer: at 5,000 apps a diff reads 10,000 of them and most have not
- * changed since the last one.
+ * changed since the last one. Workloads are held weakly: a replaced one is not kept alive for this.
  */
 const answers = new WeakMap<
   Application,
-  WeakMap<Environment, { from: Array<Workload | undefined>; v: EnvironmentVersion }>
+  WeakMap<Environment, { from: Array<WeakRef<Workload> | undefined>; v: EnvironmentVersion }>
 >();
 
-const sameObjects = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>) =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
+const sameObjects = (held: ReadonlyArray<WeakRef<Workload> | undefined>, now: ReadonlyArray<Workload | undefined>) =>
+  held.length === now.length && held.every((r, i) => r?.deref() === now[i]);
 
 /**
  * What runs in an Environment for an Application: tag/digest from the first applicable workload,
@@ -66,7 +66,7 @@ export function runningVersion(cache: CacheView, app: Application, env: Environm
     byEnv = new WeakMap();
     answers.set(app, byEnv);
   }
-  byEnv.set(env, { from, v });
+  byEnv.set(env, { from: from.map((w) => (w ? new WeakRef(w) : undefined)), v });
   return { ...v };
 }
 
