@@ -152,11 +152,17 @@ export function buildBundle(what?: string): void {
   if (built.status !== 0) throw new Error(`yarn build failed: ${built.stderr}${built.error ?? ''}`);
 }
 
-/** RSS and peak RSS (VmRSS, VmHWM) of a process now, in bytes, from /proc (Linux). */
-export function processMemory(pid: number | undefined): { rss: number; peak: number } {
+/**
+ * RSS and peak RSS (VmRSS, VmHWM) of a process now, in bytes, and the CPU seconds it has used (user
+ * + system, at the usual 100 ticks/s), from /proc (Linux).
+ */
+export function processMemory(pid: number | undefined): { rss: number; peak: number; cpuSeconds: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1]) * 1024;
-  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+  // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { rss: kb('VmRSS'), peak: kb('VmHWM'), cpuSeconds: (Number(after[11]) + Number(after[12])) / 100 };
 }
 
 /** process.memoryUsage() after three full GCs (run node with --expose-gc). */

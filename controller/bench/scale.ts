@@ -110,6 +110,8 @@ const { values, positionals } = parseArgs({
      */
     'skip-plans': { type: 'boolean', default: false },
     /** With --reuse: only section 2b (the production bundle's start and RSS on the kept seed). */
+    /** `--node-flags "--a --b"`: node/V8 flags for 2b's compiled controller process. */
+    'node-flags': { type: 'string' },
     /** With --compiled-only: run the churn meanwhile. */
     'with-churn': { type: 'boolean', default: false },
     /** `--heap-snapshots DIR`: 2b writes V8 heap snapshots of the compiled controller to DIR, 5 s after ready and at the end. */
@@ -607,9 +609,12 @@ async function measureCompiled(): Promise<void> {
     namespace: NS,
     compiled: true,
     config,
-    ...(values['heap-snapshots']
-      ? { nodeFlags: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${values['heap-snapshots']}`] }
-      : {}),
+    nodeFlags: [
+      ...(values['node-flags'] ?? '').split(/\s+/).filter(Boolean),
+      ...(values['heap-snapshots']
+        ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${values['heap-snapshots']}`]
+        : []),
+    ],
   });
   try {
     const startedIn = await waitFor(
@@ -633,7 +638,7 @@ async function measureCompiled(): Promise<void> {
     const scraped = port ? await (await fetch(`http://127.0.0.1:${port}/metrics`)).text() : '';
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(scraped)?.[1]);
     console.log(
-      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(mem.rss)} MiB, peak ${mib(mem.peak)} MiB ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
+      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(mem.rss)} MiB, peak ${mib(mem.peak)} MiB, CPU ${mem.cpuSeconds.toFixed(1)} s since spawn ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
     );
     await snapshot('end');
   } finally {

@@ -87,4 +87,21 @@ export interface CacheView {
   environmentSynced(env: Environment): boolean;
   /** Reachability and sync state of an Environment's cluster+namespace. */
   environmentState(env: Environment): EnvironmentState;
+  /**
+   * core/v1 Events about a kpromo object (`kind`/`name` in `namespace`) when the cache watches them;
+   * undefined when it cannot answer (the caller then asks the apiserver).
+   */
+  recentEvents?(namespace: string, kind: string, name: string): KpromoEventLike[] | undefined;
+}
+
+/** The fields of a core/v1 Event that answers show. */
+export interface KpromoEventLike {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string;
+  eventTime?: string;
+  firstTimestamp?: string;
+  metadata?: { creationTimestamp?: string };
 }

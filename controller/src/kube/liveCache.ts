@@ -5,6 +5,7 @@ import type { WatchedWorkloadKind } from '../rollout/workloadKind.js';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
 import { Informer, type InformerLog, type KObject, slimHelmRelease } from './informer.js';
+import { type KpromoEvent, KpromoEventCache } from './kpromoEvents.js';
 import type { NamespaceScope } from './namespaceShard.js';
 import { HELMRELEASE, KPROMO_TYPES, type ResourceType, resourcePath } from './paths.js';
 import { isNotFound, KubeError, type KubeRest } from './rest.js';
@@ -206,6 +207,8 @@ export class LiveCache implements CacheView {
   private readonly targetStarts = new Map<string, Promise<void>>();
   /** Applications by `namespace/workload name`; dropped on every Application event, rebuilt when read. */
   private appsByWorkload?: Map<string, Application[]>;
+  /** Events about kpromo objects in the watched namespaces (MCP `state`); created on start. */
+  private kpromoEvents?: KpromoEventCache;
 
   onEvent(fn: (e: CacheEvent) => void): void {
     this.listeners.push(fn);
@@ -257,7 +260,15 @@ export class LiveCache implements CacheView {
         inf.start();
       }
     }
+    // Not waited for: readiness never depends on Events, and without them callers ask the apiserver.
+    this.kpromoEvents ??= new KpromoEventCache(this.clients.control, this.log);
+    this.kpromoEvents.start(nss, accept);
     await Promise.all([...this.cr.values()].map((i) => i.waitForSync(signal)));
+  }
+
+  /** Events about a kpromo object, from the watch; undefined when not known here (ask the apiserver). */
+  recentEvents(namespace: string, kind: string, name: string): KpromoEvent[] | undefined {
+    return this.kpromoEvents?.about(namespace, kind, name);
   }
 
   /**
@@ -289,6 +300,8 @@ export class LiveCache implements CacheView {
     this.stopped = true;
     if (!Array.isArray(this.namespaces)) this.namespaces.stop();
     for (const i of this.cr.values()) i.stop();
+    this.kpromoEvents?.stop();
+    this.kpromoEvents = undefined;
     for (const t of this.targets.values()) {
       for (const i of t.workloads.values()) i.stop();
       t.helmReleases?.stop();

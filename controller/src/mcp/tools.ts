@@ -102,10 +102,14 @@ async function recentEvents(
 ): Promise<{ events: z.infer<typeof EventOut>[]; eventsNote?: string }> {
   const d = await o.authorizer.check(caller, { verb: 'list', resource: 'events', group: '', namespace: ns });
   if (!d.allowed) return { events: [], eventsNote: `${caller.username} may not list events in ${ns}; events omitted` };
-  const l = await ctx.control.request<{ items: KubeEvent[] }>('GET', resourcePath(EVENT, ns), {
-    query: { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${objName}`, limit: 200 },
-    ...(signal ? { signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]) } : {}),
-  });
+  // The cache's watch when it has one (an apiserver list scans every Event of the namespace).
+  const cached = ctx.cache.recentEvents?.(ns, kind, objName);
+  const l = cached
+    ? { items: cached }
+    : await ctx.control.request<{ items: KubeEvent[] }>('GET', resourcePath(EVENT, ns), {
+        query: { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${objName}`, limit: 200 },
+        ...(signal ? { signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]) } : {}),
+      });
   const at = (e: KubeEvent) =>
     e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp ?? '';
   return {

@@ -171,8 +171,9 @@ app.kubernetes.io/component: exporter
   resources: [promotionplans/status, applications/status, promotionflows/status, environments/status, notifications/status]
   verbs: [get, update, patch]
 - apiGroups: [""]
+  # Recorded on kpromo objects; watched (only those about kpromo objects) for MCP `state`.
   resources: [events]
-  verbs: [create, patch]
+  verbs: [create, patch, list, watch]
 - apiGroups: [""]
   # Registry, git and webhook credentials and workload-cluster kubeconfigs referenced by CRs.
   resources: [secrets]
