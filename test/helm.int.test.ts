@@ -452,6 +452,24 @@ describe('deploy/helm/kpromo: helm template', () => {
     );
   });
 
+  it('nodeFlags: the image entrypoint (node, then the app) with the flags between; none by default', async () => {
+    expect(podSpec(one(await render(), 'Deployment')).spec.containers[0].command).toBeUndefined();
+    const docs = await render(['nodeFlags={--optimize-for-size,--max-old-space-size=384}']);
+    const c = podSpec(one(docs, 'Deployment')).spec.containers[0];
+    // What deploy/image/images.ts makes the controller image's Entrypoint.
+    const { APPS } = await import('../deploy/image/images.js');
+    const { APP_DIR, NODE_DIR } = await import('../deploy/image/rootfs.js');
+    expect(c.command).toEqual([
+      `/${NODE_DIR}/bin/node`,
+      ...APPS.controller.nodeFlags,
+      '--optimize-for-size',
+      '--max-old-space-size=384',
+      `/${APP_DIR}/${APPS.controller.file}`,
+    ]);
+    expect(c.args).toEqual(['run', '--config', '/etc/kpromo/config.yaml']);
+    await expect(render(['nodeFlags={; rm -rf /}'])).rejects.toThrow(/nodeFlags/);
+  });
+
   it('cluster-scoped objects are named after the release, so releases do not collide', async () => {
     const docs = await render(['exporter.enabled=true'], { release: 'team-x', namespace: 'team-x-ns' });
     const clusterScoped = docs.filter((d) =>
