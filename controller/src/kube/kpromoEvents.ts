@@ -1,19 +1,13 @@
 import { GROUP, VERSION } from '@kpromo/api';
+import type { KpromoEventLike } from './cacheView.js';
 import { Informer, type InformerLog, type KObject } from './informer.js';
 import { EVENT, resourcePath } from './paths.js';
 import type { KubeRest } from './rest.js';
 
 /** What is kept of a core/v1 Event about a kpromo object: what `state` shows, nothing else. */
-export interface KpromoEvent extends KObject {
+export interface KpromoEvent extends KObject, Omit<KpromoEventLike, 'metadata'> {
   metadata: KObject['metadata'] & { creationTimestamp?: string };
   involvedObject: { kind?: string; name?: string };
-  type?: string;
-  reason?: string;
-  message?: string;
-  count?: number;
-  lastTimestamp?: string;
-  eventTime?: string;
-  firstTimestamp?: string;
 }
 
 /** Events are kept for their message's first 512 characters: what `state` shows of one. */

@@ -17,6 +17,7 @@ import { approvePlan, createPlan, diff, getPlan, listEnvironments, rollbackPlan 
 import type { Caller } from '../auth/identity.js';
 import { globToRegExp, tagPatternProblem } from '../candidates/computeCandidates.js';
 import { runningVersion } from '../candidates/runningVersion.js';
+import type { KpromoEventLike } from '../kube/cacheView.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
 import { changeFeed } from './feed.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
@@ -58,17 +59,6 @@ const EventOut = z.object({
   lastTimestamp: z.string().optional(),
 });
 
-interface KubeEvent {
-  type?: string;
-  reason?: string;
-  message?: string;
-  count?: number;
-  lastTimestamp?: string;
-  eventTime?: string;
-  firstTimestamp?: string;
-  metadata?: { creationTimestamp?: string };
-}
-
 /** Cursor: opaque, bound to the query it was issued for. */
 function encodeCursor(offset: number, key: string): string {
   return Buffer.from(JSON.stringify({ o: offset, k: key })).toString('base64url');
@@ -106,11 +96,11 @@ async function recentEvents(
   const cached = ctx.cache.recentEvents?.(ns, kind, objName);
   const l = cached
     ? { items: cached }
-    : await ctx.control.request<{ items: KubeEvent[] }>('GET', resourcePath(EVENT, ns), {
+    : await ctx.control.request<{ items: KpromoEventLike[] }>('GET', resourcePath(EVENT, ns), {
         query: { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${objName}`, limit: 200 },
         ...(signal ? { signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]) } : {}),
       });
-  const at = (e: KubeEvent) =>
+  const at = (e: KpromoEventLike) =>
     e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp ?? '';
   return {
     events: l.items
