@@ -26,6 +26,23 @@ describe('client-side rate limit per cluster', () => {
     expect(l.stats.delayed).toBe(4);
   });
 
+  it('tells onWaited of each request that waited, with its wait and priority', async () => {
+    let now = 0;
+    const seen: Array<[number, string]> = [];
+    const l = new ClientRateLimiter({ qps: 10, burst: 1, now: () => now, onWaited: (ms, p) => seen.push([ms, p]) });
+    await l.take();
+    const late = [l.take('low'), l.take()];
+    // burst 1 holds one token at a time: the normal request goes at 100 ms, the low one at 200 ms
+    now = 100;
+    await late[1];
+    now = 200;
+    await late[0];
+    expect(seen).toEqual([
+      [100, 'normal'],
+      [200, 'low'],
+    ]);
+  });
+
   it('is off with qps 0, and configured by kubeClient or KPROMO_KUBE_QPS/BURST', async () => {
     const off = new ClientRateLimiter({ qps: 0, burst: 1 });
     for (let i = 0; i < 1000; i++) await off.take();

@@ -2,6 +2,7 @@ import type { ClusterRef, Environment } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { CLUSTER_NOT_ALLOWED, type ClusterAccessRule, clusterAccessRefusal } from '../credentials/clusterAccess.js';
+import { metrics } from '../observability/metrics.js';
 import { resourcePath, SECRET } from './paths.js';
 import { ClientRateLimiter, DEFAULT_RATE_LIMIT, type RateLimitOptions } from './rateLimit.js';
 import { KubeRest } from './rest.js';
@@ -58,7 +59,18 @@ export class ClusterClients {
 
   /** A client of one cluster with its own client-side rate limit (config kubeClient.qps/burst). */
   private client(kc: k8s.KubeConfig, name: string): KubeRest {
-    return new KubeRest(kc, name, undefined, new ClientRateLimiter(this.rateLimit));
+    return new KubeRest(
+      kc,
+      name,
+      undefined,
+      new ClientRateLimiter({
+        ...this.rateLimit,
+        onWaited: (ms, priority) => {
+          metrics.kubeClientThrottled.inc({ cluster: name, priority });
+          metrics.kubeClientThrottleSeconds.inc({ cluster: name, priority }, ms / 1000);
+        },
+      }),
+    );
   }
 
   private readonly refusals = new Map<string, string | undefined>();

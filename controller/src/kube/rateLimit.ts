@@ -7,6 +7,8 @@ export interface RateLimitOptions {
   /** Requests that may go at once after a quiet spell. */
   burst: number;
   now?: () => number;
+  /** Told of every request that had to wait, once it may go, with how long it waited (ms). */
+  onWaited?: (ms: number, priority: RequestPriority) => void;
 }
 
 export const DEFAULT_RATE_LIMIT = { qps: 50, burst: 100 } as const;
@@ -23,7 +25,7 @@ export class ClientRateLimiter {
   private readonly waiting: Record<RequestPriority, Array<() => void>> = { normal: [], low: [] };
   private timer?: NodeJS.Timeout;
   private readonly now: () => number;
-  /** Requests that had to wait, and for how long in all (ms). Not exported as a metric yet. */
+  /** Requests that had to wait, and for how long in all (ms); `onWaited` exports them as metrics. */
   readonly stats = { delayed: 0, waitedMs: 0 };
 
   constructor(private readonly o: RateLimitOptions) {
@@ -48,7 +50,9 @@ export class ClientRateLimiter {
     this.stats.delayed++;
     return new Promise((resolve) => {
       this.waiting[priority].push(() => {
-        this.stats.waitedMs += this.now() - since;
+        const waited = this.now() - since;
+        this.stats.waitedMs += waited;
+        this.o.onWaited?.(waited, priority);
         resolve();
       });
       this.schedule();

@@ -14,6 +14,8 @@ describe('metrics', () => {
       'kpromo_app_promotions_total',
       'kpromo_plan_duration_seconds',
       'kpromo_notifications_total',
+      'kpromo_kube_client_throttled_requests_total',
+      'kpromo_kube_client_throttle_seconds_total',
       'process_cpu_user_seconds_total',
     ]) {
       expect(text).toContain(`# TYPE ${name}`);

@@ -101,6 +101,18 @@ export const metrics = {
     registers,
     collect: refreshDora,
   }),
+  kubeClientThrottled: new Counter({
+    name: 'kpromo_kube_client_throttled_requests_total',
+    help: 'Requests to a cluster that waited for the client-side rate limit (kubeClient.qps/burst), by cluster and priority (normal: promotion steps and API calls; low: derived statuses).',
+    labelNames: ['cluster', 'priority'] as const,
+    registers,
+  }),
+  kubeClientThrottleSeconds: new Counter({
+    name: 'kpromo_kube_client_throttle_seconds_total',
+    help: 'Time requests spent waiting for the client-side rate limit, by cluster and priority.',
+    labelNames: ['cluster', 'priority'] as const,
+    registers,
+  }),
   notifications: new Counter({
     name: 'kpromo_notifications_total',
     help: 'Webhook deliveries by final result (delivered, failed).',
