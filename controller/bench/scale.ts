@@ -28,6 +28,9 @@
  *  6. MCP list/diff/state p50/p95 over the controller's Streamable HTTP door;
  *  7. the Backstage releases page's controller calls (ReleasesPage: GET /environments and one page
  *     of 100 applications, filtered server-side): first page, a middle page, name and team filters;
+ * The 500 rollouts of the plan wait on the dev cluster's kube-controller-manager (20 requests/s by
+ * default, measured as the reset between two plans: the same rollouts without the controller):
+ * `yarn cluster stop && KPROMO_KCM_QPS=100 yarn cluster start` runs it at 100 as large clusters do.
  * Asserts nothing. Cleans up unless --keep (or --reuse).
  * --quick: 300 apps, a 50-app plan, short windows.
  */
@@ -46,6 +49,7 @@ import {
   pushTestImage,
   startControllerProcess,
   startRegistry,
+  stateDir,
   waitFor,
 } from '@kpromo/test-harness';
 import pLimit from 'p-limit';
@@ -665,9 +669,20 @@ if (values['compiled-only']) {
   process.exit(0);
 }
 
+/** The running kube-controller-manager's client QPS in `cluster` (its flags), 20 when not set (upstream's default). */
+function controllerManagerQps(cluster: string): string {
+  try {
+    const pid = readFileSync(join(stateDir(), cluster, 'kube-controller-manager.pid'), 'utf8').trim();
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return args.find((a) => a.startsWith('--kube-api-qps='))?.split('=')[1] ?? '20 (default)';
+  } catch {
+    return 'unknown';
+  }
+}
+
 try {
   console.log(
-    `scale: ${N} Applications x ${ENVS.length} Environments (${ENVS.map((e) => `${e.name}@${e.cluster}`).join(', ')}) = ${N * ENVS.length} Deployments; plan of ${PLAN} apps dev -> qa at concurrency ${CONCURRENCY.join(' and ')}; churn ${CHURN_RATE}/s`,
+    `scale: ${N} Applications x ${ENVS.length} Environments (${ENVS.map((e) => `${e.name}@${e.cluster}`).join(', ')}) = ${N * ENVS.length} Deployments; plan of ${PLAN} apps dev -> qa at concurrency ${CONCURRENCY.join(' and ')}; churn ${CHURN_RATE}/s; kube-controller-manager QPS in dev: ${controllerManagerQps('dev')} (KPROMO_KCM_QPS when the clusters start)`,
   );
   if (!reused) {
     const t0 = performance.now();

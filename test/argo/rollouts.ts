@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { cacheRoot, HARNESS_DIR, stateDir, versions } from '../cluster/paths.js';
+import { cacheRoot, crdFiles, runBuildScript, stateDir, versions } from '../cluster/paths.js';
 import {
   describeExit,
   ensureProcess,
@@ -46,14 +45,6 @@ const keyDir = () => {
   return join(cacheRoot(), 'argo-rollouts', `argo-rollouts-${v.ARGO_ROLLOUTS_VERSION}_r${v.ARGO_BUILD_REV}`);
 };
 
-const crdFiles = (dir: string) =>
-  existsSync(join(dir, 'crds'))
-    ? readdirSync(join(dir, 'crds'))
-        .filter((f) => f.endsWith('.yaml'))
-        .sort()
-        .map((f) => join(dir, 'crds', f))
-    : [];
-
 /**
  * Paths of the Argo Rollouts controller and its CRDs (ARGO_ROLLOUTS_VERSION in
  * test/cluster/versions.env); builds them with test/argo/build.sh (about 15 minutes cold on 2 cores,
@@ -66,11 +57,7 @@ export function ensureArgoRolloutsBinaries(log: (s: string) => void = () => {}):
     log(
       `building the Argo Rollouts controller ${versions().ARGO_ROLLOUTS_VERSION} into ${dir} (first time only; needs Go)…`,
     );
-    execFileSync('bash', [join(HARNESS_DIR, '../argo/build.sh')], {
-      env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-    });
+    runBuildScript('../argo/build.sh');
     if (!existsSync(controller) || !crdFiles(dir).length)
       throw new Error(`test/argo/build.sh finished but ${dir} is incomplete`);
   }

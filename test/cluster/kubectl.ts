@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheRoot, HARNESS_DIR, versions } from './paths.js';
+import { cacheRoot, runBuildScript, versions } from './paths.js';
 
 /**
  * Path of kubectl built from k8s.io/kubernetes/cmd/kubectl at the control plane's K8S_VERSION
@@ -13,12 +12,7 @@ export function kubectlPath(log: (s: string) => void = () => {}): string {
   const bin = join(cacheRoot(), 'kubectl', `kubectl-${v.K8S_VERSION}_r${v.KUBECTL_BUILD_REV}`, 'bin', 'kubectl');
   if (existsSync(bin)) return bin;
   log(`building kubectl ${v.K8S_VERSION} into ${join(bin, '..')} (first time only; needs Go)…`);
-  const out = execFileSync('bash', [join(HARNESS_DIR, 'kubectl.sh')], {
-    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  const built = join(out.trim().split('\n').pop() ?? '', 'kubectl');
+  const built = join(runBuildScript('kubectl.sh'), 'kubectl');
   if (!existsSync(built)) throw new Error(`test/cluster/kubectl.sh finished but ${built} is missing`);
   return built;
 }

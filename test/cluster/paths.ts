@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,6 +29,30 @@ export function versions(): Record<string, string> {
   return out;
 }
 
+/**
+ * Runs one of the harness's build scripts (`script` relative to test/cluster) against the shared
+ * cache and returns the last line it printed (each prints what it built or found). `quiet` keeps
+ * its build log (stderr) out of the test output; a failure's error still carries it.
+ */
+export function runBuildScript(script: string, args: string[] = [], o: { quiet?: boolean } = {}): string {
+  const out = execFileSync('bash', [join(HARNESS_DIR, script), ...args], {
+    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
+    stdio: ['ignore', 'pipe', o.quiet ? 'pipe' : 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return out.trim().split('\n').at(-1) ?? '';
+}
+
+/** The CRD files (`crds/*.yaml`, sorted) a Flux or Argo build left in `dir`. */
+export const crdFiles = (dir: string): string[] =>
+  existsSync(join(dir, 'crds'))
+    ? readdirSync(join(dir, 'crds'))
+        .filter((f) => f.endsWith('.yaml'))
+        .sort()
+        .map((f) => join(dir, 'crds', f))
+    : [];
+
 export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 export type Binary = (typeof BINARIES)[number];
 
@@ -43,13 +67,7 @@ export function ensureBinaries(log: (s: string) => void = () => {}): string {
   );
   if ([...BINARIES, 'kwok-stages.yaml'].every((b) => existsSync(join(dir, b)))) return dir;
   log(`building control-plane binaries into ${dir} (first time only; needs Go)…`);
-  const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh')], {
-    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  const built = out.trim().split('\n').pop() ?? dir;
-  return built;
+  return runBuildScript('build.sh') || dir;
 }
 
 /** Path of the helm CLI (HELM_VERSION in versions.env) the chart tests run; builds it (minutes, once) when absent. */
@@ -58,12 +76,7 @@ export function ensureHelm(log: (s: string) => void = () => {}): string {
   const bin = join(cacheRoot(), 'helm', `helm-${v.HELM_VERSION}_r${v.BUILD_REV}`, 'bin', 'helm');
   if (existsSync(bin)) return bin;
   log(`building helm ${v.HELM_VERSION} into ${dirname(bin)} (first time only; needs Go)…`);
-  const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh'), 'helm'], {
-    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  return join(out.trim().split('\n').pop() ?? dirname(bin), 'helm');
+  return join(runBuildScript('build.sh', ['helm']) || dirname(bin), 'helm');
 }
 
 /**
@@ -76,10 +89,5 @@ export function ensureRegistry(log: (s: string) => void = () => {}): string {
   const bin = join(cacheRoot(), 'registry', `registry-${v.REGISTRY_VERSION}_r${v.BUILD_REV}`, 'bin', 'registry');
   if (existsSync(bin)) return bin;
   log(`building the OCI registry ${v.REGISTRY_VERSION} into ${dirname(bin)} (first time only; needs Go)…`);
-  const out = execFileSync('bash', [join(HARNESS_DIR, 'build.sh'), 'registry'], {
-    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  return join(out.trim().split('\n').pop() ?? dirname(bin), 'registry');
+  return join(runBuildScript('build.sh', ['registry']) || dirname(bin), 'registry');
 }

@@ -95,3 +95,57 @@ export function tail(file: string, lines = 20): string {
   if (!existsSync(file)) return '(no log)';
   return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
 }
+
+/** A server child of this process (not detached: it dies with the test run). */
+export interface ChildServer {
+  pid: number;
+  /** SIGTERM, then SIGKILL after 10 s; resolves once it exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `bin` as a child logging to `logFile` and resolves once `ready()` answers true (polled
+ * every `pollMs`). Fails with the log's tail when the child exits first or is not ready within
+ * `timeoutMs`; the child is killed if this process exits without stopping it.
+ */
+export async function startChildServer(o: {
+  name: string;
+  bin: string;
+  args: string[];
+  logFile: string;
+  ready: () => Promise<boolean>;
+  timeoutMs: number;
+  pollMs: number;
+}): Promise<ChildServer> {
+  const fd = openSync(o.logFile, 'a');
+  const proc = spawn(o.bin, o.args, { stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exit: ProcessExit | undefined;
+  proc.once('exit', (code, signal) => {
+    exit = { code, signal };
+  });
+  const kill = () => proc.exitCode === null && proc.signalCode === null && proc.kill('SIGKILL');
+  process.once('exit', kill);
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    if (exit) throw new Error(`${o.name} exited (${describeExit(exit)}) before it was ready:\n${tail(o.logFile, 30)}`);
+    if (await o.ready().catch(() => false)) break;
+    if (Date.now() > deadline) {
+      kill();
+      throw new Error(`${o.name} not ready after ${o.timeoutMs / 1000} s:\n${tail(o.logFile, 30)}`);
+    }
+    await sleep(o.pollMs);
+  }
+  return {
+    pid: proc.pid ?? 0,
+    stop: async () => {
+      process.off('exit', kill);
+      if (exit) return;
+      const done = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const t = setTimeout(kill, 10_000);
+      await done;
+      clearTimeout(t);
+    },
+  };
+}

@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { cacheRoot, HARNESS_DIR, versions } from '../cluster/paths.js';
+import { cacheRoot, runBuildScript, versions } from '../cluster/paths.js';
 import { waitFor } from '../kube.js';
 import { loadYaml } from '../manifests.js';
 import { installFluxCrds } from './flux.js';
@@ -50,11 +49,7 @@ export function ensureFluxApiCrds(log: (s: string) => void = () => {}): Record<F
   const complete = () => Object.values(files).every((f) => existsSync(f));
   if (!complete()) {
     log(`generating the Flux HelmRelease and image automation CRDs into ${dir} (first time only; needs Go)…`);
-    execFileSync('bash', [join(HARNESS_DIR, '../flux/crdgen.sh')], {
-      env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-    });
+    runBuildScript('../flux/crdgen.sh');
     if (!complete()) throw new Error(`test/flux/crdgen.sh finished but ${dir}/crds lacks some of ${FLUX_API_CRDS}`);
   }
   return files;

@@ -1,19 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { cacheRoot, HARNESS_DIR, stateDir, versions } from '../cluster/paths.js';
+import { cacheRoot, crdFiles, runBuildScript, stateDir, versions } from '../cluster/paths.js';
 import { ensureProcess, isRunning, type ManagedProcess, readPid, sleep, stopProcess, tail } from '../cluster/proc.js';
 import { waitFor } from '../kube.js';
 import { applyManifest, loadYaml } from '../manifests.js';
@@ -57,14 +46,6 @@ function keyDir(name: Controller): string {
   return join(cacheRoot(), 'flux', `${name}-${version}_r${v.FLUX_BUILD_REV}`);
 }
 
-const crdFiles = (dir: string) =>
-  existsSync(join(dir, 'crds'))
-    ? readdirSync(join(dir, 'crds'))
-        .filter((f) => f.endsWith('.yaml'))
-        .sort()
-        .map((f) => join(dir, 'crds', f))
-    : [];
-
 /**
  * Paths of the Flux binaries and CRDs (versions in test/cluster/versions.env); builds them with
  * test/flux/build.sh (minutes, once; needs Go) when absent. Never part of `yarn cluster start`.
@@ -77,11 +58,7 @@ export function ensureFluxBinaries(log: (s: string) => void = () => {}): FluxBin
     log(
       `building Flux source-controller ${v.FLUX_SOURCE_VERSION} and kustomize-controller ${v.FLUX_KUSTOMIZE_VERSION} into ${join(cacheRoot(), 'flux')} (first time only; needs Go; several minutes each)…`,
     );
-    execFileSync('bash', [join(HARNESS_DIR, '../flux/build.sh')], {
-      env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-    });
+    runBuildScript('../flux/build.sh');
     if (!complete())
       throw new Error(`test/flux/build.sh finished but ${Object.values(dirs).join(', ')} are incomplete`);
   }

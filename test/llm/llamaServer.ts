@@ -1,9 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cacheRoot, HARNESS_DIR, versions } from '../cluster/paths.js';
-import { tail } from '../cluster/proc.js';
+import { cacheRoot, HARNESS_DIR, runBuildScript, versions } from '../cluster/paths.js';
+import { startChildServer } from '../cluster/proc.js';
 import { freePort } from '../registry/registry.js';
 
 /**
@@ -28,13 +27,7 @@ export interface LlamaServer {
 export const GEMMA3_TOOLS_TEMPLATE = join(HARNESS_DIR, '../llm/gemma3-tools.jinja');
 
 const script = (name: string, log: (s: string) => void) => {
-  const out = execFileSync('bash', [join(HARNESS_DIR, `../llm/${name}`)], {
-    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const path = out.trim().split('\n').at(-1) ?? '';
+  const path = runBuildScript(`../llm/${name}`, [], { quiet: true });
   if (!existsSync(path)) throw new Error(`test/llm/${name} printed ${JSON.stringify(path)}, which does not exist`);
   log(`${name}: ${path}`);
   return path;
@@ -72,10 +65,11 @@ export async function startLlamaServer(
   const apiKey = `kpromo-test-${Math.random().toString(36).slice(2)}`;
   const dir = mkdtempSync(join(tmpdir(), 'kpromo-llama-'));
   const logFile = join(dir, 'llama-server.log');
-  const fd = openSync(logFile, 'a');
-  const proc = spawn(
+  const url = `http://127.0.0.1:${port}`;
+  const server = await startChildServer({
+    name: 'llama-server',
     bin,
-    [
+    args: [
       '--model',
       model,
       '--host',
@@ -97,43 +91,16 @@ export async function startLlamaServer(
       '--alias',
       'gemma-3-270m',
     ],
-    { stdio: ['ignore', fd, fd] },
-  );
-  closeSync(fd);
-  let exited: number | null | undefined;
-  proc.once('exit', (code) => {
-    exited = code;
+    logFile,
+    ready: async () => (await fetch(`${url}/health`)).ok,
+    timeoutMs: 120_000,
+    pollMs: 250,
   });
-  const kill = () => proc.exitCode === null && proc.kill('SIGKILL');
-  process.once('exit', kill);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (exited !== undefined)
-      throw new Error(`llama-server exited (${exited}) before it was ready:\n${tail(logFile, 30)}`);
-    const ok = await fetch(`${url}/health`)
-      .then((r) => r.ok)
-      .catch(() => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      kill();
-      throw new Error(`llama-server not healthy on ${url} after 120s:\n${tail(logFile, 30)}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
   return {
     baseUrl: `${url}/v1`,
     model: 'gemma-3-270m',
     apiKey,
     logFile,
-    stop: async () => {
-      process.off('exit', kill);
-      if (proc.exitCode !== null) return;
-      const done = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGTERM');
-      const t = setTimeout(kill, 10_000);
-      await done;
-      clearTimeout(t);
-    },
+    stop: server.stop,
   };
 }

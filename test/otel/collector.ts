@@ -1,9 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cacheRoot, HARNESS_DIR } from '../cluster/paths.js';
-import { tail } from '../cluster/proc.js';
+import { runBuildScript } from '../cluster/paths.js';
+import { startChildServer } from '../cluster/proc.js';
 import { freePort } from '../registry/registry.js';
 
 /**
@@ -33,13 +32,7 @@ export interface CollectedSpan {
 
 /** Path of the collector binary, built on first use (about a minute after the modules are downloaded). */
 export function ensureCollector(): string {
-  const out = execFileSync('bash', [join(HARNESS_DIR, '../otel/build.sh')], {
-    env: { ...process.env, PROMO_CACHE_DIR: cacheRoot() },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const path = out.trim().split('\n').at(-1) ?? '';
+  const path = runBuildScript('../otel/build.sh', [], { quiet: true });
   if (!existsSync(path)) throw new Error(`test/otel/build.sh printed ${JSON.stringify(path)}, which does not exist`);
   return path;
 }
@@ -102,46 +95,28 @@ export async function startCollector(): Promise<Collector> {
     }),
   );
   const logFile = join(dir, 'otelcol.log');
-  const fd = openSync(logFile, 'a');
-  const proc = spawn(bin, ['--config', `file:${config}`], { stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  let exited: number | null | undefined;
-  proc.once('exit', (code) => {
-    exited = code;
-  });
-  const kill = () => proc.exitCode === null && proc.kill('SIGKILL');
-  process.once('exit', kill);
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited !== undefined) throw new Error(`otelcol exited (${exited}) before it was ready:\n${tail(logFile, 30)}`);
+  const server = await startChildServer({
+    name: 'otelcol',
+    bin,
+    args: ['--config', `file:${config}`],
+    logFile,
     // An empty OTLP/JSON export: 200 once the receiver listens.
-    const ok = await fetch(`${endpoint}/v1/traces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"resourceSpans":[]}',
-    })
-      .then((r) => r.ok)
-      .catch(() => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      kill();
-      throw new Error(`otelcol not accepting OTLP on ${endpoint} after 60s:\n${tail(logFile, 30)}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    ready: async () =>
+      (
+        await fetch(`${endpoint}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"resourceSpans":[]}',
+        })
+      ).ok,
+    timeoutMs: 60_000,
+    pollMs: 200,
+  });
   return {
     endpoint,
     logFile,
     spans: () => (existsSync(spansFile) ? parseOtlpJsonLines(readFileSync(spansFile, 'utf8')) : []),
-    stop: async () => {
-      process.off('exit', kill);
-      if (proc.exitCode !== null) return;
-      const done = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGTERM');
-      const t = setTimeout(kill, 10_000);
-      await done;
-      clearTimeout(t);
-    },
+    stop: server.stop,
   };
 }
