@@ -1,4 +1,5 @@
 export * from './argo/rollouts.js';
+export * from './cluster/cgroup.js';
 export * from './cluster/controlPlane.js';
 export * from './cluster/kubectl.js';
 export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';

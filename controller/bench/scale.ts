@@ -34,7 +34,7 @@
  * Asserts nothing. Cleans up unless --keep (or --reuse).
  * --quick: 300 apps, a 50-app plan, short windows.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -44,6 +44,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PromotionPlan } from '@kpromo/api';
 import {
+  createMemoryCgroup,
   defaultKubeconfigPath,
   ensureClusters,
   pushTestImage,
@@ -121,6 +122,11 @@ const { values, positionals } = parseArgs({
     /** `--heap-snapshots DIR`: 2b writes V8 heap snapshots of the compiled controller to DIR, 5 s after ready and at the end. */
     'heap-snapshots': { type: 'string' },
     'compiled-only': { type: 'boolean', default: false },
+    /**
+     * `--memory-limit 512`: 2b runs the compiled controller in a memory cgroup of that many MiB, as
+     * the chart's `resources.limits.memory` (512Mi) does; Node sizes V8's heap from it (root only).
+     */
+    'memory-limit': { type: 'string' },
     /** Internal: `--seed ns,appsPrefix` seeds and exits (a child). */
     seed: { type: 'string' },
     /** Internal: `--churn ns,appsPrefix` changes workloads until SIGTERM (a child). */
@@ -599,9 +605,28 @@ async function runPlan(concurrency: number): Promise<string> {
   return name;
 }
 
+/** What V8's heap limit becomes for node started in a memory cgroup of `mib` (Node sizes it from the limit). */
+function heapLimitUnder(mib: number): string {
+  const cg = createMemoryCgroup('kpromo-scale-probe', mib);
+  try {
+    const r = spawnSync(
+      cg.wrap[0],
+      [...cg.wrap.slice(1), process.execPath, '-p', "require('v8').getHeapStatistics().heap_size_limit"],
+      { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+    );
+    return `node's V8 heap limit there is ${(Number(r.stdout.trim()) / 2 ** 20).toFixed(0)} MiB`;
+  } finally {
+    cg.remove();
+  }
+}
+
 /** 2b: the production bundle (`yarn build controller`) as its own process on the same seed: start and RSS. */
 async function measureCompiled(): Promise<void> {
   buildBundle('controller');
+  const memoryLimit = values['memory-limit'] ? Number(values['memory-limit']) : undefined;
+  if (memoryLimit !== undefined && !(Number.isInteger(memoryLimit) && memoryLimit >= 64))
+    throw new Error(`--memory-limit takes MiB, an integer >= 64 (got ${values['memory-limit']})`);
+  if (memoryLimit) console.log(`2. memory limit ${memoryLimit} MiB: ${heapLimitUnder(memoryLimit)}`);
   const tProc = performance.now();
   // logLevel info: its "controller started" line says when it is ready.
   // anonymousMetrics: its /metrics says how much of the RSS is V8 heap.
@@ -613,6 +638,7 @@ async function measureCompiled(): Promise<void> {
     namespace: NS,
     compiled: true,
     config,
+    memoryLimitMiB: memoryLimit,
     nodeFlags: [
       ...(values['node-flags'] ?? '').split(/\s+/).filter(Boolean),
       ...(values['heap-snapshots']
@@ -637,12 +663,16 @@ async function measureCompiled(): Promise<void> {
     await sleep(5000);
     await snapshot('5 s after ready');
     await sleep(Math.max(QUIET_S, 60) * 1000);
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+      throw new Error(
+        `the compiled controller exited (${proc.child.signalCode ?? `code ${proc.child.exitCode}`}); memory limit hits ${proc.memoryLimitHits?.() ?? 'n/a'}; log:\n${readFileSync(proc.logFile, 'utf8').split('\n').slice(-15).join('\n')}`,
+      );
     const mem = processMemory(proc.child.pid);
     const port = /"port":(\d+)[^\n]*controller started/.exec(readFileSync(proc.logFile, 'utf8'))?.[1];
     const scraped = port ? await (await fetch(`http://127.0.0.1:${port}/metrics`)).text() : '';
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(scraped)?.[1]);
     console.log(
-      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(mem.rss)} MiB, peak ${mib(mem.peak)} MiB, CPU ${mem.cpuSeconds.toFixed(1)} s since spawn ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)`,
+      `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(mem.rss)} MiB, peak ${mib(mem.peak)} MiB, CPU ${mem.cpuSeconds.toFixed(1)} s since spawn ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)${memoryLimit ? `; in a ${memoryLimit} MiB memory cgroup, limit hit ${proc.memoryLimitHits?.()} times` : ''}`,
     );
     await snapshot('end');
   } finally {

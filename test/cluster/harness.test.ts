@@ -1,8 +1,10 @@
 // The harness's own helpers: starting a throwaway server child and the control plane's flag options.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryCgroup } from './cgroup.js';
 import { controllerManagerQps } from './controlPlane.js';
 import { startChildServer } from './proc.js';
 
@@ -76,6 +78,32 @@ describe('controllerManagerQps', () => {
     for (const bad of ['0', '-5', '2.5', 'fast', '20000']) {
       process.env.KPROMO_KCM_QPS = bad;
       expect(() => controllerManagerQps({}), bad).toThrow(/KPROMO_KCM_QPS .* must be an integer 1-10000/);
+    }
+  });
+});
+
+describe('createMemoryCgroup', () => {
+  it('runs a command under the limit, which node reads as its constrained memory and sizes its heap from', () => {
+    const cg = createMemoryCgroup(`kpromo-harness-test-${process.pid}`, 512);
+    try {
+      const r = spawnSync(
+        cg.wrap[0],
+        [
+          ...cg.wrap.slice(1),
+          node,
+          '-p',
+          "JSON.stringify([process.constrainedMemory(), require('v8').getHeapStatistics().heap_size_limit])",
+        ],
+        { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const [constrained, heapLimit] = JSON.parse(r.stdout) as [number, number];
+      expect(constrained).toBe(512 * 2 ** 20);
+      // Outside a limit this machine's node allows ~4 GiB of heap; inside, less than the limit.
+      expect(heapLimit).toBeLessThan(512 * 2 ** 20);
+      expect(cg.limitHits()).toBe(0);
+    } finally {
+      cg.remove();
     }
   });
 });

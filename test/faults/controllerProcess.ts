@@ -3,12 +3,15 @@ import { closeSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { createMemoryCgroup } from '../cluster/cgroup.js';
 import { REPO_ROOT } from '../cluster/paths.js';
 
 export interface ControllerProcess {
   identity: string;
   child: ChildProcess;
   logFile: string;
+  /** With memoryLimitMiB: how often the cgroup's limit was hit so far. */
+  memoryLimitHits?: () => number;
   /** SIGKILL (crash) or SIGTERM (graceful) and wait for the exit. */
   stop(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
 }
@@ -31,6 +34,8 @@ export function startControllerProcess(o: {
   compiled?: boolean;
   /** Node flags before the entry (e.g. `--heapsnapshot-signal=SIGUSR2` for a benchmark). */
   nodeFlags?: string[];
+  /** Runs it in a memory cgroup of this size (MiB), as a pod with `resources.limits.memory` (root only). */
+  memoryLimitMiB?: number;
 }): ControllerProcess {
   const dir = mkdtempSync(join(tmpdir(), `kpromo-${o.identity}-`));
   const cfg = join(dir, 'config.yaml');
@@ -61,7 +66,9 @@ export function startControllerProcess(o: {
   const entry = o.compiled
     ? [join(REPO_ROOT, 'controller/dist/kpromo-controller.mjs')]
     : ['--import', 'tsx', join(REPO_ROOT, 'controller/src/main.ts')];
-  const child = spawn(process.execPath, [...(o.nodeFlags ?? []), ...entry, 'run', '--config', cfg], {
+  const cgroup = o.memoryLimitMiB ? createMemoryCgroup(`kpromo-${o.identity}`, o.memoryLimitMiB) : undefined;
+  const argv = [...(cgroup?.wrap ?? []), process.execPath, ...(o.nodeFlags ?? []), ...entry, 'run', '--config', cfg];
+  const child = spawn(argv[0], argv.slice(1), {
     cwd: REPO_ROOT,
     stdio: ['ignore', fd, fd],
     env: {
@@ -71,11 +78,17 @@ export function startControllerProcess(o: {
     },
   });
   closeSync(fd);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      cgroup?.remove();
+      r();
+    }),
+  );
   return {
     identity: o.identity,
     child,
     logFile,
+    memoryLimitHits: cgroup ? () => cgroup.limitHits() : undefined,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGCONT');
