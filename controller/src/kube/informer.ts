@@ -533,6 +533,19 @@ export const slimConditions = (cs: Conditions) =>
 export const slimContainers = (cs: ReadonlyArray<{ name: string; image?: string }> | undefined) =>
   cs?.map((c) => compact({ name: c.name, image: c.image }));
 
+/** The spec fields every workload kind keeps: replicas, pause, selector labels, containers' name and image. */
+export const slimPodSpec = (spec: {
+  replicas?: number;
+  paused?: boolean;
+  selector?: { matchLabels?: Record<string, string> };
+  template?: { spec?: { containers?: ReadonlyArray<{ name: string; image?: string }> } };
+}) => ({
+  replicas: spec.replicas,
+  paused: spec.paused || undefined,
+  selector: spec.selector && compact({ matchLabels: spec.selector.matchLabels }),
+  template: spec.template && { spec: compact({ containers: slimContainers(spec.template.spec?.containers) }) },
+});
+
 /** Name, namespace, uid, generation, resourceVersion and annotations (without last-applied). */
 export function slimMetadata(m: Record<string, unknown> & KObject['metadata']) {
   let annotations = m.annotations as Record<string, string> | undefined;
@@ -567,10 +580,7 @@ export function slimWorkload(obj: Workload): Workload {
     spec:
       spec &&
       compact({
-        replicas: spec.replicas,
-        paused: spec.paused || undefined,
-        selector: spec.selector && compact({ matchLabels: spec.selector.matchLabels }),
-        template: spec.template && { spec: compact({ containers: slimContainers(spec.template.spec?.containers) }) },
+        ...slimPodSpec(spec),
         updateStrategy:
           spec.updateStrategy &&
           compact({

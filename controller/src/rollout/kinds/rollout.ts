@@ -1,4 +1,4 @@
-import { compact, slimContainers, slimMetadata } from '../../kube/informer.js';
+import { compact, slimMetadata, slimPodSpec } from '../../kube/informer.js';
 import { ROLLOUT } from '../../kube/paths.js';
 import { defineWatchedKind, type KubeObject, type WorkloadReadiness } from '../workloadKind.js';
 
@@ -130,10 +130,7 @@ export const rolloutKind = defineWatchedKind<Rollout>({
       spec:
         spec &&
         compact({
-          replicas: spec.replicas,
-          paused: spec.paused || undefined,
-          selector: spec.selector && compact({ matchLabels: spec.selector.matchLabels }),
-          template: spec.template && { spec: compact({ containers: slimContainers(spec.template.spec?.containers) }) },
+          ...slimPodSpec(spec),
           strategy:
             spec.strategy &&
             compact({
