@@ -1,4 +1,6 @@
-// `yarn cluster <build|start|status|stop|clean>`: manage the local control plane by hand.
+// `yarn cluster <build|build-all|start|status|stop|clean>`: manage the local control plane by hand.
+// build: the control plane's binaries; build-all: every upstream component the tests run.
+import { buildAllComponents } from './components.js';
 import { cleanClusters, clustersStatus, ensureClusters, stopClusters } from './controlPlane.js';
 import { ensureBinaries } from './paths.js';
 
@@ -9,6 +11,9 @@ async function main() {
   switch (cmd) {
     case 'build':
       console.log(ensureBinaries(log));
+      break;
+    case 'build-all':
+      buildAllComponents(log);
       break;
     case 'start': {
       const t = Date.now();
@@ -28,7 +33,7 @@ async function main() {
       console.log('removed all local cluster state');
       break;
     default:
-      console.error(`unknown command "${cmd}"; use build, start, status, stop or clean`);
+      console.error(`unknown command "${cmd}"; use build, build-all, start, status, stop or clean`);
       process.exit(2);
   }
 }
