@@ -44,9 +44,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PromotionPlan } from '@kpromo/api';
 import {
+  applyCrds,
   createMemoryCgroup,
   defaultKubeconfigPath,
   ensureClusters,
+  kubeConfigFor,
   pushTestImage,
   startControllerProcess,
   startRegistry,
@@ -433,6 +435,8 @@ const exited = (c: ChildProcess) =>
   c.exitCode !== null ? Promise.resolve(c.exitCode) : new Promise<number | null>((r) => c.on('close', r));
 
 await ensureClusters();
+// The kpromo CRDs (a fresh control plane has none; applying them again changes nothing).
+await applyCrds(kubeConfigFor('dev', kubeconfig));
 const reused = values.reuse?.split(',');
 const namespaces = reused ? { ns: reused[0], apps: reused[1] } : runNamespaces('ctl-scale');
 const { ns: NS, apps: APPS } = namespaces;
