@@ -3,7 +3,8 @@
  * the real local control plane.
  *   node --expose-gc --import tsx controller/bench/scale.ts [apps=5000] [--quick] [--keep] [--reuse ns,appsPrefix]
  *     [--plan-apps 500] [--concurrency 16] [--seed-concurrency 24] [--churn-per-second 2]
- *     [--quiet-seconds 60] [--idle-seconds 120] [--iterations 30] [--profile DIR] [--compiled-only] [--skip-plans]
+ *     [--quiet-seconds 60] [--idle-seconds 120] [--iterations 30] [--profile DIR] [--skip-plans]
+ *     [--compiled-only [--with-churn] [--memory-limit MiB] [--node-flags "…"] [--heap-snapshots DIR]]
  *   (`yarn bench --only scale`, BENCH_ARGS_SCALE="--quick")
  * Seeds N Applications (control cluster dev) and one Deployment per app in each of 5 Environments
  * over the 3 clusters: dev and qa in cluster dev, stable and preprod in cluster stable, prod in
