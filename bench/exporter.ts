@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
-import { defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
+import { applyCrds, defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 import { APPS } from '../deploy/image/images.js';
 
@@ -167,6 +167,8 @@ const body = (name: string) => ({
 
 // Wrapped in main(): the root package is CommonJS, where top-level await is unavailable.
 async function main(): Promise<void> {
+  // The kpromo CRDs (fresh clusters have none; applying them again changes nothing).
+  for (const c of CLUSTERS) await applyCrds(kcs[c]);
   const ready = (await standInReady) as unknown as { url: string; clientId: string; clientSecret: string };
   if (IMAGE) {
     const { bundleApp } = await import('../deploy/image/bundle.js');
