@@ -1,5 +1,5 @@
 /**
- * Benchmark (a script, not a test): `npx tsx controller/bench/mcp.ts`.
+ * Benchmark (a script, not a test): `npx tsx controller/bench/mcp.ts [--apps 500]`.
  * p50/p95 latency of the MCP `list` and `diff` tools with 500 Applications x 3 Environments cached,
  * over the in-memory transport (server cost only) and over Streamable HTTP (JSON-RPC, SSE framing,
  * bearer auth with a static token). Authorisation is an allow-all stub here: in production each
@@ -22,7 +22,8 @@ import { createMcpServer } from '../src/mcp/server.js';
 import { createLogger } from '../src/observability/logger.js';
 import { MemoryCache } from '../test/support/memoryCache.js';
 
-const APPS = 500;
+// `-- --apps 5000`: the size of the scale benchmark (controller/bench/scale.ts) without its clusters.
+const APPS = Number(process.argv[process.argv.indexOf('--apps') + 1]) || 500;
 const ENVS = ['dev', 'stable', 'prod'];
 const ITER = Number(process.env.BENCH_ITER ?? 200);
 const digest = (i: number, e: number) => `sha256:${(i * 7919 + e).toString(16).padStart(64, '0')}`;
