@@ -35,7 +35,7 @@
  * Asserts nothing. Cleans up unless --keep (or --reuse).
  * --quick: 300 apps, a 50-app plan, short windows.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -46,14 +46,14 @@ import { parseArgs } from 'node:util';
 import type { PromotionPlan } from '@kpromo/api';
 import {
   applyCrds,
-  createMemoryCgroup,
   defaultKubeconfigPath,
   ensureClusters,
   kubeConfigFor,
+  nodeMemoryUnder,
   pushTestImage,
+  runningControllerManagerQps,
   startControllerProcess,
   startRegistry,
-  stateDir,
   waitFor,
 } from '@kpromo/test-harness';
 import pLimit from 'p-limit';
@@ -610,28 +610,16 @@ async function runPlan(concurrency: number): Promise<string> {
   return name;
 }
 
-/** What V8's heap limit becomes for node started in a memory cgroup of `mib` (Node sizes it from the limit). */
-function heapLimitUnder(mib: number): string {
-  const cg = createMemoryCgroup('kpromo-scale-probe', mib);
-  try {
-    const r = spawnSync(
-      cg.wrap[0],
-      [...cg.wrap.slice(1), process.execPath, '-p', "require('v8').getHeapStatistics().heap_size_limit"],
-      { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
-    );
-    return `node's V8 heap limit there is ${(Number(r.stdout.trim()) / 2 ** 20).toFixed(0)} MiB`;
-  } finally {
-    cg.remove();
-  }
-}
-
 /** 2b: the production bundle (`yarn build controller`) as its own process on the same seed: start and RSS. */
 async function measureCompiled(): Promise<void> {
   buildBundle('controller');
   const memoryLimit = values['memory-limit'] ? Number(values['memory-limit']) : undefined;
   if (memoryLimit !== undefined && !(Number.isInteger(memoryLimit) && memoryLimit >= 64))
     throw new Error(`--memory-limit takes MiB, an integer >= 64 (got ${values['memory-limit']})`);
-  if (memoryLimit) console.log(`2. memory limit ${memoryLimit} MiB: ${heapLimitUnder(memoryLimit)}`);
+  if (memoryLimit)
+    console.log(
+      `2. memory limit ${memoryLimit} MiB: node's V8 heap limit there is ${mib(nodeMemoryUnder(memoryLimit).heapSizeLimit)} MiB`,
+    );
   const tProc = performance.now();
   // logLevel info: its "controller started" line says when it is ready.
   // anonymousMetrics: its /metrics says how much of the RSS is V8 heap.
@@ -704,20 +692,9 @@ if (values['compiled-only']) {
   process.exit(0);
 }
 
-/** The running kube-controller-manager's client QPS in `cluster` (its flags), 20 when not set (upstream's default). */
-function controllerManagerQps(cluster: string): string {
-  try {
-    const pid = readFileSync(join(stateDir(), cluster, 'kube-controller-manager.pid'), 'utf8').trim();
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return args.find((a) => a.startsWith('--kube-api-qps='))?.split('=')[1] ?? '20 (default)';
-  } catch {
-    return 'unknown';
-  }
-}
-
 try {
   console.log(
-    `scale: ${N} Applications x ${ENVS.length} Environments (${ENVS.map((e) => `${e.name}@${e.cluster}`).join(', ')}) = ${N * ENVS.length} Deployments; plan of ${PLAN} apps dev -> qa at concurrency ${CONCURRENCY.join(' and ')}; churn ${CHURN_RATE}/s; kube-controller-manager QPS in dev: ${controllerManagerQps('dev')} (KPROMO_KCM_QPS when the clusters start)`,
+    `scale: ${N} Applications x ${ENVS.length} Environments (${ENVS.map((e) => `${e.name}@${e.cluster}`).join(', ')}) = ${N * ENVS.length} Deployments; plan of ${PLAN} apps dev -> qa at concurrency ${CONCURRENCY.join(' and ')}; churn ${CHURN_RATE}/s; kube-controller-manager QPS in dev: ${runningControllerManagerQps('dev') ?? 'unknown (not running)'} (KPROMO_KCM_QPS when the clusters started; upstream's default 20)`,
   );
   if (!reused) {
     const t0 = performance.now();

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -52,4 +53,32 @@ export function createMemoryCgroup(name: string, limitMiB: number): MemoryCgroup
       }
     },
   };
+}
+
+/**
+ * What node started in a memory cgroup of `limitMiB` sees: its constrained memory and the V8 heap
+ * limit it derives from it (this node binary, no flags), and whether the probe hit the limit.
+ */
+export function nodeMemoryUnder(
+  limitMiB: number,
+  name = `kpromo-probe-${process.pid}`,
+): { constrainedMemory: number; heapSizeLimit: number; limitHits: number } {
+  const cg = createMemoryCgroup(name, limitMiB);
+  try {
+    const r = spawnSync(
+      cg.wrap[0],
+      [
+        ...cg.wrap.slice(1),
+        process.execPath,
+        '-p',
+        "JSON.stringify([process.constrainedMemory(), require('v8').getHeapStatistics().heap_size_limit])",
+      ],
+      { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+    );
+    if (r.status !== 0) throw new Error(`node in memory cgroup ${name} failed (${r.status ?? r.signal}): ${r.stderr}`);
+    const [constrainedMemory, heapSizeLimit] = JSON.parse(r.stdout) as [number, number];
+    return { constrainedMemory, heapSizeLimit, limitHits: cg.limitHits() };
+  } finally {
+    cg.remove();
+  }
 }

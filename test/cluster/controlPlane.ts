@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { defaultKubeconfigPath, ensureBinaries, stateDir } from './paths.js';
 import { ensureCa, ensureCert, type Pki } from './pki.js';
-import { ensureProcess, isRunning, type ManagedProcess, sleep, stopProcess, tail } from './proc.js';
+import { ensureProcess, isRunning, type ManagedProcess, readPid, sleep, stopProcess, tail } from './proc.js';
 
 export const DEFAULT_CLUSTERS = ['dev', 'stable', 'prod'] as const;
 
@@ -354,6 +354,23 @@ export function clustersStatus(opts: StartOptions = {}): Array<{ process: string
   const bin = ensureBinaries();
   const l = layout(opts, bin);
   return [l.etcd, ...l.clusters.flatMap((c) => c.procs)].map((p) => ({ process: p.name, running: isRunning(p) }));
+}
+
+/**
+ * The client QPS the running kube-controller-manager of `cluster` was started with (its command
+ * line; 20, upstream's default, without the flag): KPROMO_KCM_QPS as it was then, which a later
+ * change does not reach. Undefined when it does not run.
+ */
+export function runningControllerManagerQps(cluster: string, opts: StartOptions = {}): number | undefined {
+  const kcm = layout(opts, ensureBinaries())
+    .clusters.find((c) => c.info.name === cluster)
+    ?.procs.find((p) => p.name === `${cluster}/kube-controller-manager`);
+  const pid = kcm && isRunning(kcm) ? readPid(kcm.pidFile) : undefined;
+  if (!pid) return undefined;
+  const flag = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .find((a) => a.startsWith('--kube-api-qps='));
+  return flag ? Number(flag.slice('--kube-api-qps='.length)) : 20;
 }
 
 /** Stops every harness process (clusters first, etcd last). Idempotent. */

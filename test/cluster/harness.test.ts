@@ -1,10 +1,9 @@
 // The harness's own helpers: starting a throwaway server child and the control plane's flag options.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryCgroup } from './cgroup.js';
+import { nodeMemoryUnder } from './cgroup.js';
 import { controllerManagerQps } from './controlPlane.js';
 import { startChildServer } from './proc.js';
 
@@ -82,28 +81,12 @@ describe('controllerManagerQps', () => {
   });
 });
 
-describe('createMemoryCgroup', () => {
-  it('runs a command under the limit, which node reads as its constrained memory and sizes its heap from', () => {
-    const cg = createMemoryCgroup(`kpromo-harness-test-${process.pid}`, 512);
-    try {
-      const r = spawnSync(
-        cg.wrap[0],
-        [
-          ...cg.wrap.slice(1),
-          node,
-          '-p',
-          "JSON.stringify([process.constrainedMemory(), require('v8').getHeapStatistics().heap_size_limit])",
-        ],
-        { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
-      );
-      expect(r.status, r.stderr).toBe(0);
-      const [constrained, heapLimit] = JSON.parse(r.stdout) as [number, number];
-      expect(constrained).toBe(512 * 2 ** 20);
-      // Outside a limit this machine's node allows ~4 GiB of heap; inside, less than the limit.
-      expect(heapLimit).toBeLessThan(512 * 2 ** 20);
-      expect(cg.limitHits()).toBe(0);
-    } finally {
-      cg.remove();
-    }
+describe('nodeMemoryUnder (createMemoryCgroup)', () => {
+  it('runs node under the limit, which it reads as its constrained memory and sizes its heap from', () => {
+    const seen = nodeMemoryUnder(512, `kpromo-harness-test-${process.pid}`);
+    expect(seen.constrainedMemory).toBe(512 * 2 ** 20);
+    // Outside a limit this machine's node allows ~4 GiB of heap; inside, less than the limit.
+    expect(seen.heapSizeLimit).toBeLessThan(512 * 2 ** 20);
+    expect(seen.limitHits).toBe(0);
   });
 });

@@ -22,13 +22,19 @@ async function freePortBlock(): Promise<number> {
   throw new Error('no free block of ports found in 21000-31000');
 }
 
-import { cleanClusters, clustersStatus, ensureClusters, stopClusters } from './controlPlane.js';
+import {
+  cleanClusters,
+  clustersStatus,
+  ensureClusters,
+  runningControllerManagerQps,
+  stopClusters,
+} from './controlPlane.js';
 
 // A private one-cluster control plane (own state dir and ports) so start/stop/clean can be exercised
 // without disturbing the shared dev/stable/prod clusters other tests use.
 describe('local control plane lifecycle', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kpromo-lifecycle-'));
-  let opts: { stateDir: string; clusters: string[]; basePort: number };
+  let opts: { stateDir: string; clusters: string[]; basePort: number; controllerManagerQps: number };
 
   afterAll(async () => {
     if (opts) await cleanClusters(opts);
@@ -36,7 +42,7 @@ describe('local control plane lifecycle', () => {
 
   it('starts a named cluster, reuses it on a second start, stops and cleans idempotently', async () => {
     const base = await freePortBlock();
-    opts = { stateDir: dir, clusters: ['solo'], basePort: base };
+    opts = { stateDir: dir, clusters: ['solo'], basePort: base, controllerManagerQps: 37 };
 
     const first = await ensureClusters(opts);
     expect(first.clusters).toEqual([
@@ -56,9 +62,12 @@ describe('local control plane lifecycle', () => {
     expect(pids()).toEqual(before);
     expect(Date.now() - t).toBeLessThan(30_000);
     expect(clustersStatus(opts).every((s) => s.running)).toBe(true);
+    // The controller-manager runs with the QPS asked for (its own command line says so).
+    expect(runningControllerManagerQps('solo', opts)).toBe(37);
 
     expect(await stopClusters(opts)).toBe(5);
     expect(clustersStatus(opts).some((s) => s.running)).toBe(false);
+    expect(runningControllerManagerQps('solo', opts)).toBeUndefined();
     expect(await stopClusters(opts)).toBe(0);
 
     await cleanClusters(opts);
