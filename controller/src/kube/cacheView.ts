@@ -88,6 +88,14 @@ export interface CacheView {
   /** Reachability and sync state of an Environment's cluster+namespace. */
   environmentState(env: Environment): EnvironmentState;
   /**
+   * Applications of an Environment's namespace that name a workload which changed in its
+   * cluster+namespace after `cursor` (from an earlier answer), so a reader keeping versions can redo
+   * only those. No `applications` when the cache cannot tell (first call, the watch's state changed,
+   * more changes than it keeps): then any version there may have changed. Optional: a cache without
+   * it has every version read afresh.
+   */
+  changedSince?(env: Environment, cursor?: number): { cursor: number; applications?: readonly Application[] };
+  /**
    * core/v1 Events about a kpromo object (`kind`/`name` in `namespace`) when the cache watches them;
    * undefined when it cannot answer (the caller then asks the apiserver).
    */

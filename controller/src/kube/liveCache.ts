@@ -9,6 +9,7 @@ import { type KpromoEvent, KpromoEventCache } from './kpromoEvents.js';
 import type { NamespaceScope } from './namespaceShard.js';
 import { HELMRELEASE, KPROMO_TYPES, type ResourceType, resourcePath } from './paths.js';
 import { isNotFound, KubeError, type KubeRest } from './rest.js';
+import { WorkloadChangeLog } from './workloadChangeLog.js';
 
 export type CacheEvent =
   | { kind: KpromoKind; type: 'add' | 'update' | 'delete'; obj: KObject }
@@ -214,7 +215,19 @@ export class LiveCache implements CacheView {
     this.listeners.push(fn);
   }
   private emit(e: CacheEvent) {
+    if (e.kind === 'Workload') this.changeLog(e.workloadKey).changed(e.obj.metadata.name);
+    else if (e.kind === 'Target') this.changeLog(e.workloadKey).reset();
     for (const l of this.listeners) l(e);
+  }
+  /** What changed among each cluster+namespace's workloads, by target key (changedSince). */
+  private readonly changeLogs = new Map<string, WorkloadChangeLog>();
+  private changeLog(target: string): WorkloadChangeLog {
+    let log = this.changeLogs.get(target);
+    if (!log) {
+      log = new WorkloadChangeLog();
+      this.changeLogs.set(target, log);
+    }
+    return log;
   }
   /**
    * True while the shard's namespaces change and the kinds relist one by one: the cache may hold a
@@ -504,6 +517,16 @@ export class LiveCache implements CacheView {
       this.envKeyMemo.set(env, k);
     }
     return k;
+  }
+  changedSince(env: Environment, cursor?: number): { cursor: number; applications?: readonly Application[] } {
+    const k = this.envKeys(env);
+    if (k.refused) return { cursor: 0 };
+    const changes = this.changeLog(k.target).since(cursor);
+    if (!changes.names) return { cursor: changes.cursor };
+    const ns = env.metadata.namespace ?? '';
+    const applications: Application[] = [];
+    for (const name of new Set(changes.names)) applications.push(...this.applicationsNamingWorkload(ns, name));
+    return { cursor: changes.cursor, applications };
   }
   getWorkload(env: Environment, kind: string, name: string) {
     // Another namespace's Environment may watch the same cluster+namespace; this one may still not read it.

@@ -10,7 +10,7 @@ import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
 import { diff, getPlan } from '../api/promotions.js';
 import type { Caller } from '../auth/identity.js';
-import { runningVersion } from '../candidates/runningVersion.js';
+import { versionReader } from '../candidates/versionReader.js';
 import { BadRequest, callerOf, errorText, type McpServerOptions, Refused } from './guard.js';
 import { APPLICATION_TEMPLATE, applicationJson, applicationUri, PLAN_TEMPLATE, parseUri, planUri } from './uris.js';
 import { appOut, arrivalIndex, pipelineEnvironments, planOut, versionOut } from './views.js';
@@ -208,10 +208,11 @@ export function registerPrompts(server: McpServer, ctx: ApiContext, o: McpServer
         const envs = pipelineEnvironments(ctx, ns).filter(
           (e) => !args.environment || e.metadata.name === args.environment,
         );
+        const read = versionReader(ctx.cache);
         const apps = ctx.cache.applications(ns).map((a) =>
           appOut(
             a,
-            envs.map((e) => versionOut(ctx, a, runningVersion(ctx.cache, a, e), now, idx)),
+            envs.map((e) => versionOut(ctx, a, read(a, e), now, idx)),
           ),
         );
         const plans = ctx.cache

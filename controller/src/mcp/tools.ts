@@ -16,7 +16,7 @@ import { ApiError } from '../api/context.js';
 import { approvePlan, createPlan, diff, getPlan, listEnvironments, rollbackPlan } from '../api/promotions.js';
 import type { Caller } from '../auth/identity.js';
 import { globToRegExp, tagPatternProblem } from '../candidates/computeCandidates.js';
-import { runningVersion } from '../candidates/runningVersion.js';
+import { versionReader } from '../candidates/versionReader.js';
 import type { KpromoEventLike } from '../kube/cacheView.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
 import { changeFeed } from './feed.js';
@@ -119,11 +119,12 @@ async function recentEvents(
 function appsView(ctx: ApiContext, apps: Application[], env?: string): AppOut[] {
   const now = Date.now();
   const idx = arrivalIndex(ctx, apps.length === 1 ? apps[0].metadata.namespace : undefined);
+  const read = versionReader(ctx.cache);
   return apps.map((a) => {
     const envs = pipelineEnvironments(ctx, a.metadata.namespace ?? '').filter((e) => !env || e.metadata.name === env);
     return appOut(
       a,
-      envs.map((e) => versionOut(ctx, a, runningVersion(ctx.cache, a, e), now, idx)),
+      envs.map((e) => versionOut(ctx, a, read(a, e), now, idx)),
     );
   });
 }

@@ -1,6 +1,6 @@
 import { API_VERSION, type Candidate, type PromotionFlow, type PromotionPlan } from '@kpromo/api';
 import { computeCandidates, stagePairs } from '../candidates/computeCandidates.js';
-import { runningVersion } from '../candidates/runningVersion.js';
+import { versionReader } from '../candidates/versionReader.js';
 import type { CacheView } from '../kube/cacheView.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, type KubeRest } from '../kube/rest.js';
@@ -95,6 +95,7 @@ export async function autoPromote(
   if (!flow) return { created };
   const envs = new Map(cache.environments(namespace).map((e) => [e.metadata.name, e]));
   let requeue: number | undefined;
+  const read = versionReader(cache);
   for (const { from, to } of stagePairs(flow)) {
     // Most stages are manual: skip them before computing candidates (a pass over every app).
     if (autoStageRefusal(flow, to)) continue;
@@ -107,7 +108,7 @@ export async function autoPromote(
       candidates = computeCandidates(
         flow,
         cache.applications(namespace),
-        (a, e) => runningVersion(cache, a, envs.get(e)!),
+        (a, e) => read(a, envs.get(e)!),
         from,
         to,
       ).candidates;

@@ -8,7 +8,7 @@ import {
   setCondition,
 } from '@kpromo/api';
 import { computeCandidates, stagePairs } from '../candidates/computeCandidates.js';
-import { runningVersion } from '../candidates/runningVersion.js';
+import { versionReader } from '../candidates/versionReader.js';
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
 import { derivedStatus } from './derivedStatus.js';
@@ -77,10 +77,10 @@ export function flowStatus(flow: PromotionFlow, cache: CacheView, now: Date): Pr
   const apps = cache.applications(ns);
   const counts: string[] = [];
   let total = 0;
+  const read = versionReader(cache);
   try {
     for (const p of stagePairs(flow)) {
-      const n = computeCandidates(flow, apps, (a, e) => runningVersion(cache, a, byName.get(e)!), p.from, p.to)
-        .candidates.length;
+      const n = computeCandidates(flow, apps, (a, e) => read(a, byName.get(e)!), p.from, p.to).candidates.length;
       total += n;
       counts.push(`${p.from} -> ${p.to}: ${n}`);
     }
@@ -148,9 +148,10 @@ export const reconcileEnvironment = derivedStatus<EnvironmentStatus, Environment
   read: (cache, namespace, name) => cache.getEnvironment(namespace, name),
   derive: (env, { cache, namespace, now }) => {
     const state = cache.environmentState(env);
+    const read = versionReader(cache);
     const observed = state.synced
       ? cache.applications(namespace).filter((a) => {
-          const h = runningVersion(cache, a, env).health;
+          const h = read(a, env).health;
           return h !== 'Missing' && h !== 'Unknown';
         }).length
       : 0;
