@@ -1,10 +1,9 @@
-import type { Application, Environment } from '@kpromo/api';
+import type { Application } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { versionReader } from '../src/candidates/versionReader.js';
-import type { Workload } from '../src/kube/cacheView.js';
 import { WorkloadChangeLog } from '../src/kube/workloadChangeLog.js';
 import { app, deployment, dg, env } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
+import { ChangeLoggingCache, MemoryCache } from './support/memoryCache.js';
 
 describe('WorkloadChangeLog (what changed since a cursor)', () => {
   it('cannot tell on the first read, then lists the names changed after each cursor in order', () => {
@@ -36,28 +35,8 @@ describe('WorkloadChangeLog (what changed since a cursor)', () => {
   });
 });
 
-/** A MemoryCache that logs workload changes made through `set`, as the live cache logs its informers' events. */
-class LoggedCache extends MemoryCache {
-  readonly log = new WorkloadChangeLog();
-  set(e: Environment, name: string, w: Workload | undefined) {
-    const key = `${e.metadata.name}/Deployment/${name}`;
-    if (w) this.workloads.set(key, w);
-    else this.workloads.delete(key);
-    this.log.changed(name);
-  }
-  changedSince(_e: Environment, cursor?: number) {
-    const c = this.log.since(cursor);
-    if (!c.names) return { cursor: c.cursor };
-    const names = new Set(c.names);
-    return {
-      cursor: c.cursor,
-      applications: this.apps.filter((a) => a.spec.workloads.some((w) => names.has(w.name))),
-    };
-  }
-}
-
 function setup() {
-  const cache = new LoggedCache();
+  const cache = new ChangeLoggingCache();
   const dev = env('dev');
   cache.envs.push(dev);
   const cart = app('cart');

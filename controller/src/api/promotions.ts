@@ -193,15 +193,17 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
     if (!envs.has(n)) throw new ApiError(404, `Environment "${n}" not found in namespace ${ns}`);
   const apps = ctx.cache.applications(ns);
   const read = versionReader(ctx.cache);
-  // Keyed by the objects (identity hashing, no key strings): 10,000 lookups per answer at 5,000 apps.
-  const versions = new Map<string, Map<Application, EnvironmentVersion>>();
-  for (const e of [q.from, q.to]) {
-    const env = envs.get(e)!;
-    const inEnv = new Map<Application, EnvironmentVersion>();
-    versions.set(e, inEnv);
-    for (const a of apps) {
-      let v = read(a, env);
-      if (v.tag && !v.digest && ctx.resolveDigest) {
+  // A workload image with a tag but no digest: the digest from the registry, in a copy (the reader's
+  // versions are shared). Only those are looked up; every other version is read as it is.
+  const resolved = new Map<string, Map<Application, EnvironmentVersion>>();
+  if (ctx.resolveDigest) {
+    for (const e of [q.from, q.to]) {
+      const env = envs.get(e)!;
+      const inEnv = new Map<Application, EnvironmentVersion>();
+      resolved.set(e, inEnv);
+      for (const a of apps) {
+        const v = read(a, env);
+        if (!v.tag || v.digest) continue;
         const digest = await ctx
           .resolveDigest(
             { host: env.spec.registry.host, insecure: env.spec.registry.insecure },
@@ -209,13 +211,13 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
             v.tag,
           )
           .catch(() => undefined);
-        v = { ...v, digest }; // a copy: the reader's versions are shared
+        inEnv.set(a, { ...v, digest });
       }
-      inEnv.set(a, v);
     }
   }
+  const versionOf = (a: Application, e: string) => resolved.get(e)?.get(a) ?? read(a, envs.get(e)!);
   try {
-    const r = computeCandidates(flow, apps, (a: Application, e: string) => versions.get(e)?.get(a), q.from, q.to, q);
+    const r = computeCandidates(flow, apps, versionOf, q.from, q.to, q);
     return {
       ...r,
       ...summariseSkipped(r.skipped, q.skippedLimit ?? DEFAULT_SKIPPED_SHOWN),

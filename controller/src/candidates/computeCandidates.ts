@@ -118,6 +118,16 @@ export function computeCandidates(
   const tagRe = flowTagPattern(flow);
   const extraTagRe =
     filter.tagPattern !== undefined && filter.tagPattern !== '' ? compileTagPattern(filter.tagPattern) : undefined;
+  // Tags repeat across applications (release trains): each is matched once per answer.
+  const tagMatches = new Map<string, boolean>();
+  const tagOk = (tag: string) => {
+    let ok = tagMatches.get(tag);
+    if (ok === undefined) {
+      ok = tagRe.test(tag) && (!extraTagRe || extraTagRe.test(tag));
+      tagMatches.set(tag, ok);
+    }
+    return ok;
+  };
   const extraSel: ApplicationSelector = {
     applications: filter.applications,
     teams: filter.teams,
@@ -150,7 +160,7 @@ export function computeCandidates(
       });
       continue;
     }
-    if (!tagRe.test(src.tag) || (extraTagRe && !extraTagRe.test(src.tag))) {
+    if (!tagOk(src.tag)) {
       skipped.push({
         application: name,
         reason: 'TagPatternMismatch',

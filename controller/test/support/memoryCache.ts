@@ -1,5 +1,6 @@
 import type { Application, Environment, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from '../../src/kube/cacheView.js';
+import { WorkloadChangeLog } from '../../src/kube/workloadChangeLog.js';
 
 /** In-memory CacheView for unit tests and the benchmark. */
 export class MemoryCache implements CacheView {
@@ -55,5 +56,28 @@ export class MemoryCache implements CacheView {
   envStates = new Map<string, EnvironmentState>();
   environmentState(env: Environment): EnvironmentState {
     return this.envStates.get(env.metadata.name) ?? { synced: true, helmReleases: this.helmReleases.size > 0 };
+  }
+}
+
+/**
+ * A MemoryCache that reports what changed (changedSince) as the live cache does from its informers'
+ * events: Deployments changed through `set` are logged, and `log.reset()` plays a watch state change.
+ */
+export class ChangeLoggingCache extends MemoryCache {
+  readonly log = new WorkloadChangeLog();
+  set(e: Environment, name: string, w: Workload | undefined) {
+    const key = `${e.metadata.name}/Deployment/${name}`;
+    if (w) this.workloads.set(key, w);
+    else this.workloads.delete(key);
+    this.log.changed(name);
+  }
+  changedSince(_e: Environment, cursor?: number) {
+    const c = this.log.since(cursor);
+    if (!c.names) return { cursor: c.cursor };
+    const names = new Set(c.names);
+    return {
+      cursor: c.cursor,
+      applications: this.apps.filter((a) => a.spec.workloads.some((w) => names.has(w.name))),
+    };
   }
 }
