@@ -4,7 +4,7 @@
  *   node --expose-gc --import tsx controller/bench/scale.ts [apps=5000] [--quick] [--keep] [--reuse ns,appsPrefix]
  *     [--plan-apps 500] [--concurrency 16] [--seed-concurrency 24] [--churn-per-second 2]
  *     [--quiet-seconds 60] [--idle-seconds 120] [--iterations 30] [--profile DIR] [--skip-plans]
- *     [--compiled-only [--with-churn] [--memory-limit MiB] [--node-flags "…"] [--heap-snapshots DIR]]
+ *     [--compiled-only [--with-churn] [--with-plan] [--memory-limit MiB] [--node-flags "…"] [--heap-snapshots DIR]]
  *   (`yarn bench --only scale`, BENCH_ARGS_SCALE="--quick")
  * Seeds N Applications (control cluster dev) and one Deployment per app in each of 5 Environments
  * over the 3 clusters: dev and qa in cluster dev, stable and preprod in cluster stable, prod in
@@ -46,6 +46,7 @@ import { parseArgs } from 'node:util';
 import type { PromotionPlan } from '@kpromo/api';
 import {
   applyCrds,
+  type ControllerProcess,
   defaultKubeconfigPath,
   ensureClusters,
   kubeConfigFor,
@@ -72,10 +73,12 @@ import {
   crs,
   deleteNs,
   ensureNs,
+  getPlan,
   isTerminalPlan,
   restFor,
   runNamespaces,
   TEST_ADMIN,
+  testTokensFile,
 } from '../test/e2eHelpers.js';
 import { call, httpClient, ok } from '../test/mcpHelpers.js';
 import {
@@ -122,6 +125,11 @@ const { values, positionals } = parseArgs({
     'node-flags': { type: 'string' },
     /** With --compiled-only: run the churn meanwhile. */
     'with-churn': { type: 'boolean', default: false },
+    /**
+     * With --compiled-only: after the steady figures, a plan of --plan-apps apps dev -> qa through
+     * the compiled controller's HTTP API (its time, RSS and memory-limit hits while it runs).
+     */
+    'with-plan': { type: 'boolean', default: false },
     /** `--heap-snapshots DIR`: 2b writes V8 heap snapshots of the compiled controller to DIR, 5 s after ready and at the end. */
     'heap-snapshots': { type: 'string' },
     'compiled-only': { type: 'boolean', default: false },
@@ -610,6 +618,53 @@ async function runPlan(concurrency: number): Promise<string> {
   return name;
 }
 
+/** This run's registries, the plan apps' images pushed to the source one, and the Environments pointed at them. */
+async function setUpPlans() {
+  // ---- this run's registries and the plan's apps ----------------------------------------------------
+  const tRegs = performance.now();
+  const source = await startRegistry({ name: 'scale-source' });
+  registries.push(source);
+  const targetReg = await startRegistry({ name: 'scale-target' });
+  registries.push(targetReg);
+  registryHosts.source = source.host;
+  registryHosts.target = targetReg.host;
+  const pushLimit = pLimit(8);
+  let pushed = 0;
+  const stopPush = every(() => console.log(`  pushing: ${pushed}/${PLAN} images`));
+  await Promise.all(
+    planNames.map((app) =>
+      pushLimit(async () => {
+        const img = { repository: `shop/${app}`, tag: 'v2.0.0', seed: `scale-${app}`, layerSize: 64 * 1024 };
+        const labels = { 'org.opencontainers.image.source': `https://git.bench.invalid/shop/${app}` };
+        const { digest } = await pushTestImage({ host: source.host, ...img, labels });
+        await applyDeployment(dev, envNs(APPS, ENVS[0]), app, `${source.host}/shop/${app}:v2.0.0@${digest}`);
+        pushed++;
+      }),
+    ),
+  );
+  stopPush();
+  const tRoll = performance.now();
+  await pointQaAtOldImages();
+  await waitRolledOut([ENVS[0]], "the plan's apps rolled out in dev");
+  for (const e of ENVS)
+    await applyCr(
+      dev,
+      crs.environment(NS, e.name, {
+        context: e.cluster,
+        namespace: envNs(APPS, e),
+        registry:
+          e.name === 'dev'
+            ? { host: source.host, insecure: true }
+            : { host: targetReg.host, prefix: e.name, insecure: true },
+        delivery: { method: 'patch' },
+      }),
+    );
+  await applyFlow(CONCURRENCY[0]);
+  console.log(
+    `setup: registries started, ${PLAN} images pushed and the plan's apps pointed at them in dev and qa in ${secs(performance.now() - tRegs)} s (rolling out the changed ones took ${secs(performance.now() - tRoll)} s)`,
+  );
+}
+
 /** 2b: the production bundle (`yarn build controller`) as its own process on the same seed: start and RSS. */
 async function measureCompiled(): Promise<void> {
   buildBundle('controller');
@@ -623,7 +678,12 @@ async function measureCompiled(): Promise<void> {
   const tProc = performance.now();
   // logLevel info: its "controller started" line says when it is ready.
   // anonymousMetrics: its /metrics says how much of the RSS is V8 heap.
-  const config = { leaderElection: { enabled: false }, logLevel: 'info', auth: { anonymousMetrics: true } };
+  // The admin's static token: --with-plan creates and approves the plan through its HTTP API.
+  const config = {
+    leaderElection: { enabled: false },
+    logLevel: 'info',
+    auth: { anonymousMetrics: true, staticTokensFile: testTokensFile() },
+  };
   const proc = startControllerProcess({
     identity: 'scale',
     lease: 'scale',
@@ -667,14 +727,52 @@ async function measureCompiled(): Promise<void> {
     console.log(
       `2. compiled controller process (node controller/dist/kpromo-controller.mjs, MALLOC_ARENA_MAX=2): started (ready) in ${secs(startedIn)} s after spawn; ${Math.max(QUIET_S, 60)} s later RSS ${mib(mem.rss)} MiB, peak ${mib(mem.peak)} MiB, CPU ${mem.cpuSeconds.toFixed(1)} s since spawn ${target('RSS < 300 MiB')}; V8 heap used ${mib(gauge('nodejs_heap_size_used_bytes'))} of ${mib(gauge('nodejs_heap_size_total_bytes'))} MiB, external ${mib(gauge('nodejs_external_memory_bytes'))} MiB (its /metrics)${memoryLimit ? `; in a ${memoryLimit} MiB memory cgroup, limit hit ${proc.memoryLimitHits?.()} times` : ''}`,
     );
+    if (values['with-plan'] && port) await planInCompiled(proc, port);
     await snapshot('end');
   } finally {
     await proc.stop();
   }
 }
 
+/**
+ * 5b: one plan of the plan apps dev -> qa run by the compiled controller process (created and
+ * approved through its HTTP API as the admin): time to the end, and its RSS and memory-limit hits
+ * meanwhile, sampled every second.
+ */
+async function planInCompiled(proc: ControllerProcess, port: string): Promise<void> {
+  const name = `scale-compiled-${Date.now().toString(36)}`;
+  const hitsBefore = proc.memoryLimitHits?.() ?? 0;
+  const t0 = performance.now();
+  const res = await callApi(Number(port), '/api/v1/plans', {
+    method: 'POST',
+    body: { namespace: NS, flow: 'main', from: 'dev', to: 'qa', name, applications: planNames, approve: true },
+  });
+  if (res.status !== 201 && res.status !== 200)
+    throw new Error(`POST /api/v1/plans: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  let peak = 0;
+  const done = await waitFor(
+    `plan ${name} run by the compiled controller`,
+    async () => {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+        throw new Error(
+          `the compiled controller exited during the plan (${proc.child.signalCode ?? `code ${proc.child.exitCode}`}); memory limit hits ${proc.memoryLimitHits?.() ?? 'n/a'}`,
+        );
+      peak = Math.max(peak, processMemory(proc.child.pid).rss);
+      const p = await getPlan(dev, NS, name);
+      return isTerminalPlan(p) ? p : undefined;
+    },
+    30 * 60_000,
+    1000,
+  );
+  const hits = proc.memoryLimitHits ? `, memory limit hit ${proc.memoryLimitHits() - hitsBefore} times meanwhile` : '';
+  console.log(
+    `5b. ${done.spec.candidates.length}-app plan dev -> qa run by the compiled controller process: ${done.status?.phase} (${done.status?.succeeded} succeeded, ${done.status?.failed} failed) in ${secs(performance.now() - t0)} s; its RSS during the plan peaked at ${mib(peak)} MiB (sampled each second)${hits} ${target('RSS < 300 MiB')}`,
+  );
+}
+
 if (values['compiled-only']) {
   if (!reused) throw new Error('--compiled-only measures a kept seed: pass --reuse ns,appsPrefix too');
+  if (values['with-plan']) await setUpPlans();
   if (values['with-churn'])
     churner = child([
       '--churn',
@@ -689,6 +787,7 @@ if (values['compiled-only']) {
     churner.kill('SIGTERM');
     await exited(churner);
   }
+  for (const r of registries) await r.stop();
   process.exit(0);
 }
 
@@ -718,52 +817,6 @@ try {
     await applyFlow(CONCURRENCY[0]);
     console.log('setup: --skip-plans: no registries, image pushes or plans this run');
   } else await setUpPlans();
-
-  async function setUpPlans() {
-    // ---- this run's registries and the plan's apps ----------------------------------------------------
-    const tRegs = performance.now();
-    const source = await startRegistry({ name: 'scale-source' });
-    registries.push(source);
-    const targetReg = await startRegistry({ name: 'scale-target' });
-    registries.push(targetReg);
-    registryHosts.source = source.host;
-    registryHosts.target = targetReg.host;
-    const pushLimit = pLimit(8);
-    let pushed = 0;
-    const stopPush = every(() => console.log(`  pushing: ${pushed}/${PLAN} images`));
-    await Promise.all(
-      planNames.map((app) =>
-        pushLimit(async () => {
-          const img = { repository: `shop/${app}`, tag: 'v2.0.0', seed: `scale-${app}`, layerSize: 64 * 1024 };
-          const labels = { 'org.opencontainers.image.source': `https://git.bench.invalid/shop/${app}` };
-          const { digest } = await pushTestImage({ host: source.host, ...img, labels });
-          await applyDeployment(dev, envNs(APPS, ENVS[0]), app, `${source.host}/shop/${app}:v2.0.0@${digest}`);
-          pushed++;
-        }),
-      ),
-    );
-    stopPush();
-    const tRoll = performance.now();
-    await pointQaAtOldImages();
-    await waitRolledOut([ENVS[0]], "the plan's apps rolled out in dev");
-    for (const e of ENVS)
-      await applyCr(
-        dev,
-        crs.environment(NS, e.name, {
-          context: e.cluster,
-          namespace: envNs(APPS, e),
-          registry:
-            e.name === 'dev'
-              ? { host: source.host, insecure: true }
-              : { host: targetReg.host, prefix: e.name, insecure: true },
-          delivery: { method: 'patch' },
-        }),
-      );
-    await applyFlow(CONCURRENCY[0]);
-    console.log(
-      `setup: registries started, ${PLAN} images pushed and the plan's apps pointed at them in dev and qa in ${secs(performance.now() - tRegs)} s (rolling out the changed ones took ${secs(performance.now() - tRoll)} s)`,
-    );
-  }
 
   // ---- 1. cold start --------------------------------------------------------------------------------
   counting = new StatusWriteLog();
