@@ -26,6 +26,8 @@
  *  4. candidates for every transition from the cache (in-process diff()) and through GET /api/v1/diff;
  *  5. the plan end to end (copy, patch, kwok rollout) with its concurrency, per-app overhead and
  *     status writes (statusWriteLog.ts);
+ *  5b. with --compiled-only --with-plan: the same plan run by the production bundle as its own
+ *     process (in the --memory-limit cgroup when given): its time, RSS and memory-limit hits;
  *  6. MCP list/diff/state p50/p95 over the controller's Streamable HTTP door;
  *  7. the Backstage releases page's controller calls (ReleasesPage: GET /environments and one page
  *     of 100 applications, filtered server-side): first page, a middle page, name and team filters;
