@@ -8,47 +8,34 @@ export function workloadsFor(app: Application, envName: string): WorkloadRef[] {
   return app.spec.workloads.filter((w) => !w.environments || w.environments.includes(envName));
 }
 
-type WorkloadReading = { image?: ReturnType<typeof parseImageRef>; r: ReturnType<typeof workloadReady> };
+type WorkloadReading = {
+  key: string;
+  image?: ReturnType<typeof parseImageRef>;
+  r: ReturnType<typeof workloadReady>;
+};
 /**
  * The image and readiness read from one cached workload object, kept while that object is (the
- * cache replaces it on every change): candidate computation reads every workload of every
- * Application for each stage pair, thousands of times per answer at scale.
+ * cache replaces it on every change): versions are read for every Application in every Environment,
+ * thousands of times at scale. One reading per object (its kind and container as the key): an
+ * object read with another container is read afresh.
  */
-const readings = new WeakMap<object, Map<string, WorkloadReading>>();
+const readings = new WeakMap<object, WorkloadReading>();
 function readWorkload(w: Workload, kind: string, container: string | undefined): WorkloadReading {
-  let byRef = readings.get(w);
-  if (!byRef) {
-    byRef = new Map();
-    readings.set(w, byRef);
-  }
-  const key = `${kind}|${container ?? ''}`;
-  let reading = byRef.get(key);
-  if (!reading) {
+  const key = container === undefined ? kind : `${kind}|${container}`;
+  let reading = readings.get(w);
+  if (reading?.key !== key) {
     const typed = { ...w, kind };
     const c = containerOf(typed, container);
-    reading = { image: c?.image ? parseImageRef(c.image) : undefined, r: workloadReady(typed) };
-    byRef.set(key, reading);
+    reading = { key, image: c?.image ? parseImageRef(c.image) : undefined, r: workloadReady(typed) };
+    readings.set(w, reading);
   }
   return reading;
 }
 
 /**
- * The last answer per Application and Environment object, with the workload objects it was read
- * from. The cache replaces an object on every change, so the same app, environment and workload
- * objects give the same answer: at 5,000 apps a diff reads 10,000 of them and most have not
- * changed since the last one. Workloads are held weakly: a replaced one is not kept alive for this.
- */
-const answers = new WeakMap<
-  Application,
-  WeakMap<Environment, { from: Array<WeakRef<Workload> | undefined>; v: EnvironmentVersion }>
->();
-
-const sameObjects = (held: ReadonlyArray<WeakRef<Workload> | undefined>, now: ReadonlyArray<Workload | undefined>) =>
-  held.length === now.length && held.every((r, i) => r?.deref() === now[i]);
-
-/**
  * What runs in an Environment for an Application: tag/digest from the first applicable workload,
- * health from all. Each call returns its own object (callers may add to it).
+ * health from all. Each call returns its own object (callers may add to it). Answers that read many
+ * versions keep them between calls (versionReader.ts).
  */
 export function runningVersion(cache: CacheView, app: Application, env: Environment): EnvironmentVersion {
   const envName = env.metadata.name;
@@ -57,17 +44,11 @@ export function runningVersion(cache: CacheView, app: Application, env: Environm
     return { environment: envName, health: 'Missing', message: 'no workload applies to this environment' };
   if (!cache.environmentSynced(env))
     return { environment: envName, health: 'Unknown', message: 'cluster not synced yet' };
-  const from = refs.map((ref) => cache.getWorkload(env, ref.kind ?? 'Deployment', ref.name));
-  let byEnv = answers.get(app);
-  const known = byEnv?.get(env);
-  if (known && sameObjects(known.from, from)) return { ...known.v };
-  const v = readVersion(env, refs, from);
-  if (!byEnv) {
-    byEnv = new WeakMap();
-    answers.set(app, byEnv);
-  }
-  byEnv.set(env, { from: from.map((w) => (w ? new WeakRef(w) : undefined)), v });
-  return { ...v };
+  return readVersion(
+    env,
+    refs,
+    refs.map((ref) => cache.getWorkload(env, ref.kind ?? 'Deployment', ref.name)),
+  );
 }
 
 function readVersion(env: Environment, refs: WorkloadRef[], objects: Array<Workload | undefined>): EnvironmentVersion {
