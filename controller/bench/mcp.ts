@@ -3,8 +3,9 @@
  * p50/p95 latency of the MCP `list` and `diff` tools with 500 Applications x 3 Environments cached,
  * over the in-memory transport (server cost only) and over Streamable HTTP (JSON-RPC, SSE framing,
  * bearer auth with a static token). The cached workloads do not change during the run, so version
- * readers keep their answers between calls, as over the live cache between two changes. Authorisation is an allow-all stub here: in production each
- * distinct (caller, verb, resource, namespace) costs one SubjectAccessReview, cached for 5 s.
+ * readers keep their answers between calls, as over the live cache between two changes.
+ * Authorisation is an allow-all stub here: in production each distinct (caller, verb, resource,
+ * namespace) costs one SubjectAccessReview, cached for 5 s.
  */
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
@@ -17,12 +18,11 @@ import type { ApiContext } from '../src/api/context.js';
 import type { Caller } from '../src/auth/identity.js';
 import type { Workload } from '../src/kube/cacheView.js';
 import { KubeRest } from '../src/kube/rest.js';
-import { WorkloadChangeLog } from '../src/kube/workloadChangeLog.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { startMcpHttp } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { createLogger } from '../src/observability/logger.js';
-import { MemoryCache } from '../test/support/memoryCache.js';
+import { ChangeLoggingCache } from '../test/support/memoryCache.js';
 
 // `-- --apps 5000`: the size of the scale benchmark (controller/bench/scale.ts) without its clusters.
 const APPS = Number(process.argv[process.argv.indexOf('--apps') + 1]) || 500;
@@ -30,18 +30,8 @@ const ENVS = ['dev', 'stable', 'prod'];
 const ITER = Number(process.env.BENCH_ITER ?? 200);
 const digest = (i: number, e: number) => `sha256:${(i * 7919 + e).toString(16).padStart(64, '0')}`;
 
-/**
- * The cache as the live one answers between changes: its workloads never change during the run, so
- * its change log (the live cache's, fed by nothing here) lets version readers keep their answers.
- */
-class UnchangingCache extends MemoryCache {
-  private readonly log = new WorkloadChangeLog();
-  changedSince(_env: Environment, cursor?: number) {
-    const c = this.log.since(cursor);
-    return c.names ? { cursor: c.cursor, applications: [] } : { cursor: c.cursor };
-  }
-}
-const cache = new UnchangingCache();
+// Nothing changes during the run: its change log lets version readers keep their answers between calls.
+const cache = new ChangeLoggingCache();
 for (const e of ENVS)
   cache.envs.push({
     apiVersion: 'promotions.kpromo.dev/v1alpha1',

@@ -667,6 +667,12 @@ async function setUpPlans() {
   );
 }
 
+/** Why the compiled controller process no longer runs (exit, memory-limit hits, last log lines); undefined while it runs. */
+function compiledExit(proc: ControllerProcess): string | undefined {
+  if (proc.child.exitCode === null && proc.child.signalCode === null) return undefined;
+  return `the compiled controller exited (${proc.child.signalCode ?? `code ${proc.child.exitCode}`}); memory limit hits ${proc.memoryLimitHits?.() ?? 'n/a'}; log:\n${readFileSync(proc.logFile, 'utf8').split('\n').slice(-15).join('\n')}`;
+}
+
 /** 2b: the production bundle (`yarn build controller`) as its own process on the same seed: start and RSS. */
 async function measureCompiled(): Promise<void> {
   buildBundle('controller');
@@ -718,10 +724,8 @@ async function measureCompiled(): Promise<void> {
     await sleep(5000);
     await snapshot('5 s after ready');
     await sleep(Math.max(QUIET_S, 60) * 1000);
-    if (proc.child.exitCode !== null || proc.child.signalCode !== null)
-      throw new Error(
-        `the compiled controller exited (${proc.child.signalCode ?? `code ${proc.child.exitCode}`}); memory limit hits ${proc.memoryLimitHits?.() ?? 'n/a'}; log:\n${readFileSync(proc.logFile, 'utf8').split('\n').slice(-15).join('\n')}`,
-      );
+    const exit = compiledExit(proc);
+    if (exit) throw new Error(exit);
     const mem = processMemory(proc.child.pid);
     const port = /"port":(\d+)[^\n]*controller started/.exec(readFileSync(proc.logFile, 'utf8'))?.[1];
     const scraped = port ? await (await fetch(`http://127.0.0.1:${port}/metrics`)).text() : '';
@@ -752,20 +756,21 @@ async function planInCompiled(proc: ControllerProcess, port: string): Promise<vo
   if (res.status !== 201 && res.status !== 200)
     throw new Error(`POST /api/v1/plans: ${res.status} ${(await res.text()).slice(0, 300)}`);
   let peak = 0;
-  const done = await waitFor(
+  // An exit ends the wait at once (waitFor would retry a thrown error until its timeout).
+  const ended = await waitFor(
     `plan ${name} run by the compiled controller`,
     async () => {
-      if (proc.child.exitCode !== null || proc.child.signalCode !== null)
-        throw new Error(
-          `the compiled controller exited during the plan (${proc.child.signalCode ?? `code ${proc.child.exitCode}`}); memory limit hits ${proc.memoryLimitHits?.() ?? 'n/a'}`,
-        );
+      const exit = compiledExit(proc);
+      if (exit) return { exit };
       peak = Math.max(peak, processMemory(proc.child.pid).rss);
-      const p = await getPlan(dev, NS, name);
-      return isTerminalPlan(p) ? p : undefined;
+      const plan = await getPlan(dev, NS, name);
+      return isTerminalPlan(plan) ? { plan } : undefined;
     },
     30 * 60_000,
     1000,
   );
+  if ('exit' in ended) throw new Error(`during plan ${name}: ${ended.exit}`);
+  const done = ended.plan;
   const hits = proc.memoryLimitHits ? `, memory limit hit ${proc.memoryLimitHits() - hitsBefore} times meanwhile` : '';
   console.log(
     `5b. ${done.spec.candidates.length}-app plan dev -> qa run by the compiled controller process: ${done.status?.phase} (${done.status?.succeeded} succeeded, ${done.status?.failed} failed) in ${secs(performance.now() - t0)} s; its RSS during the plan peaked at ${mib(peak)} MiB (sampled each second)${hits} ${target('RSS < 300 MiB')}`,
