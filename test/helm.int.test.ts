@@ -261,22 +261,22 @@ describe('deploy/helm/kpromo: helm template', () => {
     );
     // No RoleBinding of the workloads role unless namespaces are listed.
     expect(find(docs, 'RoleBinding', 'kpromo-workloads')).toHaveLength(0);
-    for (const name of ['kpromo-viewer', 'kpromo-developer', 'kpromo-release-manager'])
+    for (const name of ['kpromo-viewer', 'kpromo-developer', 'kpromo-release-manager', 'kpromo-platform-admin'])
       expect(one(docs, 'ClusterRole', name).rules, name).toEqual(
         exampleDoc('rbac-examples.yaml', 'ClusterRole', name).rules,
       );
   });
 
-  it('defaults: the admission policy is examples/deploy/admission-policy.yaml', async () => {
+  it('defaults: the admission policies are those of examples/deploy/admission-policy.yaml', async () => {
     const docs = await render();
-    const vap = one(docs, 'ValidatingAdmissionPolicy', 'kpromo-plan-approvals');
-    expect(vap.spec).toEqual(
-      exampleDoc('admission-policy.yaml', 'ValidatingAdmissionPolicy', 'kpromo-plan-approvals').spec,
-    );
-    expect(one(docs, 'ValidatingAdmissionPolicyBinding', 'kpromo-plan-approvals').spec).toEqual({
-      policyName: 'kpromo-plan-approvals',
-      validationActions: ['Deny'],
-    });
+    for (const name of ['kpromo-plan-approvals', 'kpromo-status-writers', 'kpromo-governance']) {
+      expect(one(docs, 'ValidatingAdmissionPolicy', name).spec, name).toEqual(
+        exampleDoc('admission-policy.yaml', 'ValidatingAdmissionPolicy', name).spec,
+      );
+      expect(one(docs, 'ValidatingAdmissionPolicyBinding', name).spec, name).toEqual(
+        exampleDoc('admission-policy.yaml', 'ValidatingAdmissionPolicyBinding', name).spec,
+      );
+    }
   });
 
   it('defaults: config.yaml is accepted by the controller config loader', async () => {
@@ -477,9 +477,12 @@ describe('deploy/helm/kpromo: helm template', () => {
         d.kind!,
       ),
     );
-    expect(clusterScoped.length).toBe(12);
+    expect(clusterScoped.length).toBe(17);
     for (const d of clusterScoped) expect(d.metadata?.name, d.kind).toMatch(/^team-x-kpromo-/);
-    expect(one(docs, 'ValidatingAdmissionPolicyBinding').spec.policyName).toBe('team-x-kpromo-plan-approvals');
+    for (const p of ['plan-approvals', 'status-writers', 'governance'])
+      expect(one(docs, 'ValidatingAdmissionPolicyBinding', `team-x-kpromo-${p}`).spec.policyName).toBe(
+        `team-x-kpromo-${p}`,
+      );
   });
 
   it('admissionPolicy / exampleRoles toggles; the binding can be limited to namespaces', async () => {
@@ -492,11 +495,14 @@ describe('deploy/helm/kpromo: helm template', () => {
         .sort(),
     ).toEqual(['kpromo-crd-watch', 'kpromo-mcp-auth', 'kpromo-workloads']);
     const scoped = await render(['admissionPolicy.namespaces={shop,payments}']);
-    expect(one(scoped, 'ValidatingAdmissionPolicyBinding').spec.matchResources).toEqual({
-      namespaceSelector: {
-        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['shop', 'payments'] }],
-      },
-    });
+    const bindings = find(scoped, 'ValidatingAdmissionPolicyBinding');
+    expect(bindings).toHaveLength(3);
+    for (const b of bindings)
+      expect(b.spec.matchResources, b.metadata?.name).toEqual({
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['shop', 'payments'] }],
+        },
+      });
   });
 
   it('networkPolicy off: no NetworkPolicy, the rest unchanged', async () => {
@@ -697,7 +703,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
     await adm.readValidatingAdmissionPolicy({ name: `${full}-plan-approvals` });
     const others = (await adm.listValidatingAdmissionPolicy()).items
       .map((p) => p.metadata?.name)
-      .filter((n) => n !== `${full}-plan-approvals`);
+      .filter((n) => !n?.startsWith(`${full}-`));
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
     const plan = {
       apiVersion: 'promotions.kpromo.dev/v1alpha1',

@@ -20,7 +20,7 @@ const plan = (spec: Partial<PromotionPlan['spec']>): PromotionPlan => ({
 describe('validatePlan', () => {
   const cache = new MemoryCache();
   cache.envs = [env('dev'), env('stable'), env('prod')];
-  cache.flowList = [flow(['dev', 'stable', 'prod'])];
+  cache.flowList = [flow(['dev', 'stable', 'prod'], { tagPattern: '^v\\d+' })];
   cache.apps = [app('cart')];
   it('resolves a good plan', () => {
     const v = validatePlan(plan({}), cache);

@@ -305,7 +305,7 @@ describe('reconcilePlan (journal around every side effect)', () => {
   });
 
   it('rollouts past the flow timeout fail the app; progress is re-checked meanwhile', async () => {
-    const w = world({ flow: flow(['dev', 'stable', 'prod'], { rolloutTimeoutSeconds: 5 }) });
+    const w = world({ flow: flow(['dev', 'stable', 'prod'], { rolloutTimeoutSeconds: 5, tagPattern: '^v\\d+' }) });
     w.hold('stable', 'cart');
     w.addPlan('r1');
     const out = await drive(w, 'r1', 10);
@@ -316,7 +316,7 @@ describe('reconcilePlan (journal around every side effect)', () => {
   it('runs apps in parallel up to the flow concurrency, sharing status writes', async () => {
     const w = world({
       apps: [app('cart'), app('search'), app('a3')],
-      flow: flow(['dev', 'stable', 'prod'], { concurrency: 2 }),
+      flow: flow(['dev', 'stable', 'prod'], { concurrency: 2, tagPattern: '^v\\d+' }),
     });
     w.deploy('stable', 'a3', `reg-stable.local:5000/shop/a3:v1@${dg('e')}`);
     w.addPlan('c4', {

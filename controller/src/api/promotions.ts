@@ -398,6 +398,16 @@ export interface ApproveOptions {
   /** Emergency: run despite a freeze window (needs the override-freeze verb). */
   overrideFreeze?: boolean;
   comment?: string;
+  /**
+   * metadata.uid of the plan the caller was shown: a plan of that name with another uid (deleted and
+   * created again since) is a 409, never approved in their name.
+   */
+  uid?: string;
+}
+
+/** The 409 for an approval of a plan that is no longer the one the approver reviewed. */
+export function stalePlanMessage(ref: string, shown: string, current: string | undefined): string {
+  return `${ref} changed since you opened it: you reviewed uid ${shown}, it is now uid ${current ?? '(none)'} (deleted and created again, perhaps with other candidates); review it again before approving`;
 }
 
 /**
@@ -417,6 +427,8 @@ export async function approvePlan(
   // landing meanwhile makes the test below fail, and we re-read and append after it.
   for (let attempt = 1; ; attempt++) {
     const p = await readPlan(ctx, caller, namespace, name);
+    if (opts.uid && opts.uid !== p.metadata.uid)
+      throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
     const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
     await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
     if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
@@ -428,9 +440,11 @@ export async function approvePlan(
         409,
         `${ref} is already approved by ${approvals.map((a) => a.user).join(', ') || 'policy (automatic stage)'} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
       );
+    // Bound to the content read above: admission refuses it on a plan with another uid.
     const entry = approvalBy(caller, {
       ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
       ...(opts.comment ? { comment: opts.comment } : {}),
+      ...(p.metadata.uid ? { planUID: p.metadata.uid } : {}),
     });
     const ops = p.spec.approvals
       ? [
@@ -446,6 +460,9 @@ export async function approvePlan(
         ops,
       );
     } catch (e) {
+      // Admission's refusal of our planUID: the plan was replaced between our read and our write.
+      if (e instanceof KubeError && /must name the plan it approves/.test(e.message))
+        throw new ApiError(409, stalePlanMessage(ref, opts.uid ?? p.metadata.uid ?? '', undefined));
       const raced = isConflict(e) || (e instanceof KubeError && e.status === 422 && /test|append/i.test(e.message));
       if (raced && attempt < 3) continue;
       if (raced) throw new ApiError(409, `${ref} keeps changing (concurrent approvals); re-read it and retry`);

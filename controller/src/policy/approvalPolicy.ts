@@ -32,10 +32,13 @@ export function evaluateApprovals(input: {
   approvers?: RequiredApprovers;
   approvals: readonly Approval[];
   requestedBy?: string;
+  /** The plan's metadata.uid: an approval naming another plan (planUID) never counts. */
+  planUID?: string;
 }): ApprovalVerdict {
-  const { mode, approvers: policy = {}, approvals, requestedBy } = input;
+  const { mode, approvers: policy = {}, approvals, requestedBy, planUID } = input;
   // An override is recorded even when its approval does not count: admission checked the verb.
-  const overrideFreezeBy = approvals.find((a) => a.overrideFreeze)?.user;
+  const forOtherPlan = (a: Approval) => !!a.planUID && !!planUID && a.planUID !== planUID;
+  const overrideFreezeBy = approvals.find((a) => a.overrideFreeze && !forOtherPlan(a))?.user;
   const withOverride = overrideFreezeBy !== undefined ? { overrideFreezeBy } : {};
   const entry = (a: Approval, counted: boolean, why?: string) => ({
     user: a.user,
@@ -73,6 +76,10 @@ export function evaluateApprovals(input: {
   const seen = new Set<string>();
   const listed: ApprovalVerdict['approvers'] = [];
   for (const a of approvals) {
+    if (forOtherPlan(a)) {
+      listed.push(entry(a, false, `approved another plan (uid ${a.planUID})`));
+      continue;
+    }
     if (seen.has(a.user)) {
       listed.push(entry(a, false, 'already counted for this user'));
       continue;

@@ -2,11 +2,13 @@ import type {
   Application,
   AppProgress,
   Environment,
+  EnvironmentVersion,
   PromotionFlow,
   PromotionPlan,
   PromotionPlanStatus,
 } from '@kpromo/api';
-import { isAdjacent, stagePairs } from '../candidates/computeCandidates.js';
+import { compileTagPattern } from '@kpromo/contract';
+import { DEFAULT_TAG_PATTERN, isAdjacent, matchesSelector, stagePairs } from '../candidates/computeCandidates.js';
 import { builtinDeliveryMethods, type DeliveryMethods, deliveryProblem } from '../delivery/registry.js';
 import type { CacheView } from '../kube/cacheView.js';
 
@@ -92,9 +94,89 @@ export function validatePlan(
   }
   if (missing.length)
     return fail('ApplicationNotFound', `Application(s) ${missing.join(', ')} do not exist in namespace ${ns}`);
+  if (!original) {
+    const governed = governanceProblems(plan, flow, apps, cache.flows(ns));
+    if (governed) return fail(governed.reason, governed.message);
+  }
   const delivery = deliveryProblem(deliveryMethods, toEnv);
   if (delivery) return fail('InvalidEnvironment', `Environment ${s.to}: ${delivery}`);
   return { ok: true, resolved: { flow, fromEnv, toEnv, apps, original } };
+}
+
+/**
+ * Pure: why the candidates of a promote plan are not governed by the flow it names: every candidate
+ * must be selected by that flow and match its tag pattern, and no other flow of the namespace may
+ * also govern the application into the same environment (a plan must not borrow a laxer flow; with
+ * two, kpromo refuses rather than guess which policy is meant). Undefined when they are.
+ */
+export function governanceProblems(
+  plan: PromotionPlan,
+  flow: PromotionFlow,
+  apps: ReadonlyMap<string, Application>,
+  flows: readonly PromotionFlow[],
+): { reason: string; message: string } | undefined {
+  const s = plan.spec;
+  const flowRef = `PromotionFlow ${flow.metadata.name}`;
+  let tagRe: { test(s: string): boolean };
+  try {
+    tagRe = compileTagPattern(flow.spec.tagPattern ?? DEFAULT_TAG_PATTERN, 'tagPattern');
+  } catch (e) {
+    return { reason: 'InvalidFlow', message: `${flowRef}: spec.tagPattern: ${(e as Error).message}` };
+  }
+  const others = flows.filter(
+    (f) => f.metadata.name !== flow.metadata.name && f.spec.stages.some((st) => st.environment === s.to),
+  );
+  const problems: string[] = [];
+  let reason = '';
+  const problem = (r: string, m: string) => {
+    reason ||= r;
+    problems.push(m);
+  };
+  for (const c of s.candidates) {
+    const app = apps.get(c.application);
+    if (!app) continue;
+    if (!matchesSelector(app, flow.spec.selector)) {
+      problem('NotGovernedByFlow', `${c.application} is not selected by ${flowRef} (spec.selector)`);
+      continue;
+    }
+    if (!tagRe.test(c.from.tag))
+      problem(
+        'TagPatternMismatch',
+        `${c.application}: tag ${c.from.tag} does not match the tag pattern of ${flowRef} (${flow.spec.tagPattern ?? DEFAULT_TAG_PATTERN})`,
+      );
+    const also = others.filter((f) => matchesSelector(app, f.spec.selector)).map((f) => f.metadata.name);
+    if (also.length)
+      problem(
+        'GovernedBySeveralFlows',
+        `${c.application} is governed into ${s.to} by ${flowRef} and also by PromotionFlow ${also.join(', ')}: narrow their selectors so one flow governs it`,
+      );
+  }
+  if (!problems.length) return undefined;
+  return { reason, message: `not promoted under ${flowRef}'s policy: ${problems.join('; ')}` };
+}
+
+/**
+ * Pure: candidates that are not the version running in the source environment now (checked when a
+ * plan starts: an approver approves a version that ran there, not any digest of the registry). The
+ * digest is compared when the source's is known, else the tag. Empty when all are.
+ */
+export function candidatesNotInSource(
+  plan: PromotionPlan,
+  apps: ReadonlyMap<string, Application>,
+  /** The version `app` runs in the plan's source environment. */
+  versionOf: (app: Application) => Pick<EnvironmentVersion, 'tag' | 'digest'> | undefined,
+): string[] {
+  const from = plan.spec.from;
+  const out: string[] = [];
+  for (const c of plan.spec.candidates) {
+    const app = apps.get(c.application);
+    if (!app) continue;
+    const v = versionOf(app);
+    const runs = v?.tag || v?.digest ? `${v.tag ?? ''}${v.digest ? `@${v.digest}` : ''}` : 'nothing';
+    const same = v?.digest ? v.digest === c.from.digest : !!v?.tag && v.tag === c.from.tag;
+    if (!same) out.push(`${c.application}: ${from} runs ${runs}, not the candidate ${c.from.tag}@${c.from.digest}`);
+  }
+  return out;
 }
 
 /**

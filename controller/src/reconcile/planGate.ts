@@ -40,6 +40,7 @@ export function planGate(
     approvers: stage?.approvers,
     approvals,
     requestedBy: plan.spec.requestedBy,
+    planUID: plan.metadata.uid,
   });
   const gate: PlanGate = {
     approved: v.approved,

@@ -142,6 +142,7 @@ export function createApp(d: ServerDeps): express.Express {
       await approvePlan(d.api, callerOf(req), p.namespace, p.name, {
         overrideFreeze: b.overrideFreeze === true,
         comment: b.comment,
+        uid: b.uid,
       }),
     );
   });

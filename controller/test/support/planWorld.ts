@@ -45,7 +45,8 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
   const cache = new WorldCache(clusters);
   cache.envs = o.envs ?? [envFixture('dev'), envFixture('stable'), envFixture('prod')];
   cache.apps = o.apps ?? [appFixture('cart'), appFixture('search')];
-  cache.flowList = [o.flow ?? flowFixture(['dev', 'stable', 'prod'])];
+  // Its tag pattern admits the short tags (v1, v2, …) these worlds promote.
+  cache.flowList = [o.flow ?? flowFixture(['dev', 'stable', 'prod'], { tagPattern: '^v\\d+' })];
   const held = new Set<string>();
   for (const e of cache.envs) {
     const k = new FakeKube(e.metadata.name, (method, path, body) => {
@@ -140,7 +141,10 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
   };
 
   const planPath = (name: string) => resourcePath(KPROMO_TYPES.PromotionPlan, 'ns', name);
-  /** Creates a plan (approved by alice unless `approvals` says otherwise) in the control cluster and the cache. */
+  /**
+   * Creates a plan (approved by alice unless `approvals` says otherwise) in the control cluster and
+   * the cache, its candidates running in the source environment.
+   */
   function addPlan(name: string, spec: Partial<PromotionPlan['spec']> = {}, extra: Partial<PromotionPlan> = {}) {
     const p: PromotionPlan = {
       apiVersion: 'promotions.kpromo.dev/v1alpha1',
@@ -156,6 +160,14 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
       },
       ...extra,
     };
+    // A candidate is the version running in the source (the controller checks it when the plan starts).
+    if ((p.spec.action ?? 'promote') === 'promote')
+      for (const c of p.spec.candidates)
+        deploy(
+          p.spec.from,
+          c.application,
+          `reg-${p.spec.from}.local:5000/shop/${c.application}:${c.from.tag}@${c.from.digest}`,
+        );
     const stored = control.seed(planPath(name), p);
     syncPlan(name, stored);
     return stored;

@@ -145,6 +145,16 @@ export const ApproveBody = z.object({
   /** Emergency: run despite a freeze window (needs the override-freeze verb). */
   overrideFreeze: flag,
   comment: optional(z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters')),
+  /**
+   * metadata.uid of the plan the approver was shown. A plan's content never changes under its uid,
+   * so the approval binds to exactly that content; another uid (the plan was deleted and created
+   * again under the same name) is a 409.
+   */
+  uid: optional(
+    z
+      .string({ error: 'must be a string' })
+      .regex(/^[0-9a-fA-F-]{1,64}$/, 'must be the plan metadata.uid you reviewed (hex digits and dashes)'),
+  ),
 });
 
 /** `approve` defaults to false: a rollback needs its own approval unless the caller asks for it here. */

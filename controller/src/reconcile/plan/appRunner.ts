@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import { appsToWorkOn, promotionBlocker, type ResolvedPlan, TERMINAL_APP_PHASES } from '../planDecisions.js';
+import type { Hold } from '../planGate.js';
 import { iso } from '../time.js';
 import { advanceApp } from './appSteps.js';
 import { abandonsReconcile, classify } from './errors.js';
@@ -20,7 +21,13 @@ export interface AppsPass {
  * wait (Pending, WaitingForPlan); the others advance in parallel up to the flow's concurrency. A
  * failed step is retried with backoff or, when permanent or out of attempts, fails its app.
  */
-export async function advanceApps(run: PlanRun, r: ResolvedPlan, isRollback: boolean): Promise<AppsPass> {
+export async function advanceApps(
+  run: PlanRun,
+  r: ResolvedPlan,
+  isRollback: boolean,
+  /** The stage's gate holds the apps that have not started ({@link holdMidRun}). */
+  held?: Hold,
+): Promise<AppsPass> {
   const { deps, status, now } = run;
   const startedAt = new Date(status.startedAt ?? iso(now()));
   const concurrency = r.flow.spec.concurrency ?? 4;
@@ -29,7 +36,10 @@ export async function advanceApps(run: PlanRun, r: ResolvedPlan, isRollback: boo
   const limit = pLimit(concurrency);
   const requeues: number[] = [];
 
-  const blocked = await holdBlockedApps(run);
+  // Held by the gate, no Pending app starts (their reason is the hold's); else other plans may hold some.
+  const blocked = held
+    ? new Set((status.apps ?? []).filter((a) => a.phase === 'Pending').map((a) => a.application))
+    : await holdBlockedApps(run);
   const terminalBefore = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
   const work = appsToWorkOn(
     (status.apps ?? []).filter((a) => !blocked.has(a.application)),

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { PlanGate } from '@kpromo/api';
-import { planGate } from '../planGate.js';
+import { type Hold, planGate } from '../planGate.js';
 import { iso } from '../time.js';
 import type { ReconcileOutcome } from './deps.js';
 import type { PlanRun } from './run.js';
@@ -54,4 +54,55 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
   }
   if (!h.recheckAt) return h.reason === 'AwaitingApproval' ? {} : { requeueAfterMs: 300_000 };
   return { requeueAfterMs: Math.min(Math.max(h.recheckAt.getTime() - now().getTime(), 1_000), 3_600_000) };
+}
+
+/** Reasons a started plan holds its apps that have not started yet. */
+const MID_RUN_HOLDS: ReadonlySet<Hold['reason']> = new Set(['AwaitingApproval', 'Frozen']);
+
+/**
+ * A started plan: the gate again, against the stage's policy now. When the stage no longer lets the
+ * plan run (approvers added, a freeze window began), apps in flight finish but Pending ones wait,
+ * each with the reason; they go on once the gate opens again. Soak time is a condition of the start
+ * only. Returns the hold, undefined when nothing holds.
+ */
+export async function holdMidRun(run: PlanRun): Promise<Hold | undefined> {
+  const { deps, plan, status, journal, announce, now, namespace } = run;
+  const g = planGate(
+    plan,
+    deps.cache.getFlow(namespace, plan.spec.flow),
+    deps.cache.getEnvironment(namespace, plan.spec.to),
+    deps.cache,
+    now(),
+  );
+  const hold = g.hold && MID_RUN_HOLDS.has(g.hold.reason) ? g.hold : undefined;
+  let changed = false;
+  for (const ap of status.apps ?? []) {
+    if (ap.phase !== 'Pending') continue;
+    if (hold) {
+      const message = `held: ${hold.message}`;
+      if (ap.reason !== hold.reason || ap.message !== message) {
+        ap.reason = hold.reason;
+        ap.message = message;
+        changed = true;
+      }
+    } else if (ap.reason && MID_RUN_HOLDS.has(ap.reason as Hold['reason'])) {
+      ap.reason = undefined;
+      ap.message = undefined;
+      changed = true;
+    }
+  }
+  if (changed) {
+    const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
+    for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
+    status.gate = g.gate;
+    journal.cond(
+      'Approved',
+      g.gate.approved ? 'True' : 'False',
+      g.gate.approved ? 'Approved' : 'AwaitingApproval',
+      g.gate.approved ? approvedMessage(g.gate) : (g.gate.waitingFor ?? 'waiting for approval'),
+    );
+    await journal.save();
+    if (hold) announce.event('Warning', hold.reason, `apps not started yet wait: ${hold.message}`);
+  }
+  return hold;
 }

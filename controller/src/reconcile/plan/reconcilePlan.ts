@@ -1,10 +1,12 @@
 import type { PromotionPlan } from '@kpromo/api';
+import { versionReader } from '../../candidates/versionReader.js';
 import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
-import { TERMINAL_PLAN_PHASES, validatePlan } from '../planDecisions.js';
+import { planContentDigest } from '../planContent.js';
+import { candidatesNotInSource, TERMINAL_PLAN_PHASES, validatePlan } from '../planDecisions.js';
 import { advanceApps } from './appRunner.js';
 import type { PromotionDeps, ReconcileOutcome } from './deps.js';
 import { concludePass } from './finish.js';
-import { holdAtGate } from './gate.js';
+import { holdAtGate, holdMidRun } from './gate.js';
 import { stopInvalidPlan } from './invalid.js';
 import { type PlanRun, planRun } from './run.js';
 import { startPlan } from './start.js';
@@ -47,18 +49,40 @@ export async function reconcilePlan(
   );
 }
 
-/** Gate, validate, start, advance the apps, conclude. */
+/**
+ * Content check, gate, validate, start, advance the apps, conclude. The gate is evaluated on every
+ * pass, not only before the start: a stage made stricter (approvers, a freeze) holds the apps that
+ * have not started yet. Status is the controller's own journal (admission lets only the controller
+ * write it), and the content it started is pinned by digest.
+ */
 async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<ReconcileOutcome> {
   const { status, plan } = run;
-  if (!status.apps?.length) {
-    const held = await holdAtGate(run);
-    if (held) return held;
-  }
+  const content = planContentDigest(plan.spec);
+  if (status.contentDigest && status.contentDigest !== content)
+    return stopInvalidPlan(run, {
+      reason: 'ContentChanged',
+      message: `the plan's content changed after it started (started ${status.contentDigest}, now ${content}); only what was approved runs: create a new plan`,
+    });
+  const started = !!status.apps?.length;
+  let held: Awaited<ReturnType<typeof holdMidRun>>;
+  if (!started) {
+    const wait = await holdAtGate(run);
+    if (wait) return wait;
+  } else held = await holdMidRun(run);
   const v = validatePlan(plan, deps.cache, deps.deliveryMethods);
   if (!v.ok) return stopInvalidPlan(run, v);
   const r = v.resolved;
   const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
-  if (!status.apps?.length) await startPlan(run, r, isRollback);
-  const pass = await advanceApps(run, r, isRollback);
+  if (!started) {
+    const read = versionReader(deps.cache);
+    const stale = isRollback ? [] : candidatesNotInSource(plan, r.apps, (a) => read(a, r.fromEnv));
+    if (stale.length)
+      return stopInvalidPlan(run, {
+        reason: 'CandidateNotInSource',
+        message: `candidates must be the version running in ${plan.spec.from} when the plan starts: ${stale.join('; ')}; create a new plan`,
+      });
+    await startPlan(run, r, isRollback, content);
+  }
+  const pass = await advanceApps(run, r, isRollback, held);
   return concludePass(run, r, isRollback, pass);
 }

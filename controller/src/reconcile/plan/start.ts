@@ -4,8 +4,14 @@ import { approvedMessage } from './gate.js';
 import type { PlanRun } from './run.js';
 
 /** Starts a valid, approved plan: every app Pending, the plan Promoting (stored before any app moves). */
-export async function startPlan(run: PlanRun, r: ResolvedPlan, isRollback: boolean): Promise<void> {
+export async function startPlan(
+  run: PlanRun,
+  r: ResolvedPlan,
+  isRollback: boolean,
+  contentDigest: string,
+): Promise<void> {
   const { plan, status, journal, announce, now } = run;
+  status.contentDigest = contentDigest;
   const names = isRollback ? [...r.apps.keys()] : plan.spec.candidates.map((c) => c.application);
   status.apps = names.map((application) => ({ application, phase: 'Pending' as const, attempts: 0 }));
   status.phase = 'Promoting';

@@ -26,6 +26,13 @@ export const Approval = Type.Object({
     Type.Boolean({ description: 'Emergency: run despite a freeze window (needs the override-freeze verb).' }),
   ),
   comment: Type.Optional(Type.String({ maxLength: 1024 })),
+  planUID: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        "metadata.uid of the plan the approver reviewed. Admission refuses an approval added to an existing plan without it or with another plan's uid: a plan's content never changes under its uid, so the approval binds to exactly what was shown (a deleted and recreated plan of the same name has a new uid).",
+    }),
+  ),
 });
 
 const same = (f: string) => `has(self.${f}) == has(oldSelf.${f}) && (!has(self.${f}) || self.${f} == oldSelf.${f})`;
@@ -54,7 +61,7 @@ export const PromotionPlanSpec = Type.Object(
     approvals: Type.Optional(
       Type.Array(Approval, {
         maxItems: 32,
-        description: 'Approvals, appended one per approver. Once there is one, the rest of the spec is frozen.',
+        description: 'Approvals, appended one per approver. The rest of the spec is fixed at creation.',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['user'],
       }),
@@ -68,8 +75,11 @@ export const PromotionPlanSpec = Type.Object(
         message: 'rollbackOf is required when action is rollback',
       },
       {
-        rule: `!has(oldSelf.approvals) || size(oldSelf.approvals) == 0 || (self.flow == oldSelf.flow && self.from == oldSelf.from && self.to == oldSelf.to && self.candidates == oldSelf.candidates && ${same('action')} && ${same('rollbackOf')} && ${same('requestedBy')})`,
-        message: 'the plan is approved: its spec is frozen except for further approvals; create a new plan instead',
+        // Unconditional: an automatic plan (no approvals) or a pending one is as fixed as an
+        // approved one, so nobody can retarget or swap a digest under an approval or mid-run.
+        rule: `self.flow == oldSelf.flow && self.from == oldSelf.from && self.to == oldSelf.to && self.candidates == oldSelf.candidates && ${same('action')} && ${same('rollbackOf')} && ${same('requestedBy')}`,
+        message:
+          'the content of a plan (flow, from, to, action, rollbackOf, candidates, requestedBy) is fixed at creation; only approvals are appended. Create a new plan for a changed release',
       },
       {
         rule: '!has(oldSelf.approvals) || oldSelf.approvals.all(o, has(self.approvals) && self.approvals.exists(a, a == o))',
@@ -154,6 +164,12 @@ export const PromotionPlanStatus = Type.Object({
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   completedAt: Type.Optional(Type.String({ format: 'date-time' })),
   gate: Type.Optional(PlanGate),
+  contentDigest: Type.Optional(
+    Type.String({
+      description:
+        'sha256 of the plan content (flow, from, to, action, rollbackOf, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs.',
+    }),
+  ),
 });
 
 export type Candidate = Static<typeof Candidate>;
