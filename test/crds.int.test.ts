@@ -121,7 +121,7 @@ describe('CRDs and example resources on a real kube-apiserver', () => {
     },
   );
 
-  it('freezes the spec of an approved plan and keeps approvals append-only (CEL transition rules)', async () => {
+  it('fixes the content of a plan at creation and keeps approvals append-only (CEL transition rules)', async () => {
     const [plan] = loadYaml(join(REPO_ROOT, 'examples/samples/plan.yaml'));
     const base = { ...plan, metadata: { name: 'immutable-check', namespace: NS } } as Manifest & {
       spec: Record<string, unknown>;
@@ -135,11 +135,17 @@ describe('CRDs and example resources on a real kube-apiserver', () => {
       return serverMessage(err);
     };
     const other = { application: 'cart', from: { tag: 'v9.9.9', digest: `sha256:${'c'.repeat(64)}` } };
-    const frozen = 'the plan is approved: its spec is frozen except for further approvals';
+    const frozen =
+      'the content of a plan (flow, from, to, action, rollbackOf, candidates, requestedBy) is fixed at creation';
     expect(await rejected({ ...base.spec, approvals, candidates: [other] })).toContain(frozen);
     expect(await rejected({ ...base.spec, approvals, to: 'dev' })).toContain(frozen);
     expect(await rejected({ ...base.spec, approvals, action: 'rollback', rollbackOf: 'x' })).toContain(frozen);
     expect(await rejected({ ...base.spec, approvals: [] })).toContain('approvals can only be appended');
+    // Unapproved plans too: nothing retargets a pending or automatic plan.
+    const pending = { ...base, metadata: { name: 'immutable-pending', namespace: NS } };
+    await applyManifest(kc, pending);
+    const err = await applyManifest(kc, { ...pending, spec: { ...base.spec, to: 'dev' } }).catch((e: unknown) => e);
+    expect(serverMessage(err)).toContain(frozen);
     expect(await rejected({ ...base.spec, approvals: [{ user: 'kpromo-admin', comment: 'edited' }] })).toContain(
       'approvals can only be appended',
     );

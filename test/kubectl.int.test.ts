@@ -148,11 +148,12 @@ describe('kubectl as a user of kpromo', () => {
     expect(out).toContain('Owning team (Backstage group / Port team).');
   });
 
-  it('kubectl patch approves a plan in your own name; the admission policy refuses another name', async () => {
+  it('kubectl patch approves a plan in your own name and by its uid; the admission policy refuses another name or no uid', async () => {
     await ok('apply', '-n', NS, '-f', join(SAMPLES, 'plan.yaml'));
     const me = await ok('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}');
     expect(me).not.toBe('');
-    const approve = (user: string) =>
+    const uid = await ok('get', 'pplan', 'shop-stable-to-prod', '-n', NS, '-o', 'jsonpath={.metadata.uid}');
+    const approve = (user: string, planUID = uid) =>
       kubectl(
         'patch',
         'pplan',
@@ -162,11 +163,15 @@ describe('kubectl as a user of kpromo', () => {
         '--type',
         'json',
         '-p',
-        JSON.stringify([{ op: 'add', path: '/spec/approvals', value: [{ user }] }]),
+        JSON.stringify([{ op: 'add', path: '/spec/approvals', value: [{ user, planUID }] }]),
       );
     const forged = await approve('someone-else');
     expect(forged.code).toBe(1);
     expect(forged.stderr).toContain('must name the requesting user');
+    // An approval must say which plan it approves: its uid (what `kubectl get` showed).
+    const unbound = await approve(me, '');
+    expect(unbound.code).toBe(1);
+    expect(unbound.stderr).toContain(`set planUID to ${uid}`);
     const mine = await approve(me);
     expect(mine.code, mine.stderr).toBe(0);
     const approvals = await ok(

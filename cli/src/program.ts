@@ -267,19 +267,34 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
   following(
     forPlan(plan.command('approve').description('approve a plan as yourself (Kubernetes RBAC verb approve)'))
       .option('--comment <text>', 'a note kept with the approval')
-      .option('--override-freeze', 'run despite a freeze window (needs the override-freeze verb)'),
-  ).action(async (name: string, o: FollowOptions & { comment?: string; overrideFreeze?: boolean }, cmd: Command) => {
-    const n = planName(name);
-    const b = parseInput(ApproveBody, { overrideFreeze: o.overrideFreeze, comment: o.comment }, 'arguments');
-    await session(cmd, {}, async (s) => {
-      const p = await approvePlan(s.api, s.caller, s.api.namespace, n, {
-        overrideFreeze: b.overrideFreeze === true,
-        comment: b.comment,
+      .option('--override-freeze', 'run despite a freeze window (needs the override-freeze verb)')
+      .option(
+        '--uid <uid>',
+        'metadata.uid of the plan you reviewed (plan get -o json); refused if the plan was deleted and created again since',
+      ),
+  ).action(
+    async (
+      name: string,
+      o: FollowOptions & { comment?: string; overrideFreeze?: boolean; uid?: string },
+      cmd: Command,
+    ) => {
+      const n = planName(name);
+      const b = parseInput(
+        ApproveBody,
+        { overrideFreeze: o.overrideFreeze, comment: o.comment, uid: o.uid },
+        'arguments',
+      );
+      await session(cmd, {}, async (s) => {
+        const p = await approvePlan(s.api, s.caller, s.api.namespace, n, {
+          overrideFreeze: b.overrideFreeze === true,
+          comment: b.comment,
+          uid: b.uid,
+        });
+        print(cmd, p, () => approvedText(p, s.caller.username));
+        if (o.watch) await follow(cmd, s, p.metadata.name, o);
       });
-      print(cmd, p, () => approvedText(p, s.caller.username));
-      if (o.watch) await follow(cmd, s, p.metadata.name, o);
-    });
-  });
+    },
+  );
 
   following(
     forPlan(plan.command('rollback').description('create a plan restoring the versions that a plan replaced'))

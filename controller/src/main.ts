@@ -125,7 +125,8 @@ plan
   .command('approve <namespace> <name>')
   .option('--override-freeze', 'run despite a freeze window (needs the override-freeze verb)')
   .option('--comment <text>')
-  .action(async (ns: string, name: string, o: { overrideFreeze?: boolean; comment?: string }) =>
+  .option('--uid <uid>', 'metadata.uid of the plan you reviewed; refused if the plan was recreated since')
+  .action(async (ns: string, name: string, o: { overrideFreeze?: boolean; comment?: string; uid?: string }) =>
     print(await withApi(ns, (api, me) => approvePlan(api, me, ns, name, o))),
   );
 plan

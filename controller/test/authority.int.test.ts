@@ -132,6 +132,9 @@ beforeAll(async () => {
     applications: {},
   });
   Object.assign(digests, seeded.devDigest);
+  // Each app here is governed into stable by a flow of its own (below); the seeded catch-all flow
+  // would govern them too, and the controller refuses an app that two flows govern.
+  await dev.delete('/apis/promotions.kpromo.dev/v1alpha1/namespaces/' + NS + '/promotionflows/main');
   const everyone = [alice, bob, carol, dave, mallory, erin];
   await grant(
     'readers',
@@ -299,12 +302,13 @@ describe('groups', () => {
 describe('the admission policy judges direct writes (kubectl) by the same rules', () => {
   it('refuses approvals without the verb, in another name, with foreign groups, and by the controller account', async () => {
     await createPlan(TEST_ADMIN, 'plain', 'alpha', 'plain-2').catch(() => undefined);
-    await applyCr(dev, {
+    const direct = (await applyCr(dev, {
       kind: 'PromotionPlan',
       metadata: { name: 'direct', namespace: NS },
       spec: { flow: 'plain', from: 'dev', to: 'stable', candidates: [] },
-    } as never);
-    const add = (approval: object) => [{ op: 'add', path: '/spec/approvals', value: [approval] }];
+    } as never)) as PromotionPlan;
+    const planUID = direct.metadata.uid;
+    const add = (approval: object) => [{ op: 'add', path: '/spec/approvals', value: [{ planUID, ...approval }] }];
     const noVerb = await rejection(as(mallory).jsonPatch(planPath('direct'), add({ user: mallory.username })));
     expect(noVerb.status).toBe(403);
     expect(noVerb.message).toContain(
@@ -349,14 +353,16 @@ describe('the admission policy judges direct writes (kubectl) by the same rules'
     expect(forged.message).toContain(`spec.requestedBy must be the creating user ${mallory.username}`);
     // With the verb, in her own name: accepted, and then the spec is frozen for everyone.
     const approved = await as(alice).jsonPatch<PromotionPlan>(planPath('direct'), add({ user: alice.username }));
-    expect(approved.spec.approvals).toEqual([{ user: alice.username }]);
+    expect(approved.spec.approvals).toEqual([{ user: alice.username, planUID }]);
     const edit = await rejection(
       as(alice).jsonPatch(planPath('direct'), [{ op: 'replace', path: '/spec/to', value: 'dev' }]),
     );
-    expect(edit.message).toContain('the plan is approved: its spec is frozen except for further approvals');
+    expect(edit.message).toContain(
+      'the content of a plan (flow, from, to, action, rollbackOf, candidates, requestedBy) is fixed at creation',
+    );
     // A second approver appends; nobody removes or rewrites an approval.
     const appended = await as(bob).jsonPatch<PromotionPlan>(planPath('direct'), [
-      { op: 'add', path: '/spec/approvals/-', value: { user: bob.username } },
+      { op: 'add', path: '/spec/approvals/-', value: { user: bob.username, planUID } },
     ]);
     expect(appended.spec.approvals?.map((a) => a.user)).toEqual([alice.username, bob.username]);
     const removed = await rejection(
@@ -418,6 +424,7 @@ describe('approval policies', () => {
       groups: ['release-managers'],
       overrideFreeze: true,
       comment: 'hotfix',
+      planUID: p.metadata.uid,
     });
   });
 

@@ -69,11 +69,14 @@ export function testTokensFile(users: TestUser[] = []): string {
 
 /**
  * Approves a plan directly in the apiserver as the kubeconfig's admin user (CN kpromo-admin), as
- * `kubectl patch` would: the admission policy checks the approval names the requesting user.
+ * `kubectl patch` would: the admission policy checks the approval names the requesting user and the
+ * plan it approves (planUID).
  */
 export async function approveAsAdmin(rest: KubeRest, ns: string, name: string): Promise<PromotionPlan> {
-  return rest.jsonPatch<PromotionPlan>(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${ns}/promotionplans/${name}`, [
-    { op: 'add', path: '/spec/approvals', value: [{ user: 'kpromo-admin' }] },
+  const path = `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${ns}/promotionplans/${name}`;
+  const p = await rest.get<PromotionPlan>(path);
+  return rest.jsonPatch<PromotionPlan>(path, [
+    { op: 'add', path: '/spec/approvals', value: [{ user: 'kpromo-admin', planUID: p.metadata.uid }] },
   ]);
 }
 

@@ -112,12 +112,12 @@ describe('leader fencing', () => {
     expect((await getPlan(dev, NS, 'two-writers')).status?.phase).toBe('Promoting');
     // An approval appended to the spec bumps the resourceVersion; a's status is still the latest.
     await dev.jsonPatch(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/two-writers`, [
-      { op: 'add', path: '/spec/approvals', value: [{ user: 'kpromo-admin' }] },
+      { op: 'add', path: '/spec/approvals', value: [{ user: 'kpromo-admin', planUID: p.metadata.uid }] },
     ]);
     await a.write({ phase: 'Promoting', apps: [{ application: 's1', phase: 'Writing', copied: true }] });
     const after = await getPlan(dev, NS, 'two-writers');
     expect(appOf(after, 's1')).toMatchObject({ phase: 'Writing', copied: true });
-    expect(after.spec.approvals).toEqual([{ user: 'kpromo-admin' }]);
+    expect(after.spec.approvals).toEqual([{ user: 'kpromo-admin', planUID: p.metadata.uid }]);
   });
 });
 

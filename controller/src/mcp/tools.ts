@@ -654,7 +654,17 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
       title: 'Approve a PromotionPlan (promote)',
       description:
         'Approves a PromotionPlan so the controller promotes its candidates to the target environment (copies images, changes workloads or commits to Git). Destructive. Refused unless the server runs in write mode and Kubernetes RBAC lets the caller approve into the target environment. Asks for confirmation when the client supports elicitation. With a progressToken, waits for the plan and streams per-application progress (copy, write, rollout, verdict); cancelling stops the waiting, not the plan.',
-      inputSchema: z.object({ namespace: nsArg, plan: name('plan') }),
+      inputSchema: z.object({
+        namespace: nsArg,
+        plan: name('plan'),
+        uid: z
+          .string()
+          .max(64)
+          .optional()
+          .describe(
+            'uid of the plan you reviewed (from list/state); if the plan was recreated since, the approval is refused',
+          ),
+      }),
       outputSchema: z.object({ plan: PlanOut }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
@@ -678,7 +688,8 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
             `Promote ${p.spec.candidates.length} application(s) from ${p.spec.from} to ${p.spec.to} (plan ${ns}/${args.plan})?`,
           );
           if (ask) return ask;
-          const approved = await approvePlan(ctx, caller, ns, args.plan);
+          // Bound to the plan just shown (and confirmed): a plan recreated meanwhile is a 409.
+          const approved = await approvePlan(ctx, caller, ns, args.plan, { uid: args.uid ?? p.metadata.uid });
           await extra.mcpReq
             .log('notice', { plan: `${ns}/${args.plan}`, event: 'approved', by: caller.username }, 'kpromo')
             .catch(() => undefined);

@@ -72,6 +72,10 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
             .optional()
             .describe('Emergency: run despite a freeze window (needs the override-freeze verb)'),
           comment: z.string().optional(),
+          uid: z
+            .string()
+            .optional()
+            .describe('metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused'),
         }),
       output: (z) => z.object({ plan: plan(z) }),
     },
@@ -82,6 +86,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
         {
           ...(input.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(input.comment ? { comment: input.comment } : {}),
+          ...(input.uid ? { uid: input.uid } : {}),
         },
       );
       return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };

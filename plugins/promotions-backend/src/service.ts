@@ -372,6 +372,9 @@ export class PromotionsService {
         body: {
           ...(b.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(b.comment ? { comment: b.comment } : {}),
+          // The plan the caller was shown, else the one authorised above: the controller refuses
+          // (409) to approve a plan recreated under this name since.
+          ...((b.uid ?? plan.metadata.uid) ? { uid: b.uid ?? plan.metadata.uid } : {}),
         },
       },
     );

@@ -261,6 +261,7 @@ export class PromotionsClient implements PromotionsApi {
         body: {
           ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(opts.comment ? { comment: opts.comment } : {}),
+          ...(opts.uid ? { uid: opts.uid } : {}),
         },
       }),
     );

@@ -495,7 +495,9 @@ export function PlanDetails({
           setDialog(undefined);
           setError(undefined);
         }}
-        onConfirm={() => run(async () => onChange(await api.approvePlan(ns, plan.metadata.name)))}
+        onConfirm={() =>
+          run(async () => onChange(await api.approvePlan(ns, plan.metadata.name, { uid: plan.metadata.uid })))
+        }
       >
         <Text as="p">
           {g.waitingFor
@@ -527,6 +529,7 @@ export function PlanDetails({
           run(async () =>
             onChange(
               await api.approvePlan(ns, plan.metadata.name, {
+                uid: plan.metadata.uid,
                 overrideFreeze: true,
                 ...(reason.trim() ? { comment: reason.trim() } : {}),
               }),
