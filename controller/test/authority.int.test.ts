@@ -251,8 +251,9 @@ describe('every door authenticates and authorises as the caller', () => {
   it('approval per target environment: alice approves into stable and is recorded as the approver', async () => {
     const r = await post(`/api/v1/plans/${NS}/plain-1/approve`, alice, { approvedBy: 'someone-else' });
     expect(r.status, await r.clone().text()).toBe(200);
-    expect(((await r.json()) as PromotionPlan).spec.approvals).toEqual([
-      { user: alice.username, groups: ['developers'] },
+    const approved = (await r.json()) as PromotionPlan;
+    expect(approved.spec.approvals).toEqual([
+      { user: alice.username, groups: ['developers'], planUID: approved.metadata.uid },
     ]);
     const p = await waitPlan(dev, NS, 'plain-1', done);
     expect(p.status?.phase).toBe('Complete');
@@ -293,8 +294,9 @@ describe('groups', () => {
       20_000,
     );
     // Written to the apiserver as erin with both groups; admission checked them against hers.
-    expect(((await r.json()) as PromotionPlan).spec.approvals).toEqual([
-      { user: erin.username, groups: ['qa', `approvers-${RUN}`] },
+    const approved = (await r.json()) as PromotionPlan;
+    expect(approved.spec.approvals).toEqual([
+      { user: erin.username, groups: ['qa', `approvers-${RUN}`], planUID: approved.metadata.uid },
     ]);
   });
 });

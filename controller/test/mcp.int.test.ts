@@ -928,7 +928,9 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     expect(promoted.plan).toMatchObject({ approvals: [{ user: alice }], requestedBy: alice });
     // Written to the apiserver as alice (impersonated), so admission saw her as the approver.
-    expect((await getPlan(dev, NS, 'mcp-imp')).spec.approvals).toEqual([{ user: alice }]);
+    // Bound to the plan promote showed and confirmed (its uid).
+    const imp = await getPlan(dev, NS, 'mcp-imp');
+    expect(imp.spec.approvals).toEqual([{ user: alice, planUID: imp.metadata.uid }]);
     const line = audit.lines().find((l) => l.audit && l.tool === 'promote' && l.user === alice);
     expect(line).toMatchObject({ result: 'ok', via: proxy, authSource: 'static', impersonated: true });
     expect(line?.groups).toEqual(['system:authenticated']);
