@@ -1,6 +1,15 @@
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { appsToWorkOn, claimKey, planOutcome, promotionBlocker, validatePlan } from '../src/reconcile/planDecisions.js';
+import { planContentDigest } from '../src/reconcile/planContent.js';
+import {
+  appsToWorkOn,
+  candidatesNotInSource,
+  claimKey,
+  governanceProblems,
+  planOutcome,
+  promotionBlocker,
+  validatePlan,
+} from '../src/reconcile/planDecisions.js';
 import { app, dg, env, flow } from './fixtures.js';
 import { MemoryCache } from './support/memoryCache.js';
 
@@ -154,5 +163,82 @@ describe('promotionBlocker', () => {
     // A claim of a plan that finished (or vanished) blocks nothing.
     expect(promotionBlocker(older, 'cart', [older, p('newer', T2, {}, apps('Succeeded'))], claims)).toBeUndefined();
     expect(promotionBlocker(older, 'cart', [older], claims)).toBeUndefined();
+  });
+});
+
+describe('governanceProblems and candidatesNotInSource', () => {
+  const apps = new Map([
+    ['cart', app('cart')],
+    ['search', app('search')],
+  ]);
+  const main = flow(['dev', 'stable'], { selector: { applications: ['cart'] } });
+  it('refuses an app the named flow does not select, naming the selector', () => {
+    const r = governanceProblems(
+      plan({ candidates: [{ application: 'search', from: { tag: 'v1.0.0', digest: dg('a') } }] }),
+      main,
+      apps,
+      [main],
+    );
+    expect(r).toEqual({
+      reason: 'NotGovernedByFlow',
+      message:
+        "not promoted under PromotionFlow main's policy: search is not selected by PromotionFlow main (spec.selector)",
+    });
+  });
+  it('refuses a tag outside the flow tag pattern (the default ^v\\d+\\.\\d+\\.\\d+)', () => {
+    const r = governanceProblems(
+      plan({ candidates: [{ application: 'cart', from: { tag: 'latest', digest: dg('a') } }] }),
+      main,
+      apps,
+      [main],
+    );
+    expect(r?.reason).toBe('TagPatternMismatch');
+    expect(r?.message).toContain('cart: tag latest does not match the tag pattern of PromotionFlow main');
+  });
+  it('refuses an app a second flow also governs into the same environment, not one into another environment', () => {
+    const other = {
+      ...flow(['dev', 'stable'], { selector: { applications: ['c*'] } }),
+      metadata: { name: 'other', namespace: 'ns' },
+    };
+    const elsewhere = { ...flow(['dev', 'qa']), metadata: { name: 'qa-only', namespace: 'ns' } };
+    const ok = plan({ candidates: [{ application: 'cart', from: { tag: 'v1.0.0', digest: dg('a') } }] });
+    expect(governanceProblems(ok, main, apps, [main, elsewhere])).toBeUndefined();
+    expect(governanceProblems(ok, main, apps, [main, other, elsewhere])).toEqual({
+      reason: 'GovernedBySeveralFlows',
+      message:
+        "not promoted under PromotionFlow main's policy: cart is governed into stable by PromotionFlow main and also by PromotionFlow other: narrow their selectors so one flow governs it",
+    });
+  });
+  it('names candidates that are not the version running in the source: digest when known, else tag', () => {
+    const p = plan({
+      candidates: [
+        { application: 'cart', from: { tag: 'v1.0.0', digest: dg('a') } },
+        { application: 'search', from: { tag: 'v2.0.0', digest: dg('b') } },
+      ],
+    });
+    expect(candidatesNotInSource(p, apps, () => ({ tag: 'v1.0.0', digest: dg('a') }))).toEqual([
+      `search: dev runs v1.0.0@${dg('a')}, not the candidate v2.0.0@${dg('b')}`,
+    ]);
+    expect(candidatesNotInSource(p, apps, (a) => (a.metadata.name === 'cart' ? { tag: 'v1.0.0' } : undefined))).toEqual(
+      [`search: dev runs nothing, not the candidate v2.0.0@${dg('b')}`],
+    );
+  });
+});
+
+describe('planContentDigest', () => {
+  const spec = plan({}).spec;
+  it('ignores approvals and key order; changes with any content field', () => {
+    const d = planContentDigest(spec);
+    expect(d).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(planContentDigest({ ...spec, approvals: [{ user: 'alice' }] })).toBe(d);
+    const reordered = JSON.parse(
+      JSON.stringify({ candidates: spec.candidates, to: spec.to, from: spec.from, flow: spec.flow }),
+    );
+    expect(planContentDigest(reordered)).toBe(d);
+    expect(planContentDigest({ ...spec, to: 'prod' })).not.toBe(d);
+    expect(planContentDigest({ ...spec, requestedBy: 'mallory' })).not.toBe(d);
+    expect(
+      planContentDigest({ ...spec, candidates: [{ application: 'cart', from: { tag: 'v1', digest: dg('b') } }] }),
+    ).not.toBe(d);
   });
 });

@@ -328,4 +328,64 @@ describe('reconcilePlan (journal around every side effect)', () => {
     await drive(w, 'c4');
     expect(w.plan('c4').status).toMatchObject({ phase: 'Complete', succeeded: 3 });
   });
+
+  it('a plan whose content changed after it started stops its unfinished apps (ContentChanged) and writes nothing more', async () => {
+    const w = world({ flow: flow(['dev', 'stable', 'prod'], { concurrency: 1, tagPattern: '^v\\d+' }) });
+    w.hold('stable', 'cart');
+    w.addPlan('c1', {
+      candidates: [
+        { application: 'cart', from: { tag: 'v2', digest: dg('a') } },
+        { application: 'search', from: { tag: 'v7', digest: dg('d') } },
+      ],
+    });
+    await reconcilePlan(w.deps, 'ns', 'c1');
+    w.syncPlan('c1');
+    expect(w.plan('c1').status?.contentDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // Written behind the controller's back (an older CRD without the content rule, say).
+    (w.plan('c1').spec.candidates[1].from as { digest: string }).digest = dg('e');
+    w.syncPlan('c1');
+    const writes = w.trace.filter((e) => e.op === 'write' || e.op === 'copy').length;
+    await reconcilePlan(w.deps, 'ns', 'c1');
+    const p = w.plan('c1');
+    expect(apps(p).search).toMatchObject({ phase: 'Failed', reason: 'ContentChanged' });
+    expect(p.status?.conditions?.find((c) => c.type === 'Valid')?.message).toContain(
+      "the plan's content changed after it started",
+    );
+    expect(w.trace.filter((e) => e.op === 'write' || e.op === 'copy').length).toBe(writes);
+  });
+
+  it('a stage made stricter while a plan runs holds its apps that have not started (AwaitingApproval); approvals of another plan do not count', async () => {
+    const w = world({ flow: flow(['dev', 'stable', 'prod'], { concurrency: 1, tagPattern: '^v\\d+' }) });
+    w.hold('stable', 'cart');
+    w.addPlan('s1', {
+      candidates: [
+        { application: 'cart', from: { tag: 'v2', digest: dg('a') } },
+        { application: 'search', from: { tag: 'v7', digest: dg('d') } },
+      ],
+    });
+    await reconcilePlan(w.deps, 'ns', 's1');
+    w.syncPlan('s1');
+    expect(apps(w.plan('s1')).cart.phase).not.toBe('Pending');
+    // Two approvers now; bob's approval was given to another plan (uid), so only alice counts.
+    w.cache.flowList = [
+      flow(['dev', 'stable', 'prod'], {
+        concurrency: 1,
+        tagPattern: '^v\\d+',
+        stages: [{ environment: 'dev' }, { environment: 'stable', approvers: { count: 2 } }, { environment: 'prod' }],
+      }),
+    ];
+    w.plan('s1').metadata.uid = 'uid-s1';
+    w.plan('s1').spec.approvals = [{ user: 'alice' }, { user: 'bob', planUID: 'uid-of-another-plan' }];
+    w.syncPlan('s1');
+    w.release('stable', 'cart');
+    await drive(w, 's1', 4);
+    const p = w.plan('s1');
+    expect(apps(p).cart.phase).toBe('Succeeded');
+    expect(apps(p).search).toMatchObject({ phase: 'Pending', reason: 'AwaitingApproval' });
+    expect(p.status?.gate?.approvers).toEqual([
+      expect.objectContaining({ user: 'alice', counted: true }),
+      expect.objectContaining({ user: 'bob', counted: false }),
+    ]);
+    expect(w.trace.some((e) => e.op === 'copy' && e.from.includes('search'))).toBe(false);
+  });
 });

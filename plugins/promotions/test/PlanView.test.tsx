@@ -49,7 +49,9 @@ describe('PlanView', () => {
     expect(items).toEqual(['checkout: v1.2.0 → v1.3.0 in prod', 'cart: not deployed → v2.0.0 in prod']);
     expect(api.calls.some((c) => c.startsWith('approvePlan'))).toBe(false);
     fireEvent.click(within(dialog).getByRole('button', { name: 'Promote to prod' }));
-    await waitFor(() => expect(api.calls).toContain('approvePlan("shop","shop-prod-1")'));
+    await waitFor(() =>
+      expect(api.calls).toContain('approvePlan("shop","shop-prod-1",{"uid":"6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11"})'),
+    );
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     // Who approved and when the controller saw it, from spec.approvals + status.gate.
     await waitFor(() =>
@@ -101,7 +103,9 @@ describe('PlanView', () => {
       'Your approval is recorded as user:default/carol; the plan starts once the policy is met (now waiting for 1 more approval from groups group:default/release-managers).',
     );
     fireEvent.click(within(dialog).getByRole('button', { name: 'Promote to prod' }));
-    await waitFor(() => expect(api.calls).toContain('approvePlan("shop","shop-prod-1")'));
+    await waitFor(() =>
+      expect(api.calls).toContain('approvePlan("shop","shop-prod-1",{"uid":"6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11"})'),
+    );
     expect(screen.queryByText('You approved this plan')).toBeNull();
   });
 
@@ -148,7 +152,9 @@ describe('PlanView', () => {
     fireEvent.change(within(dialog).getByRole('textbox', { name: 'Reason' }), { target: { value: 'hotfix INC-7' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Approve despite the freeze' }));
     await waitFor(() =>
-      expect(api.calls).toContain('approvePlan("shop","shop-prod-1",{"overrideFreeze":true,"comment":"hotfix INC-7"})'),
+      expect(api.calls).toContain(
+        'approvePlan("shop","shop-prod-1",{"uid":"6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11","overrideFreeze":true,"comment":"hotfix INC-7"})',
+      ),
     );
   });
 

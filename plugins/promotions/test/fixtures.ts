@@ -80,7 +80,12 @@ export function plan(overrides: Partial<PromotionPlan['spec']> = {}, status?: Pr
   return {
     apiVersion: 'promotions.kpromo.dev/v1alpha1' as PromotionPlan['apiVersion'],
     kind: 'PromotionPlan',
-    metadata: { name: 'shop-prod-1', namespace: 'shop', creationTimestamp: '2026-12-02T10:00:00Z' },
+    metadata: {
+      name: 'shop-prod-1',
+      namespace: 'shop',
+      uid: '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11',
+      creationTimestamp: '2026-12-02T10:00:00Z',
+    },
     spec: {
       flow: 'shop',
       from: 'stable',
