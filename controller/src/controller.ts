@@ -17,6 +17,7 @@ import { autoPromote, type SeenCandidates } from './reconcile/autoPromote.js';
 import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/plan/index.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
 import { type ControllerExtensions, loadPlugins } from './reconcile/plugins.js';
+import { changedPolicyFields, policyChangeMessage, policyDigests } from './reconcile/policyChange.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
 import { reconcileEnvironment, reconcileFlow } from './reconcile/reconcileStatus.js';
 
@@ -186,6 +187,20 @@ export class Controller {
     if (this.scope && this.o.shard) metrics.shardNamespaces.set({ shard: this.o.shard.name }, this.scope.list().length);
   }
 
+  /**
+   * A governed field (approvers, stages, where an Environment delivers, …) differs from the digests
+   * its status recorded: a PolicyChanged Event says which fields and who says they changed them; the
+   * status write right after records the new digests (a failed write repeats the Event, never loses it).
+   */
+  private async recordPolicyChange(obj: PromotionFlow | Environment | undefined) {
+    if (!obj) return;
+    const fields = changedPolicyFields(obj.status?.policyDigests, policyDigests(obj));
+    if (!fields.length) return;
+    const message = policyChangeMessage(obj, fields);
+    this.o.log.info({ object: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`, fields }, message);
+    await this.deps.events?.record(obj, 'Normal', 'PolicyChanged', message);
+  }
+
   /** The namespaces this shard owns now (undefined when not sharded). */
   shardNamespaces(): string[] | undefined {
     return this.scope?.list();
@@ -351,12 +366,15 @@ export class Controller {
         const control = this.o.clients.control;
         if (kind === 'Application') await reconcileApplication(this.cache, control, ns, name);
         else if (kind === 'PromotionFlow') {
+          await this.recordPolicyChange(this.cache.getFlow(ns, name));
           await reconcileFlow(this.cache, control, ns, name);
           const a = await autoPromote(this.cache, control, this.autoSeen, ns, name);
           for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
           if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
-        } else if (kind === 'Environment') await reconcileEnvironment(this.cache, control, ns, name);
-        else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
+        } else if (kind === 'Environment') {
+          await this.recordPolicyChange(this.cache.getEnvironment(ns, name));
+          await reconcileEnvironment(this.cache, control, ns, name);
+        } else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
         metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
         return r;
       } catch (e) {

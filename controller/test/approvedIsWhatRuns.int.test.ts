@@ -390,7 +390,7 @@ describe('four eyes stay four', () => {
 });
 
 describe('release policy needs the govern verb', () => {
-  it('a developer who may edit flows makes the stage automatic, drops its approvers or removes its freeze: refused without govern', async () => {
+  it('a developer who may edit flows makes the stage automatic, drops its approvers or widens its selector: refused without govern; a platform admin may, recorded as a PolicyChanged Event naming them', async () => {
     const flowPath = `${base}/promotionflows/strict`;
     const current = await dev.get<{ spec: { stages: Array<Record<string, unknown>> } }>(flowPath);
     const weaken = async (stable: Record<string, unknown>) =>
@@ -420,10 +420,33 @@ describe('release policy needs the govern verb', () => {
       ]),
     );
     expect(lie.message).toContain(`annotation promotions.kpromo.dev/changed-by names ${dev1.username}`);
+    // The controller has recorded the policy it saw, so it can tell what changes.
+    await waitFor('strict policy recorded', async () =>
+      (await dev.get<{ status?: { policyDigests?: object } }>(flowPath)).status?.policyDigests ? true : undefined,
+    );
     await as(admin).jsonPatch(flowPath, [
       { op: 'add', path: '/metadata/annotations', value: { 'promotions.kpromo.dev/changed-by': admin.username } },
       { op: 'replace', path: '/spec/tagPattern', value: '^v\\d+\\.\\d+\\.\\d+$' },
     ]);
+    // Recorded as a Kubernetes Event on the flow, naming the field and the writer.
+    const event = await waitFor('PolicyChanged event', async () => {
+      const l = await dev.get<{ items: Array<{ reason: string; message: string; involvedObject: { kind: string } }> }>(
+        `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=strict`,
+      );
+      return l.items.find((e) => e.involvedObject.kind === 'PromotionFlow' && e.reason === 'PolicyChanged');
+    });
+    expect(event.message).toMatch(
+      new RegExp(
+        `^release policy of PromotionFlow ${NS}/strict changed \\(tagPattern; generation \\d+\\) by ${admin.username}$`,
+      ),
+    );
+    // A later update that changes no policy may keep the annotation, but not name someone else.
+    const relabel = await rejection(
+      as(dev1).jsonPatch(flowPath, [
+        { op: 'replace', path: '/metadata/annotations', value: { 'promotions.kpromo.dev/changed-by': dev2.username } },
+      ]),
+    );
+    expect(relabel.message).toContain(`annotation promotions.kpromo.dev/changed-by names ${dev2.username}`);
   });
 
   it('a developer points an Environment at another namespace or registry, or creates a new Environment: refused without govern', async () => {

@@ -12,6 +12,7 @@ import { versionReader } from '../candidates/versionReader.js';
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
 import { derivedStatus } from './derivedStatus.js';
+import { policyDigests } from './policyChange.js';
 
 const withReady = <S extends { conditions?: Condition[] }>(
   prev: S | undefined,
@@ -31,7 +32,12 @@ export function flowStatus(flow: PromotionFlow, cache: CacheView, now: Date): Pr
   const gen = flow.metadata.generation;
   const prev = flow.status;
   const out = (ready: ConditionInput, pendingCandidates: number | undefined): PromotionFlowStatus => {
-    const s: PromotionFlowStatus = { ...prev, observedGeneration: gen, conditions: withReady(prev, ready, gen, now) };
+    const s: PromotionFlowStatus = {
+      ...prev,
+      observedGeneration: gen,
+      conditions: withReady(prev, ready, gen, now),
+      policyDigests: policyDigests(flow),
+    };
     if (pendingCandidates === undefined) delete s.pendingCandidates;
     else s.pendingCandidates = pendingCandidates;
     return s;
@@ -131,7 +137,12 @@ export function environmentStatus(
       message: `watching Deployments, StatefulSets${state.helmReleases ? ', HelmReleases' : ''} in ${where}; ${observedApplications} application(s) observed`,
     };
   }
-  const s: EnvironmentStatus = { ...prev, observedGeneration: gen, conditions: withReady(prev, ready, gen, now) };
+  const s: EnvironmentStatus = {
+    ...prev,
+    observedGeneration: gen,
+    conditions: withReady(prev, ready, gen, now),
+    policyDigests: policyDigests(env),
+  };
   if (applications === undefined) delete s.applications;
   else s.applications = applications;
   return s;

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, SecretKeyRef, StatusBase, StringEnum } from '../schemaHelpers.js';
 import { FreezeWindow } from './policy.js';
+import { PolicyDigests } from './promotionFlow.js';
 
 export const ClusterRef = Type.Object(
   {
@@ -179,6 +180,7 @@ export const EnvironmentSpec = Type.Object({
 export const EnvironmentStatus = Type.Object({
   ...StatusBase,
   applications: Type.Optional(Type.Integer({ minimum: 0, description: 'Applications observed in this environment.' })),
+  policyDigests: Type.Optional(PolicyDigests),
 });
 
 export type ClusterRef = Static<typeof ClusterRef>;

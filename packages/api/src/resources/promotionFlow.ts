@@ -58,9 +58,15 @@ export const PromotionFlowSpec = Type.Object({
   rolloutTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86400, default: 600 })),
 });
 
+/** Digests of the governed fields the controller last saw; a change is recorded as a PolicyChanged Event. */
+export const PolicyDigests = StringMap(
+  'Digest per governed field (stages, approval, …) as last observed; a change records a PolicyChanged Event.',
+);
+
 export const PromotionFlowStatus = Type.Object({
   ...StatusBase,
   pendingCandidates: Type.Optional(Type.Integer({ minimum: 0 })),
+  policyDigests: Type.Optional(PolicyDigests),
 });
 
 export type Stage = Static<typeof Stage>;
