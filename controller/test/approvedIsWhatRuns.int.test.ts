@@ -23,6 +23,7 @@ import {
   type TestUser,
   waitPlan,
 } from './e2eHelpers.js';
+import { call, httpClient, ok, text } from './mcpHelpers.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `awr-${RUN}`;
@@ -152,7 +153,11 @@ beforeAll(async () => {
       },
       { apiGroups: [GROUP], resources: ['promotionplans'], verbs: ['create', 'patch', 'delete'] },
       { apiGroups: [GROUP], resources: ['environments'], resourceNames: ['stable'], verbs: ['approve'] },
-      { apiGroups: [GROUP], resources: ['promotionflows', 'environments'], verbs: ['create', 'update', 'patch'] },
+      {
+        apiGroups: [GROUP],
+        resources: ['promotionflows', 'environments'],
+        verbs: ['create', 'update', 'patch', 'delete'],
+      },
       { apiGroups: [GROUP], resources: ['promotionplans/status', 'applications/status'], verbs: ['update', 'patch'] },
     ],
     [dev1, dev2],
@@ -185,7 +190,8 @@ beforeAll(async () => {
     ],
     [admin],
   );
-  ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, everyone), {
+  const flags = { leaderElection: { enabled: false }, mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } };
+  ctl = await startController(controllerConfig(kubeconfig, NS, flags, everyone), {
     log: createLogger({ level: 'warn' }),
   });
   await waitFor(
@@ -225,6 +231,13 @@ describe('a plan cannot be changed under an approval (or without one)', () => {
       ]),
     );
     expect(swap.message).toContain(fixed);
+    // Nor may they make it an automatic plan that skips approval.
+    const auto = await rejection(
+      as(dev1).jsonPatch(planPath('retarget'), [
+        { op: 'add', path: '/metadata/labels', value: { 'promotions.kpromo.dev/auto': 'true' } },
+      ]),
+    );
+    expect(auto.message).toContain('only the controller labels plans promotions.kpromo.dev/auto');
     expect((await getPlan(dev, NS, 'retarget')).spec).toEqual(p.spec);
     await as(dev1).delete(planPath('retarget'));
   });
@@ -390,7 +403,7 @@ describe('four eyes stay four', () => {
 });
 
 describe('release policy needs the govern verb', () => {
-  it('a developer who may edit flows makes the stage automatic, drops its approvers or widens its selector: refused without govern; a platform admin may, recorded as a PolicyChanged Event naming them', async () => {
+  it('a developer who may edit flows makes the stage automatic, drops its approvers, widens its selector or deletes the flow: refused without govern; a platform admin may, recorded as a PolicyChanged Event naming them', async () => {
     const flowPath = `${base}/promotionflows/strict`;
     const current = await dev.get<{ spec: { stages: Array<Record<string, unknown>> } }>(flowPath);
     const weaken = async (stable: Record<string, unknown>) =>
@@ -410,6 +423,9 @@ describe('release policy needs the govern verb', () => {
       as(dev1).jsonPatch(flowPath, [{ op: 'replace', path: '/spec/selector', value: { applications: ['*'] } }]),
     );
     expect(broader.message).toContain('may not change selector of PromotionFlow');
+    // Deleting the strict flow would leave the application to whichever flow remains.
+    const gone = await rejection(as(dev1).delete(flowPath));
+    expect(gone.message).toContain(`user ${dev1.username} may not delete PromotionFlow ${NS}/strict`);
     // Operational settings stay the team's.
     await as(dev1).jsonPatch(flowPath, [{ op: 'add', path: '/spec/concurrency', value: 2 }]);
     // A platform admin with govern may, and may not pretend to be someone else doing it.
@@ -500,5 +516,31 @@ describe('the MCP and API doors bind approvals to what they showed', () => {
       ['Complete', 'Incomplete', 'Failed'].includes(p.status?.phase ?? ''),
     );
     expect(done.status?.phase).toBe('Complete');
+  });
+
+  it('an agent approves through MCP promote with the uid of a plan that was recreated since it listed it: refused, the new plan stays unapproved', async () => {
+    await as(dev1).create(`${base}/promotionplans`, {
+      ...planBody('agent', 'lax', 'gamma', { tag: 'v2.0.0', digest: devDigest.gamma }),
+    });
+    const listed = await getPlan(dev, NS, 'agent');
+    await as(dev1).delete(planPath('agent'));
+    await as(dev1).create(`${base}/promotionplans`, {
+      ...planBody('agent', 'lax', 'gamma', { tag: 'v2.0.0', digest: devDigest.gamma }),
+    });
+    const client = await httpClient(ctl.mcp!.url, dev2.token);
+    try {
+      const stale = await call(client, 'promote', { namespace: NS, plan: 'agent', uid: listed.metadata.uid });
+      expect(stale.isError).toBe(true);
+      expect(text(stale)).toContain(`PromotionPlan ${NS}/agent changed since you opened it`);
+      expect((await getPlan(dev, NS, 'agent')).spec.approvals).toBeUndefined();
+      const current = await getPlan(dev, NS, 'agent');
+      const approved = ok<{ plan: { approvals: Array<{ user: string }> } }>(
+        await call(client, 'promote', { namespace: NS, plan: 'agent', uid: current.metadata.uid }),
+      );
+      expect(approved.plan.approvals).toEqual([{ user: dev2.username }]);
+      expect((await getPlan(dev, NS, 'agent')).spec.approvals?.[0]?.planUID).toBe(current.metadata.uid);
+    } finally {
+      await client.close();
+    }
   });
 });
