@@ -164,6 +164,8 @@ export function planText(plan: PromotionPlan, now: Date): string {
   const facts = [
     p.requestedBy ? `requested by: ${p.requestedBy}` : undefined,
     p.rollbackOf ? `rolls back: ${p.rollbackOf}` : undefined,
+    // What an approval binds to: `plan approve --uid` refuses a plan recreated since this was shown.
+    plan.metadata.uid ? `uid: ${plan.metadata.uid}` : undefined,
     `approvals: ${p.approvers.map((a) => `${a.user}${a.counted === false ? ' (not counted)' : ''}`).join(', ') || 'none'}`,
   ].filter((x): x is string => !!x);
   const [head, ...rest] = planFrame(plan, now);
@@ -171,7 +173,7 @@ export function planText(plan: PromotionPlan, now: Date): string {
 }
 
 const approveHint = (plan: PromotionPlan, cli: string) =>
-  `approve with: ${cli} plan approve ${plan.metadata.name} -n ${plan.metadata.namespace}`;
+  `approve with: ${cli} plan approve ${plan.metadata.name} -n ${plan.metadata.namespace}${plan.metadata.uid ? ` --uid ${plan.metadata.uid}` : ''}`;
 
 export function createdText(r: CreatePlanResponse, cli: string): string {
   const { plan } = r;

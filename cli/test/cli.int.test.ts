@@ -204,12 +204,12 @@ describe('kpromo (the built CLI) against the local clusters', () => {
     ]);
   });
 
-  it('plan create, approve and watch: the controller promotes it and watch exits 0 on Complete', async () => {
+  it('plan create, approve (by the uid shown; a stale uid is exit 5) and watch: the controller promotes it and watch exits 0 on Complete', async () => {
     const created = await kpromo(['plan', 'create', 'dev', 'stable', '-n', NS, '--name', 'cli-p1', '--apps', 'cart']);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain(`promotionplan ${NS}/cli-p1 created: 1 application(s) dev → stable`);
-    expect(created.stdout).toContain(`approve with: kpromo plan approve cli-p1 -n ${NS}`);
     const p = await getPlan(dev, NS, 'cli-p1');
+    expect(created.stdout).toContain(`approve with: kpromo plan approve cli-p1 -n ${NS} --uid ${p.metadata.uid}`);
     expect(p.spec.requestedBy).toBe('kpromo-admin');
     expect(p.spec.candidates.map((c) => [c.application, c.from.digest])).toEqual([['cart', seeded.devDigest.cart]]);
 
@@ -217,7 +217,19 @@ describe('kpromo (the built CLI) against the local clusters', () => {
     expect(again.code, again.stderr).toBe(5);
     expect(oneLineError(again)).toBe(`error: PromotionPlan ${NS}/cli-p1 already exists`);
 
-    const approved = await kpromo(['plan', 'approve', 'cli-p1', '-n', NS]);
+    // The uid of a plan that is no longer there (recreated since it was reviewed) is a conflict.
+    const stale = await kpromo([
+      'plan',
+      'approve',
+      'cli-p1',
+      '-n',
+      NS,
+      '--uid',
+      '00000000-0000-4000-8000-000000000000',
+    ]);
+    expect(stale.code, stale.stderr).toBe(5);
+    expect(oneLineError(stale)).toContain(`PromotionPlan ${NS}/cli-p1 changed since you opened it`);
+    const approved = await kpromo(['plan', 'approve', 'cli-p1', '-n', NS, '--uid', p.metadata.uid!]);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout.trim()).toBe(`promotionplan ${NS}/cli-p1 approved by kpromo-admin`);
 
