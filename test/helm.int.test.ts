@@ -169,6 +169,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         'ClusterRole',
         'ClusterRole',
         'ClusterRole',
+        'ClusterRole',
         'ClusterRoleBinding',
         'ClusterRoleBinding',
         'ConfigMap',
@@ -180,6 +181,10 @@ describe('deploy/helm/kpromo: helm template', () => {
         'Service',
         'ServiceAccount',
         'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicyBinding',
+        'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
       ].sort(),
     );

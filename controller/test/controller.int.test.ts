@@ -298,7 +298,9 @@ describe('controller against real clusters, registries and git', () => {
       body: { approvedBy: 'mallory' },
     });
     expect(approve.status).toBe(200);
-    expect(((await approve.json()) as PromotionPlan).spec.approvals).toEqual([{ user: TEST_ADMIN.username }]);
+    expect(((await approve.json()) as PromotionPlan).spec.approvals).toEqual([
+      { user: TEST_ADMIN.username, planUID: plan.metadata.uid },
+    ]);
     const again = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, { method: 'POST', body: {} });
     expect(again.status).toBe(409);
     expect(((await again.json()) as { error: string }).error).toMatch(/already approved by kpromo-test-admin/);

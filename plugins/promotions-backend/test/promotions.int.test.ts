@@ -741,8 +741,9 @@ describe('promotions backend plugin in a real test backend against the real cont
     });
     expect(approved.status, JSON.stringify(approved.json)).toBe(200);
     // The approval names the Backstage user and her groups (admission checked both against the request).
+    // …bound to the plan the backend read and authorised (its uid).
     expect(approved.json.plan.spec.approvals).toEqual([
-      { user: ALICE, groups: [TEAM_A], comment: 'cart 2.0 is ready' },
+      { user: ALICE, groups: [TEAM_A], comment: 'cart 2.0 is ready', planUID: created.json.plan.metadata.uid },
     ]);
     expect(approved.json.progress.approvers.map((a: { user: string }) => a.user)).toEqual([ALICE]);
     const again = await api(`/plans/${NS}/rest-${RUN}/approve`, { user: ALICE, method: 'POST' });
@@ -817,7 +818,9 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(real.status?.phase).toBe('Complete');
     expect(real.spec.requestedBy).toBe(ALICE);
     // alice with her group (x-kpromo-groups from her ownership refs), as through the REST routes.
-    expect(real.spec.approvals).toEqual([{ user: ALICE, groups: [TEAM_A], comment: 'from a template' }]);
+    expect(real.spec.approvals).toEqual([
+      { user: ALICE, groups: [TEAM_A], comment: 'from a template', planUID: real.metadata.uid },
+    ]);
     await expectStableImage('search', devDigest.search);
   });
 
