@@ -42,7 +42,7 @@ async function runAgainstExistingCluster(kubeconfig: string) {
     flags: {
       kubeconfig,
       server: { host: '127.0.0.1', port: PORT },
-      clusterAccess: [{ namespaces: ['*'], contexts: ['*'] }],
+      clusterAccess: [{ namespaces: ['*'], contexts: ['*'], targetNamespaces: ['*'] }],
     },
   });
   const running = await startController(cfg);

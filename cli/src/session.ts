@@ -30,7 +30,9 @@ export interface GlobalOptions {
  * clusterAccess.
  */
 export const OWN_CONTEXTS: readonly ClusterAccessRule[] = [
-  { namespaces: ['*'], contexts: ['*'], kubeconfigSecrets: [], inCluster: false },
+  // Any target namespace: the CLI reads with the user's own credentials, so Kubernetes RBAC already
+  // limits what it sees there.
+  { namespaces: ['*'], contexts: ['*'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: ['*'] },
 ];
 
 /** How long answers that show running versions wait for the Environments' workloads to be read. */

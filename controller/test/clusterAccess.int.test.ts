@@ -18,6 +18,8 @@ const run = Math.random().toString(36).slice(2, 7);
 const ALLOWED = `ctl-ca-ok-${run}`;
 const REFUSED = `ctl-ca-no-${run}`;
 const APPS = `ctl-ca-apps-${run}`;
+/** Another team's namespace in the same prod cluster. */
+const OTHER_TEAM = `ctl-ca-other-team-${run}`;
 const kubeconfig = inject('kubeconfig');
 const dev = restFor(kubeconfig, 'dev');
 const prod = restFor(kubeconfig, 'prod');
@@ -35,6 +37,8 @@ beforeAll(async () => {
   await ensureNs(dev, APPS);
   await ensureNs(prod, APPS);
   await applyDeployment(prod, APPS, 'web', 'registry.local/shop/web:v1');
+  await ensureNs(prod, OTHER_TEAM);
+  await applyDeployment(prod, OTHER_TEAM, 'payments', 'registry.local/other/payments:v1');
 
   // A copy of the kubeconfig whose prod cluster is reached through the counting proxy.
   const kc = parse(readFileSync(kubeconfig, 'utf8')) as {
@@ -65,8 +69,8 @@ beforeAll(async () => {
     namespaces: [ALLOWED, REFUSED],
     leaderElection: { enabled: false },
     clusterAccess: [
-      { namespaces: [ALLOWED], contexts: ['prod'] },
-      { namespaces: [REFUSED], contexts: ['dev'] },
+      { namespaces: [ALLOWED], contexts: ['prod'], targetNamespaces: [APPS] },
+      { namespaces: [REFUSED], contexts: ['dev'], targetNamespaces: [APPS] },
     ],
   });
   ctl = await startController(cfg, { log: createLogger({ level: process.env.CTL_TEST_LOG ?? 'silent' }) });
@@ -79,12 +83,13 @@ afterAll(async () => {
   for (const ns of [ALLOWED, REFUSED]) await deleteNs(dev, ns);
   await deleteNs(dev, APPS);
   await deleteNs(prod, APPS);
+  await deleteNs(prod, OTHER_TEAM);
 });
 
-const env = (ns: string, name: string, context: string, displayName?: string) => {
+const env = (ns: string, name: string, context: string, displayName?: string, target = APPS) => {
   const e = crs.environment(ns, name, {
     context,
-    namespace: APPS,
+    namespace: target,
     registry: { host: '127.0.0.1:1', insecure: true },
     delivery: { method: 'patch' },
   });
@@ -130,5 +135,21 @@ describe('cluster access allow-list (controller config clusterAccess)', () => {
     await expect(ctl.controller.cache.waitForEnvironment(sneaky)).rejects.toThrow(
       /may not use kubeconfig context "prod"/,
     );
+  });
+
+  it("a team allowed into the prod cluster points an Environment at another team's namespace there: refused (targetNamespaces), nothing of it is watched", async () => {
+    await applyCr(dev, env(ALLOWED, 'trespass', 'prod', undefined, OTHER_TEAM));
+    const c = await waitFor('trespass refused', async () => {
+      const r = await ready(ALLOWED, 'trespass');
+      return r?.reason === 'ClusterNotAllowed' ? r : undefined;
+    });
+    expect(c.message).toBe(
+      `Environment ${ALLOWED}/trespass may not deliver into namespace "${OTHER_TEAM}" of kubeconfig context "prod": no clusterAccess entry for namespace ${ALLOWED} that allows that cluster lists "${OTHER_TEAM}" in targetNamespaces (without targetNamespaces only "${ALLOWED}" is allowed); add "${OTHER_TEAM}" to clusterAccess[].targetNamespaces of that entry`,
+    );
+    const cache = ctl.controller.cache;
+    const trespass = cache.getEnvironment(ALLOWED, 'trespass')!;
+    expect(cache.getWorkload(trespass, 'Deployment', 'payments')).toBeUndefined();
+    expect(cache.environmentSynced(trespass)).toBe(false);
+    await expect(cache.waitForEnvironment(trespass)).rejects.toThrow(/may not deliver into namespace/);
   });
 });

@@ -82,11 +82,13 @@ export async function approveAsAdmin(rest: KubeRest, ns: string, name: string): 
 
 /**
  * `clusterAccess` entry for tests: Environments in `namespaces` may use any context of the test
- * kubeconfig (so an unknown context still gets "no such context"); no kubeconfig Secrets, no
+ * kubeconfig (so an unknown context still gets "no such context") and deliver into any namespace
+ * there (each test puts its workloads in namespaces of its own; tenancy itself is checked by
+ * clusterAccess.int.test.ts and approvedIsWhatRuns.int.test.ts); no kubeconfig Secrets, no
  * inCluster. Without an entry the controller refuses every cluster.
  */
 export const testClusterAccess = (...namespaces: string[]) => [
-  { namespaces, contexts: ['*'], kubeconfigSecrets: [], inCluster: false },
+  { namespaces, contexts: ['*'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: ['*'] },
 ];
 
 /** Controller config for an in-process controller watching `ns` of the dev (control) cluster. */

@@ -16,7 +16,7 @@ beforeAll(async () => {
   const kubeconfig = inject('kubeconfig');
   await installArgoRolloutsCrds(kubeConfigFor('dev', kubeconfig), ensureArgoRolloutsBinaries().crds);
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
-    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false },
+    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [`${NS}-*`] },
   ]);
   cache = new LiveCache(clients, [NS]);
 }, 1_200_000);

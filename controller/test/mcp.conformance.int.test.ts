@@ -62,7 +62,13 @@ beforeAll(async () => {
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
   proxyPort = (proxy.address() as { port: number }).port;
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
-    { namespaces: [NS], contexts: ['dev', 'stable', 'prod'], kubeconfigSecrets: [], inCluster: false },
+    {
+      namespaces: [NS],
+      contexts: ['dev', 'stable', 'prod'],
+      kubeconfigSecrets: [],
+      inCluster: false,
+      targetNamespaces: [],
+    },
   ]);
   cache = new LiveCache(clients, [NS]);
   await cache.start(AbortSignal.timeout(30_000));

@@ -133,7 +133,7 @@ beforeAll(async () => {
   const tokens = join(tmpdir(), `mcp-insp-tokens-${RUN}.yaml`);
   writeFileSync(tokens, `tokens:\n  - token: ${TOKEN}\n    username: inspector\n    groups: [system:masters]\n`);
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
-    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false },
+    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [] },
   ]);
   cache = new LiveCache(clients, [NS]);
   await cache.start(AbortSignal.timeout(30_000));

@@ -152,7 +152,7 @@ beforeAll(async () => {
       // The write-mode MCP server is the one the runtime starts from the controller config.
       mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
       auth: { staticTokensFile: tokensFile },
-      clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'] }],
+      clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [APPS_NS] }],
     },
   });
   ctl = await startController(cfg, { log: audit.log });
@@ -1017,7 +1017,7 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const cfgFile = join(tmpdir(), `mcp-stdio-${RUN}-${write}.yaml`);
     writeFileSync(
       cfgFile,
-      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: info\nmcp:\n  write: ${write}\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod] }\n`,
+      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: info\nmcp:\n  write: ${write}\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod], targetNamespaces: [${APPS_NS}] }\n`,
     );
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -1040,7 +1040,7 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const cfgFile = join(tmpdir(), `mcp-stdio-${RUN}-modern.yaml`);
     writeFileSync(
       cfgFile,
-      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: warn\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod] }\n`,
+      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: warn\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod], targetNamespaces: [${APPS_NS}] }\n`,
     );
     const c = new ModernStdioClient(
       { name: 'stdio-modern', version: '1.0.0' },

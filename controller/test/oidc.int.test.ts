@@ -176,7 +176,7 @@ beforeAll(async () => {
     },
   });
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
-    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false },
+    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [] },
   ]);
   cache = new LiveCache(clients, [NS]);
   await cache.start(AbortSignal.timeout(30_000));

@@ -61,7 +61,9 @@ function startShard(shard: string, identity: string): ControllerProcess {
       namespaces: [],
       shard: { name: shard },
       defaultNamespace: LEASE_NS,
-      clusterAccess: [{ namespaces: Object.values(NS), contexts: ['dev', 'stable'] }],
+      clusterAccess: [
+        { namespaces: Object.values(NS), contexts: ['dev', 'stable'], targetNamespaces: Object.values(NS).map(appsNs) },
+      ],
     },
   });
   procs.push(p);

@@ -134,7 +134,7 @@ function startControllerProcess(identity: string, tokens: string): ChildProcess 
       logLevel: 'info',
       server: { host: '127.0.0.1', port: 0 },
       auth: { staticTokensFile: tokens },
-      clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'] }],
+      clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [APPS_NS] }],
       leaderElection: {
         enabled: true,
         namespace: NS,

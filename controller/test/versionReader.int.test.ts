@@ -21,7 +21,7 @@ beforeAll(async () => {
   const kubeconfig = inject('kubeconfig');
   await applyCrds(kubeConfigFor('dev', kubeconfig));
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
-    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false },
+    { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [APPS_NS] },
   ]);
   dev = clients.control;
   await ensureNs(dev, NS);

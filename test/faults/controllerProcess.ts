@@ -48,8 +48,11 @@ export function startControllerProcess(o: {
       defaultNamespace: o.namespace,
       logLevel: 'info',
       server: { host: '127.0.0.1', port: 0 },
-      // Environments in the test namespace may use the harness clusters (none without an entry).
-      clusterAccess: [{ namespaces: [o.namespace], contexts: ['dev', 'stable', 'prod'] }],
+      // Environments in the test namespace may use the harness clusters (none without an entry) and
+      // deliver into its apps namespace there (`<namespace>-apps`, as the fault scenarios create it).
+      clusterAccess: [
+        { namespaces: [o.namespace], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [`${o.namespace}-apps`] },
+      ],
       leaderElection: {
         enabled: true,
         namespace: o.namespace,

@@ -16,8 +16,14 @@ const env = (namespace: string, cluster: Environment['spec']['cluster']): Enviro
   }) as Environment;
 
 const rules: ClusterAccessRule[] = ClusterAccessSchema.parse([
-  { namespaces: ['team-*'], contexts: ['staging', 'dev-?'] },
-  { namespaces: ['platform'], contexts: ['*'], kubeconfigSecrets: ['prod-kubeconfig'], inCluster: true },
+  { namespaces: ['team-*'], contexts: ['staging', 'dev-?'], targetNamespaces: ['apps'] },
+  {
+    namespaces: ['platform'],
+    contexts: ['*'],
+    kubeconfigSecrets: ['prod-kubeconfig'],
+    inCluster: true,
+    targetNamespaces: ['apps'],
+  },
 ]);
 
 describe('clusterAccess', () => {
@@ -43,6 +49,40 @@ describe('clusterAccess', () => {
     expect(clusterAccessRefusal(rules, env('other', { context: 'staging' }))).toMatch(/namespace other/);
   });
 
+  it('tenancy: an Environment delivers only into target namespaces of an entry that also allows its cluster', () => {
+    const withTarget = (namespace: string, target: string, cluster: Environment['spec']['cluster']) => {
+      const e = env(namespace, cluster);
+      return { ...e, spec: { ...e.spec, namespace: target } } as Environment;
+    };
+    // No targetNamespaces: only the namespace named like the Environment's own.
+    const own = ClusterAccessSchema.parse([{ namespaces: ['team-a'], contexts: ['prod'] }]);
+    expect(clusterAccessRefusal(own, withTarget('team-a', 'team-a', { context: 'prod' }))).toBeUndefined();
+    expect(clusterAccessRefusal(own, withTarget('team-a', 'team-b', { context: 'prod' }))).toBe(
+      'Environment team-a/e may not deliver into namespace "team-b" of kubeconfig context "prod": no clusterAccess entry for namespace team-a that allows that cluster lists "team-b" in targetNamespaces (without targetNamespaces only "team-a" is allowed); add "team-b" to clusterAccess[].targetNamespaces of that entry',
+    );
+    // Globs.
+    const globbed = ClusterAccessSchema.parse([
+      { namespaces: ['team-a'], contexts: ['prod'], targetNamespaces: ['team-a-*'] },
+    ]);
+    expect(clusterAccessRefusal(globbed, withTarget('team-a', 'team-a-web', { context: 'prod' }))).toBeUndefined();
+    expect(clusterAccessRefusal(globbed, withTarget('team-a', 'team-b-web', { context: 'prod' }))).toMatch(
+      /may not deliver into namespace "team-b-web"/,
+    );
+    // A cluster from one entry and a namespace from another do not combine.
+    const split = ClusterAccessSchema.parse([
+      { namespaces: ['team-a'], contexts: ['prod'], targetNamespaces: ['team-a'] },
+      { namespaces: ['team-a'], contexts: ['dev'], targetNamespaces: ['payments'] },
+    ]);
+    expect(clusterAccessRefusal(split, withTarget('team-a', 'payments', { context: 'dev' }))).toBeUndefined();
+    expect(clusterAccessRefusal(split, withTarget('team-a', 'payments', { context: 'prod' }))).toMatch(
+      /may not deliver into namespace "payments" of kubeconfig context "prod"/,
+    );
+    // The cluster refusal comes first when the cluster itself is not allowed.
+    expect(clusterAccessRefusal(split, withTarget('team-a', 'payments', { context: 'stable' }))).toMatch(
+      /may not use kubeconfig context "stable"/,
+    );
+  });
+
   it('denies everything when the config key is absent', () => {
     const cfg = loadConfig({ env: {} });
     expect(cfg.clusterAccess).toEqual([]);
@@ -52,7 +92,9 @@ describe('clusterAccess', () => {
 
   it('validates the config key', () => {
     const c = loadConfig({ env: {}, flags: { clusterAccess: [{ namespaces: ['a'], contexts: ['x'] }] } });
-    expect(c.clusterAccess).toEqual([{ namespaces: ['a'], contexts: ['x'], kubeconfigSecrets: [], inCluster: false }]);
+    expect(c.clusterAccess).toEqual([
+      { namespaces: ['a'], contexts: ['x'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [] },
+    ]);
     expect(() => loadConfig({ env: {}, flags: { clusterAccess: [{ contexts: ['x'] }] } })).toThrow(ConfigError);
     expect(() => loadConfig({ env: {}, flags: { clusterAccess: [{ namespaces: ['a'], context: ['x'] }] } })).toThrow(
       /clusterAccess\.0/,
@@ -88,7 +130,15 @@ describe('ClusterClients refuses before any request', () => {
     });
     try {
       const clients = new ClusterClients(kc, {
-        access: [{ namespaces: ['platform'], contexts: ['prod'], kubeconfigSecrets: [], inCluster: false }],
+        access: [
+          {
+            namespaces: ['platform'],
+            contexts: ['prod'],
+            kubeconfigSecrets: [],
+            inCluster: false,
+            targetNamespaces: ['*'],
+          },
+        ],
       });
       // Allowed for platform: the client is made (and cached under context:prod).
       await expect(clients.forEnvironment(env('platform', { context: 'prod' }))).resolves.toBeDefined();

@@ -6,8 +6,9 @@ const globList = (what: string) => z.array(z.string().min(1).max(253)).default([
 /**
  * One `clusterAccess` entry of the controller config: Environments in control-cluster namespaces
  * matching `namespaces` may use these kubeconfig contexts, kubeconfig Secrets (by name, in their
- * own namespace) and, when `inCluster`, the controller's own service account. Globs: `*` any run
- * of characters, `?` one character.
+ * own namespace) and, when `inCluster`, the controller's own service account, and deliver into the
+ * `targetNamespaces` of those clusters (default: only the namespace named like their own). Globs:
+ * `*` any run of characters, `?` one character.
  */
 export const ClusterAccessRuleSchema = z
   .object({
@@ -21,6 +22,9 @@ export const ClusterAccessRuleSchema = z
       .boolean()
       .default(false)
       .describe('May they use spec.cluster.inCluster (the controller service account)'),
+    targetNamespaces: globList(
+      'Namespaces (globs) of those clusters they may deliver into (spec.namespace); empty: only the namespace named like their own',
+    ),
   })
   .strict();
 
@@ -47,26 +51,38 @@ export const CLUSTER_NOT_ALLOWED = 'ClusterNotAllowed';
  */
 export function clusterAccessRefusal(rules: readonly ClusterAccessRule[], env: Environment): string | undefined {
   const ns = env.metadata.namespace ?? 'default';
+  const ref = `Environment ${ns}/${env.metadata.name}`;
   const c = env.spec.cluster;
   const entries = rules.filter((r) => r.namespaces.some((g) => globMatch(g, ns)));
   let what: string;
   let fix: string;
-  let allowed: boolean;
+  let allows: (r: ClusterAccessRule) => boolean;
   if (c.context) {
     const ctx = c.context;
     what = `kubeconfig context "${ctx}"`;
     fix = `add "${ctx}" to clusterAccess[].contexts`;
-    allowed = entries.some((r) => r.contexts.some((g) => globMatch(g, ctx)));
+    allows = (r) => r.contexts.some((g) => globMatch(g, ctx));
   } else if (c.kubeconfigSecretRef) {
     const name = c.kubeconfigSecretRef.name;
     what = `kubeconfig Secret "${name}"`;
     fix = `add "${name}" to clusterAccess[].kubeconfigSecrets`;
-    allowed = entries.some((r) => r.kubeconfigSecrets.some((g) => globMatch(g, name)));
+    allows = (r) => r.kubeconfigSecrets.some((g) => globMatch(g, name));
   } else {
     what = "the controller's in-cluster service account";
     fix = 'set clusterAccess[].inCluster: true';
-    allowed = entries.some((r) => r.inCluster);
+    allows = (r) => r.inCluster;
   }
-  if (allowed) return undefined;
-  return `Environment ${ns}/${env.metadata.name} may not use ${what}: the controller config key clusterAccess has no entry allowing namespace ${ns} to; ${fix} of an entry whose namespaces match "${ns}"`;
+  const forCluster = entries.filter(allows);
+  if (!forCluster.length)
+    return `${ref} may not use ${what}: the controller config key clusterAccess has no entry allowing namespace ${ns} to; ${fix} of an entry whose namespaces match "${ns}"`;
+  // Tenancy: the cluster and the target namespace must be allowed by the same entry, so a team
+  // allowed into a shared cluster reaches only its own namespaces there.
+  const target = env.spec.namespace;
+  if (forCluster.some((r) => targetNamespacesOf(r, ns).some((g) => globMatch(g, target)))) return undefined;
+  return `${ref} may not deliver into namespace "${target}" of ${what}: no clusterAccess entry for namespace ${ns} that allows that cluster lists "${target}" in targetNamespaces (without targetNamespaces only "${ns}" is allowed); add "${target}" to clusterAccess[].targetNamespaces of that entry`;
+}
+
+/** The target namespaces an entry allows Environments of control namespace `ns`: its list, or `ns` itself. */
+export function targetNamespacesOf(rule: ClusterAccessRule, ns: string): readonly string[] {
+  return rule.targetNamespaces.length ? rule.targetNamespaces : [ns];
 }

@@ -431,7 +431,7 @@ beforeAll(async () => {
         maxAttempts: 3,
         auth: { staticTokensFile: tokensFile, tokenReview: false },
         mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
-        clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'] }],
+        clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [APPS_NS] }],
       },
     }),
   );

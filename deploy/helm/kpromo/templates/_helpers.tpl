@@ -120,7 +120,7 @@ app.kubernetes.io/component: exporter
 {{- $accessDefault = list "*" -}}
 {{- end -}}
 {{- range $r := $c.clusterAccess -}}
-{{- $access = append $access (dict "namespaces" (default $accessDefault $r.namespaces) "contexts" (default (list) $r.contexts) "kubeconfigSecrets" (default (list) $r.kubeconfigSecrets) "inCluster" (default false $r.inCluster)) -}}
+{{- $access = append $access (dict "namespaces" (default $accessDefault $r.namespaces) "contexts" (default (list) $r.contexts) "kubeconfigSecrets" (default (list) $r.kubeconfigSecrets) "inCluster" (default false $r.inCluster) "targetNamespaces" (default (list) $r.targetNamespaces)) -}}
 {{- end -}}
 {{- $cfg := dict
   "namespaces" $namespaces
