@@ -156,7 +156,7 @@ beforeAll(async () => {
       {
         apiGroups: [GROUP],
         resources: ['promotionflows', 'environments'],
-        verbs: ['create', 'update', 'patch', 'delete'],
+        verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'],
       },
       { apiGroups: [GROUP], resources: ['promotionplans/status', 'applications/status'], verbs: ['update', 'patch'] },
     ],
@@ -491,6 +491,33 @@ describe('release policy needs the govern verb', () => {
     expect(created.status).toBe(403);
     expect(created.message).toContain(`user ${dev1.username} may not create Environment ${NS}/sneaky`);
     expect(await dev.getOrUndefined(`${base}/environments/sneaky`)).toBeUndefined();
+  });
+});
+
+describe('governance does not stand in the way of cleanup', () => {
+  it("deleting a whole namespace removes its flows and Environments (the namespace controller's deletes are not refused); a developer's delete of every flow at once is", async () => {
+    const doomed = `awr-doomed-${RUN}`;
+    await ensureNs(dev, doomed);
+    await applyCr(dev, { ...flowOf('temp', ['*'], {}), metadata: { name: 'temp', namespace: doomed } });
+    await applyCr(dev, {
+      kind: 'Environment',
+      metadata: { name: 'temp', namespace: doomed },
+      spec: {
+        cluster: { context: 'dev' },
+        namespace: doomed,
+        registry: { host: source },
+        delivery: { method: 'patch' },
+      },
+    });
+    // A collection delete (kubectl delete promotionflows --all) names no object: still governed.
+    const all = await rejection(as(dev1).delete(`${base}/promotionflows`));
+    expect(all.message).toContain(`user ${dev1.username} may not delete PromotionFlow ${NS}/`);
+    await dev.delete(`/api/v1/namespaces/${doomed}`);
+    await waitFor(
+      `namespace ${doomed} deleted`,
+      async () => ((await dev.getOrUndefined(`/api/v1/namespaces/${doomed}`)) === undefined ? true : undefined),
+      90_000,
+    );
   });
 });
 
