@@ -697,6 +697,7 @@ async function measureCompiled(): Promise<void> {
     lease: 'scale',
     kubeconfig,
     namespace: NS,
+    targetNamespaces: ENVS.map((e) => envNs(APPS, e)),
     compiled: true,
     config,
     memoryLimitMiB: memoryLimit,

@@ -281,6 +281,7 @@ try {
     identity: 'steady-compiled',
     kubeconfig,
     namespace: NS,
+    targetNamespaces: [APPS],
     lease: 'steady-compiled',
     compiled: true,
     config: { leaderElection: { enabled: false }, logLevel: 'warn' },

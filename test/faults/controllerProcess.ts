@@ -27,6 +27,8 @@ export function startControllerProcess(o: {
   namespace: string;
   lease: string;
   config?: Record<string, unknown>;
+  /** Namespaces of the clusters its Environments deliver into (clusterAccess targetNamespaces; default `<namespace>-apps`). */
+  targetNamespaces?: string[];
   /**
    * Run the production bundle (`yarn build`: controller/dist) with plain node instead of the sources
    * through tsx, with the environment the image sets (MALLOC_ARENA_MAX=2, deploy/image/images.ts).
@@ -49,9 +51,13 @@ export function startControllerProcess(o: {
       logLevel: 'info',
       server: { host: '127.0.0.1', port: 0 },
       // Environments in the test namespace may use the harness clusters (none without an entry) and
-      // deliver into its apps namespace there (`<namespace>-apps`, as the fault scenarios create it).
+      // deliver into its apps namespaces there (`<namespace>-apps`, as the fault scenarios create it).
       clusterAccess: [
-        { namespaces: [o.namespace], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [`${o.namespace}-apps`] },
+        {
+          namespaces: [o.namespace],
+          contexts: ['dev', 'stable', 'prod'],
+          targetNamespaces: o.targetNamespaces ?? [`${o.namespace}-apps`],
+        },
       ],
       leaderElection: {
         enabled: true,
