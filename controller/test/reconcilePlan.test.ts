@@ -388,4 +388,24 @@ describe('reconcilePlan (journal around every side effect)', () => {
     ]);
     expect(w.trace.some((e) => e.op === 'copy' && e.from.includes('search'))).toBe(false);
   });
+
+  it('a plan whose source Environment has not synced waits (SourceNotSynced) without side effects, then starts', async () => {
+    const w = world();
+    w.cache.envStates.set('dev', { synced: false, helmReleases: false });
+    w.addPlan('src');
+    const out = await reconcilePlan(w.deps, 'ns', 'src');
+    w.syncPlan('src');
+    expect(out).toEqual({ requeueAfterMs: 2_000 });
+    const p = w.plan('src');
+    expect(p.status?.apps).toBeUndefined();
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'SourceNotSynced',
+      message: 'waiting to read the versions running in dev before starting (its cluster has not synced yet)',
+    });
+    expect(w.trace.some((e) => e.op === 'copy' || (e.op === 'write' && e.cluster !== 'control'))).toBe(false);
+    w.cache.envStates.delete('dev');
+    await drive(w, 'src');
+    expect(w.plan('src').status?.phase).toBe('Complete');
+  });
 });

@@ -1,4 +1,4 @@
-import type { PromotionPlan } from '@kpromo/api';
+import type { Environment, PromotionPlan } from '@kpromo/api';
 import { versionReader } from '../../candidates/versionReader.js';
 import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
 import { planContentDigest } from '../planContent.js';
@@ -74,6 +74,9 @@ async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<Reconci
   const r = v.resolved;
   const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
   if (!started) {
+    // The source's versions decide whether the candidates still run there: not before its watch has
+    // synced (a shard that just took the namespace over, a cluster being reached). Waiting, not failing.
+    if (!isRollback && !deps.cache.environmentSynced(r.fromEnv)) return waitForSource(run, r.fromEnv);
     const read = versionReader(deps.cache);
     const stale = isRollback ? [] : candidatesNotInSource(plan, r.apps, (a) => read(a, r.fromEnv));
     if (stale.length)
@@ -85,4 +88,17 @@ async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<Reconci
   }
   const pass = await advanceApps(run, r, isRollback, held);
   return concludePass(run, r, isRollback, pass);
+}
+
+/** A plan about to start whose source Environment has not synced: says so (once) and looks again soon. */
+async function waitForSource(run: PlanRun, from: Environment): Promise<ReconcileOutcome> {
+  const { deps, status, journal } = run;
+  const st = deps.cache.environmentState(from);
+  const message = `waiting to read the versions running in ${from.metadata.name} before starting${st.error ? `: ${st.error}` : st.watchError ? `: ${st.watchError}` : ' (its cluster has not synced yet)'}`;
+  const ready = status.conditions?.find((c) => c.type === 'Ready');
+  if (ready?.reason !== 'SourceNotSynced' || ready.message !== message) {
+    journal.cond('Ready', 'False', 'SourceNotSynced', message);
+    await journal.save();
+  }
+  return { requeueAfterMs: 2_000 };
 }
