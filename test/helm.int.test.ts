@@ -299,7 +299,9 @@ describe('deploy/helm/kpromo: helm template', () => {
         auth: { tokenReview: true, tokenAudiences: ['kpromo'], anonymousMetrics: false },
         leaderElection: { enabled: true, namespace: 'promo', name: 'kpromo-controller', leaseDurationSeconds: 15 },
         mcp: { enabled: true, host: '0.0.0.0', port: 8090, write: false },
-        clusterAccess: [{ namespaces: ['promo'], kubeconfigSecrets: ['kubeconfig-*'], inCluster: true }],
+        clusterAccess: [
+          { namespaces: ['promo'], kubeconfigSecrets: ['kubeconfig-*'], inCluster: true, targetNamespaces: [] },
+        ],
       });
       expect(cfg.auth.staticTokensFile).toBeUndefined();
       expect(cfg.mcp.allowedHosts).toContain('kpromo-controller.promo.svc:8090');
@@ -371,7 +373,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         },
         mcp: { write: true },
         tracing: { otlpEndpoint: 'http://otel.observability:4318' },
-        clusterAccess: [{ namespaces: ['team-a', 'team-b'] }],
+        clusterAccess: [{ namespaces: ['team-a', 'team-b'], targetNamespaces: [] }],
         resourceKinds: ['widgets.example.com'],
       });
     } finally {
@@ -413,7 +415,9 @@ describe('deploy/helm/kpromo: helm template', () => {
         namespaces: [],
         shard: { name: 'blue', namespaceSelector: 'promotions.kpromo.dev/shard=blue' },
         leaderElection: { namespace: 'ops', name: 'kpromo-controller-blue' },
-        clusterAccess: [{ namespaces: ['*'], kubeconfigSecrets: ['kubeconfig-*'], inCluster: true }],
+        clusterAccess: [
+          { namespaces: ['*'], kubeconfigSecrets: ['kubeconfig-*'], inCluster: true, targetNamespaces: [] },
+        ],
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -88,7 +88,7 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
     .option(
       '--config <file>',
-      'a controller config: its clusterAccess limits which clusters Environments make the CLI read (default: any context of your kubeconfig, no Secrets, no in-cluster account)',
+      'a controller config: its clusterAccess limits which clusters, and which namespaces there (targetNamespaces), Environments make the CLI read (default: any context and namespace of your kubeconfig, no Secrets, no in-cluster account)',
     )
     .option(
       '--sync-timeout <duration>',

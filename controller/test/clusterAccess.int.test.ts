@@ -144,7 +144,7 @@ describe('cluster access allow-list (controller config clusterAccess)', () => {
       return r?.reason === 'ClusterNotAllowed' ? r : undefined;
     });
     expect(c.message).toBe(
-      `Environment ${ALLOWED}/trespass may not deliver into namespace "${OTHER_TEAM}" of kubeconfig context "prod": no clusterAccess entry for namespace ${ALLOWED} that allows that cluster lists "${OTHER_TEAM}" in targetNamespaces (without targetNamespaces only "${ALLOWED}" is allowed); add "${OTHER_TEAM}" to clusterAccess[].targetNamespaces of that entry`,
+      `Environment ${ALLOWED}/trespass may not deliver into namespace "${OTHER_TEAM}" of kubeconfig context "prod": no clusterAccess entry for namespace ${ALLOWED} that allows that cluster lists "${OTHER_TEAM}" in targetNamespaces (without targetNamespaces only "${ALLOWED}" is allowed); add "${OTHER_TEAM}" to clusterAccess[].targetNamespaces of an entry whose namespaces match "${ALLOWED}" and that allows kubeconfig context "prod"`,
     );
     const cache = ctl.controller.cache;
     const trespass = cache.getEnvironment(ALLOWED, 'trespass')!;

@@ -58,8 +58,11 @@ describe('clusterAccess', () => {
     const own = ClusterAccessSchema.parse([{ namespaces: ['team-a'], contexts: ['prod'] }]);
     expect(clusterAccessRefusal(own, withTarget('team-a', 'team-a', { context: 'prod' }))).toBeUndefined();
     expect(clusterAccessRefusal(own, withTarget('team-a', 'team-b', { context: 'prod' }))).toBe(
-      'Environment team-a/e may not deliver into namespace "team-b" of kubeconfig context "prod": no clusterAccess entry for namespace team-a that allows that cluster lists "team-b" in targetNamespaces (without targetNamespaces only "team-a" is allowed); add "team-b" to clusterAccess[].targetNamespaces of that entry',
+      'Environment team-a/e may not deliver into namespace "team-b" of kubeconfig context "prod": no clusterAccess entry for namespace team-a that allows that cluster lists "team-b" in targetNamespaces (without targetNamespaces only "team-a" is allowed); add "team-b" to clusterAccess[].targetNamespaces of an entry whose namespaces match "team-a" and that allows kubeconfig context "prod"',
     );
+    // ['*']: any namespace of the allowed cluster.
+    const any = ClusterAccessSchema.parse([{ namespaces: ['team-a'], contexts: ['prod'], targetNamespaces: ['*'] }]);
+    expect(clusterAccessRefusal(any, withTarget('team-a', 'kube-system', { context: 'prod' }))).toBeUndefined();
     // Globs.
     const globbed = ClusterAccessSchema.parse([
       { namespaces: ['team-a'], contexts: ['prod'], targetNamespaces: ['team-a-*'] },
@@ -75,7 +78,26 @@ describe('clusterAccess', () => {
     ]);
     expect(clusterAccessRefusal(split, withTarget('team-a', 'payments', { context: 'dev' }))).toBeUndefined();
     expect(clusterAccessRefusal(split, withTarget('team-a', 'payments', { context: 'prod' }))).toMatch(
-      /may not deliver into namespace "payments" of kubeconfig context "prod"/,
+      /may not deliver into namespace "payments" of kubeconfig context "prod".*add "payments" to clusterAccess\[\]\.targetNamespaces of an entry whose namespaces match "team-a" and that allows kubeconfig context "prod"$/,
+    );
+    // The same for kubeconfig Secrets and the in-cluster account: the fix names the cluster.
+    const secretAndInCluster = ClusterAccessSchema.parse([
+      { namespaces: ['team-a'], kubeconfigSecrets: ['kc-*'], inCluster: true },
+    ]);
+    expect(
+      clusterAccessRefusal(
+        secretAndInCluster,
+        withTarget('team-a', 'team-a', { kubeconfigSecretRef: { name: 'kc-1' } }),
+      ),
+    ).toBeUndefined();
+    expect(
+      clusterAccessRefusal(
+        secretAndInCluster,
+        withTarget('team-a', 'team-b', { kubeconfigSecretRef: { name: 'kc-1' } }),
+      ),
+    ).toMatch(/targetNamespaces of an entry whose namespaces match "team-a" and that allows kubeconfig Secret "kc-1"$/);
+    expect(clusterAccessRefusal(secretAndInCluster, withTarget('team-a', 'team-b', { inCluster: true }))).toMatch(
+      /may not deliver into namespace "team-b" of the controller's in-cluster service account/,
     );
     // The cluster refusal comes first when the cluster itself is not allowed.
     expect(clusterAccessRefusal(split, withTarget('team-a', 'payments', { context: 'stable' }))).toMatch(
@@ -149,6 +171,26 @@ describe('ClusterClients refuses before any request', () => {
     } finally {
       srv.close();
     }
+  });
+
+  it('an Environment allowed into its own namespace and then pointed at another one is refused (not a cached allow)', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:9', skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'prod', cluster: 'c', user: 'u' }],
+      currentContext: 'prod',
+    });
+    const clients = new ClusterClients(kc, {
+      access: ClusterAccessSchema.parse([{ namespaces: ['team-a'], contexts: ['prod'] }]),
+    });
+    const own = env('team-a', { context: 'prod' });
+    own.spec.namespace = 'team-a';
+    expect(clients.refusal(own)).toBeUndefined();
+    await expect(clients.forEnvironment(own)).resolves.toBeDefined();
+    const retargeted = { ...own, spec: { ...own.spec, namespace: 'team-b' } } as Environment;
+    expect(clients.refusal(retargeted)).toMatch(/may not deliver into namespace "team-b".*targetNamespaces/);
+    await expect(clients.forEnvironment(retargeted)).rejects.toBeInstanceOf(ClusterNotAllowedError);
   });
 
   it('kubeconfigs from Secrets may not run commands or read local files', () => {

@@ -23,7 +23,7 @@ export const ClusterAccessRuleSchema = z
       .default(false)
       .describe('May they use spec.cluster.inCluster (the controller service account)'),
     targetNamespaces: globList(
-      'Namespaces (globs) of those clusters they may deliver into (spec.namespace); empty: only the namespace named like their own',
+      'Namespaces (globs) of the target cluster that Environments of these control namespaces may deliver to (spec.namespace); empty: only the namespace named like their own control namespace',
     ),
   })
   .strict();
@@ -79,7 +79,7 @@ export function clusterAccessRefusal(rules: readonly ClusterAccessRule[], env: E
   // allowed into a shared cluster reaches only its own namespaces there.
   const target = env.spec.namespace;
   if (forCluster.some((r) => targetNamespacesOf(r, ns).some((g) => globMatch(g, target)))) return undefined;
-  return `${ref} may not deliver into namespace "${target}" of ${what}: no clusterAccess entry for namespace ${ns} that allows that cluster lists "${target}" in targetNamespaces (without targetNamespaces only "${ns}" is allowed); add "${target}" to clusterAccess[].targetNamespaces of that entry`;
+  return `${ref} may not deliver into namespace "${target}" of ${what}: no clusterAccess entry for namespace ${ns} that allows that cluster lists "${target}" in targetNamespaces (without targetNamespaces only "${ns}" is allowed); add "${target}" to clusterAccess[].targetNamespaces of an entry whose namespaces match "${ns}" and that allows ${what}`;
 }
 
 /** The target namespaces an entry allows Environments of control namespace `ns`: its list, or `ns` itself. */

@@ -77,7 +77,9 @@ export class ClusterClients {
 
   /** Why `env` may not use the cluster it names (controller config clusterAccess); undefined when it may. */
   refusal(env: Environment): string | undefined {
-    const key = `${env.metadata.namespace}\0${env.metadata.name}\0${clusterKey(env)}`;
+    // The target namespace is part of the decision (clusterAccess targetNamespaces): an Environment
+    // allowed into its own namespace and then pointed at another one must be checked again.
+    const key = `${env.metadata.namespace}\0${env.metadata.name}\0${clusterKey(env)}\0${env.spec.namespace}`;
     if (this.refusals.has(key)) return this.refusals.get(key);
     if (this.refusals.size > 10_000) this.refusals.clear();
     const r = clusterAccessRefusal(this.access, env);
