@@ -54,11 +54,30 @@ export function impersonationRequest(
   return { user, groups };
 }
 
+const SERVICE_ACCOUNT = /^system:serviceaccount:([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/;
+
+/**
+ * What impersonating `user` is checked as, like the apiserver does: a service account as
+ * `serviceaccounts` in its namespace, anyone else as `users`. Other `system:` users (nodes,
+ * system:anonymous, system:kube-controller-manager, …) are refused outright.
+ */
+function impersonatedUser(caller: Caller, user: string): { resource: string; name: string; namespace?: string } {
+  const sa = SERVICE_ACCOUNT.exec(user);
+  if (sa) return { resource: 'serviceaccounts', namespace: sa[1], name: sa[3] };
+  if (user.startsWith('system:'))
+    throw new ImpersonationError(
+      `forbidden: ${caller.username} may not impersonate user ${user}: system: users other than service accounts are never accepted in ${IMPERSONATE_USER_HEADER}`,
+    );
+  return { resource: 'users', name: user };
+}
+
 /**
  * Kubernetes-style impersonation: `caller` may act as `user` (and `groups`) only when RBAC lets it
  * `impersonate` that user (`users`, resourceName = user) and each group (`groups`). The result is
  * authorised as the user from then on, with the caller kept in `via`. Like the apiserver, an
- * impersonated user is in system:authenticated.
+ * impersonated user is in system:authenticated, and a service account is checked as
+ * `serviceaccounts` in its namespace. `system:` groups and users other than service accounts are
+ * refused whatever RBAC says: no proxy turns a portal user into system:masters.
  */
 export async function impersonate(
   authorizer: Pick<Authorizer, 'check'>,
@@ -67,17 +86,25 @@ export async function impersonate(
 ): Promise<Caller> {
   if (caller.source === 'local' || caller.source === 'impersonation')
     throw new ImpersonationError(`forbidden: ${caller.username} may not impersonate`);
-  const checks: Array<[string, string]> = [
-    ['users', req.user],
-    ...req.groups.map((g): [string, string] => ['groups', g]),
+  // A portal acts for its people. Kubernetes' own identities (system:masters, system:nodes, …) never
+  // arrive through one, whatever RBAC a proxy was given: refused before any check.
+  const system = req.groups.find((g) => g.startsWith('system:'));
+  if (system)
+    throw new ImpersonationError(
+      `forbidden: ${caller.username} may not impersonate group ${system}: system: groups are Kubernetes' own and are never accepted in ${IMPERSONATE_GROUPS_HEADER}`,
+    );
+  const checks: Array<{ resource: string; name: string; namespace?: string }> = [
+    impersonatedUser(caller, req.user),
+    ...req.groups.map((name) => ({ resource: 'groups', name })),
   ];
-  for (const [resource, name] of checks) {
-    const d = await authorizer.check(caller, { group: '', resource, verb: 'impersonate', name });
+  for (const { resource, name, namespace } of checks) {
+    const d = await authorizer.check(caller, { group: '', resource, verb: 'impersonate', name, namespace });
     if (!d.allowed)
       throw new ImpersonationError(
-        `forbidden: ${caller.username} may not impersonate ${resource === 'users' ? 'user' : 'group'} ${name} (Kubernetes RBAC: needs verb impersonate on ${resource}, resourceName ${name})`,
+        `forbidden: ${caller.username} may not impersonate ${resource === 'groups' ? 'group' : resource === 'serviceaccounts' ? `service account ${namespace}/` : 'user '}${name} (Kubernetes RBAC: needs verb impersonate on ${resource}${namespace ? ` in namespace ${namespace}` : ''}, resourceName ${name})`,
       );
   }
-  const groups = req.user === 'system:anonymous' ? req.groups : [...new Set([...req.groups, 'system:authenticated'])];
+  // system:anonymous was refused above, so the user is an authenticated one, as the apiserver says.
+  const groups = [...new Set([...req.groups, 'system:authenticated'])];
   return { username: req.user, groups, source: 'impersonation', via: caller };
 }
