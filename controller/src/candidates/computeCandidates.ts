@@ -81,7 +81,7 @@ export function isAdjacent(flow: PromotionFlow, from: string, to: string): boole
 }
 
 /** The flow's tag pattern; a bad one is the flow's problem, named so. */
-function flowTagPattern(flow: PromotionFlow): Matcher {
+export function flowTagPattern(flow: PromotionFlow): Matcher {
   try {
     return compileTagPattern(flow.spec.tagPattern ?? DEFAULT_TAG_PATTERN, 'tagPattern');
   } catch (e) {

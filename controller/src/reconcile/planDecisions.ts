@@ -7,8 +7,14 @@ import type {
   PromotionPlan,
   PromotionPlanStatus,
 } from '@kpromo/api';
-import { compileTagPattern } from '@kpromo/contract';
-import { DEFAULT_TAG_PATTERN, isAdjacent, matchesSelector, stagePairs } from '../candidates/computeCandidates.js';
+import {
+  DEFAULT_TAG_PATTERN,
+  flowTagPattern,
+  isAdjacent,
+  type Matcher,
+  matchesSelector,
+  stagePairs,
+} from '../candidates/computeCandidates.js';
 import { builtinDeliveryMethods, type DeliveryMethods, deliveryProblem } from '../delivery/registry.js';
 import type { CacheView } from '../kube/cacheView.js';
 
@@ -117,11 +123,11 @@ export function governanceProblems(
 ): { reason: string; message: string } | undefined {
   const s = plan.spec;
   const flowRef = `PromotionFlow ${flow.metadata.name}`;
-  let tagRe: { test(s: string): boolean };
+  let tagRe: Matcher;
   try {
-    tagRe = compileTagPattern(flow.spec.tagPattern ?? DEFAULT_TAG_PATTERN, 'tagPattern');
+    tagRe = flowTagPattern(flow);
   } catch (e) {
-    return { reason: 'InvalidFlow', message: `${flowRef}: spec.tagPattern: ${(e as Error).message}` };
+    return { reason: 'InvalidFlow', message: `${(e as Error).message}; fix spec.tagPattern` };
   }
   const others = flows.filter(
     (f) => f.metadata.name !== flow.metadata.name && f.spec.stages.some((st) => st.environment === s.to),

@@ -11,12 +11,11 @@ export function approvedMessage(gate: PlanGate | undefined): string {
 }
 
 /**
- * A plan that has not started: approvals, freeze windows and soak time ({@link planGate}) decide
- * whether it may start now. Records the gate; while held, stores Pending with the reason (only when
- * something changed) and returns when to look again; undefined when the plan may start.
+ * The gate against the stage's policy now ({@link planGate}), each approver keeping the time the
+ * controller first saw it (from the recorded gate).
  */
-export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undefined> {
-  const { deps, plan, status, journal, announce, now, namespace } = run;
+function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
+  const { deps, plan, status, now, namespace } = run;
   const g = planGate(
     plan,
     deps.cache.getFlow(namespace, plan.spec.flow),
@@ -26,6 +25,27 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
   );
   const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
   for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
+  return g;
+}
+
+/** The Approved condition of a gate. */
+function approvedCondition(run: PlanRun, gate: PlanGate) {
+  run.journal.cond(
+    'Approved',
+    gate.approved ? 'True' : 'False',
+    gate.approved ? 'Approved' : 'AwaitingApproval',
+    gate.approved ? approvedMessage(gate) : (gate.waitingFor ?? 'waiting for approval'),
+  );
+}
+
+/**
+ * A plan that has not started: approvals, freeze windows and soak time ({@link planGate}) decide
+ * whether it may start now. Records the gate; while held, stores Pending with the reason (only when
+ * something changed) and returns when to look again; undefined when the plan may start.
+ */
+export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undefined> {
+  const { plan, status, journal, announce, now } = run;
+  const g = evaluateGate(run);
   const gateChanged = !isDeepStrictEqual(status.gate, g.gate);
   status.gate = g.gate;
   if (!g.hold) return undefined;
@@ -39,12 +59,7 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
     status.observedGeneration !== plan.metadata.generation
   ) {
     status.phase = 'Pending';
-    journal.cond(
-      'Approved',
-      g.gate.approved ? 'True' : 'False',
-      g.gate.approved ? 'Approved' : 'AwaitingApproval',
-      g.gate.approved ? approvedMessage(g.gate) : (g.gate.waitingFor ?? 'waiting for approval'),
-    );
+    approvedCondition(run, g.gate);
     journal.cond('Ready', 'False', h.reason, h.message);
     await journal.save();
     if (reasonChanged && h.reason !== 'AwaitingApproval') {
@@ -66,14 +81,8 @@ const MID_RUN_HOLDS: ReadonlySet<Hold['reason']> = new Set(['AwaitingApproval', 
  * only. Returns the hold, undefined when nothing holds.
  */
 export async function holdMidRun(run: PlanRun): Promise<Hold | undefined> {
-  const { deps, plan, status, journal, announce, now, namespace } = run;
-  const g = planGate(
-    plan,
-    deps.cache.getFlow(namespace, plan.spec.flow),
-    deps.cache.getEnvironment(namespace, plan.spec.to),
-    deps.cache,
-    now(),
-  );
+  const { status, journal, announce } = run;
+  const g = evaluateGate(run);
   const hold = g.hold && MID_RUN_HOLDS.has(g.hold.reason) ? g.hold : undefined;
   let changed = false;
   for (const ap of status.apps ?? []) {
@@ -92,15 +101,8 @@ export async function holdMidRun(run: PlanRun): Promise<Hold | undefined> {
     }
   }
   if (changed) {
-    const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
-    for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
     status.gate = g.gate;
-    journal.cond(
-      'Approved',
-      g.gate.approved ? 'True' : 'False',
-      g.gate.approved ? 'Approved' : 'AwaitingApproval',
-      g.gate.approved ? approvedMessage(g.gate) : (g.gate.waitingFor ?? 'waiting for approval'),
-    );
+    approvedCondition(run, g.gate);
     await journal.save();
     if (hold) announce.event('Warning', hold.reason, `apps not started yet wait: ${hold.message}`);
   }
