@@ -17,7 +17,9 @@ import {
   deploymentImage,
   ensureNs,
   getPlan,
+  grantRole,
   pushTestImage,
+  rejection,
   restFor,
   seedTwoStageRelease,
   type TestUser,
@@ -62,30 +64,7 @@ const post = (path: string, who: TestUser, body: unknown = {}) =>
   callApi(ctl.port, path, { method: 'POST', body, token: who.token });
 const errorOf = async (r: Response) => ((await r.json()) as { error: string }).error;
 
-async function rejection(p: Promise<unknown>): Promise<{ status: number; message: string }> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x as { status: number; message: string },
-  );
-  expect(e, 'the apiserver accepted the write').toBeDefined();
-  return { status: e!.status, message: e!.message };
-}
-
-async function grant(name: string, rules: object[], subjects: TestUser[]) {
-  await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name, namespace: NS },
-    rules,
-  });
-  await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name, namespace: NS },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: subjects.map((s) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: s.username })),
-  });
-}
+const grant = (name: string, rules: object[], subjects: TestUser[]) => grantRole(dev, NS, name, rules, subjects);
 
 const planBody = (name: string, flow: string, app: string, from: { tag: string; digest: string }) => ({
   apiVersion: `${GROUP}/v1alpha1`,

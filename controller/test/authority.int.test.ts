@@ -15,6 +15,8 @@ import {
   ensureNs,
   eventReasons,
   getPlan,
+  grantRole,
+  rejection,
   restFor,
   seedTwoStageRelease,
   TEST_ADMIN,
@@ -68,33 +70,10 @@ async function createPlan(who: TestUser, flow: string, app: string, name: string
 const as = (who: TestUser | { username: string; groups: string[] }): KubeRest =>
   dev.as({ username: who.username, groups: who.groups ?? [] });
 
-async function rejection(p: Promise<unknown>): Promise<{ status: number; message: string }> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x as { status: number; message: string },
-  );
-  expect(e, 'the apiserver accepted the write').toBeDefined();
-  return { status: e!.status, message: e!.message };
-}
-
 const ready = (p: PromotionPlan) => p.status?.conditions?.find((c) => c.type === 'Ready');
 const done = (p: PromotionPlan) => ['Complete', 'Incomplete', 'Failed'].includes(p.status?.phase ?? '');
 
-async function grant(name: string, rules: object[], subjects: TestUser[]) {
-  await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name, namespace: NS },
-    rules,
-  });
-  await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name, namespace: NS },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: subjects.map((s) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: s.username })),
-  });
-}
+const grant = (name: string, rules: object[], subjects: TestUser[]) => grantRole(dev, NS, name, rules, subjects);
 
 /** Applies a dev -> stable flow for one app and waits until the controller's cache has this version. */
 async function flow(name: string, app: string, stable: Record<string, unknown>) {

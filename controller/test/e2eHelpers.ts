@@ -599,3 +599,34 @@ export async function seedTwoStageRelease(o: {
       });
   return { devDigest, stableOld };
 }
+
+/**
+ * The refusal of a write that must be refused (RBAC or admission): its HTTP status and message.
+ * Fails the test when the apiserver accepted the write.
+ */
+export async function rejection(p: Promise<unknown>): Promise<{ status: number; message: string }> {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x as { status: number; message: string },
+  );
+  // No vitest import here: the benchmarks use these helpers outside the test runner.
+  if (!e) throw new Error('the apiserver accepted the write');
+  return { status: e.status, message: e.message };
+}
+
+/** A Role with `rules` in `ns`, bound to `subjects` (users by name). */
+export async function grantRole(rest: KubeRest, ns: string, name: string, rules: object[], subjects: TestUser[]) {
+  await rest.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name, namespace: ns },
+    rules,
+  });
+  await rest.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name, namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: subjects.map((s) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: s.username })),
+  });
+}
