@@ -1,5 +1,6 @@
 import type { DiscoveryService } from '@backstage/backend-plugin-api';
 import type { Config } from '@backstage/config';
+import { namespaceProblem } from '@kpromo/plugin-promotions-common';
 import type { PromotionsControllerLocator } from '@kpromo/plugin-promotions-node';
 import { type LlmConfig, readLlmConfig } from './assistant/config.js';
 
@@ -14,6 +15,10 @@ import { type LlmConfig, readLlmConfig } from './assistant/config.js';
  *     token: ${KPROMO_CONTROLLER_TOKEN}               # the backend's bearer token for the controller (API and MCP)
  *     # mcpToken: ...                                 # deprecated alias of token (used when token is unset)
  *     defaultNamespace: kpromo                        # CR namespace when a call names none
+ *     byNamespace:                                    # optional: other controllers for some namespaces (allow-list)
+ *       - namespaces: [team-a, team-b]
+ *         baseUrl: http://kpromo-controller.team-a.svc:8080
+ *     allowedBaseUrls: []                             # more URLs a module's locator may return (besides the above)
  *   entityRef: 'component:default/{name}'             # catalog entity of an Application ({namespace}, {name})
  *   port:
  *     baseUrl: https://api.getport.io
@@ -50,6 +55,16 @@ export interface PromotionsConfig {
     /** Set when the token came from the deprecated `mcpToken` key (for a warning at startup). */
     tokenFromDeprecatedKey?: boolean;
     defaultNamespace?: string;
+    /**
+     * `promotions.controller.byNamespace`: the controller of these namespaces, instead of `baseUrl`.
+     * Fixed in config, never built from a request: the backend's token goes only to these URLs.
+     */
+    byNamespace?: Array<{ namespaces: string[]; baseUrl: string }>;
+    /**
+     * Every URL a controller call may go to (normalised, no trailing slash): `baseUrl`, the
+     * `byNamespace` URLs and `allowedBaseUrls`. A module's locator answering anything else is refused.
+     */
+    allowedBaseUrls?: string[];
   };
   entityRef: string;
   port?: PortConfig;
@@ -131,9 +146,10 @@ function readPortConfig(port: Config): PortConfig {
       `${where('identity')} must contain {email} exactly once, no comma or control character, and not start with system: (got ${JSON.stringify(identity)})`,
     );
   const namespaces = port.getOptionalStringArray('namespaces');
-  for (const n of namespaces ?? [])
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) || n.length > 63)
-      throw new Error(`${where('namespaces')}: ${JSON.stringify(n)} is not a Kubernetes namespace name`);
+  for (const n of namespaces ?? []) {
+    const problem = namespaceProblem(n, where('namespaces'));
+    if (problem) throw new Error(problem);
+  }
   const resourceActions = readResourceActions(port, where);
   const taken = new Set([actions.promote, actions.rollback]);
   for (const r of resourceActions)
@@ -194,19 +210,80 @@ function readResourceActions(port: Config, where: (k: string) => string): PortRe
   });
 }
 
+/**
+ * A controller URL as configured or located, normalised for comparison (lower-case scheme and host,
+ * default port dropped, no trailing slash), or undefined when it is not an http(s) URL without
+ * credentials, query or fragment.
+ */
+export function controllerUrl(value: string | undefined): string | undefined {
+  if (!value || !/^https?:\/\/[^/]/i.test(value)) return undefined;
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (u.username || u.password || u.search || u.hash) return undefined;
+  return `${u.origin}${u.pathname}`.replace(/\/+$/, '');
+}
+
+function readControllerUrl(c: Config, key: string, where: string): string {
+  const v = c.getString(key);
+  const url = controllerUrl(v);
+  if (!url)
+    throw new Error(
+      `${where}: ${JSON.stringify(v)} is not an http(s) URL of the controller (no credentials, query or fragment)`,
+    );
+  return url;
+}
+
+/** `promotions.controller`: where the controller is, and every URL the backend's token may go to. */
+function readController(c: Config | undefined): PromotionsConfig['controller'] {
+  const where = (k: string) => `promotions.controller.${k}`;
+  const token = c?.getOptionalString('token');
+  const mcpToken = c?.getOptionalString('mcpToken');
+  const baseUrl = c?.getOptionalString('baseUrl') ? readControllerUrl(c, 'baseUrl', where('baseUrl')) : undefined;
+  const defaultNamespace = c?.getOptionalString('defaultNamespace');
+  const nsProblem = defaultNamespace === undefined ? undefined : namespaceProblem(defaultNamespace);
+  if (nsProblem) throw new Error(`${where('defaultNamespace')}: ${nsProblem}`);
+  const seen = new Set<string>();
+  const byNamespace = (c?.getOptionalConfigArray('byNamespace') ?? []).map((e, i) => {
+    const at = (k: string) => where(`byNamespace[${i}].${k}`);
+    const namespaces = e.getStringArray('namespaces');
+    if (!namespaces.length) throw new Error(`${at('namespaces')} must name at least one namespace`);
+    for (const n of namespaces) {
+      const problem = namespaceProblem(n, at('namespaces'));
+      if (problem) throw new Error(problem);
+      if (seen.has(n))
+        throw new Error(`${at('namespaces')}: namespace ${n} is listed twice in ${where('byNamespace')}`);
+      seen.add(n);
+    }
+    return { namespaces, baseUrl: readControllerUrl(e, 'baseUrl', at('baseUrl')) };
+  });
+  const extra = (c?.getOptionalStringArray('allowedBaseUrls') ?? []).map((v, i) => {
+    const url = controllerUrl(v);
+    if (!url)
+      throw new Error(
+        `${where(`allowedBaseUrls[${i}]`)}: ${JSON.stringify(v)} is not an http(s) URL of the controller`,
+      );
+    return url;
+  });
+  return {
+    baseUrl,
+    mcpUrl: c?.getOptionalString('mcpUrl'),
+    token: token ?? mcpToken,
+    ...(!token && mcpToken ? { tokenFromDeprecatedKey: true } : {}),
+    defaultNamespace,
+    byNamespace,
+    allowedBaseUrls: [...new Set([...(baseUrl ? [baseUrl] : []), ...byNamespace.map((b) => b.baseUrl), ...extra])],
+  };
+}
+
 export function readPromotionsConfig(root: Config): PromotionsConfig {
   const c = root.getOptionalConfig('promotions');
   const port = c?.getOptionalConfig('port');
-  const token = c?.getOptionalString('controller.token');
-  const mcpToken = c?.getOptionalString('controller.mcpToken');
   return {
-    controller: {
-      baseUrl: c?.getOptionalString('controller.baseUrl')?.replace(/\/+$/, ''),
-      mcpUrl: c?.getOptionalString('controller.mcpUrl'),
-      token: token ?? mcpToken,
-      ...(!token && mcpToken ? { tokenFromDeprecatedKey: true } : {}),
-      defaultNamespace: c?.getOptionalString('controller.defaultNamespace'),
-    },
+    controller: readController(c?.getOptionalConfig('controller')),
     entityRef: c?.getOptionalString('entityRef') ?? 'component:default/{name}',
     port: port ? readPortConfig(port) : undefined,
     assistant: readLlmConfig(c?.getOptionalConfig('assistant')),
@@ -214,17 +291,27 @@ export function readPromotionsConfig(root: Config): PromotionsConfig {
 }
 
 /**
- * The default controller locator: `promotions.controller.baseUrl`, else
- * `discovery.getBaseUrl('kpromo-controller')`, for every namespace. A backend module replaces it
- * through `promotionsControllerLocatorExtensionPoint` (`@kpromo/plugin-promotions-node`).
+ * The default controller locator, an allow-list: the `promotions.controller.byNamespace` entry that
+ * lists the call's namespace, else `promotions.controller.baseUrl`, else
+ * `discovery.getBaseUrl('kpromo-controller')`. Every URL comes from config (or discovery), none
+ * from the request: the namespace only picks one of them. A backend module replaces it through
+ * `promotionsControllerLocatorExtensionPoint` (`@kpromo/plugin-promotions-node`); its answers must
+ * then be in `allowedBaseUrls` ({@link PromotionsConfig}).
  */
 export function configControllerLocator(
   cfg: PromotionsConfig,
   discovery: DiscoveryService,
 ): PromotionsControllerLocator {
+  const byNamespace = new Map(
+    (cfg.controller.byNamespace ?? []).flatMap((b) => b.namespaces.map((n) => [n, b.baseUrl])),
+  );
   const base = cfg.controller.baseUrl;
   return {
-    locate: async () => ({ baseUrl: base || (await discovery.getBaseUrl('kpromo-controller')) }),
+    locate: async ({ namespace }) => ({
+      baseUrl:
+        (namespace !== undefined ? byNamespace.get(namespace) : undefined) ??
+        (base || (await discovery.getBaseUrl('kpromo-controller'))),
+    }),
   };
 }
 

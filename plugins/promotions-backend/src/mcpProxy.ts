@@ -1,4 +1,5 @@
 import type { BackstageCredentials, HttpAuthService, LoggerService } from '@backstage/backend-plugin-api';
+import { namespaceProblem } from '@kpromo/plugin-promotions-common';
 import type { Request, Response } from 'express';
 import { type Actor, actorHeaders } from './controllerClient.js';
 import { identityOf } from './service.js';
@@ -45,6 +46,33 @@ function upstreamMessage(text: string): string {
     // not JSON
   }
   return text.slice(0, 500);
+}
+
+/**
+ * Why a request names a namespace that is not a namespace name (RFC 1123 label), if it does: the
+ * mirrored `mcp-param-namespace` header, or a tool call's `arguments.namespace` (a batch's too).
+ * The shared check of every door: refused here, before the request goes upstream with the token.
+ */
+function badNamespace(req: Request, body: Buffer | undefined): string | undefined {
+  const header = req.headers['mcp-param-namespace'];
+  if (typeof header === 'string' && header !== '') {
+    const problem = namespaceProblem(header, 'mcp-param-namespace');
+    if (problem) return problem;
+  }
+  if (!body) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined; // not JSON: the controller answers it
+  }
+  for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+    const ns = (m as { params?: { arguments?: { namespace?: unknown } } } | null)?.params?.arguments?.namespace;
+    if (ns === undefined || ns === null || ns === '') continue;
+    const problem = namespaceProblem(ns, 'arguments.namespace');
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 async function readBody(req: Request): Promise<Buffer | undefined> {
@@ -101,6 +129,8 @@ export function createMcpProxy(o: {
     } catch (e) {
       return rpcError(res, (e as { status?: number }).status ?? 400, (e as Error).message);
     }
+    const nsProblem = badNamespace(req, body);
+    if (nsProblem) return rpcError(res, 400, `invalid request: ${nsProblem}`, idOf(body));
     const ac = new AbortController();
     const onClose = () => {
       if (!res.writableFinished) ac.abort();

@@ -7,7 +7,7 @@ import {
   NotAllowedError,
   ServiceUnavailableError,
 } from '@backstage/errors';
-import { isTerminalPlan, type PlanProgress } from '@kpromo/plugin-promotions-common';
+import { isTerminalPlan, namespaceProblem, type PlanProgress } from '@kpromo/plugin-promotions-common';
 import { createPortClient, type PortApi, type paths, portMessage } from '@kpromo/port-client';
 import { z } from 'zod';
 import type { PortConfig, PortResourceAction } from './config.js';
@@ -249,6 +249,15 @@ export class PortRunner {
         `invalid Port webhook body: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
       );
     const b = r.data;
+    // The namespace check of every door: a run naming something else is refused here (400), before
+    // anything runs. Absent or empty: the default namespace.
+    for (const [field, ns] of [
+      ['inputs.namespace', b.inputs.namespace],
+      ['resource.namespace', b.resource?.namespace],
+    ] as const) {
+      const problem = ns ? namespaceProblem(ns, field) : undefined;
+      if (problem) throw new InputError(`invalid Port webhook body: ${problem}`);
+    }
     const { promote, rollback } = this.cfg.actions;
     const kind = b.action === promote ? 'promote' : b.action === rollback ? 'rollback' : undefined;
     const resource = kind ? undefined : this.cfg.resourceActions.find((x) => Object.hasOwn(x.actions, b.action));

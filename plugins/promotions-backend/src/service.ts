@@ -30,7 +30,13 @@ import {
   type ResourceActionResult,
 } from '@kpromo/plugin-promotions-common';
 import type { PromotionsControllerLocateRequest, PromotionsControllerLocator } from '@kpromo/plugin-promotions-node';
-import { configControllerLocator, entityRefFor, type PromotionsConfig, readPromotionsConfig } from './config.js';
+import {
+  configControllerLocator,
+  controllerUrl,
+  entityRefFor,
+  type PromotionsConfig,
+  readPromotionsConfig,
+} from './config.js';
 import { type Actor, ControllerClient } from './controllerClient.js';
 import {
   ApplicationsQuery,
@@ -44,6 +50,7 @@ import {
   parseInput,
   ResourceActionBody,
   RollbackBody,
+  requireNamespace,
 } from './schemas.js';
 
 /**
@@ -108,6 +115,9 @@ export class PromotionsService {
   }): PromotionsService {
     const cfg = readPromotionsConfig(deps.config);
     const locator = deps.locator ?? configControllerLocator(cfg, deps.discovery);
+    // A module's locator only picks among the configured URLs: the token never goes to a URL made
+    // from a request (a namespace such as "evil.example" in "http://kpromo-controller.<ns>:8080").
+    const allowed = new Set(cfg.controller.allowedBaseUrls ?? []);
     if (!cfg.controller.token)
       deps.logger.warn(
         'promotions.controller.token is not set: the kpromo controller refuses unauthenticated calls (401)',
@@ -125,11 +135,20 @@ export class PromotionsService {
         } catch (e) {
           throw new ServiceUnavailableError(`kpromo controller not located: ${(e as Error).message}`);
         }
-        if (!/^https?:\/\/[^/]/i.test(baseUrl ?? ''))
+        const url = controllerUrl(baseUrl);
+        if (!url)
           throw new ServiceUnavailableError(
             `kpromo controller not located: ${JSON.stringify(baseUrl)} is not an http(s) URL`,
           );
-        return baseUrl.replace(/\/+$/, '');
+        if (deps.locator && !allowed.has(url)) {
+          deps.logger.error(
+            `controller locator answered ${JSON.stringify(url)} for namespace ${JSON.stringify(request.namespace ?? null)}, which is not an allowed controller URL; the call was not made`,
+          );
+          throw new ServiceUnavailableError(
+            `kpromo controller not located: the locator answered ${JSON.stringify(url)}, which is not in promotions.controller.allowedBaseUrls (nor baseUrl, byNamespace); the backend sends its token only to those`,
+          );
+        }
+        return url;
       },
       deps.userInfo,
     );
@@ -137,6 +156,8 @@ export class PromotionsService {
 
   /** The controller client for a call in `namespace` (undefined: the controller's default). */
   private controller(namespace: string | undefined): ControllerClient {
+    // Every input was checked already (parseInput); this is the last line before a request carries the token.
+    if (namespace !== undefined) requireNamespace(namespace);
     return new ControllerClient(() => this.controllerBaseUrl({ namespace }), this.cfg.controller.token);
   }
 

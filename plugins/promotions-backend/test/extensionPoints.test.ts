@@ -135,7 +135,13 @@ beforeAll(async () => {
       actionsModule,
       mcpActionsBackend,
       permissions,
-      mockServices.rootConfig.factory({ data: config }),
+      mockServices.rootConfig.factory({
+        data: {
+          ...config,
+          // The module's locator may send calls only to URLs the config allows (the token goes there).
+          promotions: { controller: { ...config.promotions.controller, allowedBaseUrls: [controllerUrl] } },
+        },
+      }),
     ],
   });
   base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;

@@ -18,13 +18,18 @@ export interface PromotionsControllerLocation {
 
 /**
  * Finds the kpromo controller for a call of the promotions backend. The default reads
+ * `promotions.controller.byNamespace` (namespace → controller URL), else
  * `promotions.controller.baseUrl`, else `discovery.getBaseUrl('kpromo-controller')`.
  *
- * A locator only says **where**. The backend itself still authenticates every call with its own
- * token (`promotions.controller.token`) and names the Backstage caller (`x-kpromo-user`,
- * `x-kpromo-groups`) after its own permission checks; the locator never sees the caller and cannot
- * add headers or change the identity, so the controller keeps authorising each call as the caller.
- * Since that token is sent to the URL returned here, install only locators you trust with it.
+ * A locator only says **where**, and only among URLs the config allows: the backend sends its own
+ * token (`promotions.controller.token`) to the URL returned here, so an answer that is not
+ * `promotions.controller.baseUrl`, a `byNamespace` URL or listed in
+ * `promotions.controller.allowedBaseUrls` is refused (503) and nothing is sent. Never build the URL
+ * from the namespace (`http://kpromo-controller.${namespace}` names whatever host a caller puts in
+ * it); pick it from a fixed table. The namespace is already a Kubernetes namespace name (an RFC 1123
+ * label) when a locator is asked: anything else is refused with 400 before. The backend names the
+ * Backstage caller (`x-kpromo-user`, `x-kpromo-groups`) after its own permission checks; the
+ * locator never sees the caller and cannot add headers or change the identity.
  *
  * `locate` runs for every controller call (cache inside the locator if discovery is expensive).
  * Only the JSON API calls go through it: the MCP proxy keeps `promotions.controller.mcpUrl`.
@@ -40,7 +45,10 @@ export interface PromotionsControllerLocatorExtensionPoint {
 }
 
 /**
- * Lets a backend module (pluginId `promotions`) replace the controller locator.
+ * Lets a backend module (pluginId `promotions`) replace the controller locator. Its answers must be
+ * URLs the config allows (`promotions.controller.baseUrl`, `byNamespace`, `allowedBaseUrls`); a
+ * table from config is the safe shape (for a plain table, `promotions.controller.byNamespace` needs
+ * no module at all):
  *
  * ```ts
  * createBackendModule({
@@ -48,10 +56,15 @@ export interface PromotionsControllerLocatorExtensionPoint {
  *   moduleId: 'per-namespace-controllers',
  *   register(env) {
  *     env.registerInit({
- *       deps: { locator: promotionsControllerLocatorExtensionPoint },
- *       async init({ locator }) {
+ *       deps: { locator: promotionsControllerLocatorExtensionPoint, config: coreServices.rootConfig },
+ *       async init({ locator, config }) {
+ *         // namespace -> URL, each also listed in promotions.controller.allowedBaseUrls
+ *         const table = new Map(
+ *           config.getConfigArray('tenants').map((t) => [t.getString('namespace'), t.getString('controller')]),
+ *         );
+ *         const fallback = config.getString('promotions.controller.baseUrl');
  *         locator.setControllerLocator({
- *           locate: async ({ namespace }) => ({ baseUrl: `http://kpromo-controller.${namespace ?? 'kpromo'}:8080` }),
+ *           locate: async ({ namespace }) => ({ baseUrl: (namespace && table.get(namespace)) || fallback }),
  *         });
  *       },
  *     });
