@@ -197,10 +197,24 @@ export class PromotionsService {
 
   /**
    * Resource permission for every application, against its catalog entity; all must be allowed.
-   * Not applicable to a Port run, as {@link requireBasic}.
+   * Not applicable to a Port run, as {@link requireBasic}. With `subject` (what the decision is
+   * for), an empty list is refused: a decision with nothing to decide on is never an allow.
    */
-  async requireForApps(c: Caller, permission: ResourcePermission, namespace: string, apps: string[]): Promise<void> {
-    if (c.kind === 'port' || !apps.length) return;
+  async requireForApps(
+    c: Caller,
+    permission: ResourcePermission,
+    namespace: string,
+    apps: string[],
+    subject?: string,
+  ): Promise<void> {
+    if (c.kind === 'port') return;
+    if (!apps.length) {
+      if (subject)
+        throw new NotAllowedError(
+          `${identityOf(c)} is not allowed to ${permission.name} for ${subject}: it names no application to check ${permission.name} for`,
+        );
+      return;
+    }
     const refs = [...new Set(apps)].map((name) => entityRefFor(this.cfg.entityRef, { namespace, name }));
     const ds = await this.permissions.authorize(
       refs.map((resourceRef) => ({ permission, resourceRef })),
@@ -370,8 +384,11 @@ export class PromotionsService {
 
   /**
    * Adds the caller's approval to a plan (the controller promotes once the target stage's policy is
-   * met); needs promotion.plan.approve for every candidate application here, and the RBAC verb
-   * approve (rollback for a rollback plan; override-freeze with overrideFreeze) at the controller.
+   * met). Here: promotion.plan.approve for every candidate application of a promotion, and
+   * promotion.rollback for every application a rollback plan restores (a rollback plan has no
+   * candidates of its own: its applications are those the rolled-back plan changed). At the
+   * controller: the RBAC verb approve (rollback for a rollback plan; override-freeze with
+   * overrideFreeze).
    */
   async approve(c: Caller, params: unknown, body?: unknown): Promise<PlanDetails> {
     const p = parseInput(PlanParams, params, 'plan reference');
@@ -379,12 +396,22 @@ export class PromotionsService {
     await this.requireBasic(c, promotionPlanReadPermission); // the plan is read first
     const user = identityOf(c);
     const plan = await this.readPlan(c, p.namespace, p.name);
-    await this.requireForApps(
-      c,
-      promotionPlanApprovePermission,
-      p.namespace,
-      plan.spec.candidates.map((x) => x.application),
-    );
+    if ((plan.spec.action ?? 'promote') === 'rollback')
+      await this.requireForApps(
+        c,
+        promotionRollbackPermission,
+        p.namespace,
+        await this.rollbackApplications(c, p.namespace, plan),
+        `rollback plan ${p.namespace}/${p.name}`,
+      );
+    else
+      await this.requireForApps(
+        c,
+        promotionPlanApprovePermission,
+        p.namespace,
+        plan.spec.candidates.map((x) => x.application),
+        `plan ${p.namespace}/${p.name}`,
+      );
     const out = await this.controller(p.namespace).request<PromotionPlan>(
       'POST',
       `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/approve`,
@@ -403,6 +430,24 @@ export class PromotionsService {
       `promotion plan ${p.namespace}/${p.name} approved by ${user}${b.overrideFreeze ? ' (overriding a freeze)' : ''}`,
     );
     return { plan: out, progress: planProgress(out) };
+  }
+
+  /**
+   * The applications a rollback plan restores: those its own status lists and those the plan it
+   * rolls back (spec.rollbackOf) changed, read as the caller. Empty when neither can be read.
+   */
+  private async rollbackApplications(c: Caller, namespace: string, plan: PromotionPlan): Promise<string[]> {
+    if (c.kind === 'port') return []; // no Backstage decision to make (see Caller)
+    const apps = new Set((plan.status?.apps ?? []).map((a) => a.application));
+    if (plan.spec.rollbackOf) {
+      const orig = await this.readPlan(c, namespace, plan.spec.rollbackOf).catch((e: Error) => {
+        if (e.name === 'NotFoundError') return undefined;
+        throw e;
+      });
+      const changed = (orig?.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
+      for (const a of changed.length ? changed : (orig?.spec.candidates ?? []).map((x) => x.application)) apps.add(a);
+    }
+    return [...apps];
   }
 
   /** Creates a rollback plan; needs promotion.rollback for every application the plan changed. */

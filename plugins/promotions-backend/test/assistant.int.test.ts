@@ -125,6 +125,8 @@ beforeAll(async () => {
         auth: { staticTokensFile: tokensFile, tokenReview: false },
         mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
         clusterAccess: [{ namespaces: [NS], contexts: sample.clusters.map((c) => c.name) }],
+        // The harness registries listen on loopback, which registry traffic may reach only when allowed.
+        egress: { allowedCidrs: ['127.0.0.1/32'] },
       },
     }),
   );

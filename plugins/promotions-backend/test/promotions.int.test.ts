@@ -432,6 +432,8 @@ beforeAll(async () => {
         auth: { staticTokensFile: tokensFile, tokenReview: false },
         mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
         clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [APPS_NS] }],
+        // The harness registries listen on loopback, which registry traffic may reach only when allowed.
+        egress: { allowedCidrs: ['127.0.0.1/32'] },
       },
     }),
   );
@@ -1327,5 +1329,56 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(p.spec.requestedBy).toBe(ALICE);
     expect(p.spec.approvals).toEqual([{ user: ALICE, groups: [TEAM_A] }]);
     await expectStableImage('search', stableOld.search);
+  });
+
+  it("checks promotion.rollback for a rollback plan's applications before approving it (issue 31: it checked nothing)", async () => {
+    // The admin promotes billing (team-b's) and creates its rollback without approving it.
+    await waitFor('billing healthy in dev', async () => {
+      const r = await api('/applications', { user: ADMIN });
+      const billing = r.json.items?.find((a: { name: string }) => a.name === 'billing');
+      return billing?.versions.find((v: { environment: string }) => v.environment === 'dev')?.health === 'Healthy';
+    });
+    const promoted = await api('/plans', {
+      user: ADMIN,
+      method: 'POST',
+      body: { from: 'dev', to: 'stable', applications: ['billing'], approve: true, name: `billing-adm-${RUN}` },
+    });
+    expect(promoted.status, JSON.stringify(promoted.json)).toBe(201);
+    const billingDone = await waitPlan(dev, NS, `billing-adm-${RUN}`, terminal);
+    expect(billingDone.status?.phase, JSON.stringify(billingDone.status)).toBe('Complete');
+    const rb = await api(`/plans/${NS}/billing-adm-${RUN}/rollback`, {
+      user: ADMIN,
+      method: 'POST',
+      body: { approve: false, name: `billing-rb-${RUN}` },
+    });
+    expect(rb.status, JSON.stringify(rb.json)).toBe(201);
+    // A rollback plan names no candidates: the applications it restores are the rolled-back plan's.
+    expect(rb.json.plan.spec).toMatchObject({ action: 'rollback', rollbackOf: `billing-adm-${RUN}`, candidates: [] });
+    // alice holds the rollback verb on environments/stable (Kubernetes would let her), but her
+    // Backstage policy allows promotion.rollback only for entities she owns, and billing is team-b's.
+    decisions.length = 0;
+    const alice = await api(`/plans/${NS}/billing-rb-${RUN}/approve`, { user: ALICE, method: 'POST', body: {} });
+    expect(alice.status, JSON.stringify(alice.json)).toBe(403);
+    expect(alice.json.error).toEqual({
+      name: 'NotAllowedError',
+      message: `${ALICE} is not allowed to promotion.rollback for component:default/billing`,
+    });
+    expect(decisions).toContainEqual({
+      user: ALICE,
+      permission: 'promotion.rollback',
+      result: AuthorizeResult.CONDITIONAL,
+    });
+    // Refused before the controller was asked: the rollback plan is unapproved and billing still runs v2.
+    const still = await getPlan(dev, NS, `billing-rb-${RUN}`);
+    expect(still.spec.approvals).toBeUndefined();
+    await expectStableImage('billing', devDigest.billing);
+    // The admin's policy allows it: the same route approves, and the rollback runs.
+    const admin = await api(`/plans/${NS}/billing-rb-${RUN}/approve`, { user: ADMIN, method: 'POST', body: {} });
+    expect(admin.status, JSON.stringify(admin.json)).toBe(200);
+    expect(decisions).toContainEqual({ user: ADMIN, permission: 'promotion.rollback', result: AuthorizeResult.ALLOW });
+    const done = await waitPlan(dev, NS, `billing-rb-${RUN}`, terminal);
+    expect(done.status?.phase).toBe('RolledBack');
+    expect(done.spec.approvals?.map((a) => a.user)).toEqual([ADMIN]);
+    await expectStableImage('billing', stableOld.billing);
   });
 });
