@@ -167,17 +167,22 @@ beforeAll(async () => {
         apiVersion: 'v1',
         kind: 'Secret',
         type,
-        metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
+        // With annotations: a credential kpromo sends (credentialPolicy.ts), opted in by its label.
+        metadata: {
+          name,
+          namespace: NS,
+          ...(annotations ? { annotations, labels: { 'promotions.kpromo.dev/credential': 'true' } } : {}),
+        },
         data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
       },
       'ctl-test',
     );
-  // Flux reads username/password; kpromo also needs the URL prefix the credentials are for.
+  // Flux reads username/password; kpromo also needs the opt-in label and where they may be sent.
   await secret(
     'gitops-creds',
     'kubernetes.io/basic-auth',
     { username: GIT_USER, password: GIT_PASSWORD },
-    { 'promotions.kpromo.dev/url': `${gitServer.baseUrl}/` },
+    { 'promotions.kpromo.dev/destinations': `${gitServer.baseUrl}/` },
   );
   // Flux applies to prod through a kubeconfig Secret (Kustomization spec.kubeConfig).
   await secret('prod-kubeconfig', 'Opaque', {

@@ -38,10 +38,17 @@ let ctl: Running;
 let digest: string;
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const secret = (name: string, type: string, stringData: Record<string, string>, annotations?: Record<string, string>) =>
+const CREDENTIAL = { 'promotions.kpromo.dev/credential': 'true' };
+const secret = (
+  name: string,
+  type: string,
+  stringData: Record<string, string>,
+  annotations?: Record<string, string>,
+  labels: Record<string, string> = CREDENTIAL,
+) =>
   dev.apply(
     `/api/v1/namespaces/${NS}/secrets/${name}`,
-    { apiVersion: 'v1', kind: 'Secret', type, metadata: { name, namespace: NS, annotations }, stringData },
+    { apiVersion: 'v1', kind: 'Secret', type, metadata: { name, namespace: NS, labels, annotations }, stringData },
     'ctl-test',
   );
 
@@ -62,7 +69,7 @@ beforeAll(async () => {
   await applyDeployment(stable, APPS, 'web', `${B.host}/shop/web:v1.0.0`);
   await waitReady(dev, APPS, 'web');
 
-  await secret('regcreds', 'kubernetes.io/dockerconfigjson', {
+  const dockerconfig = {
     '.dockerconfigjson': JSON.stringify({
       auths: {
         [A.host]: { auth: b64('alice:alice-pw') },
@@ -72,13 +79,29 @@ beforeAll(async () => {
         '127.0.0.1': { username: 'no-port', password: 'x' },
       },
     }),
+  };
+  // Opted in (label); its auths keys name where each entry goes.
+  await secret('regcreds', 'kubernetes.io/dockerconfigjson', dockerconfig);
+  // The same entries, but its owner never said kpromo may send them (an image pull Secret of the team).
+  await secret('pullsecret', 'kubernetes.io/dockerconfigjson', dockerconfig, undefined, {});
+  // Opted in, but only for registry A: B's entry stays home.
+  await secret('regcreds-a', 'kubernetes.io/dockerconfigjson', dockerconfig, {
+    'promotions.kpromo.dev/destinations': `http://${A.host}/`,
   });
   await secret('opaque', 'Opaque', { username: 'bob', password: 'bob-pw' });
   await secret(
     'gitcreds',
     'kubernetes.io/basic-auth',
     { username: 'bot', password: 'git-pw' },
+    { 'promotions.kpromo.dev/destinations': 'https://git.example.com/org/' },
+  );
+  // The older URL prefix annotation without the opt-in label: refused.
+  await secret(
+    'gitcreds-unlabelled',
+    'kubernetes.io/basic-auth',
+    { username: 'bot', password: 'git-pw' },
     { 'promotions.kpromo.dev/url': 'https://git.example.com/org/' },
+    {},
   );
   const env = (name: string, context: string, registry: object, delivery: object = { method: 'patch' }) =>
     applyCr(dev, crs.environment(NS, name, { context, namespace: APPS, registry, delivery }));
@@ -99,7 +122,18 @@ beforeAll(async () => {
       credentialsSecretRef: { name: 'gitcreds' },
     },
   });
-  for (const to of ['prod', 'nocreds', 'wrongtype', 'gitother']) await applyCr(dev, crs.flow(NS, to, ['dev', to]));
+  await env('pulls', 'stable', reg(B.host, 'pullsecret'));
+  await env('aonly', 'stable', reg(B.host, 'regcreds-a'));
+  await env('gitnolabel', 'stable', reg(B.host), {
+    method: 'git',
+    git: {
+      repository: 'https://git.example.com/org/gitops.git',
+      path: 'x.yaml',
+      credentialsSecretRef: { name: 'gitcreds-unlabelled' },
+    },
+  });
+  for (const to of ['prod', 'nocreds', 'wrongtype', 'gitother', 'pulls', 'aonly', 'gitnolabel'])
+    await applyCr(dev, crs.flow(NS, to, ['dev', to]));
   await applyCr(dev, crs.application(NS, 'web', 'team-a'));
 
   ctl = await startController(
@@ -160,12 +194,49 @@ describe('credentials only go to the host they name', () => {
     expect(app.copied).toBeFalsy();
   });
 
-  it('refuses git credentials for a repository outside the URL prefix of their Secret', async () => {
+  it('refuses git credentials for a repository outside the destinations of their Secret', async () => {
     const p = await promote('gitother');
     const app = appOf(p, 'web')!;
     expect(app).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotAllowed', attempts: 1, copied: true });
     expect(app.message).toBe(
-      `Secret ${NS}/gitcreds is only for repositories under https://git.example.com/org, not https://git.example.com/other-org/gitops.git; use a Secret for that URL or fix delivery.git.repository (Environment gitother delivery.git)`,
+      `Secret ${NS}/gitcreds (spec.delivery.git.credentialsSecretRef) may be sent only to https://git.example.com/org/, not to https://git.example.com (spec.delivery.git.repository); if it should go there, its owner adds "git.example.com" to annotation promotions.kpromo.dev/destinations (Environment gitother delivery.git)`,
+    );
+    expect(app.written).toBeFalsy();
+  });
+});
+
+describe('credentials only leave in Secrets whose owner opted in (issue 31)', () => {
+  const bobSeen = () => B.seen.filter((s) => s.user === 'bob').length;
+
+  it('sends nothing of a dockerconfigjson Secret without the credential label, and says what to add', async () => {
+    const before = bobSeen();
+    const p = await promote('pulls');
+    const app = appOf(p, 'web')!;
+    expect(app).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotAllowed', attempts: 1 });
+    expect(app.message).toBe(
+      `Secret ${NS}/pullsecret (spec.registry.credentialsSecretRef) is not marked as a credential kpromo may send: its owner must label it promotions.kpromo.dev/credential=true (its entries go to the hosts they name; annotation promotions.kpromo.dev/destinations can narrow them) (Environment pulls registry credentials)`,
+    );
+    expect(app.copied).toBeFalsy();
+    expect(bobSeen()).toBe(before);
+  });
+
+  it('keeps an entry home when the destinations annotation leaves its registry out', async () => {
+    const before = bobSeen();
+    const p = await promote('aonly');
+    const app = appOf(p, 'web')!;
+    expect(app).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotAllowed', attempts: 1 });
+    expect(app.message).toBe(
+      `Secret ${NS}/regcreds-a (spec.registry.credentialsSecretRef) may be sent only to http://${A.host}/, not to http://${B.host} (registry host ${B.host}); if it should go there, its owner adds "http://${B.host}/" to annotation promotions.kpromo.dev/destinations (Environment aonly registry credentials)`,
+    );
+    expect(bobSeen()).toBe(before);
+  });
+
+  it('refuses git credentials whose Secret names a URL prefix but never opted in', async () => {
+    const p = await promote('gitnolabel');
+    const app = appOf(p, 'web')!;
+    expect(app).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotAllowed', attempts: 1, copied: true });
+    expect(app.message).toBe(
+      `Secret ${NS}/gitcreds-unlabelled (spec.delivery.git.credentialsSecretRef) is not marked as a credential kpromo may send: its owner must label it promotions.kpromo.dev/credential=true and list where it may go in annotation promotions.kpromo.dev/destinations (e.g. "git.example.com") (Environment gitnolabel delivery.git)`,
     );
     expect(app.written).toBeFalsy();
   });

@@ -112,7 +112,18 @@ beforeAll(async () => {
 
   await dev.apply(
     `/api/v1/namespaces/${NS}/secrets/hook`,
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hook', namespace: NS }, stringData: { secret: hookSecret } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      // Opted in as a credential for the receiver only (credentialPolicy.ts).
+      metadata: {
+        name: 'hook',
+        namespace: NS,
+        labels: { 'promotions.kpromo.dev/credential': 'true' },
+        annotations: { 'promotions.kpromo.dev/destinations': `http://127.0.0.1:${port}/hook` },
+      },
+      stringData: { secret: hookSecret },
+    },
     'ctl-test',
   );
   await dev.apply(
@@ -120,7 +131,12 @@ beforeAll(async () => {
     {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'hook-headers', namespace: NS },
+      metadata: {
+        name: 'hook-headers',
+        namespace: NS,
+        labels: { 'promotions.kpromo.dev/credential': 'true' },
+        annotations: { 'promotions.kpromo.dev/destinations': `http://127.0.0.1:${port}/` },
+      },
       stringData: { authorization: 'Bearer int-test-token' },
     },
     'ctl-test',

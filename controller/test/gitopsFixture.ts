@@ -87,7 +87,13 @@ export async function startGitops(o: {
       apiVersion: 'v1',
       kind: 'Secret',
       type: 'kubernetes.io/basic-auth',
-      metadata: { name: secret, namespace: ns, annotations: { 'promotions.kpromo.dev/url': `${git.baseUrl}/` } },
+      // Opted in as a credential for the git server only (credentialPolicy.ts).
+      metadata: {
+        name: secret,
+        namespace: ns,
+        labels: { 'promotions.kpromo.dev/credential': 'true' },
+        annotations: { 'promotions.kpromo.dev/destinations': `${git.baseUrl}/` },
+      },
       data: { username: Buffer.from(USER).toString('base64'), password: Buffer.from(PASSWORD).toString('base64') },
     },
     'ctl-test',

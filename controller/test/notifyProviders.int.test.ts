@@ -48,10 +48,21 @@ let r: SaasReceivers;
 let ctl: Running;
 const logLines: string[] = [];
 
-const secret = (name: string, data: Record<string, string>, annotations?: Record<string, string>) =>
+/** A credential Secret: opted in (label) for the stand-in receivers only (annotation; credentialPolicy.ts). */
+const secret = (name: string, data: Record<string, string>) =>
   dev.apply(
     `/api/v1/namespaces/${NS}/secrets/${name}`,
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS, annotations }, stringData: data },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace: NS,
+        labels: { 'promotions.kpromo.dev/credential': 'true' },
+        annotations: { 'promotions.kpromo.dev/destinations': `http://${r.host}/` },
+      },
+      stringData: data,
+    },
     'ctl-test',
   );
 const notification = (name: string, target: object) =>
@@ -104,10 +115,10 @@ beforeAll(async () => {
     spec: { owner: 'team-a', image: { repository: `${REPO}/api` }, workloads: [{ kind: 'Deployment', name: 'api' }] },
   });
 
-  await secret('slack', { token: SLACK_TOKEN }, { 'promotions.kpromo.dev/url': r.urls.slackApi });
+  await secret('slack', { token: SLACK_TOKEN });
   await secret('teams', { url: r.urls.teams });
   await secret('discord', { url: r.urls.discord });
-  await secret('github', { token: GITHUB_TOKEN }, { 'promotions.kpromo.dev/url': r.urls.githubApi });
+  await secret('github', { token: GITHUB_TOKEN });
   await secret('hmac', { secret: HMAC });
   await notification('slack', {
     slack: { tokenSecretRef: { name: 'slack' }, channel: 'releases', apiURL: r.urls.slackApi },

@@ -255,9 +255,13 @@ describe('reconcilePlan (journal around every side effect)', () => {
     await drive(g, 'c2');
     expect(apps(g.plan('c2')).cart).toMatchObject({ phase: 'Failed', reason: 'CredentialsNotFound' });
     expect(apps(g.plan('c2')).cart.message).toContain('(Environment prod delivery.git)');
-    // A git Secret of the right type, for the repository's URL prefix.
+    // A git Secret of the right type, opted in as a credential for the repository's host.
     g.control.seed(resourcePath(SECRET, 'ns', 'gitcred'), {
-      metadata: { name: 'gitcred', annotations: { 'promotions.kpromo.dev/url': 'https://git.local/' } },
+      metadata: {
+        name: 'gitcred',
+        labels: { 'promotions.kpromo.dev/credential': 'true' },
+        annotations: { 'promotions.kpromo.dev/destinations': 'https://git.local/' },
+      },
       type: 'kubernetes.io/basic-auth',
       data: { username: Buffer.from('bot').toString('base64'), password: Buffer.from('pw').toString('base64') },
     } as never);

@@ -1,17 +1,24 @@
 import type { KubeRest } from '../kube/rest.js';
+import { credentialRefusal } from './credentialPolicy.js';
 import { CredentialsError, readTypedSecret, type SecretObject } from './secrets.js';
 
-/** Git credentials: a `kubernetes.io/basic-auth` Secret plus the URL prefix it may be sent to. */
+/**
+ * Git credentials: a `kubernetes.io/basic-auth` Secret that opted in as a credential and names the
+ * repositories it may be sent to (credentialPolicy.ts: label promotions.kpromo.dev/credential,
+ * annotation promotions.kpromo.dev/destinations).
+ */
 export const BASIC_AUTH_TYPE = 'kubernetes.io/basic-auth';
-/** Secret data key holding the allowed repository URL prefix. */
+/** The field naming the Secret, for messages. */
+export const GIT_CREDENTIALS_FIELD = 'spec.delivery.git.credentialsSecretRef';
+/** Older form: Secret data key holding a repository URL prefix; still narrows where the credentials go. */
 export const GIT_URL_KEY = 'url';
-/** Annotation holding the allowed repository URL prefix (alternative to the `url` key). */
+/** Older form: annotation holding a repository URL prefix (alternative to the `url` key); still narrows. */
 export const GIT_URL_ANNOTATION = 'promotions.kpromo.dev/url';
 
 export interface GitCredentials {
   username: string;
   password: string;
-  /** The allowed prefix, normalised. */
+  /** The older URL prefix of the Secret when it names one, else the repository URL; normalised. */
   prefix: string;
   /** The repository URL, normalised: git sends the credentials to URLs under it only. */
   url: string;
@@ -65,26 +72,29 @@ export function urlHasPrefix(url: NormalizedGitUrl, prefix: NormalizedGitUrl): b
 export const formatGitUrl = (u: NormalizedGitUrl) => `${u.scheme}://${u.host}/${u.segments.join('/')}`;
 
 /**
- * Pure: the basic-auth credentials of `secret` for `repository`, which must lie under the URL prefix
- * the Secret names (data key `url` or annotation promotions.kpromo.dev/url). CredentialsError otherwise.
+ * Pure: the basic-auth credentials of `secret` for `repository`. The Secret must opt in and its
+ * destinations must allow the repository (credentialPolicy.ts); a URL prefix in its older key `url`
+ * or annotation promotions.kpromo.dev/url, when present, must hold as well. CredentialsError otherwise.
  */
 export function gitCredentialsFor(secret: SecretObject, repository: string): GitCredentials {
   const where = `Secret ${secret.namespace}/${secret.name}`;
+  const repo = normalizeGitUrl(repository, 'delivery.git.repository');
+  const refusal = credentialRefusal(
+    secret,
+    { field: GIT_CREDENTIALS_FIELD, destinationField: 'spec.delivery.git.repository' },
+    formatGitUrl(repo),
+  );
+  if (refusal) throw new CredentialsError('CredentialsNotAllowed', refusal);
   const fromKey = secret.data[GIT_URL_KEY]?.trim();
   const fromAnnotation = secret.annotations[GIT_URL_ANNOTATION]?.trim();
-  if (!fromKey && !fromAnnotation)
-    throw new CredentialsError(
-      'CredentialsInvalid',
-      `${where} must name the repository URL prefix its credentials are for, in key "${GIT_URL_KEY}" or annotation ${GIT_URL_ANNOTATION} (e.g. https://git.example.com/org/)`,
-    );
   if (fromKey && fromAnnotation && fromKey !== fromAnnotation)
     throw new CredentialsError(
       'CredentialsInvalid',
       `${where} names two different URL prefixes (key "${GIT_URL_KEY}" and annotation ${GIT_URL_ANNOTATION}); keep one`,
     );
-  const prefix = normalizeGitUrl((fromKey || fromAnnotation)!, `${where} URL prefix`);
-  const repo = normalizeGitUrl(repository, 'delivery.git.repository');
-  if (!urlHasPrefix(repo, prefix))
+  const named = fromKey || fromAnnotation;
+  const prefix = named ? normalizeGitUrl(named, `${where} URL prefix`) : undefined;
+  if (prefix && !urlHasPrefix(repo, prefix))
     throw new CredentialsError(
       'CredentialsNotAllowed',
       `${where} is only for repositories under ${formatGitUrl(prefix)}, not ${formatGitUrl(repo)}; use a Secret for that URL or fix delivery.git.repository`,
@@ -92,7 +102,12 @@ export function gitCredentialsFor(secret: SecretObject, repository: string): Git
   const password = secret.data.password;
   if (!password)
     throw new CredentialsError('CredentialsInvalid', `${where} has no password (the git password or token)`);
-  return { username: secret.data.username || 'git', password, prefix: formatGitUrl(prefix), url: formatGitUrl(repo) };
+  return {
+    username: secret.data.username || 'git',
+    password,
+    prefix: formatGitUrl(prefix ?? repo),
+    url: formatGitUrl(repo),
+  };
 }
 
 /** Reads the git credentials Secret and checks it for `repository` (see gitCredentialsFor). */

@@ -1,5 +1,6 @@
 import type { KubeRest } from '../kube/rest.js';
 import type { RegistryEndpoint } from '../oci/registryClient.js';
+import { type CredentialSecretMeta, credentialRefusal } from './credentialPolicy.js';
 import {
   credentialsFor,
   DOCKER_CONFIG_JSON_KEY,
@@ -12,10 +13,30 @@ import { CredentialsError, readTypedSecret } from './secrets.js';
 
 export type EndpointCredentials = Pick<RegistryEndpoint, 'auth' | 'realmAuth' | 'noAuthReason'>;
 
+/** The field naming the Secret, for messages. */
+export const REGISTRY_CREDENTIALS_FIELD = 'spec.registry.credentialsSecretRef';
+
 /**
- * The credentials of one registry endpoint from a `kubernetes.io/dockerconfigjson` Secret: the entry
- * matching `host`/`repository` for the registry, entries matching a token service's own host for it,
- * and nothing for any other host. Throws CredentialsError for a missing, mistyped or malformed Secret.
+ * Pure: why `secret` may not be sent to registry or token service `host` (over http when
+ * `insecure`), or undefined. The Secret must opt in (label promotions.kpromo.dev/credential); its
+ * auths keys name the hosts of each entry, and annotation promotions.kpromo.dev/destinations, when
+ * present, narrows them further (credentialPolicy.ts).
+ */
+export function registryRefusal(secret: CredentialSecretMeta, host: string, insecure = false): string | undefined {
+  return credentialRefusal(
+    secret,
+    { field: REGISTRY_CREDENTIALS_FIELD, destinationField: `registry host ${host}` },
+    `${insecure ? 'http' : 'https'}://${host}/`,
+    { destinationsOptional: true },
+  );
+}
+
+/**
+ * The credentials of one registry endpoint from a `kubernetes.io/dockerconfigjson` Secret that
+ * opted in as a credential: the entry matching `host`/`repository` for the registry, entries
+ * matching a token service's own host for it, and nothing for any other host or any host its
+ * destinations annotation leaves out. Throws CredentialsError for a missing, mistyped, malformed or
+ * refused Secret.
  */
 export async function registryCredentials(
   rest: Pick<KubeRest, 'getOrUndefined'>,
@@ -23,6 +44,7 @@ export async function registryCredentials(
   secretName: string,
   host: string,
   repository: string,
+  insecure = false,
 ): Promise<EndpointCredentials> {
   const s = await readTypedSecret(
     rest,
@@ -31,6 +53,8 @@ export async function registryCredentials(
     DOCKER_CONFIG_JSON_TYPE,
     `registry credentials (key ${DOCKER_CONFIG_JSON_KEY})`,
   );
+  const refusal = registryRefusal(s, host, insecure);
+  if (refusal) throw new CredentialsError('CredentialsNotAllowed', refusal);
   const text = s.data[DOCKER_CONFIG_JSON_KEY];
   if (text === undefined)
     throw new CredentialsError(
@@ -42,6 +66,8 @@ export async function registryCredentials(
     `Secret ${namespace}/${secretName}`,
     host,
     repository,
+    // A token service on another host gets its own entry only where the Secret lets it go.
+    (realmHost) => registryRefusal(s, realmHost, insecure) === undefined,
   );
 }
 
@@ -59,6 +85,8 @@ export function endpointCredentials(
   where: string,
   host: string,
   repository: string,
+  /** Whether a token service's host may get its entry (checked when it is asked for); all when absent. */
+  realmAllowed: (realmHost: string) => boolean = () => true,
 ): EndpointCredentials {
   const lookup = (h: string, repo: string) => {
     try {
@@ -70,6 +98,7 @@ export function endpointCredentials(
     }
   };
   const auth = lookup(host, repository);
-  const realmAuth = (realmHost: string, repo: string) => lookup(realmHost, repo);
+  const realmAuth = (realmHost: string, repo: string) =>
+    realmAllowed(realmHost) ? lookup(realmHost, repo) : undefined;
   return auth ? { auth, realmAuth } : { realmAuth, noAuthReason: `no credentials in ${where} for host ${host}` };
 }

@@ -1,12 +1,14 @@
 import { resourcePath, SECRET } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 
-/** A Secret as credential code needs it: its type, decoded data and annotations. */
+/** A Secret as credential code needs it: its type, decoded data, labels and annotations. */
 export interface SecretObject {
   namespace: string;
   name: string;
   type: string;
   data: Record<string, string>;
+  /** Where its owner says whether and where it may be sent (credentialPolicy.ts). */
+  labels: Record<string, string>;
   annotations: Record<string, string>;
 }
 
@@ -30,7 +32,7 @@ export async function readSecretObject(
   const s = await rest.getOrUndefined<{
     type?: string;
     data?: Record<string, string>;
-    metadata?: { annotations?: Record<string, string> };
+    metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   }>(resourcePath(SECRET, namespace, name));
   if (!s) return undefined;
   return {
@@ -40,6 +42,7 @@ export async function readSecretObject(
     data: Object.fromEntries(
       Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
     ),
+    labels: s.metadata?.labels ?? {},
     annotations: s.metadata?.annotations ?? {},
   };
 }

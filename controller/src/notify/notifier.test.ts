@@ -71,16 +71,40 @@ const event: ReleaseEvent = {
 /** The receivers listen on 127.0.0.1, which the default egress policy refuses: these tests allow it. */
 const LOOPBACK_ALLOWED = ['127.0.0.1/32'];
 
+/**
+ * A Notifier over `list` with Secrets from `secrets` ("ns/name/key" → value) and `opts.secretData`
+ * ("ns/name" → data). Every Secret is an opted-in credential whose destinations are the receivers
+ * of the Notifications in `list` (credentialPolicy.test.ts and credentialPolicy.int.test.ts test the rule).
+ */
 function notifier(
   list: Notification[],
   secrets: Record<string, string> = {},
   opts: { egress?: Egress; secretData?: Record<string, Record<string, string>>; logs?: string[] } = {},
 ) {
   const deliveries: Array<{ name: string; ok: boolean; error?: string }> = [];
+  const destinations = list
+    .map((x) => x.spec.webhook?.url)
+    .filter((u): u is string => !!u)
+    .map((u) => `${new URL(u).origin}/`)
+    .join(',');
+  const readSecretObject = async (ns: string, name: string) => {
+    const keyed = Object.entries(secrets)
+      .filter(([k]) => k.startsWith(`${ns}/${name}/`))
+      .map(([k, v]) => [k.slice(`${ns}/${name}/`.length), v]);
+    const data = opts.secretData?.[`${ns}/${name}`] ?? (keyed.length ? Object.fromEntries(keyed) : undefined);
+    if (!data) return undefined;
+    return {
+      namespace: ns,
+      name,
+      type: 'Opaque',
+      data,
+      labels: { 'promotions.kpromo.dev/credential': 'true' },
+      annotations: { 'promotions.kpromo.dev/destinations': destinations },
+    };
+  };
   const n = new Notifier({
     listNotifications: () => list,
-    readSecret: async (ns, name, key) => secrets[`${ns}/${name}/${key}`],
-    readSecretData: async (ns, name) => opts.secretData?.[`${ns}/${name}`],
+    readSecretObject,
     egress: opts.egress ?? new Egress({ allowedCidrs: LOOPBACK_ALLOWED }),
     logger: opts.logs ? createLogger({ level: 'debug', destination: { write: (l) => opts.logs?.push(l) } }) : undefined,
     onDelivery: (x, ok, error) => deliveries.push({ name: x.metadata.name, ok, error }),
@@ -190,9 +214,7 @@ describe('Notifier with a real HTTP receiver', () => {
     n.emit(event);
     await n.flush();
     expect(r.received).toHaveLength(0);
-    expect(deliveries[0].error).toBe(
-      'Secret gone key secret (spec.webhook.secretRef of Notification team-a/hook) not found',
-    );
+    expect(deliveries[0].error).toBe('Secret gone (spec.webhook.secretRef of Notification team-a/hook) not found');
   });
 });
 

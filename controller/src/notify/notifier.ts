@@ -105,15 +105,18 @@ export class Notifier implements NotificationProvider {
 
   private context(n: Notification, e: ReleaseEvent, ns: string, name: string, spec: unknown): DeliveryContext {
     const tuning = spec as { timeoutSeconds?: number; maxAttempts?: number };
+    const secrets = new NotificationSecrets(this.opts, ns, name);
     return {
       notification: n,
       name,
       event: e,
       deliveryId: randomUUID(),
-      secrets: new NotificationSecrets(this.opts, ns, name),
+      secrets,
       request: (r) =>
         retryingRequest({
           ...r,
+          // Every Secret this delivery read, checked against each request right before it is sent.
+          refusal: (url) => secrets.refusalFor(url) ?? r.refusal?.(url),
           timeoutMs: (tuning.timeoutSeconds ?? 10) * 1000,
           maxAttempts: tuning.maxAttempts ?? 5,
           retryBaseMs: this.opts.retryBaseMs,

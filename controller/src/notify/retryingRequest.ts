@@ -45,6 +45,11 @@ export interface RetryingRequest<T> {
   signal?: AbortSignal;
   /** SSRF guard (allowed ranges, own listeners); the process default when absent. */
   egress?: Egress;
+  /**
+   * Why `url` may not get this request (the credentials it carries may not go there:
+   * credentials/credentialPolicy.ts), or undefined; asked right before every attempt.
+   */
+  refusal?(url: string): string | undefined;
 }
 
 /** Retry on network errors, timeouts, 5xx and 429; other 4xx mean the request itself is wrong. */
@@ -114,6 +119,9 @@ export async function retryingRequest<T = GuardedResponse>(
   let last: DeliveryOutcome = { ok: false, attempts: 0 };
   for (let attempt = 1; attempt <= r.maxAttempts; attempt++) {
     let wait: number | undefined;
+    // A refusal is the Secret owner's word: nothing is sent, and retrying cannot change it.
+    const refused = r.refusal?.(r.url);
+    if (refused) return { ok: false, attempts: attempt - 1, error: refused };
     try {
       // A 3xx fails: a redirect would resend the body (and credentials) somewhere not configured.
       const res = await egress.fetch(r.url, {

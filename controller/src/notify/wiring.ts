@@ -6,7 +6,6 @@ import type { Logger } from '../observability/logger.js';
 import { registryImageCommits } from './imageCommits.js';
 import { NotificationStatusWriter } from './notificationStatus.js';
 import { Notifier } from './notifier.js';
-import { readSecretData } from './secretData.js';
 
 /**
  * The controller's Notifier: Notification resources from the cache, their Secrets, statuses and the
@@ -15,14 +14,13 @@ import { readSecretData } from './secretData.js';
 export function createNotifier(o: {
   cache: Pick<CacheView, 'notifications' | 'getPlan' | 'getEnvironment' | 'getApplication'>;
   control: KubeRest;
-  readSecret(namespace: string, name: string, key: string): Promise<string | undefined>;
+  /** Unused: Secrets are read with their labels and annotations (credentialPolicy.ts). */
+  readSecret?(namespace: string, name: string, key: string): Promise<string | undefined>;
   egress: Egress;
   log: Logger;
 }): Notifier {
   return new Notifier({
     listNotifications: () => o.cache.notifications(),
-    readSecret: o.readSecret,
-    readSecretData: (ns, name) => readSecretData(o.control, ns, name),
     readSecretObject: (ns, name) => readSecretObject(o.control, ns, name),
     status: new NotificationStatusWriter(o.control, o.log),
     commits: registryImageCommits({ cache: o.cache, control: o.control }),

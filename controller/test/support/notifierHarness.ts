@@ -59,13 +59,16 @@ export class MemoryStatus implements NotificationStatusSink {
 
 /**
  * A Notifier as the controller builds it, with Secrets from maps (`secrets`: "name" → data,
- * `annotations`: "name" → annotations, all in team-a), loopback allowed and fast retries.
+ * `annotations`: "name" → annotations, `labels`: "name" → labels, all in team-a; a Secret without
+ * `labels` is labelled promotions.kpromo.dev/credential=true, its destinations are up to
+ * `annotations`), loopback allowed and fast retries.
  */
 export function testNotifier(
   list: Notification[],
   o: {
     secrets?: Record<string, Record<string, string>>;
     annotations?: Record<string, Record<string, string>>;
+    labels?: Record<string, Record<string, string>>;
     commits?: ImageCommitSource;
     status?: MemoryStatus;
   } = {},
@@ -73,13 +76,18 @@ export function testNotifier(
   const deliveries: Array<{ name: string; outcome: DeliveryOutcome }> = [];
   const object = (ns: string, name: string): SecretObject | undefined =>
     ns === 'team-a' && o.secrets?.[name]
-      ? { namespace: ns, name, type: 'Opaque', data: o.secrets[name], annotations: o.annotations?.[name] ?? {} }
+      ? {
+          namespace: ns,
+          name,
+          type: 'Opaque',
+          data: o.secrets[name],
+          labels: o.labels?.[name] ?? { 'promotions.kpromo.dev/credential': 'true' },
+          annotations: o.annotations?.[name] ?? {},
+        }
       : undefined;
   const status = o.status ?? new MemoryStatus();
   const n = new Notifier({
     listNotifications: () => list,
-    readSecret: async (ns, name, key) => object(ns, name)?.data[key],
-    readSecretData: async (ns, name) => object(ns, name)?.data,
     readSecretObject: async (ns, name) => object(ns, name),
     egress: new Egress({ allowedCidrs: ['127.0.0.1/32'] }),
     status,

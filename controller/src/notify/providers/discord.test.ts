@@ -98,6 +98,7 @@ describe('discord target against a local Discord stand-in', () => {
       [notificationOf('dc', { discord: { webhookSecretRef: { name: 'dc' } } })],
       {
         secrets: { dc: { url: r.urls.discord } },
+        annotations: { dc: { 'promotions.kpromo.dev/destinations': `http://${r.host}/` } },
         status,
       },
     );
@@ -135,7 +136,11 @@ describe('discord target against a local Discord stand-in', () => {
       },
     );
     const status = new MemoryStatus();
-    const { run, deliveries } = testNotifier([n], { secrets: { dc: { url: r.urls.discord } }, status });
+    const { run, deliveries } = testNotifier([n], {
+      secrets: { dc: { url: r.urls.discord } },
+      annotations: { dc: { 'promotions.kpromo.dev/destinations': `http://${r.host}/` } },
+      status,
+    });
     await run([promoted]);
     expect(deliveries[0].outcome.ok).toBe(true);
     expect(r.of('discord').map((c) => c.method)).toEqual(['GET', 'POST']);

@@ -142,7 +142,7 @@ describe('github target against a local GitHub (Enterprise Server) stand-in', ()
       ],
       {
         secrets: { gh: { token } },
-        annotations: { gh: { 'promotions.kpromo.dev/url': r.urls.githubApi } },
+        annotations: { gh: { 'promotions.kpromo.dev/destinations': r.urls.githubApi } },
         commits: commits({
           cart: labels(source),
           web: {},
@@ -189,7 +189,7 @@ describe('github target against a local GitHub (Enterprise Server) stand-in', ()
       ],
       {
         secrets: { gh: { token } },
-        annotations: { gh: { 'promotions.kpromo.dev/url': r.urls.githubApi } },
+        annotations: { gh: { 'promotions.kpromo.dev/destinations': r.urls.githubApi } },
         commits: commits({ cart: {} }),
       },
     );

@@ -152,7 +152,6 @@ export const githubTarget: NotificationTarget<GitHubTarget> = {
       spec.tokenSecretRef,
       'spec.github.tokenSecretRef',
       base,
-      GITHUB_API_URL,
       'spec.github.apiURL',
     );
     const host = webHostOf(base);

@@ -61,6 +61,7 @@ describe('msteams target against a local Teams Workflows stand-in', () => {
       [notificationOf('teams', { msteams: { webhookSecretRef: { name: 'teams' } } })],
       {
         secrets: { teams: { url: r.urls.teams } },
+        annotations: { teams: { 'promotions.kpromo.dev/destinations': `http://${r.host}/` } },
       },
     );
     await run([approved, promoted]);

@@ -114,7 +114,7 @@ describe('slack target against a local Slack stand-in', () => {
       ],
       {
         secrets: { slack: { token } },
-        annotations: { slack: { 'promotions.kpromo.dev/url': r.urls.slackApi } },
+        annotations: { slack: { 'promotions.kpromo.dev/destinations': r.urls.slackApi } },
         status,
       },
     );
@@ -154,7 +154,7 @@ describe('slack target against a local Slack stand-in', () => {
     );
     const { run, deliveries } = testNotifier([n], {
       secrets: { slack: { token } },
-      annotations: { slack: { 'promotions.kpromo.dev/url': r.urls.slackApi } },
+      annotations: { slack: { 'promotions.kpromo.dev/destinations': r.urls.slackApi } },
     });
     await run([promoted]);
     // The stand-in knows no such root (another process made it): it answers thread_not_found.
@@ -168,6 +168,7 @@ describe('slack target against a local Slack stand-in', () => {
       [notificationOf('hook', { slack: { webhookSecretRef: { name: 'hook' } } })],
       {
         secrets: { hook: { url: `${r.urls.slackWebhook}\n` } },
+        annotations: { hook: { 'promotions.kpromo.dev/destinations': `http://${r.host}/` } },
       },
     );
     await run([approved, promoted]);
@@ -178,20 +179,39 @@ describe('slack target against a local Slack stand-in', () => {
     expect(bodies.map((b) => b.channel)).toEqual([undefined, undefined]);
   });
 
-  it('never sends the token to an apiURL its Secret does not name', async () => {
+  it('never sends the token anywhere its Secret does not name, nor from a Secret that did not opt in', async () => {
     r = await startSaasReceivers({ slackToken: token, githubToken: 'x' });
-    const { run, deliveries } = testNotifier(
-      [
-        notificationOf('chat', {
-          slack: { tokenSecretRef: { name: 'slack' }, channel: 'releases', apiURL: r.urls.slackApi },
-        }),
-      ],
-      { secrets: { slack: { token } } },
+    const chat = notificationOf('chat', {
+      slack: { tokenSecretRef: { name: 'slack' }, channel: 'releases', apiURL: r.urls.slackApi },
+    });
+    const field = 'spec.slack.tokenSecretRef of Notification team-a/chat';
+    const errorWith = async (o: Parameters<typeof testNotifier>[1]) => {
+      const { run, deliveries } = testNotifier([chat], { secrets: { slack: { token } }, ...o });
+      await run([approved]);
+      return deliveries[0].outcome;
+    };
+    // Labelled, but its destinations are the public API only.
+    expect(
+      await errorWith({ annotations: { slack: { 'promotions.kpromo.dev/destinations': 'https://slack.com/api' } } }),
+    ).toEqual({
+      ok: false,
+      attempts: 0,
+      error: `Secret team-a/slack (${field}) may be sent only to https://slack.com/api, not to http://${r.host} (spec.slack.apiURL); if it should go there, its owner adds "http://${r.host}/" to annotation promotions.kpromo.dev/destinations`,
+    });
+    // Labelled without destinations; and not labelled at all (the older url annotation is not enough).
+    expect((await errorWith({})).error).toBe(
+      `Secret team-a/slack (${field}) names no destinations: its owner must list where it may go in annotation promotions.kpromo.dev/destinations (e.g. "http://${r.host}/")`,
     );
-    await run([approved]);
+    expect(
+      (
+        await errorWith({
+          labels: { slack: {} },
+          annotations: { slack: { 'promotions.kpromo.dev/url': r.urls.slackApi } },
+        })
+      ).error,
+    ).toBe(
+      `Secret team-a/slack (${field}) is not marked as a credential kpromo may send: its owner must label it promotions.kpromo.dev/credential=true and list where it may go in annotation promotions.kpromo.dev/destinations (e.g. "http://${r.host}/")`,
+    );
     expect(r.received).toEqual([]);
-    expect(deliveries[0].outcome.error).toBe(
-      `Notification team-a/chat: spec.slack.apiURL ${r.urls.slackApi} is not https://slack.com/api: Secret team-a/slack must name it (key "url" or annotation promotions.kpromo.dev/url) before its token is sent there`,
-    );
   });
 });

@@ -152,13 +152,7 @@ export const slackTarget: NotificationTarget<SlackTarget> = {
       return outcome;
     }
     const base = apiBase(spec);
-    const token = await ctx.secrets.token(
-      spec.tokenSecretRef!,
-      'spec.slack.tokenSecretRef',
-      base,
-      SLACK_API_URL,
-      'spec.slack.apiURL',
-    );
+    const token = await ctx.secrets.token(spec.tokenSecretRef!, 'spec.slack.tokenSecretRef', base, 'spec.slack.apiURL');
     const scope = `slack:${spec.channel}`;
     const anchor = ctx.threads.get(e.plan, scope);
     const url = `${base}/chat.postMessage`;

@@ -62,7 +62,7 @@ async function headers(spec: WebhookTarget, secrets: NotificationSecrets, name: 
   const ref = spec.headersSecretRef;
   if (ref) {
     const field = 'spec.webhook.headersSecretRef';
-    const data = await secrets.data(ref.name, field);
+    const data = await secrets.data(ref.name, field, spec.url, 'spec.webhook.url');
     for (const [k, v] of Object.entries(data)) {
       const p = headerProblem(k, v, `Secret ${ref.name} (${field} of Notification ${name})`);
       if (p) throw new Error(p);
@@ -80,7 +80,13 @@ export const webhookTarget: NotificationTarget<WebhookTarget> = {
     const extra = await headers(spec, ctx.secrets, ctx.name);
     // Sending unsigned when a signature was asked for would teach receivers to accept unsigned calls.
     const secret = spec.secretRef
-      ? await ctx.secrets.value(spec.secretRef, DEFAULT_SECRET_KEY, 'spec.webhook.secretRef')
+      ? await ctx.secrets.value(
+          spec.secretRef,
+          DEFAULT_SECRET_KEY,
+          'spec.webhook.secretRef',
+          spec.url,
+          'spec.webhook.url',
+        )
       : undefined;
     const d = {
       body: webhookPayload(ctx.deliveryId, ctx.event),

@@ -31,7 +31,7 @@ export async function registryAuth(
   if (!ref) return {};
   const ns = env.metadata.namespace ?? 'default';
   return orPermanent(
-    () => registryCredentials(control, ns, ref.name, env.spec.registry.host, repository),
+    () => registryCredentials(control, ns, ref.name, env.spec.registry.host, repository, env.spec.registry.insecure),
     `Environment ${env.metadata.name} registry credentials`,
   );
 }
