@@ -9,6 +9,7 @@ import { parseConfig as parseExporterConfig } from '@kpromo/exporter';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
+import { kubectlPath } from './cluster/kubectl.js';
 import { ensureHelm, REPO_ROOT } from './cluster/paths.js';
 import { kubeConfigFor, waitFor } from './kube.js';
 import { applyCrds, ensureNamespace, loadYaml, type Manifest } from './manifests.js';
@@ -183,6 +184,8 @@ describe('deploy/helm/kpromo: helm template', () => {
         'ValidatingAdmissionPolicy',
         'ValidatingAdmissionPolicy',
         'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
@@ -274,7 +277,12 @@ describe('deploy/helm/kpromo: helm template', () => {
 
   it('defaults: the admission policies are those of examples/deploy/admission-policy.yaml', async () => {
     const docs = await render();
-    for (const name of ['kpromo-plan-approvals', 'kpromo-status-writers', 'kpromo-governance']) {
+    for (const name of [
+      'kpromo-plan-approvals',
+      'kpromo-status-writers',
+      'kpromo-governance',
+      'kpromo-history-writers',
+    ]) {
       expect(one(docs, 'ValidatingAdmissionPolicy', name).spec, name).toEqual(
         exampleDoc('admission-policy.yaml', 'ValidatingAdmissionPolicy', name).spec,
       );
@@ -396,6 +404,19 @@ describe('deploy/helm/kpromo: helm template', () => {
       ['team-b', 'ops'],
     ]);
     expect(one(docs, 'RoleBinding', 'prod-kpromo-workloads').metadata?.namespace).toBe('shop');
+    // resourceKinds: the controller writes those kinds for callers RBAC allowed, so it is granted
+    // exactly them where it reconciles (not in the release namespace), and nothing more.
+    for (const r of roles) {
+      const kinds = r.rules?.filter((x) => x.apiGroups?.includes('example.com')) ?? [];
+      expect(kinds, r.metadata?.namespace).toEqual(
+        r.metadata?.namespace === 'ops'
+          ? []
+          : [{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['create', 'patch', 'delete'] }],
+      );
+    }
+    // kpromo's own kinds and Kubernetes built-ins are refused at render time, as the controller refuses them.
+    for (const kind of ['environments.promotions.kpromo.dev', 'clusterrolebindings.rbac.authorization.k8s.io'])
+      await expect(render([`config.resourceKinds={${kind}}`])).rejects.toThrow(/cannot be opened to resource actions/);
     // With an existing Secret the chart creates none and mounts that one.
     const existing = await render(['config.auth.staticTokens.existingSecret=portal-tokens']);
     expect(find(existing, 'Secret')).toHaveLength(0);
@@ -486,9 +507,9 @@ describe('deploy/helm/kpromo: helm template', () => {
         d.kind!,
       ),
     );
-    expect(clusterScoped.length).toBe(17);
+    expect(clusterScoped.length).toBe(19);
     for (const d of clusterScoped) expect(d.metadata?.name, d.kind).toMatch(/^team-x-kpromo-/);
-    for (const p of ['plan-approvals', 'status-writers', 'governance'])
+    for (const p of ['plan-approvals', 'status-writers', 'governance', 'history-writers'])
       expect(one(docs, 'ValidatingAdmissionPolicyBinding', `team-x-kpromo-${p}`).spec.policyName).toBe(
         `team-x-kpromo-${p}`,
       );
@@ -505,7 +526,7 @@ describe('deploy/helm/kpromo: helm template', () => {
     ).toEqual(['kpromo-crd-watch', 'kpromo-mcp-auth', 'kpromo-workloads']);
     const scoped = await render(['admissionPolicy.namespaces={shop,payments}']);
     const bindings = find(scoped, 'ValidatingAdmissionPolicyBinding');
-    expect(bindings).toHaveLength(3);
+    expect(bindings).toHaveLength(4);
     for (const b of bindings)
       expect(b.spec.matchResources, b.metadata?.name).toEqual({
         namespaceSelector: {
@@ -682,7 +703,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
     expect(await can({ group, resource: 'promotionplans', subresource: 'status', verb: 'patch', namespace: ns })).toBe(
       true,
     );
-    expect(await can({ group: '', resource: 'users', verb: 'impersonate' })).toBe(true);
+    expect(await can({ group, resource: 'promotionplans', verb: 'patch', namespace: ns })).toBe(true);
     expect(await can({ group: 'authentication.k8s.io', resource: 'tokenreviews', verb: 'create' })).toBe(true);
     expect(
       await can({
@@ -707,7 +728,84 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
     expect(await can({ group: '', resource: 'secrets', verb: 'list', namespace: ns })).toBe(false);
   });
 
-  it('the installed admission policy refuses an approval in someone else’s name', async () => {
+  it('no escalation through the controller: kubectl auth can-i as its ServiceAccount, exactly the chart’s grants', async () => {
+    const sa = `system:serviceaccount:${ns}:${full}-controller`;
+    const kubeconfig = inject('kubeconfig');
+    const kubectl = async (...args: string[]) => {
+      const r = await promisify(execFile)(
+        kubectlPath(() => undefined),
+        ['--context', 'stable', ...args, '--as', sa],
+        {
+          env: { ...process.env, KUBECONFIG: kubeconfig },
+        },
+      ).catch((e: { code?: number; stdout?: string }) => {
+        if (typeof e.code !== 'number') throw e;
+        return { stdout: e.stdout ?? '' };
+      });
+      return r.stdout.trim();
+    };
+    // Impersonating system:masters (or anyone) would make it cluster-admin by proxy.
+    for (const what of [
+      ['impersonate', 'groups/system:masters'],
+      ['impersonate', 'groups/some-team'],
+      ['impersonate', 'users/admin'],
+      ['impersonate', 'serviceaccounts/default', '-n', 'kube-system'],
+      ['impersonate', 'userextras/scopes'],
+      ['create', 'clusterrolebindings'],
+      ['create', 'rolebindings', '-n', ns],
+      ['bind', 'clusterroles'],
+      ['escalate', 'roles', '-n', ns],
+      ['create', 'pods', '-n', ns],
+      ['create', 'serviceaccounts/token', '-n', ns],
+      ['get', 'secrets', '-n', 'kube-system'],
+      ['create', 'validatingadmissionpolicies'],
+      ['delete', 'validatingadmissionpolicybindings'],
+      ['approve', 'promotionplans.promotions.kpromo.dev', '-n', ns],
+      ['govern', 'promotionflows.promotions.kpromo.dev', '-n', ns],
+      ['update', 'promotionflows.promotions.kpromo.dev', '-n', ns],
+    ])
+      expect(await kubectl('auth', 'can-i', ...what), what.join(' ')).toBe('no');
+    // Everything it can do in its namespace, as the apiserver lists it (the built-in self-reviews
+    // every authenticated user has included); non-resource URLs are discovery and health, read only.
+    const rows = (await kubectl('auth', 'can-i', '--list', '-n', ns))
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim().split(/\s{2,}/))
+      .filter((cols) => !cols[0].startsWith('['));
+    const granted = rows.map(([resource, , names, verbs]) => `${resource} ${names} ${verbs}`).sort();
+    expect(granted).toEqual(
+      [
+        'events [] [create patch list watch]',
+        'selfsubjectreviews.authentication.k8s.io [] [create]',
+        'tokenreviews.authentication.k8s.io [] [create]',
+        'selfsubjectaccessreviews.authorization.k8s.io [] [create]',
+        'selfsubjectrulesreviews.authorization.k8s.io [] [create]',
+        'subjectaccessreviews.authorization.k8s.io [] [create]',
+        'leases.coordination.k8s.io [] [create]',
+        `leases.coordination.k8s.io [${full}-controller] [get update]`,
+        'configmaps [] [get list create update delete]',
+        'secrets [] [get]',
+        'promotionplans.promotions.kpromo.dev [] [get list watch create patch automate]',
+        'customresourcedefinitions.apiextensions.k8s.io [helmreleases.helm.toolkit.fluxcd.io] [get list watch]',
+        'customresourcedefinitions.apiextensions.k8s.io [rollouts.argoproj.io] [get list watch]',
+        'applications.promotions.kpromo.dev [] [get list watch]',
+        'environments.promotions.kpromo.dev [] [get list watch]',
+        'notifications.promotions.kpromo.dev [] [get list watch]',
+        'promotionflows.promotions.kpromo.dev [] [get list watch]',
+        ...['applications', 'environments', 'notifications', 'promotionflows', 'promotionplans'].map(
+          (r) => `${r}.promotions.kpromo.dev/status [] [get update patch]`,
+        ),
+      ].sort(),
+    );
+    const urls = (await kubectl('auth', 'can-i', '--list', '-n', ns))
+      .split('\n')
+      .map((l) => l.trim().split(/\s{2,}/))
+      .filter((cols) => cols[0].startsWith('['));
+    expect(urls.length).toBeGreaterThan(0);
+    for (const [, , verbs] of urls) expect(verbs).toBe('[get]');
+  });
+
+  it('the installed admission policy refuses an approval bound to another plan (binds every writer, admin included)', async () => {
     const adm = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
     await adm.readValidatingAdmissionPolicy({ name: `${full}-plan-approvals` });
     const others = (await adm.listValidatingAdmissionPolicy()).items
@@ -718,7 +816,13 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
       apiVersion: 'promotions.kpromo.dev/v1alpha1',
       kind: 'PromotionPlan',
       metadata: { name: 'helm-probe', namespace: ns },
-      spec: { flow: 'f', from: 'a', to: 'b', candidates: [], approvals: [{ user: 'somebody-else' }] },
+      spec: {
+        flow: 'f',
+        from: 'a',
+        to: 'b',
+        candidates: [],
+        approvals: [{ user: 'somebody-else', planUID: 'not-this-plan' }],
+      },
     };
     const msg = await waitFor('the release’s admission policy enforced', async () => {
       try {
@@ -726,7 +830,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         return false;
       } catch (e) {
         const m = serverMessage(e);
-        return /must name the requesting user/.test(m) && m;
+        return /must name the plan it approves/.test(m) && m;
       }
     });
     // When it is the only policy on the cluster, the refusal is attributable to it.

@@ -165,7 +165,20 @@ describe('kubectl as a user of kpromo', () => {
         '-p',
         JSON.stringify([{ op: 'add', path: '/spec/approvals', value: [{ user, planUID }] }]),
       );
-    const forged = await approve('someone-else');
+    // alice (example developer role: she may create plans) names someone else as approver. (The
+    // admin running these tests holds every verb, automate included, which admission reserves for
+    // the controller, so the forgery is tried as her.)
+    const forgedFile = join(mkdtempSync(join(tmpdir(), 'kpromo-kubectl-')), 'forged.yaml');
+    writeFileSync(
+      forgedFile,
+      stringify({
+        apiVersion: 'promotions.kpromo.dev/v1alpha1',
+        kind: 'PromotionPlan',
+        metadata: { name: 'forged', namespace: NS },
+        spec: { flow: 'shop', from: 'stable', to: 'prod', candidates: [], approvals: [{ user: 'someone-else' }] },
+      }),
+    );
+    const forged = await kubectl('create', '-f', forgedFile, '--as', 'alice', '--as-group', 'shop-developers');
     expect(forged.code).toBe(1);
     expect(forged.stderr).toContain('must name the requesting user');
     // An approval must say which plan it approves: its uid (what `kubectl get` showed).

@@ -60,7 +60,9 @@ export async function applyCrds(kc: k8s.KubeConfig): Promise<void> {
 
 /**
  * The apiserver compiles a new policy asynchronously: probe with a server-side dry run of a plan
- * approved in someone else's name until it is refused.
+ * whose approval names another plan's uid until it is refused (a rule that binds every writer,
+ * the admin running the tests included; other rules exempt the controller's `automate` verb,
+ * which an admin holds).
  */
 async function waitForAdmissionPolicy(kc: k8s.KubeConfig): Promise<void> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
@@ -68,14 +70,20 @@ async function waitForAdmissionPolicy(kc: k8s.KubeConfig): Promise<void> {
     apiVersion: 'promotions.kpromo.dev/v1alpha1',
     kind: 'PromotionPlan',
     metadata: { name: 'kpromo-admission-probe', namespace: 'default' },
-    spec: { flow: 'probe', from: 'a', to: 'b', candidates: [], approvals: [{ user: 'kpromo-probe-nobody' }] },
+    spec: {
+      flow: 'probe',
+      from: 'a',
+      to: 'b',
+      candidates: [],
+      approvals: [{ user: 'kpromo-probe-nobody', planUID: 'not-this-plan' }],
+    },
   };
   await waitFor('admission policy kpromo-plan-approvals enforced', async () => {
     try {
       await client.create(probe, undefined, 'All');
       return false;
     } catch (e) {
-      return /must name the requesting user/.test(String((e as { body?: unknown }).body ?? e));
+      return /must name the plan it approves/.test(String((e as { body?: unknown }).body ?? e));
     }
   });
 }

@@ -927,7 +927,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       await call(asAlice, 'promote', { plan: 'mcp-imp' }),
     );
     expect(promoted.plan).toMatchObject({ approvals: [{ user: alice }], requestedBy: alice });
-    // Written to the apiserver as alice (impersonated), so admission saw her as the approver.
+    // Authorised as alice, recorded as alice (the controller writes it; it impersonates nobody).
     // Bound to the plan promote showed and confirmed (its uid).
     const imp = await getPlan(dev, NS, 'mcp-imp');
     expect(imp.spec.approvals).toEqual([{ user: alice, planUID: imp.metadata.uid }]);

@@ -18,10 +18,25 @@ describe('resource actions: kind allow-list', () => {
       expect(resourceKindRefusal(['widgets.example.com'], group, plural)).toMatch(/is not open/);
   });
 
-  it('never opens PromotionPlans (their spec carries approvals), even when listed', () => {
-    expect(
-      resourceKindRefusal(['promotionplans.promotions.kpromo.dev'], 'promotions.kpromo.dev', 'promotionplans'),
-    ).toMatch(/use the plan routes/);
+  it('never opens kpromo kinds (approvals, governed policy: admission judges their writer), even when listed', () => {
+    for (const plural of ['promotionplans', 'promotionflows', 'environments', 'applications', 'notifications'])
+      expect(resourceKindRefusal([`${plural}.promotions.kpromo.dev`], 'promotions.kpromo.dev', plural), plural).toMatch(
+        /judged by admission as their writer/,
+      );
+  });
+
+  it('never opens Kubernetes built-in kinds (core, *.k8s.io), which the controller identity must not write', () => {
+    for (const [group, plural] of [
+      ['', 'secrets'],
+      ['rbac.authorization.k8s.io', 'clusterrolebindings'],
+      ['admissionregistration.k8s.io', 'validatingadmissionpolicies'],
+      ['k8s.io', 'anything'],
+    ])
+      expect(resourceKindRefusal([`${plural}.${group}`], group, plural), `${plural}.${group}`).toMatch(
+        /built-in kinds are never written/,
+      );
+    // A custom group that merely contains k8s.io is not built in.
+    expect(resourceKindRefusal(['widgets.k8s.io.example.com'], 'k8s.io.example.com', 'widgets')).toBeUndefined();
   });
 
   it('an update is a patch for RBAC', () => {

@@ -10,8 +10,10 @@ export const who = (c: Caller) => `${c.username}${c.via ? ` (via ${c.via.usernam
 /**
  * Authorisation beneath every door (HTTP API, CLI, MCP, and through them Backstage and Port):
  * each read and write is checked as the caller with a SubjectAccessReview, so Kubernetes RBAC is the
- * only policy. Writes are then also sent to the apiserver as the caller (impersonation), where RBAC
- * and the admission policy decide again, so this layer can refuse early but never allow more.
+ * only policy. A write is then made with the controller's own identity, recording the caller: this
+ * layer checks every verb kubectl would need for it (the controller impersonates nobody, which
+ * would make its ServiceAccount system:masters by proxy), and admission accepts a recorded actor
+ * other than the writer only from the controller.
  */
 export class Access {
   constructor(private readonly authorizer: Pick<Authorizer, 'check'>) {}

@@ -1,4 +1,3 @@
-import type { Caller } from '../auth/identity.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { Access } from './access.js';
@@ -6,7 +5,12 @@ import type { Access } from './access.js';
 /** What the API functions need; shared by the HTTP server, the CLI and the MCP server. */
 export interface ApiContext {
   cache: CacheView;
-  /** Control-cluster client (where the kpromo CRs live), as the controller itself. */
+  /**
+   * Control-cluster client (where the kpromo CRs live), as the controller itself: writes for a
+   * remote caller are made with it once `access` has authorised them as that caller (the controller
+   * holds no impersonation right); the admission policy accepts the actor it records only from the
+   * controller. For the local CLI it is the user's own kubeconfig identity.
+   */
   control: KubeRest;
   /** Authorisation of every read and write as the caller. */
   access: Access;
@@ -20,14 +24,6 @@ export interface ApiContext {
     repository: string,
     tag: string,
   ): Promise<string | undefined>;
-}
-
-/**
- * The control-cluster client that writes as `caller`: impersonating remote callers so the apiserver's
- * RBAC and admission see them; the local CLI user already is the kubeconfig identity.
- */
-export function controlAs(ctx: Pick<ApiContext, 'control'>, caller: Caller): KubeRest {
-  return caller.source === 'local' ? ctx.control : ctx.control.as(caller);
 }
 
 /** An API error with an HTTP-ish status, so every front end can map it the same way. */

@@ -32,7 +32,7 @@ import { registryEndpoint } from '../reconcile/plan/credentials.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
 import { who } from './access.js';
-import { type ApiContext, ApiError, controlAs } from './context.js';
+import { type ApiContext, ApiError } from './context.js';
 import { ImageLabelCache, type LabelReader } from './imageLabelCache.js';
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
@@ -308,10 +308,15 @@ function writeError(e: unknown, what: string): never {
   throw e;
 }
 
-async function createObject(ctx: ApiContext, caller: Caller, plan: PromotionPlan): Promise<PromotionPlan> {
+/**
+ * Writes a plan the caller was authorised to create (`access`, as the caller) with the controller's
+ * own client: spec.requestedBy and approvals name the authenticated caller, and admission accepts
+ * an actor other than the writer only from the controller (verb automate).
+ */
+async function createObject(ctx: ApiContext, plan: PromotionPlan): Promise<PromotionPlan> {
   const ref = `PromotionPlan ${plan.metadata.namespace}/${plan.metadata.name}`;
   try {
-    return await controlAs(ctx, caller).create<PromotionPlan>(
+    return await ctx.control.create<PromotionPlan>(
       resourcePath(KPROMO_TYPES.PromotionPlan, plan.metadata.namespace),
       plan,
     );
@@ -322,8 +327,9 @@ async function createObject(ctx: ApiContext, caller: Caller, plan: PromotionPlan
 }
 
 /**
- * Computes candidates from the cache and creates a PromotionPlan as the caller (recorded in
- * spec.requestedBy); returns at once (the controller promotes once the plan's policy is met).
+ * Computes candidates from the cache and creates a PromotionPlan for the caller (recorded in
+ * spec.requestedBy) once RBAC lets them create plans there; returns at once (the controller
+ * promotes once the plan's policy is met).
  */
 export async function createPlan(
   ctx: ApiContext,
@@ -352,7 +358,7 @@ export async function createPlan(
       ...(req.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };
-  return { plan: await createObject(ctx, caller, plan), ...skippedSummaryOf(d) };
+  return { plan: await createObject(ctx, plan), ...skippedSummaryOf(d) };
 }
 
 async function readPlan(
@@ -411,9 +417,11 @@ export function stalePlanMessage(ref: string, shown: string, current: string | u
 }
 
 /**
- * Adds the caller's approval to a plan, written as the caller so admission checks the same rules
- * as for kubectl. Approving twice, or a plan whose policy is already met, is a 409 so nobody
- * believes they started a second run.
+ * Adds the caller's approval to a plan after the checks admission makes for kubectl, as the caller:
+ * RBAC `patch` on the plan and the release verb (approve, or rollback) for its target environment,
+ * override-freeze when asked; the entry names the caller and their authenticated groups and the uid
+ * they reviewed. Approving twice, or a plan whose policy is already met, is a 409 so nobody believes
+ * they started a second run.
  */
 export async function approvePlan(
   ctx: ApiContext,
@@ -430,6 +438,8 @@ export async function approvePlan(
     if (opts.uid && opts.uid !== p.metadata.uid)
       throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
     const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
+    // kubectl needs patch on the plan to add an approval; so does every other door.
+    await ctx.access.require(caller, { verb: 'patch', resource: 'promotionplans', namespace, name });
     await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
     if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
     const approvals = p.spec.approvals ?? [];
@@ -455,10 +465,7 @@ export async function approvePlan(
         // schema's append-only rule refuses (422): we re-read then.
         [{ op: 'add', path: '/spec/approvals', value: [entry] }];
     try {
-      return await controlAs(ctx, caller).jsonPatch<PromotionPlan>(
-        resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name),
-        ops,
-      );
+      return await ctx.control.jsonPatch<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name), ops);
     } catch (e) {
       // Admission's refusal of our planUID: the plan was replaced between our read and our write.
       if (e instanceof KubeError && /must name the plan it approves/.test(e.message))
@@ -505,5 +512,5 @@ export async function rollbackPlan(
       ...(opts.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };
-  return createObject(ctx, caller, plan);
+  return createObject(ctx, plan);
 }

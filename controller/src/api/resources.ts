@@ -3,24 +3,35 @@ import type { Caller } from '../auth/identity.js';
 import { resourcePath } from '../kube/paths.js';
 import { KubeError } from '../kube/rest.js';
 import { who } from './access.js';
-import { type ApiContext, ApiError, controlAs } from './context.js';
+import { type ApiContext, ApiError } from './context.js';
 
 /**
- * Kinds this route never writes, whatever `resourceKinds` says: a PromotionPlan's spec carries
- * approvals (identity claims) and goes through the plan routes, which record the caller themselves.
+ * Groups this route never writes, whatever `resourceKinds` says. It writes with the controller's
+ * own identity once RBAC allowed the caller, so admission sees the controller, not the caller:
+ * kpromo's own kinds (approvals, governed policy) are judged by admission as their writer and go
+ * through the plan routes or kubectl; Kubernetes' own kinds (core, *.k8s.io: RBAC, admission,
+ * Secrets) must never be written with the controller's identity.
  */
-const NEVER = new Set(['promotionplans.promotions.kpromo.dev']);
+function neverWritten(group: string): string | undefined {
+  if (group === 'promotions.kpromo.dev')
+    return 'kpromo kinds are judged by admission as their writer: use the plan routes, or kubectl as yourself';
+  if (group === '' || group === 'k8s.io' || group.endsWith('.k8s.io'))
+    return 'Kubernetes built-in kinds are never written with the controller identity';
+  return undefined;
+}
 
 /** The RBAC verb each operation needs (an update is a JSON merge patch of `spec`). */
 export const RESOURCE_VERBS = { create: 'create', update: 'patch', delete: 'delete' } as const;
 
 /**
  * Why `<plural>.<group>` may not be written through this route, or undefined when it may: it must be
- * listed in the controller's `resourceKinds` (exactly; no wildcards) and not be one of {@link NEVER}.
+ * listed in the controller's `resourceKinds` (exactly; no wildcards) and not be in a group that is
+ * never written ({@link neverWritten}).
  */
 export function resourceKindRefusal(open: readonly string[], group: string, plural: string): string | undefined {
   const id = `${plural}.${group}`;
-  if (NEVER.has(id)) return `${id} cannot be written through resource actions: use the plan routes`;
+  const never = neverWritten(group);
+  if (never) return `${id} cannot be written through resource actions: ${never}`;
   if (!open.includes(id))
     return `${id} is not open to resource actions (controller resourceKinds: ${open.join(', ') || 'none'})`;
   return undefined;
@@ -57,11 +68,11 @@ function writeError(e: unknown, what: string): never {
 }
 
 /**
- * Creates, merges `spec` into, or deletes one custom resource as the caller. The kind must be open
- * (`resourceKinds`), the caller must hold the verb on that resource in that namespace
- * (SubjectAccessReview as the caller), and the write itself impersonates the caller, so the
- * apiserver's RBAC and admission decide again. Only `spec` comes from the request; apiVersion and
- * kind come from discovery and metadata is just name and namespace.
+ * Creates, merges `spec` into, or deletes one custom resource for the caller. The kind must be open
+ * (`resourceKinds`), the caller must hold the verb on that resource in that namespace and name
+ * (SubjectAccessReview as the caller); the write is then the controller's own (the chart grants it
+ * exactly the opened kinds), never an impersonation. Only `spec` comes from the request; apiVersion
+ * and kind come from discovery and metadata is just name and namespace.
  */
 export async function applyResource(
   ctx: ApiContext,
@@ -84,7 +95,7 @@ export async function applyResource(
   const apiVersion = `${group}/${version}`;
   const type = { group, version, plural, kind };
   const ref = `${kind} ${namespace}/${name}`;
-  const client = controlAs(ctx, caller);
+  const client = ctx.control;
   type Written = { metadata?: { uid?: string; resourceVersion?: string } } | undefined;
   let out: Written;
   try {

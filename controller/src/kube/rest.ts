@@ -51,8 +51,9 @@ export class KubeRest {
   ) {}
 
   /**
-   * The same client acting as `user`: the apiserver authorises and admits each request as that user
-   * (the controller's own identity needs `impersonate` on users, groups and serviceaccounts).
+   * The same client acting as `user` (`kubectl --as`): the apiserver authorises and admits each
+   * request as that user. For tools and tests holding an admin kubeconfig; the controller never
+   * impersonates (its ServiceAccount holds no `impersonate` right).
    */
   as(user: { username: string; groups: readonly string[] }): KubeRest {
     return new KubeRest(this.kc, this.clusterName, { username: user.username, groups: [...user.groups] }, this.limiter);

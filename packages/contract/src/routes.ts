@@ -193,7 +193,7 @@ export const CONTROLLER_API: ApiDescription = {
   description:
     'The JSON API of the kpromo controller. Every route needs a bearer token (static token or a Kubernetes ' +
     'ServiceAccount token with audience kpromo); each call is authorised as the caller with Kubernetes RBAC ' +
-    '(SubjectAccessReview) and writes go to the apiserver impersonating the caller.',
+    '(SubjectAccessReview); writes are made by the controller once RBAC allowed the caller, recording the caller.',
   basePath: '/api/v1',
   routes: CONTROLLER_ROUTES,
   error: ErrorBody,

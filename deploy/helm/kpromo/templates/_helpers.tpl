@@ -163,10 +163,11 @@ app.kubernetes.io/component: exporter
   resources: [applications, environments, promotionflows, notifications]
   verbs: [get, list, watch]
 - apiGroups: [promotions.kpromo.dev]
-  # create: automatic plans of stages with approval: auto (plans people ask for are created as them,
-  # through impersonation); automate: label its own plans for automatic stages.
+  # create/patch: automatic plans, and the plans and approvals of people RBAC allowed (checked as them
+  # with SubjectAccessReview); automate: label automatic plans, write status, record another user
+  # as requester or approver (admission accepts that only from automate holders). No impersonation.
   resources: [promotionplans]
-  verbs: [get, list, watch, create, automate]
+  verbs: [get, list, watch, create, patch, automate]
 - apiGroups: [promotions.kpromo.dev]
   resources: [promotionplans/status, applications/status, promotionflows/status, environments/status, notifications/status]
   verbs: [get, update, patch]
@@ -182,4 +183,23 @@ app.kubernetes.io/component: exporter
   # Release history log (controller/src/history): ConfigMaps labelled promotions.kpromo.dev/history, one per environment and month.
   resources: [configmaps]
   verbs: [get, list, create, update, delete]
+{{- end -}}
+
+{{- /*
+Rules for config.resourceKinds ("<plural>.<group>"): resource actions write exactly those kinds for
+callers RBAC allowed, with the controller's identity. kpromo's own kinds and Kubernetes built-ins are
+refused here as the controller refuses them (admission must judge their writer).
+*/ -}}
+{{- define "kpromo.resourceKindRules" -}}
+{{- range $k := .Values.config.resourceKinds | uniq }}
+{{- $parts := regexSplit "\\." $k 2 }}
+{{- $group := index $parts 1 }}
+{{- if or (eq $group "promotions.kpromo.dev") (eq $group "k8s.io") (hasSuffix ".k8s.io" $group) }}
+{{- fail (printf "config.resourceKinds: %s cannot be opened to resource actions (kpromo kinds and Kubernetes built-ins are written by people as themselves, never with the controller identity)" $k) }}
+{{- end }}
+- apiGroups: [{{ $group | quote }}]
+  # config.resourceKinds: written for callers RBAC allowed (resource actions).
+  resources: [{{ index $parts 0 | quote }}]
+  verbs: [create, patch, delete]
+{{- end }}
 {{- end -}}
