@@ -273,4 +273,45 @@ describe('the controller with only its ServiceAccount’s rights', () => {
       expect(await deploymentImage(stable, APPS_NS, app)).toContain(devDigest[app]);
     }
   });
+
+  it('the release history it wrote cannot be rewritten by someone who may write ConfigMaps (kpromo-history-writers)', async () => {
+    const cms = await waitFor('history ConfigMap written by the controller', async () => {
+      const l = await dev.get<{ items: Array<{ metadata: { name: string } }> }>(
+        `/api/v1/namespaces/${NS}/configmaps?labelSelector=${encodeURIComponent('promotions.kpromo.dev/history')}`,
+      );
+      return l.items.length > 0 && l.items;
+    });
+    await grantRole(
+      dev,
+      NS,
+      'cm-editor',
+      [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] }],
+      [mallory],
+    );
+    const asMallory = dev.as({ username: mallory.username, groups: mallory.groups ?? [] });
+    const cmPath = `/api/v1/namespaces/${NS}/configmaps`;
+    const name = cms[0].metadata.name;
+    for (const attempt of [
+      asMallory.mergePatch(`${cmPath}/${name}`, { data: { forged: 'true' } }),
+      asMallory.mergePatch(`${cmPath}/${name}`, { metadata: { labels: { 'promotions.kpromo.dev/history': null } } }),
+      asMallory.delete(`${cmPath}/${name}`),
+      asMallory.create(cmPath, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'history-forged', namespace: NS, labels: { 'promotions.kpromo.dev/history': 'stable' } },
+        data: {},
+      }),
+    ]) {
+      const refused = await rejection(attempt);
+      expect(refused.status).toBe(403);
+      expect(refused.message).toMatch(/only the kpromo controller writes release history/);
+    }
+    // Her other ConfigMaps are hers to write.
+    await asMallory.create(cmPath, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'unrelated', namespace: NS },
+      data: { a: 'b' },
+    });
+  });
 });
