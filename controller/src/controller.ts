@@ -9,7 +9,8 @@ import { EventRecorder } from './kube/events.js';
 import { LiveCache, targetKey } from './kube/liveCache.js';
 import { NamespaceShard } from './kube/namespaceShard.js';
 import { resourcePath, SECRET } from './kube/paths.js';
-import { FencedError, LeaderElector } from './leader/leaderElection.js';
+import type { KubeRest } from './kube/rest.js';
+import { FencedError, LeaderElector, leaderElectionClient } from './leader/leaderElection.js';
 import { metrics } from './observability/metrics.js';
 import { withSpan } from './observability/tracing.js';
 import { runWorkers, WorkQueue } from './queue/workQueue.js';
@@ -52,6 +53,8 @@ export interface ControllerOptions {
   log: Logger;
   maxAttempts?: number;
   shutdownGraceMs?: number;
+  /** The client SubjectAccessReviews go through (runtime.ts: its own, auth.reviewClient); default the control client. */
+  reviewClient?: KubeRest;
 }
 
 /**
@@ -137,7 +140,7 @@ export class Controller {
       deliveryMethods: extensions.deliveryMethods,
       workloadKinds: extensions.workloadKinds,
     };
-    this.authorizer = new Authorizer(control);
+    this.authorizer = new Authorizer(o.reviewClient ?? control);
     this.api = {
       cache: this.cache,
       control,
@@ -147,7 +150,8 @@ export class Controller {
       resourceKinds: o.resourceKinds ?? [],
     };
     if (o.leaderElection.enabled) {
-      this.elector = new LeaderElector(control, {
+      // Its own client and rate limit: renewals never wait behind other requests (issue 31).
+      this.elector = new LeaderElector(leaderElectionClient(control), {
         ...o.leaderElection,
         log: o.log,
         onStartedLeading: (signal) => {

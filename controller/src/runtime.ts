@@ -1,16 +1,20 @@
 import type { Server } from 'node:http';
+import { FLOOD_DEFAULTS } from './auth/config.js';
 import { httpAuthFrom } from './auth/httpAuth.js';
 import type { Config } from './config.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { commitImageChange } from './delivery/gitCommit.js';
 import { createHistoryRecorder } from './history/wiring.js';
 import { ClusterClients } from './kube/clusters.js';
+import { ClientRateLimiter } from './kube/rateLimit.js';
+import { KubeRest } from './kube/rest.js';
 import { type McpHttp, startMcpHttp } from './mcp/http.js';
 import { Egress, registerOwnListener, setDefaultEgress } from './net/guardedFetch.js';
 import { NotificationProviders } from './notify/registry.js';
 import { createNotifier } from './notify/wiring.js';
 import { LivenessMonitor } from './observability/liveness.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { metrics } from './observability/metrics.js';
 import { initTracing, shutdownTracing } from './observability/tracing.js';
 import { copyImage, resolveDigest } from './oci/copyImage.js';
 import { type ControllerPlugin, loadPlugins } from './reconcile/plugins.js';
@@ -49,6 +53,21 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
   // egress: one SSRF guard for webhooks and (as process default) health checks; own listeners are registered below.
   const egress = new Egress({ allowedCidrs: cfg.egress.allowedCidrs });
   const egressCleanup = [setDefaultEgress(egress)];
+  // TokenReviews and SubjectAccessReviews (what callers, and strangers, cause) go through their own
+  // client and rate limit (auth.reviewClient); Lease renewals have theirs (leaderElectionClient).
+  const reviewName = `${clients.control.clusterName}/reviews`;
+  const reviews = new KubeRest(
+    clients.control.kc,
+    clients.control.clusterName,
+    undefined,
+    new ClientRateLimiter({
+      ...(cfg.auth.reviewClient ?? FLOOD_DEFAULTS.reviewClient),
+      onWaited: (ms, priority) => {
+        metrics.kubeClientThrottled.inc({ cluster: reviewName, priority });
+        metrics.kubeClientThrottleSeconds.inc({ cluster: reviewName, priority }, ms / 1000);
+      },
+    }),
+  );
   const base: ControllerOptions = {
     clients,
     namespaces: cfg.namespaces,
@@ -68,6 +87,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     log,
     maxAttempts: cfg.maxAttempts,
     shutdownGraceMs: cfg.shutdownGraceSeconds * 1000,
+    reviewClient: reviews,
   };
   const controller = new Controller(opts.customize ? opts.customize(base) : base);
   const webhooks = createNotifier({
@@ -81,7 +101,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
   const history = createHistoryRecorder({ cache: controller.cache, control: clients.control, log });
   notifications = new NotificationProviders([webhooks, history, ...extensions.notificationProviders], log);
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
-  const auth = httpAuthFrom(clients.control, cfg.auth, controller.authorizer, { egress, log });
+  const auth = httpAuthFrom(reviews, cfg.auth, controller.authorizer, { egress, log });
   const liveness = new LivenessMonitor({
     informerErrors: () => controller.cache.health().errors,
     leaderStale: () => controller.leaderStale(),
@@ -128,6 +148,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     mcp,
     async stop() {
       await mcp?.close();
+      auth.refusals?.close();
       liveness.stop();
       await controller.stop();
       history.close();

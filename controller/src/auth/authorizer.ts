@@ -1,4 +1,5 @@
 import type { KubeRest } from '../kube/rest.js';
+import { metrics } from '../observability/metrics.js';
 import type { Caller } from './identity.js';
 
 export interface AccessRequest {
@@ -16,7 +17,22 @@ export interface UrlAccessRequest {
   path: string;
 }
 
-/** Kubernetes RBAC decides: SubjectAccessReview as the caller (SelfSubjectAccessReview for the local user). */
+/** `extra` with its keys in order, so the same identity always has the same cache key. */
+const canonicalExtra = (extra: Caller['extra']) =>
+  extra
+    ? Object.keys(extra)
+        .sort()
+        .map((k) => [k, extra[k]])
+    : null;
+
+const MAX_CACHED = 10_000;
+
+/**
+ * Kubernetes RBAC decides: SubjectAccessReview as the caller (SelfSubjectAccessReview for the local
+ * user), with the whole identity (user, groups, uid, extra) — and decisions are cached by all of it:
+ * a scoped token (extra) never reuses the decision made for the same user without the scope.
+ * `control` should be the client for reviews (runtime.ts), not the one of Lease renewals.
+ */
 export class Authorizer {
   private readonly cache = new Map<string, { allowed: boolean; reason: string; until: number }>();
   constructor(
@@ -37,32 +53,48 @@ export class Authorizer {
               ...(a.name ? { name: a.name } : {}),
             },
           };
-    const key = JSON.stringify([caller.source, caller.username, caller.groups, caller.uid, attributes]);
+    const key = JSON.stringify([
+      caller.source,
+      caller.username,
+      caller.groups,
+      caller.uid ?? null,
+      canonicalExtra(caller.extra),
+      attributes,
+    ]);
     const hit = this.cache.get(key);
-    if (hit && hit.until > Date.now()) return hit;
-    const r =
-      caller.source === 'local'
-        ? await this.control.create<{ status?: { allowed?: boolean; reason?: string } }>(
-            '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-            { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: attributes },
-          )
-        : await this.control.create<{ status?: { allowed?: boolean; reason?: string } }>(
-            '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-            {
-              apiVersion: 'authorization.k8s.io/v1',
-              kind: 'SubjectAccessReview',
-              spec: {
-                ...attributes,
-                user: caller.username,
-                groups: caller.groups,
-                ...(caller.uid ? { uid: caller.uid } : {}),
-                ...(caller.extra ? { extra: caller.extra } : {}),
-              },
-            },
-          );
+    if (hit && hit.until > Date.now()) return { allowed: hit.allowed, reason: hit.reason };
+    const r = await this.review(caller, attributes).catch((e: unknown) => {
+      metrics.subjectAccessReviews.inc({ result: 'error' });
+      throw e;
+    });
     const res = { allowed: r.status?.allowed === true, reason: r.status?.reason ?? '' };
-    if (this.cache.size > 10_000) this.cache.clear();
+    metrics.subjectAccessReviews.inc({ result: res.allowed ? 'allowed' : 'denied' });
+    this.cache.delete(key);
+    // Bounded: the oldest entry goes (Map order is insertion order).
+    if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, { ...res, until: Date.now() + this.cacheMs });
     return res;
+  }
+
+  private review(caller: Caller, attributes: object) {
+    return caller.source === 'local'
+      ? this.control.create<{ status?: { allowed?: boolean; reason?: string } }>(
+          '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+          { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: attributes },
+        )
+      : this.control.create<{ status?: { allowed?: boolean; reason?: string } }>(
+          '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+          {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: {
+              ...attributes,
+              user: caller.username,
+              groups: caller.groups,
+              ...(caller.uid ? { uid: caller.uid } : {}),
+              ...(caller.extra ? { extra: caller.extra } : {}),
+            },
+          },
+        );
   }
 }

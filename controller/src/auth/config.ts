@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const httpsUrl = (what: string) =>
   z
@@ -50,7 +51,15 @@ export const JwtAuthenticatorSchema = z
           .strict(),
         /** A string or list-of-strings claim; absent: the caller has no groups but system:authenticated. */
         groups: z
-          .object({ claim: z.string().min(1), prefix: Prefix.default('') })
+          .object({
+            claim: z.string().min(1),
+            /**
+             * Put before every group. Default `{issuer.url}#` (like the username's), so an issuer's
+             * `admins` never becomes a Kubernetes group `admins` that RBAC binds for someone else;
+             * `""` (no prefix) must be written out, as kube's AuthenticationConfiguration requires.
+             */
+            prefix: Prefix.optional(),
+          })
           .strict()
           .optional(),
       })
@@ -89,8 +98,68 @@ export const AuthConfigSchema = z
     tokenAudiences: z.array(z.string().min(1)).min(1, 'at least one audience (never any token)').default(['kpromo']),
     /** Serve /metrics without authentication (for scrapers that cannot send a token). */
     anonymousMetrics: bool.default(false),
+    /**
+     * Per client address (IPv6: its /64), a token bucket for requests whose bearer token is not
+     * already known to be valid (none, unknown, refused): beyond it 429 with Retry-After, before any
+     * work. Known tokens (static, or valid within the cache) never count. qps 0: off.
+     */
+    perSource: z
+      .object({ qps: intFrom(0, 100_000).default(10), burst: intFrom(1, 100_000).default(40) })
+      .strict()
+      .optional(),
+    /**
+     * The budget of TokenReviews (unknown tokens): at most maxInFlight at once, maxQueued waiting
+     * at most maxWaitMs for a slot; beyond, 503 with Retry-After at once.
+     */
+    tokenReviews: z
+      .object({
+        maxInFlight: intFrom(1, 1_000).default(4),
+        maxQueued: intFrom(0, 100_000).default(32),
+        maxWaitMs: intFrom(0, 60_000).default(2_000),
+      })
+      .strict()
+      .optional(),
+    /**
+     * TokenReviews and SubjectAccessReviews go through their own client with this client-side rate
+     * limit, never the one Lease renewals and promotion steps use (kubeClient). qps 0: off.
+     */
+    reviewClient: z
+      .object({ qps: intFrom(0, 10_000).default(50), burst: intFrom(1, 10_000).default(100) })
+      .strict()
+      .optional(),
+    /**
+     * Valid tokens are remembered for ttlSeconds (TokenReview answers; JWTs at most until `exp`);
+     * refused ones, keyed by their sha256, for refusedTtlSeconds; each at most `size` entries.
+     */
+    tokenCache: z
+      .object({
+        ttlSeconds: intFrom(0, 3_600).default(30),
+        refusedTtlSeconds: intFrom(0, 3_600).default(10),
+        size: intFrom(0, 1_000_000).default(10_000),
+      })
+      .strict()
+      .optional(),
+    /** Refused requests are logged: the first `lines` per interval, then one summary line per interval. */
+    refusalLog: z
+      .object({ lines: intFrom(0, 10_000).default(10), intervalSeconds: intFrom(1, 3_600).default(10) })
+      .strict()
+      .optional(),
   })
   .strict();
 
 export type AuthConfig = z.infer<typeof AuthConfigSchema>;
+
+/**
+ * Defaults of the flood budgets (perSource, tokenReviews, reviewClient, tokenCache, refusalLog):
+ * applied where they are used, so that an `auth:` section without them stays as written.
+ */
+export const FLOOD_DEFAULTS = {
+  perSource: { qps: 10, burst: 40 },
+  tokenReviews: { maxInFlight: 4, maxQueued: 32, maxWaitMs: 2_000 },
+  reviewClient: { qps: 50, burst: 100 },
+  tokenCache: { ttlSeconds: 30, refusedTtlSeconds: 10, size: 10_000 },
+  refusalLog: { lines: 10, intervalSeconds: 10 },
+} as const satisfies Required<
+  Pick<AuthConfig, 'perSource' | 'tokenReviews' | 'reviewClient' | 'tokenCache' | 'refusalLog'>
+>;
 export const AUTH_DEFAULTS: AuthConfig = AuthConfigSchema.parse({});

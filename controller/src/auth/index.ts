@@ -4,6 +4,7 @@ export {
   AUTH_DEFAULTS,
   type AuthConfig,
   AuthConfigSchema,
+  FLOOD_DEFAULTS,
   type JwtAuthenticatorConfig,
   JwtAuthenticatorSchema,
 } from './config.js';

@@ -34,6 +34,22 @@ describe('usernamePrefix (kube --oidc-username-prefix defaults)', () => {
 });
 
 describe('callerFromClaims', () => {
+  // Attack (issue 31): an issuer's users choose their groups (self-service groups, a compromised
+  // IdP). Mapped without a prefix, a token saying `groups: [release-managers]` is the Kubernetes
+  // group release-managers, which RBAC binds to approve into prod for other people.
+  it('prefixes groups with the issuer by default: an issuer cannot mint a Kubernetes group', () => {
+    const noGroupsPrefix = cfg({
+      claimMappings: { username: { claim: 'sub', prefix: 'oidc:' }, groups: { claim: 'groups' } },
+    });
+    const v = callerFromClaims(noGroupsPrefix, { sub: 'mallory', groups: ['release-managers'] });
+    expect(v.ok && v.caller.groups).toEqual([`${ISS}#release-managers`, 'system:authenticated']);
+    expect(v.ok && v.caller.groups).not.toContain('release-managers');
+    // No prefix is possible, but only written out.
+    const explicit = cfg({ claimMappings: { username: { claim: 'sub' }, groups: { claim: 'groups', prefix: '' } } });
+    const e = callerFromClaims(explicit, { sub: 'a', groups: ['release-managers'] });
+    expect(e.ok && e.caller.groups).toEqual(['release-managers', 'system:authenticated']);
+  });
+
   it('maps username and groups with their prefixes and adds system:authenticated', () => {
     expect(callerFromClaims(cfg(), { sub: 'alice', groups: ['dev', 'ops'] })).toEqual({
       ok: true,
@@ -57,7 +73,9 @@ describe('callerFromClaims', () => {
       reason: /reserved system: prefix/,
     });
     expect(callerFromClaims(noPrefix, { sub: 'system:masters' }).ok).toBe(false);
-    const plainGroups = cfg({ claimMappings: { username: { claim: 'sub', prefix: 'u:' }, groups: { claim: 'g' } } });
+    const plainGroups = cfg({
+      claimMappings: { username: { claim: 'sub', prefix: 'u:' }, groups: { claim: 'g', prefix: '' } },
+    });
     expect(callerFromClaims(plainGroups, { sub: 'a', g: ['dev', 'system:masters'] })).toMatchObject({
       ok: false,
       reason: /group system:masters would use the reserved/,

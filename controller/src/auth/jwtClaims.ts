@@ -31,6 +31,14 @@ export function usernamePrefix(cfg: JwtAuthenticatorConfig): string {
   return u.prefix ?? (u.claim === 'email' ? '' : `${cfg.issuer.url}#`);
 }
 
+/**
+ * Put before each group: the configured prefix, else `{issuer}#` like the username's. Never empty by
+ * default: an issuer's `admins` must not become the Kubernetes group `admins`, bound for others.
+ */
+export function groupsPrefix(cfg: JwtAuthenticatorConfig): string {
+  return cfg.claimMappings.groups?.prefix ?? `${cfg.issuer.url}#`;
+}
+
 export type ClaimsVerdict = { ok: true; caller: Caller } | { ok: false; reason: string };
 
 const isReserved = (name: string) => name.startsWith('system:');
@@ -59,7 +67,8 @@ export function callerFromClaims(cfg: JwtAuthenticatorConfig, claims: Record<str
     const list = typeof groupClaim === 'string' ? [groupClaim] : groupClaim;
     if (!Array.isArray(list) || list.some((g) => typeof g !== 'string'))
       return { ok: false, reason: `groups claim ${gm.claim} is neither a string nor a list of strings` };
-    groups = (list as string[]).filter(Boolean).map((g) => `${gm.prefix}${g}`);
+    const prefix = groupsPrefix(cfg);
+    groups = (list as string[]).filter(Boolean).map((g) => `${prefix}${g}`);
     const reserved = groups.find(isReserved);
     if (reserved)
       return { ok: false, reason: `group ${reserved} would use the reserved system: prefix; set a groups prefix` };

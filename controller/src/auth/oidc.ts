@@ -25,7 +25,9 @@ export class IssuerUnavailable extends Error {
   }
 }
 
-export type JwtOutcome = { ok: true; caller: Caller } | { ok: false; unavailable?: IssuerUnavailable; reason: string };
+export type JwtOutcome =
+  | { ok: true; caller: Caller /** ms since the epoch: the token's exp. */; expiresAt?: number }
+  | { ok: false; unavailable?: IssuerUnavailable; reason: string };
 
 const isGenericJose = (e: unknown) => e instanceof errors.JOSEError && e.code === 'ERR_JOSE_GENERIC';
 
@@ -149,7 +151,8 @@ class TrustedIssuer {
       return { ok: false, reason: e instanceof errors.JOSEError ? `${e.code}: ${e.message}` : (e as Error).message };
     }
     const v = callerFromClaims(this.cfg, payload as Record<string, unknown>);
-    return v.ok ? v : { ok: false, reason: v.reason };
+    if (!v.ok) return { ok: false, reason: v.reason };
+    return typeof payload.exp === 'number' ? { ...v, expiresAt: payload.exp * 1000 } : v;
   }
 }
 

@@ -1,5 +1,17 @@
 import { LEASE, resourcePath } from '../kube/paths.js';
-import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
+import { ClientRateLimiter } from '../kube/rateLimit.js';
+import { isConflict, isNotFound, KubeRest } from '../kube/rest.js';
+import { metrics } from '../observability/metrics.js';
+
+/**
+ * Leader election's own client of the control cluster: its own connection pool and its own
+ * client-side rate limit, so a renewal never waits behind promotion steps, status writes or (what a
+ * stranger can cause) token reviews. Two requests per renew interval; the limit only stops a bug
+ * from hammering the apiserver.
+ */
+export function leaderElectionClient(control: KubeRest): KubeRest {
+  return new KubeRest(control.kc, control.clusterName, undefined, new ClientRateLimiter({ qps: 20, burst: 40 }));
+}
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -157,9 +169,12 @@ export class LeaderElector {
       // The renewTime we write is about now; count the deadline from before the request, so a slow
       // renew cannot stretch our belief past what other replicas see.
       const t0 = performance.now();
+      const lease = `${this.opts.namespace}/${this.opts.name}`;
       try {
         ok = await this.tryAcquireOrRenew();
+        metrics.leaseRenewals.inc({ lease, result: ok ? 'ok' : 'other' });
       } catch (e) {
+        metrics.leaseRenewals.inc({ lease, result: 'failed' });
         // Transient apiserver trouble: keep leading until the lease could have expired.
         this.opts.log?.warn(
           { err: String(e), lease: `${this.opts.namespace}/${this.opts.name}` },
@@ -171,6 +186,7 @@ export class LeaderElector {
         this.lastRenew = t0;
         if (!this.leading) {
           this.leading = true;
+          metrics.leaseRenewals.inc({ lease, result: 'started' });
           this.leaderAbort = new AbortController();
           this.opts.log?.info({ identity: this.opts.identity }, 'became leader');
           this.opts.onStartedLeading?.(this.leaderAbort.signal);
@@ -188,6 +204,7 @@ export class LeaderElector {
   private stepDown(why: string) {
     if (!this.leading) return;
     this.leading = false;
+    metrics.leaseRenewals.inc({ lease: `${this.opts.namespace}/${this.opts.name}`, result: 'stopped' });
     this.leaderAbort?.abort(new Error(why));
     this.opts.log?.warn({ identity: this.opts.identity, why }, 'stopped leading');
     this.opts.onStoppedLeading?.();

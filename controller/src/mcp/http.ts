@@ -13,9 +13,10 @@ import {
 } from '@modelcontextprotocol/server';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { ApiContext } from '../api/context.js';
-import { authenticateHttp, bearerChallenge, type HttpAuthDeps, HttpAuthFailure } from '../auth/httpAuth.js';
+import { authenticateHttp, floodGate, type HttpAuthDeps, HttpAuthFailure, refusalHeaders } from '../auth/httpAuth.js';
 import type { Caller } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
+import { SampledLog } from '../observability/sampledLog.js';
 import type { McpConfig } from './config.js';
 import { SessionEventStore } from './eventStore.js';
 import { changeFeed } from './feed.js';
@@ -203,7 +204,25 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
   // 2. OAuth protected-resource metadata (RFC 9728), when authorization servers are configured.
   if (oauthEnabled(cfg)) app.all(metadataPaths(cfg), serveMetadata(cfg));
 
-  // 3. The body, so that every error answer can carry the request id.
+  // 3. The body, so that every error answer can carry the request id — but not for an address that
+  //    already sent too many unknown tokens: 429 before reading anything (the JSON-RPC id is null).
+  const refusals =
+    deps.auth.refusals ?? new SampledLog(log, { lines: 10, intervalMs: 10_000, what: 'requests refused' });
+  const refuse = (req: AuthedRequest, res: Response, e: HttpAuthFailure) => {
+    res.set(refusalHeaders(e, 'kpromo-mcp', !!req.headers.authorization));
+    if (e.status === 401)
+      res.setHeader(
+        'WWW-Authenticate',
+        `${res.getHeader('WWW-Authenticate')}${challengeSuffix(cfg, req.headers.host)}`,
+      );
+    rpcError(res, e.status, e.message, e.status === 503 ? -32603 : -32000, idOf(req.body));
+  };
+  app.use(cfg.path, (req: AuthedRequest, res: Response, next: NextFunction) => {
+    const limited = floodGate(deps.auth, req.headers, req.socket.remoteAddress);
+    if (!limited) return next();
+    refusals.warn({ audit: true, status: 429, source: req.socket.remoteAddress, result: 'refused' }, limited.message);
+    refuse(req, res, limited);
+  });
   app.use(cfg.path, express.json({ limit: '1mb' }));
   app.use(
     cfg.path,
@@ -218,16 +237,23 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
   // 4. Bearer authentication and impersonation, shared with the JSON API.
   app.use(cfg.path, async (req: AuthedRequest, res: Response, next: NextFunction) => {
     try {
-      const caller = await authenticateHttp(deps.auth, req.headers);
+      const caller = await authenticateHttp(deps.auth, req.headers, req.socket.remoteAddress);
       req.caller = caller;
       req.auth = authInfoFor(caller);
       next();
     } catch (e) {
       if (!(e instanceof HttpAuthFailure)) return next(e);
-      if (e.status === 401)
-        res.setHeader(
-          'WWW-Authenticate',
-          `${bearerChallenge('kpromo-mcp', !!req.headers.authorization)}${challengeSuffix(cfg, req.headers.host)}`,
+      // Refusals a stranger can cause are logged sampled; those of an authenticated caller always.
+      if (!e.authenticated)
+        refusals.warn(
+          {
+            audit: true,
+            status: e.status,
+            source: req.socket.remoteAddress,
+            result: 'refused',
+            ...(e.detail ? { err: e.detail } : {}),
+          },
+          e.message,
         );
       if (e.status === 403)
         log.warn(
@@ -242,8 +268,8 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
           },
           'mcp impersonation refused',
         );
-      if (e.status === 503) log.error({ err: e.message }, 'token validation failed');
-      rpcError(res, e.status, e.message, e.status === 503 ? -32603 : -32000, idOf(req.body));
+      if (e.status === 503 && e.authenticated) log.error({ err: e.detail ?? e.message }, 'authorization failed');
+      refuse(req, res, e);
     }
   });
 

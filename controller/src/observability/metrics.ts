@@ -119,4 +119,34 @@ export const metrics = {
     labelNames: ['result'] as const,
     registers,
   }),
+  tokenReviews: new Counter({
+    name: 'kpromo_tokenreviews_total',
+    help: 'TokenReviews sent to the control cluster for bearer tokens of callers, by result (authenticated, refused, error).',
+    labelNames: ['result'] as const,
+    registers,
+  }),
+  subjectAccessReviews: new Counter({
+    name: 'kpromo_subjectaccessreviews_total',
+    help: 'SubjectAccessReviews (and SelfSubjectAccessReviews) sent to the control cluster, by result (allowed, denied, error).',
+    labelNames: ['result'] as const,
+    registers,
+  }),
+  authRefusals: new Counter({
+    name: 'kpromo_auth_refusals_total',
+    help: 'HTTP requests (API and MCP) refused before authentication succeeded, by reason: missing (no bearer token), invalid (refused token), cached (refused token, from the refusal cache), rate_limited (per-source limit: 429), busy (token review budget full: 503), unavailable (could not check: 503).',
+    labelNames: ['reason'] as const,
+    registers,
+  }),
+  tokenReviewsInFlight: new Gauge({
+    name: 'kpromo_tokenreviews_in_flight',
+    help: 'TokenReviews in flight plus those waiting for a slot of the token review budget (auth.tokenReviews).',
+    labelNames: ['state'] as const,
+    registers,
+  }),
+  leaseRenewals: new Counter({
+    name: 'kpromo_lease_renewals_total',
+    help: 'Lease acquire/renew attempts of leader election by result (ok; other: another replica holds it; failed: an error), and leadership changes of this replica (result started, stopped).',
+    labelNames: ['lease', 'result'] as const,
+    registers,
+  }),
 };

@@ -15,10 +15,11 @@ import {
   rollbackPlan,
 } from '../api/promotions.js';
 import { applyResource } from '../api/resources.js';
-import { authenticateHttp, bearerChallenge, type HttpAuthDeps, HttpAuthFailure } from '../auth/httpAuth.js';
+import { authenticateHttp, type HttpAuthDeps, HttpAuthFailure, refusalHeaders } from '../auth/httpAuth.js';
 import type { Caller } from '../auth/identity.js';
 import type { Logger } from '../observability/logger.js';
 import { metricsRegistry } from '../observability/metrics.js';
+import { SampledLog } from '../observability/sampledLog.js';
 import {
   ApplicationsQuery,
   ApproveBody,
@@ -45,6 +46,26 @@ export interface ServerDeps {
 type Authed = Request & { caller?: Caller };
 const callerOf = (req: Request): Caller => (req as Authed).caller!;
 
+/** Why /readyz says no, in a few words; what exactly goes to the log. */
+function notReadyReason(detail: Record<string, unknown>): string {
+  if (detail.synced === false) return 'caches not synced';
+  if (Array.isArray(detail.errors) && detail.errors.length) return 'informer errors';
+  return 'starting';
+}
+
+/**
+ * Logs `what` when its state changes (ready -> not ready, other problems), not on every probe: a
+ * kubelet, or anyone, polling /readyz must not write a line each time.
+ */
+function onChange(log: Logger | undefined, level: 'info' | 'warn') {
+  let last: string | undefined;
+  return (state: string, fields: object, message: string) => {
+    if (state === last) return;
+    last = state;
+    log?.[level](fields, message);
+  };
+}
+
 /**
  * HTTP front end: health, metrics and a thin JSON API over api/ (the MCP server calls the same
  * functions). Only /healthz and /readyz are anonymous; every other route needs a bearer token, and
@@ -53,25 +74,46 @@ const callerOf = (req: Request): Caller => (req as Authed).caller!;
 export function createApp(d: ServerDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // Anonymous probes answer a short state; the reasons (informer errors, shard namespaces, …) are
+  // internal and go to the log when they change.
+  const healthLog = onChange(d.log, 'warn');
   app.get('/healthz', (_req, res) => {
     const h = d.healthy();
-    res.status(h.ok ? 200 : 503).json(h);
+    healthLog(h.ok ? 'ok' : JSON.stringify(h.problems ?? []), h, h.ok ? 'healthy again' : 'unhealthy (/healthz 503)');
+    if (h.ok) return void res.json({ ok: true });
+    res.status(503).json({ ok: false, reason: 'unhealthy' });
   });
+  const readyLog = onChange(d.log, 'info');
   app.get('/readyz', (_req, res) => {
     const r = d.ready();
-    res.status(r.ready ? 200 : 503).json(r);
+    const reason = r.ready ? undefined : notReadyReason(r.detail);
+    readyLog(reason ?? 'ready', r.detail, r.ready ? 'ready' : `not ready (/readyz 503): ${reason}`);
+    if (!r.ready) return void res.status(503).json({ ready: false, reason });
+    // Only whether the caches are synced and this replica leads: no names, errors or namespaces.
+    res.json({ ready: true, detail: { synced: r.detail.synced === true, leader: r.detail.leader === true } });
   });
+  // Refusals a stranger can cause (no token, a bad one, too many) are logged sampled; refusals of an
+  // authenticated caller (impersonation) are audit lines, always written.
+  const refusals =
+    d.auth.refusals ?? new SampledLog(d.log, { lines: 10, intervalMs: 10_000, what: 'requests refused' });
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     try {
-      (req as Authed).caller = await authenticateHttp(d.auth, req.headers);
+      (req as Authed).caller = await authenticateHttp(d.auth, req.headers, req.socket.remoteAddress);
       next();
     } catch (e) {
       if (!(e instanceof HttpAuthFailure)) return next(e);
-      if (e.status === 401) res.setHeader('WWW-Authenticate', bearerChallenge('kpromo', !!req.headers.authorization));
-      d.log?.warn(
-        { audit: true, user: e.authenticated?.username, method: req.method, path: req.path, result: 'refused' },
-        e.message,
-      );
+      res.set(refusalHeaders(e, 'kpromo', !!req.headers.authorization));
+      const line = {
+        audit: true,
+        user: e.authenticated?.username,
+        method: req.method,
+        path: req.path,
+        status: e.status,
+        result: 'refused',
+        ...(e.detail ? { err: e.detail } : {}),
+      };
+      if (e.authenticated) d.log?.warn(line, e.message);
+      else refusals.warn({ ...line, source: req.socket.remoteAddress }, e.message);
       res.status(e.status).json({ error: e.message });
     }
   };
@@ -170,8 +212,18 @@ export function createApp(d: ServerDeps): express.Express {
   app.use('/api', (req, res) => {
     res.status(404).json({ error: `no such API route: ${req.method} ${req.baseUrl}${req.path}` });
   });
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    if (err instanceof ApiError) return void res.status(err.status).json({ error: err.message });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof ApiError && err.status < 500) return void res.status(err.status).json({ error: err.message });
+    if (err instanceof ApiError) {
+      // A 5xx says what could not be done in a few words (the part before the parenthesis); the
+      // detail (apiserver errors, addresses) goes to the log.
+      d.log?.warn(
+        { status: err.status, method: req.method, path: req.path, err: err.message },
+        'api request unavailable',
+      );
+      if (err.status === 503) res.setHeader('Retry-After', '5');
+      return void res.status(err.status).json({ error: `${err.message.split(' (')[0].slice(0, 200)}; retry later` });
+    }
     if ((err as { type?: string }).type === 'entity.parse.failed')
       return void res.status(400).json({ error: 'request body is not valid JSON' });
     if ((err as { type?: string }).type === 'entity.too.large')
