@@ -34,7 +34,7 @@ export const Registry = Type.Object({
       { name: Name('Secret name, in the same namespace as the Environment.') },
       {
         description:
-          'Registry credentials: a Secret of type kubernetes.io/dockerconfigjson (key .dockerconfigjson, as for imagePullSecrets, e.g. from `kubectl create secret docker-registry`). Its auths entry matching this host (exact host and port, *.-wildcard labels, longest repository path prefix) is used, with auth, username/password, identitytoken or registrytoken; entries for other hosts are never sent here, and none is sent when none matches.',
+          'Registry credentials: a Secret of type kubernetes.io/dockerconfigjson (key .dockerconfigjson, as for imagePullSecrets, e.g. from `kubectl create secret docker-registry`). Its auths entry matching this host (exact host and port, *.-wildcard labels, longest repository path prefix) is used, with auth, username/password, identitytoken or registrytoken; entries for other hosts are never sent here, and none is sent when none matches. The Secret must opt in with label promotions.kpromo.dev/credential: "true"; its auths keys name where each entry goes, and annotation promotions.kpromo.dev/destinations, when set, narrows them (for an insecure registry write http://host:port/). Otherwise the promotion fails naming what to add.',
       },
     ),
   ),
@@ -98,7 +98,7 @@ export const GitDelivery = Type.Object({
       { name: Name('Secret name, in the same namespace as the Environment.') },
       {
         description:
-          'HTTP(S) git credentials: a Secret of type kubernetes.io/basic-auth (username, password = password or token) that also names the repository URL prefix it may be sent to, in key url or annotation promotions.kpromo.dev/url (e.g. https://git.example.com/org/). Used only when repository lies under that prefix (same scheme, host, port and leading path segments); otherwise the promotion fails.',
+          'HTTP(S) git credentials: a Secret of type kubernetes.io/basic-auth (username, password = password or token) labelled promotions.kpromo.dev/credential: "true" whose annotation promotions.kpromo.dev/destinations names the repositories it may be sent to (git.example.com, or a URL prefix such as https://git.example.com/org/: same scheme, host, port and leading path segments). An older URL prefix in key url or annotation promotions.kpromo.dev/url narrows it further. Otherwise the promotion fails naming what to add.',
       },
     ),
   ),

@@ -31,6 +31,11 @@ const deliveryTuning = {
 
 const secretRef = (description: string) => Type.Object(SecretKeyRef.properties, { description });
 
+/** The rule of every Secret a Notification sends (controller/src/credentials/credentialPolicy.ts). */
+const OPT_IN =
+  ' The Secret must opt in: label promotions.kpromo.dev/credential: "true" and annotation promotions.kpromo.dev/destinations listing where it may be sent (comma-separated: host or host:port = https only, *.example.com = one more label, or an http(s) URL prefix); otherwise nothing is sent and the status says what to add.';
+const optIn = (where: string) => OPT_IN.replace('listing where it may be sent', where);
+
 /** http(s) base URL of a provider API; a token is sent there only when its Secret allows it. */
 const apiUrl = (description: string) =>
   Type.Optional(Type.String({ pattern: '^https?://[^\\s?#@]+$', maxLength: 512, description }));
@@ -38,7 +43,11 @@ const apiUrl = (description: string) =>
 export const WebhookTarget = Type.Object(
   {
     url: Type.String({ pattern: '^https?://', description: 'Receives a JSON POST per event.' }),
-    secretRef: Type.Optional(SecretKeyRef),
+    secretRef: Type.Optional(
+      secretRef(
+        `Secret key (default "secret") holding the HMAC-SHA256 key of x-kpromo-signature.${optIn('listing the webhook URLs allowed to receive its signatures')}`,
+      ),
+    ),
     headers: Type.Optional(
       StringMap(
         'Extra non-sensitive request headers. Credentials (Authorization, Cookie, X-Api-Key, names containing token, secret, key or auth) are refused here: use headersSecretRef.',
@@ -47,7 +56,9 @@ export const WebhookTarget = Type.Object(
     headersSecretRef: Type.Optional(
       Type.Object(
         { name: Name('Secret name, in the same namespace as the Notification.') },
-        { description: 'A Secret whose keys are header names and values header values (Authorization, API keys).' },
+        {
+          description: `A Secret whose keys are header names and values header values (Authorization, API keys), sent to url.${OPT_IN}`,
+        },
       ),
     ),
     ...deliveryTuning,
@@ -59,12 +70,12 @@ export const SlackTarget = Type.Object(
   {
     webhookSecretRef: Type.Optional(
       secretRef(
-        'Secret key (default "url") holding a Slack incoming-webhook URL (https://hooks.slack.com/services/...). One message per event; incoming webhooks cannot thread.',
+        `Secret key (default "url") holding a Slack incoming-webhook URL (https://hooks.slack.com/services/...). One message per event; incoming webhooks cannot thread.${optIn('listing where it may be sent (it must allow the URL it holds)')}`,
       ),
     ),
     tokenSecretRef: Type.Optional(
       secretRef(
-        'Secret key (default "token") holding a bot token (xoxb-...) with chat:write: messages go through chat.postMessage and the events of one plan are replies in its thread.',
+        `Secret key (default "token") holding a bot token (xoxb-...) with chat:write: messages go through chat.postMessage and the events of one plan are replies in its thread.${optIn('listing where it may be sent (it must allow apiURL; slack.com for the default)')}`,
       ),
     ),
     channel: Type.Optional(
@@ -76,7 +87,7 @@ export const SlackTarget = Type.Object(
       }),
     ),
     apiURL: apiUrl(
-      'Slack Web API base (default https://slack.com/api; https://slack-gov.com/api for GovSlack). The token goes to another base only when its Secret names that URL (key "url" or annotation promotions.kpromo.dev/url).',
+      'Slack Web API base (default https://slack.com/api; https://slack-gov.com/api for GovSlack). The token goes there only when annotation promotions.kpromo.dev/destinations of its Secret allows it.',
     ),
     ...deliveryTuning,
   },
@@ -102,7 +113,7 @@ export const SlackTarget = Type.Object(
 export const MsTeamsTarget = Type.Object(
   {
     webhookSecretRef: secretRef(
-      'Secret key (default "url") holding the Teams Workflows webhook URL ("Post to a channel when a webhook request is received"). Each event is an Adaptive Card 1.5 message.',
+      `Secret key (default "url") holding the Teams Workflows webhook URL ("Post to a channel when a webhook request is received"). Each event is an Adaptive Card 1.5 message.${optIn('listing where it may be sent (it must allow the URL it holds)')}`,
     ),
     ...deliveryTuning,
   },
@@ -112,7 +123,7 @@ export const MsTeamsTarget = Type.Object(
 export const DiscordTarget = Type.Object(
   {
     webhookSecretRef: secretRef(
-      'Secret key (default "url") holding a Discord webhook URL (https://discord.com/api/webhooks/<id>/<token>). A plan gets one message, edited as its events arrive.',
+      `Secret key (default "url") holding a Discord webhook URL (https://discord.com/api/webhooks/<id>/<token>). A plan gets one message, edited as its events arrive.${optIn('listing where it may be sent (it must allow the URL it holds)')}`,
     ),
     ...deliveryTuning,
   },
@@ -122,10 +133,10 @@ export const DiscordTarget = Type.Object(
 export const GitHubTarget = Type.Object(
   {
     tokenSecretRef: secretRef(
-      'Secret key (default "token") holding a token allowed to write commit statuses (fine-grained: "Commit statuses: write"; classic: repo:status).',
+      `Secret key (default "token") holding a token allowed to write commit statuses (fine-grained: "Commit statuses: write"; classic: repo:status).${optIn('listing where it may be sent (it must allow apiURL; api.github.com for the default)')}`,
     ),
     apiURL: apiUrl(
-      'REST API base (default https://api.github.com; GitHub Enterprise Server: https://<host>/api/v3). The token goes to another base only when its Secret names that URL (key "url" or annotation promotions.kpromo.dev/url).',
+      'REST API base (default https://api.github.com; GitHub Enterprise Server: https://<host>/api/v3). The token goes there only when annotation promotions.kpromo.dev/destinations of its Secret allows it.',
     ),
     repositories: Type.Array(Type.String({ pattern: '^[A-Za-z0-9-]+/([A-Za-z0-9._-]+|[*])$', maxLength: 200 }), {
       minItems: 1,
