@@ -218,6 +218,7 @@ const templates = () => [
       output: {
         namespace: tpl('steps.create.output.namespace'),
         plan: tpl('steps.create.output.plan'),
+        uid: tpl('steps.create.output.uid'),
         applications: tpl('steps.create.output.applications'),
       },
     },
@@ -229,13 +230,20 @@ const templates = () => [
     spec: {
       owner: ALICE,
       type: 'service',
-      parameters: [{ properties: { plan: { type: 'string' } } }],
+      // The plan shown to the user (name and uid) and their confirmation checkbox.
+      parameters: [{ properties: { plan: { type: 'string' }, uid: { type: 'string' }, confirm: { type: 'boolean' } } }],
       steps: [
         {
           id: 'promote',
           name: 'Approve',
           action: 'kpromo:plan:promote',
-          input: { namespace: NS, plan: tpl('parameters.plan'), comment: 'from a template' },
+          input: {
+            namespace: NS,
+            plan: tpl('parameters.plan'),
+            uid: tpl('parameters.uid'),
+            confirm: tpl('parameters.confirm'),
+            comment: 'from a template',
+          },
         },
         {
           id: 'wait',
@@ -804,7 +812,25 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect((await getPlan(dev, NS, `tpl-${RUN}`)).spec.requestedBy).toBe(ALICE);
 
     // The initiator bob lacks the approve verb: the controller refuses as bob, the plan stays unapproved.
-    const asBob = await runTask(BOB, 'kpromo-promote', { plan: `tpl-${RUN}` });
+    const uid = created.output?.uid as string;
+    expect(uid).toBe((await getPlan(dev, NS, `tpl-${RUN}`)).metadata.uid);
+    // Without the initiator's confirmation (confirm: true and the uid shown) nothing is approved.
+    const unconfirmed = await runTask(ALICE, 'kpromo-promote', { plan: `tpl-${RUN}`, uid });
+    expect(unconfirmed.status, unconfirmed.log).toBe('failed');
+    expect(unconfirmed.error).toEqual({
+      name: 'InputError',
+      message: `kpromo:plan:promote approves plan ${NS}/tpl-${RUN} only with an explicit confirmation: set confirm: true in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); nothing was approved`,
+    });
+    // A uid other than the plan's (the plan the user saw was replaced under its name): the controller refuses (409).
+    const otherPlan = await runTask(ALICE, 'kpromo-promote', {
+      plan: `tpl-${RUN}`,
+      uid: '00000000-0000-0000-0000-000000000000',
+      confirm: true,
+    });
+    expect(otherPlan.status, otherPlan.log).toBe('failed');
+    expect(otherPlan.error?.name).toBe('ConflictError');
+    expect((await getPlan(dev, NS, `tpl-${RUN}`)).spec.approvals).toBeUndefined();
+    const asBob = await runTask(BOB, 'kpromo-promote', { plan: `tpl-${RUN}`, uid, confirm: true });
     expect(asBob.status, asBob.log).toBe('failed');
     expect(asBob.error).toEqual({
       name: 'NotAllowedError',
@@ -812,7 +838,7 @@ describe('promotions backend plugin in a real test backend against the real cont
     });
     expect((await getPlan(dev, NS, `tpl-${RUN}`)).spec.approvals).toBeUndefined();
 
-    const promoted = await runTask(ALICE, 'kpromo-promote', { plan: `tpl-${RUN}` });
+    const promoted = await runTask(ALICE, 'kpromo-promote', { plan: `tpl-${RUN}`, uid, confirm: true });
     expect(promoted.status, promoted.log).toBe('completed');
     expect(promoted.output).toMatchObject({ approvers: [ALICE], phase: 'Complete' });
     expect(promoted.output?.status.plan).toMatchObject({ approved: true, approvers: [{ user: ALICE }] });

@@ -1,8 +1,37 @@
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import { InputError, NotFoundError } from '@backstage/errors';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
-import type { ApplicationInfo, PlanDetails } from '@kpromo/plugin-promotions-common';
+import { type ApplicationInfo, namespaceProblem, type PlanDetails } from '@kpromo/plugin-promotions-common';
 import type { PromotionsBackendClient } from './client.js';
+
+/** The shared namespace check (RFC 1123 label), before any call: a clear InputError otherwise. */
+function checkNamespace(namespace: string | undefined): void {
+  const problem = namespace === undefined ? undefined : namespaceProblem(namespace);
+  if (problem) throw new InputError(problem);
+}
+
+/**
+ * An approval from a template is the initiator's explicit decision about one exact plan: the step
+ * needs `confirm: true` (a checkbox the template shows) and, for an existing plan, `uid`: the
+ * metadata.uid of the plan the template showed. The controller refuses (409) to approve a plan
+ * whose uid differs (deleted and created again under the name since), so the approval cannot land on
+ * a plan nobody reviewed.
+ */
+function requireConfirmation(
+  action: string,
+  what: string,
+  input: { confirm?: boolean; uid?: string },
+  needsUid: boolean,
+): void {
+  const missing = [
+    ...(input.confirm === true ? [] : ['confirm: true']),
+    ...(needsUid && !input.uid ? ['uid (the metadata.uid of the plan the template showed)'] : []),
+  ];
+  if (missing.length)
+    throw new InputError(
+      `${action} ${what} only with an explicit confirmation: set ${missing.join(' and ')} in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); nothing was approved`,
+    );
+}
 
 /**
  * The kpromo:* scaffolder actions. Each call goes to the promotions backend as the user who started
@@ -29,19 +58,29 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           applications: (z) => z.array(z.string()).optional(),
           teams: (z) => z.array(z.string()).optional(),
           name: (z) => z.string().optional(),
-          approve: (z) => z.boolean().optional(),
+          approve: (z) => z.boolean().optional().describe('Approve right away as the initiator (needs confirm: true)'),
+          confirm: (z) =>
+            z
+              .boolean()
+              .optional()
+              .describe('Required to be true with approve: the initiator confirmed approving the plan'),
         },
         output: {
           namespace: (z) => z.string(),
           plan: (z) => z.string(),
+          uid: (z) => z.string().describe('metadata.uid of the plan (what a promote step confirms)'),
           applications: (z) => z.array(z.string()),
         },
       },
       async handler(ctx) {
-        const r = await client.createPlan(await as(ctx), ctx.input);
+        checkNamespace(ctx.input.namespace);
+        if (ctx.input.approve) requireConfirmation('kpromo:plan:create', 'creates an approved plan', ctx.input, false);
+        const { confirm: _confirm, ...body } = ctx.input;
+        const r = await client.createPlan(await as(ctx), body);
         ctx.logger.info(`created plan ${r.plan.metadata.namespace}/${r.plan.metadata.name}`);
         ctx.output('namespace', r.plan.metadata.namespace ?? '');
         ctx.output('plan', r.plan.metadata.name);
+        ctx.output('uid', r.plan.metadata.uid ?? '');
         ctx.output(
           'applications',
           r.plan.spec.candidates.map((c) => c.application),
@@ -59,6 +98,14 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           overrideFreeze: (z) =>
             z.boolean().optional().describe('Run despite a freeze window (needs the override-freeze verb)'),
           comment: (z) => z.string().max(1024).optional(),
+          confirm: (z) => z.boolean().optional().describe('Must be true: the initiator confirmed approving this plan'),
+          uid: (z) =>
+            z
+              .string()
+              .optional()
+              .describe(
+                'Required: metadata.uid of the plan the template showed; another uid (the plan was recreated) is refused (409)',
+              ),
         },
         output: {
           phase: (z) => z.string(),
@@ -68,12 +115,20 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
         },
       },
       async handler(ctx) {
+        checkNamespace(ctx.input.namespace);
+        requireConfirmation(
+          'kpromo:plan:promote',
+          `approves plan ${ctx.input.namespace}/${ctx.input.plan}`,
+          ctx.input,
+          true,
+        );
         const r = await client.approve(
           await as(ctx),
           { namespace: ctx.input.namespace, name: ctx.input.plan },
           {
             ...(ctx.input.overrideFreeze ? { overrideFreeze: true } : {}),
             ...(ctx.input.comment ? { comment: ctx.input.comment } : {}),
+            uid: ctx.input.uid,
           },
         );
         ctx.logger.info(
@@ -96,11 +151,41 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           namespace: (z) => z.string(),
           plan: (z) => z.string(),
           name: (z) => z.string().optional(),
-          approve: (z) => z.boolean().optional(),
+          approve: (z) =>
+            z
+              .boolean()
+              .optional()
+              .describe('Approve the rollback as the initiator (the default; needs confirm: true and uid)'),
+          confirm: (z) =>
+            z.boolean().optional().describe('Must be true unless approve is false: the initiator confirmed'),
+          uid: (z) =>
+            z
+              .string()
+              .optional()
+              .describe('metadata.uid of the plan to roll back, as the template showed it (unless approve is false)'),
         },
         output: { plan: (z) => z.string() },
       },
       async handler(ctx) {
+        checkNamespace(ctx.input.namespace);
+        // The promotions backend approves a rollback unless told otherwise: confirm that approval.
+        if (ctx.input.approve !== false) {
+          requireConfirmation(
+            'kpromo:plan:rollback',
+            `approves a rollback of plan ${ctx.input.namespace}/${ctx.input.plan}`,
+            ctx.input,
+            true,
+          );
+          const shown = await client.getPlan(
+            await as(ctx),
+            { namespace: ctx.input.namespace, name: ctx.input.plan },
+            ctx.signal,
+          );
+          if (shown.plan.metadata.uid !== ctx.input.uid)
+            throw new ConflictError(
+              `plan ${ctx.input.namespace}/${ctx.input.plan} is not the plan the template showed (uid ${ctx.input.uid}, now ${shown.plan.metadata.uid ?? 'none'}): it was recreated since; nothing was rolled back`,
+            );
+        }
         const r = await client.rollback(
           await as(ctx),
           { namespace: ctx.input.namespace, name: ctx.input.plan },
@@ -129,6 +214,7 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
       async handler(ctx) {
         const { plan, application } = ctx.input;
         if (!!plan === !!application) throw new InputError('pass exactly one of plan or application');
+        checkNamespace(ctx.input.namespace);
         const credentials = await as(ctx);
         const namespace = ctx.input.namespace ?? o.defaultNamespace;
         const status = async (): Promise<{ plan?: PlanDetails['progress']; application?: ApplicationInfo }> => {

@@ -93,11 +93,11 @@ export class PromotionsBackendClient {
     return this.request(credentials, 'POST', '/plans', { body });
   }
 
-  /** `POST /plans/:namespace/:name/approve` `{overrideFreeze?, comment?}`. */
+  /** `POST /plans/:namespace/:name/approve` `{overrideFreeze?, comment?, uid?}` (uid: the plan reviewed; 409 if it changed). */
   approve(
     credentials: BackstageCredentials,
     plan: PlanRef,
-    body: { overrideFreeze?: boolean; comment?: string },
+    body: { overrideFreeze?: boolean; comment?: string; uid?: string },
   ): Promise<PlanDetails> {
     return this.request(credentials, 'POST', `${planPath(plan)}/approve`, { body });
   }

@@ -25,7 +25,7 @@ let base = '';
 const plan = (namespace: string, name: string, apps: string[]) => ({
   apiVersion: 'promotions.kpromo.dev/v1alpha1',
   kind: 'PromotionPlan',
-  metadata: { namespace, name },
+  metadata: { namespace, name, uid: `uid-${name}` },
   spec: { candidates: apps.map((application) => ({ application, from: { tag: 'v2.0.0' } })) },
 });
 
@@ -105,7 +105,7 @@ const template = {
   spec: {
     owner: ALICE,
     type: 'service',
-    parameters: [{ properties: { app: { type: 'string' } } }],
+    parameters: [{ properties: { app: { type: 'string' }, confirm: { type: 'boolean' } } }],
     steps: [
       {
         id: 'create',
@@ -115,7 +115,13 @@ const template = {
       {
         id: 'promote',
         action: 'kpromo:plan:promote',
-        input: { namespace: tpl('steps.create.output.namespace'), plan: tpl('steps.create.output.plan') },
+        input: {
+          namespace: tpl('steps.create.output.namespace'),
+          plan: tpl('steps.create.output.plan'),
+          // The initiator's confirmation, and the plan they confirmed (here: the one just created).
+          confirm: tpl('parameters.confirm'),
+          uid: tpl('steps.create.output.uid'),
+        },
       },
       // No namespace: promotions.controller.defaultNamespace.
       { id: 'status', action: 'kpromo:release:status', input: { plan: tpl('steps.create.output.plan') } },
@@ -138,11 +144,67 @@ const template = {
   },
 };
 
-async function runTask(authorization: string) {
+/** Rolls back (approving it by default) the plan the user picked, confirming it with the uid shown. */
+const rollbackTemplate = {
+  apiVersion: 'scaffolder.backstage.io/v1beta3',
+  kind: 'Template',
+  metadata: { name: 'kpromo-rollback', namespace: 'default' },
+  spec: {
+    owner: ALICE,
+    type: 'service',
+    parameters: [{ properties: { plan: { type: 'string' }, uid: { type: 'string' }, confirm: { type: 'boolean' } } }],
+    steps: [
+      {
+        id: 'rollback',
+        action: 'kpromo:plan:rollback',
+        input: {
+          namespace: 'team-a',
+          plan: tpl('parameters.plan'),
+          uid: tpl('parameters.uid'),
+          confirm: tpl('parameters.confirm'),
+        },
+      },
+    ],
+    output: { rollback: tpl('steps.rollback.output.plan') },
+  },
+};
+
+/** Creates an approved plan in one step. */
+const createApprovedTemplate = {
+  apiVersion: 'scaffolder.backstage.io/v1beta3',
+  kind: 'Template',
+  metadata: { name: 'kpromo-create-approved', namespace: 'default' },
+  spec: {
+    owner: ALICE,
+    type: 'service',
+    parameters: [{ properties: { confirm: { type: 'boolean' } } }],
+    steps: [
+      {
+        id: 'create',
+        action: 'kpromo:plan:create',
+        input: {
+          namespace: 'team-a',
+          from: 'dev',
+          to: 'stable',
+          applications: ['cart'],
+          approve: true,
+          confirm: tpl('parameters.confirm'),
+        },
+      },
+    ],
+    output: { plan: tpl('steps.create.output.plan') },
+  },
+};
+
+async function runTask(
+  authorization: string,
+  values: Json = { app: 'cart', confirm: true },
+  templateName = 'kpromo-all',
+) {
   const res = await fetch(`${base}/api/scaffolder/v2/tasks`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ templateRef: 'template:default/kpromo-all', values: { app: 'cart' } }),
+    body: JSON.stringify({ templateRef: `template:default/${templateName}`, values }),
   });
   const created = (await res.json()) as Json;
   expect(res.status, JSON.stringify(created)).toBe(201);
@@ -172,7 +234,27 @@ beforeAll(async () => {
       scaffolderBackend,
       scaffolderModulePromotions,
       promotionsStandIn,
-      catalogServiceMock.factory({ entities: [template] }),
+      catalogServiceMock.factory({
+        entities: [
+          template,
+          rollbackTemplate,
+          createApprovedTemplate,
+          // The same rollback in a namespace that is not one (a dot: an object name, not a DNS label).
+          {
+            ...rollbackTemplate,
+            metadata: { name: 'kpromo-rollback-evil', namespace: 'default' },
+            spec: {
+              ...rollbackTemplate.spec,
+              steps: [
+                {
+                  ...rollbackTemplate.spec.steps[0],
+                  input: { ...rollbackTemplate.spec.steps[0].input, namespace: 'evil.attacker.test' },
+                },
+              ],
+            },
+          },
+        ],
+      }),
       mockServices.rootConfig.factory({
         data: {
           backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
@@ -241,7 +323,8 @@ describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
       applications: ['cart'],
       name: 'p1',
     });
-    expect(calls[1].body).toEqual({});
+    // The approval names the plan the initiator confirmed (the controller refuses another uid: 409).
+    expect(calls[1].body).toEqual({ uid: 'uid-p1' });
     expect(calls[4].body).toEqual({ approve: false });
   });
 
@@ -257,6 +340,78 @@ describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
       `POST /plans ${BOB}`,
       `POST /plans/team-a/p1/approve ${BOB}`,
     ]);
+  });
+
+  it('refuses to approve without confirm: true and the uid of the plan shown, before calling the backend', async () => {
+    const r = await runTask(mockCredentials.user.header(ALICE), { app: 'cart' });
+    expect(r.status).toBe('Run completed with status: failed');
+    expect(r.error).toEqual({
+      name: 'InputError',
+      message:
+        "kpromo:plan:promote approves plan team-a/p1 only with an explicit confirmation: set confirm: true in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); nothing was approved",
+    });
+    // The plan was created, never approved.
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /plans']);
+
+    calls.length = 0;
+    const unconfirmed = await runTask(mockCredentials.user.header(ALICE), { plan: 'p1' }, 'kpromo-rollback');
+    expect(unconfirmed.error?.message).toBe(
+      "kpromo:plan:rollback approves a rollback of plan team-a/p1 only with an explicit confirmation: set confirm: true and uid (the metadata.uid of the plan the template showed) in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); nothing was approved",
+    );
+    const noUid = await runTask(mockCredentials.user.header(ALICE), { plan: 'p1', confirm: true }, 'kpromo-rollback');
+    expect(noUid.error?.message).toMatch(/set uid \(the metadata\.uid of the plan the template showed\)/);
+    const createApproved = await runTask(mockCredentials.user.header(ALICE), {}, 'kpromo-create-approved');
+    expect(createApproved.error).toEqual({
+      name: 'InputError',
+      message:
+        "kpromo:plan:create creates an approved plan only with an explicit confirmation: set confirm: true in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); nothing was approved",
+    });
+    expect(calls).toEqual([]);
+
+    // Another plan than the one shown (recreated since): refused, nothing rolled back.
+    const stale = await runTask(
+      mockCredentials.user.header(ALICE),
+      { plan: 'p1', uid: 'uid-of-another-p1', confirm: true },
+      'kpromo-rollback',
+    );
+    expect(stale.error).toEqual({
+      name: 'ConflictError',
+      message:
+        'plan team-a/p1 is not the plan the template showed (uid uid-of-another-p1, now uid-p1): it was recreated since; nothing was rolled back',
+    });
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual(['GET /plans/team-a/p1']);
+
+    calls.length = 0;
+    const confirmed = await runTask(
+      mockCredentials.user.header(ALICE),
+      { plan: 'p1', uid: 'uid-p1', confirm: true },
+      'kpromo-rollback',
+    );
+    expect(confirmed.error).toBeUndefined();
+    expect(confirmed.output).toEqual({ rollback: 'p1-rollback' });
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      'GET /plans/team-a/p1',
+      'POST /plans/team-a/p1/rollback',
+    ]);
+    expect(calls[1].body).toEqual({});
+    const created = await runTask(mockCredentials.user.header(ALICE), { confirm: true }, 'kpromo-create-approved');
+    expect(created.error).toBeUndefined();
+    expect(calls.at(-1)).toMatchObject({
+      method: 'POST',
+      path: '/plans',
+      body: { approve: true, applications: ['cart'] },
+    });
+    expect(calls.at(-1)?.body).not.toHaveProperty('confirm');
+  });
+
+  it('refuses a namespace that is not a namespace name before calling the backend', async () => {
+    const r = await runTask(
+      mockCredentials.user.header(ALICE),
+      { plan: 'p1', uid: 'uid-p1', confirm: true },
+      'kpromo-rollback-evil',
+    );
+    expect(r.error?.message).toMatch(/namespace: "evil\.attacker\.test" is not a Kubernetes namespace name/);
+    expect(calls).toEqual([]);
   });
 
   it('refuses a task started by a service principal instead of acting as the scaffolder', async () => {
