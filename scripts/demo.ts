@@ -121,6 +121,8 @@ async function main() {
       auth: { staticTokensFile: people.tokensFile },
       // The demo Environments (namespace NS) may use the local clusters' contexts, nothing else.
       clusterAccess: [{ namespaces: [NS], contexts: sample.clusters.map((c) => c.name) }],
+      // The demo registry listens on loopback, which registry traffic may reach only when allowed.
+      egress: { allowedCidrs: ['127.0.0.1/32'] },
     },
   });
   const running = await startController(cfg);

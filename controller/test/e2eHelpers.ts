@@ -109,6 +109,8 @@ export function controllerConfig(
       server: { host: '127.0.0.1', port: 0 },
       auth: { staticTokensFile: testTokensFile(users) },
       clusterAccess: testClusterAccess(ns),
+      // The harness registries listen on loopback, which registry traffic may reach only when allowed.
+      egress: { allowedCidrs: ['127.0.0.1/32'] },
       ...flags,
     },
   });

@@ -163,6 +163,8 @@ beforeAll(async () => {
       mcp: { enabled: true, host: '127.0.0.1', port: 0, write: false },
       auth: { staticTokensFile: testTokensFile([viewer]), anonymousMetrics: true },
       clusterAccess: testClusterAccess(NS, OTHER),
+      // The harness registry listens on loopback, which registry traffic may reach only when allowed.
+      egress: { allowedCidrs: ['127.0.0.1/32'] },
     },
   });
   ctl = await startController(cfg, { log: createLogger({ level: 'warn' }) });

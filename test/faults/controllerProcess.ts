@@ -59,6 +59,8 @@ export function startControllerProcess(o: {
           targetNamespaces: o.targetNamespaces ?? [`${o.namespace}-apps`],
         },
       ],
+      // The harness registries listen on loopback, which registry traffic may reach only when allowed.
+      egress: { allowedCidrs: ['127.0.0.1/32'] },
       leaderElection: {
         enabled: true,
         namespace: o.namespace,

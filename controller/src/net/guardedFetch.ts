@@ -2,8 +2,15 @@ import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { Agent, request } from 'undici';
-import { checkAddress, type EgressPolicy, egressPolicy, egressTarget, type OwnListener } from './egressPolicy.js';
+import { Agent, buildConnector, type Dispatcher, request } from 'undici';
+import {
+  checkAddress,
+  type EgressPolicy,
+  egressPolicy,
+  egressTarget,
+  isIpLiteral,
+  type OwnListener,
+} from './egressPolicy.js';
 
 /**
  * HTTP(S) client for URLs taken from custom resources: the egress policy (egressPolicy.ts) is
@@ -163,6 +170,87 @@ export class Egress {
   }
 
   /**
+   * A socket lookup that resolves once, checks every answer against the policy for `port` and hands
+   * exactly the checked answers to the socket. Any blocked answer refuses the host: a name that mixes
+   * public and internal addresses is not something to connect to "sometimes".
+   */
+  private guardedLookup(
+    port: number,
+    policy: () => EgressPolicy,
+    onBlocked: (b: EgressBlocked) => void = () => undefined,
+  ): LookupFunction {
+    const resolve = this.opts.resolve ?? defaultResolve;
+    return (hostname, options, callback) => {
+      const cb = callback as (err: Error | null, address: string | LookupAddress[], family?: number) => void;
+      resolve(hostname)
+        .then((all) => {
+          if (!all.length) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
+          const p = policy();
+          for (const a of all) {
+            const v = checkAddress(p, a.address, port, hostname);
+            if (!v.allowed) {
+              const blocked = new EgressBlocked(v.reason);
+              onBlocked(blocked);
+              throw blocked;
+            }
+          }
+          const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+          const usable = family === 4 || family === 6 ? all.filter((a) => a.family === family) : all;
+          if (!usable.length)
+            throw Object.assign(new Error('no address of the requested family'), { code: 'ENOTFOUND' });
+          return usable;
+        })
+        .then(
+          (usable) => (options.all ? cb(null, usable) : cb(null, usable[0].address, usable[0].family)),
+          (err: Error) => cb(err, ''),
+        );
+    };
+  }
+
+  private pool?: Agent;
+  private readonly connectors = new Map<number, buildConnector.connector>();
+
+  /**
+   * A shared connection pool for clients that stream or follow redirects themselves (the OCI
+   * registry client). Every connection it opens, to the first URL or to a redirect's Location,
+   * goes only to an address the policy allows at that moment: IP literals are checked as they are,
+   * names after DNS with the checked answers handed to the socket. A refused connection fails with
+   * an {@link EgressBlocked} in its error's cause chain ({@link egressBlockedIn} finds it).
+   */
+  dispatcher(): Dispatcher {
+    this.pool ??= new Agent({
+      allowH2: false,
+      connect: (o: buildConnector.Options, cb: buildConnector.Callback) => this.connect(o, cb),
+    });
+    return this.pool;
+  }
+
+  private connect(o: buildConnector.Options, cb: buildConnector.Callback): void {
+    const hostname = o.hostname.startsWith('[') ? o.hostname.slice(1, -1) : o.hostname;
+    const port = Number(o.port) || (o.protocol === 'https:' ? 443 : 80);
+    if (isIpLiteral(hostname)) {
+      const v = checkAddress(this.policy(), hostname, port, hostname);
+      if (!v.allowed) {
+        cb(new EgressBlocked(v.reason), null);
+        return;
+      }
+    }
+    let connector = this.connectors.get(port);
+    if (!connector) {
+      connector = buildConnector({ lookup: this.guardedLookup(port, () => this.policy()) });
+      this.connectors.set(port, connector);
+    }
+    connector(o, cb);
+  }
+
+  /** Closes the pool of {@link dispatcher} (tests; the controller keeps it for its lifetime). */
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.close().catch(() => undefined);
+  }
+
+  /**
    * One request, no redirects followed, body bounded. Throws only EgressError subclasses; an HTTP
    * error status is a normal response.
    */
@@ -178,34 +266,12 @@ export class Egress {
       const v = checkAddress(policy, target.hostname, target.port, target.hostname);
       if (!v.allowed) throw new EgressBlocked(v.reason);
     }
-    const resolve = this.opts.resolve ?? defaultResolve;
     let blocked: EgressBlocked | undefined;
-    // Resolve once, check every answer, hand exactly the checked answers to the socket.
-    const lookup: LookupFunction = (hostname, options, callback) => {
-      const cb = callback as (err: Error | null, address: string | LookupAddress[], family?: number) => void;
-      resolve(hostname)
-        .then((all) => {
-          if (!all.length) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
-          for (const a of all) {
-            const v = checkAddress(policy, a.address, target.port, hostname);
-            if (!v.allowed) {
-              // Any blocked answer refuses the host: a name that mixes public and internal addresses
-              // is not something to connect to "sometimes".
-              blocked = new EgressBlocked(v.reason);
-              throw blocked;
-            }
-          }
-          const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
-          const usable = family === 4 || family === 6 ? all.filter((a) => a.family === family) : all;
-          if (!usable.length)
-            throw Object.assign(new Error('no address of the requested family'), { code: 'ENOTFOUND' });
-          return usable;
-        })
-        .then(
-          (usable) => (options.all ? cb(null, usable) : cb(null, usable[0].address, usable[0].family)),
-          (err: Error) => cb(err, ''),
-        );
-    };
+    const lookup = this.guardedLookup(
+      target.port,
+      () => policy,
+      (b) => (blocked = b),
+    );
     const agent = new Agent({
       connect: { lookup, timeout: req.timeoutMs, ...(req.ca ? { ca: req.ca } : {}) },
       headersTimeout: req.timeoutMs,
@@ -267,6 +333,11 @@ const codeOf = (e: unknown): string | undefined =>
   e && typeof e === 'object' && typeof (e as { code?: unknown }).code === 'string'
     ? (e as { code: string }).code
     : undefined;
+
+/** The {@link EgressBlocked} somewhere in an error's cause chain (a fetch through {@link Egress.dispatcher}). */
+export function egressBlockedIn(err: unknown): EgressBlocked | undefined {
+  return findInChain(err, (e) => e instanceof EgressBlocked) as EgressBlocked | undefined;
+}
 
 function findInChain(err: unknown, pred: (e: unknown) => boolean): unknown {
   const seen = new Set<unknown>();

@@ -7,18 +7,25 @@ import {
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointCredentials } from '../credentials/registryCredentials.js';
+import { Egress, setDefaultEgress } from '../net/guardedFetch.js';
 import { metricsRegistry } from '../observability/metrics.js';
 import { copyImage, OciError, resolveDigest } from './copyImage.js';
 import { MANIFEST_ACCEPT } from './manifest.js';
 
 let a: LocalRegistry;
 let b: LocalRegistry;
+// The harness registries listen on loopback: registry traffic reaches them only as the operator
+// allows (egress.allowedCidrs), here as the controller's default egress guard.
+const loopbackAllowed = new Egress({ allowedCidrs: ['127.0.0.1/32'] });
+let restoreEgress: () => void;
 
 beforeAll(async () => {
+  restoreEgress = setDefaultEgress(loopbackAllowed);
   [a, b] = await Promise.all([startRegistry({ name: 'copy-a' }), startRegistry({ name: 'copy-b' })]);
 });
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
+  restoreEgress?.();
+  await Promise.all([a?.stop(), b?.stop(), loopbackAllowed.close()]);
 });
 
 async function targetDigest(reg: LocalRegistry, repo: string, ref: string): Promise<string | null> {
@@ -235,5 +242,29 @@ describe('copyImage with Bearer token auth (real registry token verification)', 
     } finally {
       await secured.stop();
     }
+  });
+});
+
+describe('copyImage through the egress guard (real registries)', () => {
+  it('a registry at an address the operator did not allow is never contacted; allowed, the copy works', async () => {
+    const { digest } = await pushTestImage({ host: a.host, repository: 'team/egress', tag: 'v1' });
+    const req = {
+      source: { host: a.host, repository: 'team/egress', reference: 'v1' },
+      target: { host: b.host, repository: 'prod/egress', tag: 'v1' },
+    };
+    const strict = new Egress();
+    try {
+      const err = await copyImage(req, { egress: strict }).catch((e) => e);
+      expect(err).toBeInstanceOf(OciError);
+      expect(err).toMatchObject({ code: 'EGRESS_BLOCKED', name: 'EgressBlocked', permanent: true, registry: a.host });
+      expect(err.message).toBe(
+        `${a.host}/team/egress: GET manifests/v1 refused: blocked by egress policy: address 127.0.0.1 is loopback; allow it with egress.allowedCidrs`,
+      );
+      expect(await targetDigest(b, 'prod/egress', 'v1')).toBeNull();
+    } finally {
+      await strict.close();
+    }
+    expect(await copyImage(req, { egress: loopbackAllowed })).toMatchObject({ digest, blobsCopied: 2 });
+    expect(await targetDigest(b, 'prod/egress', 'v1')).toBe(digest);
   });
 });

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
+import type { Response } from 'undici';
+import type { Egress } from '../net/guardedFetch.js';
 import { metrics } from '../observability/metrics.js';
 import { withSpan } from '../observability/tracing.js';
 import { isTransient } from './errors.js';
@@ -29,6 +31,8 @@ export interface CopyOptions {
   monolithicLimitBytes?: number;
   /** Parallel blob transfers per image. */
   concurrency?: number;
+  /** Egress guard for both registries (token services and redirects included); default: the controller's. */
+  egress?: Egress;
 }
 
 export interface FetchedManifest {
@@ -59,8 +63,8 @@ export function copyImage(req: CopyImageRequest, opts: CopyOptions = {}): Promis
     'oci.target': `${req.target.host}/${req.target.repository}:${req.target.tag}`,
   };
   return withSpan('oci.copyImage', attrs, async (span) => {
-    const src = new RegistryClient(req.source);
-    const dst = new RegistryClient(req.target);
+    const src = new RegistryClient(req.source, undefined, opts.egress);
+    const dst = new RegistryClient(req.target, undefined, opts.egress);
     const ctx: CopyContext = {
       src,
       dst,
@@ -99,8 +103,9 @@ export async function resolveDigest(
   ep: RegistryEndpoint,
   repository: string,
   reference: string,
+  egress?: Egress,
 ): Promise<string | undefined> {
-  const client = new RegistryClient(ep);
+  const client = new RegistryClient(ep, undefined, egress);
   const res = await client.request({
     method: 'HEAD',
     repository,

@@ -1,4 +1,10 @@
-export type OciErrorCode = 'NOT_FOUND' | 'UNAVAILABLE' | 'DIGEST_MISMATCH' | 'UNAUTHORIZED' | 'PROTOCOL';
+export type OciErrorCode =
+  | 'NOT_FOUND'
+  | 'UNAVAILABLE'
+  | 'DIGEST_MISMATCH'
+  | 'UNAUTHORIZED'
+  | 'PROTOCOL'
+  | 'EGRESS_BLOCKED';
 
 /** Every registry failure the controller can act on: the code drives retry/condition logic, the message is for humans. */
 export class OciError extends Error {
@@ -11,6 +17,19 @@ export class OciError extends Error {
     options?: { cause?: unknown },
   ) {
     super(`${registry}/${repository}: ${message}`, options);
+  }
+}
+
+/**
+ * A registry request (the registry host, its token service or a redirect) the egress guard refused:
+ * the address is not allowed by config `egress.allowedCidrs`. Permanent: a retry cannot help until the
+ * config (or the registry) changes; recorded with reason `EgressBlocked`.
+ */
+export class RegistryEgressBlocked extends OciError {
+  override name = 'EgressBlocked';
+  readonly permanent = true;
+  constructor(registry: string, repository: string, message: string, options?: { cause?: unknown }) {
+    super('EGRESS_BLOCKED', registry, repository, message, options);
   }
 }
 

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { endpointCredentials } from '../credentials/registryCredentials.js';
+import { Egress } from '../net/guardedFetch.js';
 import { OciError } from './errors.js';
 import { RegistryClient, type RegistryEndpoint } from './registryClient.js';
 
@@ -41,6 +42,9 @@ async function serve(
 
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 const NO_RETRY = { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 };
+// These registries and token services are loopback servers: the egress guard must allow loopback.
+const egress = new Egress({ allowedCidrs: ['127.0.0.1/32'] });
+afterAll(() => egress.close());
 
 /** A token service granting "tok-<user>" to the right basic credentials or refresh token (`users`). */
 function tokenService(users: Record<string, string>) {
@@ -72,7 +76,7 @@ function bearerRegistry(realm: () => string) {
 }
 
 const get = (ep: RegistryEndpoint) =>
-  new RegistryClient(ep, NO_RETRY).request({ method: 'GET', repository: 'team/app', path: 'manifests/v1' });
+  new RegistryClient(ep, NO_RETRY, egress).request({ method: 'GET', repository: 'team/app', path: 'manifests/v1' });
 
 describe('RegistryClient sends credentials only to the host they are for', () => {
   it('a token service on another host gets none of the registry credentials', async () => {
@@ -150,7 +154,11 @@ describe('RegistryClient sends credentials only to the host they are for', () =>
         ? { status: 200, body: '{}' }
         : { status: 401, headers: { 'www-authenticate': 'Basic realm="reg"' } },
     );
-    const client = new RegistryClient({ host: reg.host, auth: { username: 'robot', password: 'pw' } }, NO_RETRY);
+    const client = new RegistryClient(
+      { host: reg.host, auth: { username: 'robot', password: 'pw' } },
+      NO_RETRY,
+      egress,
+    );
     expect((await client.request({ method: 'GET', repository: 'team/app', path: 'manifests/v1' })).status).toBe(200);
     expect(reg.seen.at(-1)?.authorization).toBe(basic('robot', 'pw'));
     const res = await client.request({ method: 'GET', repository: 'team/app', path: `http://${other.host}/upload/1` });

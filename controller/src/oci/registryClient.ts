@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type BodyInit, fetch, type RequestInit, type Response } from 'undici';
+import { defaultEgress, type Egress, egressBlockedIn } from '../net/guardedFetch.js';
 import { basicAuth, parseChallenge, tokenUrl } from './auth.js';
-import { OciError } from './errors.js';
+import { OciError, RegistryEgressBlocked } from './errors.js';
 
 /**
  * Credentials for one registry host: basic (username/password), a registry token sent as Bearer to
@@ -70,9 +72,17 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfter?: 
 
 const retryableStatus = (s: number) => s === 429 || s >= 500;
 
+/** Redirects followed per request (registries send blob GETs to storage, sometimes via a CDN). */
+const MAX_REDIRECTS = 5;
+
 /**
  * HTTP to one registry: base URL, auth (static basic/token, or the Bearer challenge → token endpoint
  * flow with per-scope token cache) and bounded retries on connection errors, 5xx and 429.
+ *
+ * Every connection goes through the egress guard (`egress`, default: the controller's, config
+ * `egress.allowedCidrs`): the registry host, the token service a challenge names and every redirect
+ * Location are refused when they resolve to a loopback, private, link-local or metadata address the
+ * operator did not allow. A refusal is a {@link RegistryEgressBlocked}, never retried.
  */
 export class RegistryClient {
   readonly base: string;
@@ -81,11 +91,15 @@ export class RegistryClient {
   /** Set when a token service on another host was asked without credentials (for 401 messages). */
   private anonymousRealmHost?: string;
 
+  private readonly egress: Egress;
+
   constructor(
     readonly endpoint: RegistryEndpoint,
     private retryPolicy: RetryPolicy = DEFAULT_RETRY,
+    egress?: Egress,
   ) {
     this.base = registryBaseUrl(endpoint);
+    this.egress = egress ?? defaultEgress();
   }
 
   get host(): string {
@@ -123,6 +137,9 @@ export class RegistryClient {
       } catch (err) {
         if (req.signal?.aborted) throw err;
         if (err instanceof OciError) throw err;
+        const blocked = egressBlockedIn(err);
+        if (blocked)
+          throw this.blocked(req.repository, `${req.method} ${this.shownPath(req.path)} refused`, blocked, err);
         lastErr = err;
         continue; // connection refused/reset, DNS, timeout
       }
@@ -153,26 +170,90 @@ export class RegistryClient {
     return !!this.endpoint.auth && 'token' in this.endpoint.auth;
   }
 
+  /** `path` as messages show it: upload Locations are URLs the registry chose (with session ids). */
+  private shownPath(path: string): string {
+    return /^https?:\/\//.test(path) ? 'upload' : path;
+  }
+
+  blocked(repository: string, what: string, blocked: Error, cause?: unknown): RegistryEgressBlocked {
+    return new RegistryEgressBlocked(this.endpoint.host, repository, `${what}: ${blocked.message}`, {
+      cause: cause ?? blocked,
+    });
+  }
+
+  /**
+   * One exchange, redirects followed by hand (at most {@link MAX_REDIRECTS}): every hop connects
+   * through the egress guard, only http(s) Locations are followed, and the registry's credentials go
+   * only to the registry's own origin (a Location elsewhere, e.g. blob storage, gets none).
+   */
   private async send(req: RegistryRequest, scopes: string[]): Promise<Response> {
-    const headers: Record<string, string> = { ...req.headers };
-    const url = this.url(req.repository, req.path);
-    // Upload Locations are absolute URLs the registry chooses: credentials go to the registry host only.
-    const auth = sameHost(url, this.base) ? this.authorization(scopes) : undefined;
-    if (auth) headers.authorization = auth;
+    let url = this.url(req.repository, req.path);
+    let method = req.method;
+    let body = req.body?.();
     const timeout = req.timeoutMs ?? 30_000;
     const signals = [req.signal, timeout > 0 ? AbortSignal.timeout(timeout) : undefined].filter(
       (s): s is AbortSignal => !!s,
     );
-    const body = req.body?.();
-    return fetch(url, {
-      method: req.method,
-      headers,
-      body,
-      redirect: 'follow',
-      signal: signals.length ? AbortSignal.any(signals) : undefined,
-      // Needed by undici for streamed request bodies.
-      ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
-    } as RequestInit);
+    const signal = signals.length ? AbortSignal.any(signals) : undefined;
+    for (let hop = 0; ; hop++) {
+      const headers: Record<string, string> = { ...req.headers };
+      // Upload Locations and redirects are URLs the registry chooses: credentials go to the registry host only.
+      const auth = sameHost(url, this.base) ? this.authorization(scopes) : undefined;
+      if (auth) headers.authorization = auth;
+      let res: Response;
+      try {
+        res = await fetch(url, {
+          method,
+          headers,
+          body,
+          redirect: 'manual',
+          signal,
+          dispatcher: this.egress.dispatcher(),
+          // Needed by undici for streamed request bodies.
+          ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+        } as RequestInit);
+      } catch (err) {
+        const blocked = egressBlockedIn(err);
+        if (blocked && hop > 0)
+          throw this.blocked(
+            req.repository,
+            `${req.method} ${this.shownPath(req.path)} redirected to ${new URL(url).origin}, refused`,
+            blocked,
+            err,
+          );
+        throw err;
+      }
+      const location = res.headers.get('location');
+      if (!REDIRECT.has(res.status) || !location) return res;
+      await res.body?.cancel();
+      const what = `${req.method} ${this.shownPath(req.path)} redirected`;
+      if (hop + 1 > MAX_REDIRECTS)
+        throw this.error('PROTOCOL', req.repository, `${what} more than ${MAX_REDIRECTS} times`);
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw this.error('PROTOCOL', req.repository, `${what} to an invalid Location`);
+      }
+      if (next.protocol !== 'http:' && next.protocol !== 'https:')
+        throw this.error(
+          'PROTOCOL',
+          req.repository,
+          `${what} to a ${next.protocol} URL; only http and https are followed`,
+        );
+      if (next.username || next.password)
+        throw this.error('PROTOCOL', req.repository, `${what} to a URL with credentials; not followed`);
+      // 303, and 301/302 after a POST, turn into a GET without body (as fetch does); 307/308 replay.
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+        method = method === 'HEAD' ? 'HEAD' : 'GET';
+        body = undefined;
+      } else if (body !== undefined) {
+        body = req.body?.();
+        if (body instanceof ReadableStream && body.locked)
+          throw this.error('PROTOCOL', req.repository, `${what} a streamed upload, which cannot be replayed`);
+      }
+      url = next.toString();
+    }
   }
 
   private authorization(scopes: string[]): string | undefined {
@@ -244,13 +325,24 @@ export class RegistryClient {
     } else if (creds && 'password' in creds) headers.authorization = basicAuth(creds.username, creds.password);
     let res: Response;
     try {
+      const realm = new URL(target);
+      if (realm.protocol !== 'http:' && realm.protocol !== 'https:')
+        throw this.error(
+          'PROTOCOL',
+          repository,
+          `token service ${challenge.params.realm} is not an http or https URL; not contacted`,
+        );
       res = await fetch(target, {
         ...init,
         headers,
         redirect: 'error',
         signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(30_000)]) : AbortSignal.timeout(30_000),
+        dispatcher: this.egress.dispatcher(),
       });
     } catch (err) {
+      if (err instanceof OciError) throw err;
+      const blocked = egressBlockedIn(err);
+      if (blocked) throw this.blocked(repository, `token service ${challenge.params.realm} refused`, blocked, err);
       throw this.error(
         'UNAVAILABLE',
         repository,
@@ -297,6 +389,8 @@ export class RegistryClient {
     return this.error('PROTOCOL', req.repository, what);
   }
 }
+
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 class HttpStatusError extends Error {
   constructor(

@@ -197,6 +197,8 @@ async function main() {
         mcp: { enabled: true, host: '127.0.0.1', port: MCP_PORT, write: true },
         // The sample Environments (namespace NS) may use the local clusters' contexts, nothing else.
         clusterAccess: [{ namespaces: [NS], contexts: sample.clusters.map((c) => c.name) }],
+        // The sample registry listens on loopback, which registry traffic may reach only when allowed.
+        egress: { allowedCidrs: ['127.0.0.1/32'] },
       },
     }),
   );
