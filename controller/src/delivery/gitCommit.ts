@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -147,28 +148,83 @@ function authConfig(req: CommitImageChangeRequest): Array<[string, string]> {
 
 const ALLOWED_ENV = ['GIT_SSL_CAINFO', 'GIT_SSL_CAPATH'];
 
-/** Edits the file in the work tree; false when it already holds the value. */
-async function applyEdit(dir: string, req: CommitImageChangeRequest, where: string): Promise<boolean> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, req.path), 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+/**
+ * Checks that `path` (already a relative path without "..", see checkRepoFilePath) names a regular
+ * file of the checkout reached without following any symbolic link: the repository's content is not
+ * the controller's, and a link (`values.yaml -> /etc/passwd`, a directory `apps -> /`) would make it
+ * read or write outside the checkout. A link that stays inside is refused as well: the commit of
+ * `path` would not carry the change. Throws a permanent GitDeliveryError naming the path.
+ */
+async function checkRegularFile(dir: string, path: string, where: string): Promise<void> {
+  const parts = path.split('/');
+  for (let i = 1; i <= parts.length; i++) {
+    const shown = parts.slice(0, i).join('/');
+    let st: Awaited<ReturnType<typeof lstat>>;
+    try {
+      st = await lstat(join(dir, ...parts.slice(0, i)));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        throw new GitDeliveryError(
+          'FILE_NOT_FOUND',
+          `${where}: the file does not exist; create it or fix the Environment's delivery.git.path`,
+        );
+      }
+      throw err;
+    }
+    if (st.isSymbolicLink())
+      throw new GitDeliveryError(
+        'INVALID_FILE',
+        `${where}: ${shown} is a symbolic link; the git delivery only edits regular files inside the checkout, never through links`,
+      );
+    if (i < parts.length && !st.isDirectory())
       throw new GitDeliveryError(
         'FILE_NOT_FOUND',
-        `${where}: the file does not exist; create it or fix the Environment's delivery.git.path`,
+        `${where}: ${shown} is not a directory; fix the Environment's delivery.git.path`,
       );
-    }
-    throw err;
+    if (i === parts.length && !st.isFile())
+      throw new GitDeliveryError(
+        'INVALID_FILE',
+        `${where}: ${shown} is not a regular file; fix the Environment's delivery.git.path`,
+      );
   }
+}
+
+/** Edits the file in the work tree; false when it already holds the value. */
+async function applyEdit(dir: string, req: CommitImageChangeRequest, where: string): Promise<boolean> {
+  await checkRegularFile(dir, req.path, where);
+  const file = join(dir, req.path);
+  // O_NOFOLLOW as well: the last component is opened only if it still is no link.
+  const text = await withFile(file, constants.O_RDONLY, where, (f) => f.readFile('utf8'));
   let out: { text: string; changed: boolean };
   try {
     out = setImageInYaml(text, req.valuesPath, { image: req.image, tag: req.tag, digest: req.digest });
   } catch (err) {
     throw new GitDeliveryError('INVALID_FILE', `${where}: cannot set ${req.valuesPath}: ${(err as Error).message}`);
   }
-  if (out.changed) await writeFile(join(dir, req.path), out.text);
+  if (out.changed) await withFile(file, constants.O_WRONLY | constants.O_TRUNC, where, (f) => f.writeFile(out.text));
   return out.changed;
+}
+
+async function withFile<T>(
+  file: string,
+  flags: number,
+  where: string,
+  fn: (f: Awaited<ReturnType<typeof open>>) => Promise<T>,
+): Promise<T> {
+  let f: Awaited<ReturnType<typeof open>>;
+  try {
+    f = await open(file, flags | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new GitDeliveryError('INVALID_FILE', `${where}: the file is a symbolic link; not followed`);
+    throw err;
+  }
+  try {
+    return await fn(f);
+  } finally {
+    await f.close();
+  }
 }
 
 /** true when pushed; false when rejected because the remote moved (someone else pushed). */

@@ -1,4 +1,4 @@
-import { isMap, isScalar, parseDocument, type Scalar } from 'yaml';
+import { isMap, isScalar, parseDocument, type Scalar, YAMLError } from 'yaml';
 import { readSetterMarker, type SetterField, type SetterMarker } from './setterMarker.js';
 import { applyTextEdits, planTextEdits, sameContent, type ValueWrite } from './yamlSplice.js';
 
@@ -109,9 +109,20 @@ export function setImageInYaml(
     return setAt(text, valuesPath, path, value);
   } catch (e) {
     if (e instanceof YamlEditError) throw e;
+    if (e instanceof YAMLError) throw new YamlEditError(`cannot set ${valuesPath}: ${yamlErrorPlace(e)}`);
     // The yaml library's own complaints, e.g. a scalar or alias where the path needs a map.
     throw new YamlEditError(`cannot set ${valuesPath}: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+/**
+ * Where the yaml library found a problem, without its message: that quotes the offending line of
+ * the file (its `prettyErrors` excerpt), and a repository file may hold secrets that must not reach
+ * plan status, Events or logs. Line and column (1-based) and the library's error code only.
+ */
+export function yamlErrorPlace(e: YAMLError): string {
+  const at = e.linePos?.[0];
+  return `${at ? `at line ${at.line}, column ${at.col}` : `at offset ${e.pos[0]}`} (${e.code})`;
 }
 
 /** The marker in a scalar's line comment, if any; a malformed one is an error naming `where`. */
@@ -152,7 +163,7 @@ function setAt(
   value: ImageValue,
 ): { text: string; changed: boolean } {
   const doc = parseDocument(text);
-  if (doc.errors.length) throw new YamlEditError(`invalid YAML: ${doc.errors[0].message}`);
+  if (doc.errors.length) throw new YamlEditError(`invalid YAML ${yamlErrorPlace(doc.errors[0])}`);
   const writes = writesFor(doc.getIn(path, true), path, valuesPath, value).filter((w) => {
     const cur = doc.getIn(w.path, true);
     return !(isScalar(cur) && cur.value === w.value);
