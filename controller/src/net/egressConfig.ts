@@ -3,7 +3,8 @@ import { cidrProblem } from './egressPolicy.js';
 
 /**
  * `egress:` section of the controller config: where requests whose URL comes from a custom resource
- * (Notification webhooks, Application http health checks) may go besides public addresses.
+ * (Notification webhooks, Application http health checks, OCI registries with the token services and
+ * redirect targets they name) may go besides public addresses.
  */
 export const EgressConfigSchema = z
   .object({

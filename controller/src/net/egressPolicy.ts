@@ -2,8 +2,9 @@ import ipaddr from 'ipaddr.js';
 
 /**
  * Egress (SSRF) policy for requests whose URL comes from a custom resource (Notification webhooks,
- * Application http health checks). Pure: no DNS, no sockets. The I/O side (guardedFetch.ts) resolves
- * once, asks {@link checkAddress} about every address and connects only to checked addresses.
+ * Application http health checks, OCI registry traffic: registry host, token realm, redirects).
+ * Pure: no DNS, no sockets. The I/O side (guardedFetch.ts) resolves once, asks {@link checkAddress}
+ * about every address and connects only to checked addresses.
  *
  * Default: every special-purpose address is blocked (loopback, link-local, unspecified, cloud
  * metadata, private/ULA, CGNAT, multicast, broadcast, reserved, and IPv4 addresses embedded in IPv6
