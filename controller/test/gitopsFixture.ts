@@ -26,7 +26,7 @@ export interface Gitops {
   git: GitHttpServer;
   /** The repository's URL on the git server. */
   url: string;
-  /** The credentials Secret (keys username/password, annotation promotions.kpromo.dev/url). */
+  /** The credentials Secret (keys username/password; label promotions.kpromo.dev/credential, annotation promotions.kpromo.dev/destinations). */
   secret: string;
   /** What that Secret holds, for another writer of the repository (a person or a CI job pushing too). */
   auth: { username: string; password: string };
