@@ -9,6 +9,7 @@ import { localCaller } from '../auth/localIdentity.js';
 import type { Config } from '../config.js';
 import { ClusterClients } from '../kube/clusters.js';
 import { LiveCache } from '../kube/liveCache.js';
+import { Egress, setDefaultEgress } from '../net/guardedFetch.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { resolveDigest } from '../oci/copyImage.js';
 import type { McpConfig } from './config.js';
@@ -136,13 +137,15 @@ export function serveMcpStdio(
  */
 export async function runMcpStdio(
   cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace' | 'logLevel' | 'clusterAccess'> &
-    Partial<Pick<Config, 'kubeClient'>> & {
+    Partial<Pick<Config, 'kubeClient' | 'egress'>> & {
       mcp: McpConfig;
     },
   opts: { log?: Logger; exitOnClose?: boolean } = {},
 ): Promise<{ close(): Promise<void> }> {
   // stdout carries the protocol: logs go to stderr.
   const log = opts.log ?? createLogger({ level: cfg.logLevel, destination: pino.destination(2) });
+  // Digests are resolved in Environment registries: through the same egress guard as the controller.
+  const restoreEgress = setDefaultEgress(new Egress({ allowedCidrs: cfg.egress?.allowedCidrs ?? [] }));
   const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess, cfg.kubeClient);
   const cache = new LiveCache(clients, cfg.namespaces, log);
   await cache.start(AbortSignal.timeout(60_000));
@@ -160,6 +163,7 @@ export async function runMcpStdio(
     closed = true;
     await served.close().catch(() => undefined);
     cache.stop();
+    restoreEgress();
     if (opts.exitOnClose) process.exit(0);
   };
   // The client closing our stdin ends the session.
