@@ -7,7 +7,7 @@ import {
   promotionsControllerLocatorExtensionPoint,
 } from '@kpromo/plugin-promotions-node';
 import { registerActions } from './actions.js';
-import { createPortActionsClient, PortRunner } from './port.js';
+import { createPortActionsClient, DatabaseReplayGuard, PortRunner } from './port.js';
 import { createRouter } from './router.js';
 import { PromotionsService } from './service.js';
 
@@ -43,6 +43,7 @@ export const promotionsPlugin = createBackendPlugin({
     env.registerInit({
       deps: {
         config: coreServices.rootConfig,
+        database: coreServices.database,
         discovery: coreServices.discovery,
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
@@ -54,6 +55,7 @@ export const promotionsPlugin = createBackendPlugin({
       },
       async init({
         config,
+        database,
         discovery,
         permissions,
         permissionsRegistry,
@@ -71,8 +73,21 @@ export const promotionsPlugin = createBackendPlugin({
         registerActions(actionsRegistry, service);
         for (const add of moduleActions) add(actionsRegistry);
         const port = service.cfg.port;
+        // Port run ids live in the plugin's database, shared by every replica: a run delivered to
+        // two replicas acts once (the second insert of its id fails: 409).
         const portRunner = port
-          ? new PortRunner(service, port, createPortActionsClient(port), logger.child({ component: 'port' }))
+          ? new PortRunner(
+              service,
+              port,
+              createPortActionsClient(port),
+              logger.child({ component: 'port' }),
+              Date.now,
+              await DatabaseReplayGuard.create(await database.getClient(), {
+                windowMs: port.maxSignatureAgeSeconds * 1000,
+                maxEntries: port.maxRecentRuns,
+                skipMigrations: database.migrations?.skip,
+              }),
+            )
           : undefined;
         if (port && portRunner) {
           const ns = portRunner.namespaces;

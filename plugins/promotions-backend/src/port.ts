@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { LoggerService } from '@backstage/backend-plugin-api';
+import type { DatabaseService, LoggerService } from '@backstage/backend-plugin-api';
 import {
   AuthenticationError,
   ConflictError,
@@ -48,14 +48,122 @@ export function verifyPortSignature(
 }
 
 /**
- * Replay protection for verified deliveries: remembers each accepted run id (with a digest of its
+ * Replay protection for verified Port deliveries: `admit` remembers a run id (with a digest of its
  * signature, never the signature itself) for as long as a delivery signed with that timestamp could
- * still pass {@link verifyPortSignature} (`max(timestamp, now) + window`). A run id seen within that
- * time is refused (409); older entries are evicted. At most `maxEntries` are kept: a delivery that
- * would need more is refused (503) instead of growing the map. Only deliveries with a valid
- * signature get here, so filling it takes the signing secret. Per process: replicas do not share it.
+ * still pass {@link verifyPortSignature}, and refuses a run id it remembers (409), or a delivery
+ * that would need more than `maxRecentRuns` entries (503).
  */
-export class ReplayGuard {
+export interface PortReplayGuard {
+  admit(runId: string, signature: string, timestampMs: number): Promise<void> | void;
+}
+
+const digestOf = (signature: string) => createHash('sha256').update(signature).digest('base64url');
+const alreadyDelivered = (runId: string, sameSignature: boolean) =>
+  new ConflictError(
+    sameSignature
+      ? `Port run ${runId} was already delivered: replayed delivery refused`
+      : `Port run ${runId} was already delivered (with another signature): a second delivery of a run is refused`,
+  );
+const tooMany = (windowMs: number, max: number) =>
+  new ServiceUnavailableError(
+    `too many Port runs within ${windowMs / 1000}s (promotions.port.maxRecentRuns: ${max}); retry later`,
+  );
+
+/** The knex client of Backstage's DatabaseService (`coreServices.database`). */
+export type PortReplayDb = Awaited<ReturnType<DatabaseService['getClient']>>;
+
+/** Table of the run ids Port deliveries used (the plugin's own database). */
+export const PORT_RUNS_TABLE = 'kpromo_port_runs';
+
+/**
+ * The replay guard shared by every replica of the backend: run ids live in the plugin's database
+ * (Backstage's `coreServices.database`), in {@link PORT_RUNS_TABLE} with `run_id` as primary key.
+ * Admitting a run is an insert: the database lets exactly one insert of a run id succeed, so when
+ * two replicas receive the same signed run, one acts and the other answers 409. Expired rows (a
+ * delivery with their timestamp would no longer verify) are deleted before each admission, and an
+ * expired row left for the same run id is replaced (by one replica: the delete names its expiry).
+ * At most `maxEntries` live rows: beyond, 503 (a count, so concurrent deliveries on several
+ * replicas may pass it by a few).
+ */
+export class DatabaseReplayGuard implements PortReplayGuard {
+  private constructor(
+    private readonly db: PortReplayDb,
+    private readonly windowMs: number,
+    private readonly maxEntries: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Creates the table unless it exists (two replicas starting at once: the loser finds it made). */
+  static async create(
+    db: PortReplayDb,
+    o: { windowMs: number; maxEntries: number; now?: () => number; skipMigrations?: boolean },
+  ): Promise<DatabaseReplayGuard> {
+    if (!o.skipMigrations && !(await db.schema.hasTable(PORT_RUNS_TABLE))) {
+      try {
+        await db.schema.createTable(PORT_RUNS_TABLE, (t) => {
+          t.string('run_id', 255).primary().notNullable();
+          t.string('signature_digest', 64).notNullable();
+          t.bigInteger('expires_at').notNullable().index();
+        });
+      } catch (e) {
+        if (!(await db.schema.hasTable(PORT_RUNS_TABLE))) throw e;
+      }
+    }
+    return new DatabaseReplayGuard(db, o.windowMs, o.maxEntries, o.now ?? Date.now);
+  }
+
+  /** Live rows (tests, diagnostics). */
+  async size(): Promise<number> {
+    const [row] = await this.db(PORT_RUNS_TABLE).where('expires_at', '>=', this.now()).count({ n: '*' });
+    return Number((row as { n: number | string }).n);
+  }
+
+  async admit(runId: string, signature: string, timestampMs: number): Promise<void> {
+    const now = this.now();
+    const digest = digestOf(signature);
+    const row = { run_id: runId, signature_digest: digest, expires_at: Math.max(timestampMs, now) + this.windowMs };
+    try {
+      await this.db(PORT_RUNS_TABLE).where('expires_at', '<', now).delete();
+      if ((await this.size()) >= this.maxEntries) throw tooMany(this.windowMs, this.maxEntries);
+    } catch (e) {
+      if ((e as Error).name === 'ServiceUnavailableError') throw e;
+      throw new ServiceUnavailableError(`Port replay guard unavailable (database): ${(e as Error).message}`);
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.db(PORT_RUNS_TABLE).insert(row);
+        return;
+      } catch (insertError) {
+        // Unique key taken (or the database failed): which one the row tells, whatever the driver's error.
+        const prev = (await this.db(PORT_RUNS_TABLE)
+          .where({ run_id: runId })
+          .first()
+          .catch(() => undefined)) as { signature_digest: string; expires_at: number | string } | undefined;
+        if (!prev) {
+          if (attempt < 1) continue; // deleted since (expired): insert again
+          throw new ServiceUnavailableError(
+            `Port replay guard unavailable (database): ${(insertError as Error).message}`,
+          );
+        }
+        if (Number(prev.expires_at) >= now) throw alreadyDelivered(runId, prev.signature_digest === digest);
+        // An expired row of the same run id: replace it, once (only one replica's delete matches it).
+        if (attempt >= 1) throw alreadyDelivered(runId, prev.signature_digest === digest);
+        await this.db(PORT_RUNS_TABLE).where({ run_id: runId, expires_at: prev.expires_at }).delete();
+      }
+    }
+  }
+}
+
+/**
+ * In-memory replay guard of one process (tests, and a backend without a database): remembers each
+ * accepted run id for as long as a delivery signed with that timestamp could still pass
+ * {@link verifyPortSignature} (`max(timestamp, now) + window`). A run id seen within that time is
+ * refused (409); older entries are evicted. At most `maxEntries` are kept: a delivery that would
+ * need more is refused (503) instead of growing the map. Only deliveries with a valid signature get
+ * here, so filling it takes the signing secret. Per process: replicas do not share it (the plugin
+ * uses {@link DatabaseReplayGuard}).
+ */
+export class ReplayGuard implements PortReplayGuard {
   private readonly seen = new Map<string, { until: number; signature: string }>();
 
   constructor(
@@ -71,21 +179,13 @@ export class ReplayGuard {
   admit(runId: string, signature: string, timestampMs: number): void {
     const now = this.now();
     this.evict(now, false);
-    const digest = createHash('sha256').update(signature).digest('base64url');
+    const digest = digestOf(signature);
     const prev = this.seen.get(runId);
-    if (prev && prev.until >= now)
-      throw new ConflictError(
-        prev.signature === digest
-          ? `Port run ${runId} was already delivered: replayed delivery refused`
-          : `Port run ${runId} was already delivered (with another signature): a second delivery of a run is refused`,
-      );
+    if (prev && prev.until >= now) throw alreadyDelivered(runId, prev.signature === digest);
     if (prev) this.seen.delete(runId);
     if (this.seen.size >= this.maxEntries) {
       this.evict(now, true);
-      if (this.seen.size >= this.maxEntries)
-        throw new ServiceUnavailableError(
-          `too many Port runs within ${this.windowMs / 1000}s (promotions.port.maxRecentRuns: ${this.maxEntries}); retry later`,
-        );
+      if (this.seen.size >= this.maxEntries) throw tooMany(this.windowMs, this.maxEntries);
     }
     this.seen.set(runId, { until: Math.max(timestampMs, now) + this.windowMs, signature: digest });
   }
@@ -188,21 +288,26 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * (`promotions.port.identity`) are checked; a refusal there is reported to Port as a FAILED run.
  */
 export class PortRunner {
-  private readonly replays: ReplayGuard;
+  private readonly replays: PortReplayGuard;
 
+  /**
+   * @param replays where run ids are remembered: the plugin passes a {@link DatabaseReplayGuard}
+   *   (shared by all replicas); default: an in-memory {@link ReplayGuard} of this process.
+   */
   constructor(
     private readonly svc: PromotionsService,
     private readonly cfg: PortConfig,
     private readonly api: PortActionsApi,
     private readonly logger: LoggerService,
     private readonly now: () => number = Date.now,
+    replays?: PortReplayGuard,
   ) {
-    this.replays = new ReplayGuard(cfg.maxSignatureAgeSeconds * 1000, cfg.maxRecentRuns, now);
+    this.replays = replays ?? new ReplayGuard(cfg.maxSignatureAgeSeconds * 1000, cfg.maxRecentRuns, now);
   }
 
-  /** Run ids currently remembered against replays. */
-  get rememberedRuns(): number {
-    return this.replays.size;
+  /** Run ids remembered against replays by an in-memory guard (undefined with a database guard). */
+  get rememberedRuns(): number | undefined {
+    return this.replays instanceof ReplayGuard ? this.replays.size : undefined;
   }
 
   /**
@@ -231,7 +336,7 @@ export class PortRunner {
   }
 
   /** Checks the request and returns the work to run in the background (the webhook answers 202 first). */
-  prepare(rawBody: Buffer, headers: { signature?: string; timestamp?: string }): () => Promise<void> {
+  async prepare(rawBody: Buffer, headers: { signature?: string; timestamp?: string }): Promise<() => Promise<void>> {
     const timestampMs = verifyPortSignature(
       { secret: this.cfg.clientSecret, maxAgeSeconds: this.cfg.maxSignatureAgeSeconds, now: this.now() },
       headers,
@@ -271,7 +376,7 @@ export class PortRunner {
       );
     try {
       // verifyPortSignature has checked both headers are present.
-      this.replays.admit(b.runId, headers.signature ?? '', timestampMs);
+      await this.replays.admit(b.runId, headers.signature ?? '', timestampMs);
     } catch (e) {
       this.logger.warn(`Port run ${b.runId}: delivery refused: ${(e as Error).message}`);
       throw e;

@@ -46,7 +46,7 @@ export function createRouter(o: {
         .status(503)
         .json({ error: { name: 'NotConfigured', message: 'promotions.port is not configured' } });
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const work = o.portRunner.prepare(raw, {
+    const work = await o.portRunner.prepare(raw, {
       signature: req.header('x-port-signature'),
       timestamp: req.header('x-port-timestamp'),
     });

@@ -173,7 +173,7 @@ describe('PortRunner: a signed delivery', () => {
   it('promotes as port:<email> through the controller (x-kpromo-user, no groups) and reports SUCCESS', async () => {
     const r = runner();
     const d = delivery(promote('ok-1'));
-    await r.prepare(d.raw, d.headers)();
+    await (await r.prepare(d.raw, d.headers))();
     expect(lastPatch('ok-1'), JSON.stringify(port.get('ok-1'))).toMatchObject({
       status: 'SUCCESS',
       statusLabel: 'Complete',
@@ -197,11 +197,11 @@ describe('PortRunner: a signed delivery', () => {
   it('refuses a replay of the same run (409) and does nothing: no controller call, no Port report', async () => {
     const r = runner();
     const d = delivery(promote('replay-1'));
-    await r.prepare(d.raw, d.headers)();
+    await (await r.prepare(d.raw, d.headers))();
     const calls = controllerCalls.length;
     const reports = JSON.stringify(port.get('replay-1'));
     expect(calls).toBe(3);
-    expect(() => r.prepare(d.raw, d.headers)).toThrow(
+    await expect(r.prepare(d.raw, d.headers)).rejects.toThrow(
       expect.objectContaining({
         name: 'ConflictError',
         message: expect.stringMatching(/replay-1 was already delivered: replayed/),
@@ -211,33 +211,33 @@ describe('PortRunner: a signed delivery', () => {
     clock += 10_000;
     const again = delivery(promote('replay-1'));
     expect(again.headers.signature).not.toBe(d.headers.signature);
-    expect(() => r.prepare(again.raw, again.headers)).toThrow(
+    await expect(r.prepare(again.raw, again.headers)).rejects.toThrow(
       expect.objectContaining({ name: 'ConflictError', message: expect.stringMatching(/with another signature/) }),
     );
     expect(controllerCalls.length).toBe(calls);
     expect(JSON.stringify(port.get('replay-1'))).toBe(reports);
     // Another run id is a new run.
     const other = delivery(promote('replay-2'));
-    expect(typeof r.prepare(other.raw, other.headers)).toBe('function');
+    expect(typeof (await r.prepare(other.raw, other.headers))).toBe('function');
   });
 
-  it('checks the signature before remembering a run id (a forged replay is 401, not 409)', () => {
+  it('checks the signature before remembering a run id (a forged replay is 401, not 409)', async () => {
     const r = runner();
     const forged = delivery(promote('forged-1'), { secret: 'not-the-secret' });
-    expect(() => r.prepare(forged.raw, forged.headers)).toThrow(
+    await expect(r.prepare(forged.raw, forged.headers)).rejects.toThrow(
       expect.objectContaining({ name: 'AuthenticationError' }),
     );
     expect(r.rememberedRuns).toBe(0);
     const d = delivery(promote('forged-1'));
-    expect(typeof r.prepare(d.raw, d.headers)).toBe('function');
+    expect(typeof (await r.prepare(d.raw, d.headers))).toBe('function');
     expect(r.rememberedRuns).toBe(1);
   });
 
-  it('accepts exactly the configured action identifiers (400 naming them otherwise)', () => {
+  it('accepts exactly the configured action identifiers (400 naming them otherwise)', async () => {
     const r = runner();
     for (const action of ['not_kpromo_promote', 'kpromo_promote_x', 'KPROMO_PROMOTE', 'promote', 'rollback']) {
       const d = delivery(promote(`act-${action}`, { action }));
-      expect(() => r.prepare(d.raw, d.headers), action).toThrow(
+      await expect(r.prepare(d.raw, d.headers), action).rejects.toThrow(
         expect.objectContaining({
           name: 'InputError',
           message: `unsupported Port action "${action}": expected kpromo_promote or kpromo_rollback (promotions.port.actions)`,
@@ -247,16 +247,16 @@ describe('PortRunner: a signed delivery', () => {
     expect(r.rememberedRuns).toBe(0);
     const custom = runner({ actions: { promote: 'acme_release', rollback: 'acme_undo' } });
     const old = delivery(promote('act-custom-1'));
-    expect(() => custom.prepare(old.raw, old.headers)).toThrow(/expected acme_release or acme_undo/);
+    await expect(custom.prepare(old.raw, old.headers)).rejects.toThrow(/expected acme_release or acme_undo/);
     const ok = delivery(promote('act-custom-2', { action: 'acme_release' }));
-    expect(typeof custom.prepare(ok.raw, ok.headers)).toBe('function');
+    expect(typeof (await custom.prepare(ok.raw, ok.headers))).toBe('function');
   });
 
   it('reports a run for a namespace outside promotions.port.namespaces as FAILED, before any controller call', async () => {
     // Default: controller.defaultNamespace only.
     const r = runner();
     const d = delivery(promote('ns-1', { inputs: { namespace: 'kube-system', from: 'dev', to: 'stable' } }));
-    await r.prepare(d.raw, d.headers)();
+    await (await r.prepare(d.raw, d.headers))();
     expect(lastPatch('ns-1')).toEqual({
       status: 'FAILURE',
       statusLabel: 'Failed',
@@ -269,7 +269,7 @@ describe('PortRunner: a signed delivery', () => {
       user: 'alice@example.com',
       inputs: { namespace: 'other', plan: 'p' },
     });
-    await r.prepare(rb.raw, rb.headers)();
+    await (await r.prepare(rb.raw, rb.headers))();
     expect(lastPatch('ns-2')?.summary).toMatch(/namespace "other" is not open to Port runs/);
     expect(controllerCalls).toEqual([]);
     // An explicit list replaces the default; a run naming no namespace uses controller.defaultNamespace.
@@ -277,11 +277,11 @@ describe('PortRunner: a signed delivery', () => {
     const inList = delivery(
       promote('ns-3', { inputs: { namespace: 'team-b', from: 'dev', to: 'stable', name: 'p-ns-3' } }),
     );
-    await listed.prepare(inList.raw, inList.headers)();
+    await (await listed.prepare(inList.raw, inList.headers))();
     expect(controllerCalls.find((c) => c.method === 'POST')?.body).toMatchObject({ namespace: 'team-b' });
     controllerCalls.length = 0;
     const unnamed = delivery(promote('ns-4', { inputs: { from: 'dev', to: 'stable' } }));
-    await listed.prepare(unnamed.raw, unnamed.headers)();
+    await (await listed.prepare(unnamed.raw, unnamed.headers))();
     expect(lastPatch('ns-4')?.summary).toBe(
       'namespace "kpromo" is not open to Port runs (promotions.port.namespaces: team-a, team-b)',
     );
@@ -292,13 +292,13 @@ describe('PortRunner: a signed delivery', () => {
     const r = runner({}, null);
     expect(r.namespaces).toBeUndefined();
     const named = delivery(promote('nsd-1'));
-    await r.prepare(named.raw, named.headers)();
+    await (await r.prepare(named.raw, named.headers))();
     expect(lastPatch('nsd-1')?.summary).toMatch(
       /namespace "kpromo" is not open to Port runs: promotions.port.namespaces is unset/,
     );
     expect(controllerCalls).toEqual([]);
     const unnamed = delivery(promote('nsd-2', { inputs: { from: 'dev', to: 'stable', name: 'p-nsd-2' } }));
-    await r.prepare(unnamed.raw, unnamed.headers)();
+    await (await r.prepare(unnamed.raw, unnamed.headers))();
     const post = controllerCalls.find((c) => c.method === 'POST');
     expect(post?.body).toMatchObject({ name: 'p-nsd-2', approve: true });
     expect(post?.body).not.toHaveProperty('namespace');
@@ -320,7 +320,7 @@ describe('PortRunner: a signed delivery', () => {
     ];
     for (const [runId, user, msg] of bad) {
       const d = delivery({ ...promote(runId), user });
-      await r.prepare(d.raw, d.headers)();
+      await (await r.prepare(d.raw, d.headers))();
       expect(lastPatch(runId), runId).toMatchObject({ status: 'FAILURE', summary: expect.stringMatching(msg) });
     }
     expect(controllerCalls).toEqual([]);
@@ -331,7 +331,7 @@ describe('PortRunner: a signed delivery', () => {
   it('acts as the configured identity template', async () => {
     const r = runner({ identity: 'port-user:{email}' });
     const d = delivery(promote('tpl-1'));
-    await r.prepare(d.raw, d.headers)();
+    await (await r.prepare(d.raw, d.headers))();
     expect(lastPatch('tpl-1')).toMatchObject({ status: 'SUCCESS' });
     expect(new Set(controllerCalls.map((c) => c.headers['x-kpromo-user']))).toEqual(
       new Set(['port-user:alice@example.com']),
@@ -341,8 +341,8 @@ describe('PortRunner: a signed delivery', () => {
   it('never logs the signature, the client secret or the controller token', async () => {
     const r = runner();
     const d = delivery(promote('log-1'));
-    await r.prepare(d.raw, d.headers)();
-    expect(() => r.prepare(d.raw, d.headers)).toThrow(/already delivered/);
+    await (await r.prepare(d.raw, d.headers))();
+    await expect(r.prepare(d.raw, d.headers)).rejects.toThrow(/already delivered/);
     const b64 = d.headers.signature.slice(3);
     expect(logLines.length).toBeGreaterThan(0);
     for (const l of logLines) {
@@ -383,7 +383,7 @@ describe('PortRunner: a signed delivery', () => {
         group: 'rbac.authorization.k8s.io',
         plural: 'clusterroles',
       });
-      await r.prepare(d.raw, d.headers)();
+      await (await r.prepare(d.raw, d.headers))();
       expect(controllerCalls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /api/v1/resources']);
       expect(controllerCalls[0].headers['x-kpromo-user']).toBe('port:alice@example.com');
       expect(controllerCalls[0].headers['x-kpromo-groups']).toBeUndefined();
@@ -403,7 +403,7 @@ describe('PortRunner: a signed delivery', () => {
       });
       // A delete sends no spec.
       const del = act('res-2', 'delete_widget', { name: 'w1', namespace: NS, spec: { size: 1 } });
-      await r.prepare(del.raw, del.headers)();
+      await (await r.prepare(del.raw, del.headers))();
       expect(controllerCalls[1].body).toEqual({
         operation: 'delete',
         group: 'example.com',
@@ -425,20 +425,20 @@ describe('PortRunner: a signed delivery', () => {
       ];
       for (const [id, resource, why] of cases) {
         const d = act(id, 'create_widget', resource);
-        await r.prepare(d.raw, d.headers)();
+        await (await r.prepare(d.raw, d.headers))();
         expect(lastPatch(id)?.status, id).toBe('FAILURE');
         expect(String(lastPatch(id)?.summary), id).toMatch(why);
       }
       expect(controllerCalls).toEqual([]);
     });
 
-    it('accepts only the configured action identifiers (400 naming them)', () => {
+    it('accepts only the configured action identifiers (400 naming them)', async () => {
       const d = act('res-x', 'delete_gadget', { name: 'g', namespace: NS });
-      expect(() => runner(cfg).prepare(d.raw, d.headers)).toThrow(
+      await expect(runner(cfg).prepare(d.raw, d.headers)).rejects.toThrow(
         /expected kpromo_promote or kpromo_rollback \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
       );
       const none = act('res-y', 'create_widget', { name: 'w', namespace: NS });
-      expect(() => runner().prepare(none.raw, none.headers)).toThrow(/unsupported Port action "create_widget"/);
+      await expect(runner().prepare(none.raw, none.headers)).rejects.toThrow(/unsupported Port action "create_widget"/);
     });
   });
 });
