@@ -153,6 +153,8 @@ beforeAll(async () => {
       mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true },
       auth: { staticTokensFile: tokensFile },
       clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [APPS_NS] }],
+      // The harness registries listen on loopback, which the egress guard refuses unless allowed.
+      egress: { allowedCidrs: ['127.0.0.1/32'] },
     },
   });
   ctl = await startController(cfg, { log: audit.log });
@@ -1017,7 +1019,7 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const cfgFile = join(tmpdir(), `mcp-stdio-${RUN}-${write}.yaml`);
     writeFileSync(
       cfgFile,
-      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: info\nmcp:\n  write: ${write}\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod], targetNamespaces: [${APPS_NS}] }\n`,
+      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: info\nmcp:\n  write: ${write}\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod], targetNamespaces: [${APPS_NS}] }\negress: { allowedCidrs: [127.0.0.1/32] }\n`,
     );
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -1040,7 +1042,7 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     const cfgFile = join(tmpdir(), `mcp-stdio-${RUN}-modern.yaml`);
     writeFileSync(
       cfgFile,
-      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: warn\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod], targetNamespaces: [${APPS_NS}] }\n`,
+      `kubeconfig: ${kubeconfig}\ncontext: dev\nnamespaces: [${NS}]\ndefaultNamespace: ${NS}\nlogLevel: warn\nclusterAccess:\n  - { namespaces: [${NS}], contexts: [dev, stable, prod], targetNamespaces: [${APPS_NS}] }\negress: { allowedCidrs: [127.0.0.1/32] }\n`,
     );
     const c = new ModernStdioClient(
       { name: 'stdio-modern', version: '1.0.0' },
