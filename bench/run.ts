@@ -1,6 +1,6 @@
 /**
  * Runs the repo's benchmarks one after another and prints their figures:
- *   yarn bench                          # controller/bench/*.ts, then bench/exporter.ts (not the long ones)
+ *   yarn bench                          # controller/bench/*.ts, then bench/exporter.ts and bench/flood.ts (not the long ones)
  *   yarn bench --only controller,e2ePlan # a subset, by file name without .ts
  *   yarn bench --only scale             # the long ones run only when named (scale: about an hour
  *                                       # on a kept seed, most of a day to seed 5,000 apps)
@@ -31,7 +31,7 @@ const all = [
     .filter((f) => f.endsWith('.ts') && !HELPERS.has(f))
     .sort()
     .map((f) => join(controllerBench, f)),
-  ...[join(root, 'bench', 'exporter.ts')].filter((f) => existsSync(f)),
+  ...[join(root, 'bench', 'exporter.ts'), join(root, 'bench', 'flood.ts')].filter((f) => existsSync(f)),
 ];
 const name = (f: string) => basename(f, '.ts');
 const only = values.only?.split(',').map((s) => s.trim());
