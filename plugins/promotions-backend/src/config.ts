@@ -19,6 +19,7 @@ import { type LlmConfig, readLlmConfig } from './assistant/config.js';
  *       - namespaces: [team-a, team-b]
  *         baseUrl: http://kpromo-controller.team-a.svc:8080
  *     allowedBaseUrls: []                             # more URLs a module's locator may return (besides the above)
+ *     mcpSessions: { maxSessions: 10000, maxSessionsPerPrincipal: 20, idleTimeoutSeconds: 1800 } # MCP proxy bounds
  *   entityRef: 'component:default/{name}'             # catalog entity of an Application ({namespace}, {name})
  *   port:
  *     baseUrl: https://api.getport.io
@@ -65,6 +66,8 @@ export interface PromotionsConfig {
      * `byNamespace` URLs and `allowedBaseUrls`. A module's locator answering anything else is refused.
      */
     allowedBaseUrls?: string[];
+    /** `promotions.controller.mcpSessions`: bounds of the MCP proxy's session table. */
+    mcpSessions?: { maxSessions: number; maxSessionsPerPrincipal: number; idleTtlMs: number };
   };
   entityRef: string;
   port?: PortConfig;
@@ -268,9 +271,20 @@ function readController(c: Config | undefined): PromotionsConfig['controller'] {
       );
     return url;
   });
+  const sessionLimit = (k: string, dflt: number) => {
+    const v = c?.getOptionalNumber(`mcpSessions.${k}`) ?? dflt;
+    if (!Number.isFinite(v) || v <= 0)
+      throw new Error(`${where(`mcpSessions.${k}`)} must be a positive number, got ${v}`);
+    return v;
+  };
   return {
     baseUrl,
     mcpUrl: c?.getOptionalString('mcpUrl'),
+    mcpSessions: {
+      maxSessions: Math.floor(sessionLimit('maxSessions', 10_000)),
+      maxSessionsPerPrincipal: Math.floor(sessionLimit('maxSessionsPerPrincipal', 20)),
+      idleTtlMs: sessionLimit('idleTimeoutSeconds', 1800) * 1000,
+    },
     token: token ?? mcpToken,
     ...(!token && mcpToken ? { tokenFromDeprecatedKey: true } : {}),
     defaultNamespace,

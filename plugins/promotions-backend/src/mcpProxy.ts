@@ -86,6 +86,121 @@ async function readBody(req: Request): Promise<Buffer | undefined> {
   return chunks.length ? Buffer.concat(chunks) : undefined;
 }
 
+/** Bounds of the proxy's session table (see {@link McpSessions}). */
+export interface McpSessionLimits {
+  /** Sessions remembered at most; a new one beyond evicts the least recently used (default 10000). */
+  maxSessions?: number;
+  /** Sessions of one principal at most; a new one beyond evicts that principal's least recently used (default 20). */
+  maxSessionsPerPrincipal?: number;
+  /** A session unused this long is evicted (default 30 minutes). */
+  idleTtlMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Which principal opened each MCP session, bounded: at most `maxSessions` in all and
+ * `maxSessionsPerPrincipal` per principal (least recently used evicted first), and none idle longer
+ * than `idleTtlMs`. An evicted session id is remembered (as many as `maxSessions`, oldest forgotten
+ * first) so that its next request gets a clear 404 (the MCP answer for "start a new session")
+ * instead of being forwarded unpinned.
+ */
+export class McpSessions {
+  private readonly sessions = new Map<string, { owner: string; lastUsed: number; close?: () => void }>();
+  private readonly perOwner = new Map<string, number>();
+  private readonly evicted = new Map<string, string>();
+  readonly maxSessions: number;
+  readonly maxPerPrincipal: number;
+  readonly idleTtlMs: number;
+  private readonly now: () => number;
+
+  constructor(o: McpSessionLimits = {}) {
+    this.maxSessions = Math.max(1, Math.floor(o.maxSessions ?? 10_000));
+    this.maxPerPrincipal = Math.max(1, Math.floor(o.maxSessionsPerPrincipal ?? 20));
+    this.idleTtlMs = o.idleTtlMs ?? 30 * 60_000;
+    this.now = o.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** The owner of a live session (touching it), or why it is gone, or nothing when unknown. */
+  lookup(id: string): { owner: string } | { evicted: string } | undefined {
+    this.expire();
+    const s = this.sessions.get(id);
+    if (s) {
+      // Most recently used last: the Map's order is the eviction order.
+      this.sessions.delete(id);
+      this.sessions.set(id, { ...s, lastUsed: this.now() });
+      return { owner: s.owner };
+    }
+    const why = this.evicted.get(id);
+    return why ? { evicted: why } : undefined;
+  }
+
+  /**
+   * Records a session the upstream just opened for `owner`, evicting to stay within the bounds.
+   * `close` ends it upstream when it is evicted.
+   */
+  add(id: string, owner: string, close?: () => void): void {
+    if (this.sessions.has(id)) return;
+    this.expire();
+    if ((this.perOwner.get(owner) ?? 0) >= this.maxPerPrincipal)
+      for (const [k, v] of this.sessions)
+        if (v.owner === owner) {
+          this.evict(k, `${owner} opened more than ${this.maxPerPrincipal} MCP sessions`);
+          break;
+        }
+    if (this.sessions.size >= this.maxSessions) {
+      const oldest = this.sessions.keys().next().value;
+      if (oldest !== undefined) this.evict(oldest, `the proxy holds at most ${this.maxSessions} MCP sessions`);
+    }
+    this.sessions.set(id, { owner, lastUsed: this.now(), close });
+    this.perOwner.set(owner, (this.perOwner.get(owner) ?? 0) + 1);
+    this.evicted.delete(id);
+  }
+
+  /** A session ended (DELETE): forgotten, not an eviction. */
+  remove(id: string): void {
+    const s = this.sessions.get(id);
+    if (!s) return;
+    this.sessions.delete(id);
+    this.release(s.owner);
+  }
+
+  private release(owner: string) {
+    const n = (this.perOwner.get(owner) ?? 1) - 1;
+    if (n > 0) this.perOwner.set(owner, n);
+    else this.perOwner.delete(owner);
+  }
+
+  private evict(id: string, why: string) {
+    const s = this.sessions.get(id);
+    if (!s) return;
+    this.sessions.delete(id);
+    this.release(s.owner);
+    this.evicted.set(id, why);
+    if (this.evicted.size > this.maxSessions) {
+      const oldest = this.evicted.keys().next().value;
+      if (oldest !== undefined) this.evicted.delete(oldest);
+    }
+    try {
+      s.close?.();
+    } catch {
+      // best effort: the upstream ends idle sessions itself
+    }
+  }
+
+  /** Evicts sessions idle longer than the TTL (oldest first: stops at the first live one). */
+  private expire() {
+    const limit = this.now() - this.idleTtlMs;
+    for (const [k, v] of this.sessions) {
+      if (v.lastUsed >= limit) break;
+      this.evict(k, `unused for more than ${Math.ceil(this.idleTtlMs / 1000)}s`);
+    }
+  }
+}
+
 /**
  * Streamable HTTP reverse proxy to the controller's MCP endpoint. The Backstage caller (user or
  * service principal) is authenticated here; upstream the proxy authenticates with the backend's
@@ -102,8 +217,10 @@ export function createMcpProxy(o: {
   logger: LoggerService;
   /** The identity (user + groups) to act as; the caller's identity ref without groups if omitted. */
   actorOf?: (credentials: BackstageCredentials) => Promise<Actor>;
+  /** Bounds of the session table (or the table itself, for tests). */
+  sessions?: McpSessionLimits | McpSessions;
 }) {
-  const owners = new Map<string, string>();
+  const owners = o.sessions instanceof McpSessions ? o.sessions : new McpSessions(o.sessions);
   return async (req: Request, res: Response) => {
     let credentials: Awaited<ReturnType<HttpAuthService['credentials']>>;
     try {
@@ -120,8 +237,15 @@ export function createMcpProxy(o: {
     }
     const who = identityOf({ kind: 'backstage', credentials });
     const session = req.headers['mcp-session-id'];
-    if (typeof session === 'string' && owners.has(session) && owners.get(session) !== who)
-      return rpcError(res, 403, 'this MCP session belongs to another principal');
+    const known = typeof session === 'string' ? owners.lookup(session) : undefined;
+    if (known && 'evicted' in known)
+      // 404 is Streamable HTTP's "session gone": the client starts a new one (initialize).
+      return rpcError(
+        res,
+        404,
+        `MCP session ${String(session).slice(0, 100)} was closed by the proxy (${known.evicted}); start a new session (initialize)`,
+      );
+    if (known && known.owner !== who) return rpcError(res, 403, 'this MCP session belongs to another principal');
 
     let body: Buffer | undefined;
     try {
@@ -179,8 +303,24 @@ export function createMcpProxy(o: {
       return rpcError(res, 403, message || 'forbidden', idOf(body));
     }
     const sid = upstream.headers.get('mcp-session-id');
-    if (sid && !owners.has(sid)) owners.set(sid, who);
-    if (req.method === 'DELETE' && typeof session === 'string' && upstream.ok) owners.delete(session);
+    if (sid)
+      // An evicted session is ended upstream too (DELETE as its owner), so that it is gone there as
+      // well once the proxy no longer remembers it was evicted.
+      owners.add(sid, who, () => {
+        fetch(o.mcpUrl as string, {
+          method: 'DELETE',
+          headers: {
+            authorization: headers.authorization,
+            ...actorHeaders(actor),
+            'mcp-session-id': sid,
+            ...(headers['mcp-protocol-version'] ? { 'mcp-protocol-version': headers['mcp-protocol-version'] } : {}),
+          },
+          signal: AbortSignal.timeout(10_000),
+        })
+          .then((r) => r.body?.cancel())
+          .catch((e: Error) => o.logger.warn(`MCP upstream: ending evicted session failed: ${e.message}`));
+      });
+    if (req.method === 'DELETE' && typeof session === 'string' && upstream.ok) owners.remove(session);
     res.status(upstream.status);
     for (const h of FORWARD_RESPONSE) {
       const v = upstream.headers.get(h);

@@ -37,6 +37,7 @@ export function createRouter(o: {
       httpAuth,
       logger: o.logger,
       actorOf: (credentials) => s.actorOf({ kind: 'backstage', credentials }),
+      sessions: s.cfg.controller.mcpSessions,
     }),
   );
 
