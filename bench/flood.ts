@@ -23,7 +23,7 @@
  * Asserts nothing. Cleans up. `--entry <path to controller main.ts>` runs another checkout's
  * controller (e.g. a worktree of an older commit, for a before/after).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -220,6 +220,23 @@ function startController(o: { kubeconfig: string; ns: string; appsNs: string; to
   return { child, logFile, lines };
 }
 
+/**
+ * TokenReviews and SubjectAccessReviews the dev apiserver has served (apiserver_request_total, every
+ * client: also counts a controller that exports no metric of its own, e.g. an older one via --entry).
+ */
+function apiserverReviews(kubeconfig: string): { tokenreviews: number; subjectaccessreviews: number } {
+  const text = execFileSync('kubectl', ['--kubeconfig', kubeconfig, '--context', 'dev', 'get', '--raw', '/metrics'], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 2 ** 20,
+  });
+  const sum = (resource: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('apiserver_request_total{') && l.includes(`resource="${resource}"`))
+      .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  return { tokenreviews: sum('tokenreviews'), subjectaccessreviews: sum('subjectaccessreviews') };
+}
+
 async function main(): Promise<void> {
   await ensureClusters({ log: () => {} });
   const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
@@ -303,6 +320,7 @@ async function main(): Promise<void> {
         sars: await metric('kpromo_subjectaccessreviews_total'),
         renewFailed: await metric('kpromo_lease_renewals_total', 'result="failed"'),
         lines: ctl.lines().length,
+        apiserver: apiserverReviews(kubeconfig),
         lease: (await dev.get<Lease>(leasePath)).spec,
       };
       const [plan] = await s.approvePlans(`flood-${phase}`, [groups[phase]]);
@@ -313,6 +331,7 @@ async function main(): Promise<void> {
       // Lease watch: every renewTime and holder seen.
       const renewTimes: number[] = [];
       const holders = new Set<string | undefined>();
+      const watchStart = Date.now();
       let watching = true;
       const watcher = (async () => {
         while (watching) {
@@ -356,6 +375,7 @@ async function main(): Promise<void> {
       const endProgress = await succeeded();
       watching = false;
       await watcher;
+      const watchEnd = Date.now();
       validAgent.destroy();
       // The plan after the flood: how long it still needs.
       const done = await waitFor(
@@ -367,9 +387,12 @@ async function main(): Promise<void> {
         300_000,
       ).catch(() => undefined);
       const after = (await dev.get<Lease>(leasePath)).spec;
-      const gaps = renewTimes.slice(1).map((t, i) => t - renewTimes[i]);
+      // Gaps between renewals seen, and from the start of the watch to the first / the last to its end.
+      const edges = [watchStart, ...renewTimes, watchEnd];
+      const gaps = edges.slice(1).map((t, i) => t - edges[i]);
       const missed = gaps.reduce((n, g) => n + Math.max(0, Math.round(g / RENEW_MS) - 1), 0);
       const lines = ctl.lines().slice(before.lines);
+      const lostLeadership = lines.filter((l) => l.msg === 'stopped leading').length;
       const refusalLines = lines.filter((l) => l.result === 'refused' || /refused/.test(String(l.msg ?? ''))).length;
       const ok = (xs: Answer[]) => xs.filter((a) => a.status === 200).length;
       const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
@@ -378,7 +401,7 @@ async function main(): Promise<void> {
         `  junk sent ${j.sent} (${(j.sent / j.seconds).toFixed(0)} req/s; ${j.skipped} not sent: ${MAX_IN_FLIGHT} in flight), answers ${JSON.stringify(j.statuses)}`,
       );
       console.log(
-        `  Lease renewals seen ${renewTimes.length}, missed ${missed} (largest gap ${gaps.length ? Math.max(...gaps) : '-'} ms), renew errors ${(await metric('kpromo_lease_renewals_total', 'result="failed"')) - before.renewFailed}; leader changes ${Math.max(holders.size - 1, (after?.leaseTransitions ?? 0) - (before.lease?.leaseTransitions ?? 0))} (holders seen: ${[...holders].join(', ')})`,
+        `  Lease renewals seen ${renewTimes.length}, missed ${missed} (largest gap ${gaps.length ? Math.max(...gaps) : '-'} ms), renew errors ${(await metric('kpromo_lease_renewals_total', 'result="failed"')) - before.renewFailed}; leader changes ${Math.max(holders.size - 1, (after?.leaseTransitions ?? 0) - (before.lease?.leaseTransitions ?? 0))} (holders seen: ${[...holders].join(', ')}), leadership lost ${lostLeadership} times ("stopped leading" in the log)`,
       );
       console.log(
         `  plan ${plan} (${groups[phase].length} apps): ${startProgress.n} Succeeded at flood start, ${endProgress.n} at its end (phase ${endProgress.phase ?? 'Pending'}); ${done ? `finished ${done.phase}` : 'not finished within 300 s after'}`,
@@ -407,8 +430,9 @@ async function main(): Promise<void> {
       console.log(
         `  controller event-loop delay max ${loopMaxMs.toFixed(0)} ms; machine load average ${load0} -> ${load1} (${cpus().length} cores)`,
       );
+      const served = apiserverReviews(kubeconfig);
       console.log(
-        `  apiserver requests caused: TokenReviews ${(await metric('kpromo_tokenreviews_total')) - before.reviews}, SubjectAccessReviews ${(await metric('kpromo_subjectaccessreviews_total')) - before.sars}; refusal log lines ${refusalLines}`,
+        `  apiserver requests caused: TokenReviews ${(await metric('kpromo_tokenreviews_total')) - before.reviews}, SubjectAccessReviews ${(await metric('kpromo_subjectaccessreviews_total')) - before.sars} (controller metrics); the dev apiserver served ${served.tokenreviews - before.apiserver.tokenreviews} TokenReviews and ${served.subjectaccessreviews - before.apiserver.subjectaccessreviews} SubjectAccessReviews meanwhile (all clients); refusal log lines ${refusalLines}`,
       );
     }
   } finally {
