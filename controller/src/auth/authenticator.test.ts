@@ -123,3 +123,29 @@ describe('Authenticator under a flood of unknown tokens', () => {
     expect(sent).toHaveLength(before + 1);
   });
 });
+
+describe('verified JWTs', () => {
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const jws = (payload: object) => `${b64({ alg: 'RS256' })}.${b64(payload)}.c2ln`;
+  it('are remembered (known without verifying again), never past their exp', async () => {
+    let verified = 0;
+    const jwt = {
+      handles: () => true,
+      verify: async () => {
+        verified++;
+        return { ok: true as const, caller: { username: 'oidc:alice', groups: [], source: 'oidc' as const } };
+      },
+    };
+    const a = new Authenticator({ jwt, tokenReview: false });
+    const later = jws({ iss: 'https://issuer.example.com', exp: Math.floor(Date.now() / 1000) + 3600 });
+    await a.authenticate(later);
+    expect(a.known(later)).toMatchObject({ username: 'oidc:alice' });
+    await a.authenticate(later);
+    expect(verified).toBe(1);
+    const expiring = jws({ iss: 'https://issuer.example.com', exp: Math.floor(Date.now() / 1000) - 1 });
+    await a.authenticate(expiring);
+    expect(a.known(expiring)).toBeUndefined();
+    await a.authenticate(expiring);
+    expect(verified).toBe(3);
+  });
+});

@@ -6,6 +6,7 @@ import { BudgetExhausted, ConcurrencyBudget, type ConcurrencyBudgetOptions } fro
 import type { KubeRest } from '../kube/rest.js';
 import { metrics } from '../observability/metrics.js';
 import type { Caller } from './identity.js';
+import { peekExpiry } from './jwtClaims.js';
 import type { JwtAuthenticator } from './oidc.js';
 
 export class AuthError extends Error {
@@ -159,7 +160,8 @@ export class Authenticator {
     if (this.o.jwt?.handles(token)) {
       const r = await this.o.jwt.verify(token);
       if (r.ok) {
-        const until = Math.min(Date.now() + this.cacheMs, r.expiresAt ?? Number.POSITIVE_INFINITY);
+        // Verified, exp required: remembered no longer than the token is valid.
+        const until = Math.min(Date.now() + this.cacheMs, peekExpiry(token) ?? 0);
         this.valid.set(key, r.caller, until);
         return r.caller;
       }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JwtAuthenticatorSchema } from './config.js';
-import { callerFromClaims, peekIssuer, usernamePrefix } from './jwtClaims.js';
+import { callerFromClaims, peekExpiry, peekIssuer, usernamePrefix } from './jwtClaims.js';
 
 const ISS = 'https://issuer.example.com';
 const cfg = (over: Record<string, unknown> = {}) =>
@@ -108,5 +108,14 @@ describe('callerFromClaims', () => {
     expect(callerFromClaims(hd, { sub: 'a', hd: 'example.com' }).ok).toBe(true);
     for (const v of [undefined, 'evil.com', ['example.com']])
       expect(callerFromClaims(hd, { sub: 'a', hd: v })).toMatchObject({ ok: false, reason: /claim hd must be/ });
+  });
+});
+
+describe('peekExpiry', () => {
+  it('reads exp (ms) of a compact JWS, nothing of other tokens', () => {
+    expect(peekExpiry(jws({ iss: ISS, exp: 1_800_000_000 }))).toBe(1_800_000_000_000);
+    expect(peekExpiry(jws({ iss: ISS }))).toBeUndefined();
+    expect(peekExpiry(jws({ exp: 'soon' }))).toBeUndefined();
+    expect(peekExpiry('static-token-0123456789')).toBeUndefined();
   });
 });

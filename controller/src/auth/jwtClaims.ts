@@ -25,6 +25,20 @@ export function peekIssuer(token: string): string | undefined {
   }
 }
 
+/**
+ * The `exp` of a compact JWS (ms since the epoch), or undefined. Only read once the token has been
+ * verified (signature, exp required), to remember it no longer than it is valid.
+ */
+export function peekExpiry(token: string): number | undefined {
+  if (token.length > MAX_TOKEN_LENGTH || !JWS_COMPACT.test(token)) return undefined;
+  try {
+    const exp = (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { exp?: unknown }).exp;
+    return typeof exp === 'number' ? exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Like --oidc-username-prefix: none for `email` (already global), `{issuer}#` for anything else. */
 export function usernamePrefix(cfg: JwtAuthenticatorConfig): string {
   const u = cfg.claimMappings.username;

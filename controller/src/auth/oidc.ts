@@ -151,8 +151,7 @@ class TrustedIssuer {
       return { ok: false, reason: e instanceof errors.JOSEError ? `${e.code}: ${e.message}` : (e as Error).message };
     }
     const v = callerFromClaims(this.cfg, payload as Record<string, unknown>);
-    if (!v.ok) return { ok: false, reason: v.reason };
-    return typeof payload.exp === 'number' ? { ...v, expiresAt: payload.exp * 1000 } : v;
+    return v.ok ? v : { ok: false, reason: v.reason };
   }
 }
 
