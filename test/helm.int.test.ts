@@ -326,7 +326,7 @@ describe('deploy/helm/kpromo: helm template', () => {
     });
   });
 
-  it('values map to controller config keys: static tokens Secret, JWT issuers, namespaces, leader election, mcp, tracing, resourceKinds', async () => {
+  it('values map to controller config keys: static tokens Secret, JWT issuers, flood budgets, namespaces, leader election, mcp, tracing, resourceKinds', async () => {
     const docs = await render(
       [
         'config.namespaces={team-a,team-b}',
@@ -340,6 +340,8 @@ describe('deploy/helm/kpromo: helm template', () => {
         'config.auth.jwt[0].issuer.audiences[0]=kpromo',
         'config.auth.jwt[0].claimMappings.username.claim=email',
         'config.workers=8',
+        'config.auth.perSource.qps=5',
+        'config.auth.tokenReviews.maxInFlight=8',
         'config.resourceKinds={widgets.example.com}',
         'rbac.workloads.namespaces={shop}',
       ],
@@ -372,6 +374,8 @@ describe('deploy/helm/kpromo: helm template', () => {
               claimMappings: { username: { claim: 'email' } },
             },
           ],
+          perSource: { qps: 5 },
+          tokenReviews: { maxInFlight: 8 },
         },
         leaderElection: {
           namespace: 'ops',

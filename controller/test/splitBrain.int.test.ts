@@ -135,6 +135,8 @@ function startControllerProcess(identity: string, tokens: string): ChildProcess 
       server: { host: '127.0.0.1', port: 0 },
       auth: { staticTokensFile: tokens },
       clusterAccess: [{ namespaces: [NS], contexts: ['dev', 'stable', 'prod'], targetNamespaces: [APPS_NS] }],
+      // The harness registries listen on loopback, which the egress guard refuses unless allowed.
+      egress: { allowedCidrs: ['127.0.0.1/32'] },
       leaderElection: {
         enabled: true,
         namespace: NS,

@@ -97,6 +97,11 @@ app.kubernetes.io/component: exporter
 {{- if $c.auth.jwt -}}
 {{- $_ := set $auth "jwt" $c.auth.jwt -}}
 {{- end -}}
+{{- range $k := list "perSource" "tokenReviews" "reviewClient" "tokenCache" "refusalLog" -}}
+{{- with index $c.auth $k -}}
+{{- $_ := set $auth $k . -}}
+{{- end -}}
+{{- end -}}
 {{- if include "kpromo.staticTokensSecret" . -}}
 {{- $_ := set $auth "staticTokensFile" (printf "%s/%s" (include "kpromo.tokensMountPath" .) $c.auth.staticTokens.key) -}}
 {{- end -}}
