@@ -3,10 +3,12 @@
 // Lease. It must keep the Lease (same holder, renewTime moving on), answer most of the flood 429
 // with Retry-After before any work, cause only a bounded number of TokenReviews, still serve a valid
 // token (a static one from the flooding address, a TokenReview one from another address), and log
-// a handful of refusal lines, not one per request. (bench/flood.ts measures the same at 1,000 req/s.)
+// a handful of refusal lines, not one per request; a plan approved before the flood keeps
+// progressing during it and completes. (bench/flood.ts measures the same at 1,000 req/s.)
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import type { PromotionPlan } from '@kpromo/api';
 import {
   applyCrds,
   type ControllerProcess,
@@ -15,7 +17,17 @@ import {
   waitFor,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { deleteNs, ensureNs, restFor, TEST_ADMIN, testTokensFile } from './e2eHelpers.js';
+import {
+  callApi,
+  deleteNs,
+  ensureNs,
+  getPlan,
+  restFor,
+  seedTwoStageRelease,
+  TEST_ADMIN,
+  testTokensFile,
+  waitPlan,
+} from './e2eHelpers.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `flood-${RUN}`;
@@ -23,6 +35,10 @@ const LEASE = 'flood-leader';
 const SA = 'flood-client';
 const kubeconfig = inject('kubeconfig');
 const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+const { source, target } = inject('registries');
+const APPS_NS = `${NS}-apps`;
+const APPS = ['a1', 'a2', 'a3', 'a4'];
 const FLOOD = 3_000;
 const CONCURRENCY = 200;
 let ctl: ControllerProcess | undefined;
@@ -101,6 +117,25 @@ beforeAll(async () => {
   await applyCrds(kubeConfigFor('dev', kubeconfig));
   await ensureNs(dev, NS);
   await dev.create(`/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: SA } });
+  // A release to promote while the flood runs: dev runs v2 of four apps, stable v1.
+  await seedTwoStageRelease({
+    dev,
+    stable,
+    ns: NS,
+    appsNs: APPS_NS,
+    source,
+    target,
+    repo: `flood${RUN}`,
+    apps: APPS,
+    newTag: 'v2.0.0',
+    oldTag: 'v1.0.0',
+    seed: `flood-${RUN}`,
+    applications: {},
+  });
+  // One app at a time, so the plan is still running when the flood starts.
+  await dev.mergePatch(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionflows/main`, {
+    spec: { concurrency: 1 },
+  });
   ctl = startControllerProcess({
     identity: `flood-${RUN}`,
     kubeconfig,
@@ -130,10 +165,29 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctl?.stop('SIGKILL');
   await deleteNs(dev, NS);
+  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
 
 describe('a flood of junk bearer tokens', () => {
-  it('keeps the Lease, answers 429 with Retry-After, bounds TokenReviews and log lines, still serves valid tokens', async () => {
+  it('keeps the Lease and a running plan progressing, answers 429 with Retry-After, bounds TokenReviews and log lines, still serves valid tokens', async () => {
+    // Wait for the cache to see the release, then approve a plan right before the flood.
+    await waitFor(
+      'candidates dev -> stable',
+      async () => {
+        const r = await callApi(apiPort, `/api/v1/diff?namespace=${NS}&from=dev&to=stable`);
+        return r.status === 200 && ((await r.json()) as { candidates: unknown[] }).candidates.length === APPS.length;
+      },
+      90_000,
+    );
+    const created = await callApi(apiPort, '/api/v1/plans', {
+      method: 'POST',
+      body: { namespace: NS, from: 'dev', to: 'stable', name: 'during-flood', approve: true },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const progress = new Set<string>();
+    const track = (p: PromotionPlan) => {
+      for (const a of p.status?.apps ?? []) progress.add(`${a.application}:${a.phase}`);
+    };
     const before = await lease();
     const reviewsBefore = await metric('kpromo_tokenreviews_total');
     const linesBefore = logLines().length;
@@ -156,6 +210,7 @@ describe('a flood of junk bearer tokens', () => {
         const l = await lease();
         holders.add(l.spec?.holderIdentity);
         renewals.add(l.spec?.renewTime);
+        track(await getPlan(dev, NS, 'during-flood'));
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -203,6 +258,14 @@ describe('a flood of junk bearer tokens', () => {
     agent.destroy();
     watching = false;
     await watcher;
+
+    // The plan progressed while the flood ran (apps moved through their steps), and completes.
+    console.log(`[flood] plan steps seen during the flood: ${[...progress].sort().join(' ')}`);
+    expect(progress.size).toBeGreaterThan(1);
+    const done = await waitPlan(dev, NS, 'during-flood', (p) =>
+      ['Complete', 'Incomplete', 'Failed'].includes(p.status?.phase ?? ''),
+    );
+    expect(done.status?.phase, JSON.stringify(done.status?.apps)).toBe('Complete');
 
     // Leadership held: one holder all along, no transition, and the renewals went on meanwhile.
     const after = await lease();
