@@ -291,18 +291,21 @@ describe('the controller with only its ServiceAccount’s rights', () => {
     const asMallory = dev.as({ username: mallory.username, groups: mallory.groups ?? [] });
     const cmPath = `/api/v1/namespaces/${NS}/configmaps`;
     const name = cms[0].metadata.name;
+    // Thunks: each attempt starts only when awaited (an eager rejection would go unhandled).
     for (const attempt of [
-      asMallory.mergePatch(`${cmPath}/${name}`, { data: { forged: 'true' } }),
-      asMallory.mergePatch(`${cmPath}/${name}`, { metadata: { labels: { 'promotions.kpromo.dev/history': null } } }),
-      asMallory.delete(`${cmPath}/${name}`),
-      asMallory.create(cmPath, {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'history-forged', namespace: NS, labels: { 'promotions.kpromo.dev/history': 'stable' } },
-        data: {},
-      }),
+      () => asMallory.mergePatch(`${cmPath}/${name}`, { data: { forged: 'true' } }),
+      () =>
+        asMallory.mergePatch(`${cmPath}/${name}`, { metadata: { labels: { 'promotions.kpromo.dev/history': null } } }),
+      () => asMallory.delete(`${cmPath}/${name}`),
+      () =>
+        asMallory.create(cmPath, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'history-forged', namespace: NS, labels: { 'promotions.kpromo.dev/history': 'stable' } },
+          data: {},
+        }),
     ]) {
-      const refused = await rejection(attempt);
+      const refused = await rejection(attempt());
       expect(refused.status).toBe(403);
       expect(refused.message).toMatch(/only the kpromo controller writes release history/);
     }

@@ -1,3 +1,4 @@
+import { Egress } from '../../controller/src/net/guardedFetch.js';
 import { RegistryClient, type RegistryEndpoint } from '../../controller/src/oci/registryClient.js';
 import { type Blob, type Image, imageBlobs } from './oci.js';
 
@@ -23,12 +24,17 @@ export function parseImageRef(ref: string): ImageRef {
   return { host: m[1], repository: m[2], tag: m[3] };
 }
 
+/** Operator tools reach the registry named on their command line, whatever its address. */
+export const OPERATOR_EGRESS = new Egress({ allowedCidrs: ['0.0.0.0/0', '::/0'] });
+
 export async function pushImage(
   img: Image,
   ref: ImageRef,
   endpoint: Omit<RegistryEndpoint, 'host'> = {},
 ): Promise<string> {
-  const client = new RegistryClient({ ...endpoint, host: ref.host });
+  // The operator names this registry on the command line (often a loopback or private one): the
+  // SSRF guard is for addresses taken from CRs, so this tool allows any address.
+  const client = new RegistryClient({ ...endpoint, host: ref.host }, undefined, OPERATOR_EGRESS);
   const scopes = [`repository:${ref.repository}:pull,push`];
   const { manifest } = img;
   for (const b of imageBlobs(img).filter((b) => b !== manifest)) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MANIFEST_ACCEPT, parseManifest, sha256Digest } from '../../controller/src/oci/manifest.js';
 import { RegistryClient } from '../../controller/src/oci/registryClient.js';
-import type { ImageRef } from './push.js';
+import { type ImageRef, OPERATOR_EGRESS } from './push.js';
 
 /**
  * Running a pushed image without a container engine, for the image tests: pull it back by digest
@@ -56,7 +56,7 @@ export async function pullAndUnpack(
   digest: string,
   into = mkdtempSync(join(tmpdir(), 'kpromo-rootfs-')),
 ): Promise<PulledImage> {
-  const client = new RegistryClient({ host: ref.host });
+  const client = new RegistryClient({ host: ref.host }, undefined, OPERATOR_EGRESS);
   const m = await getVerified(client, ref.repository, `manifests/${digest}`, digest, MANIFEST_ACCEPT);
   const parsed = parseManifest(m.bytes, m.contentType);
   if (parsed.kind !== 'image') throw new Error(`${ref.repository}@${digest} is an index; pull a platform manifest`);

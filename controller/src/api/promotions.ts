@@ -438,10 +438,10 @@ export async function approvePlan(
     if (opts.uid && opts.uid !== p.metadata.uid)
       throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
     const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
-    // kubectl needs patch on the plan to add an approval; so does every other door.
-    await ctx.access.require(caller, { verb: 'patch', resource: 'promotionplans', namespace, name });
     await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
     if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
+    // kubectl needs patch on the plan to add an approval; so does every other door.
+    await ctx.access.require(caller, { verb: 'patch', resource: 'promotionplans', namespace, name });
     const approvals = p.spec.approvals ?? [];
     if (approvals.some((a) => a.user === caller.username))
       throw new ApiError(409, `${ref} is already approved by ${who(caller)}`);
