@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countResults } from './countReporter.js';
+import { countResults, timeReport } from './countReporter.js';
 
 const fixtures = join(import.meta.dirname, 'reporterFixtures');
 /** Runs real vitest on a fixture suite with the reporter and returns its closing line and exit code. */
@@ -44,5 +44,28 @@ describe('closing "N passed, N failed" line', () => {
       failed: 0,
       skipped: 1,
     });
+  });
+});
+
+describe('where the time went', () => {
+  it('sums file time per project (largest first) and lists the slowest files', () => {
+    const lines = timeReport(
+      [
+        { file: 'a.int.test.ts', project: 'integration', ms: 30_000 },
+        { file: 'b.test.ts', project: 'unit', ms: 1_500 },
+        { file: 'c.int.test.ts', project: 'integration', ms: 12_250 },
+        { file: 'd.test.ts', project: 'unit', ms: 500 },
+      ],
+      2,
+    );
+    expect(lines).toEqual([
+      'where the time went (file time summed per project; files run in parallel):',
+      '  integration: 42.3 s in 2 files',
+      '  unit: 2.0 s in 2 files',
+      'slowest 2 files:',
+      '    30.0 s  a.int.test.ts',
+      '    12.3 s  c.int.test.ts',
+    ]);
+    expect(timeReport([])).toEqual([]);
   });
 });

@@ -29,7 +29,32 @@ export function countResults(
   return { passed, failed, skipped };
 }
 
-/** Prints the plain "N passed, N failed" closing line CI readers look for. */
+/** One test file's time: setup (environment, harness, import) and its tests and hooks. */
+export interface ModuleTime {
+  file: string;
+  project: string;
+  ms: number;
+}
+
+/**
+ * Pure: where a run's time went, as lines: per project the summed file time (files run in
+ * parallel, so this is work, not wall time), then the `top` slowest files.
+ */
+export function timeReport(times: readonly ModuleTime[], top = 10): string[] {
+  if (!times.length) return [];
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const byProject = new Map<string, number>();
+  for (const t of times) byProject.set(t.project, (byProject.get(t.project) ?? 0) + t.ms);
+  const lines = ['where the time went (file time summed per project; files run in parallel):'];
+  for (const [project, ms] of [...byProject].sort((a, b) => b[1] - a[1]))
+    lines.push(`  ${project || 'default'}: ${s(ms)} in ${times.filter((t) => t.project === project).length} files`);
+  lines.push(`slowest ${Math.min(top, times.length)} files:`);
+  for (const t of [...times].sort((a, b) => b.ms - a.ms).slice(0, top))
+    lines.push(`  ${s(t.ms).padStart(8)}  ${t.file}`);
+  return lines;
+}
+
+/** Prints where the time went, then the plain "N passed, N failed" closing line CI readers look for. */
 export default class CountReporter implements Reporter {
   onTestRunEnd(
     modules: ReadonlyArray<TestModule>,
@@ -47,6 +72,16 @@ export default class CountReporter implements Reporter {
       unhandledErrors.length,
       reason,
     );
+    const times = modules.map((m) => {
+      const d = m.diagnostic();
+      return {
+        file: m.relativeModuleId,
+        project: m.project.name,
+        ms: d.environmentSetupDuration + d.prepareDuration + d.collectDuration + d.setupDuration + d.duration,
+      };
+    });
+    const report = timeReport(times);
+    if (report.length) console.log(`\n${report.join('\n')}`);
     if (reason === 'interrupted') console.log('\nthe run was interrupted');
     console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
   }

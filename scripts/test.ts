@@ -13,7 +13,10 @@ const steps: Array<[string, string[]]> = [
 ];
 for (const [name, [cmd, ...args]] of steps) {
   console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
+  const started = Date.now();
   const r = spawnSync(cmd, args, { stdio: 'inherit', shell: false, env: process.env });
+  // Where the time goes: each step's wall time (the test runner breaks its own down before its closing line).
+  if (name !== 'tests') console.log(`=== ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (r.status !== 0) {
     console.error(`\n${name} failed (exit ${r.status ?? r.signal}).`);
     // The test runner prints its own closing line; a failed static check gets one too.
