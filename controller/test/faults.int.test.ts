@@ -1,7 +1,7 @@
 // Fault injection on the local clusters with real registries and git: every fault must end with the
 // plan Complete, no second copy, no second commit and no lost status entry. With git delivery upstream
 // Flux (test/flux) applies the repository to stable, and kpromo's verdict waits for it. (controller/bench/
-// faults.ts runs the same faults repeatedly and prints the table the README quotes.)
+// faults.ts runs the same faults repeatedly and prints the table docs/benchmarks.md quotes.)
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -148,7 +148,7 @@ describe('fault injection', () => {
   });
 
   // An etcd restart takes every cluster down at once and disturbs the suites after it: it runs in
-  // controller/bench/faults.ts (README table), not here.
+  // controller/bench/faults.ts (docs/benchmarks.md table), not here.
 
   it('the target registry answers 5xx, hangs, then resets connections for a while', async () => {
     const s = await scenario('registry');

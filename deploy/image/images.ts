@@ -170,7 +170,7 @@ export async function buildImage(
       cmd: app.cmd ? [...app.cmd] : undefined,
       // MALLOC_ARENA_MAX=2: glibc's per-thread arenas (8 per core) fragment during the start burst
       // (thousands of objects listed at once); 2 arenas held the controller at 3,000 Applications
-      // to 185 MiB RSS instead of 216-229 MiB (README, steady state). Node's JS heap is unaffected.
+      // to 185 MiB RSS instead of 216-229 MiB (docs/benchmarks.md, steady state). Node's JS heap is unaffected.
       env: ['PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'MALLOC_ARENA_MAX=2'],
       workingDir: `/${APP_DIR}`,
       labels: {
