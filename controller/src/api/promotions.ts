@@ -25,10 +25,10 @@ import {
   stagePairs,
 } from '../candidates/computeCandidates.js';
 import { versionReader } from '../candidates/versionReader.js';
-import { registryEndpoint } from '../extension/credentials.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
+import { registryEndpoint } from '../reconcile/plan/credentials.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
 import { who } from './access.js';

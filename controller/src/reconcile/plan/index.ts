@@ -1,3 +1,4 @@
 export type { Endpoint, PlanEvent, PromotionDeps, ReconcileOutcome } from './deps.js';
+export { PermanentAppError } from './errors.js';
 export { groupCommit } from './groupCommit.js';
 export { reconcilePlan } from './reconcilePlan.js';

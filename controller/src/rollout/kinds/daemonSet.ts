@@ -1,7 +1,6 @@
-import type { KubeObject, WorkloadReadiness } from '../../extension/workloadKind.js';
 import { compact, slimConditions, slimContainers, slimMetadata } from '../../kube/informer.js';
 import { DAEMONSET } from '../../kube/paths.js';
-import { defineWatchedKind } from '../builtinKind.js';
+import { defineWatchedKind, type KubeObject, type WorkloadReadiness } from '../workloadKind.js';
 
 /** A DaemonSet as far as its verdict reads it. */
 export interface DaemonSet extends KubeObject {

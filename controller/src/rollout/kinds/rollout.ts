@@ -1,7 +1,6 @@
-import type { KubeObject, WorkloadReadiness } from '../../extension/workloadKind.js';
 import { compact, slimMetadata, slimPodSpec } from '../../kube/informer.js';
 import { ROLLOUT } from '../../kube/paths.js';
-import { defineWatchedKind } from '../builtinKind.js';
+import { defineWatchedKind, type KubeObject, type WorkloadReadiness } from '../workloadKind.js';
 
 interface RolloutCondition {
   type: string;
