@@ -8,8 +8,8 @@
 import { parseArgs } from 'node:util';
 import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import catalogBackend from '@backstage/plugin-catalog-backend';
-import { catalogModulePromotions } from '@kpromo/catalog-backend-module-promotions';
 import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
+import { catalogModulePromotions } from '@kpromo/plugin-catalog-backend-module-promotions';
 import { defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 

@@ -7,6 +7,7 @@ const steps: Array<[string, string[]]> = [
   ['OpenAPI documents up to date', ['tsx', 'packages/contract/scripts/generateOpenApi.ts', '--check']],
   ['typecheck', ['tsc', '-p', 'tsconfig.json']],
   ['lint', ['biome', 'check', '.']],
+  ['no import cycles, every import declared (dependency-cruiser)', ['yarn', 'deps:check']],
   // Cold on a fresh machine: tens of minutes, with a line per component; then cached by version.
   ['test components built from source', ['tsx', 'test/cluster/cli.ts', 'build-all']],
   ['tests', ['vitest', 'run', ...process.argv.slice(2)]],

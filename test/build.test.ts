@@ -28,10 +28,11 @@ describe('yarn build', () => {
     }
   });
 
-  it('the controller bundle runs under plain node and lists its commands', () => {
+  it('the controller bundle runs under plain node and only serves (run, mcp): the user CLI is kpromo', () => {
     const r = node('controller/dist/kpromo-controller.mjs', '--help');
     expect(r.status, r.stderr).toBe(0);
-    for (const cmd of ['run', 'plan', 'mcp', 'apps']) expect(r.stdout).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
+    for (const cmd of ['run', 'mcp']) expect(r.stdout).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
+    for (const cmd of ['plan', 'apps', 'diff']) expect(r.stdout).not.toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
   }, 60_000);
 
   it('both bundles print the package version with --version', () => {

@@ -4,6 +4,7 @@ import { httpAuthFrom } from './auth/httpAuth.js';
 import type { Config } from './config.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { commitImageChange } from './delivery/gitCommit.js';
+import type { ControllerPlugin } from './extension/plugin.js';
 import { createHistoryRecorder } from './history/wiring.js';
 import { ClusterClients } from './kube/clusters.js';
 import { ClientRateLimiter } from './kube/rateLimit.js';
@@ -17,7 +18,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { metrics } from './observability/metrics.js';
 import { initTracing, shutdownTracing } from './observability/tracing.js';
 import { copyImage, resolveDigest } from './oci/copyImage.js';
-import { type ControllerPlugin, loadPlugins } from './reconcile/plugins.js';
+import { loadPlugins } from './reconcile/plugins.js';
 import { createApp, listen } from './server/httpServer.js';
 
 export interface Running {

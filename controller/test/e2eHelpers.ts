@@ -145,8 +145,8 @@ export const crs = {
   }),
 };
 
-export const isTerminalPlan = (p: PromotionPlan) =>
-  ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
+// The one definition of "final" (the controller's and the UI's), re-exported for the tests' waits.
+export { isTerminalPlan } from '@kpromo/api';
 export const appOf = (p: PromotionPlan, name: string): AppProgress | undefined =>
   p.status?.apps?.find((a) => a.application === name);
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PLAN_ANNOTATION, patchWorkloadImage, UnpatchableWorkloadError } from '../src/delivery/patchWorkload.js';
+import { defineWorkloadKind } from '../src/extension/workloadKind.js';
 import { KubeError, type KubeRest, type RequestOptions } from '../src/kube/rest.js';
 import { loadPlugins } from '../src/reconcile/plugins.js';
-import { defineWorkloadKind } from '../src/rollout/workloadKind.js';
 import { app, dg, env } from './fixtures.js';
 
 const NS = '/namespaces/app-stable';

@@ -4,11 +4,12 @@ import { CONFIGMAP_ANNOTATION, configMapDelivery } from '../examples/plugin/conf
 import { examplePlugin } from '../examples/plugin/index.js';
 import { slackNotifications } from '../examples/plugin/slackNotifications.js';
 import { type WebService, webServiceKind } from '../examples/plugin/webServiceKind.js';
-import type { DeliveryMethod } from '../src/delivery/deliveryMethod.js';
-import type { ReleaseEvent } from '../src/notify/notifier.js';
+import type { DeliveryMethod } from '../src/extension/deliveryMethod.js';
+import type { ReleaseEvent } from '../src/extension/notificationProvider.js';
+import { type ControllerPlugin, PluginError } from '../src/extension/plugin.js';
 import { NotificationProviders } from '../src/notify/registry.js';
 import { reconcilePlan } from '../src/reconcile/plan/index.js';
-import { type ControllerPlugin, loadPlugins, PluginError } from '../src/reconcile/plugins.js';
+import { loadPlugins } from '../src/reconcile/plugins.js';
 import { checkRollout } from '../src/rollout/watchRollout.js';
 import { startController } from '../src/runtime.js';
 import { app, dg, env } from './fixtures.js';

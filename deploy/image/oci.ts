@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { MEDIA_TYPES } from '../../controller/src/oci/manifest.js';
+import { MEDIA_TYPES } from '@kpromo/controller/oci';
 import { type TarEntry, tarArchive } from './tar.js';
 
 /**

@@ -1,5 +1,4 @@
-import { Egress } from '../../controller/src/net/guardedFetch.js';
-import { RegistryClient, type RegistryEndpoint } from '../../controller/src/oci/registryClient.js';
+import { Egress, RegistryClient, type RegistryEndpoint } from '@kpromo/controller/oci';
 import { type Blob, type Image, imageBlobs } from './oci.js';
 
 /**

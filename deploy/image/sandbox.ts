@@ -2,8 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MANIFEST_ACCEPT, parseManifest, sha256Digest } from '../../controller/src/oci/manifest.js';
-import { RegistryClient } from '../../controller/src/oci/registryClient.js';
+import { MANIFEST_ACCEPT, parseManifest, RegistryClient, sha256Digest } from '@kpromo/controller/oci';
 import { type ImageRef, OPERATOR_EGRESS } from './push.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DeliveryMethod } from '@kpromo/controller';
+import type { DeliveryMethod } from '@kpromo/controller/plugin';
 
 /** Environment annotation naming the ConfigMap to write; `{app}` is replaced. Default: `{app}-release`. */
 export const CONFIGMAP_ANNOTATION = 'delivery.example.com/configmap';

@@ -1,4 +1,5 @@
-import { type Config, type ControllerPlugin, loadConfig, type Running, startController } from '@kpromo/controller';
+import { type Config, loadConfig, type Running, startController } from '@kpromo/controller';
+import type { ControllerPlugin } from '@kpromo/controller/plugin';
 import { configMapDelivery } from './configMapDelivery.js';
 import { slackNotifications } from './slackNotifications.js';
 import { webServiceKind } from './webServiceKind.js';

@@ -1,4 +1,4 @@
-import type { NotificationProvider, ReleaseEvent } from '@kpromo/controller';
+import type { NotificationProvider, ReleaseEvent } from '@kpromo/controller/plugin';
 
 export interface SlackOptions {
   /** A Slack incoming-webhook URL (platform configuration, not from a custom resource). */

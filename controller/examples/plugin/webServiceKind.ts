@@ -1,4 +1,4 @@
-import { defineWorkloadKind, type KubeObject } from '@kpromo/controller';
+import { defineWorkloadKind, type KubeObject } from '@kpromo/controller/plugin';
 
 /**
  * A made-up `WebService` (serving.example.com/v1), shaped like a Knative Service: a pod template,

@@ -1,6 +1,6 @@
 import type { AccessRequest, Authorizer } from '../auth/authorizer.js';
 import type { Caller } from '../auth/identity.js';
-import { ApiError } from './context.js';
+import { ApiError } from './apiError.js';
 
 /** Verbs kpromo adds to Kubernetes RBAC for releasing into an environment. */
 export type ReleaseVerb = 'approve' | 'rollback' | 'override-freeze';

@@ -25,13 +25,14 @@ import {
   stagePairs,
 } from '../candidates/computeCandidates.js';
 import { versionReader } from '../candidates/versionReader.js';
+import { registryEndpoint } from '../extension/credentials.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
-import { registryEndpoint } from '../reconcile/plan/credentials.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
 import { who } from './access.js';
+import { kubeWriteError } from './apiError.js';
 import { type ApiContext, ApiError } from './context.js';
 import { ImageLabelCache, type LabelReader } from './imageLabelCache.js';
 
@@ -299,15 +300,6 @@ export function approvalBy(caller: Caller, extra: Omit<Approval, 'user' | 'group
 }
 
 /** apiserver refusals (RBAC, admission, schema) keep their message; they are the caller's to fix. */
-function writeError(e: unknown, what: string): never {
-  if (e instanceof KubeError) {
-    if (e.status === 403)
-      throw new ApiError(403, `${what}: ${e.message.replace(/^.*?failed \(403 Forbidden\): /, '')}`);
-    if (e.status === 422 || e.status === 400) throw new ApiError(400, `${what}: ${e.message}`);
-  }
-  throw e;
-}
-
 /**
  * Writes a plan the caller was authorised to create (`access`, as the caller) with the controller's
  * own client: spec.requestedBy and approvals name the authenticated caller, and admission accepts
@@ -322,7 +314,7 @@ async function createObject(ctx: ApiContext, plan: PromotionPlan): Promise<Promo
     );
   } catch (e) {
     if (isConflict(e)) throw new ApiError(409, `${ref} already exists`);
-    writeError(e, `cannot create ${ref}`);
+    kubeWriteError(e, `cannot create ${ref}`);
   }
 }
 
@@ -473,7 +465,7 @@ export async function approvePlan(
       const raced = isConflict(e) || (e instanceof KubeError && e.status === 422 && /test|append/i.test(e.message));
       if (raced && attempt < 3) continue;
       if (raced) throw new ApiError(409, `${ref} keeps changing (concurrent approvals); re-read it and retry`);
-      writeError(e, `cannot approve ${ref}`);
+      kubeWriteError(e, `cannot approve ${ref}`);
     }
   }
 }

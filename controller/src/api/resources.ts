@@ -3,6 +3,7 @@ import type { Caller } from '../auth/identity.js';
 import { resourcePath } from '../kube/paths.js';
 import { KubeError } from '../kube/rest.js';
 import { who } from './access.js';
+import { kubeWriteError } from './apiError.js';
 import { type ApiContext, ApiError } from './context.js';
 
 /**
@@ -56,17 +57,6 @@ async function servedKind(ctx: ApiContext, group: string, version: string, plura
 }
 
 /** apiserver answers to the caller's write, with the object named and the apiserver's reason kept. */
-function writeError(e: unknown, what: string): never {
-  if (e instanceof KubeError) {
-    const why = e.message.replace(/^.*?failed \(\d+ [^)]*\): /, '');
-    if (e.status === 403) throw new ApiError(403, `${what}: ${why}`);
-    if (e.status === 404) throw new ApiError(404, `${what}: not found`);
-    if (e.status === 409) throw new ApiError(409, `${what}: ${why}`);
-    if (e.status === 400 || e.status === 422) throw new ApiError(400, `${what}: ${why}`);
-  }
-  throw e;
-}
-
 /**
  * Creates, merges `spec` into, or deletes one custom resource for the caller. The kind must be open
  * (`resourceKinds`), the caller must hold the verb on that resource in that namespace and name
@@ -110,7 +100,7 @@ export async function applyResource(
       out = await client.mergePatch<Written>(resourcePath(type, namespace, name), { spec: req.spec ?? {} });
     else await client.delete(resourcePath(type, namespace, name));
   } catch (e) {
-    writeError(e, `${who(caller)} cannot ${operation} ${ref}`);
+    kubeWriteError(e, `${who(caller)} cannot ${operation} ${ref}`);
   }
   return {
     operation,

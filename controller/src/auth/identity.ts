@@ -1,5 +1,4 @@
 import { KPROMO_GROUPS_HEADER, KPROMO_USER_HEADER } from '@kpromo/contract';
-import type { Authorizer } from './authorizer.js';
 
 /** Who is calling: from a static token, a verified JWT (auth.jwt), TokenReview or the local stdio user. */
 export interface Caller {
@@ -71,6 +70,14 @@ function impersonatedUser(caller: Caller, user: string): { resource: string; nam
   return { resource: 'users', name: user };
 }
 
+/** What {@link impersonate} asks (an Authorizer): may `caller` impersonate this user or group? */
+export interface ImpersonationCheck {
+  check(
+    caller: Caller,
+    a: { group: string; resource: string; verb: 'impersonate'; name: string; namespace?: string },
+  ): Promise<{ allowed: boolean }>;
+}
+
 /**
  * Kubernetes-style impersonation: `caller` may act as `user` (and `groups`) only when RBAC lets it
  * `impersonate` that user (`users`, resourceName = user) and each group (`groups`). The result is
@@ -80,7 +87,7 @@ function impersonatedUser(caller: Caller, user: string): { resource: string; nam
  * refused whatever RBAC says: no proxy turns a portal user into system:masters.
  */
 export async function impersonate(
-  authorizer: Pick<Authorizer, 'check'>,
+  authorizer: ImpersonationCheck,
   caller: Caller,
   req: { user: string; groups: string[] },
 ): Promise<Caller> {

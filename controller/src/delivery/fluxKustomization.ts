@@ -1,4 +1,4 @@
-import type { DeliveryVerdict } from './deliveryMethod.js';
+import type { DeliveryVerdict } from '../extension/deliveryMethod.js';
 
 /** The parts of a Flux `kustomize.toolkit.fluxcd.io/v1` Kustomization the verdict reads. */
 export interface Kustomization {

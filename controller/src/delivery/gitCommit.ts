@@ -5,25 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type SimpleGit, simpleGit } from 'simple-git';
+import type { CommitImageChangeRequest } from '../extension/deliveryMethod.js';
 import { withSpan } from '../observability/tracing.js';
 import { setImageInYaml } from './yamlEdit.js';
-
-export interface CommitImageChangeRequest {
-  repository: string;
-  branch: string;
-  path: string;
-  valuesPath: string;
-  image: string;
-  tag: string;
-  digest: string;
-  message: string;
-  author?: { name: string; email: string };
-  /**
-   * HTTP basic credentials, sent only to URLs under `url` (default: the repository URL), never
-   * through a redirect, and never on a command line (they reach git through its environment).
-   */
-  auth?: { username: string; password: string; url?: string };
-}
 
 export interface CommitImageChangeResult {
   commit: string;

@@ -1,4 +1,4 @@
-import type { DeliveryVerdict } from './deliveryMethod.js';
+import type { DeliveryVerdict } from '../extension/deliveryMethod.js';
 
 type Condition = { type: string; status: string; reason?: string; message?: string; observedGeneration?: number };
 

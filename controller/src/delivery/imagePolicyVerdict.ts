@@ -1,7 +1,7 @@
 import type { Environment } from '@kpromo/api';
+import type { DeliveryVerdict } from '../extension/deliveryMethod.js';
 import { isDnsLabel, isDnsSubdomain } from '../kube/names.js';
 import { parseImageRef } from '../util/imageRef.js';
-import type { DeliveryVerdict } from './deliveryMethod.js';
 import { type FluxPolicyChoice, tagOrder } from './fluxTagOrder.js';
 
 /** A Flux image ref as image-reflector-controller v1 reports it (`status.latestRef`). */

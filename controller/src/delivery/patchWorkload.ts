@@ -1,10 +1,12 @@
 import type { Application, Environment, WorkloadRef } from '@kpromo/api';
 import { workloadsFor } from '../candidates/runningVersion.js';
+import type { WorkloadKinds } from '../extension/plugin.js';
+import type { WorkloadKind } from '../extension/workloadKind.js';
 import type { Workload } from '../kube/cacheView.js';
 import { resourcePath } from '../kube/paths.js';
 import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
-import { builtinWorkloadKinds, type WorkloadKinds } from '../rollout/registry.js';
-import { at, containersOf, DEFAULT_POD_TEMPLATE, type WorkloadKind } from '../rollout/workloadKind.js';
+import { at, containersOf, DEFAULT_POD_TEMPLATE } from '../rollout/builtinKind.js';
+import { builtinWorkloadKinds } from '../rollout/registry.js';
 
 export const PLAN_ANNOTATION = 'promotions.kpromo.dev/plan';
 const FIELD_MANAGER = 'kpromo-controller';

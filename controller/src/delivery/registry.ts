@@ -1,12 +1,10 @@
 import type { Environment } from '@kpromo/api';
-import type { DeliveryMethod } from './deliveryMethod.js';
+import type { DeliveryMethod } from '../extension/deliveryMethod.js';
+import type { DeliveryMethods } from '../extension/plugin.js';
 import { gitDelivery } from './methods/git.js';
 import { helmReleaseDelivery } from './methods/helmRelease.js';
 import { imagePolicyDelivery } from './methods/imagePolicy.js';
 import { patchDelivery } from './methods/patch.js';
-
-/** Delivery methods by `spec.delivery.method`. */
-export type DeliveryMethods = ReadonlyMap<string, DeliveryMethod>;
 
 /** The methods the Environment CRD names (its `spec.delivery.method` enum). */
 export const BUILTIN_DELIVERY_METHODS: readonly DeliveryMethod[] = [

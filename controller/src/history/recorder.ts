@@ -1,9 +1,8 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { isTerminalPlan, TERMINAL_APP_PHASES } from '@kpromo/api';
 import type { HistoryEntry } from '@kpromo/contract';
+import type { NotificationProvider, ReleaseEvent } from '../extension/notificationProvider.js';
 import type { CacheView } from '../kube/cacheView.js';
-import type { ReleaseEvent } from '../notify/notifier.js';
-import type { NotificationProvider } from '../notify/provider.js';
 import type { Logger } from '../observability/logger.js';
 import { entriesOfPlan } from './fromPlans.js';
 import type { HistoryStore } from './store.js';

@@ -1,9 +1,9 @@
 import type { PromotionPlan } from '@kpromo/api';
+import { registryEndpoint } from '../extension/credentials.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
 import { imageCreated } from '../oci/imageCreated.js';
-import { registryEndpoint } from '../reconcile/plan/credentials.js';
 import { registryRepository } from '../util/imageRef.js';
 import { countDeployments, installDoraMetrics } from './doraMetrics.js';
 import { HistoryRecorder } from './recorder.js';

@@ -1,7 +1,7 @@
 import type { Application, Environment, KpromoKind, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
+import type { WatchedWorkloadKind } from '../rollout/builtinKind.js';
 import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
-import type { WatchedWorkloadKind } from '../rollout/workloadKind.js';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
 import { Informer, type InformerLog, type KObject, slimHelmRelease } from './informer.js';

@@ -3,9 +3,9 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { doraInsights, listHistory } from '../api/history.js';
+import { name, nsArg } from './args.js';
 import { BadRequest, type Extra, type McpServerOptions, runTool } from './guard.js';
 import { age, shortDigest } from './summary.js';
-import { name, nsArg } from './tools.js';
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -83,7 +83,6 @@ function instant(expr: string | undefined, field: string): string | undefined {
  * which reads only namespaces where the caller may list PromotionPlans.
  */
 export function registerHistoryTools(server: McpServer, ctx: ApiContext, o: McpServerOptions): void {
-  // Built here, not at module load: tools.ts (where the shared arguments live) imports this module.
   const filters = {
     namespace: nsArg,
     application: name('application').optional(),

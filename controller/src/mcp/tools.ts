@@ -19,6 +19,7 @@ import { globToRegExp, tagPatternProblem } from '../candidates/computeCandidates
 import { versionReader } from '../candidates/versionReader.js';
 import type { KpromoEventLike } from '../kube/cacheView.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
+import { name, nsArg } from './args.js';
 import { changeFeed } from './feed.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
 import { registerHistoryTools } from './historyTools.js';
@@ -38,16 +39,6 @@ import {
   VersionOut,
   versionOut,
 } from './views.js';
-
-const K8S_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-export const name = (what: string) =>
-  z.string().min(1).max(253).regex(K8S_NAME, `${what} must be a Kubernetes object name (lowercase, digits, -, .)`);
-// Mirrored into the Mcp-Param-Namespace header on 2026-07-28 (SEP-2243), so gateways can route
-// and police by namespace without reading bodies; the server rejects a header that disagrees.
-export const nsArg = name('namespace')
-  .optional()
-  .describe('Namespace of the kpromo resources; the server default when omitted')
-  .meta({ 'x-mcp-header': 'Namespace' });
 
 const HEALTH = ['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const;
 

@@ -1,4 +1,4 @@
-import type { ReleaseEvent } from './notifier.js';
+import type { ReleaseEvent } from '../extension/notificationProvider.js';
 
 /** How an event reads in chat: its colour/state family. */
 export type EventTone = 'success' | 'failure' | 'pending' | 'info';

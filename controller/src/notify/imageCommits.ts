@@ -1,11 +1,11 @@
 import type { Environment } from '@kpromo/api';
+import { registryEndpoint } from '../extension/credentials.js';
+import type { ReleaseEvent } from '../extension/notificationProvider.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
 import type { RegistryEndpoint } from '../oci/registryClient.js';
-import { registryEndpoint } from '../reconcile/plan/credentials.js';
 import { registryRepository } from '../util/imageRef.js';
-import type { ReleaseEvent } from './notifier.js';
 
 /** One image an event is about, with its labels or why they could not be read. */
 export interface ImageOfEvent {

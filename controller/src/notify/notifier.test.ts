@@ -2,10 +2,11 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Notification, NotificationSpec } from '@kpromo/api';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ReleaseEvent } from '../extension/notificationProvider.js';
 import { Egress, registerOwnListener } from '../net/guardedFetch.js';
 import { createLogger } from '../observability/logger.js';
 import { metricsRegistry } from '../observability/metrics.js';
-import { Notifier, plainHeadersProblem, type ReleaseEvent, selectNotifications } from './notifier.js';
+import { Notifier, plainHeadersProblem, selectNotifications } from './notifier.js';
 import { verifyWebhookSignature } from './signWebhook.js';
 
 interface Received {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Notification, NotificationEvent } from '@kpromo/api';
+import type { Notification } from '@kpromo/api';
+import type { NotificationProvider, ReleaseEvent } from '../extension/notificationProvider.js';
 import type { Egress } from '../net/guardedFetch.js';
 import type { Logger } from '../observability/logger.js';
 import { metrics } from '../observability/metrics.js';
 import type { ImageCommitSource } from './imageCommits.js';
 import { countOutcome, type NotificationStatusSink } from './notificationStatus.js';
-import type { NotificationProvider } from './provider.js';
 import { resolveTarget } from './providers/index.js';
 import type { DeliveryContext } from './providers/types.js';
 import { type DeliveryOutcome, retryingRequest } from './retryingRequest.js';
@@ -13,20 +13,6 @@ import { NotificationSecrets, type SecretReaders } from './secretRefs.js';
 import { NotificationThreads } from './threads.js';
 
 export { DEFAULT_SECRET_KEY, plainHeadersProblem, webhookPayload } from './providers/webhook.js';
-
-export interface ReleaseEvent {
-  type: NotificationEvent;
-  namespace: string;
-  plan: string;
-  flow: string;
-  from: string;
-  to: string;
-  application?: string;
-  tag?: string;
-  digest?: string;
-  message?: string;
-  time: string;
-}
 
 export interface NotifierOptions extends SecretReaders {
   listNotifications(): Notification[];

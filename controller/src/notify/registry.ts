@@ -1,6 +1,5 @@
+import type { NotificationProvider, ReleaseEvent } from '../extension/notificationProvider.js';
 import type { Logger } from '../observability/logger.js';
-import type { ReleaseEvent } from './notifier.js';
-import type { NotificationProvider } from './provider.js';
 
 /** Hands every release event to every provider, in order; one provider's failure never reaches the others or the reconcile. */
 export class NotificationProviders {

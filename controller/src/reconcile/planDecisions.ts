@@ -15,7 +15,8 @@ import {
   matchesSelector,
   stagePairs,
 } from '../candidates/computeCandidates.js';
-import { builtinDeliveryMethods, type DeliveryMethods, deliveryProblem } from '../delivery/registry.js';
+import { builtinDeliveryMethods, deliveryProblem } from '../delivery/registry.js';
+import type { DeliveryMethods } from '../extension/plugin.js';
 import type { CacheView } from '../kube/cacheView.js';
 
 export const TERMINAL_APP_PHASES = new Set<AppProgress['phase']>(['Succeeded', 'Failed', 'RolledBack']);

@@ -1,37 +1,9 @@
-import type { DeliveryMethod } from '../delivery/deliveryMethod.js';
-import { BUILTIN_DELIVERY_METHODS, type DeliveryMethods } from '../delivery/registry.js';
-import type { NotificationProvider } from '../notify/provider.js';
-import { BUILTIN_WORKLOAD_KINDS, type WorkloadKinds } from '../rollout/registry.js';
-import type { WorkloadKind } from '../rollout/workloadKind.js';
-
-/**
- * Extensions a platform team adds to the controller from outside its package (see PLUGINS.md):
- * pass them to `startController(config, { plugins })`. Names must be unique across all plugins and
- * the built-ins; the controller refuses to start otherwise.
- */
-export interface ControllerPlugin {
-  /** Unique among the plugins of one controller; errors and logs name it. */
-  name: string;
-  /** Ways to write the desired state, by Environment `spec.delivery.method`. */
-  deliveryMethods?: readonly DeliveryMethod[];
-  /** Rollout judges, by Application `spec.workloads[].kind`. */
-  workloadKinds?: readonly WorkloadKind[];
-  /** Where release events go, besides the Notification resources (webhooks). */
-  notificationProviders?: readonly NotificationProvider[];
-}
-
-/** The built-ins and every plugin's extensions, checked and by name. */
-export interface ControllerExtensions {
-  deliveryMethods: DeliveryMethods;
-  workloadKinds: WorkloadKinds;
-  /** The plugins' providers (the built-in webhook provider needs the running controller: the runtime adds it). */
-  notificationProviders: readonly NotificationProvider[];
-}
-
-/** A plugin the controller cannot load; the message names the plugin and the problem. */
-export class PluginError extends Error {
-  override name = 'PluginError';
-}
+import { BUILTIN_DELIVERY_METHODS } from '../delivery/registry.js';
+import type { DeliveryMethod } from '../extension/deliveryMethod.js';
+import type { NotificationProvider } from '../extension/notificationProvider.js';
+import { type ControllerExtensions, type ControllerPlugin, PluginError } from '../extension/plugin.js';
+import type { WorkloadKind } from '../extension/workloadKind.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
 
 /** The built-in notification provider's name (Notification resources with spec.webhook). */
 const WEBHOOK_PROVIDER = 'webhook';

@@ -1,13 +1,10 @@
+import type { WatchedWorkloadKind } from './builtinKind.js';
 import { cronJobKind } from './kinds/cronJob.js';
 import { daemonSetKind } from './kinds/daemonSet.js';
 import { deploymentKind } from './kinds/deployment.js';
 import { jobKind } from './kinds/job.js';
 import { rolloutKind } from './kinds/rollout.js';
 import { statefulSetKind } from './kinds/statefulSet.js';
-import type { WatchedWorkloadKind, WorkloadKind } from './workloadKind.js';
-
-/** Workload kinds by Application `spec.workloads[].kind`. */
-export type WorkloadKinds = ReadonlyMap<string, WorkloadKind>;
 
 /**
  * The built-in kinds: the Application CRD's `spec.workloads[].kind` enum lists exactly these, the

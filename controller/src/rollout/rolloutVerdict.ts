@@ -1,8 +1,9 @@
+import type { WorkloadKind, WorkloadReadiness } from '../extension/workloadKind.js';
 import type { Workload } from '../kube/cacheView.js';
+import { containersOf } from './builtinKind.js';
 import { imageMatches } from './imageMatch.js';
 import { deploymentKind } from './kinds/deployment.js';
 import { builtinWorkloadKinds } from './registry.js';
-import { containersOf, type WorkloadKind, type WorkloadReadiness } from './workloadKind.js';
 
 export { imageMatches };
 

@@ -1,13 +1,14 @@
 import type { Application, Environment, WorkloadRef } from '@kpromo/api';
+import type { WorkloadKinds } from '../extension/plugin.js';
+import type { WorkloadKind } from '../extension/workloadKind.js';
 import type { CacheView, Workload } from '../kube/cacheView.js';
 import { POD, resourcePath } from '../kube/paths.js';
 import type { KubeRest } from '../kube/rest.js';
 import { defaultEgress, type Egress, EgressBlocked, EgressError, EgressRedirect } from '../net/guardedFetch.js';
 import { redactUrl } from '../net/redactUrl.js';
 import { PodSignalReads } from './podSignals.js';
-import { builtinWorkloadKinds, isCachedKind, type WorkloadKinds } from './registry.js';
+import { builtinWorkloadKinds, isCachedKind } from './registry.js';
 import { PAUSED, type PodSignal, type RolloutVerdict, readinessVerdict, rolloutVerdict } from './rolloutVerdict.js';
-import type { WorkloadKind } from './workloadKind.js';
 
 const processPodReads = new PodSignalReads();
 

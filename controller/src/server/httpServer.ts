@@ -1,5 +1,12 @@
 import type { Server } from 'node:http';
-import { DoraQuery, HistoryQuery, PlansQuery } from '@kpromo/contract';
+import {
+  CONTROLLER_API,
+  type ControllerOperationId,
+  DoraQuery,
+  HistoryQuery,
+  mountRoutes,
+  PlansQuery,
+} from '@kpromo/contract';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { type ApiContext, ApiError } from '../api/context.js';
 import { listFlows } from '../api/flows.js';
@@ -151,64 +158,52 @@ export function createApp(d: ServerDeps): express.Express {
   });
   // Every query, body and path is checked against its schema (schemas.ts) first: a 400 naming the field.
   const nsQuery = (req: Request) => parseInput(NamespaceQuery, req.query, 'query');
-  app.get('/api/v1/applications', async (req, res) => {
-    res.json(await listApplications(d.api, callerOf(req), parseInput(ApplicationsQuery, req.query, 'query')));
-  });
-  app.get('/api/v1/environments', async (req, res) => {
-    res.json({ items: await listEnvironments(d.api, callerOf(req), nsQuery(req)) });
-  });
-  app.get('/api/v1/diff', async (req, res) => {
-    res.json(await diffWithImages(d.api, callerOf(req), parseInput(DiffQuery, req.query, 'query')));
-  });
-  app.get('/api/v1/flows', async (req, res) => {
-    res.json(await listFlows(d.api, callerOf(req), nsQuery(req)));
-  });
-  app.get('/api/v1/plans', async (req, res) => {
-    res.json(await listPlansPage(d.api, callerOf(req), parseInput(PlansQuery, req.query, 'query')));
-  });
-  // Identity never comes from the body: the approver is the authenticated caller.
-  app.post('/api/v1/plans', async (req, res) => {
-    const b = parseInput(CreatePlanBody, req.body, 'request body');
-    const r = await createPlan(d.api, callerOf(req), { ...b, approve: b.approve === true });
-    res.status(201).json(r);
-  });
   const planParams = (req: Request) => parseInput(PlanParams, req.params, 'path');
-  app.get('/api/v1/plans/:namespace/:name', async (req, res) => {
-    const p = planParams(req);
-    res.json(await getPlan(d.api, callerOf(req), p.namespace, p.name));
-  });
-  app.post('/api/v1/plans/:namespace/:name/approve', async (req, res) => {
-    const p = planParams(req);
-    const b = parseInput(ApproveBody, req.body, 'request body');
-    res.json(
-      await approvePlan(d.api, callerOf(req), p.namespace, p.name, {
+  // The routes of the published contract (CONTROLLER_API), each from its operationId: a route
+  // without a handler, or a handler without a route, fails at start-up (and the map's type at
+  // compile time).
+  const api = express.Router();
+  mountRoutes<ControllerOperationId, Request, Response>(api, CONTROLLER_API.routes, {
+    listApplications: async (req) =>
+      listApplications(d.api, callerOf(req), parseInput(ApplicationsQuery, req.query, 'query')),
+    listEnvironments: async (req) => ({ items: await listEnvironments(d.api, callerOf(req), nsQuery(req)) }),
+    diff: async (req) => diffWithImages(d.api, callerOf(req), parseInput(DiffQuery, req.query, 'query')),
+    listFlows: async (req) => listFlows(d.api, callerOf(req), nsQuery(req)),
+    listPlans: async (req) => listPlansPage(d.api, callerOf(req), parseInput(PlansQuery, req.query, 'query')),
+    // Identity never comes from the body: the approver is the authenticated caller.
+    createPlan: async (req) => {
+      const b = parseInput(CreatePlanBody, req.body, 'request body');
+      return createPlan(d.api, callerOf(req), { ...b, approve: b.approve === true });
+    },
+    getPlan: async (req) => {
+      const p = planParams(req);
+      return getPlan(d.api, callerOf(req), p.namespace, p.name);
+    },
+    approvePlan: async (req) => {
+      const p = planParams(req);
+      const b = parseInput(ApproveBody, req.body, 'request body');
+      return approvePlan(d.api, callerOf(req), p.namespace, p.name, {
         overrideFreeze: b.overrideFreeze === true,
         comment: b.comment,
         uid: b.uid,
-      }),
-    );
-  });
-  app.post('/api/v1/plans/:namespace/:name/rollback', async (req, res) => {
-    const p = planParams(req);
-    const b = parseInput(RollbackBody, req.body, 'request body');
-    res.status(201).json(
-      await rollbackPlan(d.api, callerOf(req), p.namespace, p.name, {
+      });
+    },
+    rollbackPlan: async (req) => {
+      const p = planParams(req);
+      const b = parseInput(RollbackBody, req.body, 'request body');
+      return rollbackPlan(d.api, callerOf(req), p.namespace, p.name, {
         approve: b.approve === true,
         rollbackName: b.name,
-      }),
-    );
+      });
+    },
+    // Release history and DORA keys: only namespaces where the caller may list PromotionPlans (api/history.ts).
+    listHistory: async (req) => listHistory(d.api, callerOf(req), parseInput(HistoryQuery, req.query, 'query')),
+    doraInsights: async (req) => doraInsights(d.api, callerOf(req), parseInput(DoraQuery, req.query, 'query')),
+    // One custom resource of a kind opened by resourceKinds, written as the caller (api/resources.ts).
+    applyResource: async (req) =>
+      applyResource(d.api, callerOf(req), parseInput(ResourceActionBody, req.body, 'request body')),
   });
-  // Release history and DORA keys: only namespaces where the caller may list PromotionPlans (api/history.ts).
-  app.get('/api/v1/history', async (req, res) => {
-    res.json(await listHistory(d.api, callerOf(req), parseInput(HistoryQuery, req.query, 'query')));
-  });
-  app.get('/api/v1/insights/dora', async (req, res) => {
-    res.json(await doraInsights(d.api, callerOf(req), parseInput(DoraQuery, req.query, 'query')));
-  });
-  // One custom resource of a kind opened by resourceKinds, written as the caller (api/resources.ts).
-  app.post('/api/v1/resources', async (req, res) => {
-    res.json(await applyResource(d.api, callerOf(req), parseInput(ResourceActionBody, req.body, 'request body')));
-  });
+  app.use('/api/v1', api);
   app.use('/api', (req, res) => {
     res.status(404).json({ error: `no such API route: ${req.method} ${req.baseUrl}${req.path}` });
   });

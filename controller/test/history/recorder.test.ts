@@ -1,9 +1,9 @@
 import type { PromotionPlan } from '@kpromo/api';
 import type { HistoryEntry } from '@kpromo/contract';
 import { describe, expect, it } from 'vitest';
+import type { ReleaseEvent } from '../../src/extension/notificationProvider.js';
 import { HistoryRecorder } from '../../src/history/recorder.js';
 import { DEFAULT_RETENTION, upsertSegment } from '../../src/history/segments.js';
-import type { ReleaseEvent } from '../../src/notify/notifier.js';
 import { plan } from './fixtures.js';
 
 /** The recorder's store contract kept in memory with the real segment logic (the ConfigMap I/O is covered by history.int.test.ts). */

@@ -1,9 +1,10 @@
 import type { Notification, NotificationSpec, NotificationStatus } from '@kpromo/api';
 import type { SecretObject } from '../../src/credentials/secrets.js';
+import type { ReleaseEvent } from '../../src/extension/notificationProvider.js';
 import { Egress, type GuardedResponse } from '../../src/net/guardedFetch.js';
 import type { ImageCommitSource } from '../../src/notify/imageCommits.js';
 import type { NotificationStatusSink, StatusChange } from '../../src/notify/notificationStatus.js';
-import { Notifier, type ReleaseEvent } from '../../src/notify/notifier.js';
+import { Notifier } from '../../src/notify/notifier.js';
 import type { DeliveryOutcome } from '../../src/notify/retryingRequest.js';
 
 /** A Notification in team-a subscribing to every event, with one target. */

@@ -1,5 +1,7 @@
+export * from './client.js';
 export * from './headers.js';
 export * from './inputs.js';
+export * from './mount.js';
 export * from './openapi.js';
 export * from './pattern.js';
 export * from './planProgress.js';

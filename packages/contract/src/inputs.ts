@@ -198,10 +198,7 @@ export type ApplicationsQuery = z.output<typeof ApplicationsQuery>;
 export type ApplicationsQueryInput = z.input<typeof ApplicationsQuery>;
 export type DiffQuery = z.output<typeof DiffQuery>;
 export type CreatePlanBody = z.output<typeof CreatePlanBody>;
-/** What a client sends to create a plan. */
-export type CreatePlanRequest = z.input<typeof CreatePlanBody> & { from: string; to: string };
 export type ApproveBody = z.output<typeof ApproveBody>;
-export type ApproveOptions = z.input<typeof ApproveBody>;
 export type RollbackBody = z.output<typeof RollbackBody>;
 export type PlanParams = z.output<typeof PlanParams>;
 export type ResourceActionBody = z.output<typeof ResourceActionBody>;

@@ -1,4 +1,5 @@
 import type { HttpAuthService, LoggerService } from '@backstage/backend-plugin-api';
+import { BACKEND_API, type BackendOperationId, mountRoutes } from '@kpromo/plugin-promotions-common';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import Router from 'express-promise-router';
 import { createAssistantRouter } from './assistant/route.js';
@@ -57,26 +58,21 @@ export function createRouter(o: {
 
   router.use(express.json({ limit: '1mb' }));
   router.use('/assistant', createAssistantRouter({ service: s, httpAuth, logger: o.logger }));
-  router.get('/environments', async (req, res) => void res.json(await s.environments(await caller(req), req.query)));
-  router.get('/applications', async (req, res) => void res.json(await s.applications(await caller(req), req.query)));
-  router.get('/diff', async (req, res) => void res.json(await s.diff(await caller(req), req.query)));
-  router.get('/flows', async (req, res) => void res.json(await s.flows(await caller(req), req.query)));
-  router.get('/plans', async (req, res) => void res.json(await s.listPlans(await caller(req), req.query)));
-  router.post('/plans', async (req, res) => void res.status(201).json(await s.createPlan(await caller(req), req.body)));
-  router.get('/history', async (req, res) => void res.json(await s.history(await caller(req), req.query)));
-  router.get('/insights/dora', async (req, res) => void res.json(await s.dora(await caller(req), req.query)));
-  router.get(
-    '/plans/:namespace/:name',
-    async (req, res) => void res.json(await s.getPlan(await caller(req), req.params)),
-  );
-  router.post(
-    '/plans/:namespace/:name/approve',
-    async (req, res) => void res.json(await s.approve(await caller(req), req.params, req.body)),
-  );
-  router.post(
-    '/plans/:namespace/:name/rollback',
-    async (req, res) => void res.status(201).json(await s.rollback(await caller(req), req.params, req.body)),
-  );
+  // The routes of the published contract (BACKEND_API), each from its operationId: a route without a
+  // handler, or a handler without a route, fails at start-up (and the map's type at compile time).
+  mountRoutes<BackendOperationId, Request, Response>(router, BACKEND_API.routes, {
+    listEnvironments: async (req) => s.environments(await caller(req), req.query),
+    listApplications: async (req) => s.applications(await caller(req), req.query),
+    diff: async (req) => s.diff(await caller(req), req.query),
+    listFlows: async (req) => s.flows(await caller(req), req.query),
+    listPlans: async (req) => s.listPlans(await caller(req), req.query),
+    createPlan: async (req) => s.createPlan(await caller(req), req.body),
+    listHistory: async (req) => s.history(await caller(req), req.query),
+    doraInsights: async (req) => s.dora(await caller(req), req.query),
+    getPlan: async (req) => s.getPlan(await caller(req), req.params),
+    approvePlan: async (req) => s.approve(await caller(req), req.params, req.body),
+    rollbackPlan: async (req) => s.rollback(await caller(req), req.params, req.body),
+  });
 
   router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const e = err as Error & { type?: string; status?: number };

@@ -53,6 +53,9 @@ import {
   requireNamespace,
 } from './schemas.js';
 
+/** A list as the controller's query takes it: comma-separated, absent when empty. */
+const csv = (list?: readonly string[]) => (list?.length ? list.join(',') : undefined);
+
 /**
  * Who is acting.
  *
@@ -228,10 +231,9 @@ export class PromotionsService {
   async environments(c: Caller, q: unknown): Promise<ListResponse<EnvironmentInfo>> {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    return this.controller(this.ns(namespace)).request('GET', '/environments', {
-      as: await this.actorOf(c),
-      query: { namespace: this.ns(namespace) },
-    });
+    return this.controller(this.ns(namespace)).call(await this.actorOf(c), (api) =>
+      api.GET('/environments', { params: { query: { namespace: this.ns(namespace) } } }),
+    );
   }
 
   /** Applications with their versions; paging (limit/continue) and filters pass through to the controller. */
@@ -239,24 +241,23 @@ export class PromotionsService {
     const a = parseInput(ApplicationsQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
     const namespace = this.ns(a.namespace);
-    const r = await this.controller(namespace).request<ListResponse<Omit<ApplicationInfo, 'entityRef'>>>(
-      'GET',
-      '/applications',
-      {
-        as: await this.actorOf(c),
-        query: {
-          namespace,
-          limit: a.limit === undefined ? undefined : String(a.limit),
-          continue: a.continue,
-          teams: a.teams,
-          applications: a.applications,
-          labelSelector: a.labelSelector
-            ? Object.entries(a.labelSelector)
-                .map(([k, v]) => `${k}=${v}`)
-                .join(',')
-            : undefined,
+    const r = await this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.GET('/applications', {
+        params: {
+          query: {
+            namespace,
+            limit: a.limit,
+            continue: a.continue,
+            teams: csv(a.teams),
+            applications: csv(a.applications),
+            labelSelector: a.labelSelector
+              ? Object.entries(a.labelSelector)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(',')
+              : undefined,
+          },
         },
-      },
+      }),
     );
     return {
       items: r.items.map((x) => ({ ...x, entityRef: entityRefFor(this.cfg.entityRef, x) })),
@@ -268,14 +269,18 @@ export class PromotionsService {
   async diff(c: Caller, q: unknown): Promise<DiffWithImages> {
     const d = parseInput(DiffQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    const r = await this.controller(this.ns(d.namespace)).request<Omit<DiffWithImages, 'from' | 'to'>>('GET', '/diff', {
-      as: await this.actorOf(c),
-      query: {
-        ...d,
-        namespace: this.ns(d.namespace),
-        skippedLimit: d.skippedLimit === undefined ? undefined : String(d.skippedLimit),
-      },
-    });
+    const r = await this.controller(this.ns(d.namespace)).call(await this.actorOf(c), (api) =>
+      api.GET('/diff', {
+        params: {
+          query: {
+            ...d,
+            namespace: this.ns(d.namespace),
+            applications: csv(d.applications),
+            teams: csv(d.teams),
+          },
+        },
+      }),
+    );
     return {
       flow: r.flow,
       from: d.from,
@@ -292,10 +297,9 @@ export class PromotionsService {
   async flows(c: Caller, q: unknown): Promise<ListResponse<FlowView>> {
     const { namespace } = parseInput(NamespaceQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
-    return this.controller(this.ns(namespace)).request('GET', '/flows', {
-      as: await this.actorOf(c),
-      query: { namespace: this.ns(namespace) },
-    });
+    return this.controller(this.ns(namespace)).call(await this.actorOf(c), (api) =>
+      api.GET('/flows', { params: { query: { namespace: this.ns(namespace) } } }),
+    );
   }
 
   /** Plans, newest first; filters and paging (limit/continue) pass through to the controller. */
@@ -303,10 +307,9 @@ export class PromotionsService {
     const p = parseInput(PlansQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
     const namespace = this.ns(p.namespace);
-    return this.controller(namespace).request('GET', '/plans', {
-      as: await this.actorOf(c),
-      query: { ...p, namespace, limit: p.limit === undefined ? undefined : String(p.limit) },
-    });
+    return this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.GET('/plans', { params: { query: { ...p, namespace } } }),
+    );
   }
 
   /** Release history (promotions and rollbacks), newest first; the controller reads only namespaces RBAC lets the caller list plans in. */
@@ -314,10 +317,9 @@ export class PromotionsService {
     const h = parseInput(HistoryQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
     const namespace = this.ns(h.namespace);
-    return this.controller(namespace).request('GET', '/history', {
-      as: await this.actorOf(c),
-      query: { ...h, namespace, limit: h.limit === undefined ? undefined : String(h.limit) },
-    });
+    return this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.GET('/history', { params: { query: { ...h, namespace } } }),
+    );
   }
 
   /** The DORA four keys over the window, from the history the caller may read. */
@@ -325,10 +327,11 @@ export class PromotionsService {
     const d = parseInput(DoraQuery, q, 'query');
     await this.requireBasic(c, promotionPlanReadPermission);
     const namespace = this.ns(d.namespace);
-    return this.controller(namespace).request('GET', '/insights/dora', {
-      as: await this.actorOf(c),
-      query: { ...d, namespace, window: d.window === undefined ? undefined : `${d.window}d` },
-    });
+    return this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.GET('/insights/dora', {
+        params: { query: { ...d, namespace, window: d.window === undefined ? undefined : `${d.window}d` } },
+      }),
+    );
   }
 
   async getPlan(c: Caller, params: unknown): Promise<PlanDetails> {
@@ -339,10 +342,8 @@ export class PromotionsService {
   }
 
   private async readPlan(c: Caller, namespace: string, name: string): Promise<PromotionPlan> {
-    return this.controller(namespace).request<PromotionPlan>(
-      'GET',
-      `/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
-      { as: await this.actorOf(c) },
+    return this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.GET('/plans/{namespace}/{name}', { params: { path: { namespace, name } } }),
     );
   }
 
@@ -372,10 +373,9 @@ export class PromotionsService {
       await this.requireForApps(c, promotionPlanApprovePermission, namespace ?? '', applications);
     }
     // The controller records the caller as spec.requestedBy and, with approve, as the approver.
-    const r = await this.controller(namespace).request<CreatePlanResponse>('POST', '/plans', {
-      as: await this.actorOf(c),
-      body: { ...b, namespace, applications, approve: b.approve },
-    });
+    const r = await this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/plans', { body: { ...b, namespace, applications, approve: b.approve } }),
+    );
     this.logger.info(`promotion plan ${r.plan.metadata.namespace}/${r.plan.metadata.name} created by ${user}`, {
       approved: b.approve,
     });
@@ -412,19 +412,18 @@ export class PromotionsService {
         plan.spec.candidates.map((x) => x.application),
         `plan ${p.namespace}/${p.name}`,
       );
-    const out = await this.controller(p.namespace).request<PromotionPlan>(
-      'POST',
-      `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/approve`,
-      {
-        as: await this.actorOf(c),
+    const uid = b.uid ?? plan.metadata.uid;
+    const out = await this.controller(p.namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/plans/{namespace}/{name}/approve', {
+        params: { path: p },
         body: {
           ...(b.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(b.comment ? { comment: b.comment } : {}),
           // The plan the caller was shown, else the one authorised above: the controller refuses
           // (409) to approve a plan recreated under this name since.
-          ...((b.uid ?? plan.metadata.uid) ? { uid: b.uid ?? plan.metadata.uid } : {}),
+          ...(uid ? { uid } : {}),
         },
-      },
+      }),
     );
     this.logger.info(
       `promotion plan ${p.namespace}/${p.name} approved by ${user}${b.overrideFreeze ? ' (overriding a freeze)' : ''}`,
@@ -464,11 +463,12 @@ export class PromotionsService {
       p.namespace,
       changed.length ? changed : plan.spec.candidates.map((x) => x.application),
     );
-    const out = await this.controller(p.namespace).request<PromotionPlan>(
-      'POST',
-      `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}/rollback`,
-      // Approved by the caller unless the body says approve: false (the route's documented default).
-      { as: await this.actorOf(c), body: { approve: b.approve ?? true, ...(b.name ? { name: b.name } : {}) } },
+    const out = await this.controller(p.namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/plans/{namespace}/{name}/rollback', {
+        params: { path: p },
+        // Approved by the caller unless the body says approve: false (the route's documented default).
+        body: { approve: b.approve ?? true, ...(b.name ? { name: b.name } : {}) },
+      }),
     );
     this.logger.info(`rollback ${out.metadata.name} of ${p.namespace}/${p.name} created by ${user}`);
     return { plan: out, progress: planProgress(out) };
@@ -483,10 +483,9 @@ export class PromotionsService {
   async applyResource(c: Caller, body: unknown): Promise<ResourceActionResult> {
     if (c.kind !== 'port') throw new NotAllowedError('resource actions are open to Port runs only');
     const b = parseInput(ResourceActionBody, body, 'request body');
-    const r = await this.controller(b.namespace).request<ResourceActionResult>('POST', '/resources', {
-      as: await this.actorOf(c),
-      body: b,
-    });
+    const r = await this.controller(b.namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/resources', { body: b }),
+    );
     this.logger.info(`${r.kind} ${r.namespace}/${r.name}: ${b.operation} by ${identityOf(c)}`);
     return r;
   }

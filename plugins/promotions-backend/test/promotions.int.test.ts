@@ -27,7 +27,7 @@ import {
   seedTwoStageRelease,
   waitPlan,
 } from '@kpromo/controller/testing';
-import type { PlanDetails } from '@kpromo/plugin-promotions-common';
+import type { ControllerApi, PlanDetails } from '@kpromo/plugin-promotions-common';
 import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { PortStandIn } from '@kpromo/test-harness/port';
@@ -650,24 +650,19 @@ describe('promotions backend plugin in a real test backend against the real cont
     // alice's read rights come from her group (x-kpromo-groups): without it the controller shows her nothing.
     const controller = `http://127.0.0.1:${ctl.port}`;
     const direct = new ControllerClient(async () => controller, TOKEN);
-    const withGroup = await direct.request<{ items: unknown[] }>('GET', '/environments', {
-      as: { user: ALICE, groups: [TEAM_A] },
-      query: { namespace: NS },
-    });
+    const environments = (api: ControllerApi) => api.GET('/environments', { params: { query: { namespace: NS } } });
+    const withGroup = await direct.call({ user: ALICE, groups: [TEAM_A] }, environments);
     expect(withGroup.items).toHaveLength(2);
-    const withoutGroup = await direct.request<{ items: unknown[] }>('GET', '/environments', {
-      as: { user: ALICE },
-      query: { namespace: NS },
-    });
+    const withoutGroup = await direct.call({ user: ALICE }, environments);
     expect(withoutGroup.items).toEqual([]);
     // A wrong or missing backend token: the controller answers 401, the client an AuthenticationError.
     await expect(
-      new ControllerClient(async () => controller, 'not-the-backend-token-0123').request('GET', '/plans', {
-        as: { user: ALICE },
-      }),
+      new ControllerClient(async () => controller, 'not-the-backend-token-0123').call({ user: ALICE }, (api) =>
+        api.GET('/plans'),
+      ),
     ).rejects.toMatchObject({ name: 'AuthenticationError', message: expect.stringMatching(/invalid bearer token/) });
     await expect(
-      new ControllerClient(async () => controller).request('GET', '/plans', { as: { user: ALICE } }),
+      new ControllerClient(async () => controller).call({ user: ALICE }, (api) => api.GET('/plans')),
     ).rejects.toMatchObject({ name: 'AuthenticationError', message: expect.stringMatching(/missing bearer token/) });
   });
 

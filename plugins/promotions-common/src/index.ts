@@ -1,4 +1,5 @@
 export * from './assistant.js';
+export * from './errors.js';
 export * from './namespace.js';
 export * from './permissions.js';
 export * from './tools.js';

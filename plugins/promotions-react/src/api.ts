@@ -1,5 +1,6 @@
 import { ResponseError } from '@backstage/errors';
 import { createApiRef, type DiscoveryApi, type FetchApi } from '@backstage/frontend-plugin-api';
+import { answer, type BackendApi, type BackendPaths, backendApi } from '@kpromo/plugin-promotions-common';
 import { readableMessage } from './format';
 import type {
   ApplicationSummary,
@@ -16,50 +17,26 @@ import type {
   PromotionPlan,
 } from './types';
 
-/** Filters of GET /applications (names and teams may be globs). */
-export interface ApplicationsFilter {
-  namespace?: string;
+/** The query parameters of a GET route of the backend, as the OpenAPI document (the contract) has them. */
+type QueryOf<P extends keyof BackendPaths> = BackendPaths[P] extends { get: { parameters: { query?: infer Q } } }
+  ? NonNullable<Q>
+  : never;
+type Paging = 'limit' | 'continue';
+
+/** Filters of GET /applications (names and teams may be globs; lists here, comma-separated on the wire). */
+export type ApplicationsFilter = Omit<QueryOf<'/applications'>, Paging | 'teams' | 'applications'> & {
   teams?: string[];
   applications?: string[];
-  /** Equality selector `key=value,key2=value2` over metadata and spec labels. */
-  labelSelector?: string;
-}
+};
 
 /** Filters of GET /history; since/until take dates, date-times, `7d`, `today`, `monday`… (UTC days). */
-export interface HistoryFilter {
-  namespace?: string;
-  application?: string;
-  environment?: string;
-  flow?: string;
-  team?: string;
-  since?: string;
-  until?: string;
-  limit?: number;
-  continue?: string;
-}
+export type HistoryFilter = QueryOf<'/history'>;
 
 /** Filters of GET /insights/dora; `window` is a number of days such as `30d`. */
-export interface DoraFilter {
-  namespace?: string;
-  application?: string;
-  environment?: string;
-  flow?: string;
-  team?: string;
-  window?: string;
-}
+export type DoraFilter = QueryOf<'/insights/dora'>;
 
 /** Filters of GET /plans (server-side); `application` may be a glob, `requestedBy` is part of a name. */
-export interface PlansFilter {
-  namespace?: string;
-  flow?: string;
-  /** The environment the plan changes (spec.to). */
-  environment?: string;
-  /** A plan phase, or `active` for every plan not final yet. */
-  phase?: string;
-  action?: 'promote' | 'rollback';
-  application?: string;
-  requestedBy?: string;
-}
+export type PlansFilter = Omit<QueryOf<'/plans'>, Paging>;
 
 /** The promotions backend (`/api/promotions`) as the frontend sees it. */
 export interface PromotionsApi {
@@ -93,17 +70,8 @@ export interface PromotionsApi {
 
 export const promotionsApiRef = createApiRef<PromotionsApi>({ id: 'plugin.promotions.service' });
 
-function query(params: Record<string, string | string[] | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) {
-    if (v === undefined) continue;
-    if (Array.isArray(v)) {
-      if (v.length) q.set(k, v.join(','));
-    } else if (v !== '') q.set(k, v);
-  }
-  const s = q.toString();
-  return s ? `?${s}` : '';
-}
+/** A list as the backend's query takes it: comma-separated, absent when empty. */
+const csv = (v?: readonly string[]) => (v?.length ? v.join(',') : undefined);
 
 function list<T>(body: unknown): ListResponse<T> {
   if (Array.isArray(body)) return { items: body as T[] };
@@ -131,16 +99,6 @@ export function isNotFound(error: unknown): boolean {
   return /^(PromotionPlan|PromotionFlow|Environment|Application)\b.*\bnot found|not found in namespace/i.test(message);
 }
 
-const plansQuery = (f: PlansFilter) => ({
-  namespace: f.namespace,
-  flow: f.flow,
-  environment: f.environment,
-  phase: f.phase,
-  action: f.action,
-  application: f.application,
-  requestedBy: f.requestedBy,
-});
-
 /**
  * One page of a list held whole, as the server would page it, with the offset as `continue` (for
  * an API object without server paging, and for tests).
@@ -160,12 +118,6 @@ export function offsetPage<T>(
 /** Pages of GET /applications asked for at once when listing all of them. */
 const PAGE = 500;
 
-/** The backend answers plan routes with `{plan, progress}`; the controller API with the bare plan. */
-type PlanBody = PromotionPlan | { plan: PromotionPlan };
-function unwrapPlan(body: PlanBody): PromotionPlan {
-  return 'plan' in body && body.plan ? body.plan : (body as PromotionPlan);
-}
-
 /** Calls the promotions backend with the signed-in user's Backstage token (fetchApi). */
 export class PromotionsClient implements PromotionsApi {
   private readonly discoveryApi: DiscoveryApi;
@@ -176,40 +128,54 @@ export class PromotionsClient implements PromotionsApi {
     this.fetchApi = options.fetchApi;
   }
 
-  private async call<T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> {
-    const base = await this.discoveryApi.getBaseUrl('promotions');
-    const res = await this.fetchApi.fetch(`${base}${path}`, {
-      method: init?.method ?? 'GET',
-      headers: init ? { 'Content-Type': 'application/json' } : undefined,
-      body: init ? JSON.stringify(init.body) : undefined,
+  /**
+   * The backend API through the typed client derived from the contract, with the signed-in user's
+   * Backstage token (fetchApi). A refusal becomes a ResponseError (status and body kept, for
+   * errorStatus/isNotFound) whose message is the backend's reason (e.g. "user:… is not allowed to
+   * promotion.plan.approve for …"), not just "Request failed with 403"; digests are shortened.
+   */
+  private async api(): Promise<BackendApi> {
+    const api = backendApi({
+      baseUrl: await this.discoveryApi.getBaseUrl('promotions'),
+      // Handed on as URL + init with a text body, as fetchApi implementations (identity and proxy
+      // middleware that rebuild the request) are written for; a streamed Request body does not survive them.
+      fetch: async (request) =>
+        this.fetchApi.fetch(request.url, {
+          method: request.method,
+          headers: request.headers,
+          body: request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.text(),
+          signal: request.signal,
+        }),
     });
-    if (!res.ok) {
-      const err = await ResponseError.fromResponse(res as unknown as Parameters<typeof ResponseError.fromResponse>[0]);
-      // Show the backend's reason (e.g. "user:… is not allowed to promotion.plan.approve for …"), not just
-      // "Request failed with 403".
-      // Digests are shortened: a 64-character hex string helps nobody reading an error.
-      const detail = (err.body as { error?: { message?: string } } | undefined)?.error?.message;
-      err.message = detail ? `${readableMessage(detail)} (HTTP ${res.status})` : readableMessage(err.message);
-      throw err;
-    }
-    return (await res.json()) as T;
+    api.use({
+      async onResponse({ response }) {
+        if (response.ok) return undefined;
+        const err = await ResponseError.fromResponse(
+          response as unknown as Parameters<typeof ResponseError.fromResponse>[0],
+        );
+        const detail = (err.body as { error?: { message?: string } } | undefined)?.error?.message;
+        err.message = detail ? `${readableMessage(detail)} (HTTP ${response.status})` : readableMessage(err.message);
+        throw err;
+      },
+    });
+    return api;
   }
 
   async listEnvironments(opts: { namespace?: string } = {}) {
-    return items<EnvironmentSummary>(await this.call(`/environments${query({ namespace: opts.namespace })}`));
+    const api = await this.api();
+    return items<EnvironmentSummary>(
+      await answer(api.GET('/environments', { params: { query: { namespace: opts.namespace } } })),
+    );
   }
 
   async listApplicationsPage(opts: ApplicationsFilter & { limit: number; continue?: string }) {
+    const api = await this.api();
+    const { teams, applications, ...rest } = opts;
     return list<ApplicationSummary>(
-      await this.call(
-        `/applications${query({
-          namespace: opts.namespace,
-          teams: opts.teams,
-          applications: opts.applications,
-          labelSelector: opts.labelSelector,
-          limit: String(opts.limit),
-          continue: opts.continue,
-        })}`,
+      await answer(
+        api.GET('/applications', {
+          params: { query: { ...rest, teams: csv(teams), applications: csv(applications) } },
+        }),
       ),
     );
   }
@@ -225,39 +191,44 @@ export class PromotionsClient implements PromotionsApi {
     return out;
   }
 
-  getDiff(q: DiffQuery) {
-    return this.call<DiffWithImages>(
-      `/diff${query({ namespace: q.namespace, flow: q.flow, from: q.from, to: q.to, applications: q.applications, teams: q.teams, tagPattern: q.tagPattern })}`,
-    );
+  async getDiff(q: DiffQuery): Promise<DiffWithImages> {
+    const api = await this.api();
+    const { namespace, flow, from, to, tagPattern } = q;
+    const query = { namespace, flow, from, to, tagPattern, applications: csv(q.applications), teams: csv(q.teams) };
+    return answer(api.GET('/diff', { params: { query } }));
   }
 
   async listPlansPage(opts: PlansFilter & { limit: number; continue?: string }) {
-    return list<PromotionPlan>(
-      await this.call(`/plans${query({ ...plansQuery(opts), limit: String(opts.limit), continue: opts.continue })}`),
-    );
+    const api = await this.api();
+    return list<PromotionPlan>(await answer(api.GET('/plans', { params: { query: opts } })));
   }
 
   async listPlans(opts: PlansFilter = {}) {
-    return items<PromotionPlan>(await this.call(`/plans${query(plansQuery(opts))}`));
+    const api = await this.api();
+    return items<PromotionPlan>(await answer(api.GET('/plans', { params: { query: opts } })));
   }
 
   async listFlows(opts: { namespace?: string } = {}) {
-    return items<FlowView>(await this.call(`/flows${query({ namespace: opts.namespace })}`));
+    const api = await this.api();
+    return items<FlowView>(await answer(api.GET('/flows', { params: { query: { namespace: opts.namespace } } })));
   }
 
-  async createPlan(request: CreatePlanRequest) {
-    const body = await this.call<CreatePlanResponse | PromotionPlan>('/plans', { method: 'POST', body: request });
-    return 'plan' in body ? body : { plan: body, skipped: [] };
+  async createPlan(request: CreatePlanRequest): Promise<CreatePlanResponse> {
+    const api = await this.api();
+    return answer(api.POST('/plans', { body: request }));
   }
 
   async getPlan(namespace: string, name: string) {
-    return unwrapPlan(await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`));
+    const api = await this.api();
+    const r = await answer(api.GET('/plans/{namespace}/{name}', { params: { path: { namespace, name } } }));
+    return r.plan;
   }
 
   async approvePlan(namespace: string, name: string, opts: ApproveOptions = {}) {
-    return unwrapPlan(
-      await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/approve`, {
-        method: 'POST',
+    const api = await this.api();
+    const r = await answer(
+      api.POST('/plans/{namespace}/{name}/approve', {
+        params: { path: { namespace, name } },
         body: {
           ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(opts.comment ? { comment: opts.comment } : {}),
@@ -265,25 +236,25 @@ export class PromotionsClient implements PromotionsApi {
         },
       }),
     );
+    return r.plan;
   }
 
   async rollbackPlan(namespace: string, name: string, opts: { approve?: boolean } = {}) {
-    return unwrapPlan(
-      await this.call<PlanBody>(`/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/rollback`, {
-        method: 'POST',
-        body: opts,
-      }),
+    const api = await this.api();
+    const r = await answer(
+      api.POST('/plans/{namespace}/{name}/rollback', { params: { path: { namespace, name } }, body: opts }),
     );
+    return r.plan;
   }
 
-  listHistory(f: HistoryFilter = {}) {
-    return this.call<HistoryList>(
-      `/history${query({ ...f, limit: f.limit === undefined ? undefined : String(f.limit) })}`,
-    );
+  async listHistory(f: HistoryFilter = {}): Promise<HistoryList> {
+    const api = await this.api();
+    return answer(api.GET('/history', { params: { query: f } }));
   }
 
-  getDora(f: DoraFilter = {}) {
-    return this.call<DoraReport>(`/insights/dora${query({ ...f })}`);
+  async getDora(f: DoraFilter = {}): Promise<DoraReport> {
+    const api = await this.api();
+    return answer(api.GET('/insights/dora', { params: { query: f } }));
   }
 
   async getMcpUrl() {

@@ -1,22 +1,15 @@
 import type { AuthService, BackstageCredentials, DiscoveryService } from '@backstage/backend-plugin-api';
+import { NotAllowedError } from '@backstage/errors';
 import {
-  AuthenticationError,
-  ConflictError,
-  InputError,
-  NotAllowedError,
-  NotFoundError,
-  ServiceUnavailableError,
-} from '@backstage/errors';
-import type { ApplicationInfo, CreatePlanResponse, ListResponse, PlanDetails } from '@kpromo/plugin-promotions-common';
+  answer,
+  type BackendApi,
+  type BackendPaths,
+  backendApi,
+  toBackstageError,
+} from '@kpromo/plugin-promotions-common';
 
-const ERRORS: Record<string, new (message: string) => Error> = {
-  InputError,
-  AuthenticationError,
-  NotAllowedError,
-  NotFoundError,
-  ConflictError,
-  ServiceUnavailableError,
-};
+/** The body of `POST /plans` as it travels (the OpenAPI document's request body). */
+type CreatePlanBodyWire = NonNullable<BackendPaths['/plans']['post']['requestBody']>['content']['application/json'];
 
 /** A plan reference in the promotions backend's routes. */
 export interface PlanRef {
@@ -38,12 +31,12 @@ export interface PlanRef {
 export class PromotionsBackendClient {
   constructor(private readonly o: { auth: AuthService; discovery: DiscoveryService }) {}
 
-  private async request<T>(
+  /** Runs one typed call of the backend API (derived from the contract) as the task's initiator. */
+  private async call<D>(
     credentials: BackstageCredentials,
-    method: 'GET' | 'POST',
-    path: string,
-    opts: { query?: Record<string, string | undefined>; body?: unknown; signal?: AbortSignal } = {},
-  ): Promise<T> {
+    fn: (api: BackendApi) => Promise<{ data?: D; error?: unknown; response: Response }>,
+    signal?: AbortSignal,
+  ) {
     if (!this.o.auth.isPrincipal(credentials, 'user')) {
       const p = credentials.principal as { type: string; subject?: string };
       throw new NotAllowedError(
@@ -54,76 +47,50 @@ export class PromotionsBackendClient {
       onBehalfOf: credentials,
       targetPluginId: 'promotions',
     });
-    const url = new URL(`${(await this.o.discovery.getBaseUrl('promotions')).replace(/\/+$/, '')}${path}`);
-    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const timeout = AbortSignal.timeout(60_000);
-    let res: Response;
+    const api = backendApi({
+      baseUrl: await this.o.discovery.getBaseUrl('promotions'),
+      headers: { accept: 'application/json', authorization: `Bearer ${token}` },
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
     try {
-      res = await fetch(url, {
-        method,
-        headers: {
-          accept: 'application/json',
-          authorization: `Bearer ${token}`,
-          ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        signal: opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout,
-      });
+      // The backend answers {error: {name, message}}: both are kept (a controller refusal keeps its message).
+      return await answer(fn(api));
     } catch (e) {
-      throw new ServiceUnavailableError(`promotions backend unreachable: ${(e as Error).message}`);
+      throw toBackstageError(e, 'promotions backend');
     }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    if (res.ok) return json as T;
-    // The backend answers {error: {name, message}}: keep both (a controller refusal keeps its message).
-    const err = (json as { error?: { name?: string; message?: string } } | undefined)?.error;
-    const message = err?.message ?? (text.slice(0, 300) || res.statusText);
-    const E = err?.name ? ERRORS[err.name] : undefined;
-    if (E) throw new E(message);
-    throw new ServiceUnavailableError(`promotions backend answered ${res.status}: ${message}`);
   }
 
   /** `POST /plans` (body as the route takes it: from, to, namespace?, applications?, approve?, ...). */
-  createPlan(credentials: BackstageCredentials, body: Record<string, unknown>): Promise<CreatePlanResponse> {
-    return this.request(credentials, 'POST', '/plans', { body });
+  createPlan(credentials: BackstageCredentials, body: CreatePlanBodyWire) {
+    return this.call(credentials, (api) => api.POST('/plans', { body }));
   }
 
-  /** `POST /plans/:namespace/:name/approve` `{overrideFreeze?, comment?, uid?}` (uid: the plan reviewed; 409 if it changed). */
+  /** `POST /plans/{namespace}/{name}/approve` `{overrideFreeze?, comment?, uid?}` (uid: the plan reviewed; 409 if it changed). */
   approve(
     credentials: BackstageCredentials,
     plan: PlanRef,
     body: { overrideFreeze?: boolean; comment?: string; uid?: string },
-  ): Promise<PlanDetails> {
-    return this.request(credentials, 'POST', `${planPath(plan)}/approve`, { body });
+  ) {
+    return this.call(credentials, (api) =>
+      api.POST('/plans/{namespace}/{name}/approve', { params: { path: plan }, body }),
+    );
   }
 
-  /** `POST /plans/:namespace/:name/rollback` `{name?, approve?}`. */
-  rollback(
-    credentials: BackstageCredentials,
-    plan: PlanRef,
-    body: { name?: string; approve?: boolean },
-  ): Promise<PlanDetails> {
-    return this.request(credentials, 'POST', `${planPath(plan)}/rollback`, { body });
+  /** `POST /plans/{namespace}/{name}/rollback` `{name?, approve?}`. */
+  rollback(credentials: BackstageCredentials, plan: PlanRef, body: { name?: string; approve?: boolean }) {
+    return this.call(credentials, (api) =>
+      api.POST('/plans/{namespace}/{name}/rollback', { params: { path: plan }, body }),
+    );
   }
 
-  /** `GET /plans/:namespace/:name` → `{plan, progress}`. */
-  getPlan(credentials: BackstageCredentials, plan: PlanRef, signal?: AbortSignal): Promise<PlanDetails> {
-    return this.request(credentials, 'GET', planPath(plan), { signal });
+  /** `GET /plans/{namespace}/{name}` → `{plan, progress}`. */
+  getPlan(credentials: BackstageCredentials, plan: PlanRef, signal?: AbortSignal) {
+    return this.call(credentials, (api) => api.GET('/plans/{namespace}/{name}', { params: { path: plan } }), signal);
   }
 
   /** `GET /applications?namespace=` (the backend's default namespace when omitted). */
-  applications(
-    credentials: BackstageCredentials,
-    namespace: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<ListResponse<ApplicationInfo>> {
-    return this.request(credentials, 'GET', '/applications', { query: { namespace }, signal });
+  applications(credentials: BackstageCredentials, namespace: string | undefined, signal?: AbortSignal) {
+    return this.call(credentials, (api) => api.GET('/applications', { params: { query: { namespace } } }), signal);
   }
 }
-
-const planPath = (p: PlanRef) => `/plans/${encodeURIComponent(p.namespace)}/${encodeURIComponent(p.name)}`;

@@ -1,6 +1,6 @@
+import { gitDeliveryAuth } from '../../extension/credentials.js';
+import { type DeliveryMethod, planRef } from '../../extension/deliveryMethod.js';
 import { isNotFound } from '../../kube/rest.js';
-import { gitDeliveryAuth } from '../../reconcile/plan/credentials.js';
-import { type DeliveryMethod, planRef } from '../deliveryMethod.js';
 import { type Kustomization, kustomizationVerdict } from '../fluxKustomization.js';
 import { checkRepoFilePath } from '../yamlEdit.js';
 

@@ -1,5 +1,5 @@
+import type { DeliveryMethod } from '../../extension/deliveryMethod.js';
 import { HELMRELEASE, resourcePath } from '../../kube/paths.js';
-import type { DeliveryMethod } from '../deliveryMethod.js';
 import { helmReleaseName, helmValueEntries, patchHelmReleaseValues } from '../helmRelease.js';
 import { type HelmReleaseObject, helmReleaseVerdict } from '../helmReleaseVerdict.js';
 import { parseValuesPath } from '../yamlEdit.js';

@@ -1,7 +1,7 @@
+import type { DeliveryMethod } from '../../extension/deliveryMethod.js';
+import { PermanentAppError } from '../../extension/errors.js';
 import { IMAGEPOLICY, IMAGEREPOSITORY, resourcePath } from '../../kube/paths.js';
-import { PermanentAppError } from '../../reconcile/plan/errors.js';
 import { registryRepository } from '../../util/imageRef.js';
-import type { DeliveryMethod } from '../deliveryMethod.js';
 import {
   type ImagePolicy,
   type ImageRepository,

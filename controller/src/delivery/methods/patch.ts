@@ -1,5 +1,5 @@
-import type { DeliveryMethod } from '../deliveryMethod.js';
-import { planRef } from '../deliveryMethod.js';
+import type { DeliveryMethod } from '../../extension/deliveryMethod.js';
+import { planRef } from '../../extension/deliveryMethod.js';
 import { patchWorkloadImage } from '../patchWorkload.js';
 
 /** delivery.method=patch: set the container image of the app's workloads in the Environment namespace. */

@@ -1,8 +1,8 @@
 import type { DiscordTarget } from '@kpromo/api';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { GuardedResponse } from '../../net/guardedFetch.js';
 import { webhookUrlForLogs } from '../deliverWebhook.js';
 import { type EventSummary, shortDigest, summarizeEvent, truncate } from '../eventText.js';
-import type { ReleaseEvent } from '../notifier.js';
 import type { DeliveryOutcome } from '../retryingRequest.js';
 import { jsonBody, retryAfterMs, safeProviderText, statusVerdict, type Verdict } from '../retryingRequest.js';
 import type { DeliveryContext, NotificationTarget } from './types.js';

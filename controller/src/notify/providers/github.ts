@@ -1,8 +1,8 @@
 import type { GitHubTarget } from '@kpromo/api';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { GuardedResponse } from '../../net/guardedFetch.js';
 import { redactUrl } from '../../net/redactUrl.js';
 import { summarizeEvent, truncate } from '../eventText.js';
-import type { ReleaseEvent } from '../notifier.js';
 import type { DeliveryOutcome } from '../retryingRequest.js';
 import { jsonBody, retryAfterMs, safeProviderText, statusVerdict, type Verdict } from '../retryingRequest.js';
 import type { NotificationTarget } from './types.js';

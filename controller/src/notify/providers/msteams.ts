@@ -1,8 +1,8 @@
 import type { MsTeamsTarget } from '@kpromo/api';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { GuardedResponse } from '../../net/guardedFetch.js';
 import { webhookUrlForLogs } from '../deliverWebhook.js';
 import { type EventSummary, shortDigest, summarizeEvent, truncate } from '../eventText.js';
-import type { ReleaseEvent } from '../notifier.js';
 import { jsonBody, statusVerdict, type Verdict } from '../retryingRequest.js';
 import type { NotificationTarget } from './types.js';
 

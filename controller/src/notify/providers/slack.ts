@@ -1,9 +1,9 @@
 import type { SlackTarget } from '@kpromo/api';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { GuardedResponse } from '../../net/guardedFetch.js';
 import { redactUrl } from '../../net/redactUrl.js';
 import { webhookUrlForLogs } from '../deliverWebhook.js';
 import { type EventSummary, shortDigest, summarizeEvent, truncate } from '../eventText.js';
-import type { ReleaseEvent } from '../notifier.js';
 import { jsonBody, retryAfterMs, statusVerdict, type Verdict } from '../retryingRequest.js';
 import type { NotificationTarget } from './types.js';
 

@@ -1,7 +1,7 @@
 import type { Notification, NotificationTargetKind, NotificationThread } from '@kpromo/api';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ImageCommitSource } from '../imageCommits.js';
-import type { ReleaseEvent } from '../notifier.js';
 import type { DeliveryOutcome, RetryingRequest } from '../retryingRequest.js';
 import type { NotificationSecrets } from '../secretRefs.js';
 

@@ -1,6 +1,6 @@
 import type { WebhookTarget } from '@kpromo/api';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import { webhookHeaders, webhookUrlForLogs } from '../deliverWebhook.js';
-import type { ReleaseEvent } from '../notifier.js';
 import type { NotificationSecrets } from '../secretRefs.js';
 import type { NotificationTarget } from './types.js';
 

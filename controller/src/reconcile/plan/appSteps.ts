@@ -1,14 +1,14 @@
 import type { Application, AppProgress } from '@kpromo/api';
 import { runningVersion, workloadsFor } from '../../candidates/runningVersion.js';
-import type { DeliveryResult } from '../../delivery/deliveryMethod.js';
 import { builtinDeliveryMethods } from '../../delivery/registry.js';
+import { registryEndpoint } from '../../extension/credentials.js';
+import type { DeliveryResult } from '../../extension/deliveryMethod.js';
+import { PermanentAppError } from '../../extension/errors.js';
 import { checkRollout } from '../../rollout/watchRollout.js';
 import { registryRepository } from '../../util/imageRef.js';
 import { claimKey, type ResolvedPlan } from '../planDecisions.js';
 import { renderTag } from '../tagTemplate.js';
 import { iso } from '../time.js';
-import { registryEndpoint } from './credentials.js';
-import { PermanentAppError } from './errors.js';
 import type { PlanRun } from './run.js';
 
 /** One app of a plan in one reconcile. */

@@ -1,12 +1,11 @@
 import type { Environment } from '@kpromo/api';
-import type { CommitImageChangeRequest } from '../../delivery/gitCommit.js';
-import type { DeliveryMethods } from '../../delivery/registry.js';
+import type { CommitImageChangeRequest } from '../../extension/deliveryMethod.js';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
+import type { DeliveryMethods, WorkloadKinds } from '../../extension/plugin.js';
 import type { CacheView } from '../../kube/cacheView.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { KubeRest } from '../../kube/rest.js';
-import type { ReleaseEvent } from '../../notify/notifier.js';
 import type { CopyImageRequest, CopyImageResult, RegistryEndpoint } from '../../oci/copyImage.js';
-import type { WorkloadKinds } from '../../rollout/registry.js';
 
 /** Registry endpoint as the OCI module takes it. */
 export type Endpoint = RegistryEndpoint;

@@ -1,15 +1,6 @@
+import { PermanentAppError } from '../../extension/errors.js';
 import { FencedError } from '../../leader/leaderElection.js';
 import { ObjectGoneError, StatusConflictError } from '../statusWriter.js';
-
-/** A step failure that ends the app (no retry), with a condition-style reason. */
-export class PermanentAppError extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Registry and cluster error codes (OciError, ClusterClients) and how a step failing with them is recorded. */
 const BY_CODE = new Map<string, { permanent: boolean; reason: string }>([

@@ -1,4 +1,3 @@
 export type { Endpoint, PlanEvent, PromotionDeps, ReconcileOutcome } from './deps.js';
-export { PermanentAppError } from './errors.js';
 export { groupCommit } from './groupCommit.js';
 export { reconcilePlan } from './reconcilePlan.js';

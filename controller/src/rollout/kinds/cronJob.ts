@@ -1,7 +1,8 @@
+import type { KubeObject, WorkloadReadiness } from '../../extension/workloadKind.js';
 import { compact, slimContainers, slimMetadata } from '../../kube/informer.js';
 import { CRONJOB, JOB, resourcePath } from '../../kube/paths.js';
+import { defineWatchedKind } from '../builtinKind.js';
 import { imageMatches } from '../imageMatch.js';
-import { defineWatchedKind, type KubeObject, type WorkloadReadiness } from '../workloadKind.js';
 import { type Job, jobReady } from './job.js';
 
 /** A batch/v1 CronJob as far as its verdict reads it. */

@@ -1,6 +1,7 @@
+import type { KubeObject, WorkloadReadiness } from '../../extension/workloadKind.js';
 import { compact, slimConditions, slimContainers, slimMetadata } from '../../kube/informer.js';
 import { DAEMONSET } from '../../kube/paths.js';
-import { defineWatchedKind, type KubeObject, type WorkloadReadiness } from '../workloadKind.js';
+import { defineWatchedKind } from '../builtinKind.js';
 
 /** A DaemonSet as far as its verdict reads it. */
 export interface DaemonSet extends KubeObject {

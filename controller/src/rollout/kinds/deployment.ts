@@ -1,7 +1,8 @@
+import type { WorkloadReadiness } from '../../extension/workloadKind.js';
 import type { Workload } from '../../kube/cacheView.js';
 import { slimWorkload } from '../../kube/informer.js';
 import { DEPLOYMENT } from '../../kube/paths.js';
-import { defineWatchedKind, type WorkloadReadiness } from '../workloadKind.js';
+import { defineWatchedKind } from '../builtinKind.js';
 import { notYetUpdated } from './generation.js';
 
 /**

@@ -1,5 +1,5 @@
+import type { WorkloadReadiness } from '../../extension/workloadKind.js';
 import type { Workload } from '../../kube/cacheView.js';
-import type { WorkloadReadiness } from '../workloadKind.js';
 
 /**
  * The part of `kubectl rollout status` every apps/v1 workload shares: the controller has observed

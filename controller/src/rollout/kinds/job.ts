@@ -1,6 +1,7 @@
+import type { KubeObject, WorkloadReadiness } from '../../extension/workloadKind.js';
 import { compact, slimConditions, slimContainers, slimMetadata } from '../../kube/informer.js';
 import { JOB } from '../../kube/paths.js';
-import { defineWatchedKind, type KubeObject, type WorkloadReadiness } from '../workloadKind.js';
+import { defineWatchedKind } from '../builtinKind.js';
 
 type Condition = { type: string; status: string; reason?: string; message?: string };
 

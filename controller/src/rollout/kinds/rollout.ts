@@ -1,6 +1,7 @@
+import type { KubeObject, WorkloadReadiness } from '../../extension/workloadKind.js';
 import { compact, slimMetadata, slimPodSpec } from '../../kube/informer.js';
 import { ROLLOUT } from '../../kube/paths.js';
-import { defineWatchedKind, type KubeObject, type WorkloadReadiness } from '../workloadKind.js';
+import { defineWatchedKind } from '../builtinKind.js';
 
 interface RolloutCondition {
   type: string;

@@ -1,7 +1,8 @@
+import type { WorkloadReadiness } from '../../extension/workloadKind.js';
 import type { Workload } from '../../kube/cacheView.js';
 import { slimWorkload } from '../../kube/informer.js';
 import { STATEFULSET } from '../../kube/paths.js';
-import { defineWatchedKind, type WorkloadReadiness } from '../workloadKind.js';
+import { defineWatchedKind } from '../builtinKind.js';
 
 /**
  * StatefulSet rollout completion the way `kubectl rollout status` (and Argo CD) judge it, by update

@@ -7,7 +7,7 @@ backend.add(import('@backstage/plugin-app-backend'));
 backend.add(import('@backstage/plugin-auth-backend'));
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
 backend.add(import('@backstage/plugin-catalog-backend'));
-backend.add(import('@kpromo/catalog-backend-module-promotions'));
+backend.add(import('@kpromo/plugin-catalog-backend-module-promotions'));
 backend.add(import('@backstage/plugin-catalog-backend-module-scaffolder-entity-model')); // Template entities
 backend.add(import('@backstage/plugin-permission-backend'));
 backend.add(import('./policy'));

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Entity } from '@backstage/catalog-model';
-import { ANNOTATION } from '@kpromo/catalog-backend-module-promotions';
+import { ANNOTATION } from '@kpromo/plugin-catalog-backend-module-promotions';
 import { describe, expect, it } from 'vitest';
 import {
   applicationDocument,

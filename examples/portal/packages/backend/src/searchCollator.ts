@@ -25,7 +25,7 @@ import type {
   DocumentDecoratorFactory,
   IndexableDocument,
 } from '@backstage/plugin-search-common';
-import { ANNOTATION } from '@kpromo/catalog-backend-module-promotions';
+import { ANNOTATION } from '@kpromo/plugin-catalog-backend-module-promotions';
 import {
   type ApplicationInfo,
   type EnvironmentInfo,

@@ -1,6 +1,23 @@
 import type { Application, Environment, PromotionPlan } from '@kpromo/api';
 import type { KubeRest } from '../kube/rest.js';
-import type { CommitImageChangeRequest } from './gitCommit.js';
+
+/** What the controller's GitOps writer ({@link DeliveryContext.commitImageChange}) commits and pushes. */
+export interface CommitImageChangeRequest {
+  repository: string;
+  branch: string;
+  path: string;
+  valuesPath: string;
+  image: string;
+  tag: string;
+  digest: string;
+  message: string;
+  author?: { name: string; email: string };
+  /**
+   * HTTP basic credentials, sent only to URLs under `url` (default: the repository URL), never
+   * through a redirect, and never on a command line (they reach git through its environment).
+   */
+  auth?: { username: string; password: string; url?: string };
+}
 
 /** Everything a delivery method gets to write one app's new image into one Environment. */
 export interface DeliveryContext {

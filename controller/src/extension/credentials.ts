@@ -1,10 +1,10 @@
 import type { Environment } from '@kpromo/api';
-import { gitCredentials } from '../../credentials/gitCredentials.js';
-import { type EndpointCredentials, registryCredentials } from '../../credentials/registryCredentials.js';
-import { CredentialsError } from '../../credentials/secrets.js';
-import type { CommitImageChangeRequest } from '../../delivery/gitCommit.js';
-import type { KubeRest } from '../../kube/rest.js';
-import type { Endpoint } from './deps.js';
+import { gitCredentials } from '../credentials/gitCredentials.js';
+import { type EndpointCredentials, registryCredentials } from '../credentials/registryCredentials.js';
+import { CredentialsError } from '../credentials/secrets.js';
+import type { KubeRest } from '../kube/rest.js';
+import type { RegistryEndpoint } from '../oci/registryClient.js';
+import type { CommitImageChangeRequest } from './deliveryMethod.js';
 import { PermanentAppError } from './errors.js';
 
 /** A missing or unusable credentials Secret is the Environment's to fix: the app fails, naming where it was configured. */
@@ -37,7 +37,11 @@ export async function registryAuth(
 }
 
 /** The registry of an Environment with its credentials for `repository`. */
-export async function registryEndpoint(control: KubeRest, env: Environment, repository: string): Promise<Endpoint> {
+export async function registryEndpoint(
+  control: KubeRest,
+  env: Environment,
+  repository: string,
+): Promise<RegistryEndpoint> {
   return {
     host: env.spec.registry.host,
     insecure: env.spec.registry.insecure,

@@ -1,4 +1,19 @@
-import type { ReleaseEvent } from './notifier.js';
+import type { NotificationEvent } from '@kpromo/api';
+
+/** What happened to a plan or one of its apps, as every notification provider receives it. */
+export interface ReleaseEvent {
+  type: NotificationEvent;
+  namespace: string;
+  plan: string;
+  flow: string;
+  from: string;
+  to: string;
+  application?: string;
+  tag?: string;
+  digest?: string;
+  message?: string;
+  time: string;
+}
 
 /**
  * Somewhere release events go (the built-in `webhook` provider posts them to the Notification

@@ -1,0 +1,31 @@
+// The extension contract, published as `@kpromo/controller/plugin`: what a plugin (PLUGINS.md)
+// implements and may use, and nothing of the controller's internals. The built-ins implement the same
+// interfaces (delivery/methods, rollout/kinds, notify/notifier.ts); reconcile/ consumes them. This
+// folder imports only low-level modules (kube, credentials, oci), never delivery, rollout, notify or
+// reconcile: `yarn deps:check` fails on an import cycle.
+export { gitDeliveryAuth, registryAuth, registryEndpoint } from './credentials.js';
+export type {
+  CommitImageChangeRequest,
+  DeliveryContext,
+  DeliveryMethod,
+  DeliveryResult,
+  DeliveryVerdict,
+  DeliveryVerdictContext,
+} from './deliveryMethod.js';
+export { PermanentAppError } from './errors.js';
+export type { NotificationProvider, ReleaseEvent } from './notificationProvider.js';
+export {
+  type ControllerExtensions,
+  type ControllerPlugin,
+  type DeliveryMethods,
+  PluginError,
+  type WorkloadKinds,
+} from './plugin.js';
+export {
+  type ConfirmContext,
+  defineWorkloadKind,
+  type KubeObject,
+  type PatchStyle,
+  type WorkloadKind,
+  type WorkloadReadiness,
+} from './workloadKind.js';
