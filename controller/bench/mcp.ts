@@ -9,10 +9,7 @@
  */
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Access } from '../src/api/access.js';
 import type { ApiContext } from '../src/api/context.js';
 import type { Caller } from '../src/auth/identity.js';
@@ -90,11 +87,11 @@ const pct = (xs: number[], p: number) => {
 };
 
 async function measure(client: Client, label: string, name: string, args: Record<string, unknown>) {
-  for (let i = 0; i < 10; i++) await client.callTool({ name, arguments: args }, CallToolResultSchema); // warm-up
+  for (let i = 0; i < 10; i++) await client.callTool({ name, arguments: args }); // warm-up
   const t: number[] = [];
   for (let i = 0; i < ITER; i++) {
     const t0 = performance.now();
-    const r = await client.callTool({ name, arguments: args }, CallToolResultSchema);
+    const r = await client.callTool({ name, arguments: args });
     t.push(performance.now() - t0);
     if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
   }

@@ -1,10 +1,8 @@
 // @vitest-environment jsdom
 
 import type { AssistantEvent, ChatMessage, ChatRequestBody } from '@kpromo/plugin-promotions-common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { Server } from '@modelcontextprotocol/server';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AssistantPanel, ToolForm } from '../src/components/AssistantPanel';
@@ -41,8 +39,8 @@ const promoteTool: ToolInfo = {
 async function mcpServer() {
   const calls: Array<{ name: string; args: unknown }> = [];
   const server = new Server({ name: 'fake-kpromo', version: '0.0.1' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [listTool, promoteTool] as never }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  server.setRequestHandler('tools/list', async () => ({ tools: [listTool, promoteTool] as never }));
+  server.setRequestHandler('tools/call', async (req) => {
     calls.push({ name: req.params.name, args: req.params.arguments });
     if (req.params.name === 'list')
       return {

@@ -20,10 +20,8 @@ type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * fetchApi.fetch, so every request (and the SSE stream) carries the user's Backstage token.
  */
 export async function connectMcp(url: string, fetch: FetchLike): Promise<McpConnection> {
-  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]);
+  // Loaded on first use: the assistant panel is the only part of the plugin that speaks MCP.
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const client = new Client({ name: 'backstage-promotions-assistant', version: '0.1.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url, globalThis.location?.href), {
     fetch: (u, init) => fetch(u, init),
