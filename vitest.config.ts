@@ -1,10 +1,13 @@
 import { defineConfig } from 'vitest/config';
+import NeedsSequencer from './test/sequencer.js';
 
 // One runner for the whole repo. "unit" needs nothing running; "integration" talks to the real
 // local clusters, registry and git repos that test/cluster starts (globalSetup, idempotent).
 export default defineConfig({
   test: {
     reporters: ['default', './scripts/countReporter.ts'],
+    // Integration files in the order of the components they need (built in the background by yarn test).
+    sequence: { sequencer: NeedsSequencer },
     projects: [
       {
         test: {

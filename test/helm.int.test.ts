@@ -10,9 +10,13 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { kubectlPath } from './cluster/kubectl.js';
+import { needComponents } from './cluster/need.js';
 import { ensureHelm, REPO_ROOT } from './cluster/paths.js';
 import { kubeConfigFor, waitFor } from './kube.js';
 import { applyCrds, ensureNamespace, loadYaml, type Manifest } from './manifests.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('helm', 'kubectl');
 
 // deploy/helm/kpromo with the real helm CLI (HELM_VERSION in test/cluster/versions.env): lint,
 // rendering with several value sets, a server-side dry run on `dev`, and install → upgrade →

@@ -2,6 +2,7 @@ export * from './argo/rollouts.js';
 export * from './cluster/cgroup.js';
 export * from './cluster/controlPlane.js';
 export * from './cluster/kubectl.js';
+export { needComponents, type TestComponent } from './cluster/need.js';
 export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
 export * from './faults/controllerProcess.js';
 export * from './flux/apiCrds.js';

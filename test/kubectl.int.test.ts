@@ -6,9 +6,13 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { kubectlPath } from './cluster/kubectl.js';
+import { needComponents } from './cluster/need.js';
 import { REPO_ROOT, versions } from './cluster/paths.js';
 import { kubeConfigFor } from './kube.js';
 import { applyCrds, loadYaml } from './manifests.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('kubectl');
 
 /**
  * A person at a terminal: kubectl built from k8s.io/kubernetes/cmd/kubectl at the clusters' version

@@ -9,6 +9,7 @@ import {
   kubeConfigFor,
   kustomization,
   kustomizeAppFiles,
+  needComponents,
   startFlux,
   startGitHttpServer,
   stateDir,
@@ -41,6 +42,9 @@ import {
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('flux');
 
 /** Written directly with the admin kubeconfig (CN kpromo-admin), as kubectl would. */
 const ADMIN_APPROVAL = [{ user: 'kpromo-admin' }];

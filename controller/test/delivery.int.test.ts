@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Environment, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
-import { applyCrds, freePort, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { applyCrds, freePort, kubeConfigFor, needComponents, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { isConflict } from '../src/kube/rest.js';
@@ -31,6 +31,9 @@ import {
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('helm', 'flux-crds');
 
 const names = runNamespaces('ctl-dlv');
 const { ns: NS, apps: APPS } = names;

@@ -11,6 +11,7 @@ import {
   applyCrds,
   type Flux,
   kubeConfigFor,
+  needComponents,
   restartComponent,
   startControllerProcess,
   startFlux,
@@ -19,6 +20,9 @@ import {
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { appOf, getDeployment, getPlan, restFor } from './e2eHelpers.js';
 import { type FaultScenario, setUpFaultScenario } from './faultScenario.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('flux');
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const kubeconfig = inject('kubeconfig');

@@ -5,6 +5,7 @@ import {
   fluxReady,
   headCommit,
   kustomizeAppFiles,
+  needComponents,
   pushFiles,
   startFlux,
   waitFor,
@@ -31,6 +32,9 @@ import {
   waitReady,
 } from './e2eHelpers.js';
 import { appliedCommit, applyDevProdEnvironments, fluxPath, type Gitops, startGitops } from './gitopsFixture.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('flux');
 
 /**
  * Git delivery with the real GitOps agent: upstream Flux (source-controller + kustomize-controller,

@@ -1,4 +1,11 @@
-import { type ArgoRollouts, type Flux, headCommit, startArgoRollouts, startFlux } from '@kpromo/test-harness';
+import {
+  type ArgoRollouts,
+  type Flux,
+  headCommit,
+  needComponents,
+  startArgoRollouts,
+  startFlux,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ROLLOUT, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -26,6 +33,9 @@ import {
   rolloutManifest,
   startGitops,
 } from './gitopsFixture.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('argo', 'flux');
 
 /**
  * delivery.method git into an Argo Rollout, everything real: kpromo commits to a repository served

@@ -1,4 +1,4 @@
-import { type ArgoRollouts, startArgoRollouts, waitFor } from '@kpromo/test-harness';
+import { type ArgoRollouts, needComponents, startArgoRollouts, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HELMRELEASE, ROLLOUT, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -27,6 +27,9 @@ import {
   waitReady,
 } from './e2eHelpers.js';
 import { rolloutApplication } from './gitopsFixture.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('helm', 'argo', 'flux-crds');
 
 /**
  * delivery.method helmRelease into an Argo Rollout.

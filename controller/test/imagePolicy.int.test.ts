@@ -6,6 +6,7 @@ import {
   headCommit,
   installFluxApiCrds,
   kubeConfigFor,
+  needComponents,
   pushFiles,
   startArgoRollouts,
   startFlux,
@@ -40,6 +41,9 @@ import {
   rolloutManifest,
   startGitops,
 } from './gitopsFixture.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('argo', 'flux', 'flux-crds');
 
 /**
  * delivery.method imagePolicy: kpromo only pushes the unique, sortable tag; Flux image automation

@@ -4,10 +4,18 @@
 // CRD adds, not only the built-in kinds. Before the start was shared, the second caller returned at
 // once, waited for Deployments and StatefulSets only, and read Rollouts as missing.
 import type { Environment } from '@kpromo/api';
-import { ensureArgoRolloutsBinaries, installArgoRolloutsCrds, kubeConfigFor } from '@kpromo/test-harness';
+import {
+  ensureArgoRolloutsBinaries,
+  installArgoRolloutsCrds,
+  kubeConfigFor,
+  needComponents,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('argo');
 
 const NS = `lc-targets-${process.pid}`;
 let cache: LiveCache;

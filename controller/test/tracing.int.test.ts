@@ -8,6 +8,7 @@ import {
   type CollectedSpan,
   type Collector,
   kubeConfigFor,
+  needComponents,
   startCollector,
   waitFor,
 } from '@kpromo/test-harness';
@@ -24,6 +25,9 @@ import {
   seedTwoStageRelease,
   waitPlan,
 } from './e2eHelpers.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('otel');
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `trace-${RUN}`;

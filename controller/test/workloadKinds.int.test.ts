@@ -1,5 +1,12 @@
 import type { Application, PromotionPlan } from '@kpromo/api';
-import { type ArgoRollouts, applyCrds, kubeConfigFor, startArgoRollouts, waitFor } from '@kpromo/test-harness';
+import {
+  type ArgoRollouts,
+  applyCrds,
+  kubeConfigFor,
+  needComponents,
+  startArgoRollouts,
+  waitFor,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KPROMO_TYPES, ROLLOUT, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -20,6 +27,9 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
 } from './e2eHelpers.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('argo');
 
 // Every workload kind end to end, against the real local clusters: kube-controller-manager's
 // Deployment, StatefulSet, DaemonSet, CronJob and Job controllers, kwok running (faking) the pods,

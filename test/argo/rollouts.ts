@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { componentUsed } from '../cluster/need.js';
 import { cacheRoot, crdFiles, runBuildScript, stateDir, versions } from '../cluster/paths.js';
 import {
   describeExit,
@@ -51,6 +52,7 @@ const keyDir = () => {
  * mostly module downloads; needs Go) when absent. Never part of `yarn cluster start`.
  */
 export function ensureArgoRolloutsBinaries(log: (s: string) => void = () => {}): ArgoRolloutsBinaries {
+  componentUsed('argo');
   const dir = keyDir();
   const controller = join(dir, 'bin', 'rollouts-controller');
   if (!existsSync(controller) || !crdFiles(dir).length) {

@@ -25,17 +25,27 @@ only="${1:-}"
   exit 2
 }
 
-missing=()
-if [[ -z "$only" ]]; then
-  for b in "${want[@]}"; do [[ -x "$out/$b" ]] || missing+=("$b"); done
-  [[ -s "$out/kwok-stages.yaml" ]] || missing+=(kwok-stages.yaml)
-fi
-k8s_missing=${#missing[@]}
-[[ -n "$only" && "$only" != helm ]] || [[ -x "$helm_out/helm" ]] || missing+=(helm)
-[[ -n "$only" && "$only" != registry ]] || [[ -x "$registry_out/registry" ]] || missing+=(registry)
+find_missing() {
+  missing=()
+  if [[ -z "$only" ]]; then
+    for b in "${want[@]}"; do [[ -x "$out/$b" ]] || missing+=("$b"); done
+    [[ -s "$out/kwok-stages.yaml" ]] || missing+=(kwok-stages.yaml)
+  fi
+  k8s_missing=${#missing[@]}
+  [[ -n "$only" && "$only" != helm ]] || [[ -x "$helm_out/helm" ]] || missing+=(helm)
+  [[ -n "$only" && "$only" != registry ]] || [[ -x "$registry_out/registry" ]] || missing+=(registry)
+}
 result="$out"
 if [[ "$only" == helm ]]; then result="$helm_out"; fi
 if [[ "$only" == registry ]]; then result="$registry_out"; fi
+find_missing
+if [[ ${#missing[@]} -eq 0 ]]; then echo "$result"; exit 0; fi
+# The test run builds components in the background while test files ask for them: one builds, the
+# other waits here and then finds what it needs.
+mkdir -p "$cache_root"
+exec 9>"$cache_root/.build-sh.lock"
+flock 9
+find_missing
 if [[ ${#missing[@]} -eq 0 ]]; then echo "$result"; exit 0; fi
 command -v go >/dev/null || { echo "build.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
 

@@ -1,6 +1,6 @@
 // `yarn cluster <build|build-all|start|status|stop|clean>`: manage the local control plane by hand.
-// build: the control plane's binaries; build-all: every upstream component the tests run.
-import { buildAllComponents } from './components.js';
+// build: the control plane's binaries; build-all [id...]: every upstream component the tests run (or those named).
+import { buildComponents } from './components.js';
 import { cleanClusters, clustersStatus, ensureClusters, stopClusters } from './controlPlane.js';
 import { ensureBinaries } from './paths.js';
 
@@ -12,9 +12,11 @@ async function main() {
     case 'build':
       console.log(ensureBinaries(log));
       break;
-    case 'build-all':
-      buildAllComponents(log);
+    case 'build-all': {
+      const only = process.argv.slice(3);
+      buildComponents(log, only.length ? only : undefined);
       break;
+    }
     case 'start': {
       const t = Date.now();
       const cp = await ensureClusters({ log });

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { defaultKubeconfigPath, ensureBinaries, stateDir } from './paths.js';
+import { binariesDir, defaultKubeconfigPath, ensureBinaries, stateDir } from './paths.js';
 import { ensureCa, ensureCert, type Pki } from './pki.js';
 import { ensureProcess, isRunning, type ManagedProcess, readPid, sleep, stopProcess, tail } from './proc.js';
 
@@ -351,7 +351,8 @@ export async function ensureClusters(opts: StartOptions = {}): Promise<ControlPl
 }
 
 export function clustersStatus(opts: StartOptions = {}): Array<{ process: string; running: boolean }> {
-  const bin = ensureBinaries();
+  // Only where the binaries would be: asking whether anything runs never builds anything.
+  const bin = binariesDir();
   const l = layout(opts, bin);
   return [l.etcd, ...l.clusters.flatMap((c) => c.procs)].map((p) => ({ process: p.name, running: isRunning(p) }));
 }

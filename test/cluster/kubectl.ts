@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { componentUsed } from './need.js';
 import { cacheRoot, runBuildScript, versions } from './paths.js';
 
 /**
@@ -8,6 +9,7 @@ import { cacheRoot, runBuildScript, versions } from './paths.js';
  * Go) when absent. Tests acting as a user run this one, never whatever `kubectl` is on PATH.
  */
 export function kubectlPath(log: (s: string) => void = () => {}): string {
+  componentUsed('kubectl');
   const v = versions();
   const bin = join(cacheRoot(), 'kubectl', `kubectl-${v.K8S_VERSION}_r${v.KUBECTL_BUILD_REV}`, 'bin', 'kubectl');
   if (existsSync(bin)) return bin;

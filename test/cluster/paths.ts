@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { componentUsed } from './need.js';
 
 export const HARNESS_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = resolve(HARNESS_DIR, '../..');
@@ -56,15 +57,20 @@ export const crdFiles = (dir: string): string[] =>
 export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 export type Binary = (typeof BINARIES)[number];
 
-/** Directory holding the built binaries; builds them (minutes, once) when absent. */
-export function ensureBinaries(log: (s: string) => void = () => {}): string {
+/** Where the control plane's binaries are (or will be) for the pinned versions. */
+export function binariesDir(): string {
   const v = versions();
-  const dir = join(
+  return join(
     cacheRoot(),
     'k8s',
     `k8s-${v.K8S_VERSION}_etcd-${v.ETCD_VERSION}_kwok-${v.KWOK_VERSION}_r${v.BUILD_REV}`,
     'bin',
   );
+}
+
+/** Directory holding the built binaries; builds them (minutes, once) when absent. */
+export function ensureBinaries(log: (s: string) => void = () => {}): string {
+  const dir = binariesDir();
   if ([...BINARIES, 'kwok-stages.yaml'].every((b) => existsSync(join(dir, b)))) return dir;
   log(`building control-plane binaries into ${dir} (first time only; needs Go)…`);
   return runBuildScript('build.sh') || dir;
@@ -72,6 +78,7 @@ export function ensureBinaries(log: (s: string) => void = () => {}): string {
 
 /** Path of the helm CLI (HELM_VERSION in versions.env) the chart tests run; builds it (minutes, once) when absent. */
 export function ensureHelm(log: (s: string) => void = () => {}): string {
+  componentUsed('helm');
   const v = versions();
   const bin = join(cacheRoot(), 'helm', `helm-${v.HELM_VERSION}_r${v.BUILD_REV}`, 'bin', 'helm');
   if (existsSync(bin)) return bin;

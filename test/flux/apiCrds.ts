@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { componentUsed } from '../cluster/need.js';
 import { cacheRoot, runBuildScript, versions } from '../cluster/paths.js';
 import { waitFor } from '../kube.js';
 import { loadYaml } from '../manifests.js';
@@ -44,6 +45,7 @@ const crdFile = (dir: string, which: FluxApiCrd) => join(dir, 'crds', `${GROUP[w
  * minute or two, once; needs Go) when absent. Never part of `yarn cluster start`.
  */
 export function ensureFluxApiCrds(log: (s: string) => void = () => {}): Record<FluxApiCrd, string> {
+  componentUsed('flux-crds');
   const dir = keyDir();
   const files = Object.fromEntries(FLUX_API_CRDS.map((w) => [w, crdFile(dir, w)])) as Record<FluxApiCrd, string>;
   const complete = () => Object.values(files).every((f) => existsSync(f));

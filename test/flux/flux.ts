@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { componentUsed } from '../cluster/need.js';
 import { cacheRoot, crdFiles, runBuildScript, stateDir, versions } from '../cluster/paths.js';
 import { ensureProcess, isRunning, type ManagedProcess, readPid, sleep, stopProcess, tail } from '../cluster/proc.js';
 import { waitFor } from '../kube.js';
@@ -51,6 +52,7 @@ function keyDir(name: Controller): string {
  * test/flux/build.sh (minutes, once; needs Go) when absent. Never part of `yarn cluster start`.
  */
 export function ensureFluxBinaries(log: (s: string) => void = () => {}): FluxBinaries {
+  componentUsed('flux');
   const dirs = Object.fromEntries(CONTROLLERS.map((c) => [c, keyDir(c)])) as Record<Controller, string>;
   const complete = () => CONTROLLERS.every((c) => existsSync(join(dirs[c], 'bin', c)) && crdFiles(dirs[c]).length);
   if (!complete()) {

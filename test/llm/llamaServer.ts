@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { componentUsed } from '../cluster/need.js';
 import { cacheRoot, HARNESS_DIR, runBuildScript, versions } from '../cluster/paths.js';
 import { startChildServer } from '../cluster/proc.js';
 import { freePort } from '../registry/registry.js';
@@ -38,6 +39,7 @@ const script = (name: string, log: (s: string) => void) => {
  * test/cluster/versions.env). A cold build takes 12+ minutes on 2 cores; cached afterwards.
  */
 export function ensureLlamaServer(log: (s: string) => void = () => {}): { bin: string; model: string } {
+  componentUsed('llama');
   const v = versions();
   const bin = join(
     cacheRoot(),

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { componentUsed } from '../cluster/need.js';
 import { runBuildScript } from '../cluster/paths.js';
 import { startChildServer } from '../cluster/proc.js';
 import { freePort } from '../registry/registry.js';
@@ -32,6 +33,7 @@ export interface CollectedSpan {
 
 /** Path of the collector binary, built on first use (about a minute after the modules are downloaded). */
 export function ensureCollector(): string {
+  componentUsed('otel');
   const path = runBuildScript('../otel/build.sh', [], { quiet: true });
   if (!existsSync(path)) throw new Error(`test/otel/build.sh printed ${JSON.stringify(path)}, which does not exist`);
   return path;

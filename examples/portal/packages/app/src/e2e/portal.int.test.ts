@@ -10,11 +10,21 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assistantLlmConfig, freePort, kubeConfigFor, type LlamaServer, startLlamaServer } from '@kpromo/test-harness';
+import {
+  assistantLlmConfig,
+  freePort,
+  kubeConfigFor,
+  type LlamaServer,
+  needComponents,
+  startLlamaServer,
+} from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ConsoleWatch, SCREENSHOTS, seriousViolations } from './browser';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('llama');
 
 const repo = join(import.meta.dirname, '../../../../../..');
 const NS = 'kpromo-portal-e2e';
