@@ -1,30 +1,7 @@
-import {
-  answer,
-  type ControllerApi,
-  controllerApi,
-  KPROMO_GROUPS_HEADER,
-  KPROMO_USER_HEADER,
-  toBackstageError,
-} from '@kpromo/plugin-promotions-common';
+import { answer, type ControllerApi, controllerApi, toBackstageError } from '@kpromo/plugin-promotions-common';
+import { type Actor, actorHeaders } from '@kpromo/plugin-promotions-node';
 
-/**
- * The identity a controller call is made for: the Backstage user entity ref (with the user's
- * ownership entity refs as groups), `service:<subject>` for service principals, or `port:<email>`
- * for Port runs. The controller authorises (and writes) as this identity.
- */
-export interface Actor {
-  user: string;
-  groups?: string[];
-}
-
-/** The headers that make the controller act for `actor` (Kubernetes-style impersonation). */
-export function actorHeaders(actor: Actor): Record<string, string> {
-  const groups = [...new Set(actor.groups ?? [])].filter((g) => g && !g.includes(','));
-  return {
-    [KPROMO_USER_HEADER]: actor.user,
-    ...(groups.length ? { [KPROMO_GROUPS_HEADER]: groups.join(',') } : {}),
-  };
-}
+export { type Actor, actorHeaders };
 
 type Answer<D> = Promise<{ data?: D; error?: unknown; response: Response }>;
 

@@ -3,6 +3,5 @@ export { configControllerLocator, entityRefFor, type PromotionsConfig, readPromo
 export { type Actor, actorHeaders, ControllerClient } from './controllerClient.js';
 export { createMcpProxy } from './mcpProxy.js';
 export { promotionsPlugin, promotionsPlugin as default } from './plugin.js';
-export { createPortActionsClient, PortRunner, PortWebhookBody, verifyPortSignature } from './port.js';
 export { createRouter } from './router.js';
 export { type Caller, identityOf, PromotionsService } from './service.js';

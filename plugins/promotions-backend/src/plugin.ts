@@ -3,25 +3,29 @@ import { type ActionsRegistryService, actionsRegistryServiceRef } from '@backsta
 import { promotionsPermissions } from '@kpromo/plugin-promotions-common';
 import {
   type PromotionsControllerLocator,
+  type PromotionsModuleRoutes,
   promotionsActionsExtensionPoint,
   promotionsControllerLocatorExtensionPoint,
+  promotionsRoutesExtensionPoint,
 } from '@kpromo/plugin-promotions-node';
 import { registerActions } from './actions.js';
-import { createPortActionsClient, DatabaseReplayGuard, PortRunner } from './port.js';
 import { createRouter } from './router.js';
 import { PromotionsService } from './service.js';
 
 /**
  * The kpromo promotions backend plugin (pluginId `promotions`, routes under /api/promotions).
  * Extension points (`@kpromo/plugin-promotions-node`): `promotionsControllerLocatorExtensionPoint`
- * (where the controller is; default: `promotions.controller.baseUrl` / discovery) and
- * `promotionsActionsExtensionPoint` (more actions in the plugin's actions registry).
+ * (where the controller is; default: `promotions.controller.baseUrl` / discovery),
+ * `promotionsActionsExtensionPoint` (more actions in the plugin's actions registry) and
+ * `promotionsRoutesExtensionPoint` (routes of backend modules, with the plugin's operations: the
+ * Port webhook and the assistant are such modules).
  */
 export const promotionsPlugin = createBackendPlugin({
   pluginId: 'promotions',
   register(env) {
     let locator: PromotionsControllerLocator | undefined;
     const moduleActions: Array<(registry: ActionsRegistryService) => void> = [];
+    const moduleRoutes: PromotionsModuleRoutes[] = [];
     // Modules initialise before the plugin: both are settled by the time init below runs.
     let started = false;
     const open = (what: string) => {
@@ -40,10 +44,19 @@ export const promotionsPlugin = createBackendPlugin({
         moduleActions.push((registry) => registry.register(options));
       },
     });
+    env.registerExtensionPoint(promotionsRoutesExtensionPoint, {
+      addRoutes(routes) {
+        open('addRoutes');
+        if (!routes.path.startsWith('/') || routes.path === '/')
+          throw new Error(`promotions: a module's routes need a path below the plugin's, got ${routes.path}`);
+        const taken = moduleRoutes.find((r) => r.path === routes.path);
+        if (taken) throw new Error(`promotions: routes at ${routes.path} are already added by another module`);
+        moduleRoutes.push(routes);
+      },
+    });
     env.registerInit({
       deps: {
         config: coreServices.rootConfig,
-        database: coreServices.database,
         discovery: coreServices.discovery,
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
@@ -55,7 +68,6 @@ export const promotionsPlugin = createBackendPlugin({
       },
       async init({
         config,
-        database,
         discovery,
         permissions,
         permissionsRegistry,
@@ -72,36 +84,12 @@ export const promotionsPlugin = createBackendPlugin({
         permissionsRegistry.addPermissions(promotionsPermissions);
         registerActions(actionsRegistry, service);
         for (const add of moduleActions) add(actionsRegistry);
-        const port = service.cfg.port;
-        // Port run ids live in the plugin's database, shared by every replica: a run delivered to
-        // two replicas acts once (the second insert of its id fails: 409).
-        const portRunner = port
-          ? new PortRunner(
-              service,
-              port,
-              createPortActionsClient(port),
-              logger.child({ component: 'port' }),
-              Date.now,
-              await DatabaseReplayGuard.create(await database.getClient(), {
-                windowMs: port.maxSignatureAgeSeconds * 1000,
-                maxEntries: port.maxRecentRuns,
-                skipMigrations: database.migrations?.skip,
-              }),
-            )
-          : undefined;
-        if (port && portRunner) {
-          const ns = portRunner.namespaces;
-          logger.info(
-            `Port webhook: actions ${port.actions.promote} / ${port.actions.rollback}, runs act as ${port.identity}, namespaces ${ns ? ns.join(', ') || 'none' : "the controller's default only"}`,
-          );
-          if (!ns)
-            logger.warn(
-              'promotions.port.namespaces and promotions.controller.defaultNamespace are unset: Port runs naming a namespace are refused',
-            );
-        }
-        httpRouter.use(createRouter({ service, httpAuth, logger, portRunner }));
-        // Port cannot send Backstage tokens; the webhook authenticates with its HMAC signature.
-        httpRouter.addAuthPolicy({ path: '/port/webhook', allow: 'unauthenticated' });
+        const modules = await Promise.all(
+          moduleRoutes.map(async (r) => ({ path: r.path, router: await r.create(service) })),
+        );
+        httpRouter.use(createRouter({ service, httpAuth, logger, modules }));
+        for (const r of moduleRoutes)
+          if (r.auth === 'unauthenticated') httpRouter.addAuthPolicy({ path: r.path, allow: 'unauthenticated' });
       },
     });
   },

@@ -2,9 +2,7 @@ import type { HttpAuthService, LoggerService } from '@backstage/backend-plugin-a
 import { BACKEND_API, type BackendOperationId, mountRoutes } from '@kpromo/plugin-promotions-common';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import Router from 'express-promise-router';
-import { createAssistantRouter } from './assistant/route.js';
 import { createMcpProxy } from './mcpProxy.js';
-import type { PortRunner } from './port.js';
 import type { Caller, PromotionsService } from './service.js';
 
 const STATUS: Record<string, number> = {
@@ -20,7 +18,8 @@ export function createRouter(o: {
   service: PromotionsService;
   httpAuth: HttpAuthService;
   logger: LoggerService;
-  portRunner?: PortRunner;
+  /** Backend modules' routers (promotionsRoutesExtensionPoint), mounted before any body parser. */
+  modules?: Array<{ path: string; router: express.Router }>;
 }): express.Router {
   const { service: s, httpAuth } = o;
   const router = Router();
@@ -42,22 +41,9 @@ export function createRouter(o: {
     }),
   );
 
-  router.post('/port/webhook', express.raw({ type: '*/*', limit: '1mb' }), async (req, res) => {
-    if (!o.portRunner)
-      return void res
-        .status(503)
-        .json({ error: { name: 'NotConfigured', message: 'promotions.port is not configured' } });
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const work = await o.portRunner.prepare(raw, {
-      signature: req.header('x-port-signature'),
-      timestamp: req.header('x-port-timestamp'),
-    });
-    res.status(202).json({ accepted: true });
-    void work();
-  });
+  for (const m of o.modules ?? []) router.use(m.path, m.router);
 
   router.use(express.json({ limit: '1mb' }));
-  router.use('/assistant', createAssistantRouter({ service: s, httpAuth, logger: o.logger }));
   // The routes of the published contract (BACKEND_API), each from its operationId: a route without a
   // handler, or a handler without a route, fails at start-up (and the map's type at compile time).
   mountRoutes<BackendOperationId, Request, Response>(router, BACKEND_API.routes, {

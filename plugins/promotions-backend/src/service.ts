@@ -1,5 +1,4 @@
 import type {
-  BackstageCredentials,
   DiscoveryService,
   LoggerService,
   PermissionsService,
@@ -29,7 +28,14 @@ import {
   promotionRollbackPermission,
   type ResourceActionResult,
 } from '@kpromo/plugin-promotions-common';
-import type { PromotionsControllerLocateRequest, PromotionsControllerLocator } from '@kpromo/plugin-promotions-node';
+import {
+  type Actor,
+  callerIdentity,
+  type PromotionsCaller,
+  type PromotionsControllerLocateRequest,
+  type PromotionsControllerLocator,
+  type PromotionsOperations,
+} from '@kpromo/plugin-promotions-node';
 import {
   configControllerLocator,
   controllerUrl,
@@ -37,7 +43,7 @@ import {
   type PromotionsConfig,
   readPromotionsConfig,
 } from './config.js';
-import { type Actor, ControllerClient } from './controllerClient.js';
+import { ControllerClient } from './controllerClient.js';
 import {
   ApplicationsQuery,
   ApproveBody,
@@ -56,41 +62,17 @@ import {
 /** A list as the controller's query takes it: comma-separated, absent when empty. */
 const csv = (list?: readonly string[]) => (list?.length ? list.join(',') : undefined);
 
-/**
- * Who is acting.
- *
- * - `backstage`: a Backstage user or service principal. Checked here with the permission framework,
- *   then the controller call names it in x-kpromo-user (+ the user's ownership refs as groups).
- * - `port`: a Port action run, after src/port.ts checked its signature, replays, action identifier,
- *   namespace (`promotions.port.namespaces`) and identity (`promotions.port.identity`, default
- *   `port:<email>`). It is **not** a privileged caller: it has no Backstage principal, so there is no
- *   Backstage permission decision to make for it ({@link PromotionsService.requireBasic} and
- *   {@link PromotionsService.requireForApps} have nobody to ask the policy about), and its
- *   authorisation is the same one every door goes through, the controller's: every call names
- *   `identity` in x-kpromo-user (no groups), the controller accepts that only if RBAC lets the
- *   backend's token user impersonate it and then decides each read, create, approve and rollback as
- *   that identity (SubjectAccessReview; writes impersonate it, the admission policy checks them).
- *   The backend's token user has no kpromo rights of its own, so a Port run can do exactly what RBAC
- *   grants its identity (plus `system:authenticated`), nothing more. Running Port through a
- *   Backstage service principal instead would add nothing: Backstage's permission client allows
- *   service principals without consulting the policy.
- */
-export type Caller = { kind: 'backstage'; credentials: BackstageCredentials } | { kind: 'port'; identity: string };
+/** Who is acting: see {@link PromotionsCaller} (`@kpromo/plugin-promotions-node`). */
+export type Caller = PromotionsCaller;
 
-export function identityOf(c: Caller): string {
-  if (c.kind === 'port') return c.identity;
-  const p = c.credentials.principal as { type: string; userEntityRef?: string; subject?: string };
-  if (p.type === 'user' && p.userEntityRef) return p.userEntityRef;
-  if (p.type === 'service' && p.subject) return p.subject.startsWith('service:') ? p.subject : `service:${p.subject}`;
-  return p.type;
-}
+export const identityOf = callerIdentity;
 
 /**
- * Everything the routes, actions, scaffolder actions and Port webhook do: Backstage permission
- * checks here, then the controller call made for the caller's identity ({@link actorOf}), where
- * Kubernetes RBAC decides again as that identity.
+ * Everything the routes, actions, scaffolder actions and backend modules (Port webhook, assistant)
+ * do: Backstage permission checks here, then the controller call made for the caller's identity
+ * ({@link actorOf}), where Kubernetes RBAC decides again as that identity.
  */
-export class PromotionsService {
+export class PromotionsService implements PromotionsOperations {
   /**
    * @param controllerBaseUrl the controller's JSON API root for a call in `namespace` (see
    *   {@link PromotionsControllerLocator}); every call still carries the backend's token and the
@@ -103,6 +85,15 @@ export class PromotionsService {
     private readonly controllerBaseUrl: (request: PromotionsControllerLocateRequest) => Promise<string>,
     private readonly userInfo?: Pick<UserInfoService, 'getUserInfo'>,
   ) {}
+
+  get defaultNamespace(): string | undefined {
+    return this.cfg.controller.defaultNamespace;
+  }
+
+  get controllerMcp(): { url: string; token: string } | undefined {
+    const { mcpUrl, token } = this.cfg.controller;
+    return mcpUrl && token ? { url: mcpUrl, token } : undefined;
+  }
 
   /**
    * @param deps.locator where the controller is (a module's, through

@@ -14,14 +14,16 @@ import {
   type PromotionsControllerLocateRequest,
   promotionsActionsExtensionPoint,
   promotionsControllerLocatorExtensionPoint,
+  promotionsRoutesExtensionPoint,
 } from '@kpromo/plugin-promotions-node';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promotionsPlugin } from '../src/index.js';
 
-// Backend modules that use the two extension points of @kpromo/plugin-promotions-node, installed in
-// a real test backend next to the promotions plugin.
+// Backend modules that use the extension points of @kpromo/plugin-promotions-node, installed in a
+// real test backend next to the promotions plugin.
 
 const ALICE = 'user:default/alice';
 const MALLORY = 'user:default/mallory';
@@ -82,6 +84,35 @@ const actionsModule = createBackendModule({
   },
 });
 
+/**
+ * A route the way the Port module adds its webhook: unauthenticated (it would check a signature
+ * itself), acting through the plugin's operations as a named identity.
+ */
+const routesModule = createBackendModule({
+  pluginId: 'promotions',
+  moduleId: 'test-routes',
+  register(env) {
+    env.registerInit({
+      deps: { routes: promotionsRoutesExtensionPoint },
+      async init({ routes }) {
+        routes.addRoutes({
+          path: '/hook',
+          auth: 'unauthenticated',
+          create: (operations) =>
+            express.Router().post('/', express.json(), async (req, res) => {
+              const caller = { kind: 'port' as const, identity: `port:${req.body.email}` };
+              const answer = await operations.getPlan(caller, { namespace: 'team-a', name: 'p1' }).then(
+                () => 'read',
+                (e: Error) => e.message,
+              );
+              res.json({ defaultNamespace: operations.defaultNamespace, answer });
+            }),
+        });
+      },
+    });
+  },
+});
+
 /** The Backstage policy stays the plugin's: mallory is denied everything kpromo, whoever locates the controller. */
 const permissions = createServiceFactory({
   service: coreServices.permissions,
@@ -133,6 +164,7 @@ beforeAll(async () => {
       promotionsPlugin,
       locatorModule,
       actionsModule,
+      routesModule,
       mcpActionsBackend,
       permissions,
       mockServices.rootConfig.factory({
@@ -274,5 +306,44 @@ describe('promotionsActionsExtensionPoint', () => {
     await expect(
       startTestBackend({ features: [promotionsPlugin, clash, mockServices.rootConfig.factory({ data: config })] }),
     ).rejects.toThrow(/promotions:promote.*already registered/);
+  });
+});
+
+describe('promotionsRoutesExtensionPoint', () => {
+  it("serves a module's unauthenticated route, whose calls go through the plugin's operations as the identity it names", async () => {
+    const res = await fetch(`${base}/api/promotions/hook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'bob@example.com' }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { defaultNamespace?: string }).defaultNamespace).toBe('kpromo');
+    // The controller call carries the backend's token and the module's caller, located like any other.
+    expect(located.at(-1)).toEqual({ namespace: 'team-a' });
+    expect(calls.at(-1)).toMatchObject({
+      method: 'GET',
+      url: '/api/v1/plans/team-a/p1',
+      headers: { authorization: `Bearer ${TOKEN}`, 'x-kpromo-user': 'port:bob@example.com' },
+    });
+  });
+
+  it('fails startup when two modules take the same path', async () => {
+    const again = createBackendModule({
+      pluginId: 'promotions',
+      moduleId: 'routes-again',
+      register(env) {
+        env.registerInit({
+          deps: { routes: promotionsRoutesExtensionPoint },
+          async init({ routes }) {
+            routes.addRoutes({ path: '/hook', create: () => express.Router() });
+          },
+        });
+      },
+    });
+    await expect(
+      startTestBackend({
+        features: [promotionsPlugin, routesModule, again, mockServices.rootConfig.factory({ data: config })],
+      }),
+    ).rejects.toThrow(/routes at \/hook are already added by another module/);
   });
 });

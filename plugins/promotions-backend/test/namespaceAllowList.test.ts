@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createBackendModule } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
+import { promotionsModulePort } from '@kpromo/plugin-promotions-backend-module-port';
 import { isNamespaceName, namespaceProblem } from '@kpromo/plugin-promotions-common';
 import {
   type PromotionsControllerLocateRequest,
@@ -126,6 +127,7 @@ describe('a module locator built the documented way (from the namespace) cannot 
       features: [
         promotionsPlugin,
         documentedLocator,
+        promotionsModulePort,
         mockServices.rootConfig.factory({
           data: {
             backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },

@@ -27,6 +27,7 @@ import {
   seedTwoStageRelease,
   waitPlan,
 } from '@kpromo/controller/testing';
+import { promotionsModulePort } from '@kpromo/plugin-promotions-backend-module-port';
 import type { ControllerApi, PlanDetails } from '@kpromo/plugin-promotions-common';
 import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
@@ -483,6 +484,7 @@ beforeAll(async () => {
       testPolicyModule,
       mcpActionsBackend,
       promotionsPlugin,
+      promotionsModulePort,
       scaffolderBackend,
       scaffolderModulePromotions,
       // Requests without a token are unauthenticated (the mock default would be a user).

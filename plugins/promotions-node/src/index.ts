@@ -12,3 +12,15 @@ export {
   promotionsActionsExtensionPoint,
   promotionsControllerLocatorExtensionPoint,
 } from './extensions.js';
+export {
+  type Actor,
+  actorHeaders,
+  callerIdentity,
+  type PromotionsCaller,
+  type PromotionsOperations,
+} from './operations.js';
+export {
+  type PromotionsModuleRoutes,
+  type PromotionsRoutesExtensionPoint,
+  promotionsRoutesExtensionPoint,
+} from './routes.js';

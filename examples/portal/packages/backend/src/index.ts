@@ -13,6 +13,8 @@ backend.add(import('@backstage/plugin-permission-backend'));
 backend.add(import('./policy'));
 backend.add(import('@backstage/plugin-mcp-actions-backend'));
 backend.add(import('@kpromo/plugin-promotions-backend'));
+backend.add(import('@kpromo/plugin-promotions-backend-module-port')); // Port self-service webhook
+backend.add(import('@kpromo/plugin-promotions-backend-module-assistant')); // the portal assistant's chat
 backend.add(import('@backstage/plugin-scaffolder-backend'));
 backend.add(import('@kpromo/plugin-scaffolder-backend-module-promotions')); // kpromo:* template actions
 // Search (in-memory Lunr index): catalog entities, and kpromo applications, environments and plans.

@@ -1,4 +1,4 @@
-import { type Actor, actorHeaders } from '../controllerClient.js';
+import { type Actor, actorHeaders } from '@kpromo/plugin-promotions-node';
 import type { McpTool, ToolResult } from './toolLoop.js';
 
 /** The controller's MCP tools, as one caller sees and may call them. */
@@ -23,10 +23,7 @@ export async function openCallerTools(o: {
   /** Only these tools (promotions.assistant.llm.tools); all when unset. */
   only?: string[];
 }): Promise<CallerTools> {
-  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]);
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const client = new Client({ name: 'kpromo-portal-assistant', version: '0.1.0' });
   const transport = new StreamableHTTPClientTransport(new URL(o.mcpUrl), {
     requestInit: { headers: { authorization: `Bearer ${o.token}`, ...actorHeaders(o.actor) } },
@@ -44,10 +41,7 @@ export async function openCallerTools(o: {
     return {
       tools: only ? tools.filter((t) => only.has(t.name)) : tools,
       call: async (name, args) =>
-        (await client.callTool({ name, arguments: args }, undefined, {
-          signal: o.signal,
-          timeout: 120_000,
-        })) as ToolResult,
+        (await client.callTool({ name, arguments: args }, { signal: o.signal, timeout: 120_000 })) as ToolResult,
       close: () => client.close(),
     };
   } catch (e) {

@@ -1,5 +1,5 @@
-// Config schema of the promotions backend's assistant (the rest of `promotions:` is read by
-// src/config.ts). Everything here stays on the backend: nothing is visible to the frontend.
+// Config schema of the assistant module (the rest of `promotions:` belongs to the promotions backend;
+// src/assistant/config.ts reads this part). Everything here stays on the backend: nothing reaches the frontend.
 export interface Config {
   promotions?: {
     assistant?: {

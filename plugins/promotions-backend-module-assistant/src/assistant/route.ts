@@ -1,10 +1,14 @@
 import type { HttpAuthService, LoggerService } from '@backstage/backend-plugin-api';
 import { InputError, ServiceUnavailableError } from '@backstage/errors';
-import type { AssistantEvent, AssistantStatus, ChatMessage } from '@kpromo/plugin-promotions-common';
-import type express from 'express';
+import {
+  type AssistantEvent,
+  type AssistantStatus,
+  type ChatMessage,
+  checkInput,
+} from '@kpromo/plugin-promotions-common';
+import { callerIdentity, type PromotionsOperations } from '@kpromo/plugin-promotions-node';
+import express from 'express';
 import Router from 'express-promise-router';
-import { parseInput } from '../schemas.js';
-import { identityOf, type PromotionsService } from '../service.js';
 import { openCallerTools } from './callerTools.js';
 import { type ChatRound, createChatClient, ModelEndpointError } from './chatClient.js';
 import type { LlmConfig } from './config.js';
@@ -27,18 +31,21 @@ import { runConversation } from './toolLoop.js';
  * the MCP proxy (/api/promotions/mcp) or the actions registry.
  */
 export function createAssistantRouter(o: {
-  service: PromotionsService;
+  service: PromotionsOperations;
+  /** `promotions.assistant.llm` (./config.ts); undefined: chat is off, the status route says so. */
+  llm: LlmConfig | undefined;
   httpAuth: HttpAuthService;
   logger: LoggerService;
   /** Test seam: the model client (default: the OpenAI-compatible client for the config). */
   chat?: (cfg: LlmConfig) => ChatRound;
 }): express.Router {
   const { service: s, httpAuth } = o;
-  const cfg = s.cfg.assistant;
+  const cfg = o.llm;
   const chat = cfg ? (o.chat ?? createChatClient)(cfg) : undefined;
   const binder = new ConfirmationBinder();
   const logger = o.logger.child({ component: 'assistant' });
   const router = Router();
+  router.use(express.json({ limit: '1mb' }));
 
   router.get('/', async (req, res) => {
     await httpAuth.credentials(req, { allow: ['user'] });
@@ -51,14 +58,16 @@ export function createAssistantRouter(o: {
   router.post('/chat', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
     if (!cfg || !chat) throw new ServiceUnavailableError('the assistant is not configured (promotions.assistant.llm)');
-    const { mcpUrl, token } = s.cfg.controller;
-    if (!mcpUrl || !token)
+    const mcp = s.controllerMcp;
+    if (!mcp)
       throw new ServiceUnavailableError(
         'the assistant needs the controller MCP endpoint (promotions.controller.mcpUrl / token)',
       );
-    const body = parseInput(ChatBody, req.body, 'request body');
+    const parsed = checkInput(ChatBody, req.body, 'request body');
+    if (!parsed.ok) throw new InputError(parsed.message);
+    const body = parsed.value;
     const caller = { kind: 'backstage' as const, credentials };
-    const user = identityOf(caller);
+    const user = callerIdentity(caller);
     let history = body.messages as ChatMessage[];
     let resume: Parameters<typeof runConversation>[2];
     if (body.confirm) {
@@ -99,8 +108,8 @@ export function createAssistantRouter(o: {
     try {
       try {
         tools = await openCallerTools({
-          mcpUrl,
-          token,
+          mcpUrl: mcp.url,
+          token: mcp.token,
           actor: await s.actorOf(caller),
           signal: ac.signal,
           only: cfg.tools,

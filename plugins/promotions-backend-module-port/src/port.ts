@@ -8,10 +8,10 @@ import {
   ServiceUnavailableError,
 } from '@backstage/errors';
 import { isTerminalPlan, namespaceProblem, type PlanProgress } from '@kpromo/plugin-promotions-common';
+import type { PromotionsCaller as Caller, PromotionsOperations } from '@kpromo/plugin-promotions-node';
 import { createPortClient, type PortApi, type paths, portMessage } from '@kpromo/port-client';
 import { z } from 'zod';
 import type { PortConfig, PortResourceAction } from './config.js';
-import type { Caller, PromotionsService } from './service.js';
 
 export type PortActionsApi = PortApi;
 type RunPatch = NonNullable<paths['/v1/actions/runs/{run_id}']['patch']['requestBody']>['content']['application/json'];
@@ -295,7 +295,7 @@ export class PortRunner {
    *   (shared by all replicas); default: an in-memory {@link ReplayGuard} of this process.
    */
   constructor(
-    private readonly svc: PromotionsService,
+    private readonly svc: PromotionsOperations,
     private readonly cfg: PortConfig,
     private readonly api: PortActionsApi,
     private readonly logger: LoggerService,
@@ -315,7 +315,7 @@ export class PortRunner {
    * undefined when neither is set (then only the controller's own default, by naming none).
    */
   get namespaces(): string[] | undefined {
-    const d = this.svc.cfg.controller.defaultNamespace;
+    const d = this.svc.defaultNamespace;
     return this.cfg.namespaces ?? (d ? [d] : undefined);
   }
 
@@ -387,7 +387,7 @@ export class PortRunner {
   /** The namespace a run acts in (undefined: the controller's default), or why it may not. */
   private namespaceFor(named: string | undefined): string | undefined {
     const allowed = this.namespaces;
-    const ns = named || this.svc.cfg.controller.defaultNamespace;
+    const ns = named || this.svc.defaultNamespace;
     if (!allowed) {
       if (ns)
         throw new NotAllowedError(

@@ -1,11 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { LoggerService, PermissionsService } from '@backstage/backend-plugin-api';
-import { ConfigReader } from '@backstage/config';
+import { type Config, ConfigReader } from '@backstage/config';
+import { PromotionsService } from '@kpromo/plugin-promotions-backend';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type PortConfig, readPromotionsConfig } from '../src/config.js';
+import { type PortConfig, readPortConfig } from '../src/config.js';
 import { type PortActionsApi, PortRunner, portIdentity, ReplayGuard } from '../src/port.js';
-import { PromotionsService } from '../src/service.js';
+
+/** `promotions.port` of an app-config, read as the module reads it. */
+const portConfigOf = (c: Config) => readPortConfig(c.getConfig('promotions.port'));
 
 const SECRET = 'port-client-secret-0123456789';
 const TOKEN = 'backend-controller-token-0123456789';
@@ -356,7 +359,7 @@ describe('PortRunner: a signed delivery', () => {
   });
 
   describe('resource actions (promotions.port.resourceActions)', () => {
-    const widgets = readPromotionsConfig(
+    const widgets = portConfigOf(
       new ConfigReader({
         promotions: {
           port: {
@@ -367,7 +370,7 @@ describe('PortRunner: a signed delivery', () => {
           },
         },
       }),
-    ).port!;
+    );
     const cfg = { resourceActions: widgets.resourceActions, cluster: widgets.cluster };
     const act = (runId: string, action: string, resource: Record<string, unknown>) =>
       delivery({ runId, action, user: 'alice@example.com', resource });
@@ -496,11 +499,10 @@ describe('portIdentity', () => {
   });
 });
 
-describe('readPromotionsConfig: promotions.port', () => {
+describe('readPortConfig: promotions.port', () => {
   type JsonObject = ConstructorParameters<typeof ConfigReader>[0] & object;
   const read = (port: JsonObject) =>
-    readPromotionsConfig(new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's', ...port } } }))
-      .port;
+    portConfigOf(new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's', ...port } } }));
 
   it('has safe defaults', () => {
     expect(read({})).toEqual({

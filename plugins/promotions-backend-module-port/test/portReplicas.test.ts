@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { DatabaseManager } from '@backstage/backend-defaults/database';
 import { mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
+import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { promotionsPlugin } from '../src/index.js';
+import { promotionsModulePort } from '../src/index.js';
 import { DatabaseReplayGuard, PORT_RUNS_TABLE, type PortReplayDb } from '../src/port.js';
 
 // Issue 31, point 5: "the Port webhook replay guard is per process". Two replicas of the backend
@@ -65,6 +66,7 @@ async function replica(): Promise<TestBackend> {
   return startTestBackend({
     features: [
       promotionsPlugin,
+      promotionsModulePort,
       mockServices.rootConfig.factory({
         data: {
           backend: {

@@ -16,10 +16,11 @@ import { responseChecker } from '@kpromo/contract/testing';
 import { loadConfig, type Running, startController } from '@kpromo/controller';
 import { deleteNs, ensureNs, restFor } from '@kpromo/controller/testing';
 import { type Crd, crdToPortActions, type PortAction, runJq } from '@kpromo/exporter';
+import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
 import { waitFor } from '@kpromo/test-harness';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { promotionsPlugin } from '../src/index.js';
+import { promotionsModulePort } from '../src/index.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `bsr-${RUN}`;
@@ -207,6 +208,7 @@ beforeAll(async () => {
   backend = await startTestBackend({
     features: [
       promotionsPlugin,
+      promotionsModulePort,
       mockServices.rootConfig.factory({
         data: {
           backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },

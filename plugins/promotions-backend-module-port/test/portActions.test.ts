@@ -1,14 +1,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigReader } from '@backstage/config';
+import { type Config, ConfigReader } from '@backstage/config';
 import { crdToPortActions } from '@kpromo/exporter';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { readPromotionsConfig } from '../src/config.js';
+import { readPortConfig } from '../src/config.js';
 import { PortWebhookBody } from '../src/port.js';
+
+/** `promotions.port` of an app-config, read as the module reads it. */
+const portConfigOf = (c: Config) => readPortConfig(c.getConfig('promotions.port'));
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const spec = parse(readFileSync(join(root, 'packages/port-client/port-api/openapi.yaml'), 'utf8'));
@@ -39,16 +42,14 @@ describe('examples/port action definitions', () => {
     });
 
   it('have the identifiers the webhook accepts by default (promotions.port.actions)', () => {
-    const port = readPromotionsConfig(
-      new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's' } } }),
-    ).port;
+    const port = portConfigOf(new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's' } } }));
     const ids = files.map((f) => JSON.parse(readFileSync(join(root, 'examples/port', f), 'utf8')).identifier);
     expect(ids.sort()).toEqual([port?.actions.promote, port?.actions.rollback].sort());
     expect(ids.sort()).toEqual(['kpromo_promote', 'kpromo_rollback']);
   });
 
   it("the exporter's actions for a discovered CRD send what the webhook parses, under the identifiers resourceActions accepts", () => {
-    const port = readPromotionsConfig(
+    const port = portConfigOf(
       new ConfigReader({
         promotions: {
           port: {
@@ -58,7 +59,7 @@ describe('examples/port action definitions', () => {
           },
         },
       }),
-    ).port!;
+    );
     const actions = crdToPortActions(
       {
         metadata: { name: 'widgets.example.com' },

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
 import type { PromotionPlan } from '@kpromo/api';
 import { loadConfig, type Running, startController } from '@kpromo/controller';
+import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
 import type { AssistantEvent, ChatMessage } from '@kpromo/plugin-promotions-common';
 import {
   applyManifest,
@@ -20,6 +21,7 @@ import {
   freePort,
   kubeConfigFor,
   type LlamaServer,
+  needComponents,
   setUpSampleRelease,
   startLlamaServer,
   waitFor,
@@ -28,7 +30,10 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createChatClient } from '../src/assistant/chatClient.js';
 import { readLlmConfig } from '../src/assistant/config.js';
-import { promotionsPlugin } from '../src/index.js';
+import { promotionsModuleAssistant } from '../src/index.js';
+
+// Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
+await needComponents('llama');
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `asst-${RUN}`;
@@ -146,6 +151,7 @@ beforeAll(async () => {
   backend = await startTestBackend({
     features: [
       promotionsPlugin,
+      promotionsModuleAssistant,
       mockServices.rootConfig.factory({
         data: {
           backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
