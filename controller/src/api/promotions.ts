@@ -4,7 +4,9 @@ import {
   type ApplicationsQuery,
   type ApplicationView,
   type CandidateImages,
+  checkInput,
   DEFAULT_SKIPPED_SHOWN,
+  DiffQuery as DiffQuerySchema,
   type DiffWithImages,
   type EnvironmentView,
   globMatcher,
@@ -38,8 +40,15 @@ import { ImageLabelCache, type LabelReader } from './imageLabelCache.js';
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
-/** Applications the caller may list that match the query's filters, in namespace/name order. */
-async function matchingApplications(ctx: ApiContext, caller: Caller, q: ApplicationsQuery): Promise<Application[]> {
+/**
+ * Applications the caller may list that match the query's filters (and `type`, which only MCP's
+ * `list` offers so far), in namespace/name order: what GET /applications and MCP `list` show.
+ */
+export async function findApplications(
+  ctx: ApiContext,
+  caller: Caller,
+  q: ApplicationsQuery & { type?: NonNullable<Application['spec']['type']> },
+): Promise<Application[]> {
   const apps = await ctx.access.listable(caller, 'applications', ctx.cache.applications(q.namespace), nsOf);
   const names = (q.applications ?? []).map((g) => globMatcher(g, 'applications'));
   const teams = (q.teams ?? []).map((g) => globMatcher(g, 'teams'));
@@ -48,6 +57,7 @@ async function matchingApplications(ctx: ApiContext, caller: Caller, q: Applicat
     .filter((a) => {
       if (names.length && !names.some((m) => m.test(a.metadata.name))) return false;
       if (teams.length && !teams.some((m) => m.test(a.spec.owner))) return false;
+      if (q.type && (a.spec.type ?? 'service') !== q.type) return false;
       if (!selector.length) return true;
       const labels = labelsOf(a);
       return selector.every(([k, v]) => labels[k] === v);
@@ -83,7 +93,7 @@ export async function listApplications(
   caller: Caller,
   q: ApplicationsQuery = {},
 ): Promise<ListResponse<ApplicationView>> {
-  const all = await matchingApplications(ctx, caller, q);
+  const all = await findApplications(ctx, caller, q);
   let page = all;
   let next: string | undefined;
   if (q.limit !== undefined || q.continue) {
@@ -158,6 +168,21 @@ export interface DiffQuery extends CandidateFilter {
   to: string;
 }
 
+/**
+ * The contract's checks of a diff or plan query (both stages named and different, RE2 tag pattern,
+ * name lists), whichever door it came through: the HTTP API parses it with the same schema first,
+ * MCP and the CLI's local mode reach this with their own arguments. Same message everywhere.
+ */
+function checkDiffQuery(q: DiffQuery): void {
+  const { namespace, flow, from, to, applications, teams, tagPattern, skippedLimit } = q;
+  const r = checkInput(
+    DiffQuerySchema,
+    { namespace, flow, from, to, applications, teams, tagPattern, skippedLimit },
+    'query',
+  );
+  if (!r.ok) throw new ApiError(400, r.message);
+}
+
 function findFlow(ctx: ApiContext, ns: string, flowName: string | undefined, from: string, to: string) {
   if (flowName) {
     const f = ctx.cache.getFlow(ns, flowName);
@@ -187,7 +212,7 @@ export type DiffAnswer = Omit<CandidateResult, 'skipped'> & SkippedSummary<Skipp
 export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promise<DiffAnswer> {
   const ns = q.namespace ?? ctx.namespace;
   await ctx.access.require(caller, { verb: 'list', resource: 'applications', namespace: ns });
-  if (!q.from || !q.to) throw new ApiError(400, 'from and to are required');
+  checkDiffQuery(q);
   const flow = findFlow(ctx, ns, q.flow, q.from, q.to);
   const envs = new Map(ctx.cache.environments(ns).map((e) => [e.metadata.name, e]));
   for (const n of [q.from, q.to])
@@ -409,6 +434,58 @@ export function stalePlanMessage(ref: string, shown: string, current: string | u
 }
 
 /**
+ * Everything {@link approvePlan} checks on the plan as read, as the caller, before it writes: the
+ * uid the caller reviewed, the release verb (approve, or rollback for a rollback plan) for the
+ * target environment, override-freeze when asked, `patch` on the plan, and that the caller's
+ * approval is still missing and the plan still waits for one. A door that asks a person to confirm
+ * (MCP) asks this first, so nobody confirms what would be refused.
+ */
+export async function checkApproval(
+  ctx: ApiContext,
+  caller: Caller,
+  p: PromotionPlan,
+  opts: ApproveOptions = {},
+): Promise<void> {
+  const namespace = p.metadata.namespace ?? '';
+  const name = p.metadata.name;
+  const ref = `PromotionPlan ${namespace}/${name}`;
+  if (opts.uid && opts.uid !== p.metadata.uid) throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
+  const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
+  await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
+  if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
+  // kubectl needs patch on the plan to add an approval; so does every other door.
+  await ctx.access.require(caller, { verb: 'patch', resource: 'promotionplans', namespace, name });
+  const approvals = p.spec.approvals ?? [];
+  if (approvals.some((a) => a.user === caller.username))
+    throw new ApiError(409, `${ref} is already approved by ${who(caller)}`);
+  if (p.status?.gate?.approved && !opts.overrideFreeze)
+    throw new ApiError(
+      409,
+      `${ref} is already approved by ${approvals.map((a) => a.user).join(', ') || 'policy (automatic stage)'} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
+    );
+}
+
+/**
+ * Everything {@link rollbackPlan} checks on the plan to roll back, as the caller, before it
+ * creates anything: `create` on plans, the rollback verb for the target environment when the
+ * rollback is approved at once, and that the plan is a promotion that changed something.
+ */
+export async function checkRollback(
+  ctx: ApiContext,
+  caller: Caller,
+  orig: PromotionPlan,
+  opts: { approve?: boolean } = {},
+): Promise<void> {
+  const namespace = orig.metadata.namespace ?? '';
+  const ref = `PromotionPlan ${namespace}/${orig.metadata.name}`;
+  await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace });
+  if (opts.approve) await ctx.access.requireRelease(caller, 'rollback', namespace, orig.spec.to);
+  if ((orig.spec.action ?? 'promote') === 'rollback') throw new ApiError(400, `${ref} is a rollback itself`);
+  if (!orig.status?.apps?.some((a) => a.written))
+    throw new ApiError(400, `${ref} has not changed any application; nothing to roll back`);
+}
+
+/**
  * Adds the caller's approval to a plan after the checks admission makes for kubectl, as the caller:
  * RBAC `patch` on the plan and the release verb (approve, or rollback) for its target environment,
  * override-freeze when asked; the entry names the caller and their authenticated groups and the uid
@@ -427,21 +504,7 @@ export async function approvePlan(
   // landing meanwhile makes the test below fail, and we re-read and append after it.
   for (let attempt = 1; ; attempt++) {
     const p = await readPlan(ctx, caller, namespace, name);
-    if (opts.uid && opts.uid !== p.metadata.uid)
-      throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
-    const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
-    await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
-    if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
-    // kubectl needs patch on the plan to add an approval; so does every other door.
-    await ctx.access.require(caller, { verb: 'patch', resource: 'promotionplans', namespace, name });
-    const approvals = p.spec.approvals ?? [];
-    if (approvals.some((a) => a.user === caller.username))
-      throw new ApiError(409, `${ref} is already approved by ${who(caller)}`);
-    if (p.status?.gate?.approved && !opts.overrideFreeze)
-      throw new ApiError(
-        409,
-        `${ref} is already approved by ${approvals.map((a) => a.user).join(', ') || 'policy (automatic stage)'} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
-      );
+    await checkApproval(ctx, caller, p, opts);
     // Bound to the content read above: admission refuses it on a plan with another uid.
     const entry = approvalBy(caller, {
       ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
@@ -479,12 +542,7 @@ export async function rollbackPlan(
   opts: { approve?: boolean; rollbackName?: string } = {},
 ): Promise<PromotionPlan> {
   const orig = await readPlan(ctx, caller, namespace, name);
-  await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace });
-  if (opts.approve) await ctx.access.requireRelease(caller, 'rollback', namespace, orig.spec.to);
-  if ((orig.spec.action ?? 'promote') === 'rollback')
-    throw new ApiError(400, `PromotionPlan ${namespace}/${name} is a rollback itself`);
-  if (!orig.status?.apps?.some((a) => a.written))
-    throw new ApiError(400, `PromotionPlan ${namespace}/${name} has not changed any application; nothing to roll back`);
+  await checkRollback(ctx, caller, orig, opts);
   const plan: PromotionPlan = {
     apiVersion: API_VERSION,
     kind: 'PromotionPlan',

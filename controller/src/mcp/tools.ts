@@ -13,9 +13,20 @@ import { z } from 'zod';
 import { who } from '../api/access.js';
 import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
-import { approvePlan, createPlan, diff, getPlan, listEnvironments, rollbackPlan } from '../api/promotions.js';
+import {
+  approvePlan,
+  checkApproval,
+  checkRollback,
+  createPlan,
+  diff,
+  findApplications,
+  getPlan,
+  listEnvironments,
+  listPlans,
+  rollbackPlan,
+} from '../api/promotions.js';
 import type { Caller } from '../auth/identity.js';
-import { globToRegExp, tagPatternProblem } from '../candidates/computeCandidates.js';
+import { globToRegExp } from '../candidates/computeCandidates.js';
 import { versionReader } from '../candidates/versionReader.js';
 import type { KpromoEventLike } from '../kube/cacheView.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
@@ -186,13 +197,6 @@ const skippedLimitArg = {
     ),
 };
 
-/** RE2 syntax (linear-time matching): e.g. backreferences and lookaround are refused, naming the field. */
-function checkRegex(p: string | undefined) {
-  if (p === undefined) return;
-  const problem = tagPatternProblem(p, 'tagPattern');
-  if (problem) throw new BadRequest(problem);
-}
-
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 const pageNote = (shown: number, total: number, next?: string) =>
@@ -287,8 +291,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
             };
           }
           if (args.kind === 'plans') {
-            const plans = ctx.cache
-              .plans(ns)
+            const plans = (await listPlans(ctx, caller, { namespace: ns }))
               .filter((pl) => !glob || glob.test(pl.metadata.name))
               .filter((pl) => !args.environment || pl.spec.to === args.environment || pl.spec.from === args.environment)
               .sort(byName);
@@ -310,17 +313,16 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           }
           if (args.environment && !ctx.cache.getEnvironment(ns, args.environment))
             throw new ApiError(404, `Environment "${args.environment}" not found in namespace ${ns}`);
-          const apps = ctx.cache
-            .applications(ns)
-            .filter((a) => !glob || glob.test(a.metadata.name))
-            .filter((a) => !args.type || (a.spec.type ?? 'service') === args.type)
-            .filter((a) => !args.team || a.spec.owner === args.team)
-            .filter((a) => {
-              if (!args.labels) return true;
-              const l = { ...(a.metadata.labels ?? {}), ...(a.spec.labels ?? {}) };
-              return Object.entries(args.labels).every(([k, v]) => l[k] === v);
+          // The same authorised, filtered list GET /applications answers.
+          const apps = (
+            await findApplications(ctx, caller, {
+              namespace: ns,
+              ...(args.name ? { applications: [args.name] } : {}),
+              ...(args.team ? { teams: [args.team] } : {}),
+              ...(args.labels ? { labelSelector: args.labels } : {}),
+              ...(args.type ? { type: args.type } : {}),
             })
-            .sort(byName);
+          ).sort(byName);
           // Health needs the versions of every app; otherwise only the page is rendered.
           const health = args.health;
           const p = health
@@ -388,8 +390,6 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         extra,
         { access: () => [{ verb: 'list', resource: 'applications', namespace: ns }] },
         async (caller) => {
-          checkRegex(args.tagPattern);
-          if (args.from === args.to) throw new BadRequest('from and to must be different environments');
           const d = await diff(ctx, caller, { ...args, namespace: ns });
           const candidates = withAges(ctx, ns, d.from, d.to, firstCandidates(d.candidates, args.candidateLimit));
           const candidatesTotal = d.candidates.length;
@@ -544,8 +544,6 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           ],
         },
         async (caller) => {
-          checkRegex(args.tagPattern);
-          if (args.from === args.to) throw new BadRequest('from and to must be different environments');
           if (args.dryRun) {
             const d = await diff(ctx, caller, { ...args, namespace: ns });
             const candidates = withAges(ctx, ns, d.from, d.to, firstCandidates(d.candidates, args.candidateLimit));
@@ -670,10 +668,8 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         { write: true, access: () => [] },
         async (caller) => {
           const p = await getPlan(ctx, caller, ns, args.plan);
-          const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
-          await ctx.access.requireRelease(caller, verb, ns, p.spec.to);
-          if ((p.spec.approvals ?? []).some((a) => a.user === caller.username))
-            throw new ApiError(409, `PromotionPlan ${ns}/${args.plan} is already approved by ${who(caller)}`);
+          // What approvePlan will check, asked before the person is asked to confirm.
+          await checkApproval(ctx, caller, p, { uid: args.uid });
           const ask = confirm(
             extra,
             `Promote ${p.spec.candidates.length} application(s) from ${p.spec.from} to ${p.spec.to} (plan ${ns}/${args.plan})?`,
@@ -724,15 +720,8 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         },
         async (caller) => {
           const orig = await getPlan(ctx, caller, ns, args.plan);
-          await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace: ns });
-          if (args.approve) await ctx.access.requireRelease(caller, 'rollback', ns, orig.spec.to);
-          if ((orig.spec.action ?? 'promote') === 'rollback')
-            throw new ApiError(400, `PromotionPlan ${ns}/${args.plan} is a rollback itself`);
-          if (!orig.status?.apps?.some((a) => a.written))
-            throw new ApiError(
-              400,
-              `PromotionPlan ${ns}/${args.plan} has not changed any application; nothing to roll back`,
-            );
+          // What rollbackPlan will check, asked before the person is asked to confirm.
+          await checkRollback(ctx, caller, orig, { approve: args.approve });
           const ask = confirm(
             extra,
             `Roll back plan ${ns}/${args.plan} in ${orig.spec.to} to the versions it replaced?`,
