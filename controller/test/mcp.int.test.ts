@@ -433,7 +433,17 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     expect(st.plan.phase).toBe('Complete');
     expect(st.plan.apps.map((a) => a.phase)).toEqual(['Succeeded', 'Succeeded']);
     expect(st.conditions.find((x) => x.type === 'Ready')?.status).toBe('True');
-    expect(st.events.map((e) => e.reason)).toEqual(expect.arrayContaining(['Approved', 'AppPromoted']));
+    // Events are recorded after the status write that ends the plan (the recorder sends them on its
+    // own): the state tool lists them once they are in the apiserver.
+    await expect
+      .poll(
+        async () =>
+          (ok<{ events: Array<{ reason: string }> }>(await call(c, 'state', { plan: 'mcp-web' })).events ?? []).map(
+            (e) => e.reason,
+          ),
+        { timeout: 30_000, interval: 500 },
+      )
+      .toEqual(expect.arrayContaining(['Approved', 'AppPromoted']));
     const real = await getPlan(dev, NS, 'mcp-web');
     expect(real.status?.phase).toBe('Complete');
     for (const app of ['cart', 'search'])
