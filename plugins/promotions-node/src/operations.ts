@@ -21,7 +21,13 @@ import {
  *   controller accepts that only if RBAC lets the backend's token user impersonate it and then decides
  *   each read, create, approve and rollback as that identity (SubjectAccessReview; writes impersonate
  *   it, the admission policy checks them). The backend's token user has no kpromo rights of its own,
- *   so a Port run can do exactly what RBAC grants its identity (plus `system:authenticated`).
+ *   so a Port run can do exactly what RBAC grants its identity (plus `system:authenticated`). Running
+ *   Port through a Backstage service principal instead would add nothing: Backstage's permission
+ *   client allows service principals without consulting the policy.
+ *
+ * A module that builds a `port` caller vouches for the identity it names: name one only after the
+ * request is authenticated (the Port module checks the HMAC signature first), and let RBAC's
+ * `impersonate` grant of the backend's token user limit which identities can be named at all.
  */
 export type PromotionsCaller =
   | { kind: 'backstage'; credentials: BackstageCredentials }
