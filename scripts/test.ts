@@ -56,28 +56,33 @@ function buildComponentsInBackground(): { done: Promise<{ ok: boolean; log: stri
   return { done, stop };
 }
 
-const components = buildComponentsInBackground();
-for (const [name, [cmd, ...args]] of steps) {
-  console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
-  const started = Date.now();
-  // Asynchronous, so that the background build's lines appear as they come.
-  const status = await new Promise<number | null>((resolve) =>
-    spawn(cmd, args, { stdio: 'inherit', env: process.env }).on('close', resolve),
-  );
-  // Where the time goes: each step's wall time (the test runner breaks its own down before its closing line).
-  if (name !== 'tests') console.log(`=== ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  if (status !== 0) {
-    console.error(`\n${name} failed (exit ${status}).`);
-    // The test runner prints its own closing line; a failed static check gets one too.
-    if (name !== 'tests') console.log('\n0 passed, 1 failed');
-    components.stop();
-    process.exit(status ?? 1);
+// Run as CommonJS by tsx (the root package is not an ES module): no top-level await.
+async function main(): Promise<void> {
+  const components = buildComponentsInBackground();
+  for (const [name, [cmd, ...args]] of steps) {
+    console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
+    const started = Date.now();
+    // Asynchronous, so that the background build's lines appear as they come.
+    const status = await new Promise<number | null>((resolve) =>
+      spawn(cmd, args, { stdio: 'inherit', env: process.env }).on('close', resolve),
+    );
+    // Where the time goes: each step's wall time (the test runner breaks its own down before its closing line).
+    if (name !== 'tests') console.log(`=== ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    if (status !== 0) {
+      console.error(`\n${name} failed (exit ${status}).`);
+      // The test runner prints its own closing line; a failed static check gets one too.
+      if (name !== 'tests') console.log('\n0 passed, 1 failed');
+      components.stop();
+      process.exit(status ?? 1);
+    }
+  }
+  // Every component is used by some test, so a failed build has failed a test already; say why.
+  const built = await components.done;
+  if (!built.ok) {
+    console.error(`\nbuilding the test components failed; the end of ${built.log}:`);
+    console.error(readFileSync(built.log, 'utf8').split('\n').slice(-40).join('\n'));
+    process.exit(1);
   }
 }
-// Every component is used by some test, so a failed build has failed a test already; say why.
-const built = await components.done;
-if (!built.ok) {
-  console.error(`\nbuilding the test components failed; the end of ${built.log}:`);
-  console.error(readFileSync(built.log, 'utf8').split('\n').slice(-40).join('\n'));
-  process.exit(1);
-}
+
+void main();
