@@ -43,5 +43,3 @@ export function buildComponents(log: (s: string) => void, only?: readonly string
   }
   if (!only) log(`all test components ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
-
-export const buildAllComponents = (log: (s: string) => void): void => buildComponents(log);
