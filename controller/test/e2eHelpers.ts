@@ -16,9 +16,9 @@ export const restFor = (kubeconfig: string, ctx: string) => new KubeRest(kubeCon
  * Namespaces unique to one run (a previous run's may still be terminating): `ns` holds the kpromo
  * CRs in the control cluster, `apps` the workloads in every cluster.
  */
-export function runNamespaces(prefix: string): { ns: string; apps: string } {
+export function runNamespaces(prefix: string): { ns: string; apps: string; run: string } {
   const run = Math.random().toString(36).slice(2, 7);
-  return { ns: `${prefix}-${run}`, apps: `${prefix}-apps-${run}` };
+  return { ns: `${prefix}-${run}`, apps: `${prefix}-apps-${run}`, run };
 }
 
 /** Creates `ns` in the control cluster and `apps` in every workload cluster. */

@@ -228,11 +228,11 @@ export function rolloutManifest(name: string, image: string): string {
 /**
  * The two Environments of the GitOps test files, both on the dev cluster: `dev` (patch delivery into
  * `apps`, images in the source registry) and `prod` (`delivery`, into `gitops`, which only Flux
- * writes to; images under the `prod` prefix of the target registry).
+ * writes to; images under the `prod` prefix of the target registry unless `prefix` names another).
  */
 export async function applyDevProdEnvironments(
   dev: KubeRest,
-  o: { ns: string; apps: string; gitops: string; source: string; target: string; delivery: object },
+  o: { ns: string; apps: string; gitops: string; source: string; target: string; delivery: object; prefix?: string },
 ) {
   await applyCr(
     dev,
@@ -248,7 +248,7 @@ export async function applyDevProdEnvironments(
     crs.environment(o.ns, 'prod', {
       context: 'dev',
       namespace: o.gitops,
-      registry: { host: o.target, prefix: 'prod', insecure: true },
+      registry: { host: o.target, prefix: o.prefix ?? 'prod', insecure: true },
       delivery: o.delivery,
     }),
   );

@@ -74,7 +74,10 @@ const OLD = 'v1.1.0';
 const NEW = 'v1.2.0';
 /** Apps: web (Deployment) and canary (Rollout) succeed; late is superseded; stalled and stray fail. */
 const APPS_ALL = ['web', 'canary', 'late', 'stalled', 'stray'] as const;
-const repoOf = (app: string) => `prod/shop/${app}`;
+// The target registry outlives this file and other files promote shop/web under `prod`: a prefix of
+// this run's own keeps the tag lists this file reads to the tags it caused.
+const PROD_PREFIX = `prod-${names.run}`;
+const repoOf = (app: string) => `${PROD_PREFIX}/shop/${app}`;
 const imageOf = (app: string) => `${target}/${repoOf(app)}`;
 const marker = (app: string, suffix = '') => `# {"$imagepolicy": "${NS}:${app}${suffix}"}`;
 const digests: Record<string, { dev: string; old: string }> = {};
@@ -288,6 +291,7 @@ beforeAll(async () => {
     source,
     target,
     delivery: { method: 'imagePolicy', imagePolicy: { namespace: NS } },
+    prefix: PROD_PREFIX,
   });
   const flow = (name: string, apps: string[], rolloutTimeoutSeconds: number) =>
     applyCr(dev, crs.flow(NS, name, ['dev', 'prod'], { selector: { applications: apps }, rolloutTimeoutSeconds }));
