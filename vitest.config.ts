@@ -1,8 +1,46 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import NeedsSequencer from './test/sequencer.js';
 
-// One runner for the whole repo. "unit" needs nothing running; "integration" talks to the real
-// local clusters, registry and git repos that test/cluster starts (globalSetup, idempotent).
+/**
+ * Integration files that change what every other file sees, or that measure timing, and so run
+ * alone, after everything else: they restart an apiserver, delete a CRD, install the chart's
+ * cluster-wide admission policies and CRDs, start a second control plane, create and delete CRDs
+ * that discovery picks up, or hold Leases against the clock.
+ */
+export const EXCLUSIVE_INTEGRATION_FILES = [
+  'controller/test/faults.int.test.ts', // restarts the stable kube-apiserver, kills controllers
+  'controller/test/delivery.int.test.ts', // deletes the HelmRelease CRD on stable
+  'controller/test/helmRollout.int.test.ts', // deletes the HelmRelease CRD on prod
+  'controller/test/splitBrain.int.test.ts', // Leases against the clock
+  'controller/test/sharding.int.test.ts', // Leases against the clock
+  'controller/test/flood.int.test.ts', // loads the controller on purpose
+  'test/helm.int.test.ts', // helm install: CRDs and admission policies bound cluster-wide on stable
+  'test/cluster/lifecycle.int.test.ts', // a second control plane
+  'plugins/promotions-backend-module-port/test/portResources.int.test.ts', // CRDs that discovery sees
+];
+
+/**
+ * Unit files and the integration files that keep to their own namespaces share this many workers.
+ * Integration files mostly wait on the clusters, so three keep two cores busy; more starves them.
+ */
+const SHARED_WORKERS = 3;
+
+type ProjectTest = NonNullable<TestProjectInlineConfiguration['test']>;
+
+const integration: ProjectTest = {
+  environment: 'node',
+  globalSetup: ['./test/globalSetup.ts'],
+  testTimeout: 180_000,
+  hookTimeout: 300_000,
+  // expect.poll waits for real clusters, browsers and processes: 1 s (Vitest's default) is too
+  // short on a busy 2-core machine; a poll that never succeeds still fails, just later.
+  expect: { poll: { timeout: 15_000 } },
+};
+
+// One runner for the whole repo. "unit" needs nothing running; the integration projects talk to the
+// real local clusters, registries and git repos that test/cluster starts (globalSetup, idempotent).
+// Projects of one sequence.groupOrder run together: unit and the namespace-isolated integration
+// files first, side by side; then the exclusive files, one at a time.
 export default defineConfig({
   test: {
     reporters: ['default', './scripts/countReporter.ts'],
@@ -18,22 +56,28 @@ export default defineConfig({
           // @backstage/plugin-catalog-react pulls material-ui-popup-state, whose .mjs imports @mui directories
           // (fine in bundlers, not in Node's ESM resolver): let Vite resolve it.
           server: { deps: { inline: ['material-ui-popup-state'] } },
+          maxWorkers: SHARED_WORKERS,
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
+          ...integration,
           name: 'integration',
           include: ['**/*.int.test.ts'],
-          exclude: ['**/node_modules/**', '.cache/**'],
-          environment: 'node',
-          globalSetup: ['./test/globalSetup.ts'],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          // expect.poll waits for real clusters, browsers and processes: 1 s (Vitest's default) is too
-          // short on a busy 2-core machine; a poll that never succeeds still fails, just later.
-          expect: { poll: { timeout: 15_000 } },
-          // Files share the same three clusters; run them one at a time on a 2-core machine.
+          exclude: ['**/node_modules/**', '.cache/**', ...EXCLUSIVE_INTEGRATION_FILES],
+          // Each file works in namespaces of its own (runNamespaces) with its own controller.
+          maxWorkers: SHARED_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          ...integration,
+          name: 'integration-alone',
+          include: EXCLUSIVE_INTEGRATION_FILES,
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

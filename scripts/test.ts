@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cacheRoot } from '../test/cluster/paths.js';
 
 const steps: Array<[string, string[]]> = [
   ['CRD manifests up to date', ['tsx', 'packages/api/scripts/generateCrds.ts', '--check']],
@@ -23,7 +24,7 @@ const steps: Array<[string, string[]]> = [
  * finds everything in a few seconds. One line per component here, the full log in the file below.
  */
 function buildComponentsInBackground(): { done: Promise<{ ok: boolean; log: string }>; stop: () => void } {
-  const dir = join(process.env.PROMO_CACHE_DIR ?? '.cache', 'logs');
+  const dir = join(cacheRoot(), 'logs');
   mkdirSync(dir, { recursive: true });
   const log = join(dir, 'components.log');
   const file = createWriteStream(log);
@@ -59,12 +60,19 @@ function buildComponentsInBackground(): { done: Promise<{ ok: boolean; log: stri
 // Run as CommonJS by tsx (the root package is not an ES module): no top-level await.
 async function main(): Promise<void> {
   const components = buildComponentsInBackground();
+  let componentsReady = false;
+  void components.done.then((b) => {
+    componentsReady = b.ok;
+  });
   for (const [name, [cmd, ...args]] of steps) {
     console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
     const started = Date.now();
+    // Everything built before the tests start (the warm case): test/sequencer.ts need not hold back
+    // the files that need components, and Vitest's slowest-first order packs the workers better.
+    const env = componentsReady ? { ...process.env, KPROMO_COMPONENTS_READY: '1' } : process.env;
     // Asynchronous, so that the background build's lines appear as they come.
     const status = await new Promise<number | null>((resolve) =>
-      spawn(cmd, args, { stdio: 'inherit', env: process.env }).on('close', resolve),
+      spawn(cmd, args, { stdio: 'inherit', env }).on('close', resolve),
     );
     // Where the time goes: each step's wall time (the test runner breaks its own down before its closing line).
     if (name !== 'tests') console.log(`=== ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
