@@ -189,6 +189,8 @@ describe('deploy/helm/kpromo: helm template', () => {
         'ValidatingAdmissionPolicy',
         'ValidatingAdmissionPolicy',
         'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
@@ -515,9 +517,9 @@ describe('deploy/helm/kpromo: helm template', () => {
         d.kind!,
       ),
     );
-    expect(clusterScoped.length).toBe(19);
+    expect(clusterScoped.length).toBe(21);
     for (const d of clusterScoped) expect(d.metadata?.name, d.kind).toMatch(/^team-x-kpromo-/);
-    for (const p of ['plan-approvals', 'status-writers', 'governance', 'history-writers'])
+    for (const p of ['plan-approvals', 'status-writers', 'governance', 'history-writers', 'line-stops'])
       expect(one(docs, 'ValidatingAdmissionPolicyBinding', `team-x-kpromo-${p}`).spec.policyName).toBe(
         `team-x-kpromo-${p}`,
       );
@@ -534,7 +536,7 @@ describe('deploy/helm/kpromo: helm template', () => {
     ).toEqual(['kpromo-crd-watch', 'kpromo-mcp-auth', 'kpromo-workloads']);
     const scoped = await render(['admissionPolicy.namespaces={shop,payments}']);
     const bindings = find(scoped, 'ValidatingAdmissionPolicyBinding');
-    expect(bindings).toHaveLength(4);
+    expect(bindings).toHaveLength(5);
     for (const b of bindings)
       expect(b.spec.matchResources, b.metadata?.name).toEqual({
         namespaceSelector: {
@@ -632,7 +634,7 @@ describe('deploy/helm/kpromo: server-side dry run on dev', () => {
 
   it('every rendered object of the default set (CRDs included) passes validation', async () => {
     const docs = await render([], { release: 'kpromo-dryrun', namespace: ns, extra: ['--include-crds'] });
-    expect(find(docs, 'CustomResourceDefinition')).toHaveLength(5);
+    expect(find(docs, 'CustomResourceDefinition')).toHaveLength(6);
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
     for (const doc of docs) {
       const typed = k8s.loadYaml<k8s.KubernetesObject>(stringify(doc));
@@ -798,6 +800,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         'customresourcedefinitions.apiextensions.k8s.io [rollouts.argoproj.io] [get list watch]',
         'applications.promotions.kpromo.dev [] [get list watch]',
         'environments.promotions.kpromo.dev [] [get list watch]',
+        'linestops.promotions.kpromo.dev [] [get list watch create delete]',
         'notifications.promotions.kpromo.dev [] [get list watch]',
         'promotionflows.promotions.kpromo.dev [] [get list watch]',
         ...['applications', 'environments', 'notifications', 'promotionflows', 'promotionplans'].map(

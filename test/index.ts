@@ -1,3 +1,4 @@
+export * from './alertmanager/alertmanager.js';
 export * from './argo/rollouts.js';
 export * from './cluster/cgroup.js';
 export * from './cluster/controlPlane.js';

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXCLUSIVE_INTEGRATION_FILES } from '../vitest.config.js';
 import { REPO_ROOT } from './cluster/paths.js';
+import { EXCLUSIVE_INTEGRATION_FILES } from './integrationGroups.js';
 
 /** Calls that change what every other integration file sees: such a file must run alone. */
 const CLUSTER_WIDE = [
@@ -13,7 +13,7 @@ const CLUSTER_WIDE = [
   /\bhelm\(\[\s*'install'/, // installs the chart's cluster-wide objects
 ];
 
-describe('integration files that run alone (vitest.config.ts)', () => {
+describe('integration files that run alone (test/integrationGroups.ts)', () => {
   it('lists only files that exist', () => {
     for (const f of EXCLUSIVE_INTEGRATION_FILES) expect(existsSync(join(REPO_ROOT, f)), f).toBe(true);
   });

@@ -1,16 +1,29 @@
 import type { PromotionPlan } from '@kpromo/api';
-import { ApplicationsQuery, ApproveBody, CreatePlanBody, DiffQuery, PlanParams, RollbackBody } from '@kpromo/contract';
+import {
+  ApplicationsQuery,
+  ApproveBody,
+  CreatePlanBody,
+  DiffQuery,
+  LineStopParams,
+  PlanParams,
+  RollbackBody,
+  StopLineBody,
+} from '@kpromo/contract';
 import {
   approvePlan,
   createPlan,
   diff,
   getPlan,
   type LocalApi,
+  liftLineStop,
+  lineStopView,
   listApplications,
   listEnvironments,
+  listLineStops,
   listPlans,
   parseInput,
   rollbackPlan,
+  stopLine,
 } from '@kpromo/controller/api';
 import { Argument, Command, Option } from 'commander';
 import { parseDuration } from './args.js';
@@ -26,6 +39,8 @@ import {
   diffText,
   environmentOrder,
   envsTable,
+  lineStoppedText,
+  lineStopsTable,
   plansTable,
   planText,
   rollbackText,
@@ -66,6 +81,7 @@ Examples:
   ${cli} plan create dev stable -n team-a   a plan for them (--approve to approve it too)
   ${cli} plan approve NAME -n team-a -w     approve it and watch it run
   ${cli} plan rollback NAME -n team-a       a plan that restores what NAME replaced
+  ${cli} line stop --reason "INC-42" -n team-a   stop the line: no plan starts until it is lifted
   ${cli} apps -A -o json                    every namespace you may read, as JSON`;
 
 /**
@@ -312,6 +328,62 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
       if (o.watch) await follow(cmd, s, p.metadata.name, o);
     });
   });
+
+  const line = program
+    .command('line')
+    .description('stop the line (no plan starts, running plans start no further app) and lift it again');
+  line
+    .command('stop')
+    .description('stop the line as yourself (Kubernetes RBAC: create on linestops); you are recorded as the stopper')
+    .requiredOption('--reason <text>', 'why (shown on every held plan)')
+    .option('--name <name>', 'name of the LineStop (default: stop-<UTC time>)')
+    .option(
+      '--all',
+      "every namespace (scope AllNamespaces): honoured for a LineStop in the controller's lineStopNamespace",
+    )
+    .option('--env <names>', 'only plans into these environments, comma-separated')
+    .action(async (o: { reason: string; name?: string; all?: boolean; env?: string }, cmd: Command) => {
+      const b = parseInput(
+        StopLineBody,
+        {
+          reason: o.reason,
+          name: o.name,
+          scope: o.all ? 'AllNamespaces' : undefined,
+          environments: o.env
+            ?.split(',')
+            .map((e) => e.trim())
+            .filter(Boolean),
+        },
+        'arguments',
+      );
+      await session(cmd, {}, async (s) => {
+        const v = lineStopView(await stopLine(s.api, s.caller, { ...b, namespace: s.api.namespace }));
+        print(cmd, v, () => lineStoppedText(v, cli));
+      });
+    });
+  line
+    .command('lift')
+    .description('lift a LineStop (Kubernetes RBAC: delete on linestops): held plans go on')
+    .addArgument(new Argument('<name>', 'LineStop name'))
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      await session(cmd, {}, async (s) => {
+        const p = parseInput(LineStopParams, { namespace: s.api.namespace, name }, 'arguments');
+        await liftLineStop(s.api, s.caller, p.namespace, p.name);
+        const lifted = `${p.namespace}/${p.name}`;
+        print(cmd, { lifted }, () => `LineStop ${printable(lifted)} lifted: held plans go on.`);
+      });
+    });
+  line
+    .command('list')
+    .description('LineStops: where the line is stopped, by whom and why')
+    .action(async (_o: unknown, cmd: Command) => {
+      await session(cmd, { lists: true }, async (s, g) => {
+        const items = (await listLineStops(s.api, s.caller, g.allNamespaces ? undefined : s.api.namespace)).map(
+          lineStopView,
+        );
+        print(cmd, { items }, () => lineStopsTable(items, { ...scope(g, s), now: new Date() }));
+      });
+    });
 
   program
     .command('completion')

@@ -4,6 +4,7 @@ import {
   type CreatePlanResponse,
   type DiffResult,
   type EnvironmentView,
+  type LineStopView,
   planProgress,
   reasonCounts,
   skippedNotListed,
@@ -198,4 +199,33 @@ export function rollbackText(plan: PromotionPlan, cli: string): string {
     ),
     ...(plan.spec.approvals?.length ? [] : [printable(approveHint(plan, cli))]),
   ].join('\n');
+}
+
+/** LineStops: the line is stopped where one exists. */
+export function lineStopsTable(
+  items: readonly LineStopView[],
+  o: { allNamespaces: boolean; namespace: string; now: Date },
+): string {
+  if (!items.length)
+    return `The line runs: no LineStop${o.allNamespaces ? '' : ` in namespace ${printable(o.namespace)}`}.`;
+  return formatTable(
+    headersFor(o.allNamespaces, ['name', 'scope', 'environments', 'stopped by', 'age', 'reason']),
+    items.map((s) =>
+      withNamespace(o.allNamespaces, s.namespace, [
+        s.name,
+        s.scope,
+        s.environments?.join(',') ?? 'all',
+        s.source?.kind === 'Alert' ? `${s.stoppedBy ?? ''} (alert ${s.source.alert ?? ''})` : s.stoppedBy,
+        age(s.since, o.now),
+        s.reason,
+      ]),
+    ),
+  );
+}
+
+export function lineStoppedText(s: LineStopView, cli: string): string {
+  const where = s.scope === 'AllNamespaces' ? 'every namespace' : `namespace ${printable(s.namespace)}`;
+  const envs = s.environments?.length ? ` (into ${printable(s.environments.join(', '))})` : '';
+  return `The line is stopped in ${where}${envs} by ${printable(s.stoppedBy ?? '')}: LineStop ${printable(s.namespace)}/${printable(s.name)}.
+No plan starts and running plans start no further app until it is lifted: ${cli} line lift ${printable(s.name)} -n ${printable(s.namespace)}`;
 }

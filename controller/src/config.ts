@@ -17,6 +17,26 @@ export const ConfigSchema = z
     context: z.string().min(1).optional().describe('Context of the control cluster'),
     namespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')).default([]),
     defaultNamespace: z.string().min(1).default('default'),
+    /**
+     * The one namespace whose LineStops with `scope: AllNamespaces` stop every namespace (grant
+     * create/delete on linestops there to platform admins, on-call and the Alertmanager receiver
+     * only); unset: every LineStop stops its own namespace only.
+     */
+    lineStopNamespace: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')
+      .optional()
+      .describe('Namespace whose LineStops with scope AllNamespaces stop every namespace'),
+    /** The Alertmanager receiver (POST /api/v1/alertmanager, docs/line-stop.md). */
+    lineStopAlerts: z
+      .object({
+        label: z
+          .string()
+          .regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'must be a Prometheus label name')
+          .default('kpromo_stop_line'),
+        liftOnResolve: bool.default(false),
+      })
+      .default({ label: 'kpromo_stop_line', liftOnResolve: false }),
     workers: intFrom(1, 64).default(4),
     /**
      * Client-side rate limit per cluster (client-go's QPS/Burst): sustained requests per second and
@@ -103,6 +123,12 @@ export const ConfigSchema = z
         message:
           'namespaces and shard are exclusive: a shard takes its namespaces from shard.namespaceSelector (label them promotions.kpromo.dev/shard=<name>)',
       });
+    if (c.lineStopNamespace && c.namespaces.length && !c.namespaces.includes(c.lineStopNamespace))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['lineStopNamespace'],
+        message: `must be one of namespaces (${c.namespaces.join(', ')}): the controller sees LineStops only where it watches`,
+      });
     const le = c.leaderElection;
     const leaseMs = le.leaseDurationSeconds * 1000;
     const deadline = le.renewDeadlineMs ?? (leaseMs * 2) / 3;
@@ -138,6 +164,9 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_CONTEXT: ['context'],
   KPROMO_NAMESPACES: ['namespaces'],
   KPROMO_DEFAULT_NAMESPACE: ['defaultNamespace'],
+  KPROMO_LINE_STOP_NAMESPACE: ['lineStopNamespace'],
+  KPROMO_LINE_STOP_ALERT_LABEL: ['lineStopAlerts', 'label'],
+  KPROMO_LINE_STOP_LIFT_ON_RESOLVE: ['lineStopAlerts', 'liftOnResolve'],
   KPROMO_WORKERS: ['workers'],
   KPROMO_KUBE_QPS: ['kubeClient', 'qps'],
   KPROMO_KUBE_BURST: ['kubeClient', 'burst'],

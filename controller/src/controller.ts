@@ -28,6 +28,8 @@ export interface ControllerOptions {
   /** Control-cluster namespaces to watch; empty = all. */
   namespaces: string[];
   defaultNamespace: string;
+  /** Where LineStops with scope AllNamespaces stop every namespace (config lineStopNamespace). */
+  lineStopNamespace?: string;
   workers: number;
   leaderElection: {
     enabled: boolean;
@@ -131,6 +133,7 @@ export class Controller {
       notify: o.notify,
       log: o.log,
       maxAttempts: o.maxAttempts,
+      lineStopNamespace: o.lineStopNamespace,
       claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
       // Without leader election (one replica) there is nothing to fence against.
@@ -315,6 +318,12 @@ export class Controller {
         for (const a of this.cache.applications(e.obj.metadata.namespace))
           this.enqueueApp(a.metadata.namespace, a.metadata.name);
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
+      } else if (e.kind === 'LineStop') {
+        // The line stopped or goes on: open plans of the namespace (of every namespace for a stop of
+        // the line-stop namespace) hold or resume at their next app.
+        const ns = e.obj.metadata.namespace;
+        const everywhere = ns === this.o.lineStopNamespace;
+        for (const p of this.cache.plans(everywhere ? undefined : ns)) if (isOpen(p)) this.enqueuePlan(p);
       } else if (e.kind === 'PromotionFlow') {
         // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
         for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);

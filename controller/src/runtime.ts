@@ -73,6 +73,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     clients,
     namespaces: cfg.namespaces,
     defaultNamespace: cfg.defaultNamespace,
+    lineStopNamespace: cfg.lineStopNamespace,
     workers: cfg.workers,
     leaderElection: { ...cfg.leaderElection, identity: cfg.leaderElection.identity ?? `kpromo-${process.pid}` },
     copyImage: (req) => copyImage(req),
@@ -114,6 +115,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
       api: controller.api,
       auth,
       anonymousMetrics: cfg.auth.anonymousMetrics,
+      lineStopAlerts: { ...cfg.lineStopAlerts, lineStopNamespace: cfg.lineStopNamespace },
       log,
       healthy: () => liveness.check(),
       ready: () => {

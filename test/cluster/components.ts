@@ -1,3 +1,4 @@
+import { ensureAlertmanager } from '../alertmanager/alertmanager.js';
 import { ensureArgoRolloutsBinaries } from '../argo/rollouts.js';
 import { ensureFluxApiCrds } from '../flux/apiCrds.js';
 import { ensureFluxBinaries } from '../flux/flux.js';
@@ -25,6 +26,7 @@ export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent
   ['argo', 'Argo Rollouts controller', ensureArgoRolloutsBinaries],
   ['flux', 'Flux source- and kustomize-controller', ensureFluxBinaries],
   ['flux-crds', 'Flux HelmRelease and image automation CRDs', ensureFluxApiCrds],
+  ['alertmanager', 'Prometheus Alertmanager', ensureAlertmanager],
   ['llama', 'llama-server and Gemma 3 270M', ensureLlamaServer],
 ];
 

@@ -11,7 +11,16 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
  * background and runs the files needing them (test/sequencer.ts): cheap and much used first, the
  * 12-minute llama.cpp build last.
  */
-export const TEST_COMPONENTS = ['helm', 'kubectl', 'otel', 'argo', 'flux', 'flux-crds', 'llama'] as const;
+export const TEST_COMPONENTS = [
+  'helm',
+  'kubectl',
+  'otel',
+  'argo',
+  'flux',
+  'flux-crds',
+  'alertmanager',
+  'llama',
+] as const;
 export type TestComponent = (typeof TEST_COMPONENTS)[number];
 
 // Per test file: Vitest gives each file its own module graph.

@@ -21,6 +21,7 @@ export { KubeError } from '../kube/rest.js';
 export { parseInput } from '../server/schemas.js';
 export { Access, type ReleaseVerb, who } from './access.js';
 export { type ApiContext, ApiError } from './context.js';
+export * from './lineStops.js';
 export * from './promotions.js';
 
 export interface LocalApiOptions {
@@ -56,8 +57,15 @@ export interface LocalApi {
   close(): void;
 }
 
-/** Every kind the cache lists and watches: what a session needs to be allowed before it starts. */
-const CACHED_RESOURCES = Object.values(KPROMO_TYPES).map((t) => t.plural);
+/**
+ * Kinds a session can do without (LiveCache optionalKinds): LineStops, which a viewer may not list and
+ * an older install does not serve; the commands that need them say so themselves.
+ */
+const OPTIONAL_KINDS = new Set(['LineStop'] as const);
+/** Every other kind the cache lists and watches: what a session needs to be allowed before it starts. */
+const CACHED_RESOURCES = Object.values(KPROMO_TYPES)
+  .filter((t) => !OPTIONAL_KINDS.has(t.kind as 'LineStop'))
+  .map((t) => t.plural);
 
 /**
  * Opens a read-through session as the kubeconfig user: a short-lived informer cache of the kpromo
@@ -86,7 +94,7 @@ export async function openLocalApi(o: LocalApiOptions): Promise<LocalApi> {
   const access = new Access(new Authorizer(clients.control));
   const namespaces = o.namespaces ?? [namespace];
   await requireCacheAccess(access, caller, namespaces);
-  const cache = new LiveCache(clients, [...namespaces]);
+  const cache = new LiveCache(clients, [...namespaces], undefined, undefined, undefined, OPTIONAL_KINDS);
   try {
     await cache.start(AbortSignal.timeout(30_000));
     if (o.environmentsWaitMs) await settleEnvironments(cache, cache.environments(), o.environmentsWaitMs);

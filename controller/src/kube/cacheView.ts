@@ -1,4 +1,4 @@
-import type { Application, Environment, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type { Application, Environment, LineStop, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 
 /**
  * A workload as far as the controller reads it: the shape of a Deployment/StatefulSet, which every
@@ -73,6 +73,8 @@ export interface CacheView {
   flows(namespace?: string): PromotionFlow[];
   plans(namespace?: string): PromotionPlan[];
   notifications(namespace?: string): Notification[];
+  /** LineStops: while one applies to a plan, the plan starts no app (policy/lineStop.ts). */
+  lineStops(namespace?: string): LineStop[];
   getApplication(namespace: string, name: string): Application | undefined;
   getEnvironment(namespace: string, name: string): Environment | undefined;
   getFlow(namespace: string, name: string): PromotionFlow | undefined;

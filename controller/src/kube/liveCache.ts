@@ -1,4 +1,12 @@
-import type { Application, Environment, KpromoKind, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type {
+  Application,
+  Environment,
+  KpromoKind,
+  LineStop,
+  Notification,
+  PromotionFlow,
+  PromotionPlan,
+} from '@kpromo/api';
 import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
 import type { WatchedWorkloadKind } from '../rollout/builtinKind.js';
 import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
@@ -58,6 +66,16 @@ const isCustomResource = (r: ResourceType) => !BUILT_IN_GROUPS.has(r.group);
 const ESSENTIAL_KINDS = new Set(['Deployment', 'StatefulSet']);
 const settled = (kind: string, inf: Informer<Workload>) =>
   inf.hasSynced || (!ESSENTIAL_KINDS.has(kind) && (inf.lastErrorStatus === 403 || inf.lastErrorStatus === 404));
+
+/** Resolves once the informer has listed, or the apiserver refused (403) or does not serve (404) its resource. */
+function settledOrRefused(inf: Informer<KObject>, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const check = () => (inf.hasSynced || inf.lastErrorStatus === 403 || inf.lastErrorStatus === 404) && resolve();
+    inf.onState(check);
+    check();
+    signal?.addEventListener('abort', () => reject(new Error(`informer ${inf.path} sync aborted`)));
+  });
+}
 
 /** A CRD, as far as deciding whether its resource is served. */
 interface Crd extends KObject {
@@ -201,6 +219,13 @@ export class LiveCache implements CacheView {
     private readonly discoveryMaxMs = 300_000,
     /** The workload kinds to watch (the built-in ones). */
     private readonly workloadKinds: readonly WatchedWorkloadKind[] = BUILTIN_WORKLOAD_KINDS,
+    /**
+     * kpromo kinds this cache can do without: their informers count as settled when the apiserver
+     * refuses them (403) or does not serve them (404), instead of holding start() until its time
+     * limit. The CLI's session passes LineStop (a viewer may not list them, an older install has no
+     * such CRD); the controller passes none: it must see every stop of the line.
+     */
+    private readonly optionalKinds: ReadonlySet<KpromoKind> = new Set(),
   ) {}
   /** CRD watches (HelmRelease, CRD-backed workload kinds), by `clusterKey|crd name`. */
   private readonly crdWatches = new Map<string, CrdWatch>();
@@ -276,7 +301,13 @@ export class LiveCache implements CacheView {
     // Not waited for: readiness never depends on Events, and without them callers ask the apiserver.
     this.kpromoEvents ??= new KpromoEventCache(this.clients.control, this.log);
     this.kpromoEvents.start(nss, accept);
-    await Promise.all([...this.cr.values()].map((i) => i.waitForSync(signal)));
+    await Promise.all(
+      [...this.cr].map(([key, inf]) =>
+        this.optionalKinds.has(key.split('|')[0] as KpromoKind)
+          ? settledOrRefused(inf, signal)
+          : inf.waitForSync(signal),
+      ),
+    );
   }
 
   /** Events about a kpromo object, from the watch; undefined when not known here (ask the apiserver). */
@@ -492,6 +523,9 @@ export class LiveCache implements CacheView {
   }
   notifications(ns?: string) {
     return this.listCr<Notification>('Notification', ns);
+  }
+  lineStops(ns?: string) {
+    return this.listCr<LineStop>('LineStop', ns);
   }
   getApplication(ns: string, name: string) {
     return this.getCr<Application>('Application', ns, name);

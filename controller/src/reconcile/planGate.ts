@@ -1,15 +1,16 @@
-import type { Environment, PlanGate, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type { Environment, LineStop, PlanGate, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import type { CacheView } from '../kube/cacheView.js';
 import { evaluateApprovals, stageApprovalMode } from '../policy/approvalPolicy.js';
 import { parseDuration } from '../policy/duration.js';
 import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
+import { lineStopMessage } from '../policy/lineStop.js';
 import { soakGate } from '../policy/soak.js';
 import { AUTO_LABEL } from './autoPromote.js';
 import { iso } from './time.js';
 
 /** Why a plan that is not running yet must wait, as a condition reason and message. */
 export interface Hold {
-  reason: 'AwaitingApproval' | 'Frozen' | 'Soaking';
+  reason: 'AwaitingApproval' | 'Frozen' | 'LineStopped' | 'Soaking';
   message: string;
   /** Re-check then (the freeze ends, the soak is over); undefined when only a write can unblock it. */
   recheckAt?: Date;
@@ -17,8 +18,10 @@ export interface Hold {
 
 /**
  * Pure: everything that decides whether a plan may start now, from the plan, its flow stage and
- * target Environment (approvals, freeze windows, soak time). Rollbacks restore known-good versions:
- * they need approvals (the rollback verb) but are held by neither freezes nor soak time.
+ * target Environment (approvals, freeze windows, a stopped line, soak time). Rollbacks restore
+ * known-good versions: they need approvals (the rollback verb) but are held by neither freezes, a
+ * stopped line nor soak time. `stops`: the LineStops holding this plan, oldest first
+ * (policy/lineStop.ts stopsHolding); an approval with overrideFreeze passes them as it passes a freeze.
  */
 export function planGate(
   plan: PromotionPlan,
@@ -26,6 +29,7 @@ export function planGate(
   toEnv: Environment | undefined,
   cache: Pick<CacheView, 'getApplication'>,
   now: Date,
+  stops: readonly LineStop[] = [],
 ): { gate: PlanGate; hold?: Hold } {
   const ns = plan.metadata.namespace ?? 'default';
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
@@ -89,6 +93,17 @@ export function planGate(
         },
       };
     }
+  }
+
+  const stop = stops[0];
+  if (stop) {
+    gate.lineStopped = {
+      lineStop: `${stop.metadata.namespace}/${stop.metadata.name}`,
+      reason: stop.spec.reason,
+      ...(stop.spec.stoppedBy ? { stoppedBy: stop.spec.stoppedBy } : {}),
+      ...(v.overrideFreezeBy ? { overriddenBy: v.overrideFreezeBy } : {}),
+    };
+    if (!v.overrideFreezeBy) return { gate, hold: { reason: 'LineStopped', message: lineStopMessage(stop) } };
   }
 
   if (stage?.requiredSoakTime) {

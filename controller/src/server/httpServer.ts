@@ -1,16 +1,21 @@
 import type { Server } from 'node:http';
 import {
+  AlertmanagerWebhookBody,
   CONTROLLER_API,
   type ControllerOperationId,
   DoraQuery,
   HistoryQuery,
+  LineStopParams,
   mountRoutes,
   PlansQuery,
+  StopLineBody,
 } from '@kpromo/contract';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { type LineStopAlertSettings, receiveAlerts } from '../api/alertReceiver.js';
 import { type ApiContext, ApiError } from '../api/context.js';
 import { listFlows } from '../api/flows.js';
 import { doraInsights, listHistory } from '../api/history.js';
+import { liftLineStop, lineStopView, listLineStops, stopLine } from '../api/lineStops.js';
 import { listPlansPage } from '../api/planList.js';
 import {
   approvePlan,
@@ -48,6 +53,8 @@ export interface ServerDeps {
   /** Liveness (event loop, informers, lease renewals), for the kubelet's liveness probe. */
   healthy(): { ok: boolean; problems?: string[]; [k: string]: unknown };
   ready(): { ready: boolean; detail: Record<string, unknown> };
+  /** How Alertmanager notifications stop the line (config lineStopAlerts, lineStopNamespace); the defaults when absent. */
+  lineStopAlerts?: LineStopAlertSettings;
 }
 
 type Authed = Request & { caller?: Caller };
@@ -202,6 +209,25 @@ export function createApp(d: ServerDeps): express.Express {
     // One custom resource of a kind opened by resourceKinds, written as the caller (api/resources.ts).
     applyResource: async (req) =>
       applyResource(d.api, callerOf(req), parseInput(ResourceActionBody, req.body, 'request body')),
+    // Stop the line (api/lineStops.ts): the stopper recorded is the caller, never a body field.
+    listLineStops: async (req) => ({
+      items: (await listLineStops(d.api, callerOf(req), nsQuery(req).namespace)).map(lineStopView),
+    }),
+    stopLine: async (req) =>
+      lineStopView(await stopLine(d.api, callerOf(req), parseInput(StopLineBody, req.body, 'request body'))),
+    // Alertmanager's webhook: each stop and lift authorised as the caller (its bearer token's identity).
+    receiveAlerts: async (req) =>
+      receiveAlerts(
+        d.api,
+        callerOf(req),
+        parseInput(AlertmanagerWebhookBody, req.body, 'request body'),
+        d.lineStopAlerts ?? { label: 'kpromo_stop_line', liftOnResolve: false },
+      ),
+    liftLineStop: async (req) => {
+      const p = parseInput(LineStopParams, req.params, 'path');
+      await liftLineStop(d.api, callerOf(req), p.namespace, p.name);
+      return { lifted: `${p.namespace}/${p.name}` };
+    },
   });
   app.use('/api/v1', api);
   app.use('/api', (req, res) => {

@@ -1,4 +1,4 @@
-import type { Application, Environment, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type { Application, Environment, LineStop, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from '../../src/kube/cacheView.js';
 import { WorkloadChangeLog } from '../../src/kube/workloadChangeLog.js';
 
@@ -9,6 +9,7 @@ export class MemoryCache implements CacheView {
   flowList: PromotionFlow[] = [];
   planList: PromotionPlan[] = [];
   notificationList: Notification[] = [];
+  lineStopList: LineStop[] = [];
   /** key: `${envName}/${kind}/${name}` */
   workloads = new Map<string, Workload>();
   helmReleases = new Map<string, HelmRelease>();
@@ -30,6 +31,9 @@ export class MemoryCache implements CacheView {
   }
   notifications(ns?: string) {
     return MemoryCache.inNs(this.notificationList, ns);
+  }
+  lineStops(ns?: string) {
+    return MemoryCache.inNs(this.lineStopList, ns);
   }
   getApplication(ns: string, name: string) {
     return this.apps.find((o) => o.metadata.namespace === ns && o.metadata.name === name);

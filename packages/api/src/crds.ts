@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { GROUP, VERSION } from './group.js';
 import { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
+import { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
 import { NotificationSpec, NotificationStatus } from './resources/notification.js';
 import { PromotionFlowSpec, PromotionFlowStatus } from './resources/promotionFlow.js';
 import { PromotionPlanSpec, PromotionPlanStatus } from './resources/promotionPlan.js';
@@ -112,6 +113,22 @@ export const RESOURCES: Record<KpromoKind, ResourceDefinition> = {
       { name: 'Delivered', type: 'integer', jsonPath: '.status.delivered' },
       { name: 'Failed', type: 'integer', jsonPath: '.status.failed' },
       readyColumn,
+      ageColumn,
+    ],
+  },
+  LineStop: {
+    kind: 'LineStop',
+    plural: 'linestops',
+    singular: 'linestop',
+    shortNames: ['pstop'],
+    spec: LineStopSpec,
+    status: LineStopStatus,
+    description:
+      'Stops the line: while it exists no plan starts and running plans start no further app (in its namespace, or everywhere for scope AllNamespaces in the line-stop namespace). Delete it to lift the stop.',
+    printerColumns: [
+      { name: 'Scope', type: 'string', jsonPath: '.spec.scope' },
+      { name: 'Stopped-By', type: 'string', jsonPath: '.spec.stoppedBy' },
+      { name: 'Reason', type: 'string', jsonPath: '.spec.reason' },
       ageColumn,
     ],
   },

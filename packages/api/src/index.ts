@@ -3,6 +3,7 @@ export * from './crds.js';
 export * from './group.js';
 export * from './resources/application.js';
 export * from './resources/environment.js';
+export * from './resources/lineStop.js';
 export * from './resources/notification.js';
 export * from './resources/policy.js';
 export * from './resources/promotionFlow.js';

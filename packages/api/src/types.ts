@@ -1,6 +1,7 @@
 import type { API_VERSION } from './group.js';
 import type { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import type { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
+import type { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
 import type { NotificationSpec, NotificationStatus } from './resources/notification.js';
 import type { PromotionFlowSpec, PromotionFlowStatus } from './resources/promotionFlow.js';
 import type { PromotionPlanSpec, PromotionPlanStatus } from './resources/promotionPlan.js';
@@ -33,5 +34,6 @@ export type Environment = KpromoObject<'Environment', EnvironmentSpec, Environme
 export type PromotionFlow = KpromoObject<'PromotionFlow', PromotionFlowSpec, PromotionFlowStatus>;
 export type PromotionPlan = KpromoObject<'PromotionPlan', PromotionPlanSpec, PromotionPlanStatus>;
 export type Notification = KpromoObject<'Notification', NotificationSpec, NotificationStatus>;
-export type AnyKpromoObject = Application | Environment | PromotionFlow | PromotionPlan | Notification;
+export type LineStop = KpromoObject<'LineStop', LineStopSpec, LineStopStatus>;
+export type AnyKpromoObject = Application | Environment | PromotionFlow | PromotionPlan | Notification | LineStop;
 export type KpromoKind = AnyKpromoObject['kind'];

@@ -198,9 +198,53 @@ export type ApplicationsQuery = z.output<typeof ApplicationsQuery>;
 export type ApplicationsQueryInput = z.input<typeof ApplicationsQuery>;
 export type DiffQuery = z.output<typeof DiffQuery>;
 export type CreatePlanBody = z.output<typeof CreatePlanBody>;
+/** POST /linestops: stop the line. The recorded stopper is the authenticated caller, never a body field. */
+export const StopLineBody = z.object({
+  namespace: optional(k8sName),
+  name: optional(pattern(DNS_LABEL, 'a DNS label (lower-case letters, digits and "-", at most 63)')),
+  reason: requiredString()
+    .trim()
+    .min(1, 'must say why the line stops (it is shown on every held plan)')
+    .max(1024, 'must be at most 1024 characters'),
+  scope: optional(z.enum(['Namespace', 'AllNamespaces'], { error: 'must be Namespace or AllNamespaces' })),
+  environments: optional(
+    z.array(k8sName, { error: 'must be a list of Environment names' }).max(64, 'at most 64 entries'),
+  ),
+});
+export const LineStopParams = z.object({ namespace: k8sName, name: k8sName });
+
+/** Prometheus label names and values as Alertmanager sends them (bounded: a body is attacker-written). */
+const alertLabels = z.record(
+  z.string().max(256, 'label names must be at most 256 characters'),
+  z.string({ error: 'label values must be strings' }).max(4096, 'label values must be at most 4096 characters'),
+  { error: 'must be an object of strings' },
+);
+/**
+ * POST /alertmanager: Alertmanager's webhook notification (version 4), the fields kpromo reads. A
+ * configured route sends alerts labelled kpromo_stop_line="true" here (docs/line-stop.md).
+ */
+export const AlertmanagerWebhookBody = z.object({
+  version: optional(z.string().max(16)),
+  status: optional(z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' })),
+  receiver: optional(z.string().max(256)),
+  alerts: z
+    .array(
+      z.object({
+        status: z.enum(['firing', 'resolved'], { error: 'must be firing or resolved' }),
+        labels: alertLabels,
+        annotations: optional(alertLabels),
+        fingerprint: pattern(/^[0-9a-fA-F]{1,32}$/, "Alertmanager's fingerprint (hex digits)"),
+      }),
+      { error: 'must be a list of alerts' },
+    )
+    .max(1000, 'at most 1000 alerts per notification'),
+});
+
 export type ApproveBody = z.output<typeof ApproveBody>;
 export type RollbackBody = z.output<typeof RollbackBody>;
 export type PlanParams = z.output<typeof PlanParams>;
+export type StopLineBody = z.output<typeof StopLineBody>;
+export type AlertmanagerWebhookBody = z.output<typeof AlertmanagerWebhookBody>;
 export type ResourceActionBody = z.output<typeof ResourceActionBody>;
 
 export type InputWhere = 'query' | 'request body' | 'path' | 'plan reference' | 'arguments';

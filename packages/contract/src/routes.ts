@@ -1,20 +1,24 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { z } from 'zod';
 import {
+  AlertmanagerWebhookBody,
   ApplicationsQuery,
   ApproveBody,
   CreatePlanBody,
   DiffQuery,
   DoraQuery,
   HistoryQuery,
+  LineStopParams,
   NamespaceQuery,
   PlanParams,
   PlansQuery,
   ResourceActionBody,
   RollbackBody,
+  StopLineBody,
 } from './inputs.js';
 import { PlanDetails } from './planProgress.js';
 import {
+  AlertReceipt,
   ApplicationInfoList,
   ApplicationList,
   BackstageErrorBody,
@@ -25,6 +29,9 @@ import {
   ErrorBody,
   FlowList,
   HistoryList,
+  LiftResult,
+  LineStopList,
+  LineStopView,
   PlanList,
   PromotionPlanObject,
   ResourceActionResult,
@@ -165,6 +172,45 @@ export const CONTROLLER_ROUTES: readonly Route[] = [
     status: 200,
     response: ResourceActionResult,
   },
+  {
+    method: 'get',
+    path: '/linestops',
+    operationId: 'listLineStops',
+    summary:
+      'LineStops (the line is stopped: no plan starts, running plans start no further app) in namespaces where the caller may list them.',
+    query: NamespaceQuery,
+    status: 200,
+    response: LineStopList,
+  },
+  {
+    method: 'post',
+    path: '/linestops',
+    operationId: 'stopLine',
+    summary:
+      "Stops the line as the caller (RBAC create on linestops), recording the caller as stoppedBy. scope AllNamespaces stops every namespace when made in the controller's lineStopNamespace.",
+    body: StopLineBody,
+    status: 201,
+    response: LineStopView,
+  },
+  {
+    method: 'post',
+    path: '/linestops/{namespace}/{name}/lift',
+    operationId: 'liftLineStop',
+    summary: 'Lifts a LineStop as the caller (RBAC delete on linestops): held plans go on.',
+    params: LineStopParams,
+    status: 200,
+    response: LiftResult,
+  },
+  {
+    method: 'post',
+    path: '/alertmanager',
+    operationId: 'receiveAlerts',
+    summary:
+      'Alertmanager webhook receiver: firing alerts labelled kpromo_stop_line="true" stop the line (in kpromo_namespace, or every namespace from lineStopNamespace), resolved ones lift it when lineStopAlerts.liftOnResolve is set; authorised as the caller (Alertmanager\'s bearer token) like every other door.',
+    body: AlertmanagerWebhookBody,
+    status: 200,
+    response: AlertReceipt,
+  },
 ];
 
 /**
@@ -172,8 +218,9 @@ export const CONTROLLER_ROUTES: readonly Route[] = [
  * catalog entity of every application and each plan's progress added.
  */
 export const BACKEND_ROUTES: readonly Route[] = CONTROLLER_ROUTES.filter(
-  // Resource actions reach the controller only through the backend's signed Port webhook.
-  (r) => r.operationId !== 'applyResource',
+  // Resource actions reach the controller only through the backend's signed Port webhook; stopping
+  // the line is not a portal action yet (controller API, CLI and kubectl).
+  (r) => r.operationId !== 'applyResource' && !r.path.startsWith('/linestops') && r.path !== '/alertmanager',
 ).map((r) => {
   if (r.operationId === 'listApplications') return { ...r, response: ApplicationInfoList };
   if (r.path.startsWith(plan)) return { ...r, response: PlanDetails };

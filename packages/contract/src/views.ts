@@ -452,3 +452,46 @@ export type CandidateImages = Static<typeof CandidateImages>;
 export type DiffWithImages = Static<typeof DiffWithImages>;
 export type FlowStageView = Static<typeof FlowStageView>;
 export type FlowView = Static<typeof FlowView>;
+
+/** A LineStop as the API shows it: who stopped the line, why, where, since when. */
+export const LineStopView = Type.Object(
+  {
+    namespace: Type.String(),
+    name: Type.String(),
+    reason: Type.String(),
+    scope: Type.Union([Type.Literal('Namespace'), Type.Literal('AllNamespaces')]),
+    environments: Type.Optional(Type.Array(Type.String(), { description: 'Only plans into these; all when absent.' })),
+    stoppedBy: Type.Optional(Type.String({ description: 'The authenticated identity that stopped the line.' })),
+    source: Type.Optional(
+      Type.Object({
+        kind: Type.Union([Type.Literal('Person'), Type.Literal('Alert')]),
+        alert: Type.Optional(Type.String()),
+        fingerprint: Type.Optional(Type.String()),
+      }),
+    ),
+    since: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { $id: 'LineStop' },
+);
+export const LineStopList = ListOf(LineStopView, 'LineStopList');
+export const LiftResult = Type.Object(
+  { lifted: Type.String({ description: 'The LineStop deleted, <namespace>/<name>.' }) },
+  { $id: 'LiftResult' },
+);
+export type LineStopView = Static<typeof LineStopView>;
+export type LineStopList = Static<typeof LineStopList>;
+export type LiftResult = Static<typeof LiftResult>;
+
+/** What the Alertmanager receiver did with each alert of a notification. */
+export const AlertReceipt = Type.Object(
+  {
+    stopped: Type.Array(Type.String(), { description: 'LineStops created, <namespace>/<name>.' }),
+    lifted: Type.Array(Type.String(), { description: 'LineStops deleted on resolved alerts.' }),
+    unchanged: Type.Array(Type.String(), {
+      description: 'Repeats: the stop already existed, or was already lifted (by a person).',
+    }),
+    ignored: Type.Array(Type.Object({ fingerprint: Type.String(), why: Type.String() })),
+  },
+  { $id: 'AlertReceipt' },
+);
+export type AlertReceipt = Static<typeof AlertReceipt>;

@@ -30,6 +30,8 @@ export interface PromotionDeps {
   journalLingerMs?: number;
   /** Attempts for transient failures (registry down, git push) before an app is marked Failed. */
   maxAttempts?: number;
+  /** Where LineStops with scope AllNamespaces stop every namespace (policy/lineStop.ts); none when absent. */
+  lineStopNamespace?: string;
   /**
    * Fencing: throws unless this replica still holds the lease within its renew deadline and (when
    * sharded) its shard still owns `namespace`. Called right before every side effect (status

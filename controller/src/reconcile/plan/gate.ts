@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { PlanGate } from '@kpromo/api';
+import { stopsHolding } from '../../policy/lineStop.js';
 import { type Hold, planGate } from '../planGate.js';
 import { iso } from '../time.js';
 import type { ReconcileOutcome } from './deps.js';
@@ -22,6 +23,7 @@ function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
     deps.cache.getEnvironment(namespace, plan.spec.to),
     deps.cache,
     now(),
+    stopsHolding(deps.cache.lineStops(), { namespace, environment: plan.spec.to }, deps.lineStopNamespace),
   );
   const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
   for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
@@ -72,11 +74,11 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
 }
 
 /** Reasons a started plan holds its apps that have not started yet. */
-const MID_RUN_HOLDS: ReadonlySet<Hold['reason']> = new Set(['AwaitingApproval', 'Frozen']);
+const MID_RUN_HOLDS: ReadonlySet<Hold['reason']> = new Set(['AwaitingApproval', 'Frozen', 'LineStopped']);
 
 /**
  * A started plan: the gate again, against the stage's policy now. When the stage no longer lets the
- * plan run (approvers added, a freeze window began), apps in flight finish but Pending ones wait,
+ * plan run (approvers added, a freeze window began, the line stopped), apps in flight finish but Pending ones wait,
  * each with the reason; they go on once the gate opens again. Soak time is a condition of the start
  * only. Returns the hold, undefined when nothing holds.
  */

@@ -150,6 +150,9 @@ app.kubernetes.io/component: exporter
 {{- end -}}
 {{- $_ := set $cfg "shard" $shard -}}
 {{- end -}}
+{{- if $c.lineStopNamespace -}}
+{{- $_ := set $cfg "lineStopNamespace" $c.lineStopNamespace -}}
+{{- end -}}
 {{- if $c.tracing.otlpEndpoint -}}
 {{- $_ := set $cfg "tracing" (dict "otlpEndpoint" $c.tracing.otlpEndpoint) -}}
 {{- end -}}
@@ -167,6 +170,10 @@ app.kubernetes.io/component: exporter
 - apiGroups: [promotions.kpromo.dev]
   resources: [applications, environments, promotionflows, notifications]
   verbs: [get, list, watch]
+- apiGroups: [promotions.kpromo.dev]
+  # Stop the line: watched to hold plans; created/deleted for callers RBAC allowed, and for Alertmanager.
+  resources: [linestops]
+  verbs: [get, list, watch, create, delete]
 - apiGroups: [promotions.kpromo.dev]
   # create/patch: automatic plans, and the plans and approvals of people RBAC allowed (checked as them
   # with SubjectAccessReview); automate: label automatic plans, write status, record another user

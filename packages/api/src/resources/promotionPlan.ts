@@ -115,6 +115,17 @@ export const PlanGate = Type.Object({
   eligibleAt: Type.Optional(
     Type.String({ format: 'date-time', description: 'When every candidate has soaked long enough in the source.' }),
   ),
+  lineStopped: Type.Optional(
+    Type.Object(
+      {
+        lineStop: Type.String({ description: 'The LineStop holding the plan, <namespace>/<name>.' }),
+        reason: Type.String(),
+        stoppedBy: Type.Optional(Type.String()),
+        overriddenBy: Type.Optional(Type.String({ description: 'The override-freeze approver a hotfix runs under.' })),
+      },
+      { description: 'The line is stopped for this plan (a LineStop); absent when it runs.' },
+    ),
+  ),
 });
 
 export const APP_PHASES = ['Pending', 'Copying', 'Writing', 'RollingOut', 'Succeeded', 'Failed', 'RolledBack'] as const;

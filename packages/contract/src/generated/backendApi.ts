@@ -754,6 +754,15 @@ export interface components {
                      * @description When every candidate has soaked long enough in the source.
                      */
                     eligibleAt?: string;
+                    /** @description The line is stopped for this plan (a LineStop); absent when it runs. */
+                    lineStopped?: {
+                        /** @description The LineStop holding the plan, <namespace>/<name>. */
+                        lineStop: string;
+                        reason: string;
+                        stoppedBy?: string;
+                        /** @description The override-freeze approver a hotfix runs under. */
+                        overriddenBy?: string;
+                    };
                 };
                 /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */
                 contentDigest?: string;

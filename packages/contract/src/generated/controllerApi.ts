@@ -188,10 +188,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/linestops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** LineStops (the line is stopped: no plan starts, running plans start no further app) in namespaces where the caller may list them. */
+        get: operations["listLineStops"];
+        put?: never;
+        /** Stops the line as the caller (RBAC create on linestops), recording the caller as stoppedBy. scope AllNamespaces stops every namespace when made in the controller's lineStopNamespace. */
+        post: operations["stopLine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/linestops/{namespace}/{name}/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lifts a LineStop as the caller (RBAC delete on linestops): held plans go on. */
+        post: operations["liftLineStop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/alertmanager": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Alertmanager webhook receiver: firing alerts labelled kpromo_stop_line="true" stop the line (in kpromo_namespace, or every namespace from lineStopNamespace), resolved ones lift it when lineStopAlerts.liftOnResolve is set; authorised as the caller (Alertmanager's bearer token) like every other door. */
+        post: operations["receiveAlerts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AlertReceipt: {
+            /** @description LineStops created, <namespace>/<name>. */
+            stopped: string[];
+            /** @description LineStops deleted on resolved alerts. */
+            lifted: string[];
+            /** @description Repeats: the stop already existed, or was already lifted (by a person). */
+            unchanged: string[];
+            ignored: {
+                fingerprint: string;
+                why: string;
+            }[];
+        };
         ApplicationList: {
             items: components["schemas"]["ApplicationView"][];
             /** @description Token for the next page; absent on the last page. */
@@ -543,6 +607,34 @@ export interface components {
             /** @description org.opencontainers.image.url: URL to find more information on the image. Written by whoever built the image: clients must check it before linking to it. */
             url?: string;
         };
+        LiftResult: {
+            /** @description The LineStop deleted, <namespace>/<name>. */
+            lifted: string;
+        };
+        LineStop: {
+            namespace: string;
+            name: string;
+            reason: string;
+            scope: "Namespace" | "AllNamespaces";
+            /** @description Only plans into these; all when absent. */
+            environments?: string[];
+            /** @description The authenticated identity that stopped the line. */
+            stoppedBy?: string;
+            source?: {
+                kind: "Person" | "Alert";
+                alert?: string;
+                fingerprint?: string;
+            };
+            /** Format: date-time */
+            since?: string;
+        };
+        LineStopList: {
+            items: components["schemas"]["LineStop"][];
+            /** @description Token for the next page; absent on the last page. */
+            continue?: string;
+            /** @description Items matching the filters, over all pages. */
+            total?: number;
+        };
         PlanList: {
             items: components["schemas"]["PromotionPlan"][];
             /** @description Token for the next page; absent on the last page. */
@@ -688,6 +780,15 @@ export interface components {
                      * @description When every candidate has soaked long enough in the source.
                      */
                     eligibleAt?: string;
+                    /** @description The line is stopped for this plan (a LineStop); absent when it runs. */
+                    lineStopped?: {
+                        /** @description The LineStop holding the plan, <namespace>/<name>. */
+                        lineStop: string;
+                        reason: string;
+                        stoppedBy?: string;
+                        /** @description The override-freeze approver a hotfix runs under. */
+                        overriddenBy?: string;
+                    };
                 };
                 /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */
                 contentDigest?: string;
@@ -1517,6 +1618,302 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResourceActionResult"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (exists, already approved). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLineStops: {
+        parameters: {
+            query?: {
+                namespace?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineStopList"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    stopLine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    namespace?: string;
+                    name?: string;
+                    reason: string;
+                    /** @enum {string} */
+                    scope?: "Namespace" | "AllNamespaces";
+                    environments?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineStop"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (exists, already approved). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    liftLineStop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                namespace: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiftResult"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or the caller may not read it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (exists, already approved). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveAlerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    version?: string;
+                    /** @enum {string} */
+                    status?: "firing" | "resolved";
+                    receiver?: string;
+                    alerts: {
+                        /** @enum {string} */
+                        status: "firing" | "resolved";
+                        labels: {
+                            [key: string]: string;
+                        };
+                        annotations?: {
+                            [key: string]: string;
+                        };
+                        fingerprint: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertReceipt"];
                 };
             };
             /** @description Invalid input; the message names every bad field. */

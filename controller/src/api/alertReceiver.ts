@@ -1,0 +1,123 @@
+import type { AlertmanagerWebhookBody, AlertReceipt } from '@kpromo/contract';
+import type { Caller } from '../auth/identity.js';
+import { ApiError } from './apiError.js';
+import type { ApiContext } from './context.js';
+import { liftLineStop, stopLine } from './lineStops.js';
+
+/** How alerts stop the line (config `lineStopAlerts`). */
+export interface LineStopAlertSettings {
+  /** An alert stops the line when this label is "true". */
+  label: string;
+  /** A resolved alert lifts the LineStop its firing created. */
+  liftOnResolve: boolean;
+  /** Where a stop without a `kpromo_namespace` label goes (scope AllNamespaces); none: such alerts are ignored. */
+  lineStopNamespace?: string;
+}
+
+/** Labels an alert may carry to aim the stop (Prometheus label names: no dots or dashes). */
+export const NAMESPACE_LABEL = 'kpromo_namespace';
+export const ENVIRONMENT_LABEL = 'kpromo_environment';
+
+type Alert = AlertmanagerWebhookBody['alerts'][number];
+
+export type AlertAction =
+  | {
+      op: 'stop';
+      namespace: string;
+      name: string;
+      reason: string;
+      scope: 'Namespace' | 'AllNamespaces';
+      environments?: string[];
+      alert: string;
+      fingerprint: string;
+    }
+  | { op: 'lift'; namespace: string; name: string; fingerprint: string }
+  | { op: 'ignore'; fingerprint: string; why: string };
+
+/** One LineStop per alert: its name follows from Alertmanager's fingerprint, so repeats are idempotent. */
+export const alertStopName = (fingerprint: string) => `alert-${fingerprint.toLowerCase()}`;
+
+/**
+ * Pure: what each alert of an Alertmanager notification asks for. Firing alerts carrying the label
+ * stop the line in their `kpromo_namespace` (or everywhere, from the line-stop namespace); resolved
+ * ones lift it when so configured; everything else is ignored with the reason.
+ */
+export function alertActions(body: AlertmanagerWebhookBody, s: LineStopAlertSettings): AlertAction[] {
+  return body.alerts.map((a: Alert): AlertAction => {
+    const fingerprint = a.fingerprint;
+    if (a.labels[s.label] !== 'true') return { op: 'ignore', fingerprint, why: `no label ${s.label}="true"` };
+    const ns = a.labels[NAMESPACE_LABEL];
+    const namespace = ns || s.lineStopNamespace;
+    if (!namespace)
+      return {
+        op: 'ignore',
+        fingerprint,
+        why: `no ${NAMESPACE_LABEL} label, and no lineStopNamespace is configured for stops of every namespace`,
+      };
+    const name = alertStopName(fingerprint);
+    if (a.status === 'resolved')
+      return s.liftOnResolve
+        ? { op: 'lift', namespace, name, fingerprint }
+        : { op: 'ignore', fingerprint, why: 'resolved; lineStopAlerts.liftOnResolve is off, a person lifts the stop' };
+    const alert = a.labels.alertname ?? 'alert';
+    const summary = a.annotations?.summary ?? a.annotations?.description;
+    const env = a.labels[ENVIRONMENT_LABEL];
+    return {
+      op: 'stop',
+      namespace,
+      name,
+      reason: `alert ${alert}${summary ? `: ${summary}` : ''}`.slice(0, 1024),
+      scope: ns ? 'Namespace' : 'AllNamespaces',
+      ...(env ? { environments: [env] } : {}),
+      alert,
+      fingerprint,
+    };
+  });
+}
+
+/**
+ * Applies an Alertmanager notification as the authenticated caller (Alertmanager's own identity,
+ * from the bearer token of its webhook config): each stop and lift is authorised as that caller,
+ * like any other door. A LineStop that already exists is a repeat; one already gone was lifted by a
+ * person, which the resolved alert does not fight. A refusal makes the whole answer a 403, so that
+ * Alertmanager's log shows it.
+ */
+export async function receiveAlerts(
+  ctx: ApiContext,
+  caller: Caller,
+  body: AlertmanagerWebhookBody,
+  s: LineStopAlertSettings,
+): Promise<AlertReceipt> {
+  const out: AlertReceipt = { stopped: [], lifted: [], unchanged: [], ignored: [] };
+  const refused: string[] = [];
+  for (const a of alertActions(body, s)) {
+    if (a.op === 'ignore') {
+      out.ignored.push({ fingerprint: a.fingerprint, why: a.why });
+      continue;
+    }
+    const ref = `${a.namespace}/${a.name}`;
+    try {
+      if (a.op === 'stop') {
+        await stopLine(ctx, caller, {
+          namespace: a.namespace,
+          name: a.name,
+          reason: a.reason,
+          scope: a.scope,
+          environments: a.environments,
+          source: { kind: 'Alert', alert: a.alert, fingerprint: a.fingerprint },
+        });
+        out.stopped.push(ref);
+      } else {
+        await liftLineStop(ctx, caller, a.namespace, a.name);
+        out.lifted.push(ref);
+      }
+    } catch (e) {
+      if (e instanceof ApiError && ((a.op === 'stop' && e.status === 409) || (a.op === 'lift' && e.status === 404)))
+        out.unchanged.push(ref);
+      else if (e instanceof ApiError && e.status === 403) refused.push(e.message);
+      else throw e;
+    }
+  }
+  if (refused.length) throw new ApiError(403, refused.join('; '));
+  return out;
+}
