@@ -292,6 +292,36 @@ describe('kpromo (the built CLI) against the local clusters', () => {
     );
   });
 
+  it('line stop, list and lift as yourself; a viewer may not stop the line (exit 3)', async () => {
+    const denied = await kpromo(['line', 'stop', '--reason', 'let me'], viewerKubeconfig);
+    expect(denied.code, denied.stderr).toBe(3);
+    expect(oneLineError(denied)).toBe(
+      `error: forbidden: system:serviceaccount:${NS}:cli-viewer may not create linestops in namespace ${NS} (Kubernetes RBAC)`,
+    );
+    const stop = await kpromo(['line', 'stop', '--reason', 'INC-7: payments down', '--name', 'inc-7', '-n', NS]);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toContain(`The line is stopped in namespace ${NS} by kpromo-admin: LineStop ${NS}/inc-7.`);
+    const json = await kpromo(['line', 'list', '-n', NS, '-o', 'json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout).items).toEqual([
+      expect.objectContaining({
+        name: 'inc-7',
+        reason: 'INC-7: payments down',
+        stoppedBy: 'kpromo-admin',
+        scope: 'Namespace',
+      }),
+    ]);
+    const table = await kpromo(['line', 'list', '-n', NS]);
+    expect(table.stdout).toMatch(/^NAME\s+SCOPE\s+ENVIRONMENTS\s+STOPPED BY\s+AGE\s+REASON$/m);
+    expect(table.stdout).toMatch(/^inc-7\s+Namespace\s+all\s+kpromo-admin\s+\S+\s+INC-7: payments down$/m);
+    const lift = await kpromo(['line', 'lift', 'inc-7', '-n', NS]);
+    expect(lift.code, lift.stderr).toBe(0);
+    expect(lift.stdout.trim()).toBe(`LineStop ${NS}/inc-7 lifted: held plans go on.`);
+    expect((await kpromo(['line', 'list', '-n', NS])).stdout.trim()).toBe(
+      `The line runs: no LineStop in namespace ${NS}.`,
+    );
+  });
+
   it('a user who may not read kpromo resources is forbidden (exit 3), told what the CLI needs', async () => {
     const r = await kpromo(['plan', 'list'], nobodyKubeconfig);
     expect(r.code, r.stderr).toBe(3);

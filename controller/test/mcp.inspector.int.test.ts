@@ -164,11 +164,14 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} CLI against the server`, () => {
         'diff',
         'dora',
         'history',
+        'line_stops',
         'list',
         'plan',
         'promote',
+        'resume_line',
         'rollback',
         'state',
+        'stop_line',
       ]);
 
       const resources = (await inspect(era, ['--method', 'resources/list'])) as { resources: Array<{ uri: string }> };

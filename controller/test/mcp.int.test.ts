@@ -216,10 +216,22 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const c = await client(ro.url);
     const { tools } = await c.listTools();
     const by = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(Object.keys(by).sort()).toEqual(['diff', 'dora', 'history', 'list', 'plan', 'promote', 'rollback', 'state']);
-    for (const n of ['list', 'diff', 'state', 'history', 'dora'])
+    expect(Object.keys(by).sort()).toEqual([
+      'diff',
+      'dora',
+      'history',
+      'line_stops',
+      'list',
+      'plan',
+      'promote',
+      'resume_line',
+      'rollback',
+      'state',
+      'stop_line',
+    ]);
+    for (const n of ['list', 'diff', 'state', 'history', 'dora', 'line_stops'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
-    for (const n of ['promote', 'rollback'])
+    for (const n of ['promote', 'rollback', 'stop_line', 'resume_line'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(by.plan.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     for (const t of tools) {
@@ -488,11 +500,14 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       'diff',
       'dora',
       'history',
+      'line_stops',
       'list',
       'plan',
       'promote',
+      'resume_line',
       'rollback',
       'state',
+      'stop_line',
     ]);
     // namespace is mirrored into Mcp-Param-Namespace (SEP-2243) for gateways.
     const listTool = tools.find((t) => t.name === 'list')!;
@@ -1020,6 +1035,40 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     expect(hijack.status).toBe(403);
     expect(hijack.body).toMatch(/another user/);
+  });
+
+  // Last in this describe: a LineStop holds every plan of the namespace until it is lifted.
+  it('stop_line and resume_line: RBAC before confirmation, the caller recorded as the stopper; line_stops reads them', async () => {
+    const stopPath = `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/linestops/inc-9`;
+    const ro1 = await call(await client(ro.url), 'stop_line', { reason: 'INC-9' });
+    expect(text(ro1)).toMatch(/stop_line is refused: the MCP server runs in read-only mode/);
+    const nobody = await client(rw.url, NOBODY_TOKEN, { elicit: 'accept' });
+    const refused = await call(nobody, 'stop_line', { reason: 'INC-9', name: 'inc-9' });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toBe(
+      `forbidden: mcp-nobody-${RUN} may not create linestops in namespace ${NS} (Kubernetes RBAC)`,
+    );
+    const decliner = await client(rw.url, ADMIN_TOKEN, { elicit: 'decline' });
+    expect(text(await call(decliner, 'stop_line', { reason: 'INC-9', name: 'inc-9' }))).toMatch(
+      /not confirmed by the user \(decline\)/,
+    );
+    expect(await dev.getOrUndefined(stopPath)).toBeUndefined();
+
+    const c = await client(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
+    const stopped = ok<{ lineStop: { name: string; stoppedBy: string; reason: string } }>(
+      await call(c, 'stop_line', { reason: 'INC-9', name: 'inc-9' }),
+    );
+    expect(stopped.lineStop).toEqual(
+      expect.objectContaining({ name: 'inc-9', reason: 'INC-9', stoppedBy: `mcp-admin-${RUN}` }),
+    );
+    expect((await dev.get<{ spec: { stoppedBy: string } }>(stopPath)).spec.stoppedBy).toBe(`mcp-admin-${RUN}`);
+    await waitFor('line_stops lists inc-9', async () => {
+      const r = ok<{ items: Array<{ name: string }> }>(await call(c, 'line_stops', {}));
+      return r.items.some((i) => i.name === 'inc-9');
+    });
+    const resumed = ok<{ lifted: string }>(await call(c, 'resume_line', { name: 'inc-9' }));
+    expect(resumed.lifted).toBe(`${NS}/inc-9`);
+    expect(await dev.getOrUndefined(stopPath)).toBeUndefined();
   });
 });
 

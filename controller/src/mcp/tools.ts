@@ -34,6 +34,7 @@ import { name, nsArg } from './args.js';
 import { changeFeed } from './feed.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
 import { registerHistoryTools } from './historyTools.js';
+import { registerLineStopTools } from './lineStopTools.js';
 import { type FollowResult, followPlan } from './progress.js';
 import { clip, redactMap } from './redact.js';
 import { appLine, candidateLines, capped, planDetail, planLine } from './summary.js';
@@ -756,6 +757,8 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
 
   // ---- history / dora (read-only) ----
   registerHistoryTools(server, ctx, o);
+  // ---- stop the line: line_stops (read), stop_line and resume_line (write, confirmed) ----
+  registerLineStopTools(server, ctx, o, confirm);
 }
 
 function withAges(

@@ -858,7 +858,19 @@ describe('promotions backend plugin in a real test backend against the real cont
     try {
       expect(transport.sessionId).toBeTruthy();
       const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(tools).toEqual(['diff', 'dora', 'history', 'list', 'plan', 'promote', 'rollback', 'state']);
+      expect(tools).toEqual([
+        'diff',
+        'dora',
+        'history',
+        'line_stops',
+        'list',
+        'plan',
+        'promote',
+        'resume_line',
+        'rollback',
+        'state',
+        'stop_line',
+      ]);
       // Another principal cannot use this session.
       const hijack = await fetch(`${base}/api/promotions/mcp`, {
         method: 'POST',
