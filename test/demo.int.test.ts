@@ -2,14 +2,15 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { REPO_ROOT } from './cluster/paths.js';
-import { freePort } from './registry/registry.js';
 
 // The README's first command: `yarn demo` (here with --once and its own namespace/ports) must take a
 // newcomer from nothing to two completed promotions on the local clusters.
 it('yarn demo --once promotes the sample release dev -> stable -> prod', async () => {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    KPROMO_DEMO_REGISTRY_PORT: String(await freePort()),
+    // 0: the registries pick free ports themselves and pick again if one is taken before they bind
+    // (a port found free here could be taken by the files running beside this one).
+    KPROMO_DEMO_REGISTRY_PORT: '0',
     KPROMO_LOG_LEVEL: 'warn',
   };
   delete env.KUBECONFIG; // no kubeconfig given = local control plane mode

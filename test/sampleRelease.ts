@@ -17,7 +17,10 @@ export const APPS = ['checkout', 'cart', 'search', 'ledger'];
 
 export async function setUpSampleRelease(opts: {
   namespace: string;
-  /** dev registry on this port, the release registry (stable, prod) on the next one. */
+  /**
+   * dev registry on this port, the release registry (stable, prod) on the next one; 0: each on a
+   * free port of its own (tests running side by side must not name fixed ports).
+   */
   registryPort: number;
   /** Users (e.g. Backstage user refs) allowed to manage promotions here through Kubernetes RBAC. */
   users?: string[];
@@ -30,12 +33,12 @@ export async function setUpSampleRelease(opts: {
   const dir = join(stateDir(), '..', opts.label, NS);
   mkdirSync(dir, { recursive: true });
   const devRegistry = await startRegistry({
-    port: opts.registryPort,
+    port: opts.registryPort || undefined,
     storage: join(dir, 'registry-dev'),
     name: `${opts.label}-registry-dev`,
   });
   const releaseRegistry = await startRegistry({
-    port: opts.registryPort + 1,
+    port: opts.registryPort ? opts.registryPort + 1 : undefined,
     storage: join(dir, 'registry-release'),
     name: `${opts.label}-registry-release`,
   });
