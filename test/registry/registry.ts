@@ -24,17 +24,42 @@ export function registryBinary(): string {
   return bin;
 }
 
-/** A free loopback port (so concurrent test runs never collide). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports freePort hands out: below Linux's ephemeral range (ip_local_port_range, 32768-60999 by
+ * default), which the kernel uses for bind(0) and for the local end of every outgoing connection. A
+ * port picked there and handed to a process that binds it a moment later can meanwhile become the
+ * local port of some connection of the test files running beside this one (it happened); below it,
+ * only another explicit pick can take it, and picks are random over 12,000 ports.
+ */
+const PICK_FROM = 20_000;
+const PICK_TO = 32_000;
+const handedOut = new Set<number>();
+
+function listenOnce(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.once('error', () => resolve(undefined));
+    srv.listen(port, '127.0.0.1', () => {
       const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : undefined));
     });
   });
+}
+
+/** A free loopback port for a process to bind (so concurrent test runs and files never collide). */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = PICK_FROM + Math.floor(Math.random() * (PICK_TO - PICK_FROM));
+    if (handedOut.has(port)) continue;
+    if ((await listenOnce(port)) === port) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  const port = await listenOnce(0);
+  if (!port) throw new Error('no free loopback port');
+  return port;
 }
 
 export async function startRegistry(
