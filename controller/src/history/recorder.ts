@@ -14,6 +14,7 @@ const TRIGGERS: ReadonlySet<string> = new Set([
   'PlanComplete',
   'PlanIncomplete',
   'PlanRolledBack',
+  'VerificationFailed',
 ]);
 
 /** Image creation times per digest (never changes for a digest); bounded. */

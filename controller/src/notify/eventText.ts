@@ -24,6 +24,7 @@ const TONES: Record<ReleaseEvent['type'], EventTone> = {
   PlanComplete: 'success',
   PlanIncomplete: 'failure',
   PlanRolledBack: 'info',
+  VerificationFailed: 'failure',
 };
 
 /** Short form of a digest for chat (the full one is in the facts). */
@@ -49,6 +50,8 @@ export function summarizeEvent(e: ReleaseEvent): EventSummary {
         return `Plan ${plan} incomplete: ${route}`;
       case 'PlanRolledBack':
         return `Plan ${plan} rolled back in ${e.to}`;
+      case 'VerificationFailed':
+        return `${app ?? 'An application'} failed verification in ${e.to}`;
     }
   })();
   const facts = [

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import type { PromotionPlanSpec } from '@kpromo/api';
 
 /**
- * Pure: sha256 of what a plan promotes (flow, from, to, action, rollbackOf, candidates, requestedBy),
+ * Pure: sha256 of what a plan promotes (flow, from, to, action, rollbackOf, applications, candidates, requestedBy),
  * approvals excluded. Fields are laid out in a fixed order so the digest depends only on the content,
  * not on how a writer ordered its JSON. The controller stores it when a plan starts and refuses to go
  * on with content that differs: the CRD fixes the content at creation, and this holds even where an
  * older CRD without that rule is installed.
  */
 export function planContentDigest(spec: PromotionPlanSpec): string {
-  const content = [
+  const content: unknown[] = [
     spec.flow,
     spec.from,
     spec.to,
@@ -23,5 +23,7 @@ export function planContentDigest(spec: PromotionPlanSpec): string {
       c.to ? [c.to.tag ?? null, c.to.digest ?? null] : null,
     ]),
   ];
+  // Appended only when set, so plans created before the field existed keep their digest.
+  if (spec.applications) content.push(['applications', ...spec.applications]);
   return `sha256:${createHash('sha256').update(JSON.stringify(content)).digest('hex')}`;
 }

@@ -88,7 +88,15 @@ export function validatePlan(
     if (!original.status?.apps?.some((a) => a.written)) {
       return fail('NothingToRollBack', `plan ${s.rollbackOf} has not changed any application yet`);
     }
-    names = original.status.apps.filter((a) => a.written).map((a) => a.application);
+    const only = s.applications ? new Set(s.applications) : undefined;
+    names = original.status.apps
+      .filter((a) => a.written && (!only || only.has(a.application)))
+      .map((a) => a.application);
+    if (only && !names.length)
+      return fail(
+        'NothingToRollBack',
+        `plan ${s.rollbackOf} has not changed ${s.applications!.join(', ')} (spec.applications)`,
+      );
   } else {
     if (!s.candidates.length) return fail('NoCandidates', 'spec.candidates is empty; nothing to promote');
     names = s.candidates.map((c) => c.application);
@@ -207,7 +215,7 @@ export function planOutcome(
   return { phase: failed === 0 ? 'Complete' : 'Incomplete', succeeded, failed };
 }
 
-export const ACTIVE_APP_PHASES = new Set<AppProgress['phase']>(['Copying', 'Writing', 'RollingOut']);
+export const ACTIVE_APP_PHASES = new Set<AppProgress['phase']>(['Copying', 'Writing', 'RollingOut', 'Verifying']);
 
 /** Plans are served in this order when two want the same app+environment: older first, then by name. */
 function planOrder(a: PromotionPlan, b: PromotionPlan): number {
@@ -220,7 +228,7 @@ function planOrder(a: PromotionPlan, b: PromotionPlan): number {
 /**
  * Pure: the other plan that holds `application` in the same Environment now, if any. Only one
  * non-terminal approved plan may promote an app into an environment at a time:
- * - a plan whose app is already in flight (Copying/Writing/RollingOut) holds it;
+ * - a plan whose app is already in flight (Copying/Writing/RollingOut/Verifying) holds it;
  * - a plan this process saw start the app (`claims`, keyed by {@link claimKey}) holds it while its
  *   status does not show the app finished (closes the window before our own status write is cached);
  * - among plans that have not started the app yet, the older plan (creationTimestamp, then name) goes first.

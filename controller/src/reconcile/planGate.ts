@@ -5,6 +5,7 @@ import { parseDuration } from '../policy/duration.js';
 import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
 import { lineStopMessage } from '../policy/lineStop.js';
 import { soakGate } from '../policy/soak.js';
+import { soakingSince, verifiedAt } from '../verification/verifiedSince.js';
 import { AUTO_LABEL } from './autoPromote.js';
 import { iso } from './time.js';
 
@@ -27,7 +28,8 @@ export function planGate(
   plan: PromotionPlan,
   flow: PromotionFlow | undefined,
   toEnv: Environment | undefined,
-  cache: Pick<CacheView, 'getApplication'>,
+  /** getPlan and plans: automatic rollbacks and verified soak times (neither without them). */
+  cache: Pick<CacheView, 'getApplication'> & Partial<Pick<CacheView, 'getPlan' | 'plans'>>,
   now: Date,
   stops: readonly LineStop[] = [],
 ): { gate: PlanGate; hold?: Hold } {
@@ -40,7 +42,11 @@ export function planGate(
   // controller, set the automatic label).
   const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !isRollback;
   const v = evaluateApprovals({
-    mode: automatic && stageApprovalMode(flow?.spec.approval, stage?.approval) === 'auto' ? 'auto' : 'manual',
+    mode:
+      (automatic && stageApprovalMode(flow?.spec.approval, stage?.approval) === 'auto') ||
+      automaticRollback(plan, cache)
+        ? 'auto'
+        : 'manual',
     approvers: stage?.approvers,
     approvals,
     requestedBy: plan.spec.requestedBy,
@@ -110,7 +116,11 @@ export function planGate(
     const fromVersions = new Map(
       plan.spec.candidates.map((c) => {
         const app = cache.getApplication(ns, c.application);
-        return [c.application, app?.status?.versions?.find((x) => x.environment === plan.spec.from)] as const;
+        const v = app?.status?.versions?.find((x) => x.environment === plan.spec.from);
+        return [
+          c.application,
+          soakingSince(v, verifiedAt(cache.plans?.(ns) ?? [], c.application, plan.spec.from, v?.digest)),
+        ] as const;
       }),
     );
     const s = soakGate({
@@ -133,4 +143,19 @@ export function planGate(
       };
   }
   return { gate };
+}
+
+/**
+ * Whether `plan` is the rollback a failed verification made the controller create: labelled
+ * automatic (admission lets only the controller set that label) and named, with its uid once known,
+ * in the reverted plan's status (only the controller writes status). It runs without approval: the
+ * stage's onFailure policy, written by the flow's owners, is the approval.
+ */
+export function automaticRollback(plan: PromotionPlan, cache: Partial<Pick<CacheView, 'getPlan'>>): boolean {
+  if ((plan.spec.action ?? 'promote') !== 'rollback' || plan.metadata.labels?.[AUTO_LABEL] !== 'true') return false;
+  if (!plan.spec.rollbackOf) return false;
+  const original = cache.getPlan?.(plan.metadata.namespace ?? 'default', plan.spec.rollbackOf);
+  return !!original?.status?.automaticRollbacks?.some(
+    (a) => a.plan === plan.metadata.name && (!a.planUID || a.planUID === plan.metadata.uid),
+  );
 }

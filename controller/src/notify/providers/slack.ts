@@ -53,7 +53,12 @@ const ICONS: Record<EventSummary['tone'], string> = {
 };
 
 /** Terminal plan events are also shown in the channel, not only in the thread. */
-const BROADCAST = new Set<ReleaseEvent['type']>(['PlanComplete', 'PlanIncomplete', 'PlanRolledBack']);
+const BROADCAST = new Set<ReleaseEvent['type']>([
+  'PlanComplete',
+  'PlanIncomplete',
+  'PlanRolledBack',
+  'VerificationFailed',
+]);
 
 /**
  * Pure: the Block Kit message of one event. A thread reply has no header block (the root carries

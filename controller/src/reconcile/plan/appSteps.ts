@@ -4,9 +4,14 @@ import { builtinDeliveryMethods } from '../../delivery/registry.js';
 import { registryEndpoint } from '../../extension/credentials.js';
 import type { DeliveryResult } from '../../extension/deliveryMethod.js';
 import { PermanentAppError } from '../../extension/errors.js';
+import { defaultEgress } from '../../net/guardedFetch.js';
 import { checkRollout } from '../../rollout/watchRollout.js';
 import { registryRepository } from '../../util/imageRef.js';
+import { measureRound } from '../../verification/measure.js';
+import { type VerificationSettings, verificationFor } from '../../verification/settings.js';
+import { failedCheck, foldMeasurements, startVerification, verificationSummary } from '../../verification/verdict.js';
 import { claimKey, type ResolvedPlan } from '../planDecisions.js';
+import { automaticRollback } from '../planGate.js';
 import { renderTag } from '../tagTemplate.js';
 import { iso } from '../time.js';
 import type { PlanRun } from './run.js';
@@ -25,7 +30,7 @@ export interface AppStep {
 
 /**
  * Advances one app as far as it can go now: Pending -> Copying -> Writing -> RollingOut ->
- * Succeeded|Failed. Each step stores its intent before its side effect and its result right after,
+ * [Verifying ->] Succeeded|Failed. Each step stores its intent before its side effect and its result right after,
  * so a step is skipped once done (`copied`, `written`). Returns a requeue delay while a rollout is
  * in progress.
  */
@@ -38,6 +43,7 @@ export async function advanceApp(c: AppStep): Promise<number | undefined> {
   if (ap.phase === 'Writing' && ap.written) ap.phase = 'RollingOut';
   if (ap.phase === 'RollingOut')
     return c.run.span('promote.rollout', { 'kpromo.app': ap.application }, () => verdict(c));
+  if (ap.phase === 'Verifying') return c.run.span('promote.verify', { 'kpromo.app': ap.application }, () => verify(c));
   return undefined;
 }
 
@@ -62,6 +68,21 @@ async function chooseTarget(c: AppStep): Promise<void> {
     ap.targetTag = orig.previous.tag;
     ap.digest = orig.previous.digest;
     ap.copied = true; // the previous image is already in the target registry
+    // An automatic rollback never fights a person: when the app runs neither what the plan
+    // deployed nor what it replaced, someone already acted, and it is left alone.
+    if (
+      automaticRollback(plan, deps.cache) &&
+      before.digest &&
+      before.digest !== orig.digest &&
+      before.digest !== orig.previous.digest
+    ) {
+      ap.phase = 'Failed';
+      ap.reason = 'ChangedSince';
+      ap.message = `left alone: ${ap.application} in ${plan.spec.to} now runs ${before.tag ?? before.digest}, neither what ${plan.spec.rollbackOf} deployed nor what it replaced; someone already acted`;
+      ap.finishedAt = iso(run.now());
+      await run.journal.save();
+      return;
+    }
   } else {
     const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
     ap.targetTag = renderTag(r.flow.spec.tagTemplate, {
@@ -197,7 +218,78 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     await progress(c, v.message, v.reason === 'Paused' ? 'Paused' : undefined);
     return Math.max(250, Math.min(left + 100, 15_000));
   }
+  if (v.state === 'Ready') {
+    // Rollbacks restore a known-good version: they are not held to the stage's evidence.
+    const settings = c.isRollback ? undefined : verificationFor(r.flow, app, r.toEnv.metadata.name);
+    if (settings) return startVerifying(c, settings, v.message);
+  }
   return finish(c, v.state === 'Ready' ? 'Succeeded' : 'Failed', v.reason, v.message);
+}
+
+/** Rolled out and healthy: the verification window starts now (stored before the first measurement). */
+async function startVerifying(c: AppStep, settings: VerificationSettings, rolledOut: string): Promise<number> {
+  const { run, ap } = c;
+  ap.phase = 'Verifying';
+  ap.verification = startVerification(settings, run.now());
+  ap.reason = undefined;
+  ap.message = `${rolledOut}; verifying ${settings.checks.length} check(s) until ${ap.verification.endsAt}`;
+  progressWrittenAt.delete(progressKey(c));
+  await run.journal.save();
+  run.announce.event('Normal', 'Verifying', `${ap.application}: ${ap.message}`);
+  return 0;
+}
+
+/**
+ * One round of the app's verification when it is due: measures the checks still running, folds the
+ * values into the status (the values are the evidence, stored every round) and ends the app when
+ * the verdict is in: Succeeded when every check passed, Failed (VerificationFailed or
+ * VerificationInconclusive) otherwise; the stage's onFailure then acts on the plan (onFailure.ts).
+ */
+async function verify(c: AppStep): Promise<number | undefined> {
+  const { run, r, app, ap } = c;
+  const { deps } = run;
+  const settings = verificationFor(r.flow, app, r.toEnv.metadata.name);
+  const progress = ap.verification;
+  if (!settings || !progress)
+    return finish(
+      c,
+      'Succeeded',
+      'VerificationRemoved',
+      'the stage and the application no longer define verification checks',
+    );
+  const now = run.now();
+  const due = progress.nextAt ? Date.parse(progress.nextAt) - now.getTime() : 0;
+  if (due > 0) return due;
+  const measured = await measureRound(settings, progress, {
+    env: r.toEnv,
+    app,
+    vars: {
+      application: app.metadata.name,
+      namespace: r.toEnv.spec.namespace,
+      environment: r.toEnv.metadata.name,
+      version: ap.targetTag ?? '',
+      ...(ap.previous?.tag ? { previousVersion: ap.previous.tag } : {}),
+      digest: ap.digest ?? '',
+    },
+    client: () => deps.clientFor(r.toEnv),
+    egress: deps.egress ?? defaultEgress(),
+    ...(run.signal ? { signal: run.signal } : {}),
+  });
+  const next = foldMeasurements(progress, settings, measured, run.now());
+  ap.verification = next;
+  if (next.verdict === 'Passed') return finish(c, 'Succeeded', 'Verified', `verified: ${verificationSummary(next)}`);
+  if (next.verdict === 'Failed' || next.verdict === 'Inconclusive') {
+    const f = failedCheck(next);
+    return finish(
+      c,
+      'Failed',
+      next.verdict === 'Failed' ? 'VerificationFailed' : 'VerificationInconclusive',
+      `verification failed: ${f?.message ?? verificationSummary(next)}`,
+    );
+  }
+  ap.message = `verifying until ${next.endsAt}: ${verificationSummary(next)}`;
+  await run.journal.save();
+  return Math.max(250, Date.parse(next.nextAt!) - run.now().getTime());
 }
 
 /** A rollout's progress message is written at most this often per app (each write is a status PUT). */
@@ -251,6 +343,15 @@ async function finish(
   if (ap.phase === 'Succeeded') {
     run.announce.event('Normal', 'AppPromoted', `${ap.application} runs ${ap.targetTag} in ${plan.spec.to}`);
     run.announce.notify('AppPromoted', { application: ap.application, tag: ap.targetTag, digest: ap.digest });
-  } else run.announce.appFailed(ap);
+  } else {
+    run.announce.appFailed(ap);
+    if (ap.verification && ap.reason?.startsWith('Verification'))
+      run.announce.notify('VerificationFailed', {
+        application: ap.application,
+        tag: ap.targetTag,
+        digest: ap.digest,
+        message: `${ap.message} (onFailure: ${ap.verification.onFailure ?? 'stop'})`,
+      });
+  }
   return undefined;
 }

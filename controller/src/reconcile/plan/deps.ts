@@ -5,6 +5,7 @@ import type { DeliveryMethods, WorkloadKinds } from '../../extension/plugin.js';
 import type { CacheView } from '../../kube/cacheView.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { KubeRest } from '../../kube/rest.js';
+import type { Egress } from '../../net/guardedFetch.js';
 import type { CopyImageRequest, CopyImageResult, RegistryEndpoint } from '../../oci/copyImage.js';
 
 /** Registry endpoint as the OCI module takes it. */
@@ -47,6 +48,8 @@ export interface PromotionDeps {
   span?<T>(name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
   /** Delivery methods by `spec.delivery.method` (built-ins and plugins); the built-ins when absent. */
   deliveryMethods?: DeliveryMethods;
+  /** SSRF guard for verification queries and http checks; the process default (configured by the runtime) when absent. */
+  egress?: Egress;
   /** Rollout judges by workload kind (built-ins and plugins); the built-ins when absent. */
   workloadKinds?: WorkloadKinds;
 }

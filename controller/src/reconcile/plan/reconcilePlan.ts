@@ -8,6 +8,7 @@ import type { PromotionDeps, ReconcileOutcome } from './deps.js';
 import { concludePass } from './finish.js';
 import { holdAtGate, holdMidRun } from './gate.js';
 import { stopInvalidPlan } from './invalid.js';
+import { actOnVerificationFailures } from './onFailure.js';
 import { type PlanRun, planRun } from './run.js';
 import { startPlan } from './start.js';
 
@@ -19,7 +20,8 @@ import { startPlan } from './start.js';
  * workload events and at `requeueAfterMs`).
  *
  * Phases: gate (not started: approvals, freezes, soak) -> validate (references, delivery) -> start
- * -> advance the apps that may move -> conclude (requeue, or the plan's outcome).
+ * -> advance the apps that may move -> act on failed verifications (onFailure.ts) -> conclude
+ * (requeue, or the plan's outcome).
  */
 export async function reconcilePlan(
   deps: PromotionDeps,
@@ -87,6 +89,7 @@ async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<Reconci
     await startPlan(run, r, isRollback, content);
   }
   const pass = await advanceApps(run, r, isRollback, held);
+  await actOnVerificationFailures(run, isRollback);
   return concludePass(run, r, isRollback, pass);
 }
 

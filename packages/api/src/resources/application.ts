@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ImageVersion, Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
+import { ApplicationVerification } from './verification.js';
 
 /** Workload kinds the controller judges (one verdict module each, controller/src/rollout/kinds/). */
 export const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Rollout', 'CronJob', 'Job'] as const;
@@ -72,6 +73,7 @@ export const ApplicationSpec = Type.Object({
   }),
   workloads: Type.Array(WorkloadRef, { minItems: 1, description: 'Workloads running this image.' }),
   healthChecks: Type.Optional(Type.Array(HealthCheck)),
+  verification: Type.Optional(ApplicationVerification),
   relatedResources: Type.Optional(Type.Array(RelatedResource)),
   links: Type.Optional(
     Type.Array(Type.Object({ title: Type.String({ minLength: 1 }), url: Type.String({ pattern: '^https?://' }) })),

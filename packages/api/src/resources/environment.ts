@@ -175,6 +175,21 @@ export const EnvironmentSpec = Type.Object({
   freezeWindows: Type.Optional(
     Type.Array(FreezeWindow, { maxItems: 32, description: 'Freezes for every flow promoting into this environment.' }),
   ),
+  metrics: Type.Optional(
+    Type.Object(
+      {
+        prometheus: Type.Object({
+          url: Type.String({
+            pattern: '^https?://',
+            maxLength: 2048,
+            description:
+              'Base URL of the Prometheus (or compatible query API) that sees this environment, e.g. http://prometheus.monitoring:9090. Verification queries go to <url>/api/v1/query through the egress guard (internal addresses need egress.allowedCidrs).',
+          }),
+        }),
+      },
+      { description: 'Where verification checks of promotions into this environment measure.' },
+    ),
+  ),
 });
 
 export const EnvironmentStatus = Type.Object({

@@ -9,6 +9,7 @@ export const NOTIFICATION_EVENTS = [
   'PlanComplete',
   'PlanIncomplete',
   'PlanRolledBack',
+  'VerificationFailed',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

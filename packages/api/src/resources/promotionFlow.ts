@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
 import { AutoPromotion, Duration, FreezeWindow, RequiredApprovers } from './policy.js';
+import { Verification } from './verification.js';
 
 export const Stage = Type.Object({
   environment: Name('Environment name.'),
@@ -13,9 +14,12 @@ export const Stage = Type.Object({
   approvers: Type.Optional(RequiredApprovers),
   autoPromotion: Type.Optional(AutoPromotion),
   requiredSoakTime: Type.Optional(
-    Duration('A candidate must have run Healthy in the previous stage this long before it is promoted here.'),
+    Duration(
+      'A candidate must have run Healthy in the previous stage this long before it is promoted here; when it was promoted there with verification, the time counts from the end of that verification.',
+    ),
   ),
   freezeWindows: Type.Optional(Type.Array(FreezeWindow, { maxItems: 32 })),
+  verification: Type.Optional(Verification),
 });
 
 export const ApplicationSelector = Type.Object({

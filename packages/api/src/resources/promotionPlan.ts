@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ImageVersion, Name, StatusBase, StringEnum } from '../schemaHelpers.js';
+import { AutomaticRollback, VerificationProgress } from './verification.js';
 
 export const Candidate = Type.Object({
   application: Name('Application name.'),
@@ -49,6 +50,12 @@ export const PromotionPlanSpec = Type.Object(
       }),
     ),
     rollbackOf: Type.Optional(Name('Plan whose changes this plan reverts (action=rollback).')),
+    applications: Type.Optional(
+      Type.Array(Name('Application name'), {
+        maxItems: 500,
+        description: 'action=rollback only: restore just these applications (default: every one rollbackOf changed).',
+      }),
+    ),
     candidates: Type.Array(Candidate, {
       description: 'Release candidates. Empty for a rollback plan.',
       maxItems: 500,
@@ -75,11 +82,15 @@ export const PromotionPlanSpec = Type.Object(
         message: 'rollbackOf is required when action is rollback',
       },
       {
+        rule: "!has(self.applications) || (has(self.action) && self.action == 'rollback')",
+        message: 'applications is for rollback plans only',
+      },
+      {
         // Unconditional: an automatic plan (no approvals) or a pending one is as fixed as an
         // approved one, so nobody can retarget or swap a digest under an approval or mid-run.
-        rule: `self.flow == oldSelf.flow && self.from == oldSelf.from && self.to == oldSelf.to && self.candidates == oldSelf.candidates && ${same('action')} && ${same('rollbackOf')} && ${same('requestedBy')}`,
+        rule: `self.flow == oldSelf.flow && self.from == oldSelf.from && self.to == oldSelf.to && self.candidates == oldSelf.candidates && ${same('action')} && ${same('rollbackOf')} && ${same('applications')} && ${same('requestedBy')}`,
         message:
-          'the content of a plan (flow, from, to, action, rollbackOf, candidates, requestedBy) is fixed at creation; only approvals are appended. Create a new plan for a changed release',
+          'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) is fixed at creation; only approvals are appended. Create a new plan for a changed release',
       },
       {
         rule: '!has(oldSelf.approvals) || oldSelf.approvals.all(o, has(self.approvals) && self.approvals.exists(a, a == o))',
@@ -128,7 +139,16 @@ export const PlanGate = Type.Object({
   ),
 });
 
-export const APP_PHASES = ['Pending', 'Copying', 'Writing', 'RollingOut', 'Succeeded', 'Failed', 'RolledBack'] as const;
+export const APP_PHASES = [
+  'Pending',
+  'Copying',
+  'Writing',
+  'RollingOut',
+  'Verifying',
+  'Succeeded',
+  'Failed',
+  'RolledBack',
+] as const;
 export const AppPhase = StringEnum(APP_PHASES);
 /** App phases after which the plan never touches the app again. */
 export const TERMINAL_APP_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed', 'RolledBack']);
@@ -155,6 +175,7 @@ export const AppProgress = Type.Object({
   written: Type.Optional(Type.Boolean()),
   commit: Type.Optional(Type.String({ description: 'Git commit written for this app, if any.' })),
   attempts: Type.Optional(Type.Integer({ minimum: 0 })),
+  verification: Type.Optional(VerificationProgress),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
 });
@@ -175,10 +196,16 @@ export const PromotionPlanStatus = Type.Object({
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   completedAt: Type.Optional(Type.String({ format: 'date-time' })),
   gate: Type.Optional(PlanGate),
+  automaticRollbacks: Type.Optional(
+    Type.Array(AutomaticRollback, {
+      maxItems: 500,
+      description: 'Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease).',
+    }),
+  ),
   contentDigest: Type.Optional(
     Type.String({
       description:
-        'sha256 of the plan content (flow, from, to, action, rollbackOf, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs.',
+        'sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs.',
     }),
   ),
 });

@@ -678,6 +678,8 @@ export interface components {
                 action: "promote" | "rollback";
                 /** @description Plan whose changes this plan reverts (action=rollback). */
                 rollbackOf?: string;
+                /** @description action=rollback only: restore just these applications (default: every one rollbackOf changed). */
+                applications?: string[];
                 /** @description Release candidates. Empty for a rollback plan. */
                 candidates: {
                     /** @description Application name. */
@@ -726,7 +728,7 @@ export interface components {
                     /** @description Application name. */
                     application: string;
                     /** @enum {string} */
-                    phase: "Pending" | "Copying" | "Writing" | "RollingOut" | "Succeeded" | "Failed" | "RolledBack";
+                    phase: "Pending" | "Copying" | "Writing" | "RollingOut" | "Verifying" | "Succeeded" | "Failed" | "RolledBack";
                     reason?: string;
                     message?: string;
                     targetTag?: string;
@@ -742,6 +744,50 @@ export interface components {
                     /** @description Git commit written for this app, if any. */
                     commit?: string;
                     attempts?: number;
+                    verification?: {
+                        /** @enum {string} */
+                        verdict: "Running" | "Passed" | "Failed" | "Inconclusive";
+                        /** Format: date-time */
+                        startedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description End of the window.
+                         */
+                        endsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Next measurement.
+                         */
+                        nextAt?: string;
+                        /** Format: date-time */
+                        finishedAt?: string;
+                        /** @enum {string} */
+                        onFailure?: "stop" | "rollbackApp" | "rollbackRelease";
+                        checks: {
+                            name: string;
+                            /** @enum {string} */
+                            kind: "prometheus" | "http" | "analysis";
+                            /** @description The query (or URL) as measured, placeholders replaced. */
+                            query?: string;
+                            /** @description What passes, in words, e.g. "≤ 0.05". */
+                            condition?: string;
+                            /** @enum {string} */
+                            verdict: "Running" | "Passed" | "Failed" | "Inconclusive";
+                            /** @description The latest measurements. */
+                            samples?: {
+                                /** Format: date-time */
+                                at: string;
+                                value?: number;
+                                baseline?: number;
+                                /** @description Absent: no data (does not count as a sample). */
+                                ok?: boolean;
+                            }[];
+                            /** @description Measurements with a value. */
+                            measured?: number;
+                            failures?: number;
+                            message?: string;
+                        }[];
+                    };
                     /** Format: date-time */
                     startedAt?: string;
                     /** Format: date-time */
@@ -790,7 +836,22 @@ export interface components {
                         overriddenBy?: string;
                     };
                 };
-                /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */
+                /** @description Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease). */
+                automaticRollbacks?: {
+                    /** @description The rollback PromotionPlan. */
+                    plan: string;
+                    planUID?: string;
+                    /** @enum {string} */
+                    scope: "app" | "release";
+                    /** @description The app whose verification failed. */
+                    application: string;
+                    /** @description The check that failed. */
+                    check: string;
+                    message: string;
+                    /** Format: date-time */
+                    at: string;
+                }[];
+                /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */
                 contentDigest?: string;
             };
         };

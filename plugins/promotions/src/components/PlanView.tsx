@@ -173,7 +173,7 @@ function progressOf(plan: PromotionPlan, app: string): AppProgress | undefined {
 export function progressAnnouncement(plan: PromotionPlan): string {
   const g = planProgress(plan);
   const done = g.apps.filter((a) => ['Succeeded', 'Failed', 'RolledBack'].includes(a.phase)).length;
-  const running = g.apps.find((a) => ['Copying', 'Writing', 'RollingOut'].includes(a.phase));
+  const running = g.apps.find((a) => ['Copying', 'Writing', 'RollingOut', 'Verifying'].includes(a.phase));
   return [
     `Plan ${plan.metadata.name}: ${g.phase}.`,
     g.total ? `${done} of ${g.total} applications done (${g.succeeded} succeeded, ${g.failed} failed).` : '',
