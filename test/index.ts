@@ -1,4 +1,5 @@
 export * from './alertmanager/alertmanager.js';
+export * from './prometheus/prometheus.js';
 export * from './argo/rollouts.js';
 export * from './cluster/cgroup.js';
 export * from './cluster/controlPlane.js';

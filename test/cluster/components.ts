@@ -4,6 +4,7 @@ import { ensureFluxApiCrds } from '../flux/apiCrds.js';
 import { ensureFluxBinaries } from '../flux/flux.js';
 import { ensureLlamaServer } from '../llm/llamaServer.js';
 import { ensureCollector } from '../otel/collector.js';
+import { ensurePrometheus } from '../prometheus/prometheus.js';
 import { kubectlPath } from './kubectl.js';
 import type { TestComponent } from './need.js';
 import { ensureBinaries, ensureHelm, ensureRegistry } from './paths.js';
@@ -27,6 +28,7 @@ export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent
   ['flux', 'Flux source- and kustomize-controller', ensureFluxBinaries],
   ['flux-crds', 'Flux HelmRelease and image automation CRDs', ensureFluxApiCrds],
   ['alertmanager', 'Prometheus Alertmanager', ensureAlertmanager],
+  ['prometheus', 'Prometheus', ensurePrometheus],
   ['llama', 'llama-server and Gemma 3 270M', ensureLlamaServer],
 ];
 

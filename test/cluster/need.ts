@@ -19,6 +19,7 @@ export const TEST_COMPONENTS = [
   'flux',
   'flux-crds',
   'alertmanager',
+  'prometheus',
   'llama',
 ] as const;
 export type TestComponent = (typeof TEST_COMPONENTS)[number];

@@ -27,7 +27,7 @@ export const PrometheusCheck = Type.Object(
             }),
           ),
           maxRatio: Type.Optional(
-            Type.Number({ exclusiveMinimum: 0, description: 'Fails when measurement > maxRatio × baseline.' }),
+            Type.Number({ minimum: 0, description: 'Fails when measurement > maxRatio × baseline.' }),
           ),
           maxIncrease: Type.Optional(
             Type.Number({ minimum: 0, description: 'Fails when measurement > baseline + maxIncrease.' }),

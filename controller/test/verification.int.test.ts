@@ -1,0 +1,221 @@
+// Verification (issue 33): after an app rolls out, the stage's checks are measured against a real
+// Prometheus (built from its Go module by test/prometheus/build.sh) scraping metric endpoints this
+// test serves for the sample apps (the numbers are the test's; scraping, PromQL and the query API
+// are Prometheus's). A good release passes and the measured values are in the plan's status; a bad
+// one (one app's error rate above the bound) fails verification, halts the apps not started and the
+// controller rolls the whole release back on its own, leaving every app on its previous digest.
+// Real controller and apiserver (with the admission policies), real registries, workloads on kwok.
+import type { PromotionPlan } from '@kpromo/api';
+import {
+  applyCrds,
+  kubeConfigFor,
+  type MetricsEndpoint,
+  needComponents,
+  type Prometheus,
+  startMetricsEndpoint,
+  startPrometheus,
+} from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
+import {
+  applyCr,
+  appOf,
+  callApi,
+  controllerConfig,
+  deleteNs,
+  deploymentImage,
+  ensureNs,
+  grantRole,
+  isTerminalPlan,
+  restFor,
+  runNamespaces,
+  seedTwoStageRelease,
+  type TestUser,
+  waitPlan,
+} from './e2eHelpers.js';
+
+await needComponents('prometheus');
+
+const names = runNamespaces('verify');
+const NS = names.ns;
+const APPS_NS = names.apps;
+const REPO = `verify${names.run}`;
+const APPS = ['web', 'cart', 'orders', 'shop'];
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+const rm: TestUser = { token: `rm-${names.run}-0123456789abcdef`, username: `rm-${names.run}`, groups: [] };
+
+/** Error ratio of an app over the last 10 s, the way a team would write it. */
+const ERROR_RATE =
+  'sum(rate(http_requests_total{app="{application}",code="500"}[10s])) / sum(rate(http_requests_total{app="{application}"}[10s]))';
+
+let ctl: Running;
+let prom: Prometheus;
+let metrics: MetricsEndpoint;
+let stableOld: Record<string, string> = {};
+
+async function createPlan(name: string, apps: string[]): Promise<void> {
+  const r = await callApi(ctl.port, '/api/v1/plans', {
+    method: 'POST',
+    token: rm.token,
+    body: { namespace: NS, from: 'dev', to: 'stable', applications: apps, name, approve: true },
+  });
+  expect(r.status, await r.clone().text()).toBe(201);
+}
+
+beforeAll(async () => {
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ensureNs(dev, NS);
+  metrics = await startMetricsEndpoint();
+  // Every app serves 20 requests/s; orders' new version is the bad one: a fifth of them fail.
+  for (const app of APPS) metrics.setTraffic(app, 'any', 20, app === 'orders' ? 0.2 : 0);
+  prom = await startPrometheus({ targets: [metrics.target] });
+  await prom.waitForTargets();
+  ({ stableOld } = await seedTwoStageRelease({
+    dev,
+    stable,
+    ns: NS,
+    appsNs: APPS_NS,
+    source,
+    target,
+    repo: REPO,
+    apps: APPS,
+    newTag: 'v2.0.0',
+    oldTag: 'v1.0.0',
+    seed: `verify-${names.run}`,
+    applications: {},
+  }));
+  await applyCr(dev, {
+    kind: 'Environment',
+    metadata: { name: 'stable', namespace: NS },
+    spec: {
+      cluster: { context: 'stable' },
+      namespace: APPS_NS,
+      registry: { host: target, prefix: 'stable', insecure: true },
+      delivery: { method: 'patch' },
+      metrics: { prometheus: { url: prom.url } },
+    },
+  });
+  // One app at a time, so that the release has apps verified, failing and not started.
+  await applyCr(dev, {
+    kind: 'PromotionFlow',
+    metadata: { name: 'main', namespace: NS },
+    spec: {
+      stages: [
+        { environment: 'dev' },
+        {
+          environment: 'stable',
+          verification: {
+            checks: [{ name: 'error-rate', prometheus: { query: ERROR_RATE, max: 0.05 } }],
+            window: '6s',
+            interval: '2s',
+            minSamples: 2,
+            onFailure: 'rollbackRelease',
+          },
+        },
+      ],
+      selector: { applications: ['*'] },
+      rolloutTimeoutSeconds: 120,
+      concurrency: 1,
+    },
+  });
+  await grantRole(
+    dev,
+    NS,
+    'release-manager',
+    [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['promotionplans'],
+        verbs: ['get', 'list', 'create', 'patch', 'approve', 'rollback'],
+      },
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['applications', 'environments', 'promotionflows'],
+        verbs: ['get', 'list'],
+      },
+    ],
+    [rm],
+  );
+  ctl = await startController(
+    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false }, namespaces: [NS] }, [rm]),
+    { log: createLogger({ level: 'warn' }) },
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await ctl?.stop().catch(() => undefined);
+  await prom?.stop().catch(() => undefined);
+  await metrics?.close().catch(() => undefined);
+  await deleteNs(dev, NS);
+  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
+});
+
+describe('verification', () => {
+  it('a good release is Verifying after its rollout, then Succeeded with the values Prometheus measured', async () => {
+    await createPlan('good', ['web']);
+    const verifying = await waitPlan(dev, NS, 'good', (p) => appOf(p, 'web')?.phase === 'Verifying', 120_000);
+    expect(appOf(verifying, 'web')?.verification).toMatchObject({ verdict: 'Running', onFailure: 'rollbackRelease' });
+    const done = await waitPlan(dev, NS, 'good', isTerminalPlan, 120_000);
+    expect(done.status?.phase).toBe('Complete');
+    const web = appOf(done, 'web')!;
+    expect(web).toMatchObject({ phase: 'Succeeded', reason: 'Verified' });
+    const check = web.verification!.checks[0]!;
+    expect(check).toMatchObject({
+      name: 'error-rate',
+      kind: 'prometheus',
+      condition: '≤ 0.05',
+      verdict: 'Passed',
+      failures: 0,
+    });
+    // The query as sent, placeholders replaced, and what Prometheus answered for it.
+    expect(check.query).toContain(`app="web"`);
+    const values = (check.samples ?? []).filter((s) => s.value !== undefined);
+    expect(values.length).toBeGreaterThanOrEqual(2);
+    for (const s of values) expect(s).toMatchObject({ value: 0, ok: true });
+    // The window was measured for its length: verified no sooner than 6 s after it started.
+    const v = web.verification!;
+    expect(Date.parse(v.finishedAt!) - Date.parse(v.startedAt)).toBeGreaterThanOrEqual(6_000);
+    expect(await deploymentImage(stable, APPS_NS, 'web')).not.toContain(stableOld.web);
+  });
+
+  it('a bad app fails verification and the controller rolls the whole release back, leaving every app on its previous digest', async () => {
+    // In plan order (by name): cart verifies, orders (a fifth of its requests fail) fails, shop never starts.
+    await createPlan('bad', ['cart', 'orders', 'shop']);
+    // The rollback is quick: wait for its end, then read what each plan recorded.
+    const rb = await waitPlan(dev, NS, 'bad-rollback', isTerminalPlan, 180_000);
+    const bad = await waitPlan(dev, NS, 'bad', (p: PromotionPlan) => p.status?.phase === 'RolledBack', 60_000);
+    // orders failed its check (the reason stays; the phase says it was restored afterwards).
+    const orders = appOf(bad, 'orders')!;
+    expect(orders).toMatchObject({ phase: 'RolledBack', reason: 'VerificationFailed' });
+    expect(orders.message).toMatch(/check error-rate failed \(last value 0\.2\d*, must be ≤ 0\.05\)/);
+    expect(orders.verification?.checks[0]).toMatchObject({ verdict: 'Failed', failures: 1 });
+    expect(appOf(bad, 'cart')).toMatchObject({ phase: 'RolledBack', reason: 'Verified' });
+    expect(appOf(bad, 'shop')).toMatchObject({ phase: 'Failed', reason: 'Halted' });
+    expect(appOf(bad, 'shop')?.written).toBeUndefined();
+    expect(bad.status?.automaticRollbacks).toEqual([
+      expect.objectContaining({
+        plan: 'bad-rollback',
+        planUID: rb.metadata.uid,
+        scope: 'release',
+        application: 'orders',
+        check: 'error-rate',
+      }),
+    ]);
+
+    // The rollback plan: created by the controller, run without approval, recorded as caused by the check.
+    expect(rb.spec).toMatchObject({ action: 'rollback', rollbackOf: 'bad' });
+    expect(rb.spec.approvals ?? []).toEqual([]);
+    expect(rb.spec.requestedBy).toBeUndefined();
+    expect(rb.metadata.annotations?.['promotions.kpromo.dev/caused-by']).toBe(
+      'verification of orders (check error-rate) in plan bad',
+    );
+    expect(rb.status?.phase).toBe('RolledBack');
+    expect((rb.status?.apps ?? []).map((a) => a.application).sort()).toEqual(['cart', 'orders']);
+    for (const app of ['cart', 'orders', 'shop'])
+      expect(await deploymentImage(stable, APPS_NS, app), app).toContain(stableOld[app]);
+  });
+});
