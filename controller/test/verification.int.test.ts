@@ -34,6 +34,7 @@ import {
   type TestUser,
   waitPlan,
 } from './e2eHelpers.js';
+import { call, httpClient, ok } from './mcpHelpers.js';
 
 await needComponents('prometheus');
 
@@ -141,7 +142,12 @@ beforeAll(async () => {
     [rm],
   );
   ctl = await startController(
-    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false }, namespaces: [NS] }, [rm]),
+    controllerConfig(
+      kubeconfig,
+      NS,
+      { leaderElection: { enabled: false }, namespaces: [NS], mcp: { enabled: true, host: '127.0.0.1', port: 0 } },
+      [rm],
+    ),
     { log: createLogger({ level: 'warn' }) },
   );
 }, 300_000);
@@ -180,6 +186,20 @@ describe('verification', () => {
     const v = web.verification!;
     expect(Date.parse(v.finishedAt!) - Date.parse(v.startedAt)).toBeGreaterThanOrEqual(6_000);
     expect(await deploymentImage(stable, APPS_NS, 'web')).not.toContain(stableOld.web);
+
+    // An agent asking MCP `state` about the plan sees the same evidence.
+    const agent = await httpClient(ctl.mcp!.url, rm.token);
+    try {
+      const state = ok<{ plan: { apps: Array<{ application: string; verification?: Record<string, unknown> }> } }>(
+        await call(agent, 'state', { namespace: NS, plan: 'good' }),
+      );
+      expect(state.plan.apps[0]!.verification).toMatchObject({
+        verdict: 'Passed',
+        checks: [{ name: 'error-rate', condition: '≤ 0.05', verdict: 'Passed', values: expect.arrayContaining([0]) }],
+      });
+    } finally {
+      await agent.close();
+    }
   });
 
   it('a bad app fails verification and the controller rolls the whole release back, leaving every app on its previous digest', async () => {

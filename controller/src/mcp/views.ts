@@ -68,6 +68,29 @@ export function planOutcome(p: PromotionPlan, now = Date.now()): PlanOutcome {
   return 'pending';
 }
 
+/** Samples an agent sees per check: the latest few, enough to tell a trend from a blip. */
+const MCP_SAMPLES = 10;
+
+export const VerificationOut = z.object({
+  verdict: z.string(),
+  endsAt: z.string(),
+  onFailure: z.string().optional(),
+  checks: z.array(
+    z.object({
+      name: z.string(),
+      kind: z.string(),
+      query: z.string().optional(),
+      condition: z.string().optional(),
+      verdict: z.string(),
+      values: z
+        .array(z.number().nullable())
+        .describe('Latest measurements, oldest first; null where there was no data'),
+      failures: z.number().int().optional(),
+      message: z.string().optional(),
+    }),
+  ),
+});
+
 export const PlanOut = z.object({
   namespace: z.string(),
   name: z.string(),
@@ -103,8 +126,30 @@ export const PlanOut = z.object({
       message: z.string().optional(),
       targetTag: z.string().optional(),
       digest: z.string().optional(),
+      verification: VerificationOut.optional().describe('The evidence measured after the rollout (stage checks)'),
     }),
   ),
+  lineStopped: z
+    .object({
+      lineStop: z.string(),
+      reason: z.string(),
+      stoppedBy: z.string().optional(),
+      overriddenBy: z.string().optional(),
+    })
+    .optional()
+    .describe('The LineStop holding the plan'),
+  automaticRollbacks: z
+    .array(
+      z.object({
+        plan: z.string(),
+        scope: z.string(),
+        application: z.string(),
+        check: z.string(),
+        message: z.string(),
+      }),
+    )
+    .optional()
+    .describe('Rollback plans a failed verification created'),
   conditions: z.array(ConditionOut),
 });
 
@@ -171,8 +216,37 @@ export function planOut(p: PromotionPlan): PlanOut {
         message: clip(a.message),
         targetTag: a.targetTag,
         digest: a.digest,
+        verification: a.verification
+          ? defined({
+              verdict: a.verification.verdict,
+              endsAt: a.verification.endsAt,
+              onFailure: a.verification.onFailure,
+              checks: a.verification.checks.map((c) =>
+                defined({
+                  name: c.name,
+                  kind: c.kind,
+                  query: clip(c.query),
+                  condition: c.condition,
+                  verdict: c.verdict,
+                  values: (c.samples ?? []).slice(-MCP_SAMPLES).map((x) => x.value ?? null),
+                  failures: c.failures,
+                  message: clip(c.message),
+                }),
+              ),
+            })
+          : undefined,
       }),
     ),
+    lineStopped: p.status?.gate?.lineStopped
+      ? defined({ ...p.status.gate.lineStopped, reason: clip(p.status.gate.lineStopped.reason) ?? '' })
+      : undefined,
+    automaticRollbacks: p.status?.automaticRollbacks?.map((r) => ({
+      plan: r.plan,
+      scope: r.scope,
+      application: r.application,
+      check: r.check,
+      message: clip(r.message) ?? '',
+    })),
     conditions: conditionsOut(p.status?.conditions),
   });
 }
