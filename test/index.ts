@@ -1,5 +1,4 @@
 export * from './alertmanager/alertmanager.js';
-export * from './prometheus/prometheus.js';
 export * from './argo/rollouts.js';
 export * from './cluster/cgroup.js';
 export * from './cluster/controlPlane.js';
@@ -17,6 +16,7 @@ export * from './llm/assistantConfig.js';
 export * from './llm/llamaServer.js';
 export * from './manifests.js';
 export * from './otel/collector.js';
+export * from './prometheus/prometheus.js';
 export * from './registry/basicAuthProxy.js';
 export * from './registry/faultProxy.js';
 export * from './registry/pushImage.js';
