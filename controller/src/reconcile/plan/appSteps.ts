@@ -8,6 +8,7 @@ import { defaultEgress } from '../../net/guardedFetch.js';
 import { checkRollout } from '../../rollout/watchRollout.js';
 import { registryRepository } from '../../util/imageRef.js';
 import { measureRound } from '../../verification/measure.js';
+import type { CheckContext } from '../../verification/providers/index.js';
 import { type VerificationSettings, verificationFor } from '../../verification/settings.js';
 import { failedCheck, foldMeasurements, startVerification, verificationSummary } from '../../verification/verdict.js';
 import { claimKey, type ResolvedPlan } from '../planDecisions.js';
@@ -218,12 +219,46 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     await progress(c, v.message, v.reason === 'Paused' ? 'Paused' : undefined);
     return Math.max(250, Math.min(left + 100, 15_000));
   }
-  if (v.state === 'Ready') {
-    // Rollbacks restore a known-good version: they are not held to the stage's evidence.
-    const settings = c.isRollback ? undefined : verificationFor(r.flow, app, r.toEnv.metadata.name);
-    if (settings) return startVerifying(c, settings, v.message);
+  // Rollbacks restore a known-good version: they are not held to the stage's evidence.
+  const settings = c.isRollback ? undefined : verificationFor(r.flow, app, r.toEnv.metadata.name);
+  if (v.state === 'Ready' && settings) return startVerifying(c, settings, v.message);
+  if (v.state === 'Failed' && settings?.checks.some((x) => x.analysis)) {
+    // Argo Rollouts aborts a Rollout whose analysis failed: that is a failed verification, and the
+    // stage's onFailure applies to it, not only a failed rollout.
+    const analysis = { ...settings, checks: settings.checks.filter((x) => x.analysis) };
+    const start = startVerification(analysis, run.now());
+    const judged = foldMeasurements(start, analysis, await measureRound(analysis, start, checkContext(c)), run.now());
+    if (judged.verdict === 'Failed') {
+      ap.verification = judged;
+      return finish(
+        c,
+        'Failed',
+        'VerificationFailed',
+        `verification failed: ${failedCheck(judged)?.message ?? v.message}`,
+      );
+    }
   }
   return finish(c, v.state === 'Ready' ? 'Succeeded' : 'Failed', v.reason, v.message);
+}
+
+/** What the verification checks of this app measure with. */
+function checkContext(c: AppStep): CheckContext {
+  const { run, r, app, ap } = c;
+  return {
+    env: r.toEnv,
+    app,
+    vars: {
+      application: app.metadata.name,
+      namespace: r.toEnv.spec.namespace,
+      environment: r.toEnv.metadata.name,
+      version: ap.targetTag ?? '',
+      ...(ap.previous?.tag ? { previousVersion: ap.previous.tag } : {}),
+      digest: ap.digest ?? '',
+    },
+    client: () => run.deps.clientFor(r.toEnv),
+    egress: run.deps.egress ?? defaultEgress(),
+    ...(run.signal ? { signal: run.signal } : {}),
+  };
 }
 
 /** Rolled out and healthy: the verification window starts now (stored before the first measurement). */
@@ -247,7 +282,6 @@ async function startVerifying(c: AppStep, settings: VerificationSettings, rolled
  */
 async function verify(c: AppStep): Promise<number | undefined> {
   const { run, r, app, ap } = c;
-  const { deps } = run;
   const settings = verificationFor(r.flow, app, r.toEnv.metadata.name);
   const progress = ap.verification;
   if (!settings || !progress)
@@ -260,21 +294,7 @@ async function verify(c: AppStep): Promise<number | undefined> {
   const now = run.now();
   const due = progress.nextAt ? Date.parse(progress.nextAt) - now.getTime() : 0;
   if (due > 0) return due;
-  const measured = await measureRound(settings, progress, {
-    env: r.toEnv,
-    app,
-    vars: {
-      application: app.metadata.name,
-      namespace: r.toEnv.spec.namespace,
-      environment: r.toEnv.metadata.name,
-      version: ap.targetTag ?? '',
-      ...(ap.previous?.tag ? { previousVersion: ap.previous.tag } : {}),
-      digest: ap.digest ?? '',
-    },
-    client: () => deps.clientFor(r.toEnv),
-    egress: deps.egress ?? defaultEgress(),
-    ...(run.signal ? { signal: run.signal } : {}),
-  });
+  const measured = await measureRound(settings, progress, checkContext(c));
   const next = foldMeasurements(progress, settings, measured, run.now());
   ap.verification = next;
   if (next.verdict === 'Passed') return finish(c, 'Succeeded', 'Verified', `verified: ${verificationSummary(next)}`);

@@ -51,6 +51,7 @@ import { useNavigate } from 'react-router-dom';
 import { useEntityLinks, usePromotionsLinks } from '../routes';
 import { ChangeList, ConfirmDialog, type PlanChange } from './Confirm';
 import { PlanTimeline } from './PlanTimeline';
+import { VerificationChecks } from './VerificationChecks';
 
 export { formatCountdown, formatTime } from '@kpromo/plugin-promotions-react';
 export type { PlanChange } from './Confirm';
@@ -274,6 +275,12 @@ export function PlanDetails({
   const [error, setError] = useState<Error | undefined>();
   const failed = (plan.status?.apps ?? []).filter((a) => a.phase === 'Failed');
   const canRollback = !isRollback && final && plan.status?.phase !== 'RolledBack' && written.length > 0;
+  const lineStop = plan.status?.gate?.lineStopped;
+  const automaticRollbacks = plan.status?.automaticRollbacks ?? [];
+  // A rollback the controller started because a check failed: the original plan records it.
+  const cause = isRollback
+    ? original?.status?.automaticRollbacks?.find((r) => r.plan === plan.metadata.name)
+    : undefined;
 
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -377,6 +384,42 @@ export function PlanDetails({
 
       <GateDetails g={g} started={started} />
 
+      {lineStop && !lineStop.overriddenBy && !final ? (
+        <div data-testid="line-stopped">
+          <Alert
+            status="warning"
+            title="The line is stopped"
+            description={`${lineStop.stoppedBy ?? 'Someone'} stopped the line (LineStop ${lineStop.lineStop}): ${lineStop.reason}. ${started ? 'Apps not started yet wait' : 'The plan waits'} until it is lifted; rollbacks and hotfixes approved with override-freeze still pass.`}
+          />
+        </div>
+      ) : null}
+      {automaticRollbacks.length ? (
+        <div data-testid="automatic-rollback">
+          <Alert
+            status="danger"
+            title="Rolled back automatically"
+            description={
+              <ul style={{ margin: 0, paddingLeft: 20 }}>
+                {automaticRollbacks.map((r) => (
+                  <li key={r.plan}>
+                    <Link href={links.plan(ns, r.plan)}>{r.plan}</Link>{' '}
+                    {r.scope === 'release' ? 'rolls back the release' : `rolls back ${r.application}`}: {r.application}{' '}
+                    failed check {r.check} – {readableMessage(r.message)}
+                  </li>
+                ))}
+              </ul>
+            }
+          />
+        </div>
+      ) : null}
+      {cause && plan.spec.rollbackOf ? (
+        <Text as="p" data-testid="rollback-cause">
+          Started automatically: {cause.application} failed check {cause.check} in{' '}
+          <Link href={links.plan(ns, plan.spec.rollbackOf)}>{plan.spec.rollbackOf}</Link> (
+          {readableMessage(cause.message)})
+        </Text>
+      ) : null}
+
       {canApprove && !approvePerm.loading && !approvePerm.allowed ? (
         <Alert
           status="info"
@@ -474,6 +517,7 @@ export function PlanDetails({
                         </Text>
                       ) : null}
                       {p?.commit ? <GitOpsCommit commit={p.commit} repository={gitRepository} /> : null}
+                      {p?.verification ? <VerificationChecks verification={p.verification} app={app} /> : null}
                     </Flex>
                   </Cell>
                 </Row>
