@@ -218,9 +218,9 @@ export const CONTROLLER_ROUTES: readonly Route[] = [
  * catalog entity of every application and each plan's progress added.
  */
 export const BACKEND_ROUTES: readonly Route[] = CONTROLLER_ROUTES.filter(
-  // Resource actions reach the controller only through the backend's signed Port webhook; stopping
-  // the line is not a portal action yet (controller API, CLI and kubectl).
-  (r) => r.operationId !== 'applyResource' && !r.path.startsWith('/linestops') && r.path !== '/alertmanager',
+  // Resource actions reach the controller only through the backend's signed Port webhook, and
+  // Alertmanager calls the controller itself.
+  (r) => r.operationId !== 'applyResource' && r.path !== '/alertmanager',
 ).map((r) => {
   if (r.operationId === 'listApplications') return { ...r, response: ApplicationInfoList };
   if (r.path.startsWith(plan)) return { ...r, response: PlanDetails };

@@ -166,8 +166,11 @@ describe('OpenAPI documents generated from the route table', () => {
     // Resource actions reach the controller through the backend's signed Port webhook only.
     const backend = openApiDocument(BACKEND_API) as { paths: Record<string, unknown> };
     expect(Object.keys(backend.paths)).not.toContain('/resources');
-    // Stopping the line is not a portal action yet.
-    expect(Object.keys(backend.paths).filter((p) => p.startsWith('/linestops') || p === '/alertmanager')).toEqual([]);
+    // The portal stops and lifts the line as the signed-in user; Alertmanager calls the controller itself.
+    expect(Object.keys(backend.paths).filter((p) => p.startsWith('/linestops') || p === '/alertmanager')).toEqual([
+      '/linestops',
+      '/linestops/{namespace}/{name}/lift',
+    ]);
   });
 
   it('its schemas accept a well-formed answer and name what is wrong with a malformed one', () => {

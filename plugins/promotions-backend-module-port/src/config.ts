@@ -12,7 +12,7 @@ import { namespaceProblem } from '@kpromo/plugin-promotions-common';
  *     clientSecret: ${PORT_CLIENT_SECRET}             # also the webhook signing key
  *     maxSignatureAgeSeconds: 300                     # timestamp window; also how long run ids are remembered
  *     maxRecentRuns: 10000                            # run ids remembered at most (replay protection); 503 beyond
- *     actions: { promote: kpromo_promote, rollback: kpromo_rollback } # exact Port action identifiers
+ *     actions: { promote: kpromo_promote, rollback: kpromo_rollback, stopLine: kpromo_stop_line, resumeLine: kpromo_resume_line } # exact Port action identifiers
  *     namespaces: [kpromo]                            # namespaces runs may act in (default: controller.defaultNamespace)
  *     identity: 'port:{email}'                        # x-kpromo-user of a run ({email}: the trigger user)
  *     waitTimeoutSeconds: 1800
@@ -33,7 +33,7 @@ export interface PortConfig {
   /** At most this many run ids are remembered; a delivery that would need more is refused (503). */
   maxRecentRuns: number;
   /** Exact Port action identifiers: anything else is refused (400). */
-  actions: { promote: string; rollback: string };
+  actions: { promote: string; rollback: string; stopLine: string; resumeLine: string };
   /**
    * Namespaces a run may act in. Unset: `controller.defaultNamespace` only, or, when that is unset
    * too, only runs naming no namespace (the controller's own default).
@@ -85,11 +85,14 @@ export function readPortConfig(port: Config): PortConfig {
   const actions = {
     promote: identifier('actions.promote', 'kpromo_promote'),
     rollback: identifier('actions.rollback', 'kpromo_rollback'),
+    stopLine: identifier('actions.stopLine', 'kpromo_stop_line'),
+    resumeLine: identifier('actions.resumeLine', 'kpromo_resume_line'),
   };
-  if (actions.promote === actions.rollback)
-    throw new Error(
-      `${where('actions.promote')} and ${where('actions.rollback')} must differ (both ${actions.promote})`,
-    );
+  const ids = Object.entries(actions);
+  for (const [k, v] of ids) {
+    const twin = ids.find(([k2, v2]) => k2 !== k && v2 === v);
+    if (twin) throw new Error(`${where(`actions.${k}`)} and ${where(`actions.${twin[0]}`)} must differ (both ${v})`);
+  }
   const identity = port.getOptionalString('identity') ?? 'port:{email}';
   // One identity per Port user: a template without {email} would make every run the same identity.
   if (identity.split('{email}').length !== 2 || UNSAFE.test(identity) || /^system:/i.test(identity))
@@ -102,7 +105,7 @@ export function readPortConfig(port: Config): PortConfig {
     if (problem) throw new Error(problem);
   }
   const resourceActions = readResourceActions(port, where);
-  const taken = new Set([actions.promote, actions.rollback]);
+  const taken = new Set(Object.values(actions));
   for (const r of resourceActions)
     for (const id of Object.keys(r.actions)) {
       if (taken.has(id)) throw new Error(`${where('resourceActions')}: action ${id} is configured twice`);

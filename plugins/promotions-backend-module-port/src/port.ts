@@ -240,6 +240,8 @@ export const PortWebhookBody = z.object({
       applications: z.union([z.string(), z.array(z.string())]).optional(),
       plan: z.string().optional(),
       name: z.string().optional(),
+      /** Why the line stops (stopLine); bounded like every other input, checked again by the controller. */
+      reason: z.string().max(1024).optional(),
     })
     .default({}),
   /**
@@ -363,12 +365,13 @@ export class PortRunner {
       const problem = ns ? namespaceProblem(ns, field) : undefined;
       if (problem) throw new InputError(`invalid Port webhook body: ${problem}`);
     }
-    const { promote, rollback } = this.cfg.actions;
+    const { promote, rollback, stopLine, resumeLine } = this.cfg.actions;
+    const line = b.action === stopLine ? 'stop' : b.action === resumeLine ? 'resume' : undefined;
     const kind = b.action === promote ? 'promote' : b.action === rollback ? 'rollback' : undefined;
     const resource = kind ? undefined : this.cfg.resourceActions.find((x) => Object.hasOwn(x.actions, b.action));
-    if (!kind && !resource)
+    if (!kind && !resource && !line)
       throw new InputError(
-        `unsupported Port action ${show(b.action)}: expected ${promote} or ${rollback} (promotions.port.actions)${
+        `unsupported Port action ${show(b.action)}: expected ${promote}, ${rollback}, ${stopLine} or ${resumeLine} (promotions.port.actions)${
           this.cfg.resourceActions.length
             ? ` or one of ${this.cfg.resourceActions.flatMap((x) => Object.keys(x.actions)).join(', ')} (promotions.port.resourceActions)`
             : ''
@@ -381,6 +384,7 @@ export class PortRunner {
       this.logger.warn(`Port run ${b.runId}: delivery refused: ${(e as Error).message}`);
       throw e;
     }
+    if (line) return () => this.runLine(b, line);
     return resource ? () => this.runResource(b, resource) : () => this.run(b, kind ?? 'promote');
   }
 
@@ -465,6 +469,38 @@ export class PortRunner {
         statusLabel: p.phase,
         summary: p.apps.map((a) => `${a.application}: ${a.phase}${a.message ? ` (${a.message})` : ''}`).join('\n'),
       });
+    } catch (e) {
+      await this.fail(b.runId, e);
+    }
+  }
+
+  /**
+   * Stops the line (a LineStop in the run's namespace, the reason from inputs.reason) or lifts the
+   * stop named in inputs.name, as the run's identity: the controller decides RBAC (create or delete
+   * on linestops) for it and records it as the one who stopped the line.
+   */
+  private async runLine(b: PortWebhookBody, what: 'stop' | 'resume'): Promise<void> {
+    try {
+      const caller: Caller = { kind: 'port', identity: portIdentity(this.cfg.identity, b.user) };
+      const namespace = this.namespaceFor(b.inputs.namespace);
+      if (!namespace) throw new InputError(`${b.action} needs a namespace (inputs.namespace)`);
+      this.logger.info(`Port run ${b.runId}: ${b.action} as ${caller.identity}`);
+      let done: string;
+      if (what === 'stop') {
+        if (!b.inputs.reason?.trim()) throw new InputError(`${b.action} needs inputs.reason: why the line stops`);
+        const s = await this.svc.stopLine(caller, {
+          namespace,
+          reason: b.inputs.reason,
+          ...(b.inputs.name ? { name: b.inputs.name } : {}),
+        });
+        done = `Line stopped in ${s.namespace} (LineStop ${s.name}) by ${s.stoppedBy ?? caller.identity}: ${s.reason}`;
+      } else {
+        if (!b.inputs.name) throw new InputError(`${b.action} needs inputs.name: the LineStop to lift`);
+        const r = await this.svc.liftLine(caller, { namespace, name: b.inputs.name });
+        done = `LineStop ${r.lifted} lifted by ${caller.identity}`;
+      }
+      await this.log(b.runId, { message: done, terminationStatus: 'SUCCESS', statusLabel: 'Done' });
+      await this.patch(b.runId, { status: 'SUCCESS', statusLabel: 'Done', summary: done });
     } catch (e) {
       await this.fail(b.runId, e);
     }

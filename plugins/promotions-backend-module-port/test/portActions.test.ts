@@ -22,8 +22,13 @@ const validate = ajv.getSchema('port#/paths/~1v1~1actions/post/requestBody/conte
 const files = readdirSync(join(root, 'examples/port')).filter((f) => f.endsWith('.json'));
 
 describe('examples/port action definitions', () => {
-  it('exist for promote and rollback', () => {
-    expect(files.sort()).toEqual(['kpromo_promote.json', 'kpromo_rollback.json']);
+  it('exist for promote, rollback, and stopping and resuming the line', () => {
+    expect(files.sort()).toEqual([
+      'kpromo_promote.json',
+      'kpromo_resume_line.json',
+      'kpromo_rollback.json',
+      'kpromo_stop_line.json',
+    ]);
   });
 
   for (const f of files)
@@ -44,8 +49,10 @@ describe('examples/port action definitions', () => {
   it('have the identifiers the webhook accepts by default (promotions.port.actions)', () => {
     const port = portConfigOf(new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's' } } }));
     const ids = files.map((f) => JSON.parse(readFileSync(join(root, 'examples/port', f), 'utf8')).identifier);
-    expect(ids.sort()).toEqual([port?.actions.promote, port?.actions.rollback].sort());
-    expect(ids.sort()).toEqual(['kpromo_promote', 'kpromo_rollback']);
+    expect(ids.sort()).toEqual(
+      [port?.actions.promote, port?.actions.rollback, port?.actions.stopLine, port?.actions.resumeLine].sort(),
+    );
+    expect(ids.sort()).toEqual(['kpromo_promote', 'kpromo_resume_line', 'kpromo_rollback', 'kpromo_stop_line']);
   });
 
   it("the exporter's actions for a discovered CRD send what the webhook parses, under the identifiers resourceActions accepts", () => {

@@ -125,7 +125,12 @@ const portCfg = (o: Partial<PortConfig> = {}): PortConfig => ({
   clientSecret: SECRET,
   maxSignatureAgeSeconds: 300,
   maxRecentRuns: 100,
-  actions: { promote: 'kpromo_promote', rollback: 'kpromo_rollback' },
+  actions: {
+    promote: 'kpromo_promote',
+    rollback: 'kpromo_rollback',
+    stopLine: 'kpromo_stop_line',
+    resumeLine: 'kpromo_resume_line',
+  },
   identity: 'port:{email}',
   waitTimeoutSeconds: 5,
   pollIntervalMs: 10,
@@ -243,14 +248,18 @@ describe('PortRunner: a signed delivery', () => {
       await expect(r.prepare(d.raw, d.headers), action).rejects.toThrow(
         expect.objectContaining({
           name: 'InputError',
-          message: `unsupported Port action "${action}": expected kpromo_promote or kpromo_rollback (promotions.port.actions)`,
+          message: `unsupported Port action "${action}": expected kpromo_promote, kpromo_rollback, kpromo_stop_line or kpromo_resume_line (promotions.port.actions)`,
         }),
       );
     }
     expect(r.rememberedRuns).toBe(0);
-    const custom = runner({ actions: { promote: 'acme_release', rollback: 'acme_undo' } });
+    const custom = runner({
+      actions: { promote: 'acme_release', rollback: 'acme_undo', stopLine: 'acme_stop', resumeLine: 'acme_resume' },
+    });
     const old = delivery(promote('act-custom-1'));
-    await expect(custom.prepare(old.raw, old.headers)).rejects.toThrow(/expected acme_release or acme_undo/);
+    await expect(custom.prepare(old.raw, old.headers)).rejects.toThrow(
+      /expected acme_release, acme_undo, acme_stop or acme_resume/,
+    );
     const ok = delivery(promote('act-custom-2', { action: 'acme_release' }));
     expect(typeof (await custom.prepare(ok.raw, ok.headers))).toBe('function');
   });
@@ -438,7 +447,7 @@ describe('PortRunner: a signed delivery', () => {
     it('accepts only the configured action identifiers (400 naming them)', async () => {
       const d = act('res-x', 'delete_gadget', { name: 'g', namespace: NS });
       await expect(runner(cfg).prepare(d.raw, d.headers)).rejects.toThrow(
-        /expected kpromo_promote or kpromo_rollback \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
+        /expected kpromo_promote, kpromo_rollback, kpromo_stop_line or kpromo_resume_line \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
       );
       const none = act('res-y', 'create_widget', { name: 'w', namespace: NS });
       await expect(runner().prepare(none.raw, none.headers)).rejects.toThrow(/unsupported Port action "create_widget"/);
@@ -511,7 +520,12 @@ describe('readPortConfig: promotions.port', () => {
       clientSecret: 's',
       maxSignatureAgeSeconds: 300,
       maxRecentRuns: 10_000,
-      actions: { promote: 'kpromo_promote', rollback: 'kpromo_rollback' },
+      actions: {
+        promote: 'kpromo_promote',
+        rollback: 'kpromo_rollback',
+        stopLine: 'kpromo_stop_line',
+        resumeLine: 'kpromo_resume_line',
+      },
       identity: 'port:{email}',
       waitTimeoutSeconds: 1800,
       pollIntervalMs: 2000,

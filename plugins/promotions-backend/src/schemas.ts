@@ -11,10 +11,12 @@ export {
   DiffQuery,
   DoraQuery,
   HistoryQuery,
+  LineStopParams,
   NamespaceQuery,
   PlanParams,
   ResourceActionBody,
   RollbackBody,
+  StopLineBody,
 } from '@kpromo/plugin-promotions-common';
 
 /**

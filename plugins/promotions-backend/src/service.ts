@@ -16,12 +16,16 @@ import {
   type EnvironmentInfo,
   type FlowView,
   type HistoryList,
+  type LiftResult,
+  type LineStopList,
+  type LineStopView,
   type ListResponse,
   noCandidatesMessage,
   type PlanDetails,
   PlansQuery,
   type PromotionPlan,
   planProgress,
+  promotionLineStopPermission,
   promotionPlanApprovePermission,
   promotionPlanCreatePermission,
   promotionPlanReadPermission,
@@ -51,12 +55,14 @@ import {
   DiffQuery,
   DoraQuery,
   HistoryQuery,
+  LineStopParams,
   NamespaceQuery,
   PlanParams,
   parseInput,
   ResourceActionBody,
   RollbackBody,
   requireNamespace,
+  StopLineBody,
 } from './schemas.js';
 
 /** A list as the controller's query takes it: comma-separated, absent when empty. */
@@ -479,6 +485,42 @@ export class PromotionsService implements PromotionsOperations {
     );
     this.logger.info(`${r.kind} ${r.namespace}/${r.name}: ${b.operation} by ${identityOf(c)}`);
     return r;
+  }
+
+  /** Where the line is stopped, in namespaces the user may list LineStops (the controller filters). */
+  async lineStops(c: Caller, q: unknown): Promise<LineStopList> {
+    const { namespace } = parseInput(NamespaceQuery, q, 'query');
+    await this.requireBasic(c, promotionPlanReadPermission);
+    const ns = this.ns(namespace);
+    return this.controller(ns).call(await this.actorOf(c), (api) =>
+      api.GET('/linestops', { params: { query: { namespace: ns } } }),
+    );
+  }
+
+  /**
+   * Stops the line as the caller: promotion.line.stop here, RBAC create on linestops at the
+   * controller, which records the caller's identity as stoppedBy (never a name from the body).
+   */
+  async stopLine(c: Caller, body: unknown): Promise<LineStopView> {
+    const b = parseInput(StopLineBody, body, 'request body');
+    await this.requireBasic(c, promotionLineStopPermission);
+    const namespace = this.ns(b.namespace);
+    const out = await this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/linestops', { body: { ...b, ...(namespace ? { namespace } : {}) } }),
+    );
+    this.logger.info(`line stopped in ${out.namespace} (${out.name}) by ${identityOf(c)}: ${out.reason}`);
+    return out;
+  }
+
+  /** Lifts a stop as the caller: promotion.line.stop here, RBAC delete on linestops at the controller. */
+  async liftLine(c: Caller, params: unknown): Promise<LiftResult> {
+    const p = parseInput(LineStopParams, params, 'path');
+    await this.requireBasic(c, promotionLineStopPermission);
+    const out = await this.controller(p.namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/linestops/{namespace}/{name}/lift', { params: { path: p } }),
+    );
+    this.logger.info(`line stop ${out.lifted} lifted by ${identityOf(c)}`);
+    return out;
   }
 
   /** Release status: a plan's progress, or an application's versions per environment. */

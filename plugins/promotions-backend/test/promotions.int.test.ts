@@ -381,6 +381,12 @@ beforeAll(async () => {
     [{ apiGroups: ['promotions.kpromo.dev'], resources: ['promotionplans'], verbs: ['approve', 'rollback'] }],
     [user(ADMIN)],
   );
+  // Lifting a line stop (delete on linestops): the admin only; alice and her Port identity may stop it.
+  await role(
+    'kpromo-line-lift',
+    [{ apiGroups: ['promotions.kpromo.dev'], resources: ['linestops'], verbs: ['delete'] }],
+    [user(ADMIN)],
+  );
   // … and per target environment (environments/stable) for alice and her Port identity.
   await role(
     'kpromo-release-stable',
@@ -1194,7 +1200,7 @@ describe('promotions backend plugin in a real test backend against the real cont
     const badAction = await portWebhook(lookalike, portSign(JSON.stringify(lookalike)));
     expect(badAction.status).toBe(400);
     expect(badAction.json.error.message).toBe(
-      'unsupported Port action "not_kpromo_promote": expected kpromo_promote or kpromo_rollback (promotions.port.actions)',
+      'unsupported Port action "not_kpromo_promote": expected kpromo_promote, kpromo_rollback, kpromo_stop_line or kpromo_resume_line (promotions.port.actions)',
     );
     expect(runs.has(`r-act-${RUN}`)).toBe(false);
 
@@ -1415,5 +1421,72 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(done.status?.phase).toBe('RolledBack');
     expect(done.spec.approvals?.map((a) => a.user)).toEqual([ADMIN]);
     await expectStableImage('billing', stableOld.billing);
+  });
+
+  it('stops and lifts the line from the portal and from a signed Port run, as the caller; refused without promotion.line.stop or the RBAC verb', async () => {
+    // mallory: no Backstage permission; nothing reaches the controller.
+    const denied = await api('/linestops', { user: MALLORY, method: 'POST', body: { namespace: NS, reason: 'x' } });
+    expect(denied.status).toBe(403);
+    expect(denied.json.error.message).toBe(`${MALLORY} is not allowed to promotion.line.stop`);
+    // alice: the policy allows, and RBAC lets her group create linestops. The controller records her
+    // authenticated identity, never a name from the body.
+    const stop = await api('/linestops', {
+      user: ALICE,
+      method: 'POST',
+      body: { namespace: NS, name: `portal-${RUN}`, reason: 'INC-7 from the portal' },
+    });
+    expect(stop.status, JSON.stringify(stop.json)).toBe(201);
+    expect(stop.json).toMatchObject({
+      namespace: NS,
+      name: `portal-${RUN}`,
+      reason: 'INC-7 from the portal',
+      // The user, and the backend that called for her (the controller's record of a delegated call).
+      stoppedBy: `${ALICE} (via ${BACKEND_USER})`,
+    });
+    const list = await api(`/linestops?namespace=${NS}`, { user: ALICE });
+    expect(list.json.items.map((s: Json) => s.name)).toEqual([`portal-${RUN}`]);
+    // Lifting needs delete on linestops, which alice's group lacks: the controller refuses as her.
+    const notHers = await api(`/linestops/${NS}/portal-${RUN}/lift`, { user: ALICE, method: 'POST' });
+    expect(notHers.status, JSON.stringify(notHers.json)).toBe(403);
+    const lifted = await api(`/linestops/${NS}/portal-${RUN}/lift`, { user: ADMIN, method: 'POST' });
+    expect(lifted.status, JSON.stringify(lifted.json)).toBe(200);
+    expect(lifted.json).toEqual({ lifted: `${NS}/portal-${RUN}` });
+
+    // The same from Port: kpromo_stop_line as port:alice@example.com, then kpromo_resume_line.
+    const portRunDone = async (runId: string) =>
+      waitFor(
+        `port run ${runId}`,
+        async () => {
+          const r = runs.get(runId);
+          return r?.patches.some((p) => p.status) ? r : undefined;
+        },
+        60_000,
+      );
+    const stopBody = {
+      runId: `line-${RUN}`,
+      action: 'kpromo_stop_line',
+      user: 'alice@example.com',
+      inputs: { namespace: NS, name: `port-${RUN}`, reason: 'INC-8 from Port' },
+    };
+    expect((await portWebhook(stopBody, portSign(JSON.stringify(stopBody)))).status).toBe(202);
+    const stopRun = await portRunDone(`line-${RUN}`);
+    expect(stopRun.patches.at(-1), JSON.stringify(stopRun.logs)).toMatchObject({ status: 'SUCCESS' });
+    const made = (await dev.get(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/linestops/port-${RUN}`)) as Json;
+    expect(made.spec).toMatchObject({ reason: 'INC-8 from Port', stoppedBy: `${PORT_ALICE} (via ${BACKEND_USER})` });
+    // Port's identity for alice holds no delete on linestops: the resume run fails, the stop stays.
+    const resumeBody = {
+      runId: `resume-${RUN}`,
+      action: 'kpromo_resume_line',
+      user: 'alice@example.com',
+      inputs: { namespace: NS, name: `port-${RUN}` },
+    };
+    expect((await portWebhook(resumeBody, portSign(JSON.stringify(resumeBody)))).status).toBe(202);
+    const resumeRun = await portRunDone(`resume-${RUN}`);
+    expect(resumeRun.patches.at(-1)).toMatchObject({ status: 'FAILURE' });
+    expect(
+      await dev.getOrUndefined(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/linestops/port-${RUN}`),
+    ).toBeDefined();
+    const adminLift = await api(`/linestops/${NS}/port-${RUN}/lift`, { user: ADMIN, method: 'POST' });
+    expect(adminLift.status, JSON.stringify(adminLift.json)).toBe(200);
   });
 });

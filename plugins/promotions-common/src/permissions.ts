@@ -32,9 +32,19 @@ export const promotionRollbackPermission = createPermission({
   resourceType: PROMOTIONS_RESOURCE_TYPE,
 });
 
+/**
+ * Stop the line (LineStop) or lift a stop, in the portal and from Port. The controller also checks
+ * the user's RBAC (create or delete on linestops) and records them as the one who stopped it.
+ */
+export const promotionLineStopPermission = createPermission({
+  name: 'promotion.line.stop',
+  attributes: { action: 'update' },
+});
+
 export const promotionsPermissions = [
   promotionPlanReadPermission,
   promotionPlanCreatePermission,
   promotionPlanApprovePermission,
   promotionRollbackPermission,
+  promotionLineStopPermission,
 ];

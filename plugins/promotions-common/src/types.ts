@@ -57,6 +57,10 @@ export {
   type InputWhere,
   KPROMO_GROUPS_HEADER,
   KPROMO_USER_HEADER,
+  type LiftResult,
+  type LineStopList,
+  LineStopParams,
+  type LineStopView,
   type ListResponse,
   mountRoutes,
   NamespaceQuery,
@@ -76,6 +80,7 @@ export {
   reasonCounts,
   type SkippedApplication,
   type SkippedSummary,
+  StopLineBody,
   skippedNotListed,
   tagPatternProblem,
 } from '@kpromo/contract';

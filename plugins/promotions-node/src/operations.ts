@@ -3,6 +3,8 @@ import {
   type CreatePlanResponse,
   KPROMO_GROUPS_HEADER,
   KPROMO_USER_HEADER,
+  type LiftResult,
+  type LineStopView,
   type PlanDetails,
   type ResourceActionResult,
 } from '@kpromo/plugin-promotions-common';
@@ -82,6 +84,10 @@ export interface PromotionsOperations {
   getPlan(c: PromotionsCaller, params: unknown): Promise<PlanDetails>;
   approve(c: PromotionsCaller, params: unknown, body?: unknown): Promise<PlanDetails>;
   rollback(c: PromotionsCaller, params: unknown, body: unknown): Promise<PlanDetails>;
+  /** Stops the line as the caller (the controller records the caller as stoppedBy). */
+  stopLine(c: PromotionsCaller, body: unknown): Promise<LineStopView>;
+  /** Lifts a LineStop as the caller. */
+  liftLine(c: PromotionsCaller, params: unknown): Promise<LiftResult>;
   /** One custom-resource write through the controller's POST /resources; Port runs only. */
   applyResource(c: PromotionsCaller, body: unknown): Promise<ResourceActionResult>;
 }

@@ -13,6 +13,7 @@ import type {
   EnvironmentSummary,
   FlowView,
   HistoryList,
+  LineStopView,
   ListResponse,
   PromotionPlan,
 } from './types';
@@ -66,6 +67,12 @@ export interface PromotionsApi {
   getDora(filter?: DoraFilter): Promise<DoraReport>;
   /** Absolute URL of the MCP proxy (`/api/promotions/mcp`). */
   getMcpUrl(): Promise<string>;
+  /** Where the line is stopped (LineStops) in namespaces the user may list them. */
+  listLineStops?(opts?: { namespace?: string }): Promise<LineStopView[]>;
+  /** Stops the line as the signed-in user. */
+  stopLine?(request: { namespace?: string; reason: string; environments?: string[] }): Promise<LineStopView>;
+  /** Lifts one stop as the signed-in user. */
+  liftLineStop?(namespace: string, name: string): Promise<{ lifted: string }>;
 }
 
 export const promotionsApiRef = createApiRef<PromotionsApi>({ id: 'plugin.promotions.service' });
@@ -255,6 +262,23 @@ export class PromotionsClient implements PromotionsApi {
   async getDora(f: DoraFilter = {}): Promise<DoraReport> {
     const api = await this.api();
     return answer(api.GET('/insights/dora', { params: { query: f } }));
+  }
+
+  async listLineStops(opts: { namespace?: string } = {}) {
+    const api = await this.api();
+    return items<LineStopView>(
+      await answer(api.GET('/linestops', { params: { query: { namespace: opts.namespace } } })),
+    );
+  }
+
+  async stopLine(request: { namespace?: string; reason: string; environments?: string[] }) {
+    const api = await this.api();
+    return answer(api.POST('/linestops', { body: request }));
+  }
+
+  async liftLineStop(namespace: string, name: string) {
+    const api = await this.api();
+    return answer(api.POST('/linestops/{namespace}/{name}/lift', { params: { path: { namespace, name } } }));
   }
 
   async getMcpUrl() {

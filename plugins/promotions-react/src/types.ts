@@ -20,6 +20,7 @@ export type {
   HistoryList,
   ImageInfo,
   ImageSourceLabels,
+  LineStopView,
   ListResponse,
   PlanApprover,
   PlanDetails,

@@ -171,6 +171,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/linestops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** LineStops (the line is stopped: no plan starts, running plans start no further app) in namespaces where the caller may list them. */
+        get: operations["listLineStops"];
+        put?: never;
+        /** Stops the line as the caller (RBAC create on linestops), recording the caller as stoppedBy. scope AllNamespaces stops every namespace when made in the controller's lineStopNamespace. */
+        post: operations["stopLine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/linestops/{namespace}/{name}/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lifts a LineStop as the caller (RBAC delete on linestops): held plans go on. */
+        post: operations["liftLineStop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -533,6 +568,34 @@ export interface components {
             version?: string;
             /** @description org.opencontainers.image.url: URL to find more information on the image. Written by whoever built the image: clients must check it before linking to it. */
             url?: string;
+        };
+        LiftResult: {
+            /** @description The LineStop deleted, <namespace>/<name>. */
+            lifted: string;
+        };
+        LineStop: {
+            namespace: string;
+            name: string;
+            reason: string;
+            scope: "Namespace" | "AllNamespaces";
+            /** @description Only plans into these; all when absent. */
+            environments?: string[];
+            /** @description The authenticated identity that stopped the line. */
+            stoppedBy?: string;
+            source?: {
+                kind: "Person" | "Alert";
+                alert?: string;
+                fingerprint?: string;
+            };
+            /** Format: date-time */
+            since?: string;
+        };
+        LineStopList: {
+            items: components["schemas"]["LineStop"][];
+            /** @description Token for the next page; absent on the last page. */
+            continue?: string;
+            /** @description Items matching the filters, over all pages. */
+            total?: number;
         };
         PlanApprover: {
             /** @description Approving user: the requesting user. */
@@ -1639,6 +1702,217 @@ export interface operations {
             };
             /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+        };
+    };
+    listLineStops: {
+        parameters: {
+            query?: {
+                namespace?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineStopList"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+        };
+    };
+    stopLine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    namespace?: string;
+                    name?: string;
+                    reason: string;
+                    /** @enum {string} */
+                    scope?: "Namespace" | "AllNamespaces";
+                    environments?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineStop"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description Conflicts with the current state (exists, already approved). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+        };
+    };
+    liftLineStop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                namespace: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiftResult"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description No such object, or the caller may not read it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description Conflicts with the current state (exists, already approved). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -56,6 +56,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { usePromotionsLinks } from '../routes';
 import { CandidateDiff } from './CandidateDiff';
+import { LineStopPanel } from './LineStopPanel';
 import { RelativeTime } from './RelativeTime';
 
 const list = (s: string) =>
@@ -559,6 +560,7 @@ export function PlansPage() {
   const { flows, environments } = data.value!;
   return (
     <Flex direction="column" gap="4">
+      <LineStopPanel />
       {createPerm.allowed ? <NewPlanForm environments={environments} flows={flows} /> : null}
       {data.error ? <ErrorState error={data.error} onRetry={data.retry} title="Refresh failed" /> : null}
       <PlansTable flows={flows} environments={environments} canCreate={!!createPerm.allowed} />
