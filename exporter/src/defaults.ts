@@ -72,6 +72,9 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         frozenUntil: str('Frozen until'),
         eligibleAt: str('Eligible at'),
         action: str('Action'),
+        lineStopped: str('Line stopped (by whom: why)'),
+        verification: { title: 'Verification', type: 'array' },
+        automaticRollbacks: str('Rolled back automatically'),
       },
     },
     relations: {
@@ -178,6 +181,15 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               frozenUntil: 'if .status.gate.frozen.overriddenBy then null else .status.gate.frozen.until end',
               eligibleAt: '.status.gate.eligibleAt',
               action: '.spec.action // "promote"',
+              // While a LineStop holds the plan (not once a hotfix approver overrode it).
+              lineStopped:
+                'if .status.gate.lineStopped and (.status.gate.lineStopped.overriddenBy | not) then "\\(.status.gate.lineStopped.stoppedBy // "someone"): \\(.status.gate.lineStopped.reason)" else null end',
+              // Per app: the verdict and each check's condition, verdict and last measured value.
+              verification:
+                '[(.status.apps // [])[] | select(.verification) | {application, verdict: .verification.verdict, checks: [.verification.checks[] | {name, verdict, condition, last: ([(.samples // [])[] | select(.value != null) | .value] | last)}]}] | if length == 0 then null else . end',
+              // The rollback plans a failed check caused, and why.
+              automaticRollbacks:
+                '[(.status.automaticRollbacks // [])[] | "\\(.plan): \\(.application) failed check \\(.check)"] | if length == 0 then null else join("; ") end',
             },
             relations: {
               flow: sibling('.spec.flow'),

@@ -174,6 +174,76 @@ describe('mapping', () => {
       expect(bp.schema.properties[k], k).toBeDefined();
   });
 
+  it("maps a plan's stopped line, its verification evidence and the rollback a failed check caused", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
+    const spec = { flow: 'f', from: 'dev', to: 'prod', candidates: [{ application: 'a' }] };
+    const check = (verdict: string, values: Array<number | undefined>) => ({
+      name: 'error-rate',
+      kind: 'prometheus',
+      condition: '≤ 0.05',
+      verdict,
+      samples: values.map((value, i) => ({ at: `2026-12-05T10:0${i}:00Z`, ...(value === undefined ? {} : { value }) })),
+    });
+    const plans = [
+      {
+        metadata: { name: 'held', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'Pending',
+          gate: {
+            approved: true,
+            required: 1,
+            lineStopped: { lineStop: 'shop/inc-1', reason: 'INC-1', stoppedBy: 'alice' },
+          },
+        },
+      },
+      {
+        metadata: { name: 'bad', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'RolledBack',
+          gate: {
+            approved: true,
+            required: 1,
+            lineStopped: { lineStop: 'shop/inc-1', reason: 'INC-1', stoppedBy: 'alice', overriddenBy: 'carol' },
+          },
+          apps: [
+            {
+              application: 'a',
+              phase: 'RolledBack',
+              verification: { verdict: 'Failed', checks: [check('Failed', [0.01, 0.2, undefined])] },
+            },
+            { application: 'b', phase: 'Failed' },
+          ],
+          automaticRollbacks: [
+            { plan: 'bad-rollback', scope: 'release', application: 'a', check: 'error-rate', message: 'm', at: 't' },
+          ],
+        },
+      },
+    ];
+    const out = await mapObjects(compileResource(res)('dev'), plans, 'k');
+    const props = out.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(props[0]).toMatchObject({ lineStopped: 'alice: INC-1' });
+    expect(props[0]).not.toHaveProperty('verification');
+    expect(props[0]).not.toHaveProperty('automaticRollbacks');
+    // An overridden stop no longer holds the plan.
+    expect(props[1]).not.toHaveProperty('lineStopped');
+    expect(props[1]).toMatchObject({
+      verification: [
+        {
+          application: 'a',
+          verdict: 'Failed',
+          checks: [{ name: 'error-rate', verdict: 'Failed', condition: '≤ 0.05', last: 0.2 }],
+        },
+      ],
+      automaticRollbacks: 'bad-rollback: a failed check error-rate',
+    });
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
+    for (const k of ['lineStopped', 'verification', 'automaticRollbacks'])
+      expect(bp.schema.properties[k], k).toBeDefined();
+  });
+
   it('applies the selector, itemsToParse, and isolates a failing object', async () => {
     const program = compileResource({
       kind: 'x/v1/y',

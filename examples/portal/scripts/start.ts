@@ -58,7 +58,7 @@ const rbacGroup = 'rbac.authorization.k8s.io';
 /**
  * Kubernetes RBAC for the portal: the backend's token user may impersonate exactly the portal's
  * users (and nothing else: no rights of its own), and the releasers get the kpromo release verbs
- * approve and rollback on the demo Environments (resourceNames). The sample release already lets
+ * approve and rollback on the demo Environments (resourceNames) and may stop and lift the line. The sample release already lets
  * them read and create plans in the namespace.
  */
 async function grantPortalRbac(kubeconfigPath: string, ns: string) {
@@ -89,6 +89,12 @@ async function grantPortalRbac(kubeconfigPath: string, ns: string) {
         resources: ['environments'],
         resourceNames: ENVIRONMENTS,
         verbs: ['approve', 'rollback'],
+      },
+      // On call: they may stop the line during an incident and lift it again.
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['linestops'],
+        verbs: ['get', 'list', 'watch', 'create', 'delete'],
       },
     ],
   });

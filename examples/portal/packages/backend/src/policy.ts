@@ -3,11 +3,11 @@ import { AuthorizeResult, type PolicyDecision } from '@backstage/plugin-permissi
 import type { PermissionPolicy, PolicyQuery, PolicyQueryUser } from '@backstage/plugin-permission-node';
 import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
 
-const WRITE = new Set(['promotion.plan.create', 'promotion.plan.approve', 'promotion.rollback']);
+const WRITE = new Set(['promotion.plan.create', 'promotion.plan.approve', 'promotion.rollback', 'promotion.line.stop']);
 
 /**
  * Demo policy: everyone may read and act, except the users in `portal.readOnlyUsers`, who may only
- * read promotions (the UI then hides Create/Approve/Roll back for them).
+ * read promotions (the UI then hides Create/Approve/Roll back/Stop the line for them).
  */
 export class PortalPolicy implements PermissionPolicy {
   constructor(private readonly readOnlyUsers: Set<string>) {}

@@ -356,6 +356,22 @@ describe('example portal in Chromium', () => {
     await checkPage('plans', { title: /^Plans/ });
   });
 
+  it('stops the line from the Plans page with a reason, shows who stopped it and why, and lifts it', async () => {
+    await visit('/promotions/plans');
+    await page.getByRole('button', { name: 'Stop the line' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('textbox', { name: /Reason/ }).fill('INC-42: checkout 5xx above 2%');
+    await dialog.getByRole('button', { name: 'Stop the line' }).click();
+    const stops = page.getByTestId('line-stops');
+    await expect.poll(() => stops.textContent(), { timeout: 30_000 }).toContain('INC-42: checkout 5xx above 2%');
+    // The stopper is the signed-in user as the controller authenticated the call.
+    expect(await stops.textContent()).toContain('user:development/guest');
+    await checkPage('line-stopped', { title: /^Plans/ });
+    await stops.getByRole('button', { name: /^Lift / }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Lift the stop' }).click();
+    await expect.poll(() => stops.textContent(), { timeout: 30_000 }).not.toContain('INC-42');
+  });
+
   it('shows the DORA keys as charts and the release history, rollback included', async () => {
     await visit('/promotions/insights');
     const timeline = page.getByRole('list', { name: 'Release history of everything' });
