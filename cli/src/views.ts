@@ -1,4 +1,10 @@
-import { type ClusterRef, EnvironmentSpec, type EnvironmentVersion, type PromotionPlan } from '@kpromo/api';
+import {
+  type ClusterRef,
+  EnvironmentSpec,
+  type EnvironmentVersion,
+  isTerminalPlan,
+  type PromotionPlan,
+} from '@kpromo/api';
 import {
   type ApplicationView,
   type CreatePlanResponse,
@@ -170,7 +176,37 @@ export function planText(plan: PromotionPlan, now: Date): string {
     `approvals: ${p.approvers.map((a) => `${a.user}${a.counted === false ? ' (not counted)' : ''}`).join(', ') || 'none'}`,
   ].filter((x): x is string => !!x);
   const [head, ...rest] = planFrame(plan, now);
-  return [head, ...facts.map((f) => printable(f)), ...rest].join('\n');
+  return [head, ...facts.map((f) => printable(f)), ...rest, ...evidenceLines(plan).map((l) => printable(l))].join('\n');
+}
+
+const num = (v: number) => String(Number(v.toPrecision(4)));
+
+/**
+ * What the plan's own status says besides the apps' phases: the stopped line holding it, each app's
+ * verification (every check's verdict, last value against its condition, and the values measured),
+ * and the rollbacks a failed check caused.
+ */
+export function evidenceLines(plan: PromotionPlan): string[] {
+  const out: string[] = [];
+  const stop = plan.status?.gate?.lineStopped;
+  if (stop && !stop.overriddenBy && !isTerminalPlan(plan))
+    out.push(`line stopped by ${stop.stoppedBy ?? 'someone'} (LineStop ${stop.lineStop}): ${stop.reason}`);
+  const verified = (plan.status?.apps ?? []).filter((a) => a.verification);
+  if (verified.length) out.push('verification:');
+  for (const a of verified) {
+    const v = a.verification!;
+    out.push(`  ${a.application}: ${v.verdict}${v.onFailure ? ` (on failure: ${v.onFailure})` : ''}`);
+    for (const c of v.checks) {
+      const values = (c.samples ?? []).filter((x) => x.value !== undefined).map((x) => num(x.value!));
+      const last = values.at(-1);
+      out.push(
+        `    ${c.name}: ${c.verdict}${last !== undefined ? `, last ${last}` : ''}${c.condition ? ` (must be ${c.condition})` : ''}${values.length ? `; values ${values.slice(-10).join(', ')}` : ''}${c.message && c.verdict !== 'Passed' ? `; ${c.message}` : ''}`,
+      );
+    }
+  }
+  for (const r of plan.status?.automaticRollbacks ?? [])
+    out.push(`rolled back automatically by ${r.plan}: ${r.application} failed check ${r.check}`);
+  return out;
 }
 
 const approveHint = (plan: PromotionPlan, cli: string) =>

@@ -249,14 +249,13 @@ describe('Informer watch lifecycle', () => {
   it('does not reconnect in a tight loop when watches end at once', async () => {
     const { inf } = await setup({ maxBackoffMs: 400 });
     // Every watch now ends immediately without events.
-    const t0 = Date.now();
     const before = api.watches.length;
     const timer = setInterval(() => api.closeWatches(), 5);
     await sleep(1_500);
     clearInterval(timer);
-    // Without backoff this would be hundreds.
+    // Without backoff this would be hundreds. (No check of the elapsed time: that would test the
+    // test's own sleep, and a timer may fire a millisecond before Date.now() says it is due.)
     expect(api.watches.length - before).toBeLessThan(15);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_500);
     expect(inf.stats.lists).toBe(1);
   });
 

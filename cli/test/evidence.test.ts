@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { evidenceLines, planText } from '../src/views.js';
+import { plan } from './fixtures.js';
+
+const sample = (value: number | undefined, i: number) => ({
+  at: `2026-01-01T10:0${i}:00Z`,
+  ...(value === undefined ? {} : { value }),
+});
+
+describe('plan show: the evidence in a plan status', () => {
+  it("lists each app's checks with verdict, last value, condition and values, and the rollback they caused", () => {
+    const p = plan(['cart', 'web'], {
+      phase: 'RolledBack',
+      apps: [
+        {
+          application: 'cart',
+          phase: 'RolledBack',
+          reason: 'VerificationFailed',
+          verification: {
+            verdict: 'Failed',
+            startedAt: '2026-01-01T10:00:00Z',
+            endsAt: '2026-01-01T10:05:00Z',
+            onFailure: 'rollbackRelease',
+            checks: [
+              {
+                name: 'error-rate',
+                kind: 'prometheus',
+                condition: '≤ 0.05',
+                verdict: 'Failed',
+                samples: [0.01, undefined, 0.2].map(sample),
+                message: '1 failed measurement(s), limit 0',
+              },
+              { name: 'smoke', kind: 'http', condition: 'answers 200', verdict: 'Passed', samples: [sample(200, 0)] },
+            ],
+          },
+        },
+        { application: 'web', phase: 'Failed', reason: 'Halted' },
+      ],
+      automaticRollbacks: [
+        { plan: 'p1-rollback', scope: 'release', application: 'cart', check: 'error-rate', message: 'm', at: 't' },
+      ],
+    });
+    expect(evidenceLines(p)).toEqual([
+      'verification:',
+      '  cart: Failed (on failure: rollbackRelease)',
+      '    error-rate: Failed, last 0.2 (must be ≤ 0.05); values 0.01, 0.2; 1 failed measurement(s), limit 0',
+      '    smoke: Passed, last 200 (must be answers 200); values 200',
+      'rolled back automatically by p1-rollback: cart failed check error-rate',
+    ]);
+    expect(planText(p, new Date('2026-01-01T11:00:00Z'))).toContain('    error-rate: Failed, last 0.2');
+  });
+
+  it('says who stopped the line while it holds the plan, and nothing once a hotfix overrode it', () => {
+    const held = plan(['cart'], {
+      phase: 'Pending',
+      gate: {
+        approved: true,
+        required: 1,
+        lineStopped: { lineStop: 'team-a/inc-1', reason: 'INC-1', stoppedBy: 'rita' },
+      },
+    });
+    expect(evidenceLines(held)).toEqual(['line stopped by rita (LineStop team-a/inc-1): INC-1']);
+    const hotfix = plan(['cart'], {
+      phase: 'Pending',
+      gate: {
+        approved: true,
+        required: 1,
+        lineStopped: { lineStop: 'team-a/inc-1', reason: 'INC-1', stoppedBy: 'rita', overriddenBy: 'sam' },
+      },
+    });
+    expect(evidenceLines(hotfix)).toEqual([]);
+  });
+});
