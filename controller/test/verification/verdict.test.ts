@@ -123,6 +123,18 @@ describe('foldMeasurements', () => {
     expect(p.verdict).toBe('Running');
   });
 
+  it('does not judge a check the stage dropped during the window, and says so', () => {
+    const s = settings({ checks: [errorRate, latency] });
+    let p = startVerification(s, t0);
+    p = foldMeasurements(p, settings({ checks: [errorRate] }), round({ 'error-rate': { value: 0 } }), at(0));
+    expect(p.checks[1]).toMatchObject({
+      name: 'latency',
+      verdict: 'Passed',
+      message: 'removed from the stage during the window; not judged',
+    });
+    expect(p.verdict).toBe('Running');
+  });
+
   it('caps the samples kept per check', () => {
     const s = settings({ windowMs: 3_600_000, intervalMs: 1_000 });
     let p = startVerification(s, t0);
