@@ -5,6 +5,8 @@
 // one (one app's error rate above the bound) fails verification, halts the apps not started and the
 // controller rolls the whole release back on its own, leaving every app on its previous digest.
 // Real controller and apiserver (with the admission policies), real registries, workloads on kwok.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { PromotionPlan } from '@kpromo/api';
 import {
   applyCrds,
@@ -14,6 +16,7 @@ import {
   type Prometheus,
   startMetricsEndpoint,
   startPrometheus,
+  waitFor,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';
@@ -26,6 +29,7 @@ import {
   deleteNs,
   deploymentImage,
   ensureNs,
+  eventReasons,
   grantRole,
   isTerminalPlan,
   restFor,
@@ -57,6 +61,9 @@ let ctl: Running;
 let prom: Prometheus;
 let metrics: MetricsEndpoint;
 let stableOld: Record<string, string> = {};
+/** Release notifications the controller sent to the test's webhook (type and data). */
+const hooks: Array<{ type: string; data: { application?: string; plan: string; message?: string } }> = [];
+let hookServer: Server;
 
 async function createPlan(name: string, apps: string[]): Promise<void> {
   const r = await callApi(ctl.port, '/api/v1/plans', {
@@ -123,6 +130,26 @@ beforeAll(async () => {
       concurrency: 1,
     },
   });
+  // A Notification webhook on loopback (the egress policy of the test config allows 127.0.0.1).
+  hookServer = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => {
+      raw += c;
+    });
+    req.on('end', () => {
+      hooks.push(JSON.parse(raw));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
+  await applyCr(dev, {
+    kind: 'Notification',
+    metadata: { name: 'releases', namespace: NS },
+    spec: {
+      events: ['VerificationFailed', 'PlanRolledBack'],
+      webhook: { url: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook` },
+    },
+  });
   await grantRole(
     dev,
     NS,
@@ -156,6 +183,7 @@ afterAll(async () => {
   await ctl?.stop().catch(() => undefined);
   await prom?.stop().catch(() => undefined);
   await metrics?.close().catch(() => undefined);
+  await new Promise<void>((r) => (hookServer ? hookServer.close(() => r()) : r()));
   await deleteNs(dev, NS);
   for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
@@ -237,5 +265,21 @@ describe('verification', () => {
     expect((rb.status?.apps ?? []).map((a) => a.application).sort()).toEqual(['cart', 'orders']);
     for (const app of ['cart', 'orders', 'shop'])
       expect(await deploymentImage(stable, APPS_NS, app), app).toContain(stableOld[app]);
+
+    // Told as it happened: Events on the plan, and the release notifications.
+    expect(await eventReasons(dev, NS, 'bad')).toEqual(
+      expect.arrayContaining(['Verifying', 'AppFailed', 'Halted', 'AutomaticRollback']),
+    );
+    const sent = await waitFor(
+      'notifications',
+      async () => (hooks.some((h) => h.type === 'PlanRolledBack') ? hooks : undefined),
+      30_000,
+    );
+    expect(sent.find((h) => h.type === 'VerificationFailed')?.data).toMatchObject({
+      plan: 'bad',
+      application: 'orders',
+      message: expect.stringMatching(/check error-rate failed .*\(onFailure: rollbackRelease\)$/),
+    });
+    expect(sent.find((h) => h.type === 'PlanRolledBack')?.data.plan).toBe('bad-rollback');
   });
 });
