@@ -158,3 +158,54 @@ export async function pushTestImage(opts: PushTestImageOptions): Promise<{ diges
   await pushManifest(base, opts.repository, opts.tag, index);
   return { digest: index.digest };
 }
+
+/**
+ * Pushes an artifact about an image the way signing and SBOM tools do: an OCI 1.1 image manifest
+ * with `artifactType`, the empty config, one layer of `content`, and `subject` naming the image (the
+ * registry then lists it in the image's referrers), and with `tag` also under that tag (cosign's
+ * `sha256-<hex>.sig` scheme). Returns the artifact manifest's digest.
+ */
+export async function pushTestArtifact(opts: {
+  host: string;
+  repository: string;
+  /** The image it is about: digest of its manifest (its size and media type are read from the registry). */
+  subject: string;
+  artifactType: string;
+  content: string;
+  /** Push it under this tag (e.g. cosign's `sha256-<hex>.sig`) instead of by digest only. */
+  tag?: string;
+  /** Leave the subject out (cosign's tag scheme before OCI 1.1 has none). Default true. */
+  withSubject?: boolean;
+}): Promise<{ digest: string }> {
+  const base = `http://${opts.host}`;
+  const head = await check(
+    await fetch(`${base}/v2/${opts.repository}/manifests/${opts.subject}`, {
+      method: 'HEAD',
+      headers: { accept: `${OCI_MANIFEST}, ${OCI_INDEX}` },
+    }),
+    `read subject ${opts.subject}`,
+  );
+  const subject = {
+    mediaType: head.headers.get('content-type') ?? OCI_MANIFEST,
+    digest: opts.subject,
+    size: Number(head.headers.get('content-length')),
+  };
+  const empty = blob('application/vnd.oci.empty.v1+json', Buffer.from('{}'));
+  const layer = blob('text/plain', Buffer.from(opts.content));
+  for (const b of [empty, layer]) await pushBlob(base, opts.repository, b);
+  const manifest = blob(
+    OCI_MANIFEST,
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: OCI_MANIFEST,
+        artifactType: opts.artifactType,
+        config: descriptor(empty),
+        layers: [descriptor(layer)],
+        ...(opts.withSubject === false ? {} : { subject }),
+      }),
+    ),
+  );
+  await pushManifest(base, opts.repository, opts.tag ?? manifest.digest, manifest);
+  return { digest: manifest.digest };
+}

@@ -1,5 +1,6 @@
 import {
   type LocalRegistry,
+  pushTestArtifact,
   pushTestImage,
   startFaultProxy,
   startRegistry,
@@ -48,13 +49,65 @@ describe('copyImage between real registries', () => {
       expectedDigest: digest,
     };
     const first = await copyImage(req);
-    expect(first).toEqual({ digest, blobsCopied: 2, blobsSkipped: 0, blobsMounted: 0, manifests: 1 });
+    expect(first).toEqual({ digest, blobsCopied: 2, blobsSkipped: 0, blobsMounted: 0, manifests: 1, evidence: 0 });
     expect(await targetDigest(b, 'prod/app', 'v1.0.0-20260101')).toBe(digest);
     expect(await resolveDigest({ host: b.host }, 'prod/app', 'v1.0.0-20260101')).toBe(digest);
 
     const second = await copyImage({ ...req, target: { ...req.target, tag: 'again' } });
     expect(second).toMatchObject({ digest, blobsCopied: 0, blobsSkipped: 2, blobsMounted: 0 });
     expect(await targetDigest(b, 'prod/app', 'again')).toBe(digest);
+  });
+
+  it("carries the image's signatures, attestations and SBOMs: OCI referrers and cosign's tag scheme", async () => {
+    const { digest } = await pushTestImage({ host: a.host, repository: 'team/signed', tag: 'v1' });
+    const sbom = await pushTestArtifact({
+      host: a.host,
+      repository: 'team/signed',
+      subject: digest,
+      artifactType: 'application/spdx+json',
+      content: '{"spdxVersion":"SPDX-2.3"}',
+    });
+    const sig = await pushTestArtifact({
+      host: a.host,
+      repository: 'team/signed',
+      subject: digest,
+      artifactType: 'application/vnd.dev.cosign.simplesigning.v1+json',
+      content: 'signature',
+      tag: `${digest.replace(':', '-')}.sig`,
+      withSubject: false,
+    });
+    // An artifact about another image stays behind.
+    const { digest: other } = await pushTestImage({ host: a.host, repository: 'team/signed', tag: 'other' });
+    await pushTestArtifact({
+      host: a.host,
+      repository: 'team/signed',
+      subject: other,
+      artifactType: 'x/y',
+      content: 'z',
+    });
+
+    const res = await copyImage({
+      source: { host: a.host, repository: 'team/signed', reference: 'v1' },
+      target: { host: b.host, repository: 'prod/signed', tag: 'v1-x' },
+      expectedDigest: digest,
+    });
+    expect(res).toMatchObject({ digest, evidence: 2, manifests: 3 });
+    // The target registry lists the SBOM as a referrer of the same digest, and has the cosign tag.
+    const referrers = (await (
+      await fetch(`${b.url}/v2/prod/signed/referrers/${digest}`, {
+        headers: { accept: 'application/vnd.oci.image.index.v1+json' },
+      })
+    ).json()) as { manifests: Array<{ digest: string; artifactType?: string }> };
+    expect(referrers.manifests.map((m) => [m.digest, m.artifactType])).toEqual([
+      [sbom.digest, 'application/spdx+json'],
+    ]);
+    expect(await targetDigest(b, 'prod/signed', `${digest.replace(':', '-')}.sig`)).toBe(sig.digest);
+    // Copied again: nothing new to upload, the evidence is there already.
+    const again = await copyImage({
+      source: { host: a.host, repository: 'team/signed', reference: 'v1' },
+      target: { host: b.host, repository: 'prod/signed', tag: 'v1-y' },
+    });
+    expect(again).toMatchObject({ evidence: 2, blobsCopied: 0 });
   });
 
   it('copies a multi-arch index with all children', async () => {
@@ -78,7 +131,7 @@ describe('copyImage between real registries', () => {
       source: { host: a.host, repository: 'dev/mounted', reference: digest },
       target: { host: a.host, repository: 'staging/mounted', tag: 'v3' },
     });
-    expect(res).toEqual({ digest, blobsCopied: 0, blobsSkipped: 0, blobsMounted: 2, manifests: 1 });
+    expect(res).toEqual({ digest, blobsCopied: 0, blobsSkipped: 0, blobsMounted: 2, manifests: 1, evidence: 0 });
     expect(await blobMetric('mounted')).toBe(mountedBefore0 + 2);
     expect(await targetDigest(a, 'staging/mounted', 'v3')).toBe(digest);
   });

@@ -4,7 +4,7 @@ import type { Response } from 'undici';
 import type { Egress } from '../net/guardedFetch.js';
 import { metrics } from '../observability/metrics.js';
 import { withSpan } from '../observability/tracing.js';
-import { isTransient } from './errors.js';
+import { isTransient, OciError } from './errors.js';
 import { type Descriptor, isDigest, MANIFEST_ACCEPT, parseManifest, sha256Digest } from './manifest.js';
 import { backoffDelay, DEFAULT_RETRY, RegistryClient, type RegistryEndpoint } from './registryClient.js';
 
@@ -24,6 +24,8 @@ export interface CopyImageResult {
   blobsSkipped: number;
   blobsMounted: number;
   manifests: number;
+  /** Signatures, attestations and SBOMs of the image copied with it (OCI referrers and cosign tags). */
+  evidence: number;
 }
 
 export interface CopyOptions {
@@ -71,7 +73,7 @@ export function copyImage(req: CopyImageRequest, opts: CopyOptions = {}): Promis
       srcRepo: req.source.repository,
       dstRepo: req.target.repository,
       sameRegistry: normalizeHost(req.source.host) === normalizeHost(req.target.host),
-      result: { digest: '', blobsCopied: 0, blobsSkipped: 0, blobsMounted: 0, manifests: 0 },
+      result: { digest: '', blobsCopied: 0, blobsSkipped: 0, blobsMounted: 0, manifests: 0, evidence: 0 },
       limit: pLimit(opts.concurrency ?? 4),
       monolithicLimit: opts.monolithicLimitBytes ?? 16 * 1024 * 1024,
       signal: req.signal,
@@ -87,12 +89,14 @@ export function copyImage(req: CopyImageRequest, opts: CopyOptions = {}): Promis
     await copyTree(ctx, root);
     await putManifest(ctx, root, req.target.tag);
     ctx.result.digest = root.digest;
+    await copyEvidence(ctx, root.digest);
     span.setAttributes({
       'oci.digest': root.digest,
       'oci.blobs_copied': ctx.result.blobsCopied,
       'oci.blobs_skipped': ctx.result.blobsSkipped,
       'oci.blobs_mounted': ctx.result.blobsMounted,
       'oci.manifests': ctx.result.manifests,
+      'oci.evidence': ctx.result.evidence,
     });
     return ctx.result;
   });
@@ -159,6 +163,57 @@ export async function getManifest(
     throw client.error('PROTOCOL', repository, `manifest ${reference}: ${(err as Error).message}`);
   }
   return { bytes, mediaType, digest };
+}
+
+/** Referrers listed per image (a registry answering more is cut here: a bound on work per copy). */
+export const MAX_REFERRERS = 64;
+/** Cosign's tag scheme for what is attached to `sha256:<hex>`: `sha256-<hex>.<suffix>`. */
+const COSIGN_SUFFIXES = ['sig', 'att', 'sbom'] as const;
+
+/**
+ * Carries the evidence about an image with it, so that the target verifies as the source did:
+ * the image's OCI 1.1 referrers (signatures, attestations, SBOMs whose `subject` is the image; a
+ * registry without the referrers API has none to give) pushed by digest, which
+ * makes the target list them as referrers too, and cosign's tag-scheme artifacts
+ * (`sha256-<hex>.sig|.att|.sbom`) under the same tags. Each is copied whole and digest-checked like
+ * the image; none of them is trusted here: verifying them is the signature policy's job.
+ */
+async function copyEvidence(ctx: CopyContext, digest: string): Promise<void> {
+  const res = await ctx.src.request({
+    method: 'GET',
+    repository: ctx.srcRepo,
+    path: `referrers/${digest}`,
+    headers: { accept: 'application/vnd.oci.image.index.v1+json' },
+    // Registries without the API answer 404 (the spec), some 400, 405 or 501.
+    accept: [400, 404, 405, 501],
+    signal: ctx.signal,
+  });
+  if (res.status === 200) {
+    let listed: Descriptor[] = [];
+    try {
+      const index = (await res.json()) as { manifests?: Descriptor[] };
+      listed = (index.manifests ?? []).filter((d) => typeof d?.digest === 'string' && isDigest(d.digest));
+    } catch (err) {
+      throw ctx.src.error('PROTOCOL', ctx.srcRepo, `referrers of ${digest}: ${(err as Error).message}`);
+    }
+    for (const d of listed.slice(0, MAX_REFERRERS)) {
+      const m = await getManifest(ctx.src, ctx.srcRepo, d.digest, ctx.signal);
+      await copyTree(ctx, m);
+      await putManifest(ctx, m, m.digest);
+      ctx.result.evidence++;
+    }
+  } else await res.body?.cancel();
+  for (const suffix of COSIGN_SUFFIXES) {
+    const tag = `${digest.replace(':', '-')}.${suffix}`;
+    const m = await getManifest(ctx.src, ctx.srcRepo, tag, ctx.signal).catch((err: unknown) => {
+      if (err instanceof OciError && err.code === 'NOT_FOUND') return undefined;
+      throw err;
+    });
+    if (!m) continue;
+    await copyTree(ctx, m);
+    await putManifest(ctx, m, tag);
+    ctx.result.evidence++;
+  }
 }
 
 /** Copies everything a manifest references (children of an index first), but not the manifest itself. */

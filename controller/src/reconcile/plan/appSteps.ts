@@ -128,7 +128,7 @@ async function copy(c: AppStep): Promise<void> {
   );
   ap.copied = true;
   ap.phase = 'Writing';
-  ap.message = `copied to ${r.toEnv.spec.registry.host}/${toRepo}:${ap.targetTag} (${res.blobsCopied} copied, ${res.blobsMounted} mounted, ${res.blobsSkipped} present)`;
+  ap.message = `copied to ${r.toEnv.spec.registry.host}/${toRepo}:${ap.targetTag} (${res.blobsCopied} copied, ${res.blobsMounted} mounted, ${res.blobsSkipped} present${res.evidence ? `; ${res.evidence} signature(s), attestation(s) or SBOM(s) carried along` : ''})`;
   await run.journal.save();
   run.announce.event('Normal', 'ImageCopied', `${ap.application}: ${ap.message}`);
 }

@@ -20,7 +20,7 @@ export interface PromotionDeps {
   clientFor(env: Environment): Promise<KubeRest>;
   copyImage(
     req: CopyImageRequest,
-  ): Promise<Pick<CopyImageResult, 'digest' | 'blobsCopied' | 'blobsSkipped' | 'blobsMounted'>>;
+  ): Promise<Pick<CopyImageResult, 'digest' | 'blobsCopied' | 'blobsSkipped' | 'blobsMounted'> & { evidence?: number }>;
   commitImageChange(req: CommitImageChangeRequest): Promise<{ commit: string; changed: boolean }>;
   readSecret(namespace: string, name: string, key: string): Promise<string | undefined>;
   events?: EventRecorder;
