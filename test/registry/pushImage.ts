@@ -207,5 +207,40 @@ export async function pushTestArtifact(opts: {
     ),
   );
   await pushManifest(base, opts.repository, opts.tag ?? manifest.digest, manifest);
+  if (opts.withSubject !== false)
+    await addToReferrersTag(base, opts.repository, opts.subject, manifest, opts.artifactType);
   return { digest: manifest.digest };
+}
+
+/**
+ * OCI 1.1's referrers tag schema, as oras and cosign keep it on a registry without the referrers
+ * API (CNCF distribution 3.1 has none): the index under `sha256-<hex>` of the subject lists every
+ * artifact about it. Kept only when the registry does not serve the API.
+ */
+async function addToReferrersTag(
+  base: string,
+  repository: string,
+  subject: string,
+  artifact: Blob,
+  artifactType: string,
+) {
+  const api = await fetch(`${base}/v2/${repository}/referrers/${subject}`, { headers: { accept: OCI_INDEX } });
+  await api.body?.cancel();
+  if (api.ok) return;
+  const tag = subject.replace(':', '-');
+  const got = await fetch(`${base}/v2/${repository}/manifests/${tag}`, { headers: { accept: OCI_INDEX } });
+  const index = got.ok
+    ? ((await got.json()) as { manifests: object[] })
+    : (await got.body?.cancel(), { manifests: [] as object[] });
+  const next = blob(
+    OCI_INDEX,
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: OCI_INDEX,
+        manifests: [...index.manifests, { ...descriptor(artifact), artifactType }],
+      }),
+    ),
+  );
+  await pushManifest(base, repository, tag, next);
 }

@@ -91,16 +91,19 @@ describe('copyImage between real registries', () => {
       target: { host: b.host, repository: 'prod/signed', tag: 'v1-x' },
       expectedDigest: digest,
     });
-    expect(res).toMatchObject({ digest, evidence: 2, manifests: 3 });
-    // The target registry lists the SBOM as a referrer of the same digest, and has the cosign tag.
+    // The image, the referrers index with the SBOM, and the signature.
+    expect(res).toMatchObject({ digest, evidence: 2, manifests: 4 });
+    // The target lists the SBOM as a referrer of the same digest (distribution 3.1 serves no referrers
+    // API: the OCI 1.1 fallback index under the tag sha256-<hex>), and has the cosign tag.
     const referrers = (await (
-      await fetch(`${b.url}/v2/prod/signed/referrers/${digest}`, {
+      await fetch(`${b.url}/v2/prod/signed/manifests/${digest.replace(':', '-')}`, {
         headers: { accept: 'application/vnd.oci.image.index.v1+json' },
       })
     ).json()) as { manifests: Array<{ digest: string; artifactType?: string }> };
     expect(referrers.manifests.map((m) => [m.digest, m.artifactType])).toEqual([
       [sbom.digest, 'application/spdx+json'],
     ]);
+    expect(await targetDigest(b, 'prod/signed', sbom.digest)).toBe(sbom.digest);
     expect(await targetDigest(b, 'prod/signed', `${digest.replace(':', '-')}.sig`)).toBe(sig.digest);
     // Copied again: nothing new to upload, the evidence is there already.
     const again = await copyImage({

@@ -172,9 +172,9 @@ const COSIGN_SUFFIXES = ['sig', 'att', 'sbom'] as const;
 
 /**
  * Carries the evidence about an image with it, so that the target verifies as the source did:
- * the image's OCI 1.1 referrers (signatures, attestations, SBOMs whose `subject` is the image; a
- * registry without the referrers API has none to give) pushed by digest, which
- * makes the target list them as referrers too, and cosign's tag-scheme artifacts
+ * the image's OCI 1.1 referrers (signatures, attestations, SBOMs whose `subject` is the image),
+ * from the referrers API pushed by digest so the target lists them too, or from the fallback
+ * referrers index tag of a registry without that API (CNCF distribution 3.1 has none), and cosign's tag-scheme artifacts
  * (`sha256-<hex>.sig|.att|.sbom`) under the same tags. Each is copied whole and digest-checked like
  * the image; none of them is trusted here: verifying them is the signature policy's job.
  */
@@ -202,18 +202,40 @@ async function copyEvidence(ctx: CopyContext, digest: string): Promise<void> {
       await putManifest(ctx, m, m.digest);
       ctx.result.evidence++;
     }
-  } else await res.body?.cancel();
+  } else {
+    await res.body?.cancel();
+    // Without the API, OCI 1.1's fallback: an index of the referrers under the tag `sha256-<hex>`
+    // (what oras and cosign maintain on such registries), copied whole under the same tag.
+    const fallback = await manifestIfPresent(ctx, digest.replace(':', '-'));
+    if (fallback) {
+      const parsed = parseManifest(fallback.bytes, fallback.mediaType);
+      const n = parsed.kind === 'index' ? parsed.children.length : 0;
+      if (n > MAX_REFERRERS)
+        throw ctx.src.error(
+          'PROTOCOL',
+          ctx.srcRepo,
+          `the referrers index of ${digest} lists ${n} manifests, more than the ${MAX_REFERRERS} a copy carries`,
+        );
+      await copyTree(ctx, fallback);
+      await putManifest(ctx, fallback, digest.replace(':', '-'));
+      ctx.result.evidence += n;
+    }
+  }
   for (const suffix of COSIGN_SUFFIXES) {
     const tag = `${digest.replace(':', '-')}.${suffix}`;
-    const m = await getManifest(ctx.src, ctx.srcRepo, tag, ctx.signal).catch((err: unknown) => {
-      if (err instanceof OciError && err.code === 'NOT_FOUND') return undefined;
-      throw err;
-    });
+    const m = await manifestIfPresent(ctx, tag);
     if (!m) continue;
     await copyTree(ctx, m);
     await putManifest(ctx, m, tag);
     ctx.result.evidence++;
   }
+}
+
+async function manifestIfPresent(ctx: CopyContext, reference: string): Promise<FetchedManifest | undefined> {
+  return getManifest(ctx.src, ctx.srcRepo, reference, ctx.signal).catch((err: unknown) => {
+    if (err instanceof OciError && err.code === 'NOT_FOUND') return undefined;
+    throw err;
+  });
 }
 
 /** Copies everything a manifest references (children of an index first), but not the manifest itself. */
