@@ -46,7 +46,7 @@ const names = runNamespaces('verify');
 const NS = names.ns;
 const APPS_NS = names.apps;
 const REPO = `verify${names.run}`;
-const APPS = ['web', 'cart', 'orders', 'shop'];
+const APPS = ['web', 'cart', 'orders', 'shop', 'search'];
 const kubeconfig = inject('kubeconfig');
 const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
@@ -56,6 +56,14 @@ const rm: TestUser = { token: `rm-${names.run}-0123456789abcdef`, username: `rm-
 /** Error ratio of an app over the last 10 s, the way a team would write it. */
 const ERROR_RATE =
   'sum(rate(http_requests_total{app="{application}",code="500"}[10s])) / sum(rate(http_requests_total{app="{application}"}[10s]))';
+
+/**
+ * The same for the version being promoted (every series not of the version it replaces, as a
+ * canary-versus-stable comparison is written), and for the version it replaces.
+ */
+const NEW_ERROR_RATE =
+  'sum(rate(http_requests_total{app="{application}",version!="{previousVersion}",code="500"}[10s])) / sum(rate(http_requests_total{app="{application}",version!="{previousVersion}"}[10s]))';
+const OLD_ERROR_RATE = NEW_ERROR_RATE.replaceAll('!=', '=');
 
 let ctl: Running;
 let prom: Prometheus;
@@ -79,7 +87,11 @@ beforeAll(async () => {
   await ensureNs(dev, NS);
   metrics = await startMetricsEndpoint();
   // Every app serves 20 requests/s; orders' new version is the bad one: a fifth of them fail.
-  for (const app of APPS) metrics.setTraffic(app, 'any', 20, app === 'orders' ? 0.2 : 0);
+  for (const app of APPS) if (app !== 'search') metrics.setTraffic(app, 'any', 20, app === 'orders' ? 0.2 : 0);
+  // search's running version (v1.0.0, seeded in stable) fails 1% of its requests; the new one 4%:
+  // within the stage's 5% bound, but 3 points worse than the version it replaces.
+  metrics.setTraffic('search', 'v1.0.0', 20, 0.01);
+  metrics.setTraffic('search', 'new', 20, 0.04);
   prom = await startPrometheus({ targets: [metrics.target] });
   await prom.waitForTargets();
   ({ stableOld } = await seedTwoStageRelease({
@@ -105,6 +117,27 @@ beforeAll(async () => {
       registry: { host: target, prefix: 'stable', insecure: true },
       delivery: { method: 'patch' },
       metrics: { prometheus: { url: prom.url } },
+    },
+  });
+  // search adds a check of its own: its error ratio per version against the version it replaces.
+  await applyCr(dev, {
+    kind: 'Application',
+    metadata: { name: 'search', namespace: NS },
+    spec: {
+      owner: 'team-a',
+      image: { repository: `${REPO}/search` },
+      workloads: [{ kind: 'Deployment', name: 'search' }],
+      verification: {
+        checks: [
+          {
+            name: 'vs-previous',
+            prometheus: {
+              query: NEW_ERROR_RATE,
+              baseline: { query: OLD_ERROR_RATE, maxIncrease: 0.02 },
+            },
+          },
+        ],
+      },
     },
   });
   // One app at a time, so that the release has apps verified, failing and not started.
@@ -230,6 +263,28 @@ describe('verification', () => {
     }
   });
 
+  it("an app's own check compares the new version with the one it replaced, in the real Prometheus, and fails it when worse", async () => {
+    await createPlan('worse', ['search']);
+    const done = await waitPlan(dev, NS, 'worse-rollback', isTerminalPlan, 180_000);
+    expect(done.status?.phase).toBe('RolledBack');
+    const worse = await waitPlan(dev, NS, 'worse', isTerminalPlan, 60_000);
+    const search = appOf(worse, 'search')!;
+    expect(search.reason).toBe('VerificationFailed');
+    const own = search.verification!.checks.find((c) => c.name === 'vs-previous')!;
+    expect(own).toMatchObject({ verdict: 'Failed', condition: '≤ previous + 0.02' });
+    // What Prometheus measured for both versions, and the query as sent for the new one.
+    const judged = own.samples!.filter((x) => x.value !== undefined && x.baseline !== undefined);
+    expect(judged.length).toBeGreaterThan(0);
+    for (const x of judged) {
+      expect(x.value!).toBeCloseTo(0.04, 2);
+      expect(x.baseline!).toBeCloseTo(0.01, 2);
+    }
+    expect(own.query).toContain('version!="v1.0.0"');
+    // The stage's own bound held (4% ≤ 5%): the app's added check is what failed it.
+    expect(search.verification!.checks.find((c) => c.name === 'error-rate')?.verdict).not.toBe('Failed');
+    expect(await deploymentImage(stable, APPS_NS, 'search')).toContain(stableOld.search);
+  });
+
   it('a bad app fails verification and the controller rolls the whole release back, leaving every app on its previous digest', async () => {
     // In plan order (by name): cart verifies, orders (a fifth of its requests fail) fails, shop never starts.
     await createPlan('bad', ['cart', 'orders', 'shop']);
@@ -272,14 +327,15 @@ describe('verification', () => {
     );
     const sent = await waitFor(
       'notifications',
-      async () => (hooks.some((h) => h.type === 'PlanRolledBack') ? hooks : undefined),
+      async () =>
+        hooks.some((h) => h.type === 'PlanRolledBack' && h.data.plan === 'bad-rollback') ? hooks : undefined,
       30_000,
     );
-    expect(sent.find((h) => h.type === 'VerificationFailed')?.data).toMatchObject({
+    expect(sent.find((h) => h.type === 'VerificationFailed' && h.data.plan === 'bad')?.data).toMatchObject({
       plan: 'bad',
       application: 'orders',
       message: expect.stringMatching(/check error-rate failed .*\(onFailure: rollbackRelease\)$/),
     });
-    expect(sent.find((h) => h.type === 'PlanRolledBack')?.data.plan).toBe('bad-rollback');
+    expect(sent.filter((h) => h.type === 'PlanRolledBack').map((h) => h.data.plan)).toContain('bad-rollback');
   });
 });
