@@ -11,6 +11,9 @@ import { EGRESS_DEFAULTS, EgressConfigSchema } from './net/egressConfig.js';
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 
+/** The Alertmanager receiver's settings when the config names none (docs/line-stop.md). */
+export const LINE_STOP_ALERT_DEFAULTS = { label: 'kpromo_stop_line', liftOnResolve: false };
+
 export const ConfigSchema = z
   .object({
     kubeconfig: z.string().min(1).optional().describe('Path to the kubeconfig; in-cluster/default loading when unset'),
@@ -33,10 +36,10 @@ export const ConfigSchema = z
         label: z
           .string()
           .regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'must be a Prometheus label name')
-          .default('kpromo_stop_line'),
-        liftOnResolve: bool.default(false),
+          .default(LINE_STOP_ALERT_DEFAULTS.label),
+        liftOnResolve: bool.default(LINE_STOP_ALERT_DEFAULTS.liftOnResolve),
       })
-      .default({ label: 'kpromo_stop_line', liftOnResolve: false }),
+      .default(LINE_STOP_ALERT_DEFAULTS),
     workers: intFrom(1, 64).default(4),
     /**
      * Client-side rate limit per cluster (client-go's QPS/Burst): sustained requests per second and

@@ -64,13 +64,14 @@ const isCustomResource = (r: ResourceType) => !BUILT_IN_GROUPS.has(r.group);
  * shows in Environment status, instead of holding every application of the Environment unsynced.
  */
 const ESSENTIAL_KINDS = new Set(['Deployment', 'StatefulSet']);
+const refused = (inf: { lastErrorStatus?: number }) => inf.lastErrorStatus === 403 || inf.lastErrorStatus === 404;
 const settled = (kind: string, inf: Informer<Workload>) =>
-  inf.hasSynced || (!ESSENTIAL_KINDS.has(kind) && (inf.lastErrorStatus === 403 || inf.lastErrorStatus === 404));
+  inf.hasSynced || (!ESSENTIAL_KINDS.has(kind) && refused(inf));
 
 /** Resolves once the informer has listed, or the apiserver refused (403) or does not serve (404) its resource. */
-function settledOrRefused(inf: Informer<KObject>, signal?: AbortSignal): Promise<void> {
+function settledOrRefused<T extends KObject>(inf: Informer<T>, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const check = () => (inf.hasSynced || inf.lastErrorStatus === 403 || inf.lastErrorStatus === 404) && resolve();
+    const check = () => (inf.hasSynced || refused(inf)) && resolve();
     inf.onState(check);
     check();
     signal?.addEventListener('abort', () => reject(new Error(`informer ${inf.path} sync aborted`)));
@@ -476,14 +477,7 @@ export class LiveCache implements CacheView {
     if (!t) throw new Error(`Environment ${env.metadata.name}: cluster unreachable`);
     await Promise.all(
       [...t.workloads].map(([kind, inf]) =>
-        ESSENTIAL_KINDS.has(kind)
-          ? inf.waitForSync(signal)
-          : new Promise<void>((resolve, reject) => {
-              const check = () => settled(kind, inf) && resolve();
-              inf.onState(check);
-              check();
-              signal?.addEventListener('abort', () => reject(new Error(`informer ${inf.path} sync aborted`)));
-            }),
+        ESSENTIAL_KINDS.has(kind) ? inf.waitForSync(signal) : settledOrRefused(inf, signal),
       ),
     );
   }

@@ -29,6 +29,7 @@ import {
 import { applyResource } from '../api/resources.js';
 import { authenticateHttp, type HttpAuthDeps, HttpAuthFailure, refusalHeaders } from '../auth/httpAuth.js';
 import type { Caller } from '../auth/identity.js';
+import { LINE_STOP_ALERT_DEFAULTS } from '../config.js';
 import type { Logger } from '../observability/logger.js';
 import { metricsRegistry } from '../observability/metrics.js';
 import { SampledLog } from '../observability/sampledLog.js';
@@ -221,7 +222,7 @@ export function createApp(d: ServerDeps): express.Express {
         d.api,
         callerOf(req),
         parseInput(AlertmanagerWebhookBody, req.body, 'request body'),
-        d.lineStopAlerts ?? { label: 'kpromo_stop_line', liftOnResolve: false },
+        d.lineStopAlerts ?? LINE_STOP_ALERT_DEFAULTS,
       ),
     liftLineStop: async (req) => {
       const p = parseInput(LineStopParams, req.params, 'path');
