@@ -229,16 +229,16 @@ async function addToReferrersTag(
   if (api.ok) return;
   const tag = subject.replace(':', '-');
   const got = await fetch(`${base}/v2/${repository}/manifests/${tag}`, { headers: { accept: OCI_INDEX } });
-  const index = got.ok
-    ? ((await got.json()) as { manifests: object[] })
-    : (await got.body?.cancel(), { manifests: [] as object[] });
+  let listed: object[] = [];
+  if (got.ok) listed = ((await got.json()) as { manifests: object[] }).manifests;
+  else await got.body?.cancel();
   const next = blob(
     OCI_INDEX,
     Buffer.from(
       JSON.stringify({
         schemaVersion: 2,
         mediaType: OCI_INDEX,
-        manifests: [...index.manifests, { ...descriptor(artifact), artifactType }],
+        manifests: [...listed, { ...descriptor(artifact), artifactType }],
       }),
     ),
   );
