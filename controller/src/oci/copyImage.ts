@@ -179,6 +179,8 @@ const COSIGN_SUFFIXES = ['sig', 'att', 'sbom'] as const;
  * the image; none of them is trusted here: verifying them is the signature policy's job.
  */
 async function copyEvidence(ctx: CopyContext, digest: string): Promise<void> {
+  // sha256:<hex> as a tag: sha256-<hex> (OCI's fallback index), with a suffix in cosign's scheme.
+  const tagOf = digest.replace(':', '-');
   const res = await ctx.src.request({
     method: 'GET',
     repository: ctx.srcRepo,
@@ -206,7 +208,7 @@ async function copyEvidence(ctx: CopyContext, digest: string): Promise<void> {
     await res.body?.cancel();
     // Without the API, OCI 1.1's fallback: an index of the referrers under the tag `sha256-<hex>`
     // (what oras and cosign maintain on such registries), copied whole under the same tag.
-    const fallback = await manifestIfPresent(ctx, digest.replace(':', '-'));
+    const fallback = await manifestIfPresent(ctx, tagOf);
     if (fallback) {
       const parsed = parseManifest(fallback.bytes, fallback.mediaType);
       const n = parsed.kind === 'index' ? parsed.children.length : 0;
@@ -217,12 +219,12 @@ async function copyEvidence(ctx: CopyContext, digest: string): Promise<void> {
           `the referrers index of ${digest} lists ${n} manifests, more than the ${MAX_REFERRERS} a copy carries`,
         );
       await copyTree(ctx, fallback);
-      await putManifest(ctx, fallback, digest.replace(':', '-'));
+      await putManifest(ctx, fallback, tagOf);
       ctx.result.evidence += n;
     }
   }
   for (const suffix of COSIGN_SUFFIXES) {
-    const tag = `${digest.replace(':', '-')}.${suffix}`;
+    const tag = `${tagOf}.${suffix}`;
     const m = await manifestIfPresent(ctx, tag);
     if (!m) continue;
     await copyTree(ctx, m);

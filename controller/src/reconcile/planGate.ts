@@ -113,14 +113,13 @@ export function planGate(
   }
 
   if (stage?.requiredSoakTime) {
+    // Read once for every candidate: which plans verified what, where.
+    const plans = cache.plans?.(ns) ?? [];
     const fromVersions = new Map(
       plan.spec.candidates.map((c) => {
         const app = cache.getApplication(ns, c.application);
         const v = app?.status?.versions?.find((x) => x.environment === plan.spec.from);
-        return [
-          c.application,
-          soakingSince(v, verifiedAt(cache.plans?.(ns) ?? [], c.application, plan.spec.from, v?.digest)),
-        ] as const;
+        return [c.application, soakingSince(v, verifiedAt(plans, c.application, plan.spec.from, v?.digest))] as const;
       }),
     );
     const s = soakGate({

@@ -15,6 +15,7 @@ import { claimKey, type ResolvedPlan } from '../planDecisions.js';
 import { automaticRollback } from '../planGate.js';
 import { renderTag } from '../tagTemplate.js';
 import { iso } from '../time.js';
+import { VERIFICATION_FAILURE_REASONS } from './onFailure.js';
 import type { PlanRun } from './run.js';
 
 /** One app of a plan in one reconcile. */
@@ -365,7 +366,7 @@ async function finish(
     run.announce.notify('AppPromoted', { application: ap.application, tag: ap.targetTag, digest: ap.digest });
   } else {
     run.announce.appFailed(ap);
-    if (ap.verification && ap.reason?.startsWith('Verification'))
+    if (ap.verification && VERIFICATION_FAILURE_REASONS.has(ap.reason ?? ''))
       run.announce.notify('VerificationFailed', {
         application: ap.application,
         tag: ap.targetTag,
