@@ -8,7 +8,7 @@ describe('integration file order (test/sequencer.ts)', () => {
     expect(needRank("await needComponents('helm');")).toBe(0);
     expect(needRank("await needComponents('argo', 'flux');")).toBe(4);
     // llama-server is built last: its files run last.
-    expect(needRank('await needComponents("kubectl", "llama");')).toBe(8);
+    expect(needRank('await needComponents("kubectl", "llama");')).toBe(9);
     expect(needRank("await needComponents('prometheus');")).toBe(7);
     expect(needRank("await needComponents('otel');\nawait needComponents('flux-crds');")).toBe(5);
   });

@@ -1,5 +1,6 @@
 import { ensureAlertmanager } from '../alertmanager/alertmanager.js';
 import { ensureArgoRolloutsBinaries } from '../argo/rollouts.js';
+import { ensureCosign } from '../cosign/cosign.js';
 import { ensureFluxApiCrds } from '../flux/apiCrds.js';
 import { ensureFluxBinaries } from '../flux/flux.js';
 import { ensureLlamaServer } from '../llm/llamaServer.js';
@@ -29,6 +30,7 @@ export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent
   ['flux-crds', 'Flux HelmRelease and image automation CRDs', ensureFluxApiCrds],
   ['alertmanager', 'Prometheus Alertmanager', ensureAlertmanager],
   ['prometheus', 'Prometheus', ensurePrometheus],
+  ['cosign', 'cosign', ensureCosign],
   ['llama', 'llama-server and Gemma 3 270M', ensureLlamaServer],
 ];
 

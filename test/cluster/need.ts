@@ -20,6 +20,7 @@ export const TEST_COMPONENTS = [
   'flux-crds',
   'alertmanager',
   'prometheus',
+  'cosign',
   'llama',
 ] as const;
 export type TestComponent = (typeof TEST_COMPONENTS)[number];

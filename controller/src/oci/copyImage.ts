@@ -5,10 +5,12 @@ import type { Egress } from '../net/guardedFetch.js';
 import { metrics } from '../observability/metrics.js';
 import { withSpan } from '../observability/tracing.js';
 import { isTransient, OciError } from './errors.js';
-import { type Descriptor, isDigest, MANIFEST_ACCEPT, parseManifest, sha256Digest } from './manifest.js';
+import { type Descriptor, isDigest, MANIFEST_ACCEPT, MEDIA_TYPES, parseManifest, sha256Digest } from './manifest.js';
+import { digestTag, listReferrers } from './referrers.js';
 import { backoffDelay, DEFAULT_RETRY, RegistryClient, type RegistryEndpoint } from './registryClient.js';
 
 export { OciError } from './errors.js';
+export { MAX_REFERRERS } from './referrers.js';
 export type { RegistryEndpoint } from './registryClient.js';
 
 export interface CopyImageRequest {
@@ -165,64 +167,37 @@ export async function getManifest(
   return { bytes, mediaType, digest };
 }
 
-/** Referrers listed per image (a registry answering more is cut here: a bound on work per copy). */
-export const MAX_REFERRERS = 64;
 /** Cosign's tag scheme for what is attached to `sha256:<hex>`: `sha256-<hex>.<suffix>`. */
 const COSIGN_SUFFIXES = ['sig', 'att', 'sbom'] as const;
 
 /**
  * Carries the evidence about an image with it, so that the target verifies as the source did:
  * the image's OCI 1.1 referrers (signatures, attestations, SBOMs whose `subject` is the image),
- * from the referrers API pushed by digest so the target lists them too, or from the fallback
- * referrers index tag of a registry without that API (CNCF distribution 3.1 has none), and cosign's tag-scheme artifacts
- * (`sha256-<hex>.sig|.att|.sbom`) under the same tags. Each is copied whole and digest-checked like
- * the image; none of them is trusted here: verifying them is the signature policy's job.
+ * pushed by digest so a target with the referrers API lists them too, the fallback referrers index
+ * of a registry without that API (CNCF distribution 3.1 has none) under the same tag, and cosign's
+ * tag-scheme artifacts (`sha256-<hex>.sig|.att|.sbom`). Each is copied whole and digest-checked
+ * like the image; none of them is trusted here: verifying them is the signature policy's job.
  */
 async function copyEvidence(ctx: CopyContext, digest: string): Promise<void> {
-  // sha256:<hex> as a tag: sha256-<hex> (OCI's fallback index), with a suffix in cosign's scheme.
-  const tagOf = digest.replace(':', '-');
-  const res = await ctx.src.request({
-    method: 'GET',
-    repository: ctx.srcRepo,
-    path: `referrers/${digest}`,
-    headers: { accept: 'application/vnd.oci.image.index.v1+json' },
-    // Registries without the API answer 404 (the spec), some 400, 405 or 501.
-    accept: [400, 404, 405, 501],
-    signal: ctx.signal,
-  });
-  if (res.status === 200) {
-    let listed: Descriptor[] = [];
-    try {
-      const index = (await res.json()) as { manifests?: Descriptor[] };
-      listed = (index.manifests ?? []).filter((d) => typeof d?.digest === 'string' && isDigest(d.digest));
-    } catch (err) {
-      throw ctx.src.error('PROTOCOL', ctx.srcRepo, `referrers of ${digest}: ${(err as Error).message}`);
-    }
-    for (const d of listed.slice(0, MAX_REFERRERS)) {
-      const m = await getManifest(ctx.src, ctx.srcRepo, d.digest, ctx.signal);
-      await copyTree(ctx, m);
-      await putManifest(ctx, m, m.digest);
-      ctx.result.evidence++;
-    }
-  } else {
-    await res.body?.cancel();
-    // Without the API, OCI 1.1's fallback: an index of the referrers under the tag `sha256-<hex>`
-    // (what oras and cosign maintain on such registries), copied whole under the same tag.
-    const fallback = await manifestIfPresent(ctx, tagOf);
-    if (fallback) {
-      const parsed = parseManifest(fallback.bytes, fallback.mediaType);
-      const n = parsed.kind === 'index' ? parsed.children.length : 0;
-      if (n > MAX_REFERRERS)
-        throw ctx.src.error(
-          'PROTOCOL',
-          ctx.srcRepo,
-          `the referrers index of ${digest} lists ${n} manifests, more than the ${MAX_REFERRERS} a copy carries`,
-        );
-      await copyTree(ctx, fallback);
-      await putManifest(ctx, fallback, tagOf);
-      ctx.result.evidence += n;
-    }
+  const tagOf = digestTag(digest);
+  const listed = await listReferrers(ctx.src, ctx.srcRepo, digest, ctx.signal);
+  for (const d of listed.referrers) {
+    const m = await getManifest(ctx.src, ctx.srcRepo, d.digest, ctx.signal);
+    await copyTree(ctx, m);
+    await putManifest(ctx, m, m.digest);
+    ctx.result.evidence++;
   }
+  // The fallback index last, once everything it lists is in the target.
+  if (listed.fallback)
+    await putManifest(
+      ctx,
+      {
+        bytes: listed.fallback.bytes as Uint8Array<ArrayBuffer>,
+        mediaType: MEDIA_TYPES.ociIndex,
+        digest: listed.fallback.digest,
+      },
+      tagOf,
+    );
   for (const suffix of COSIGN_SUFFIXES) {
     const tag = `${tagOf}.${suffix}`;
     const m = await manifestIfPresent(ctx, tag);

@@ -8,6 +8,7 @@ export * from './resources/notification.js';
 export * from './resources/policy.js';
 export * from './resources/promotionFlow.js';
 export * from './resources/promotionPlan.js';
+export * from './resources/supplyChain.js';
 export * from './resources/verification.js';
 export { Condition as ConditionSchema, StringEnum, StringMap } from './schemaHelpers.js';
 export * from './types.js';

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
 import { AutoPromotion, Duration, FreezeWindow, RequiredApprovers } from './policy.js';
+import { PromotionAttestation, SignaturePolicy } from './supplyChain.js';
 import { Verification } from './verification.js';
 
 export const Stage = Type.Object({
@@ -20,6 +21,11 @@ export const Stage = Type.Object({
   ),
   freezeWindows: Type.Optional(Type.Array(FreezeWindow, { maxItems: 32 })),
   verification: Type.Optional(Verification),
+  signaturePolicy: Type.Optional(
+    Type.Object(SignaturePolicy.properties, {
+      description: "Replaces the flow's signaturePolicy for promotions into this stage.",
+    }),
+  ),
 });
 
 export const ApplicationSelector = Type.Object({
@@ -60,6 +66,8 @@ export const PromotionFlowSpec = Type.Object({
   ),
   concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, default: 4 })),
   rolloutTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86400, default: 600 })),
+  signaturePolicy: Type.Optional(SignaturePolicy),
+  promotionAttestation: Type.Optional(PromotionAttestation),
 });
 
 /** Digests of the governed fields the controller last saw; a change is recorded as a PolicyChanged Event. */

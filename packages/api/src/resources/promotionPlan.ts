@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ImageVersion, Name, StatusBase, StringEnum } from '../schemaHelpers.js';
+import { AttestationRecord, SignatureState } from './supplyChain.js';
 import { AutomaticRollback, VerificationProgress } from './verification.js';
 
 export const Candidate = Type.Object({
@@ -176,6 +177,8 @@ export const AppProgress = Type.Object({
   commit: Type.Optional(Type.String({ description: 'Git commit written for this app, if any.' })),
   attempts: Type.Optional(Type.Integer({ minimum: 0 })),
   verification: Type.Optional(VerificationProgress),
+  signature: Type.Optional(SignatureState),
+  attestation: Type.Optional(AttestationRecord),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
 });
@@ -200,6 +203,13 @@ export const PromotionPlanStatus = Type.Object({
     Type.Array(AutomaticRollback, {
       maxItems: 500,
       description: 'Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease).',
+    }),
+  ),
+  candidateSignatures: Type.Optional(
+    Type.Array(Type.Object({ application: Type.String(), ...SignatureState.properties }), {
+      maxItems: 500,
+      description:
+        "Each candidate's source digest against the stage's signature policy, checked while the plan waits for approval so approvers see it; the check right before the copy is the one that decides.",
     }),
   ),
   contentDigest: Type.Optional(

@@ -788,6 +788,29 @@ export interface components {
                             message?: string;
                         }[];
                     };
+                    /** @description Result of the stage's signature policy for this digest. */
+                    signature?: {
+                        digest: string;
+                        /** @enum {string} */
+                        verdict: "Verified" | "Unsigned" | "Invalid" | "Error";
+                        /** @enum {string} */
+                        mode: "Enforce" | "Audit";
+                        checks: {
+                            predicateType: string;
+                            verified: boolean;
+                            signedBy?: string;
+                            message?: string;
+                        }[];
+                        message: string;
+                        /** Format: date-time */
+                        checkedAt: string;
+                    };
+                    /** @description The promotion attestation kpromo signed and attached to the promoted digest. */
+                    attestation?: {
+                        predicateType: string;
+                        manifestDigest: string;
+                        signedBy: string;
+                    };
                     /** Format: date-time */
                     startedAt?: string;
                     /** Format: date-time */
@@ -850,6 +873,24 @@ export interface components {
                     message: string;
                     /** Format: date-time */
                     at: string;
+                }[];
+                /** @description Each candidate's source digest against the stage's signature policy, checked while the plan waits for approval so approvers see it; the check right before the copy is the one that decides. */
+                candidateSignatures?: {
+                    application: string;
+                    digest: string;
+                    /** @enum {string} */
+                    verdict: "Verified" | "Unsigned" | "Invalid" | "Error";
+                    /** @enum {string} */
+                    mode: "Enforce" | "Audit";
+                    checks: {
+                        predicateType: string;
+                        verified: boolean;
+                        signedBy?: string;
+                        message?: string;
+                    }[];
+                    message: string;
+                    /** Format: date-time */
+                    checkedAt: string;
                 }[];
                 /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */
                 contentDigest?: string;

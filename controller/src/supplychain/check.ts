@@ -1,0 +1,70 @@
+import type { SignaturePolicy, SignatureState } from '@kpromo/api';
+import { getManifest } from '../oci/copyImage.js';
+import { parseManifest } from '../oci/manifest.js';
+import { listReferrers, readSmallBlob } from '../oci/referrers.js';
+import type { RegistryClient } from '../oci/registryClient.js';
+import { type BundleVerdict, MAX_BUNDLE_BYTES, SIGSTORE_BUNDLE_V03, verifyBundle } from './bundle.js';
+import type { TrustedKey } from './keys.js';
+import { judgeSignatures } from './policy.js';
+
+/**
+ * Every Sigstore bundle attached to `digest` in `repository` (OCI referrers, or the fallback
+ * referrers index), each verified against the trusted keys. Registry errors propagate (they are
+ * transient or the Environment's to fix); a malformed bundle is a verdict, not an error.
+ */
+export async function bundlesAbout(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  keys: TrustedKey[],
+  signal?: AbortSignal,
+): Promise<Array<BundleVerdict & { manifestDigest: string; annotations?: Record<string, string> }>> {
+  const { referrers } = await listReferrers(client, repository, digest, signal);
+  const out: Array<BundleVerdict & { manifestDigest: string; annotations?: Record<string, string> }> = [];
+  for (const r of referrers) {
+    // The index's artifactType is the registry's copy; the manifest decides.
+    if (r.artifactType && !r.artifactType.startsWith('application/vnd.dev.sigstore.bundle')) continue;
+    const m = await getManifest(client, repository, r.digest, signal);
+    const doc = JSON.parse(Buffer.from(m.bytes).toString('utf8')) as {
+      artifactType?: string;
+      config?: { mediaType?: string };
+      annotations?: Record<string, string>;
+    };
+    const type = doc.artifactType ?? doc.config?.mediaType ?? '';
+    if (!type.startsWith('application/vnd.dev.sigstore.bundle')) continue;
+    const parsed = parseManifest(m.bytes, m.mediaType);
+    const layer =
+      parsed.kind === 'image'
+        ? parsed.blobs.find((b) => b.mediaType === type || b.mediaType === SIGSTORE_BUNDLE_V03)
+        : undefined;
+    if (!layer) {
+      out.push({ ok: false, problem: `referrer ${r.digest} has no bundle layer`, manifestDigest: r.digest });
+      continue;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(
+        Buffer.from(await readSmallBlob(client, repository, layer, MAX_BUNDLE_BYTES, signal)).toString('utf8'),
+      );
+    } catch (e) {
+      if ((e as { code?: string }).code === 'UNAVAILABLE') throw e;
+      out.push({ ok: false, problem: `referrer ${r.digest}: ${(e as Error).message}`, manifestDigest: r.digest });
+      continue;
+    }
+    out.push({ ...verifyBundle(json, digest, keys), manifestDigest: r.digest, annotations: doc.annotations });
+  }
+  return out;
+}
+
+/** Checks `digest` in `repository` against a signature policy: what the registry holds, judged. */
+export async function checkSignatures(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  policy: SignaturePolicy,
+  keys: TrustedKey[],
+  now: Date,
+  signal?: AbortSignal,
+): Promise<SignatureState> {
+  return judgeSignatures(policy, digest, await bundlesAbout(client, repository, digest, keys, signal), now);
+}

@@ -1,0 +1,285 @@
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  COSIGN_SIGN_PREDICATE_TYPE,
+  PROMOTION_PREDICATE_TYPE,
+  type PromotionPlan,
+  type SignaturePolicy,
+} from '@kpromo/api';
+import {
+  cosign,
+  cosignKeyPair,
+  type LocalRegistry,
+  needComponents,
+  pushTestImage,
+  startRegistry,
+} from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Egress, setDefaultEgress } from '../net/guardedFetch.js';
+import { copyImage } from '../oci/copyImage.js';
+import { attachReferrer } from '../oci/referrers.js';
+import { RegistryClient } from '../oci/registryClient.js';
+import { attestPromotion, type PromotionFacts } from './attestation.js';
+import { SIGSTORE_BUNDLE_V03 } from './bundle.js';
+import { bundlesAbout, checkSignatures } from './check.js';
+import type { SigningKey, TrustedKey } from './keys.js';
+
+await needComponents('cosign');
+
+// cosign signs and verifies here exactly as in CI pipelines, with key pairs and without a
+// transparency log (no Rekor or Fulcio can run here: --tlog-upload=false / --insecure-ignore-tlog).
+const SPDX = 'https://spdx.dev/Document';
+const loopbackAllowed = new Egress({ allowedCidrs: ['127.0.0.1/32'] });
+let restoreEgress: () => void;
+let src: LocalRegistry;
+let dst: LocalRegistry;
+let trusted: Awaited<ReturnType<typeof cosignKeyPair>>;
+let stranger: Awaited<ReturnType<typeof cosignKeyPair>>;
+let trustedKey: TrustedKey;
+let strangerKey: TrustedKey;
+const policy: SignaturePolicy = {
+  keys: [{ secretRef: { name: 'release-keys' } }],
+  attestations: [{ predicateType: SPDX }],
+};
+
+const ref = (reg: LocalRegistry, repo: string, digest: string) => `${reg.host}/${repo}@${digest}`;
+const insecure = ['--allow-insecure-registry', '--allow-http-registry'];
+
+async function sign(keys: { key: string; password: string; dir: string }, image: string) {
+  const r = await cosign(
+    ['sign', '-y', '--key', keys.key, '--use-signing-config=false', '--tlog-upload=false', ...insecure, image],
+    keys,
+  );
+  expect(r.code, r.stderr).toBe(0);
+}
+async function attestSbom(keys: { key: string; password: string; dir: string }, image: string) {
+  const sbom = join(keys.dir, 'sbom.spdx.json');
+  writeFileSync(
+    sbom,
+    JSON.stringify({ spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', name: 'app', packages: [] }),
+  );
+  const r = await cosign(
+    [
+      'attest',
+      '-y',
+      '--key',
+      keys.key,
+      '--use-signing-config=false',
+      '--tlog-upload=false',
+      '--type',
+      'spdxjson',
+      '--predicate',
+      sbom,
+      ...insecure,
+      image,
+    ],
+    keys,
+  );
+  expect(r.code, r.stderr).toBe(0);
+}
+
+beforeAll(async () => {
+  restoreEgress = setDefaultEgress(loopbackAllowed);
+  [src, dst, trusted, stranger] = await Promise.all([
+    startRegistry({ name: 'sc-src' }),
+    startRegistry({ name: 'sc-dst' }),
+    cosignKeyPair(),
+    cosignKeyPair('other-password'),
+  ]);
+  trustedKey = { name: 'release-keys/cosign.pub', key: createPublicKey(readFileSync(trusted.pub)) };
+  strangerKey = { name: 'old-keys/cosign.pub', key: createPublicKey(readFileSync(stranger.pub)) };
+}, 120_000);
+afterAll(async () => {
+  restoreEgress?.();
+  await Promise.all([src?.stop(), dst?.stop(), loopbackAllowed.close()]);
+});
+
+describe('signature policy against images cosign signed', () => {
+  it('verifies a cosign signature and SBOM attestation by a trusted key, also when it is the second key listed', async () => {
+    const { digest } = await pushTestImage({ host: src.host, repository: 'team/signed', tag: 'v1.0.0' });
+    await sign(trusted, ref(src, 'team/signed', digest));
+    await attestSbom(trusted, ref(src, 'team/signed', digest));
+    const client = new RegistryClient({ host: src.host });
+    const state = await checkSignatures(client, 'team/signed', digest, policy, [strangerKey, trustedKey], new Date());
+    expect(state).toMatchObject({ digest, verdict: 'Verified', mode: 'Enforce' });
+    expect(state.checks).toEqual([
+      { predicateType: COSIGN_SIGN_PREDICATE_TYPE, verified: true, signedBy: 'release-keys/cosign.pub' },
+      { predicateType: SPDX, verified: true, signedBy: 'release-keys/cosign.pub' },
+    ]);
+  });
+
+  it('calls an image without signatures Unsigned and one signed by another key Invalid, naming what is missing', async () => {
+    const unsigned = await pushTestImage({ host: src.host, repository: 'team/unsigned', tag: 'v1.0.0' });
+    const other = await pushTestImage({ host: src.host, repository: 'team/other', tag: 'v1.0.0' });
+    await sign(stranger, ref(src, 'team/other', other.digest));
+    const client = new RegistryClient({ host: src.host });
+    const a = await checkSignatures(client, 'team/unsigned', unsigned.digest, policy, [trustedKey], new Date());
+    expect(a.verdict).toBe('Unsigned');
+    expect(a.message).toBe(`signature: none found; attestation ${SPDX}: none found`);
+    const b = await checkSignatures(client, 'team/other', other.digest, policy, [trustedKey], new Date());
+    expect(b.verdict).toBe('Invalid');
+    expect(b.checks[0]).toMatchObject({
+      verified: false,
+      message: '1 found, none valid: not signed by a trusted key (release-keys/cosign.pub)',
+    });
+  });
+
+  it('refuses a valid signature of another image attached to this one (replay)', async () => {
+    const signed = await pushTestImage({ host: src.host, repository: 'team/replay', tag: 'v1.0.0' });
+    const victim = await pushTestImage({ host: src.host, repository: 'team/replay', tag: 'v2.0.0' });
+    await sign(trusted, ref(src, 'team/replay', signed.digest));
+    const client = new RegistryClient({ host: src.host });
+    const [sig] = await bundlesAbout(client, 'team/replay', signed.digest, [trustedKey]);
+    expect(sig.ok).toBe(true);
+    const bundle = (await (
+      await fetch(`${src.url}/v2/team/replay/manifests/${sig.manifestDigest}`, {
+        headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+      })
+    ).json()) as { layers: Array<{ digest: string }> };
+    const bytes = new Uint8Array(
+      await (await fetch(`${src.url}/v2/team/replay/blobs/${bundle.layers[0].digest}`)).arrayBuffer(),
+    );
+    const head = await fetch(`${src.url}/v2/team/replay/manifests/${victim.digest}`, {
+      method: 'HEAD',
+      headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+    });
+    await attachReferrer(
+      client,
+      'team/replay',
+      {
+        mediaType: head.headers.get('content-type')!,
+        digest: victim.digest,
+        size: Number(head.headers.get('content-length')),
+      },
+      {
+        artifactType: SIGSTORE_BUNDLE_V03,
+        layer: { mediaType: SIGSTORE_BUNDLE_V03, bytes },
+      },
+    );
+    const state = await checkSignatures(
+      client,
+      'team/replay',
+      victim.digest,
+      { ...policy, attestations: [] },
+      [trustedKey],
+      new Date(),
+    );
+    expect(state.verdict).toBe('Invalid');
+    expect(state.message).toContain(`signed for another image, not ${victim.digest}`);
+  });
+});
+
+describe('evidence and the promotion attestation in the target registry', () => {
+  const signingKey = (): SigningKey => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    return {
+      name: 'kpromo-signing/key.pem',
+      privateKey,
+      publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    };
+  };
+  const facts = (digest: string, uid: string): PromotionFacts => ({
+    plan: {
+      apiVersion: 'promotions.kpromo.dev/v1alpha1',
+      kind: 'PromotionPlan',
+      metadata: { namespace: 'team-a', name: 'rel-42', uid },
+      spec: {
+        flow: 'main',
+        from: 'stable',
+        to: 'prod',
+        candidates: [],
+        requestedBy: 'user:dev',
+        approvals: [{ user: 'alice', groups: ['release-managers'] }],
+      },
+      status: {
+        gate: {
+          approved: true,
+          required: 1,
+          approvers: [{ user: 'alice', counted: true, observedAt: '2026-12-05T10:00:00Z' }],
+        },
+      },
+    } as PromotionPlan,
+    app: {
+      application: 'shop',
+      phase: 'Writing',
+      digest,
+      targetTag: 'v1.0.0-20261205',
+      startedAt: '2026-12-05T10:01:00Z',
+    },
+    source: { host: src.host, repository: 'team/shop', tag: 'v1.0.0' },
+    target: { host: dst.host, repository: 'prod/shop' },
+    controllerVersion: '0.1.0',
+  });
+
+  it('carries signature and SBOM to the target, where cosign verifies them; signs a promotion attestation cosign verifies too', async () => {
+    const { digest } = await pushTestImage({ host: src.host, repository: 'team/shop', tag: 'v1.0.0' });
+    await sign(trusted, ref(src, 'team/shop', digest));
+    await attestSbom(trusted, ref(src, 'team/shop', digest));
+    const copied = await copyImage({
+      source: { host: src.host, repository: 'team/shop', reference: digest },
+      target: { host: dst.host, repository: 'prod/shop', tag: 'v1.0.0-20261205' },
+      expectedDigest: digest,
+    });
+    expect(copied.evidence).toBe(2);
+    const target = ref(dst, 'prod/shop', digest);
+    const v = await cosign(['verify', '--key', trusted.pub, '--insecure-ignore-tlog', ...insecure, target], trusted);
+    expect(v.code, v.stderr).toBe(0);
+    const va = await cosign(
+      ['verify-attestation', '--key', trusted.pub, '--insecure-ignore-tlog', '--type', 'spdxjson', ...insecure, target],
+      trusted,
+    );
+    expect(va.code, va.stderr).toBe(0);
+
+    const key = signingKey();
+    const client = new RegistryClient({ host: dst.host });
+    const first = await attestPromotion(client, facts(digest, 'uid-1'), key);
+    // A retry (or another leader) finds it and signs nothing new.
+    expect(await attestPromotion(client, facts(digest, 'uid-1'), key)).toBe(first);
+    const pub = join(trusted.dir, 'kpromo.pub');
+    writeFileSync(pub, key.publicKeyPem);
+    const out = await cosign(
+      [
+        'verify-attestation',
+        '--key',
+        pub,
+        '--insecure-ignore-tlog',
+        '--type',
+        PROMOTION_PREDICATE_TYPE,
+        ...insecure,
+        target,
+      ],
+      trusted,
+    );
+    expect(out.code, out.stderr).toBe(0);
+    const envelope = JSON.parse(out.stdout.trim().split('\n')[0]) as { payload: string };
+    const statement = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'));
+    expect(statement).toMatchObject({
+      predicateType: PROMOTION_PREDICATE_TYPE,
+      subject: [{ name: `${dst.host}/prod/shop`, digest: { sha256: digest.slice(7) } }],
+      predicate: {
+        plan: { namespace: 'team-a', name: 'rel-42', uid: 'uid-1' },
+        from: 'stable',
+        to: 'prod',
+        requestedBy: 'user:dev',
+        approvals: [{ user: 'alice', groups: ['release-managers'], observedAt: '2026-12-05T10:00:00Z' }],
+      },
+    });
+    // Another key's public half does not verify it.
+    writeFileSync(pub, signingKey().publicKeyPem);
+    const wrong = await cosign(
+      [
+        'verify-attestation',
+        '--key',
+        pub,
+        '--insecure-ignore-tlog',
+        '--type',
+        PROMOTION_PREDICATE_TYPE,
+        ...insecure,
+        target,
+      ],
+      trusted,
+    );
+    expect(wrong.code).not.toBe(0);
+  });
+});

@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { componentUsed } from '../cluster/need.js';
+import { runBuildScript } from '../cluster/paths.js';
+
+/** Path of the cosign binary (built from its Go module by test/cosign/build.sh on first use). */
+export function ensureCosign(): string {
+  componentUsed('cosign');
+  const path = runBuildScript('../cosign/build.sh', [], { quiet: true });
+  if (!existsSync(path)) throw new Error(`test/cosign/build.sh printed ${JSON.stringify(path)}, which does not exist`);
+  return path;
+}
+
+/** Output of one cosign run; `code` is its exit status (cosign says why on stderr). */
+export interface CosignResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real cosign CLI. Key pairs are cosign's own (`generate-key-pair`, encrypted with
+ * COSIGN_PASSWORD); nothing reaches Fulcio, Rekor or a TUF mirror: the harness has no internet, so
+ * every signing run passes --tlog-upload=false and every verification --insecure-ignore-tlog.
+ */
+export function cosign(args: string[], opts: { cwd?: string; password?: string } = {}): Promise<CosignResult> {
+  const bin = ensureCosign();
+  return new Promise((resolve) =>
+    execFile(
+      bin,
+      args,
+      {
+        cwd: opts.cwd,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: opts.cwd ?? tmpdir(),
+          COSIGN_PASSWORD: opts.password ?? '',
+          // Never try the public-good TUF root (no internet here).
+          TUF_ROOT: join(opts.cwd ?? tmpdir(), '.sigstore'),
+          SIGSTORE_NO_CACHE: 'true',
+        },
+        timeout: 120_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (err, stdout, stderr) =>
+        resolve({
+          code: err ? ((err as { code?: number }).code ?? 1) : 0,
+          stdout: String(stdout),
+          stderr: String(stderr),
+        }),
+    ),
+  );
+}
+
+/** A fresh cosign key pair (cosign.key, encrypted, and cosign.pub) in its own directory. */
+export async function cosignKeyPair(
+  password = 'test-password',
+): Promise<{ dir: string; key: string; pub: string; password: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'kpromo-cosign-'));
+  const r = await cosign(['generate-key-pair'], { cwd: dir, password });
+  if (r.code !== 0) throw new Error(`cosign generate-key-pair failed: ${r.stderr}`);
+  return { dir, key: join(dir, 'cosign.key'), pub: join(dir, 'cosign.pub'), password };
+}
