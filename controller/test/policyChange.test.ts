@@ -8,7 +8,14 @@ describe('policy changes of flows and Environments', () => {
   });
   it('digests each governed field, independent of key order', () => {
     const d = policyDigests(strict);
-    expect(Object.keys(d)).toEqual(['stages', 'approval', 'selector', 'tagPattern']);
+    expect(Object.keys(d)).toEqual([
+      'stages',
+      'approval',
+      'selector',
+      'tagPattern',
+      'signaturePolicy',
+      'promotionAttestation',
+    ]);
     const reordered = flow(['dev', 'stable'], {
       stages: [{ environment: 'dev' }, { approvers: { groups: ['rm'], count: 2 }, environment: 'stable' }],
     });

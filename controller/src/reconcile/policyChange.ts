@@ -6,7 +6,7 @@ import type { Environment, PromotionFlow } from '@kpromo/api';
  * (examples/deploy/admission-policy.yaml): changing any of them needs the `govern` verb.
  */
 export const GOVERNED_FIELDS = {
-  PromotionFlow: ['stages', 'approval', 'selector', 'tagPattern'],
+  PromotionFlow: ['stages', 'approval', 'selector', 'tagPattern', 'signaturePolicy', 'promotionAttestation'],
   Environment: ['cluster', 'namespace', 'registry', 'delivery', 'freezeWindows', 'tier'],
 } as const;
 

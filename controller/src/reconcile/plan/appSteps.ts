@@ -17,6 +17,7 @@ import { renderTag } from '../tagTemplate.js';
 import { iso } from '../time.js';
 import { VERIFICATION_FAILURE_REASONS } from './onFailure.js';
 import type { PlanRun } from './run.js';
+import { attestPromotedImage, verifySourceSignatures } from './supplyChainSteps.js';
 
 /** One app of a plan in one reconcile. */
 export interface AppStep {
@@ -41,6 +42,7 @@ export async function advanceApp(c: AppStep): Promise<number | undefined> {
   if (ap.phase === 'Pending') await chooseTarget(c);
   if (ap.phase === 'Copying' && !ap.copied) await copy(c);
   if (ap.phase === 'Copying' && ap.copied) ap.phase = 'Writing';
+  if (ap.phase === 'Writing' && !ap.written) await attestPromotedImage(c);
   if (ap.phase === 'Writing' && !ap.written) await write(c);
   if (ap.phase === 'Writing' && ap.written) ap.phase = 'RollingOut';
   if (ap.phase === 'RollingOut')
@@ -114,6 +116,7 @@ async function copy(c: AppStep): Promise<void> {
   const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
   const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
   const toRepo = targetRepository(c);
+  await verifySourceSignatures(c);
   deps.fence?.(run.namespace);
   const res = await run.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
     deps.copyImage({

@@ -5,6 +5,7 @@ import { type Hold, planGate } from '../planGate.js';
 import { iso } from '../time.js';
 import type { ReconcileOutcome } from './deps.js';
 import type { PlanRun } from './run.js';
+import { recordCandidateSignatures } from './supplyChainSteps.js';
 
 export function approvedMessage(gate: PlanGate | undefined): string {
   const by = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.user);
@@ -52,11 +53,13 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
   status.gate = g.gate;
   if (!g.hold) return undefined;
   const h = g.hold;
+  const signaturesChanged = h.reason === 'AwaitingApproval' && (await recordCandidateSignatures(run));
   const ready = status.conditions?.find((c) => c.type === 'Ready');
   const reasonChanged = ready?.reason !== h.reason || ready?.message !== h.message;
   if (
     gateChanged ||
     reasonChanged ||
+    signaturesChanged ||
     status.phase !== 'Pending' ||
     status.observedGeneration !== plan.metadata.generation
   ) {
@@ -69,7 +72,12 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
       announce.notify('PlanWaiting', { message: h.message });
     }
   }
-  if (!h.recheckAt) return h.reason === 'AwaitingApproval' ? {} : { requeueAfterMs: 300_000 };
+  if (!h.recheckAt) {
+    // A registry fault while judging signatures is looked at again; otherwise approvals wake the plan.
+    if (h.reason === 'AwaitingApproval')
+      return status.candidateSignatures?.some((x) => x.verdict === 'Error') ? { requeueAfterMs: 60_000 } : {};
+    return { requeueAfterMs: 300_000 };
+  }
   return { requeueAfterMs: Math.min(Math.max(h.recheckAt.getTime() - now().getTime(), 1_000), 3_600_000) };
 }
 

@@ -1,0 +1,161 @@
+import { PROMOTION_PREDICATE_TYPE, type SignatureState } from '@kpromo/api';
+import pkg from '../../../package.json' with { type: 'json' };
+import { CredentialsError } from '../../credentials/secrets.js';
+import { registryEndpoint } from '../../extension/credentials.js';
+import { PermanentAppError } from '../../extension/errors.js';
+import { RegistryClient } from '../../oci/registryClient.js';
+import { attestPromotion } from '../../supplychain/attestation.js';
+import { checkSignatures } from '../../supplychain/check.js';
+import { signingKey, trustedKeys } from '../../supplychain/keys.js';
+import { signaturePolicyFor, signaturesAllowCopy } from '../../supplychain/policy.js';
+import { registryRepository } from '../../util/imageRef.js';
+import type { AppStep } from './appSteps.js';
+import type { PlanRun } from './run.js';
+
+/** Key Secrets are the flow writer's to fix: the app fails, naming the flow field. */
+async function keyOrPermanent<T>(read: () => Promise<T>, field: string, flow: string): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof CredentialsError)
+      throw new PermanentAppError(e.reason, `${e.message} (PromotionFlow ${flow} ${field})`);
+    throw e;
+  }
+}
+
+/**
+ * Before any copy: the candidate's source digest against the target stage's signature policy. The
+ * result is stored on the app (and so shown by every door); under Enforce an image that fails it
+ * is not copied and the app fails with reason SignaturePolicy. Registry faults are retried.
+ */
+export async function verifySourceSignatures(c: AppStep): Promise<void> {
+  const { run, r, app, ap } = c;
+  const policy = signaturePolicyFor(r.flow, run.plan.spec.to);
+  if (!policy) return;
+  const flowName = r.flow.metadata.name!;
+  const keys = await keyOrPermanent(
+    () => trustedKeys(run.deps.control, run.namespace, policy),
+    'signaturePolicy.keys',
+    flowName,
+  );
+  const repo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
+  const client = new RegistryClient(
+    await registryEndpoint(run.deps.control, r.fromEnv, repo),
+    undefined,
+    run.deps.egress,
+  );
+  const state = await run.span('promote.signatures', { 'kpromo.app': ap.application }, () =>
+    checkSignatures(client, repo, ap.digest!, policy, keys, run.now(), run.signal),
+  );
+  ap.signature = state;
+  if (!signaturesAllowCopy(state))
+    throw new PermanentAppError(
+      'SignaturePolicy',
+      `${r.fromEnv.spec.registry.host}/${repo}@${ap.digest} fails the signature policy for ${run.plan.spec.to} (PromotionFlow ${flowName}): ${state.verdict}: ${state.message}; nothing was copied`,
+    );
+}
+
+/**
+ * After the copy, before anything runs it: signs the promotion attestation for the target digest
+ * and attaches it there (supplychain/attestation.ts). Once recorded in `ap.attestation` it is done;
+ * a retry before that finds the one already attached.
+ */
+export async function attestPromotedImage(c: AppStep): Promise<void> {
+  const { run, r, app, ap } = c;
+  const ref = r.flow.spec.promotionAttestation?.signingKeySecretRef;
+  if (!ref || c.isRollback || ap.attestation) return;
+  const key = await keyOrPermanent(
+    () => signingKey(run.deps.control, run.namespace, ref),
+    'promotionAttestation.signingKeySecretRef',
+    r.flow.metadata.name!,
+  );
+  const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
+  const toRepo = registryRepository(r.toEnv.spec.registry.prefix, app.spec.image.repository);
+  const client = new RegistryClient(
+    await registryEndpoint(run.deps.control, r.toEnv, toRepo),
+    undefined,
+    run.deps.egress,
+  );
+  const cand = run.plan.spec.candidates.find((x) => x.application === ap.application);
+  run.deps.fence?.(run.namespace);
+  const manifestDigest = await run.span('promote.attest', { 'kpromo.app': ap.application }, () =>
+    attestPromotion(
+      client,
+      {
+        plan: { ...run.plan, status: run.status },
+        app: ap,
+        source: {
+          host: r.fromEnv.spec.registry.host,
+          repository: fromRepo,
+          ...(cand?.from.tag ? { tag: cand.from.tag } : {}),
+        },
+        target: { host: r.toEnv.spec.registry.host, repository: toRepo },
+        controllerVersion: pkg.version,
+      },
+      key,
+      run.signal,
+    ),
+  );
+  ap.attestation = { predicateType: PROMOTION_PREDICATE_TYPE, manifestDigest, signedBy: key.name };
+  await run.journal.save();
+  run.announce.event(
+    'Normal',
+    'PromotionAttested',
+    `${ap.application}: promotion attestation ${manifestDigest} signed by ${key.name}`,
+  );
+}
+
+/**
+ * While a plan waits for approval: each candidate's source digest against the stage's signature
+ * policy, stored in `status.candidateSignatures` so approvers see it before they approve (portal,
+ * MCP `state`, `kpromo plan show`). Informative only: the check before the copy decides. A digest
+ * already judged is not judged again (the plan's content never changes); a registry fault is
+ * recorded as Error and retried on the next pass. Returns whether anything changed.
+ */
+export async function recordCandidateSignatures(run: PlanRun): Promise<boolean> {
+  const { deps, plan, status, namespace } = run;
+  const flow = deps.cache.getFlow(namespace, plan.spec.flow);
+  const from = deps.cache.getEnvironment(namespace, plan.spec.from);
+  const policy = flow && signaturePolicyFor(flow, plan.spec.to);
+  if (!policy || !from || !plan.spec.candidates.length) return false;
+  const known = new Map((status.candidateSignatures ?? []).map((s) => [s.application, s]));
+  const todo = plan.spec.candidates.filter((c) => {
+    const k = known.get(c.application);
+    return !k || k.digest !== c.from.digest || k.verdict === 'Error';
+  });
+  if (!todo.length) return false;
+  let keys: Awaited<ReturnType<typeof trustedKeys>> | undefined;
+  let keyProblem: string | undefined;
+  try {
+    keys = await trustedKeys(deps.control, namespace, policy);
+  } catch (e) {
+    if (!(e instanceof CredentialsError)) throw e;
+    keyProblem = `${e.message} (PromotionFlow ${flow.metadata.name} signaturePolicy.keys)`;
+  }
+  for (const cand of todo) {
+    const app = deps.cache.getApplication(namespace, cand.application);
+    if (!app) continue;
+    let state: SignatureState;
+    try {
+      if (keyProblem) throw new Error(keyProblem);
+      const repo = registryRepository(from.spec.registry.prefix, app.spec.image.repository);
+      const client = new RegistryClient(await registryEndpoint(deps.control, from, repo), undefined, deps.egress);
+      state = await checkSignatures(client, repo, cand.from.digest, policy, keys!, run.now(), run.signal);
+    } catch (e) {
+      state = {
+        digest: cand.from.digest,
+        verdict: 'Error',
+        mode: policy.mode ?? 'Enforce',
+        checks: [],
+        message: `could not check: ${(e as Error).message}`.slice(0, 2048),
+        checkedAt: run.now().toISOString(),
+      };
+    }
+    known.set(cand.application, { application: cand.application, ...state });
+  }
+  status.candidateSignatures = plan.spec.candidates.flatMap((c) => {
+    const s = known.get(c.application);
+    return s ? [s] : [];
+  });
+  return true;
+}

@@ -1,0 +1,233 @@
+// Verify before copy, carry the evidence, sign the promotion: a real controller promoting between
+// the harness registries, images signed by the real cosign (built from its Go module), and cosign
+// verifying in the target what kpromo carried and signed. No Fulcio or Rekor can run here: cosign
+// signs with key pairs and without a transparency log, which is the mode kpromo's policy trusts.
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROMOTION_PREDICATE_TYPE, type PromotionPlan } from '@kpromo/api';
+import { applyCrds, cosign, cosignKeyPair, kubeConfigFor, needComponents, waitFor } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
+import {
+  applyCr,
+  appOf,
+  approveAsAdmin,
+  controllerConfig,
+  deleteNs,
+  deploymentImage,
+  ensureNs,
+  eventReasons,
+  isTerminalPlan,
+  restFor,
+  seedTwoStageRelease,
+  waitPlan,
+} from './e2eHelpers.js';
+
+await needComponents('cosign');
+
+const RUN = Math.random().toString(36).slice(2, 7);
+const NS = `sc-${RUN}`;
+const APPS_NS = `sc-apps-${RUN}`;
+const REPO = `sc${RUN}`;
+const APPS = ['signed', 'unsigned'];
+const SPDX = 'https://spdx.dev/Document';
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+const insecure = ['--allow-insecure-registry', '--allow-http-registry'];
+
+let ctl: Running;
+let devDigest: Record<string, string> = {};
+let stableOld: Record<string, string> = {};
+let keys: Awaited<ReturnType<typeof cosignKeyPair>>;
+const signing = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+const signingPub = signing.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+
+const secret = (name: string, data: Record<string, string>, labelled = true) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: NS, ...(labelled ? { labels: { 'promotions.kpromo.dev/credential': 'true' } } : {}) },
+  stringData: data,
+});
+
+beforeAll(async () => {
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ensureNs(dev, NS);
+  keys = await cosignKeyPair();
+  ({ devDigest, stableOld } = await seedTwoStageRelease({
+    dev,
+    stable,
+    ns: NS,
+    appsNs: APPS_NS,
+    source,
+    target,
+    repo: REPO,
+    apps: APPS,
+    newTag: 'v2.0.0',
+    oldTag: 'v1.0.0',
+    seed: `sc-${RUN}`,
+    applications: {},
+  }));
+  // The release pipeline signs `signed` and attests its SBOM; `unsigned` was pushed by hand.
+  const image = `${source}/${REPO}/signed@${devDigest.signed}`;
+  const signedRun = await cosign(
+    ['sign', '-y', '--key', keys.key, '--use-signing-config=false', '--tlog-upload=false', ...insecure, image],
+    keys,
+  );
+  expect(signedRun.code, signedRun.stderr).toBe(0);
+  const sbom = join(keys.dir, 'sbom.spdx.json');
+  writeFileSync(
+    sbom,
+    JSON.stringify({ spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', name: 'signed', packages: [] }),
+  );
+  const attested = await cosign(
+    [
+      'attest',
+      '-y',
+      '--key',
+      keys.key,
+      '--use-signing-config=false',
+      '--tlog-upload=false',
+      '--type',
+      'spdxjson',
+      '--predicate',
+      sbom,
+      ...insecure,
+      image,
+    ],
+    keys,
+  );
+  expect(attested.code, attested.stderr).toBe(0);
+  await dev.create(
+    `/api/v1/namespaces/${NS}/secrets`,
+    secret('release-keys', { 'cosign.pub': readFileSync(keys.pub, 'utf8') }),
+  );
+  await dev.create(
+    `/api/v1/namespaces/${NS}/secrets`,
+    secret('kpromo-signing', { 'key.pem': signing.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }),
+  );
+  await applyCr(dev, {
+    kind: 'PromotionFlow',
+    metadata: { name: 'main', namespace: NS },
+    spec: {
+      stages: [{ environment: 'dev' }, { environment: 'stable' }],
+      selector: { applications: ['*'] },
+      rolloutTimeoutSeconds: 120,
+      signaturePolicy: { keys: [{ secretRef: { name: 'release-keys' } }], attestations: [{ predicateType: SPDX }] },
+      promotionAttestation: { signingKeySecretRef: { name: 'kpromo-signing' } },
+    },
+  });
+  ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }), {
+    log: createLogger({ level: 'warn' }),
+  });
+  await waitFor(
+    'cache warm',
+    async () =>
+      ctl.controller.cache.environments(NS).length === 2 &&
+      ctl.controller.cache.environments(NS).every((e) => ctl.controller.cache.environmentSynced(e)) &&
+      !!ctl.controller.cache.getFlow(NS, 'main')?.spec.signaturePolicy,
+    60_000,
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await ctl?.stop().catch(() => undefined);
+  await deleteNs(dev, NS);
+  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
+});
+
+describe('only signed images move, with their evidence, and each promotion leaves a signed record', () => {
+  let plan: PromotionPlan;
+
+  it('shows each candidate signature state while the plan waits for approval', async () => {
+    await applyCr(dev, {
+      kind: 'PromotionPlan',
+      metadata: { name: 'rel-1', namespace: NS },
+      spec: {
+        flow: 'main',
+        from: 'dev',
+        to: 'stable',
+        candidates: APPS.map((a) => ({ application: a, from: { tag: 'v2.0.0', digest: devDigest[a] } })),
+      },
+    });
+    plan = await waitPlan(dev, NS, 'rel-1', (p) => (p.status?.candidateSignatures?.length ?? 0) === 2, 60_000);
+    expect(plan.status?.phase).toBe('Pending');
+    const byApp = Object.fromEntries((plan.status?.candidateSignatures ?? []).map((s) => [s.application, s]));
+    expect(byApp.signed).toMatchObject({ digest: devDigest.signed, verdict: 'Verified', mode: 'Enforce' });
+    expect(byApp.signed.message).toBe(
+      `signature by release-keys/cosign.pub, attestation ${SPDX} by release-keys/cosign.pub`,
+    );
+    expect(byApp.unsigned).toMatchObject({ digest: devDigest.unsigned, verdict: 'Unsigned' });
+  });
+
+  it('promotes the signed image and refuses the unsigned one before any copy', async () => {
+    await approveAsAdmin(dev, NS, 'rel-1');
+    plan = await waitPlan(dev, NS, 'rel-1', isTerminalPlan, 180_000);
+    const ok = appOf(plan, 'signed')!;
+    expect(ok).toMatchObject({ phase: 'Succeeded', signature: { verdict: 'Verified' } });
+    expect(ok.attestation).toMatchObject({
+      predicateType: PROMOTION_PREDICATE_TYPE,
+      signedBy: 'kpromo-signing/key.pem',
+    });
+    expect(await deploymentImage(stable, APPS_NS, 'signed')).toContain(devDigest.signed);
+
+    const refused = appOf(plan, 'unsigned')!;
+    expect(refused).toMatchObject({ phase: 'Failed', reason: 'SignaturePolicy', signature: { verdict: 'Unsigned' } });
+    expect(refused.copied).not.toBe(true);
+    expect(refused.message).toContain(
+      'fails the signature policy for stable (PromotionFlow main): Unsigned: signature: none found',
+    );
+    expect(refused.message).toContain('nothing was copied');
+    // Nothing of it reached stable: no new tag, the workload runs the old digest.
+    const tags = (await (await fetch(`http://${target}/v2/stable/${REPO}/unsigned/tags/list`)).json()) as {
+      tags: string[];
+    };
+    expect(tags.tags).toEqual(['v1.0.0']);
+    expect(await deploymentImage(stable, APPS_NS, 'unsigned')).toContain(stableOld.unsigned);
+    expect(await eventReasons(dev, NS, 'rel-1')).toContain('PromotionAttested');
+  });
+
+  it('cosign verifies, in the target registry, the carried signature and SBOM and the promotion attestation', async () => {
+    const image = `${target}/stable/${REPO}/signed@${devDigest.signed}`;
+    const sig = await cosign(['verify', '--key', keys.pub, '--insecure-ignore-tlog', ...insecure, image], keys);
+    expect(sig.code, sig.stderr).toBe(0);
+    const sbom = await cosign(
+      ['verify-attestation', '--key', keys.pub, '--insecure-ignore-tlog', '--type', 'spdxjson', ...insecure, image],
+      keys,
+    );
+    expect(sbom.code, sbom.stderr).toBe(0);
+    const pub = join(keys.dir, 'kpromo.pub');
+    writeFileSync(pub, signingPub);
+    const att = await cosign(
+      [
+        'verify-attestation',
+        '--key',
+        pub,
+        '--insecure-ignore-tlog',
+        '--type',
+        PROMOTION_PREDICATE_TYPE,
+        ...insecure,
+        image,
+      ],
+      keys,
+    );
+    expect(att.code, att.stderr).toBe(0);
+    const statement = JSON.parse(
+      Buffer.from(JSON.parse(att.stdout.trim().split('\n')[0]).payload, 'base64').toString('utf8'),
+    );
+    expect(statement.predicate).toMatchObject({
+      plan: { namespace: NS, name: 'rel-1', uid: plan.metadata.uid },
+      flow: 'main',
+      from: 'dev',
+      to: 'stable',
+      application: 'signed',
+      source: { image: `${source}/${REPO}/signed@${devDigest.signed}`, tag: 'v2.0.0' },
+      approvals: [{ user: 'kpromo-admin' }],
+      sourceSignatures: { verdict: 'Verified', signedBy: ['release-keys/cosign.pub'] },
+    });
+    expect(statement.predicate.approvals[0].observedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+});
