@@ -10,6 +10,7 @@ export const EXIT = {
   NOT_FOUND: 4,
   CONFLICT: 5,
   PLAN_FAILED: 6,
+  UNVERIFIED: 7,
 } as const;
 
 const MEANING: Record<keyof typeof EXIT, string> = {
@@ -20,6 +21,7 @@ const MEANING: Record<keyof typeof EXIT, string> = {
   NOT_FOUND: 'not found, or not readable by you (HTTP 404)',
   CONFLICT: 'conflict: already exists, already approved (HTTP 409)',
   PLAN_FAILED: 'the watched plan finished without succeeding (Failed, Incomplete; a promotion RolledBack)',
+  UNVERIFIED: 'verify: no promotion attestation of the image verifies with the given keys',
 };
 
 export const EXIT_CODES_HELP = `Exit codes:\n${Object.entries(EXIT)

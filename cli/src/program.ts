@@ -32,6 +32,7 @@ import { EXIT_CODES_HELP } from './exitCodes.js';
 import { OUTPUT_FORMATS, render } from './output.js';
 import { candidatesWaitMs, type GlobalOptions, type SessionNeeds, withSession } from './session.js';
 import { printable } from './table.js';
+import { requireVerified, type VerifyOptions, verifyCommand, verifyText } from './verify.js';
 import {
   approvedText,
   appsTable,
@@ -383,6 +384,21 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
         );
         print(cmd, { items }, () => lineStopsTable(items, { ...scope(g, s), now: new Date() }));
       });
+    });
+
+  program
+    .command('verify')
+    .description(
+      'check the signed record of an image: who built and signed it, and every promotion with who requested and approved it',
+    )
+    .argument('<image>', 'host/repository[:tag][@sha256:<digest>] in the registry it was promoted to')
+    .option('--key <file...>', "public key(s) of kpromo's promotion signing key (PEM); several while rotating")
+    .option('--signature-key <file...>', "public key(s) of the build's signatures and attestations (cosign.pub)")
+    .option('--insecure', 'plain http (a registry on loopback or a test registry)')
+    .action(async (image: string, o: VerifyOptions, cmd: Command) => {
+      const report = await verifyCommand(image, o);
+      print(cmd, report, () => verifyText(report));
+      requireVerified(report);
     });
 
   program

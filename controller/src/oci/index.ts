@@ -1,6 +1,8 @@
 // `@kpromo/controller/oci`: the OCI registry client and manifest helpers, for tools outside the
 // controller (deploy/image pushes and pulls the controller's own images with them) — the same code,
 // with the same egress guard, that copies release images.
+
+export { credentialsFor, parseDockerConfig } from '../credentials/dockerConfig.js';
 export { Egress, type EgressOptions } from '../net/guardedFetch.js';
 export {
   type Descriptor,
@@ -11,4 +13,5 @@ export {
   parseManifest,
   sha256Digest,
 } from './manifest.js';
+export { attachReferrer, listReferrers } from './referrers.js';
 export { type RegistryAuth, RegistryClient, type RegistryEndpoint, registryBaseUrl } from './registryClient.js';

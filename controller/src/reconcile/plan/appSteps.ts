@@ -1,4 +1,3 @@
-import type { Application, AppProgress } from '@kpromo/api';
 import { runningVersion, workloadsFor } from '../../candidates/runningVersion.js';
 import { builtinDeliveryMethods } from '../../delivery/registry.js';
 import { registryEndpoint } from '../../extension/credentials.js';
@@ -11,25 +10,13 @@ import { measureRound } from '../../verification/measure.js';
 import type { CheckContext } from '../../verification/providers/index.js';
 import { type VerificationSettings, verificationFor } from '../../verification/settings.js';
 import { failedCheck, foldMeasurements, startVerification, verificationSummary } from '../../verification/verdict.js';
-import { claimKey, type ResolvedPlan } from '../planDecisions.js';
+import { claimKey } from '../planDecisions.js';
 import { automaticRollback } from '../planGate.js';
 import { renderTag } from '../tagTemplate.js';
 import { iso } from '../time.js';
 import { VERIFICATION_FAILURE_REASONS } from './onFailure.js';
-import type { PlanRun } from './run.js';
+import type { AppStep } from './run.js';
 import { attestPromotedImage, verifySourceSignatures } from './supplyChainSteps.js';
-
-/** One app of a plan in one reconcile. */
-export interface AppStep {
-  run: PlanRun;
-  r: ResolvedPlan;
-  app: Application;
-  ap: AppProgress;
-  isRollback: boolean;
-  /** The plan's start: tags render from it, so every retry and leader renders the same tag. */
-  startedAt: Date;
-  timeoutSeconds: number;
-}
 
 /**
  * Advances one app as far as it can go now: Pending -> Copying -> Writing -> RollingOut ->

@@ -1,4 +1,5 @@
-import type { PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
+import type { Application, AppProgress, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
+import type { ResolvedPlan } from '../planDecisions.js';
 import type { PromotionDeps } from './deps.js';
 import { PlanJournal } from './journal.js';
 import { type PlanAnnouncer, planAnnouncer } from './notifications.js';
@@ -43,4 +44,16 @@ export function planRun(
     span: deps.span ?? ((_n, _a, fn) => fn()),
     signal,
   };
+}
+
+/** One app of a plan in one reconcile. */
+export interface AppStep {
+  run: PlanRun;
+  r: ResolvedPlan;
+  app: Application;
+  ap: AppProgress;
+  isRollback: boolean;
+  /** The plan's start: tags render from it, so every retry and leader renders the same tag. */
+  startedAt: Date;
+  timeoutSeconds: number;
 }

@@ -9,8 +9,7 @@ import { checkSignatures } from '../../supplychain/check.js';
 import { signingKey, trustedKeys } from '../../supplychain/keys.js';
 import { signaturePolicyFor, signaturesAllowCopy } from '../../supplychain/policy.js';
 import { registryRepository } from '../../util/imageRef.js';
-import type { AppStep } from './appSteps.js';
-import type { PlanRun } from './run.js';
+import type { AppStep, PlanRun } from './run.js';
 
 /** Key Secrets are the flow writer's to fix: the app fails, naming the flow field. */
 async function keyOrPermanent<T>(read: () => Promise<T>, field: string, flow: string): Promise<T> {

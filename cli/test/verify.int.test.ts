@@ -1,0 +1,239 @@
+// `kpromo verify` against a real registry, with images signed and attested by the real cosign
+// (built from its Go module) and promotion attestations signed by kpromo's own signing code. The
+// program runs in-process (buildProgram), as main.ts runs it, with its exit code from describeFailure.
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PromotionPlan } from '@kpromo/api';
+import { attachReferrer, Egress, RegistryClient } from '@kpromo/controller/oci';
+import {
+  attestPromotion,
+  type PromotionFacts,
+  promotionStatement,
+  SIGSTORE_BUNDLE_V03,
+  type SigningKey,
+  signStatement,
+} from '@kpromo/controller/supplychain';
+import {
+  cosign,
+  cosignKeyPair,
+  type LocalRegistry,
+  needComponents,
+  pushTestImage,
+  startRegistry,
+} from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeFailure, EXIT } from '../src/exitCodes.js';
+import { buildProgram } from '../src/program.js';
+
+await needComponents('cosign');
+
+let reg: LocalRegistry;
+let build: Awaited<ReturnType<typeof cosignKeyPair>>;
+let dir: string;
+const pair = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+const key: SigningKey = {
+  name: 'kpromo-signing/key.pem',
+  privateKey: pair.privateKey,
+  publicKeyPem: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+};
+const insecure = ['--allow-insecure-registry', '--allow-http-registry'];
+// The test's own writes to the loopback registry (the controller allows it only by egress.allowedCidrs).
+const loopback = new Egress({ allowedCidrs: ['127.0.0.1/32'] });
+const client = () => new RegistryClient({ host: reg.host }, undefined, loopback);
+
+/** Runs `kpromo …` in-process: output, and the exit code main.ts would use. */
+async function kpromo(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io = {
+    write: (s: string) => {
+      out += s;
+    },
+    warn: (s: string) => {
+      err += s;
+    },
+    tty: false,
+    columns: 120,
+  };
+  try {
+    await buildProgram('kpromo', io).parseAsync(['node', 'kpromo', ...args]);
+    return { code: EXIT.OK, out, err };
+  } catch (e) {
+    const f = describeFailure(e);
+    return { code: f.code, out, err: err + f.message };
+  }
+}
+
+const facts = (digest: string, repo: string): PromotionFacts => ({
+  plan: {
+    apiVersion: 'promotions.kpromo.dev/v1alpha1',
+    kind: 'PromotionPlan',
+    metadata: { namespace: 'team-a', name: 'rel-7', uid: `uid-${repo}` },
+    spec: {
+      flow: 'main',
+      from: 'stable',
+      to: 'prod',
+      candidates: [],
+      requestedBy: 'user:devon',
+      approvals: [{ user: 'rita', groups: ['release-managers'] }],
+    },
+    status: {
+      gate: {
+        approved: true,
+        required: 1,
+        approvers: [{ user: 'rita', counted: true, observedAt: '2026-12-05T09:00:00Z' }],
+      },
+    },
+  } as PromotionPlan,
+  app: {
+    application: 'cart',
+    phase: 'Writing',
+    digest,
+    targetTag: 'v3.1.0-20261205',
+    startedAt: '2026-12-05T09:01:00Z',
+  },
+  source: { host: 'stable.example.com', repository: 'shop/cart', tag: 'v3.1.0' },
+  target: { host: reg.host, repository: repo },
+  controllerVersion: '0.1.0',
+});
+
+beforeAll(async () => {
+  [reg, build] = await Promise.all([startRegistry({ name: 'verify-cli' }), cosignKeyPair()]);
+  dir = build.dir;
+  writeFileSync(join(dir, 'kpromo.pub'), key.publicKeyPem);
+  writeFileSync(
+    join(dir, 'other.pub'),
+    generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+      .publicKey.export({ type: 'spki', format: 'pem' })
+      .toString(),
+  );
+}, 120_000);
+afterAll(async () => Promise.all([reg?.stop(), loopback.close()]));
+
+describe('kpromo verify', () => {
+  it('prints the chain: built by (SLSA provenance), signed by, promoted with who requested and approved', async () => {
+    const { digest } = await pushTestImage({ host: reg.host, repository: 'prod/cart', tag: 'v3.1.0-20261205' });
+    const image = `${reg.host}/prod/cart@${digest}`;
+    const signed = await cosign(
+      ['sign', '-y', '--key', build.key, '--use-signing-config=false', '--tlog-upload=false', ...insecure, image],
+      build,
+    );
+    expect(signed.code, signed.stderr).toBe(0);
+    const provenance = join(dir, 'provenance.json');
+    writeFileSync(
+      provenance,
+      JSON.stringify({
+        buildDefinition: { buildType: 'https://example.com/ci@v1' },
+        runDetails: { builder: { id: 'https://ci.example.com/builders/shop' } },
+      }),
+    );
+    const attested = await cosign(
+      [
+        'attest',
+        '-y',
+        '--key',
+        build.key,
+        '--use-signing-config=false',
+        '--tlog-upload=false',
+        '--type',
+        'slsaprovenance1',
+        '--predicate',
+        provenance,
+        ...insecure,
+        image,
+      ],
+      build,
+    );
+    expect(attested.code, attested.stderr).toBe(0);
+    await attestPromotion(client(), facts(digest, 'prod/cart'), key);
+
+    const r = await kpromo([
+      'verify',
+      `${reg.host}/prod/cart:v3.1.0-20261205`,
+      '--key',
+      join(dir, 'kpromo.pub'),
+      '--signature-key',
+      build.pub,
+      '--insecure',
+    ]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(EXIT.OK);
+    expect(r.out.split('\n')).toEqual([
+      `image     ${image}`,
+      'signed    by cosign.pub',
+      'attested  https://slsa.dev/provenance/v1 by cosign.pub, built by https://ci.example.com/builders/shop',
+      'promoted  stable -> prod at 2026-12-05T09:01:00Z by plan team-a/rel-7 (flow main), attestation signed by kpromo.pub',
+      '  requested by  user:devon',
+      '  approved by   rita (release-managers) at 2026-12-05T09:00:00Z',
+      `  from          stable.example.com/shop/cart@${digest} (tag v3.1.0)`,
+      '',
+    ]);
+    const json = await kpromo(['verify', image, '--key', join(dir, 'kpromo.pub'), '--insecure', '-o', 'json']);
+    expect(JSON.parse(json.out)).toMatchObject({
+      digest,
+      promotions: [{ signedBy: 'kpromo.pub', predicate: { to: 'prod' } }],
+    });
+  });
+
+  it('exits 7 with another key, and rejects a tampered attestation that cosign also refuses', async () => {
+    const { digest } = await pushTestImage({ host: reg.host, repository: 'prod/web', tag: 'v1.0.0' });
+    const image = `${reg.host}/prod/web@${digest}`;
+    const other = await kpromo(['verify', image, '--key', join(dir, 'other.pub'), '--insecure']);
+    expect(other.code).toBe(EXIT.UNVERIFIED);
+    expect(other.err).toBe(`no promotion attestation of ${image} verifies with the given keys`);
+
+    // A genuine statement, signed, then edited: the approver swapped for someone who never approved.
+    const bundle = (await signStatement(promotionStatement(facts(digest, 'prod/web')), key)) as {
+      dsseEnvelope: { payload: string };
+    };
+    const statement = JSON.parse(Buffer.from(bundle.dsseEnvelope.payload, 'base64').toString('utf8'));
+    statement.predicate.approvals = [{ user: 'mallory' }];
+    bundle.dsseEnvelope.payload = Buffer.from(JSON.stringify(statement)).toString('base64');
+    const head = await fetch(`${reg.url}/v2/prod/web/manifests/${digest}`, {
+      method: 'HEAD',
+      headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+    });
+    await attachReferrer(
+      client(),
+      'prod/web',
+      { mediaType: head.headers.get('content-type')!, digest, size: Number(head.headers.get('content-length')) },
+      {
+        artifactType: SIGSTORE_BUNDLE_V03,
+        layer: { mediaType: SIGSTORE_BUNDLE_V03, bytes: new TextEncoder().encode(JSON.stringify(bundle)) },
+      },
+    );
+    const r = await kpromo(['verify', image, '--key', join(dir, 'kpromo.pub'), '--insecure']);
+    expect(r.code).toBe(EXIT.UNVERIFIED);
+    expect(r.out).toContain('rejected  https://kpromo.dev/promotion/v1');
+    expect(r.err).toContain('not signed by a trusted key (kpromo.pub)');
+    const c = await cosign(
+      [
+        'verify-attestation',
+        '--key',
+        join(dir, 'kpromo.pub'),
+        '--insecure-ignore-tlog',
+        '--type',
+        'https://kpromo.dev/promotion/v1',
+        ...insecure,
+        image,
+      ],
+      build,
+    );
+    expect(c.code).not.toBe(0);
+  });
+
+  it('refuses a bad image reference or key file with a usage error, not a stack trace', async () => {
+    const bad = await kpromo(['verify', 'not an image', '--key', join(dir, 'kpromo.pub')]);
+    expect(bad).toMatchObject({ code: EXIT.USAGE });
+    expect(bad.err).toContain('must be host/repository[:tag][@sha256:<digest>]');
+    const noKey = await kpromo(['verify', `${reg.host}/prod/web:v1.0.0`, '--key', join(dir, 'missing.pub')]);
+    expect(noKey).toMatchObject({ code: EXIT.USAGE, err: `--key ${join(dir, 'missing.pub')}: no such file` });
+    writeFileSync(join(dir, 'private.pem'), readFileSync(build.key));
+    const priv = await kpromo(['verify', `${reg.host}/prod/web:v1.0.0`, '--key', join(dir, 'private.pem')]);
+    expect(priv).toMatchObject({
+      code: EXIT.USAGE,
+      err: `--key ${join(dir, 'private.pem')} holds a private key; pass the public key`,
+    });
+  });
+});
