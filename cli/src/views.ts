@@ -206,6 +206,29 @@ export function evidenceLines(plan: PromotionPlan): string[] {
   }
   for (const r of plan.status?.automaticRollbacks ?? [])
     out.push(`rolled back automatically by ${r.plan}: ${r.application} failed check ${r.check}`);
+  out.push(...signatureLines(plan));
+  return out;
+}
+
+/**
+ * Each candidate's signature verdict (the app's own once it was checked before its copy, else the
+ * one judged while the plan waited for approval) and the promotion attestations signed.
+ */
+export function signatureLines(plan: PromotionPlan): string[] {
+  const out: string[] = [];
+  for (const c of plan.spec.candidates) {
+    const app = plan.status?.apps?.find((a) => a.application === c.application);
+    const s =
+      app?.signature ??
+      plan.status?.candidateSignatures?.find((x) => x.application === c.application && x.digest === c.from.digest);
+    if (!s) continue;
+    if (!out.length) out.push('signatures:');
+    out.push(`  ${c.application}: ${s.verdict}${s.mode === 'Audit' ? ' (audit only)' : ''}: ${s.message}`);
+  }
+  const attested = (plan.status?.apps ?? []).filter((a) => a.attestation);
+  if (attested.length) out.push('promotion attestations:');
+  for (const a of attested)
+    out.push(`  ${a.application}: ${a.attestation!.manifestDigest} signed by ${a.attestation!.signedBy}`);
   return out;
 }
 

@@ -70,4 +70,44 @@ describe('plan show: the evidence in a plan status', () => {
     });
     expect(evidenceLines(hotfix)).toEqual([]);
   });
+
+  it('shows each candidate signature verdict before approval, the copy-time verdict after, and the attestations signed', () => {
+    const digest = plan(['cart']).spec.candidates[0].from.digest;
+    const judged = {
+      digest,
+      mode: 'Enforce' as const,
+      checks: [],
+      checkedAt: '2026-01-01T10:00:00Z',
+    };
+    const waiting = plan(['cart', 'web'], {
+      phase: 'Pending',
+      candidateSignatures: [
+        { application: 'cart', ...judged, verdict: 'Verified', message: 'signature by keys/cosign.pub' },
+        { application: 'web', ...judged, verdict: 'Unsigned', mode: 'Audit', message: 'signature: none found' },
+      ],
+    });
+    expect(evidenceLines(waiting)).toEqual([
+      'signatures:',
+      '  cart: Verified: signature by keys/cosign.pub',
+      '  web: Unsigned (audit only): signature: none found',
+    ]);
+    const done = plan(['cart'], {
+      phase: 'Complete',
+      candidateSignatures: [{ application: 'cart', ...judged, verdict: 'Error', message: 'could not check' }],
+      apps: [
+        {
+          application: 'cart',
+          phase: 'Succeeded',
+          signature: { ...judged, verdict: 'Verified', message: 'signature by keys/new.pub' },
+          attestation: { predicateType: 'https://kpromo.dev/promotion/v1', manifestDigest: 'sha256:abc', signedBy: 'kpromo/key.pem' },
+        },
+      ],
+    });
+    expect(evidenceLines(done)).toEqual([
+      'signatures:',
+      '  cart: Verified: signature by keys/new.pub',
+      'promotion attestations:',
+      '  cart: sha256:abc signed by kpromo/key.pem',
+    ]);
+  });
 });

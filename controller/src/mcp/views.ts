@@ -91,6 +91,12 @@ export const VerificationOut = z.object({
   ),
 });
 
+const SignatureOut = z.object({
+  verdict: z.string().describe('Verified, Unsigned, Invalid or Error'),
+  mode: z.string().describe('Enforce: a failing image is not copied; Audit: only recorded'),
+  message: z.string(),
+});
+
 export const PlanOut = z.object({
   namespace: z.string(),
   name: z.string(),
@@ -117,7 +123,16 @@ export const PlanOut = z.object({
   succeeded: z.number().int().optional(),
   failed: z.number().int().optional(),
   createdAt: z.string().optional(),
-  candidates: z.array(z.object({ application: z.string(), tag: z.string(), digest: z.string() })),
+  candidates: z.array(
+    z.object({
+      application: z.string(),
+      tag: z.string(),
+      digest: z.string(),
+      signature: SignatureOut.optional().describe(
+        "The source digest against the stage's signature policy (checked while the plan waits for approval, then again before the copy)",
+      ),
+    }),
+  ),
   apps: z.array(
     z.object({
       application: z.string(),
@@ -127,6 +142,13 @@ export const PlanOut = z.object({
       targetTag: z.string().optional(),
       digest: z.string().optional(),
       verification: VerificationOut.optional().describe('The evidence measured after the rollout (stage checks)'),
+      signature: SignatureOut.optional().describe(
+        'The signature policy verdict that let the image be copied (or refused it)',
+      ),
+      attestation: z
+        .object({ manifestDigest: z.string(), signedBy: z.string() })
+        .optional()
+        .describe('The signed promotion attestation kpromo attached to the promoted digest (kpromo verify checks it)'),
     }),
   ),
   lineStopped: z
@@ -207,7 +229,17 @@ export function planOut(p: PromotionPlan): PlanOut {
     succeeded: p.status?.succeeded,
     failed: p.status?.failed,
     createdAt: p.metadata.creationTimestamp,
-    candidates: p.spec.candidates.map((c) => ({ application: c.application, tag: c.from.tag, digest: c.from.digest })),
+    candidates: p.spec.candidates.map((c) => {
+      const sig =
+        p.status?.apps?.find((a) => a.application === c.application)?.signature ??
+        p.status?.candidateSignatures?.find((x) => x.application === c.application && x.digest === c.from.digest);
+      return defined({
+        application: c.application,
+        tag: c.from.tag,
+        digest: c.from.digest,
+        signature: sig ? { verdict: sig.verdict, mode: sig.mode, message: clip(sig.message) ?? '' } : undefined,
+      });
+    }),
     apps: (p.status?.apps ?? []).map((a) =>
       defined({
         application: a.application,
@@ -234,6 +266,12 @@ export function planOut(p: PromotionPlan): PlanOut {
                 }),
               ),
             })
+          : undefined,
+        signature: a.signature
+          ? { verdict: a.signature.verdict, mode: a.signature.mode, message: clip(a.signature.message) ?? '' }
+          : undefined,
+        attestation: a.attestation
+          ? { manifestDigest: a.attestation.manifestDigest, signedBy: a.attestation.signedBy }
           : undefined,
       }),
     ),
