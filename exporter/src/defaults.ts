@@ -75,6 +75,8 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         lineStopped: str('Line stopped (by whom: why)'),
         verification: { title: 'Verification', type: 'array' },
         automaticRollbacks: str('Rolled back automatically'),
+        signatures: { title: 'Signatures', type: 'array' },
+        promotionAttestations: str('Promotion attested'),
       },
     },
     relations: {
@@ -190,6 +192,13 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // The rollback plans a failed check caused, and why.
               automaticRollbacks:
                 '[(.status.automaticRollbacks // [])[] | "\\(.plan): \\(.application) failed check \\(.check)"] | if length == 0 then null else join("; ") end',
+              // Per candidate: the signature policy verdict (the copy-time one, else the one judged
+              // while the plan waited for approval for the same digest).
+              signatures:
+                '[.status as $s | .spec.candidates[] as $c | ((($s.apps // []) | map(select(.application == $c.application))[0].signature) // (($s.candidateSignatures // []) | map(select(.application == $c.application and .digest == $c.from.digest))[0])) | select(. != null) | {application: $c.application, verdict, mode, message}] | if length == 0 then null else . end',
+              // The signed promotion records kpromo attached to the promoted digests.
+              promotionAttestations:
+                '[(.status.apps // [])[] | select(.attestation) | "\\(.application): signed by \\(.attestation.signedBy)"] | if length == 0 then null else join("; ") end',
             },
             relations: {
               flow: sibling('.spec.flow'),

@@ -244,6 +244,77 @@ describe('mapping', () => {
       expect(bp.schema.properties[k], k).toBeDefined();
   });
 
+  it("maps each candidate's signature verdict and the promotion attestations signed", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
+    const d = (c: string) => `sha256:${c.repeat(64)}`;
+    const judged = (verdict: string, message: string, digest = d('a')) => ({
+      digest,
+      verdict,
+      mode: 'Enforce',
+      checks: [],
+      message,
+      checkedAt: 't',
+    });
+    const spec = {
+      flow: 'f',
+      from: 'dev',
+      to: 'prod',
+      candidates: [
+        { application: 'a', from: { tag: 'v1', digest: d('a') } },
+        { application: 'b', from: { tag: 'v1', digest: d('b') } },
+      ],
+    };
+    const plans = [
+      {
+        metadata: { name: 'waiting', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'Pending',
+          candidateSignatures: [
+            { application: 'a', ...judged('Verified', 'signature by k') },
+            // Judged for another digest: not this candidate's.
+            { application: 'b', ...judged('Verified', 'stale', d('c')) },
+          ],
+        },
+      },
+      {
+        metadata: { name: 'done', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'Incomplete',
+          candidateSignatures: [{ application: 'a', ...judged('Error', 'could not check') }],
+          apps: [
+            {
+              application: 'a',
+              phase: 'Succeeded',
+              signature: judged('Verified', 'signature by k2'),
+              attestation: { predicateType: 'p', manifestDigest: d('e'), signedBy: 'kp/key.pem' },
+            },
+            { application: 'b', phase: 'Failed', signature: judged('Unsigned', 'signature: none found', d('b')) },
+          ],
+        },
+      },
+      { metadata: { name: 'none', namespace: 'shop' }, spec, status: { phase: 'Pending' } },
+    ];
+    const out = await mapObjects(compileResource(res)('dev'), plans, 'k');
+    const props = out.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(props[0]).toMatchObject({
+      signatures: [{ application: 'a', verdict: 'Verified', mode: 'Enforce', message: 'signature by k' }],
+    });
+    expect(props[0]).not.toHaveProperty('promotionAttestations');
+    expect(props[1]).toMatchObject({
+      signatures: [
+        { application: 'a', verdict: 'Verified', message: 'signature by k2' },
+        { application: 'b', verdict: 'Unsigned', message: 'signature: none found' },
+      ],
+      promotionAttestations: 'a: signed by kp/key.pem',
+    });
+    expect(props[2]).not.toHaveProperty('signatures');
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
+    for (const k of ['signatures', 'promotionAttestations']) expect(bp.schema.properties[k], k).toBeDefined();
+  });
+
   it('applies the selector, itemsToParse, and isolates a failing object', async () => {
     const program = compileResource({
       kind: 'x/v1/y',

@@ -51,6 +51,7 @@ import { useNavigate } from 'react-router-dom';
 import { useEntityLinks, usePromotionsLinks } from '../routes';
 import { ChangeList, ConfirmDialog, type PlanChange } from './Confirm';
 import { PlanTimeline } from './PlanTimeline';
+import { SupplyChainState } from './SupplyChain';
 import { VerificationChecks } from './VerificationChecks';
 
 export { formatCountdown, formatTime } from '@kpromo/plugin-promotions-react';
@@ -516,6 +517,7 @@ export function PlanDetails({
                           {times.join(' · ')}
                         </Text>
                       ) : null}
+                      <SupplyChainState plan={plan} app={app} />
                       {p?.commit ? <GitOpsCommit commit={p.commit} repository={gitRepository} /> : null}
                       {p?.verification ? <VerificationChecks verification={p.verification} app={app} /> : null}
                     </Flex>
