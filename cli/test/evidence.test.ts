@@ -99,7 +99,11 @@ describe('plan show: the evidence in a plan status', () => {
           application: 'cart',
           phase: 'Succeeded',
           signature: { ...judged, verdict: 'Verified', message: 'signature by keys/new.pub' },
-          attestation: { predicateType: 'https://kpromo.dev/promotion/v1', manifestDigest: 'sha256:abc', signedBy: 'kpromo/key.pem' },
+          attestation: {
+            predicateType: 'https://kpromo.dev/promotion/v1',
+            manifestDigest: 'sha256:abc',
+            signedBy: 'kpromo/key.pem',
+          },
         },
       ],
     });
