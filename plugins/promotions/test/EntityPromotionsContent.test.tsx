@@ -50,6 +50,8 @@ describe('EntityPromotionsContent', () => {
     const rows = (await screen.findAllByRole('row')).map((r) => r.textContent);
     expect(rows.slice(1).map((r) => r?.split('stable')[0])).toEqual(['shop-prod-1', 'older', 'waiting']);
     expect(rows[3]).toMatch(/Pending/);
+    // The record: who approved (the signature state and signed record appear when the stage has them).
+    expect(rows[1]).toMatch(/approved by user:default\/alice$/);
     expect(rows.join()).not.toContain('not-mine');
   });
 

@@ -2,6 +2,7 @@
 import { cleanup, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlanView } from '../src/components/PlanView';
+import { recordSummary } from '../src/components/SupplyChain';
 import { approvedPlan, fakeApi, plan } from './fixtures';
 import { renderWith } from './render';
 
@@ -72,5 +73,24 @@ describe('signatures in the plan view', () => {
     expect(state.textContent).toContain('✔ Signed: signature by new-keys/cosign.pub');
     expect(state.textContent).toContain('Promotion attested: signed by kpromo-signing/key.pem (sha256:eeeeeeeeeeee…)');
     expect(screen.queryByTestId('supply-chain-cart')).toBeNull();
+  });
+
+  it("sums up an app's record for the entity page: signed, approved by whom, record signed", () => {
+    const done = approvedPlan({
+      phase: 'Complete',
+      apps: [
+        {
+          application: 'checkout',
+          phase: 'Succeeded',
+          signature: { digest: 'x', verdict: 'Verified', mode: 'Enforce', checks: [], message: 'm', checkedAt: 't' },
+          attestation: { predicateType: 'p', manifestDigest: 'sha256:e', signedBy: 'kpromo-signing/key.pem' },
+        },
+      ],
+    });
+    expect(recordSummary(done, 'checkout')).toBe(
+      'signed · approved by user:default/alice · record signed by kpromo-signing/key.pem',
+    );
+    expect(recordSummary(done, 'cart')).toBe('approved by user:default/alice');
+    expect(recordSummary(plan(), 'cart')).toBe('');
   });
 });

@@ -18,6 +18,7 @@ import {
 } from '@kpromo/plugin-promotions-react';
 import { useEntityLinks, usePromotionsLinks } from '../routes';
 import { ReleaseHistory } from './ReleaseHistory';
+import { recordSummary } from './SupplyChain';
 
 /** The kpromo Application behind a catalog entity: the catalog module's annotations, else the entity name. */
 export function applicationOf(entity: Entity): { name: string; namespace?: string } {
@@ -47,6 +48,7 @@ function HistoryTable({ plans, app, label }: { plans: PromotionPlan[]; app?: str
         <Column>Version</Column>
         <Column>State</Column>
         <Column>When</Column>
+        {app ? <Column>Record</Column> : null}
       </TableHeader>
       <TableBody>
         {plans.map((p) => {
@@ -87,6 +89,11 @@ function HistoryTable({ plans, app, label }: { plans: PromotionPlan[]; app?: str
                   )}
                 </Text>
               </Cell>
+              {app ? (
+                <Cell>
+                  <Text variant="body-small">{recordSummary(p, app) || '—'}</Text>
+                </Cell>
+              ) : null}
             </Row>
           );
         })}

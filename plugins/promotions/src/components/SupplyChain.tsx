@@ -51,3 +51,25 @@ export function SupplyChainState({ plan, app }: { plan: PromotionPlan; app: stri
     </Flex>
   );
 }
+
+/**
+ * One line for an app's history row: whether its image was signed, who approved the plan, and
+ * whether the promotion record was signed: "signed · approved by alice · record signed by k".
+ */
+export function recordSummary(plan: PromotionPlan, app: string): string {
+  const sig = signatureOf(plan, app);
+  const gate = plan.status?.gate;
+  const approvers = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.user);
+  const attestation = plan.status?.apps?.find((a) => a.application === app)?.attestation;
+  return [
+    sig ? (VERDICT[sig.verdict] ?? VERDICT.Error).words.toLowerCase() : '',
+    approvers.length
+      ? `approved by ${approvers.join(', ')}`
+      : gate?.approved && gate.required === 0
+        ? 'approved by policy'
+        : '',
+    attestation ? `record signed by ${attestation.signedBy}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
