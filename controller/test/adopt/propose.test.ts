@@ -1,0 +1,249 @@
+import { describe, expect, it } from 'vitest';
+import { type FoundEnvironment, findValuePath, proposeAdoption } from '../../src/adopt/propose.js';
+
+const D = (c: string) => `sha256:${c.repeat(64)}`;
+const deploy = (name: string, image: string, labels: Record<string, string> = {}, kind = 'Deployment' as const) => ({
+  kind,
+  name,
+  labels,
+  containers: [{ name: 'main', image }],
+});
+const env = (
+  name: string,
+  workloads: FoundEnvironment['workloads'],
+  extra: Partial<FoundEnvironment> = {},
+): FoundEnvironment => ({
+  name,
+  context: `ctx-${name}`,
+  namespace: 'shop',
+  workloads,
+  helmReleases: [],
+  kustomizations: [],
+  imagePolicies: [],
+  ...extra,
+});
+
+/** dev and stable run the same apps; stable's registry adds the prefix `stable`. */
+const estate = () => [
+  env('dev', [
+    deploy('cart', `reg.example.com/shop/cart:v2@${D('a')}`, { team: 'team-cart' }),
+    deploy('cart-worker', `reg.example.com/shop/cart:v2@${D('a')}`, {
+      team: 'team-cart',
+      'app.kubernetes.io/name': 'cart',
+    }),
+    { ...deploy('web', `reg.example.com/shop/web:v5`, { team: 'team-web' }), kind: 'StatefulSet' as const },
+    { ...deploy('report', `reg.example.com/shop/report:v1`), kind: 'CronJob' as const },
+    { ...deploy('report-2912', `reg.example.com/shop/report:v1`), kind: 'Job' as const, ownedBy: 'CronJob/report' },
+    deploy('redis', 'docker.io/library/redis:7'),
+  ]),
+  env('stable', [
+    deploy('cart', `reg.example.com/stable/shop/cart:v1@${D('b')}`, { team: 'team-cart' }),
+    deploy('cart-worker', `reg.example.com/stable/shop/cart:v1@${D('b')}`, {
+      team: 'team-cart',
+      'app.kubernetes.io/name': 'cart',
+    }),
+    { ...deploy('web', `reg.example.com/stable/shop/web:v4`, { team: 'team-web' }), kind: 'StatefulSet' as const },
+  ]),
+];
+
+describe('proposeAdoption', () => {
+  it('groups workloads by image, infers each registry prefix, and proposes a flow in the given order', () => {
+    const p = proposeAdoption({ namespace: 'kpromo-shop', environments: estate(), owner: 'platform' });
+    expect(p.applications.map((a) => [a.metadata.name, a.spec])).toEqual([
+      [
+        'cart',
+        {
+          owner: 'team-cart',
+          type: 'service',
+          image: { repository: 'shop/cart' },
+          workloads: [
+            { kind: 'Deployment', name: 'cart' },
+            { kind: 'Deployment', name: 'cart-worker' },
+          ],
+        },
+      ],
+      [
+        'report',
+        {
+          owner: 'platform',
+          type: 'job',
+          image: { repository: 'shop/report' },
+          workloads: [{ kind: 'CronJob', name: 'report', environments: ['dev'] }],
+        },
+      ],
+      [
+        'web',
+        {
+          owner: 'team-web',
+          type: 'service',
+          image: { repository: 'shop/web' },
+          workloads: [{ kind: 'StatefulSet', name: 'web' }],
+        },
+      ],
+    ]);
+    expect(p.environments.map((e) => [e.metadata.name, e.spec])).toEqual([
+      [
+        'dev',
+        {
+          cluster: { context: 'ctx-dev' },
+          namespace: 'shop',
+          registry: { host: 'reg.example.com' },
+          delivery: { method: 'patch' },
+        },
+      ],
+      [
+        'stable',
+        {
+          cluster: { context: 'ctx-stable' },
+          namespace: 'shop',
+          registry: { host: 'reg.example.com', prefix: 'stable' },
+          delivery: { method: 'patch' },
+        },
+      ],
+    ]);
+    expect(p.flow?.spec).toEqual({
+      stages: [{ environment: 'dev' }, { environment: 'stable' }],
+      selector: { applications: ['cart', 'report', 'web'] },
+    });
+    // What it could not adopt, and what it chose, are said.
+    expect(p.findings).toEqual(
+      expect.arrayContaining([
+        { level: 'note', subject: 'Job dev/report-2912', message: 'skipped: created by CronJob/report' },
+        {
+          level: 'undecided',
+          subject: 'Deployment dev/redis',
+          message: expect.stringContaining('runs docker.io/library/redis, not from reg.example.com'),
+        },
+        {
+          level: 'note',
+          subject: 'Application cart',
+          message: expect.stringContaining(
+            'cart, cart-worker run the same image shop/cart: one Application with 2 workloads',
+          ),
+        },
+        { level: 'note', subject: 'Application report', message: 'no workload has label team; owner set to platform' },
+      ]),
+    );
+    expect(p.incomplete).toEqual([]);
+  });
+
+  it('a second run against what the first created proposes nothing, and only what changed after', () => {
+    const first = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform' });
+    // The apiserver adds defaults (approval, tagPattern); they do not count as a change.
+    const existing = {
+      applications: first.applications,
+      environments: first.environments,
+      flows: [{ ...first.flow!, spec: { ...first.flow!.spec, approval: 'manual' as const } }],
+    };
+    const again = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing });
+    expect(again.applications).toEqual([]);
+    expect(again.environments).toEqual([]);
+    expect(again.flow).toBeUndefined();
+    expect(again.unchanged).toEqual([
+      'Application/cart',
+      'Application/report',
+      'Application/web',
+      'Environment/dev',
+      'Environment/stable',
+      'PromotionFlow/main',
+    ]);
+    const grown = estate();
+    grown[1].workloads.push(deploy('search', 'reg.example.com/stable/shop/search:v1'));
+    grown[0].workloads.push(deploy('search', 'reg.example.com/shop/search:v2'));
+    const third = proposeAdoption({ namespace: 'n', environments: grown, owner: 'platform', existing });
+    expect(third.applications.map((a) => a.metadata.name)).toEqual(['search']);
+    expect(third.updates).toEqual(['PromotionFlow/main']);
+  });
+
+  it('infers helmRelease delivery with the values path of the running tag, and git delivery for Kustomization-applied workloads', () => {
+    const hr = (name: string) => ({
+      [`helm.toolkit.fluxcd.io/name`]: name,
+      'helm.toolkit.fluxcd.io/namespace': 'shop',
+    });
+    const ks = { 'kustomize.toolkit.fluxcd.io/name': 'apps', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' };
+    const p = proposeAdoption({
+      namespace: 'n',
+      owner: 'o',
+      environments: [
+        env(
+          'dev',
+          [deploy('cart', 'reg.example.com/shop/cart:v2', ks), deploy('web', 'reg.example.com/shop/web:v2', ks)],
+          {
+            kustomizations: [
+              {
+                name: 'apps',
+                namespace: 'flux-system',
+                path: './clusters/dev',
+                git: { url: 'https://git.example.com/shop.git', branch: 'main' },
+              },
+            ],
+          },
+        ),
+        env(
+          'prod',
+          [
+            deploy('cart', 'reg.example.com/prod/shop/cart:v1', hr('cart')),
+            deploy('web', 'reg.example.com/prod/shop/web:v1', hr('web')),
+          ],
+          {
+            helmReleases: [
+              {
+                name: 'cart',
+                values: { replicas: 2, image: { repository: 'reg.example.com/prod/shop/cart', tag: 'v1' } },
+              },
+              { name: 'web', values: { image: { tag: 'v1' } } },
+            ],
+          },
+        ),
+      ],
+    });
+    const byName = Object.fromEntries(p.environments.map((e) => [e.metadata.name, e.spec.delivery]));
+    expect(byName.prod).toEqual({ method: 'helmRelease', helmRelease: { name: '{app}', valuesPath: 'image.tag' } });
+    expect(byName.dev).toEqual({
+      method: 'git',
+      git: {
+        repository: 'https://git.example.com/shop.git',
+        branch: 'main',
+        path: 'clusters/dev/{app}.yaml',
+        kustomization: { name: 'apps', namespace: 'flux-system' },
+      },
+    });
+    // The file to edit in git is a guess: left for review, not applied as is.
+    expect(p.incomplete).toEqual(['Environment/dev']);
+    expect(p.findings).toContainEqual({
+      level: 'undecided',
+      subject: 'Environment dev',
+      message: expect.stringContaining(
+        'applied by Flux Kustomization flux-system/apps from https://git.example.com/shop.git',
+      ),
+    });
+  });
+
+  it('says when an environment mixes delivery methods', () => {
+    const p = proposeAdoption({
+      namespace: 'n',
+      owner: 'o',
+      environments: [
+        env('dev', [deploy('a', 'r.io/x/a:1'), deploy('b', 'r.io/x/b:1')]),
+        env('prod', [deploy('a', 'r.io/x/a:1', { 'helm.toolkit.fluxcd.io/name': 'a' }), deploy('b', 'r.io/x/b:1')], {
+          helmReleases: [{ name: 'a', values: { image: { tag: '1' } } }],
+        }),
+      ],
+    });
+    expect(p.findings).toContainEqual({
+      level: 'undecided',
+      subject: 'Environment prod',
+      message:
+        '1 of 2 workloads are managed by Flux HelmReleases, the others are not: Flux HelmReleases chosen; the others need an Environment of their own',
+    });
+  });
+});
+
+describe('findValuePath', () => {
+  it('finds the shallowest path holding the value, and ignores keys a dot path cannot spell', () => {
+    expect(findValuePath({ a: { tag: 'v1' }, image: { tag: 'v1' } }, 'v1')).toBe('a.tag');
+    expect(findValuePath({ deep: { er: { tag: 'v1' } }, image: { tag: 'v1' } }, 'v1')).toBe('image.tag');
+    expect(findValuePath({ 'a.b': 'v1' }, 'v1')).toBeUndefined();
+    expect(findValuePath('v1', 'v1')).toBeUndefined();
+  });
+});
