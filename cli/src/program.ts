@@ -26,6 +26,7 @@ import {
   stopLine,
 } from '@kpromo/controller/api';
 import { Argument, Command, Option } from 'commander';
+import { type AdoptCliOptions, adoptCommand } from './adopt.js';
 import { parseDuration } from './args.js';
 import { bashCompletion, completionTree, kubectlCompletion, zshCompletion } from './completion.js';
 import { EXIT_CODES_HELP } from './exitCodes.js';
@@ -384,6 +385,24 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
         );
         print(cmd, { items }, () => lineStopsTable(items, { ...scope(g, s), now: new Date() }));
       });
+    });
+
+  program
+    .command('adopt')
+    .description(
+      'propose Applications, Environments and a PromotionFlow for what already runs in your clusters, and report what could not be decided',
+    )
+    .option(
+      '--env <spec...>',
+      "an environment to scan as NAME=CONTEXT[/NAMESPACE], repeated in promotion order (default: the namespace's Environments, in its flow's order)",
+    )
+    .option('--owner <team>', 'owning team where no workload label names one', 'unowned')
+    .option('--owner-label <label>', 'workload label naming the owning team', 'team')
+    .option('--flow <name>', 'name of the proposed PromotionFlow', 'main')
+    .option('--out <dir>', 'write one YAML file per resource into this directory instead of printing them')
+    .option('--apply', 'apply what is complete as you, after a server-side dry run of all of it')
+    .action(async (o: AdoptCliOptions, cmd: Command) => {
+      await adoptCommand(o, cmd.optsWithGlobals<GlobalOptions>(), io);
     });
 
   program

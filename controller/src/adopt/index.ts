@@ -9,3 +9,11 @@ export {
   type Proposal,
   proposeAdoption,
 } from './propose.js';
+export {
+  type AdoptOptions,
+  type AdoptTarget,
+  AdoptUsageError,
+  applyProposal,
+  planAdoption,
+  proposedResources,
+} from './run.js';

@@ -175,11 +175,12 @@ export class KubeRest {
   jsonPatch<T>(path: string, ops: unknown[]): Promise<T> {
     return this.request<T>('PATCH', path, { body: ops, contentType: 'application/json-patch+json' });
   }
-  apply<T>(path: string, body: unknown, fieldManager: string): Promise<T> {
+  /** Server-side apply; `dryRun` has the apiserver admit and validate it without storing it. */
+  apply<T>(path: string, body: unknown, fieldManager: string, opts: { dryRun?: boolean } = {}): Promise<T> {
     return this.request<T>('PATCH', path, {
       body,
       contentType: 'application/apply-patch+yaml',
-      query: { fieldManager, force: true },
+      query: { fieldManager, force: true, ...(opts.dryRun ? { dryRun: 'All' } : {}) },
     });
   }
   delete(path: string): Promise<unknown> {

@@ -1,0 +1,275 @@
+// `kpromo adopt` on the local control plane: a mixed estate in dev and stable (Deployments, a
+// StatefulSet, a CronJob with a Job it created, two Deployments sharing an image, a public image
+// from another registry), scanned with the harness kubeconfig; the proposal is applied through the
+// real apiserver (dry run first), a second run proposes nothing, and a real controller promotes
+// through what adopt created. The program runs in-process (buildProgram), as main.ts runs it.
+// Delivery inference for Flux-managed workloads (helmRelease, git, imagePolicy) is checked by the
+// unit tests in controller/test/adopt/propose.test.ts on objects shaped like Flux's, not here.
+import type { Application, Environment, PromotionFlow } from '@kpromo/api';
+import { type Running, startController } from '@kpromo/controller';
+import {
+  applyDeployment,
+  controllerConfig,
+  deleteNs,
+  deploymentImage,
+  ensureNs,
+  pushTestImage,
+  restFor,
+  waitReady,
+} from '@kpromo/controller/testing';
+import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { describeFailure, EXIT } from '../src/exitCodes.js';
+import { buildProgram } from '../src/program.js';
+
+const RUN = Math.random().toString(36).slice(2, 7);
+const NS = `adopt-${RUN}`;
+const APPS_NS = `adopt-apps-${RUN}`;
+const REPO = `adopt${RUN}`;
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+const GROUP = 'promotions.kpromo.dev';
+const digests: Record<string, { dev: string; stable: string }> = {};
+let ctl: Running | undefined;
+
+async function kpromo(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io = {
+    write: (s: string) => {
+      out += s;
+    },
+    warn: (s: string) => {
+      err += s;
+    },
+    tty: false,
+    columns: 160,
+  };
+  try {
+    await buildProgram('kpromo', io).parseAsync(['node', 'kpromo', '--kubeconfig', kubeconfig, ...args]);
+    return { code: EXIT.OK, out, err };
+  } catch (e) {
+    const f = describeFailure(e);
+    return { code: f.code, out, err: err + f.message };
+  }
+}
+
+const workload = (kind: 'StatefulSet' | 'CronJob', name: string, image: string, labels: Record<string, string>) => {
+  const pod = {
+    metadata: { labels: { app: name } },
+    spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'main', image }] },
+  };
+  return kind === 'StatefulSet'
+    ? {
+        apiVersion: 'apps/v1',
+        kind,
+        metadata: { name, namespace: APPS_NS, labels },
+        spec: { serviceName: name, replicas: 1, selector: { matchLabels: { app: name } }, template: pod },
+      }
+    : {
+        apiVersion: 'batch/v1',
+        kind,
+        metadata: { name, namespace: APPS_NS, labels },
+        spec: {
+          schedule: '0 0 1 1 *',
+          suspend: true,
+          jobTemplate: { spec: { template: { ...pod, spec: { ...pod.spec, restartPolicy: 'Never' } } } },
+        },
+      };
+};
+
+beforeAll(async () => {
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ensureNs(dev, NS);
+  for (const c of [dev, stable]) await ensureNs(c, APPS_NS);
+  for (const app of ['cart', 'web', 'report']) {
+    digests[app] = {
+      dev: (await pushTestImage({ host: source, repository: `${REPO}/${app}`, tag: 'v2.0.0', seed: `${RUN}-${app}-2` }))
+        .digest,
+      stable: (
+        await pushTestImage({
+          host: target,
+          repository: `stable/${REPO}/${app}`,
+          tag: 'v1.0.0',
+          seed: `${RUN}-${app}-1`,
+        })
+      ).digest,
+    };
+  }
+  const img = (env: 'dev' | 'stable', app: string) =>
+    env === 'dev'
+      ? `${source}/${REPO}/${app}:v2.0.0@${digests[app].dev}`
+      : `${target}/stable/${REPO}/${app}:v1.0.0@${digests[app].stable}`;
+  for (const [rest, env] of [
+    [dev, 'dev'],
+    [stable, 'stable'],
+  ] as const) {
+    // cart: an API and a worker running the same image, owned by team-cart.
+    for (const name of ['cart', 'cart-worker']) {
+      await applyDeployment(rest, APPS_NS, name, img(env, 'cart'));
+      await rest.mergePatch(`/apis/apps/v1/namespaces/${APPS_NS}/deployments/${name}`, {
+        metadata: { labels: { team: 'team-cart', 'app.kubernetes.io/name': 'cart' } },
+      });
+    }
+    await rest.create(
+      `/apis/apps/v1/namespaces/${APPS_NS}/statefulsets`,
+      workload('StatefulSet', 'web', img(env, 'web'), { team: 'team-web' }),
+    );
+    await rest.create(
+      `/apis/batch/v1/namespaces/${APPS_NS}/cronjobs`,
+      workload('CronJob', 'report', img(env, 'report'), {}),
+    );
+  }
+  // dev also runs a public image, and a Job its CronJob created.
+  await applyDeployment(dev, APPS_NS, 'cache', 'docker.io/library/redis:7.4');
+  const cron = await dev.get<{ metadata: { uid: string } }>(`/apis/batch/v1/namespaces/${APPS_NS}/cronjobs/report`);
+  await dev.create(`/apis/batch/v1/namespaces/${APPS_NS}/jobs`, {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: 'report-manual',
+      namespace: APPS_NS,
+      ownerReferences: [
+        { apiVersion: 'batch/v1', kind: 'CronJob', name: 'report', uid: cron.metadata.uid, controller: true },
+      ],
+    },
+    spec: {
+      suspend: true,
+      template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: img('dev', 'report') }] } },
+    },
+  });
+  for (const name of ['cart', 'cart-worker']) await waitReady(dev, APPS_NS, name);
+}, 240_000);
+
+afterAll(async () => {
+  await ctl?.stop().catch(() => undefined);
+  await deleteNs(dev, NS);
+  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
+});
+
+describe('kpromo adopt', () => {
+  const envs = ['--env', `dev=dev/${APPS_NS}`, '--env', `stable=stable/${APPS_NS}`];
+
+  it('proposes Applications, Environments and a flow the apiserver accepts, and reports what it could not decide', async () => {
+    const r = await kpromo(['adopt', '-n', NS, ...envs, '--owner', 'platform']);
+    expect(r.code, r.err).toBe(EXIT.OK);
+    const docs = parseAllDocuments(r.out).map((d) => d.toJS()) as Array<Application | Environment | PromotionFlow>;
+    const byKind = (k: string) => docs.filter((d) => d.kind === k);
+    expect(byKind('Application').map((a) => [a.metadata.name, (a as Application).spec])).toEqual([
+      [
+        'cart',
+        {
+          owner: 'team-cart',
+          type: 'service',
+          image: { repository: `${REPO}/cart` },
+          workloads: [
+            { kind: 'Deployment', name: 'cart' },
+            { kind: 'Deployment', name: 'cart-worker' },
+          ],
+        },
+      ],
+      [
+        'report',
+        {
+          owner: 'platform',
+          type: 'job',
+          image: { repository: `${REPO}/report` },
+          workloads: [{ kind: 'CronJob', name: 'report' }],
+        },
+      ],
+      [
+        'web',
+        {
+          owner: 'team-web',
+          type: 'service',
+          image: { repository: `${REPO}/web` },
+          workloads: [{ kind: 'StatefulSet', name: 'web' }],
+        },
+      ],
+    ]);
+    expect(byKind('Environment').map((e) => (e as Environment).spec)).toEqual([
+      {
+        cluster: { context: 'dev' },
+        namespace: APPS_NS,
+        registry: { host: source, insecure: true },
+        delivery: { method: 'patch' },
+      },
+      {
+        cluster: { context: 'stable' },
+        namespace: APPS_NS,
+        registry: { host: target, prefix: 'stable', insecure: true },
+        delivery: { method: 'patch' },
+      },
+    ]);
+    expect((byKind('PromotionFlow')[0] as PromotionFlow).spec.stages).toEqual([
+      { environment: 'dev' },
+      { environment: 'stable' },
+    ]);
+    expect(r.err).toContain(
+      `undecided  Deployment dev/cache: container main runs docker.io/library/redis, not from ${source}`,
+    );
+    expect(r.err).toContain('note  Job dev/report-manual: skipped: created by CronJob/report');
+    expect(r.err).toContain('note  Application cart: cart, cart-worker run the same image');
+    expect(r.err).toContain('6 resource(s) proposed');
+  });
+
+  it('--apply writes them as the caller after a dry run; a second run proposes nothing', async () => {
+    const applied = await kpromo(['adopt', '-n', NS, ...envs, '--owner', 'platform', '--apply']);
+    expect(applied.code, applied.err).toBe(EXIT.OK);
+    expect(applied.err).toContain(
+      `applied in ${NS}: Environment/dev, Environment/stable, Application/cart, Application/report, Application/web, PromotionFlow/main`,
+    );
+    const apps = await dev.get<{ items: Application[] }>(`/apis/${GROUP}/v1alpha1/namespaces/${NS}/applications`);
+    expect(apps.items.map((a) => a.metadata.name)).toEqual(['cart', 'report', 'web']);
+    const again = await kpromo(['adopt', '-n', NS, ...envs, '--owner', 'platform']);
+    expect(again.code, again.err).toBe(EXIT.OK);
+    expect(again.out).toBe('');
+    expect(again.err).toContain('nothing to propose: everything found is already adopted');
+    // Without --env: the namespace's Environments, in its flow's order.
+    const fromEnvs = await kpromo(['adopt', '-n', NS, '--owner', 'platform']);
+    expect(fromEnvs.err).toContain('nothing to propose');
+  });
+
+  it('a controller promotes through what adopt created', async () => {
+    ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }));
+    await waitFor(
+      'environments synced',
+      async () => {
+        const es = ctl!.controller.cache.environments(NS);
+        return es.length === 2 && es.every((e) => ctl!.controller.cache.environmentSynced(e));
+      },
+      60_000,
+    );
+    const r = await kpromo([
+      'plan',
+      'create',
+      'dev',
+      'stable',
+      '-n',
+      NS,
+      '--name',
+      'first',
+      '--apps',
+      'cart',
+      '--approve',
+      '-w',
+      '--timeout',
+      '3m',
+    ]);
+    expect(r.code, `${r.out}\n${r.err}`).toBe(EXIT.OK);
+    for (const name of ['cart', 'cart-worker'])
+      expect(await deploymentImage(stable, APPS_NS, name)).toContain(digests.cart.dev);
+  });
+
+  it('refuses a malformed --env with a usage error', async () => {
+    const r = await kpromo(['adopt', '-n', NS, '--env', 'Prod=ctx']);
+    expect(r.code).toBe(EXIT.USAGE);
+    expect(r.err).toContain('--env "Prod=ctx" must be NAME=CONTEXT[/NAMESPACE]');
+    const ctx = await kpromo(['adopt', '-n', NS, '--env', 'dev=nowhere', '--env', 'stable=stable']);
+    expect(ctx.code).toBe(EXIT.USAGE);
+    expect(ctx.err).toContain('the kubeconfig has no context "nowhere"');
+  });
+});

@@ -1,0 +1,120 @@
+import type { Application, Environment, PromotionFlow } from '@kpromo/api';
+import * as k8s from '@kubernetes/client-node';
+import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
+import { isNotFound, KubeRest } from '../kube/rest.js';
+import { discoverEnvironment } from './discover.js';
+import { type Proposal, proposeAdoption } from './propose.js';
+
+/** One environment to scan: its name, the kubeconfig context of its cluster and its namespace there. */
+export interface AdoptTarget {
+  name: string;
+  context: string;
+  namespace?: string;
+}
+
+export interface AdoptOptions {
+  kubeconfig?: string;
+  /** Context of the control cluster, where the kpromo resources go (default: the current context). */
+  context?: string;
+  /** Namespace of the kpromo resources (default: the context's, then `default`). */
+  namespace?: string;
+  /** Environments in promotion order; default: the namespace's Environments in its flow's stage order. */
+  targets?: AdoptTarget[];
+  owner: string;
+  ownerLabel?: string;
+  flowName?: string;
+}
+
+/** A user error in the options (exit 2 in the CLI): the message says what to pass. */
+export class AdoptUsageError extends Error {
+  override name = 'AdoptUsageError';
+}
+
+function clientFor(base: k8s.KubeConfig, context: string): KubeRest {
+  if (!base.getContexts().some((c) => c.name === context))
+    throw new AdoptUsageError(
+      `the kubeconfig has no context "${context}" (it has: ${base
+        .getContexts()
+        .map((c) => c.name)
+        .join(', ')})`,
+    );
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(base.exportConfig());
+  kc.setCurrentContext(context);
+  return new KubeRest(kc, context);
+}
+
+async function listKpromo<T>(rest: KubeRest, kind: 'Application' | 'Environment' | 'PromotionFlow', ns: string) {
+  try {
+    return (await rest.get<{ items: T[] }>(resourcePath(KPROMO_TYPES[kind], ns))).items;
+  } catch (e) {
+    if (isNotFound(e)) return [];
+    throw e;
+  }
+}
+
+/**
+ * Scans the environments with the caller's kubeconfig (their RBAC decides what is seen) and
+ * proposes kpromo resources for the control cluster's namespace, compared with what exists there.
+ */
+export async function planAdoption(
+  o: AdoptOptions,
+): Promise<{ namespace: string; control: KubeRest; proposal: Proposal }> {
+  const base = new k8s.KubeConfig();
+  if (o.kubeconfig) base.loadFromFile(o.kubeconfig);
+  else base.loadFromDefault();
+  const controlContext = o.context ?? base.getCurrentContext();
+  if (!controlContext) throw new AdoptUsageError('the kubeconfig names no current context; pass --context');
+  const control = clientFor(base, controlContext);
+  const namespace = o.namespace ?? base.getContextObject(controlContext)?.namespace ?? 'default';
+  const [applications, environments, flows] = await Promise.all([
+    listKpromo<Application>(control, 'Application', namespace),
+    listKpromo<Environment>(control, 'Environment', namespace),
+    listKpromo<PromotionFlow>(control, 'PromotionFlow', namespace),
+  ]);
+  let targets = o.targets;
+  if (!targets?.length) {
+    const order = flows[0]?.spec.stages.map((s) => s.environment);
+    if (!order || !environments.length)
+      throw new AdoptUsageError(
+        `no Environments with a PromotionFlow in namespace ${namespace} to scan: pass --env NAME=CONTEXT[/NAMESPACE] for each environment, in promotion order`,
+      );
+    targets = order.flatMap((name) => {
+      const e = environments.find((x) => x.metadata.name === name);
+      return e?.spec.cluster.context ? [{ name, context: e.spec.cluster.context, namespace: e.spec.namespace }] : [];
+    });
+  }
+  const found = [];
+  for (const t of targets) {
+    const rest = clientFor(base, t.context);
+    const ns = t.namespace ?? base.getContextObject(t.context)?.namespace ?? 'default';
+    found.push(await discoverEnvironment(rest, { name: t.name, context: t.context, namespace: ns }));
+  }
+  const proposal = proposeAdoption({
+    namespace,
+    environments: found,
+    owner: o.owner,
+    ownerLabel: o.ownerLabel,
+    flowName: o.flowName,
+    existing: { applications, environments, flows },
+  });
+  return { namespace, control, proposal };
+}
+
+/** The resources of a proposal in apply order (Environments, Applications, then the flow). */
+export function proposedResources(p: Proposal): Array<Application | Environment | PromotionFlow> {
+  return [...p.environments, ...p.applications, ...(p.flow ? [p.flow] : [])];
+}
+
+/**
+ * Applies a proposal as the caller with server-side apply (field manager kpromo-adopt): first a
+ * dry run of every resource, so admission and validation refuse before anything is written, then
+ * the real writes. Resources left incomplete for review are not applied. Returns what was applied.
+ */
+export async function applyProposal(control: KubeRest, namespace: string, p: Proposal): Promise<string[]> {
+  const ready = proposedResources(p).filter((r) => !p.incomplete.includes(`${r.kind}/${r.metadata.name}`));
+  const path = (r: (typeof ready)[number]) => resourcePath(KPROMO_TYPES[r.kind], namespace, r.metadata.name);
+  for (const r of ready) await control.apply(path(r), r, 'kpromo-adopt', { dryRun: true });
+  for (const r of ready) await control.apply(path(r), r, 'kpromo-adopt');
+  return ready.map((r) => `${r.kind}/${r.metadata.name}`);
+}
