@@ -29,6 +29,7 @@ import { Argument, Command, Option } from 'commander';
 import { type AdoptCliOptions, adoptCommand } from './adopt.js';
 import { parseDuration } from './args.js';
 import { bashCompletion, completionTree, kubectlCompletion, zshCompletion } from './completion.js';
+import { type DoctorCliOptions, doctorCommand, doctorText, requireHealthy } from './doctor.js';
 import { EXIT_CODES_HELP } from './exitCodes.js';
 import { OUTPUT_FORMATS, render } from './output.js';
 import { candidatesWaitMs, type GlobalOptions, type SessionNeeds, withSession } from './session.js';
@@ -403,6 +404,18 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     .option('--apply', 'apply what is complete as you, after a server-side dry run of all of it')
     .action(async (o: AdoptCliOptions, cmd: Command) => {
       await adoptCommand(o, cmd.optsWithGlobals<GlobalOptions>(), io);
+    });
+
+  program
+    .command('doctor')
+    .description(
+      'check the installation as you: CRDs, admission policies, environments, registries, the controller leader; exit 1 when a check fails',
+    )
+    .option('--check <id...>', 'only these checks (crds, admission, environments, registries, leader)')
+    .action(async (o: DoctorCliOptions, cmd: Command) => {
+      const results = await doctorCommand(o, cmd.optsWithGlobals<GlobalOptions>());
+      print(cmd, { results }, () => doctorText(results));
+      requireHealthy(results);
     });
 
   program

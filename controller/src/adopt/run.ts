@@ -1,7 +1,8 @@
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
+import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextClients.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
-import { isNotFound, KubeRest } from '../kube/rest.js';
+import { isNotFound, type KubeRest } from '../kube/rest.js';
 import { discoverEnvironment } from './discover.js';
 import { type Proposal, proposeAdoption } from './propose.js';
 
@@ -31,17 +32,9 @@ export class AdoptUsageError extends Error {
 }
 
 function clientFor(base: k8s.KubeConfig, context: string): KubeRest {
-  if (!base.getContexts().some((c) => c.name === context))
-    throw new AdoptUsageError(
-      `the kubeconfig has no context "${context}" (it has: ${base
-        .getContexts()
-        .map((c) => c.name)
-        .join(', ')})`,
-    );
-  const kc = new k8s.KubeConfig();
-  kc.loadFromString(base.exportConfig());
-  kc.setCurrentContext(context);
-  return new KubeRest(kc, context);
+  const rest = clientForContext(base, context);
+  if (!rest) throw new AdoptUsageError(`the kubeconfig has no context "${context}" ${contextsOf(base)}`);
+  return rest;
 }
 
 async function listKpromo<T>(rest: KubeRest, kind: 'Application' | 'Environment' | 'PromotionFlow', ns: string) {
@@ -60,9 +53,7 @@ async function listKpromo<T>(rest: KubeRest, kind: 'Application' | 'Environment'
 export async function planAdoption(
   o: AdoptOptions,
 ): Promise<{ namespace: string; control: KubeRest; proposal: Proposal }> {
-  const base = new k8s.KubeConfig();
-  if (o.kubeconfig) base.loadFromFile(o.kubeconfig);
-  else base.loadFromDefault();
+  const base = loadKubeconfig(o.kubeconfig);
   const controlContext = o.context ?? base.getCurrentContext();
   if (!controlContext) throw new AdoptUsageError('the kubeconfig names no current context; pass --context');
   const control = clientFor(base, controlContext);

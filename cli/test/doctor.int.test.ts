@@ -1,0 +1,217 @@
+// `kpromo doctor` on the local control plane, in-process (buildProgram) as main.ts runs it: a
+// healthy installation on `dev` (CRDs and admission policies from examples/, a real controller
+// holding its Lease, reachable clusters and registries), then each check in its failing state:
+// the `prod` cluster where kpromo is not installed, an Environment whose namespace is missing, one
+// clusterAccess refuses, a registry that refuses its credentials, and a Lease nobody holds.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Running, startController } from '@kpromo/controller';
+import { applyCr, controllerConfig, deleteNs, ensureNs, pushTestImage, restFor } from '@kpromo/controller/testing';
+import { applyCrds, kubeConfigFor, startBasicAuthProxy, waitFor } from '@kpromo/test-harness';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { describeFailure, EXIT } from '../src/exitCodes.js';
+import { buildProgram } from '../src/program.js';
+
+const RUN = Math.random().toString(36).slice(2, 7);
+const NS = `doctor-${RUN}`;
+const APPS_NS = `doctor-apps-${RUN}`;
+const LEASE = `kpromo-doctor-${RUN}`;
+const kubeconfig = inject('kubeconfig');
+const { source, target } = inject('registries');
+const dev = restFor(kubeconfig, 'dev');
+const stable = restFor(kubeconfig, 'stable');
+const dir = mkdtempSync(join(tmpdir(), 'kpromo-doctor-'));
+const WRONG = 'WRONG-pw-7f3a';
+let ctl: Running | undefined;
+let proxy: Awaited<ReturnType<typeof startBasicAuthProxy>> | undefined;
+
+async function kpromo(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io = {
+    write: (s: string) => {
+      out += s;
+    },
+    warn: (s: string) => {
+      err += s;
+    },
+    tty: false,
+    columns: 200,
+  };
+  try {
+    await buildProgram('kpromo', io).parseAsync(['node', 'kpromo', '--kubeconfig', kubeconfig, ...args]);
+    return { code: EXIT.OK, out, err };
+  } catch (e) {
+    const f = describeFailure(e);
+    return { code: f.code, out, err: err + f.message };
+  }
+}
+
+const env = (name: string, context: string, namespace: string, registry: Record<string, unknown>) => ({
+  kind: 'Environment',
+  metadata: { name, namespace: NS },
+  spec: { cluster: { context }, namespace, registry, delivery: { method: 'patch' } },
+});
+const configFile = (lease: string) => {
+  const file = join(dir, `${lease}.yaml`);
+  writeFileSync(
+    file,
+    stringify({
+      clusterAccess: [
+        {
+          namespaces: [NS],
+          contexts: ['dev', 'stable'],
+          kubeconfigSecrets: [],
+          inCluster: false,
+          targetNamespaces: [APPS_NS, `missing-${RUN}`],
+        },
+      ],
+      leaderElection: { namespace: NS, name: lease },
+    }),
+  );
+  return file;
+};
+
+beforeAll(async () => {
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
+  await ensureNs(dev, NS);
+  for (const c of [dev, stable]) await ensureNs(c, APPS_NS);
+  await pushTestImage({ host: source, repository: 'doctor/web', tag: 'v1', seed: `doctor-${RUN}` });
+  await applyCr(dev, env('dev', 'dev', APPS_NS, { host: source, insecure: true }));
+  await applyCr(dev, env('stable', 'stable', APPS_NS, { host: target, prefix: 'stable', insecure: true }));
+  await applyCr(dev, {
+    kind: 'Application',
+    metadata: { name: 'web', namespace: NS },
+    spec: { owner: 'team-a', image: { repository: 'doctor/web' }, workloads: [{ kind: 'Deployment', name: 'web' }] },
+  });
+  ctl = await startController(
+    controllerConfig(kubeconfig, NS, {
+      leaderElection: { enabled: true, namespace: NS, name: LEASE, leaseDurationSeconds: 15 },
+    }),
+  );
+  await waitFor(
+    'lease held',
+    async () => dev.getOrUndefined(`/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${LEASE}`),
+    30_000,
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await ctl?.stop().catch(() => undefined);
+  await proxy?.stop();
+  await deleteNs(dev, NS);
+  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
+});
+
+describe('kpromo doctor', () => {
+  it('passes a healthy installation: CRDs, admission policies, environments, registries, leader', async () => {
+    const r = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--config', configFile(LEASE)]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(EXIT.OK);
+    const lines = r.out.trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('FAIL') || l.startsWith('WARN'))).toEqual([]);
+    expect(lines.filter((l) => /^PASS {2}crds/.test(l))).toHaveLength(6);
+    expect(lines.filter((l) => /^PASS {2}admission/.test(l))).toHaveLength(5);
+    expect(r.out).toContain(
+      `PASS  environments Environment stable: cluster stable reachable, namespace ${APPS_NS} exists`,
+    );
+    expect(r.out).toContain(`PASS  registries   Environment dev registry ${source}: doctor/web readable`);
+    expect(r.out).toContain(
+      `PASS  registries   Environment stable registry ${target}: reachable (stable/doctor/web has no images yet)`,
+    );
+    expect(r.out).toMatch(new RegExp(`PASS {2}leader {7}Lease ${NS}/${LEASE}: held by \\S+, renewed \\d+s ago`));
+    expect(lines.at(-1)).toBe('16 passed, 0 warning(s), 0 failed');
+    const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
+    // Without --config the default Lease name is looked for, which this test's controller does not hold.
+    expect(JSON.parse(json.out).results).toEqual([
+      expect.objectContaining({ check: 'leader', status: 'fail', message: 'no controller holds it' }),
+    ]);
+    expect(json.code).toBe(EXIT.FAILURE);
+  });
+
+  it('fails where kpromo is not installed, naming the fix', async () => {
+    const r = await kpromo(['doctor', '-n', NS, '--context', 'prod', '--check', 'crds', 'admission']);
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.err).toBe('11 check(s) failed');
+    expect(r.out).toContain(
+      'FAIL  crds         CustomResourceDefinition promotionplans.promotions.kpromo.dev: not installed',
+    );
+    expect(r.out).toContain('      fix: kubectl apply --server-side -f examples/crds/');
+    expect(r.out).toContain(
+      'FAIL  admission    ValidatingAdmissionPolicy *-plan-approvals: not installed: nothing enforces who may approve',
+    );
+    expect(r.out).toContain('      fix: kubectl apply -f examples/deploy/admission-policy.yaml');
+  });
+
+  it('fails an Environment whose namespace is missing or that clusterAccess refuses, and a registry refusing its credentials, without printing them', async () => {
+    proxy = await startBasicAuthProxy({ target: source, users: { bob: 'bob-pw' } });
+    await dev.create(`/api/v1/namespaces/${NS}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/dockerconfigjson',
+      metadata: { name: 'wrongcreds', namespace: NS, labels: { 'promotions.kpromo.dev/credential': 'true' } },
+      stringData: {
+        '.dockerconfigjson': JSON.stringify({
+          auths: { [`http://${proxy.host}`]: { username: 'bob', password: WRONG } },
+        }),
+      },
+    });
+    await applyCr(dev, env('gone', 'stable', `missing-${RUN}`, { host: target, insecure: true }));
+    await applyCr(dev, env('other', 'prod', APPS_NS, { host: target, insecure: true }));
+    await applyCr(dev, {
+      ...env('locked', 'dev', APPS_NS, {
+        host: proxy.host,
+        insecure: true,
+        credentialsSecretRef: { name: 'wrongcreds' },
+      }),
+    });
+    const r = await kpromo([
+      'doctor',
+      '-n',
+      NS,
+      '--context',
+      'dev',
+      '--config',
+      configFile(LEASE),
+      '--check',
+      'environments',
+      'registries',
+    ]);
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.out).toContain(`FAIL  environments Environment gone: namespace missing-${RUN} does not exist in stable`);
+    expect(r.out).toMatch(/FAIL {2}environments Environment other: .*prod/);
+    expect(r.out).toContain('fix: add a clusterAccess rule for it to the controller config');
+    expect(r.out).toMatch(
+      new RegExp(`FAIL {2}registries {3}Environment locked registry ${proxy.host.replace(/[.]/g, '\\.')}: `),
+    );
+    expect(r.out).toContain('fix: check the Secret named by spec.registry.credentialsSecretRef of Environment locked');
+    expect(r.out + r.err).not.toContain(WRONG);
+  });
+
+  it('fails the leader check when no controller holds the configured Lease', async () => {
+    const r = await kpromo([
+      'doctor',
+      '-n',
+      NS,
+      '--context',
+      'dev',
+      '--config',
+      configFile(`nobody-${RUN}`),
+      '--check',
+      'leader',
+    ]);
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.out).toContain(`FAIL  leader       Lease ${NS}/nobody-${RUN}: no controller holds it`);
+    expect(r.out).toContain('fix: is the controller running?');
+  });
+
+  it('refuses an unknown check with a usage error', async () => {
+    const r = await kpromo(['doctor', '--check', 'nope']);
+    expect(r).toMatchObject({
+      code: EXIT.USAGE,
+      err: expect.stringContaining('unknown check(s) nope; known: crds, admission, environments, registries, leader'),
+    });
+  });
+});

@@ -1,0 +1,36 @@
+import type * as k8s from '@kubernetes/client-node';
+import type { ClusterAccessRule } from '../credentials/clusterAccess.js';
+import type { KubeRest } from '../kube/rest.js';
+import type { Egress } from '../net/guardedFetch.js';
+
+/** One line of `kpromo doctor`: what was checked, how it went, and what to do about it. */
+export interface CheckResult {
+  check: string;
+  status: 'pass' | 'warn' | 'fail';
+  subject: string;
+  message: string;
+  /** The command or change that fixes it (fail and warn only). */
+  fix?: string;
+}
+
+/** What every check may use: the caller's clients (their RBAC), the namespace, the controller's config. */
+export interface DoctorContext {
+  /** The control cluster as the caller. */
+  control: KubeRest;
+  namespace: string;
+  /** The caller's kubeconfig (to reach Environment clusters by context). */
+  kubeconfig: k8s.KubeConfig;
+  clientFor(context: string): KubeRest | undefined;
+  /** From the controller config (`--config`), when given. */
+  clusterAccess?: readonly ClusterAccessRule[];
+  lease?: { namespace: string; name: string; durationSeconds: number };
+  egress: Egress;
+  now(): Date;
+}
+
+/** A check: a small module with one job, registered in checks.ts. */
+export interface DoctorCheck {
+  id: string;
+  title: string;
+  run(ctx: DoctorContext): Promise<CheckResult[]>;
+}

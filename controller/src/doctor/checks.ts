@@ -1,0 +1,37 @@
+import { admissionCheck } from './admission.js';
+import type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
+import { crdsCheck } from './crds.js';
+import { environmentsCheck, registriesCheck } from './environments.js';
+import { leaderCheck } from './leader.js';
+
+/** The checks, in the order they are printed; adding one means adding it here. */
+export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
+  crdsCheck,
+  admissionCheck,
+  environmentsCheck,
+  registriesCheck,
+  leaderCheck,
+];
+
+/**
+ * Runs every check (or those named). A check that cannot run at all (forbidden, cluster down) is a
+ * failure of that check with the reason, never an exception: the report is always complete.
+ */
+export async function runDoctor(ctx: DoctorContext, only?: readonly string[]): Promise<CheckResult[]> {
+  const out: CheckResult[] = [];
+  for (const c of DOCTOR_CHECKS) {
+    if (only?.length && !only.includes(c.id)) continue;
+    try {
+      out.push(...(await c.run(ctx)));
+    } catch (e) {
+      out.push({
+        check: c.id,
+        status: 'fail',
+        subject: c.title,
+        message: `could not check: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`,
+        fix: 'run kpromo doctor as a user who may read kpromo resources, CRDs and admission policies (the chart role kpromo-viewer plus cluster read)',
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+import { loadConfig } from '../config.js';
+import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextClients.js';
+import { Egress } from '../net/guardedFetch.js';
+import type { DoctorContext } from './check.js';
+
+/** A problem with the options (exit 2 in the CLI). */
+export class DoctorUsageError extends Error {
+  override name = 'DoctorUsageError';
+}
+
+/**
+ * The doctor's view: the caller's kubeconfig (their RBAC), the namespace, and, from the controller
+ * config file when given, its clusterAccess and leader Lease. Registries are reached from the
+ * caller's machine without an egress limit (the caller names them); `close()` releases it.
+ */
+export function openDoctorContext(o: {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  configFile?: string;
+}): DoctorContext & { close(): Promise<void> } {
+  const kc = loadKubeconfig(o.kubeconfig);
+  const context = o.context ?? kc.getCurrentContext();
+  const control = context ? clientForContext(kc, context) : undefined;
+  if (!context || !control)
+    throw new DoctorUsageError(`the kubeconfig has no context "${context ?? ''}" ${contextsOf(kc)}; pass --context`);
+  const config = o.configFile ? loadConfig({ file: o.configFile, env: {} }) : undefined;
+  const egress = new Egress({ allowedCidrs: ['0.0.0.0/0', '::/0'] });
+  return {
+    control,
+    namespace: o.namespace ?? kc.getContextObject(context)?.namespace ?? 'default',
+    kubeconfig: kc,
+    clientFor: (ctx) => clientForContext(kc, ctx),
+    ...(config
+      ? {
+          clusterAccess: config.clusterAccess,
+          lease: {
+            namespace: config.leaderElection.namespace,
+            name: config.leaderElection.name,
+            durationSeconds: config.leaderElection.leaseDurationSeconds,
+          },
+        }
+      : {}),
+    egress,
+    now: () => new Date(),
+    close: () => egress.close(),
+  };
+}

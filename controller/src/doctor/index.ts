@@ -1,0 +1,5 @@
+// `@kpromo/controller/doctor`: checks of an installation, for `kpromo doctor`.
+export { ADMISSION_POLICIES } from './admission.js';
+export type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
+export { DOCTOR_CHECKS, runDoctor } from './checks.js';
+export { DoctorUsageError, openDoctorContext } from './context.js';
