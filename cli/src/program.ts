@@ -409,9 +409,9 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
   program
     .command('doctor')
     .description(
-      'check the installation as you: CRDs, admission policies, environments, registries, the controller leader; exit 1 when a check fails',
+      'check the installation as you: CRDs, admission policies, environments, registries, the controller leader, clock skew; exit 1 when a check fails',
     )
-    .option('--check <id...>', 'only these checks (crds, admission, environments, registries, leader)')
+    .option('--check <id...>', 'only these checks (crds, admission, environments, registries, leader, clock)')
     .action(async (o: DoctorCliOptions, cmd: Command) => {
       const results = await doctorCommand(o, cmd.optsWithGlobals<GlobalOptions>());
       print(cmd, { results }, () => doctorText(results));

@@ -122,7 +122,8 @@ describe('kpromo doctor', () => {
       `PASS  registries   Environment stable registry ${target}: reachable (stable/doctor/web has no images yet)`,
     );
     expect(r.out).toMatch(new RegExp(`PASS {2}leader {7}Lease ${NS}/${LEASE}: held by \\S+, renewed \\d+s ago`));
-    expect(lines.at(-1)).toBe('16 passed, 0 warning(s), 0 failed');
+    expect(r.out).toMatch(/PASS {2}clock {8}apiserver of dev: /);
+    expect(lines.at(-1)).toBe('17 passed, 0 warning(s), 0 failed');
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
@@ -211,7 +212,9 @@ describe('kpromo doctor', () => {
     const r = await kpromo(['doctor', '--check', 'nope']);
     expect(r).toMatchObject({
       code: EXIT.USAGE,
-      err: expect.stringContaining('unknown check(s) nope; known: crds, admission, environments, registries, leader'),
+      err: expect.stringContaining(
+        'unknown check(s) nope; known: crds, admission, environments, registries, leader, clock',
+      ),
     });
   });
 });

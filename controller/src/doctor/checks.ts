@@ -1,5 +1,6 @@
 import { admissionCheck } from './admission.js';
 import type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
+import { clockCheck } from './clock.js';
 import { crdsCheck } from './crds.js';
 import { environmentsCheck, registriesCheck } from './environments.js';
 import { leaderCheck } from './leader.js';
@@ -11,6 +12,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   environmentsCheck,
   registriesCheck,
   leaderCheck,
+  clockCheck,
 ];
 
 /**

@@ -44,7 +44,7 @@ export const crdsCheck: DoctorCheck = {
             status: 'fail' as const,
             subject,
             message: 'not Established yet',
-            fix: 'wait, then kubectl describe crd ' + name,
+            fix: `wait, then kubectl describe crd ${name}`,
           };
         if (!isDeepStrictEqual(normalized(v.schema?.openAPIV3Schema ?? {}), normalized(openApiSchema(def))))
           return {

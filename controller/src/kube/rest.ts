@@ -95,7 +95,21 @@ export class KubeRest {
       dispatcher: this.dispatcher(ctx),
       signal: opts.signal ?? AbortSignal.timeout(30_000),
     });
-    return { status: res.status, statusText: res.statusText, text: await res.text() };
+    return { status: res.status, statusText: res.statusText, text: await res.text(), date: res.headers.get('date') };
+  }
+
+  /**
+   * The apiserver's clock: the Date header of `GET /version` (one-second resolution), with the local
+   * time before and after the request; undefined when the apiserver sends none.
+   */
+  async serverClock(): Promise<{ server: Date; sentAt: Date; receivedAt: Date } | undefined> {
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw new Error(`kubeconfig for "${this.clusterName}" has no current cluster`);
+    const sentAt = new Date();
+    const res = await this.send('GET', new URL(`${cluster.server}/version`), {});
+    const receivedAt = new Date();
+    if (res.status !== 200 || !res.date) return undefined;
+    return { server: new Date(res.date), sentAt, receivedAt };
   }
 
   private pool?: { dispatcher: Dispatcher; until: number };

@@ -5,6 +5,7 @@ import { listReferrers, readSmallBlob } from '../oci/referrers.js';
 import type { RegistryClient } from '../oci/registryClient.js';
 import { type BundleVerdict, MAX_BUNDLE_BYTES, SIGSTORE_BUNDLE_V03, verifyBundle } from './bundle.js';
 import type { TrustedKey } from './keys.js';
+import { legacyEvidenceAbout } from './legacy.js';
 import { judgeSignatures } from './policy.js';
 
 /**
@@ -56,6 +57,23 @@ export async function bundlesAbout(
   return out;
 }
 
+/**
+ * Everything the registry holds about `digest` that a key can vouch for: Sigstore bundles among
+ * its referrers (cosign 3) and cosign's `.sig`/`.att` tags (cosign 2), each verified.
+ */
+export async function evidenceAbout(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  keys: TrustedKey[],
+  signal?: AbortSignal,
+): Promise<Array<BundleVerdict & { manifestDigest: string }>> {
+  return [
+    ...(await bundlesAbout(client, repository, digest, keys, signal)),
+    ...(await legacyEvidenceAbout(client, repository, digest, keys, signal)),
+  ];
+}
+
 /** Checks `digest` in `repository` against a signature policy: what the registry holds, judged. */
 export async function checkSignatures(
   client: RegistryClient,
@@ -66,5 +84,5 @@ export async function checkSignatures(
   now: Date,
   signal?: AbortSignal,
 ): Promise<SignatureState> {
-  return judgeSignatures(policy, digest, await bundlesAbout(client, repository, digest, keys, signal), now);
+  return judgeSignatures(policy, digest, await evidenceAbout(client, repository, digest, keys, signal), now);
 }

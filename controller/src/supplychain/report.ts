@@ -2,7 +2,7 @@ import { COSIGN_SIGN_PREDICATE_TYPE, PROMOTION_PREDICATE_TYPE } from '@kpromo/ap
 import { getManifest } from '../oci/copyImage.js';
 import type { RegistryClient } from '../oci/registryClient.js';
 import type { PromotionPredicate } from './attestation.js';
-import { bundlesAbout } from './check.js';
+import { evidenceAbout } from './check.js';
 import type { TrustedKey } from './keys.js';
 
 /** SLSA provenance predicate types whose builder `kpromo verify` reports. */
@@ -34,7 +34,7 @@ export async function verifyImage(
 ): Promise<ImageReport> {
   const { digest } = await getManifest(client, repository, reference);
   const image = `${client.endpoint.host}/${repository}@${digest}`;
-  const found = await bundlesAbout(client, repository, digest, [...promotionKeys, ...signatureKeys]);
+  const found = await evidenceAbout(client, repository, digest, [...promotionKeys, ...signatureKeys]);
   const promoters = new Set(promotionKeys.map((k) => k.name));
   const report: ImageReport = { image, digest, promotions: [], evidence: [], rejected: [] };
   for (const b of found) {

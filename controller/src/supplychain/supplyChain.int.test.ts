@@ -170,6 +170,84 @@ describe('signature policy against images cosign signed', () => {
   });
 });
 
+describe("cosign 2's tag scheme (.sig and .att), as cosign 3 writes it with --new-bundle-format=false", () => {
+  const legacy = ['--new-bundle-format=false', '--use-signing-config=false', '--tlog-upload=false', ...insecure];
+
+  it('verifies a .sig signature and an .att attestation by a trusted key', async () => {
+    const { digest } = await pushTestImage({ host: src.host, repository: 'team/legacy', tag: 'v1.0.0' });
+    const image = ref(src, 'team/legacy', digest);
+    const s = await cosign(['sign', '-y', '--key', trusted.key, ...legacy, image], trusted);
+    expect(s.code, s.stderr).toBe(0);
+    const sbom = join(trusted.dir, 'legacy.spdx.json');
+    writeFileSync(
+      sbom,
+      JSON.stringify({ spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', name: 'legacy', packages: [] }),
+    );
+    const a = await cosign(
+      ['attest', '-y', '--key', trusted.key, '--type', 'spdxjson', '--predicate', sbom, ...legacy, image],
+      trusted,
+    );
+    expect(a.code, a.stderr).toBe(0);
+    // Written under cosign's tags, not as referrers.
+    const tags = (await (await fetch(`${src.url}/v2/team/legacy/tags/list`)).json()) as { tags: string[] };
+    expect(tags.tags.sort()).toEqual(
+      [`sha256-${digest.slice(7)}.att`, `sha256-${digest.slice(7)}.sig`, 'v1.0.0'].sort(),
+    );
+    const state = await checkSignatures(
+      new RegistryClient({ host: src.host }),
+      'team/legacy',
+      digest,
+      policy,
+      [trustedKey],
+      new Date(),
+    );
+    expect(state).toMatchObject({ verdict: 'Verified' });
+    expect(state.message).toBe(`signature by release-keys/cosign.pub, attestation ${SPDX} by release-keys/cosign.pub`);
+  });
+
+  it("refuses another image's .sig copied under this image's tag, and a signature by another key", async () => {
+    const signed = await pushTestImage({ host: src.host, repository: 'team/legacy2', tag: 'v1.0.0' });
+    const victim = await pushTestImage({ host: src.host, repository: 'team/legacy2', tag: 'v2.0.0' });
+    const s = await cosign(
+      ['sign', '-y', '--key', trusted.key, ...legacy, ref(src, 'team/legacy2', signed.digest)],
+      trusted,
+    );
+    expect(s.code, s.stderr).toBe(0);
+    const accept = { accept: 'application/vnd.oci.image.manifest.v1+json' };
+    const sig = await fetch(`${src.url}/v2/team/legacy2/manifests/sha256-${signed.digest.slice(7)}.sig`, {
+      headers: accept,
+    });
+    const bytes = new Uint8Array(await sig.arrayBuffer());
+    const put = await fetch(`${src.url}/v2/team/legacy2/manifests/sha256-${victim.digest.slice(7)}.sig`, {
+      method: 'PUT',
+      headers: { 'content-type': sig.headers.get('content-type')! },
+      body: bytes,
+    });
+    expect(put.status).toBe(201);
+    const client = new RegistryClient({ host: src.host });
+    const replay = await checkSignatures(
+      client,
+      'team/legacy2',
+      victim.digest,
+      { ...policy, attestations: [] },
+      [trustedKey],
+      new Date(),
+    );
+    expect(replay.verdict).toBe('Invalid');
+    expect(replay.message).toContain(`signed for another image, not ${victim.digest}`);
+    const other = await checkSignatures(
+      client,
+      'team/legacy2',
+      signed.digest,
+      { ...policy, attestations: [] },
+      [strangerKey],
+      new Date(),
+    );
+    expect(other.verdict).toBe('Invalid');
+    expect(other.message).toContain('not signed by a trusted key (old-keys/cosign.pub)');
+  });
+});
+
 describe('evidence and the promotion attestation in the target registry', () => {
   const signingKey = (): SigningKey => {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });

@@ -157,7 +157,7 @@ describe('proposeAdoption', () => {
 
   it('infers helmRelease delivery with the values path of the running tag, and git delivery for Kustomization-applied workloads', () => {
     const hr = (name: string) => ({
-      [`helm.toolkit.fluxcd.io/name`]: name,
+      'helm.toolkit.fluxcd.io/name': name,
       'helm.toolkit.fluxcd.io/namespace': 'shop',
     });
     const ks = { 'kustomize.toolkit.fluxcd.io/name': 'apps', 'kustomize.toolkit.fluxcd.io/namespace': 'flux-system' };

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import {
   COSIGN_SIGN_PREDICATE_TYPE,
   PROMOTION_PREDICATE_TYPE,
@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { planOut } from '../../src/mcp/views.js';
 import { promotionStatement } from '../../src/supplychain/attestation.js';
 import { type BundleVerdict, signStatement, verifyBundle } from '../../src/supplychain/bundle.js';
+import { verifyLegacyAttestation, verifySimpleSigning } from '../../src/supplychain/legacy.js';
 import { judgeSignatures, signaturePolicyFor, signaturesAllowCopy } from '../../src/supplychain/policy.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
@@ -198,5 +199,73 @@ describe('MCP state', () => {
       { verdict: 'Unsigned', mode: 'Enforce', message: 'signature: none found' },
     ]);
     expect(out.apps[0]).toMatchObject({ attestation: { manifestDigest: 'sha256:m', signedBy: 'kp' } });
+  });
+});
+
+describe("cosign 2's tag scheme", () => {
+  const pair = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const keys = [{ name: 'k/cosign.pub', key: pair.publicKey }];
+  const payload = (digest: string) =>
+    Buffer.from(
+      JSON.stringify({
+        critical: {
+          identity: { 'docker-reference': 'reg.example.com/shop/cart' },
+          image: { 'docker-manifest-digest': digest },
+          type: 'cosign container image signature',
+        },
+        optional: null,
+      }),
+    );
+  const signB64 = (data: Buffer, key = pair.privateKey) => sign('sha256', data, key).toString('base64');
+
+  it('a simple-signing signature verifies for its digest only, and with a trusted key only', () => {
+    const p = payload(D);
+    expect(verifySimpleSigning(p, signB64(p), D, keys)).toMatchObject({
+      ok: true,
+      predicateType: COSIGN_SIGN_PREDICATE_TYPE,
+      signedBy: 'k/cosign.pub',
+    });
+    const other = payload(`sha256:${'b'.repeat(64)}`);
+    expect(verifySimpleSigning(other, signB64(other), D, keys)).toMatchObject({
+      ok: false,
+      problem: `signed for another image, not ${D}`,
+    });
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
+    expect(verifySimpleSigning(p, signB64(p, stranger), D, keys)).toMatchObject({
+      ok: false,
+      problem: 'not signed by a trusted key (k/cosign.pub)',
+    });
+    expect(verifySimpleSigning(p, undefined, D, keys)).toMatchObject({ ok: false });
+  });
+
+  it('a DSSE attestation verifies over its pre-authentication encoding, and not once its payload changed', () => {
+    const statement = {
+      _type: 'https://in-toto.io/Statement/v1',
+      subject: [{ name: 'x', digest: { sha256: 'a'.repeat(64) } }],
+      predicateType: SPDX,
+      predicate: {},
+    };
+    const body = Buffer.from(JSON.stringify(statement));
+    // DSSE v1 PAE, spelled out as the spec defines it: "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body.
+    const type = 'application/vnd.in-toto+json';
+    const pae = Buffer.concat([Buffer.from(`DSSEv1 ${type.length} ${type} ${body.length} `), body]);
+    const envelope = {
+      payloadType: type,
+      payload: body.toString('base64'),
+      signatures: [{ keyid: '', sig: signB64(pae) }],
+    };
+    expect(verifyLegacyAttestation(envelope, D, keys)).toMatchObject({
+      ok: true,
+      predicateType: SPDX,
+      signedBy: 'k/cosign.pub',
+    });
+    const tampered = {
+      ...envelope,
+      payload: Buffer.from(JSON.stringify({ ...statement, predicate: { evil: true } })).toString('base64'),
+    };
+    expect(verifyLegacyAttestation(tampered, D, keys)).toMatchObject({
+      ok: false,
+      problem: 'not signed by a trusted key (k/cosign.pub)',
+    });
   });
 });
