@@ -16,6 +16,7 @@ import {
   getPlan,
   restFor,
   seedTwoStageRelease,
+  serviceAccountKubeconfig,
 } from '@kpromo/controller/testing';
 import { applyCrds, kubeConfigFor, REPO_ROOT } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -74,45 +75,6 @@ function oneLineError(r: Run): string {
   return lines[0];
 }
 
-/** A kubeconfig for the dev cluster as ServiceAccount `sa` of NS (token from the TokenRequest API). */
-async function serviceAccountKubeconfig(sa: string): Promise<string> {
-  await dev.create(`/api/v1/namespaces/${NS}/serviceaccounts`, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: sa, namespace: NS },
-  });
-  const tr = await dev.create<{ status: { token: string } }>(`/api/v1/namespaces/${NS}/serviceaccounts/${sa}/token`, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: { expirationSeconds: 3600 },
-  });
-  const cluster = kubeConfigFor('dev', kubeconfig).getCurrentCluster()!;
-  const file = join(tmp, `${sa}.kubeconfig`);
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [
-        {
-          name: 'dev',
-          cluster: {
-            server: cluster.server,
-            ...(cluster.caData
-              ? { 'certificate-authority-data': cluster.caData }
-              : { 'certificate-authority': cluster.caFile }),
-          },
-        },
-      ],
-      users: [{ name: sa, user: { token: tr.status.token } }],
-      // The context's namespace is the CLI's default namespace, as for kubectl.
-      contexts: [{ name: 'dev', context: { cluster: 'dev', user: sa, namespace: NS } }],
-      'current-context': 'dev',
-    }),
-  );
-  return file;
-}
-
 beforeAll(async () => {
   const build = spawnSync('yarn', ['build', 'cli'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
   expect(build.status, build.stderr || build.stdout).toBe(0);
@@ -153,8 +115,8 @@ beforeAll(async () => {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kpromo-viewer' },
     subjects: [{ kind: 'ServiceAccount', name: 'cli-viewer', namespace: NS }],
   });
-  viewerKubeconfig = await serviceAccountKubeconfig('cli-viewer');
-  nobodyKubeconfig = await serviceAccountKubeconfig('cli-nobody');
+  viewerKubeconfig = await serviceAccountKubeconfig(kubeconfig, NS, 'cli-viewer');
+  nobodyKubeconfig = await serviceAccountKubeconfig(kubeconfig, NS, 'cli-nobody');
 });
 
 afterAll(async () => {

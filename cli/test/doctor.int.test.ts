@@ -7,7 +7,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Running, startController } from '@kpromo/controller';
-import { applyCr, controllerConfig, deleteNs, ensureNs, pushTestImage, restFor } from '@kpromo/controller/testing';
+import {
+  applyCr,
+  controllerConfig,
+  deleteNs,
+  ensureNs,
+  pushTestImage,
+  restFor,
+  serviceAccountKubeconfig,
+} from '@kpromo/controller/testing';
 import { applyCrds, kubeConfigFor, startBasicAuthProxy, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -206,6 +214,26 @@ describe('kpromo doctor', () => {
     expect(r.code).toBe(EXIT.FAILURE);
     expect(r.out).toContain(`FAIL  leader       Lease ${NS}/nobody-${RUN}: no controller holds it`);
     expect(r.out).toContain('fix: is the controller running?');
+  });
+
+  it('says which checks a user without the rights could not run, and what to grant', async () => {
+    const nobody = await serviceAccountKubeconfig(kubeconfig, NS, 'doctor-nobody');
+    const r = await kpromo([
+      '--kubeconfig',
+      nobody,
+      'doctor',
+      '-n',
+      NS,
+      '--check',
+      'crds',
+      'admission',
+      'environments',
+    ]);
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.out).toMatch(/FAIL {2}crds {9}CRDs: could not check: .*forbidden/);
+    expect(r.out).toMatch(/FAIL {2}admission {4}Admission policies: could not check: .*forbidden/);
+    expect(r.out).toMatch(/FAIL {2}environments Environments and their clusters: could not check: .*forbidden/);
+    expect(r.out).toContain('fix: run kpromo doctor as a user who may read kpromo resources');
   });
 
   it('refuses an unknown check with a usage error', async () => {

@@ -632,3 +632,47 @@ export async function grantRole(rest: KubeRest, ns: string, name: string, rules:
     subjects: subjects.map((s) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: s.username })),
   });
 }
+
+/**
+ * A kubeconfig file (in a fresh temp directory) for the `dev` cluster as ServiceAccount `sa` of
+ * `ns`, created here, with a token from the TokenRequest API: a real identity holding only what a
+ * test grants it. Its context `dev` defaults to `ns`.
+ */
+export async function serviceAccountKubeconfig(kubeconfig: string, ns: string, sa: string): Promise<string> {
+  const dev = restFor(kubeconfig, 'dev');
+  await dev.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: sa, namespace: ns },
+  });
+  const tr = await dev.create<{ status: { token: string } }>(`/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 3600 },
+  });
+  const cluster = kubeConfigFor('dev', kubeconfig).getCurrentCluster()!;
+  const file = join(mkdtempSync(join(tmpdir(), 'kpromo-sa-')), `${sa}.kubeconfig`);
+  writeFileSync(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'dev',
+          cluster: {
+            server: cluster.server,
+            ...(cluster.caData
+              ? { 'certificate-authority-data': cluster.caData }
+              : { 'certificate-authority': cluster.caFile }),
+          },
+        },
+      ],
+      users: [{ name: sa, user: { token: tr.status.token } }],
+      // The context's namespace is the CLI's default namespace, as for kubectl.
+      contexts: [{ name: 'dev', context: { cluster: 'dev', user: sa, namespace: ns } }],
+      'current-context': 'dev',
+    }),
+  );
+  return file;
+}
