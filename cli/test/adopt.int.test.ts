@@ -20,8 +20,8 @@ import {
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { describeFailure, EXIT } from '../src/exitCodes.js';
-import { buildProgram } from '../src/program.js';
+import { EXIT } from '../src/exitCodes.js';
+import { runKpromo } from './inProcess.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `adopt-${RUN}`;
@@ -35,27 +35,8 @@ const GROUP = 'promotions.kpromo.dev';
 const digests: Record<string, { dev: string; stable: string }> = {};
 let ctl: Running | undefined;
 
-async function kpromo(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io = {
-    write: (s: string) => {
-      out += s;
-    },
-    warn: (s: string) => {
-      err += s;
-    },
-    tty: false,
-    columns: 160,
-  };
-  try {
-    await buildProgram('kpromo', io).parseAsync(['node', 'kpromo', '--kubeconfig', kubeconfig, ...args]);
-    return { code: EXIT.OK, out, err };
-  } catch (e) {
-    const f = describeFailure(e);
-    return { code: f.code, out, err: err + f.message };
-  }
-}
+/** `kpromo` in-process with the test kubeconfig. */
+const kpromo = (args: string[]) => runKpromo(['--kubeconfig', kubeconfig, ...args]);
 
 const workload = (kind: 'StatefulSet' | 'CronJob', name: string, image: string, labels: Record<string, string>) => {
   const pod = {

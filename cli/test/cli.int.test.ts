@@ -2,7 +2,7 @@
 // controller promotes what the CLI plans and approves, and the CLI's users are real kubeconfig
 // identities (the harness admin, and ServiceAccount tokens with and without a viewer Role).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
@@ -20,7 +20,7 @@ import {
 } from '@kpromo/controller/testing';
 import { applyCrds, kubeConfigFor, REPO_ROOT } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse as parseYaml, stringify } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `cli-${RUN}`;

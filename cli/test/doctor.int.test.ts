@@ -19,8 +19,8 @@ import {
 import { applyCrds, kubeConfigFor, startBasicAuthProxy, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { describeFailure, EXIT } from '../src/exitCodes.js';
-import { buildProgram } from '../src/program.js';
+import { EXIT } from '../src/exitCodes.js';
+import { runKpromo } from './inProcess.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `doctor-${RUN}`;
@@ -35,27 +35,8 @@ const WRONG = 'WRONG-pw-7f3a';
 let ctl: Running | undefined;
 let proxy: Awaited<ReturnType<typeof startBasicAuthProxy>> | undefined;
 
-async function kpromo(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io = {
-    write: (s: string) => {
-      out += s;
-    },
-    warn: (s: string) => {
-      err += s;
-    },
-    tty: false,
-    columns: 200,
-  };
-  try {
-    await buildProgram('kpromo', io).parseAsync(['node', 'kpromo', '--kubeconfig', kubeconfig, ...args]);
-    return { code: EXIT.OK, out, err };
-  } catch (e) {
-    const f = describeFailure(e);
-    return { code: f.code, out, err: err + f.message };
-  }
-}
+/** `kpromo` in-process with the test kubeconfig. */
+const kpromo = (args: string[]) => runKpromo(['--kubeconfig', kubeconfig, ...args]);
 
 const env = (name: string, context: string, namespace: string, registry: Record<string, unknown>) => ({
   kind: 'Environment',

@@ -16,15 +16,17 @@ import {
 } from '@kpromo/controller/supplychain';
 import {
   cosign,
+  cosignAttest,
   cosignKeyPair,
+  cosignSign,
   type LocalRegistry,
   needComponents,
   pushTestImage,
   startRegistry,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeFailure, EXIT } from '../src/exitCodes.js';
-import { buildProgram } from '../src/program.js';
+import { EXIT } from '../src/exitCodes.js';
+import { runKpromo } from './inProcess.js';
 
 await needComponents('cosign');
 
@@ -43,27 +45,7 @@ const loopback = new Egress({ allowedCidrs: ['127.0.0.1/32'] });
 const client = () => new RegistryClient({ host: reg.host }, undefined, loopback);
 
 /** Runs `kpromo …` in-process: output, and the exit code main.ts would use. */
-async function kpromo(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io = {
-    write: (s: string) => {
-      out += s;
-    },
-    warn: (s: string) => {
-      err += s;
-    },
-    tty: false,
-    columns: 120,
-  };
-  try {
-    await buildProgram('kpromo', io).parseAsync(['node', 'kpromo', ...args]);
-    return { code: EXIT.OK, out, err };
-  } catch (e) {
-    const f = describeFailure(e);
-    return { code: f.code, out, err: err + f.message };
-  }
-}
+const kpromo = runKpromo;
 
 const facts = (digest: string, repo: string): PromotionFacts => ({
   plan: {
@@ -115,37 +97,11 @@ describe('kpromo verify', () => {
   it('prints the chain: built by (SLSA provenance), signed by, promoted with who requested and approved', async () => {
     const { digest } = await pushTestImage({ host: reg.host, repository: 'prod/cart', tag: 'v3.1.0-20261205' });
     const image = `${reg.host}/prod/cart@${digest}`;
-    const signed = await cosign(
-      ['sign', '-y', '--key', build.key, '--use-signing-config=false', '--tlog-upload=false', ...insecure, image],
-      build,
-    );
-    expect(signed.code, signed.stderr).toBe(0);
-    const provenance = join(dir, 'provenance.json');
-    writeFileSync(
-      provenance,
-      JSON.stringify({
-        buildDefinition: { buildType: 'https://example.com/ci@v1' },
-        runDetails: { builder: { id: 'https://ci.example.com/builders/shop' } },
-      }),
-    );
-    const attested = await cosign(
-      [
-        'attest',
-        '-y',
-        '--key',
-        build.key,
-        '--use-signing-config=false',
-        '--tlog-upload=false',
-        '--type',
-        'slsaprovenance1',
-        '--predicate',
-        provenance,
-        ...insecure,
-        image,
-      ],
-      build,
-    );
-    expect(attested.code, attested.stderr).toBe(0);
+    await cosignSign(build, image);
+    await cosignAttest(build, image, 'slsaprovenance1', {
+      buildDefinition: { buildType: 'https://example.com/ci@v1' },
+      runDetails: { builder: { id: 'https://ci.example.com/builders/shop' } },
+    });
     await attestPromotion(client(), facts(digest, 'prod/cart'), key);
 
     const r = await kpromo([

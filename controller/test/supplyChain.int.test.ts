@@ -6,7 +6,17 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROMOTION_PREDICATE_TYPE, type PromotionPlan } from '@kpromo/api';
-import { applyCrds, cosign, cosignKeyPair, kubeConfigFor, needComponents, waitFor } from '@kpromo/test-harness';
+import {
+  applyCrds,
+  cosign,
+  cosignAttest,
+  cosignKeyPair,
+  cosignSign,
+  kubeConfigFor,
+  needComponents,
+  spdxDocument,
+  waitFor,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
@@ -73,34 +83,8 @@ beforeAll(async () => {
   }));
   // The release pipeline signs `signed` and attests its SBOM; `unsigned` was pushed by hand.
   const image = `${source}/${REPO}/signed@${devDigest.signed}`;
-  const signedRun = await cosign(
-    ['sign', '-y', '--key', keys.key, '--use-signing-config=false', '--tlog-upload=false', ...insecure, image],
-    keys,
-  );
-  expect(signedRun.code, signedRun.stderr).toBe(0);
-  const sbom = join(keys.dir, 'sbom.spdx.json');
-  writeFileSync(
-    sbom,
-    JSON.stringify({ spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', name: 'signed', packages: [] }),
-  );
-  const attested = await cosign(
-    [
-      'attest',
-      '-y',
-      '--key',
-      keys.key,
-      '--use-signing-config=false',
-      '--tlog-upload=false',
-      '--type',
-      'spdxjson',
-      '--predicate',
-      sbom,
-      ...insecure,
-      image,
-    ],
-    keys,
-  );
-  expect(attested.code, attested.stderr).toBe(0);
+  await cosignSign(keys, image);
+  await cosignAttest(keys, image, 'spdxjson', spdxDocument('signed'));
   await dev.create(
     `/api/v1/namespaces/${NS}/secrets`,
     secret('release-keys', { 'cosign.pub': readFileSync(keys.pub, 'utf8') }),

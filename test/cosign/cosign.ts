@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { componentUsed } from '../cluster/need.js';
@@ -63,3 +63,44 @@ export async function cosignKeyPair(
   if (r.code !== 0) throw new Error(`cosign generate-key-pair failed: ${r.stderr}`);
   return { dir, key: join(dir, 'cosign.key'), pub: join(dir, 'cosign.pub'), password };
 }
+
+/** Flags for signing here: no Rekor, Fulcio or TUF to reach, and plain-http loopback registries. */
+export const COSIGN_OFFLINE = [
+  '--use-signing-config=false',
+  '--tlog-upload=false',
+  '--allow-insecure-registry',
+  '--allow-http-registry',
+];
+
+type KeyPair = Awaited<ReturnType<typeof cosignKeyPair>>;
+
+/** `cosign sign` of an image with a key pair, offline; `extra` e.g. --new-bundle-format=false. Throws with cosign's stderr. */
+export async function cosignSign(keys: KeyPair, image: string, extra: string[] = []): Promise<void> {
+  const r = await cosign(['sign', '-y', '--key', keys.key, ...COSIGN_OFFLINE, ...extra, image], keys);
+  if (r.code !== 0) throw new Error(`cosign sign ${image} failed: ${r.stderr}`);
+}
+
+/** `cosign attest` of an image with a predicate of `type` (spdxjson, slsaprovenance1, …), offline. */
+export async function cosignAttest(
+  keys: KeyPair,
+  image: string,
+  type: string,
+  predicate: unknown,
+  extra: string[] = [],
+): Promise<void> {
+  const file = join(keys.dir, `predicate-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify(predicate));
+  const r = await cosign(
+    ['attest', '-y', '--key', keys.key, '--type', type, '--predicate', file, ...COSIGN_OFFLINE, ...extra, image],
+    keys,
+  );
+  if (r.code !== 0) throw new Error(`cosign attest ${image} failed: ${r.stderr}`);
+}
+
+/** A minimal SPDX 2.3 document, the SBOM the tests attest. */
+export const spdxDocument = (name: string) => ({
+  spdxVersion: 'SPDX-2.3',
+  SPDXID: 'SPDXRef-DOCUMENT',
+  name,
+  packages: [],
+});

@@ -35,20 +35,14 @@ const EMPTY_ROOT = {
 const OFFLINE = { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 };
 
 /**
- * Pure: verifies a Sigstore bundle holding a DSSE-signed in-toto statement (what `cosign sign` and
- * `cosign attest` 3.x attach) against trusted keys, and that the statement is about `digest`.
- * The predicate type is read from the signed payload, never from registry annotations.
+ * Pure: the in-toto statement a DSSE envelope carries, and that it is about `digest`: the checks
+ * every signed statement passes before its signature is looked at (cosign 3 bundles and cosign 2
+ * `.att` envelopes alike).
  */
-export function verifyBundle(json: unknown, digest: string, keys: TrustedKey[]): BundleVerdict {
-  let bundle: ReturnType<typeof bundleFromJSON>;
-  try {
-    bundle = bundleFromJSON(json);
-  } catch (e) {
-    return { ok: false, problem: `not a valid Sigstore bundle (${(e as Error).message})` };
-  }
-  if (bundle.content.$case !== 'dsseEnvelope')
-    return { ok: false, problem: 'a message signature, not a signed in-toto statement (sign with cosign 3)' };
-  const envelope = bundle.content.dsseEnvelope;
+export function statementAbout(
+  envelope: { payloadType: string; payload: Buffer },
+  digest: string,
+): { ok: true; statement: Statement; predicateType: string } | { ok: false; predicateType?: string; problem: string } {
   if (envelope.payloadType !== IN_TOTO_PAYLOAD_TYPE)
     return { ok: false, problem: `DSSE payload type is ${envelope.payloadType}, not ${IN_TOTO_PAYLOAD_TYPE}` };
   let statement: Statement;
@@ -63,6 +57,26 @@ export function verifyBundle(json: unknown, digest: string, keys: TrustedKey[]):
   const [alg, hex] = digest.split(':');
   if (!statement.subject.some((s) => s?.digest?.[alg] === hex))
     return { ok: false, predicateType, problem: `signed for another image, not ${digest}` };
+  return { ok: true, statement, predicateType };
+}
+
+/**
+ * Pure: verifies a Sigstore bundle holding a DSSE-signed in-toto statement (what `cosign sign` and
+ * `cosign attest` 3.x attach) against trusted keys, and that the statement is about `digest`.
+ * The predicate type is read from the signed payload, never from registry annotations.
+ */
+export function verifyBundle(json: unknown, digest: string, keys: TrustedKey[]): BundleVerdict {
+  let bundle: ReturnType<typeof bundleFromJSON>;
+  try {
+    bundle = bundleFromJSON(json);
+  } catch (e) {
+    return { ok: false, problem: `not a valid Sigstore bundle (${(e as Error).message})` };
+  }
+  if (bundle.content.$case !== 'dsseEnvelope')
+    return { ok: false, problem: 'a message signature, not a signed in-toto statement (sign with cosign 3)' };
+  const about = statementAbout(bundle.content.dsseEnvelope, digest);
+  if (!about.ok) return about;
+  const { statement, predicateType } = about;
   const entity = toSignedEntity(bundle);
   for (const k of keys) {
     const material = toTrustMaterial(EMPTY_ROOT, () => ({ publicKey: k.key, validFor: () => true }));

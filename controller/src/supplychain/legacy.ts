@@ -7,7 +7,7 @@ import { OciError } from '../oci/errors.js';
 import { parseManifest } from '../oci/manifest.js';
 import { digestTag, readSmallBlob } from '../oci/referrers.js';
 import type { RegistryClient } from '../oci/registryClient.js';
-import { type BundleVerdict, IN_TOTO_PAYLOAD_TYPE, MAX_BUNDLE_BYTES, type Statement } from './bundle.js';
+import { type BundleVerdict, MAX_BUNDLE_BYTES, statementAbout } from './bundle.js';
 import type { TrustedKey } from './keys.js';
 
 /** cosign 2's (and `--new-bundle-format=false`'s) media types in the `.sig` and `.att` tags. */
@@ -74,20 +74,9 @@ export function verifyLegacyAttestation(json: unknown, digest: string, keys: Tru
   } catch (e) {
     return { ok: false, problem: `not a DSSE envelope (${(e as Error).message})` };
   }
-  if (env.payloadType !== IN_TOTO_PAYLOAD_TYPE)
-    return { ok: false, problem: `DSSE payload type is ${env.payloadType}` };
-  let statement: Statement;
-  try {
-    statement = JSON.parse(env.payload.toString('utf8'));
-  } catch {
-    return { ok: false, problem: 'the signed payload is not JSON' };
-  }
-  const predicateType = typeof statement?.predicateType === 'string' ? statement.predicateType : undefined;
-  if (!predicateType || !Array.isArray(statement.subject))
-    return { ok: false, problem: 'the signed payload is not an in-toto statement' };
-  const [alg, hex] = digest.split(':');
-  if (!statement.subject.some((s) => s?.digest?.[alg] === hex))
-    return { ok: false, predicateType, problem: `signed for another image, not ${digest}` };
+  const about = statementAbout(env, digest);
+  if (!about.ok) return about;
+  const { statement, predicateType } = about;
   const pae = dsse.preAuthEncoding(env.payloadType, env.payload);
   for (const s of env.signatures) {
     const by = signer(pae, s.sig, keys);

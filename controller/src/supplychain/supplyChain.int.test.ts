@@ -9,10 +9,13 @@ import {
 } from '@kpromo/api';
 import {
   cosign,
+  cosignAttest,
   cosignKeyPair,
+  cosignSign,
   type LocalRegistry,
   needComponents,
   pushTestImage,
+  spdxDocument,
   startRegistry,
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,38 +49,9 @@ const policy: SignaturePolicy = {
 const ref = (reg: LocalRegistry, repo: string, digest: string) => `${reg.host}/${repo}@${digest}`;
 const insecure = ['--allow-insecure-registry', '--allow-http-registry'];
 
-async function sign(keys: { key: string; password: string; dir: string }, image: string) {
-  const r = await cosign(
-    ['sign', '-y', '--key', keys.key, '--use-signing-config=false', '--tlog-upload=false', ...insecure, image],
-    keys,
-  );
-  expect(r.code, r.stderr).toBe(0);
-}
-async function attestSbom(keys: { key: string; password: string; dir: string }, image: string) {
-  const sbom = join(keys.dir, 'sbom.spdx.json');
-  writeFileSync(
-    sbom,
-    JSON.stringify({ spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', name: 'app', packages: [] }),
-  );
-  const r = await cosign(
-    [
-      'attest',
-      '-y',
-      '--key',
-      keys.key,
-      '--use-signing-config=false',
-      '--tlog-upload=false',
-      '--type',
-      'spdxjson',
-      '--predicate',
-      sbom,
-      ...insecure,
-      image,
-    ],
-    keys,
-  );
-  expect(r.code, r.stderr).toBe(0);
-}
+const sign = (keys: Awaited<ReturnType<typeof cosignKeyPair>>, image: string) => cosignSign(keys, image);
+const attestSbom = (keys: Awaited<ReturnType<typeof cosignKeyPair>>, image: string) =>
+  cosignAttest(keys, image, 'spdxjson', spdxDocument('app'));
 
 beforeAll(async () => {
   restoreEgress = setDefaultEgress(loopbackAllowed);
@@ -171,23 +145,13 @@ describe('signature policy against images cosign signed', () => {
 });
 
 describe("cosign 2's tag scheme (.sig and .att), as cosign 3 writes it with --new-bundle-format=false", () => {
-  const legacy = ['--new-bundle-format=false', '--use-signing-config=false', '--tlog-upload=false', ...insecure];
+  const legacy = ['--new-bundle-format=false'];
 
   it('verifies a .sig signature and an .att attestation by a trusted key', async () => {
     const { digest } = await pushTestImage({ host: src.host, repository: 'team/legacy', tag: 'v1.0.0' });
     const image = ref(src, 'team/legacy', digest);
-    const s = await cosign(['sign', '-y', '--key', trusted.key, ...legacy, image], trusted);
-    expect(s.code, s.stderr).toBe(0);
-    const sbom = join(trusted.dir, 'legacy.spdx.json');
-    writeFileSync(
-      sbom,
-      JSON.stringify({ spdxVersion: 'SPDX-2.3', SPDXID: 'SPDXRef-DOCUMENT', name: 'legacy', packages: [] }),
-    );
-    const a = await cosign(
-      ['attest', '-y', '--key', trusted.key, '--type', 'spdxjson', '--predicate', sbom, ...legacy, image],
-      trusted,
-    );
-    expect(a.code, a.stderr).toBe(0);
+    await cosignSign(trusted, image, legacy);
+    await cosignAttest(trusted, image, 'spdxjson', spdxDocument('legacy'), legacy);
     // Written under cosign's tags, not as referrers.
     const tags = (await (await fetch(`${src.url}/v2/team/legacy/tags/list`)).json()) as { tags: string[] };
     expect(tags.tags.sort()).toEqual(
@@ -208,11 +172,7 @@ describe("cosign 2's tag scheme (.sig and .att), as cosign 3 writes it with --ne
   it("refuses another image's .sig copied under this image's tag, and a signature by another key", async () => {
     const signed = await pushTestImage({ host: src.host, repository: 'team/legacy2', tag: 'v1.0.0' });
     const victim = await pushTestImage({ host: src.host, repository: 'team/legacy2', tag: 'v2.0.0' });
-    const s = await cosign(
-      ['sign', '-y', '--key', trusted.key, ...legacy, ref(src, 'team/legacy2', signed.digest)],
-      trusted,
-    );
-    expect(s.code, s.stderr).toBe(0);
+    await cosignSign(trusted, ref(src, 'team/legacy2', signed.digest), legacy);
     const accept = { accept: 'application/vnd.oci.image.manifest.v1+json' };
     const sig = await fetch(`${src.url}/v2/team/legacy2/manifests/sha256-${signed.digest.slice(7)}.sig`, {
       headers: accept,
