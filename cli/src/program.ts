@@ -399,7 +399,11 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     )
     .option('--owner <team>', 'owning team where no workload label names one', 'unowned')
     .option('--owner-label <label>', 'workload label naming the owning team', 'team')
-    .option('--flow <name>', 'name of the proposed PromotionFlow', 'main')
+    .option(
+      '--flow <name>',
+      'name of the proposed PromotionFlow (without --env: the flow whose stage order to scan in)',
+      'main',
+    )
     .option('--out <dir>', 'write one YAML file per resource into this directory instead of printing them')
     .option('--apply', 'apply what is complete as you, after a server-side dry run of all of it')
     .action(async (o: AdoptCliOptions, cmd: Command) => {

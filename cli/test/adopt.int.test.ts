@@ -212,6 +212,19 @@ describe('kpromo adopt', () => {
     // Without --env: the namespace's Environments, in its flow's order.
     const fromEnvs = await kpromo(['adopt', '-n', NS, '--owner', 'platform']);
     expect(fromEnvs.err).toContain('nothing to propose');
+    // With two flows and no --flow naming one of them, it does not guess the order.
+    await dev.create(`/apis/${GROUP}/v1alpha1/namespaces/${NS}/promotionflows`, {
+      apiVersion: `${GROUP}/v1alpha1`,
+      kind: 'PromotionFlow',
+      metadata: { name: 'reverse', namespace: NS },
+      spec: { stages: [{ environment: 'stable' }, { environment: 'dev' }], selector: { applications: ['none'] } },
+    });
+    const ambiguous = await kpromo(['adopt', '-n', NS, '--owner', 'platform', '--flow', 'other']);
+    expect(ambiguous.code).toBe(EXIT.USAGE);
+    expect(ambiguous.err).toContain(`namespace ${NS} has 2 PromotionFlows (main, reverse): pass --flow NAME`);
+    const named = await kpromo(['adopt', '-n', NS, '--owner', 'platform', '--flow', 'main']);
+    expect(named.err).toContain('nothing to propose');
+    await dev.delete(`/apis/${GROUP}/v1alpha1/namespaces/${NS}/promotionflows/reverse`);
   });
 
   it('a controller promotes through what adopt created', async () => {

@@ -65,7 +65,14 @@ export async function planAdoption(
   ]);
   let targets = o.targets;
   if (!targets?.length) {
-    const order = flows[0]?.spec.stages.map((s) => s.environment);
+    // The flow being adopted into (--flow), else the namespace's only flow; several: the caller says which.
+    const flow =
+      flows.find((f) => f.metadata.name === (o.flowName ?? 'main')) ?? (flows.length === 1 ? flows[0] : undefined);
+    if (!flow && flows.length > 1)
+      throw new AdoptUsageError(
+        `namespace ${namespace} has ${flows.length} PromotionFlows (${flows.map((f) => f.metadata.name).join(', ')}): pass --flow NAME for the stage order, or --env for each environment`,
+      );
+    const order = flow?.spec.stages.map((s) => s.environment);
     if (!order || !environments.length)
       throw new AdoptUsageError(
         `no Environments with a PromotionFlow in namespace ${namespace} to scan: pass --env NAME=CONTEXT[/NAMESPACE] for each environment, in promotion order`,
