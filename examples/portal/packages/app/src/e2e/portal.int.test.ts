@@ -102,6 +102,13 @@ async function checkPage(name: string, opts: { title?: RegExp; expectedErrors?: 
   // judge the page at rest, not a row the pointer happens to hover after the last click
   await page.mouse.move(0, 0);
   await page.waitForTimeout(500);
+  // Backstage's own cards show an unlabelled MUI spinner while they load (axe: aria-progressbar-name):
+  // judge the page once they have loaded, as a reader would see it; a spinner that never goes is judged.
+  await page
+    .locator('.MuiCircularProgress-root')
+    .first()
+    .waitFor({ state: 'detached', timeout: 15_000 })
+    .catch(() => undefined);
   expect(consoleWatch.take(opts.expectedErrors), `console errors on ${path}`).toEqual([]);
   const violations = await seriousViolations(page, path);
   expect(
