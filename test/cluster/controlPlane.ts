@@ -314,6 +314,10 @@ export async function ensureClusters(opts: StartOptions = {}): Promise<ControlPl
       120_000,
       c.procs[0].logFile,
     );
+    // Started alongside the apiserver, controller-manager, scheduler or kwok may have exited before
+    // it was ready (kube-controller-manager fails fast loading its request-header CA): start again
+    // whichever is not running, now that the apiserver answers.
+    for (const p of c.procs.slice(1)) if (ensureProcess(p)) log(`restarted ${p.name} once ${c.info.name} was ready`);
     const nodeName = `kwok-${c.info.name}-0`;
     const status = await apiRequest(c.info.server, l.pki, 'POST', '/api/v1/nodes', FAKE_NODE(nodeName));
     if (status !== 201 && status !== 409)
