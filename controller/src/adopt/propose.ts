@@ -100,6 +100,13 @@ interface Use {
   digest?: string;
 }
 
+/** One container of one workload, whatever the environment: `Kind/name/container`. */
+const refKey = (u: Use) => `${u.w.kind}/${u.w.name}/${u.container}`;
+const groupBy = <T>(xs: T[], key: (x: T) => string): Map<string, T[]> => {
+  const out = new Map<string, T[]>();
+  for (const x of xs) out.set(key(x), [...(out.get(key(x)) ?? []), x]);
+  return out;
+};
 const majority = <T>(xs: T[]): T | undefined => {
   const counts = new Map<T, number>();
   for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
@@ -202,11 +209,7 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
   }
 
   // 2. Each environment's prefix, from the same workload's repository in other environments.
-  const byWorkload = new Map<string, Use[]>();
-  for (const u of uses) {
-    const k = `${u.w.kind}/${u.w.name}/${u.container}`;
-    byWorkload.set(k, [...(byWorkload.get(k) ?? []), u]);
-  }
+  const byWorkload = groupBy(uses, refKey);
   const prefixVotes = new Map<string, string[]>();
   for (const list of byWorkload.values()) {
     const envs = new Set(list.map((u) => u.env.name));
@@ -242,7 +245,6 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
   const applications: Application[] = [];
   const appOfRepo = new Map<string, string>();
   for (const [repo, list] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
-    const workloads = [...new Map(list.map((u) => [`${u.w.kind}/${u.w.name}/${u.container}`, u])).values()];
     const labelled = [...new Set(list.map((u) => u.w.labels[APP_NAME]).filter(Boolean))];
     const names = [...new Set(list.map((u) => u.w.name))];
     let name = dnsName(labelled.length === 1 ? labelled[0] : names.length === 1 ? names[0] : repo.split('/').at(-1)!);
@@ -268,8 +270,7 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
       );
     const kinds = new Set(list.map((u) => u.w.kind));
     const refs: WorkloadRef[] = [];
-    for (const k of new Map(workloads.map((u) => [`${u.w.kind}/${u.w.name}/${u.container}`, u])).keys()) {
-      const same = list.filter((u) => `${u.w.kind}/${u.w.name}/${u.container}` === k);
+    for (const same of groupBy(list, refKey).values()) {
       const u = same[0];
       const inEnvs = [...new Set(same.map((x) => x.env.name))];
       const multi = same.some((x) => x.w.containers.length > 1);
