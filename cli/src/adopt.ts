@@ -3,10 +3,13 @@ import { join } from 'node:path';
 import {
   type AdoptTarget,
   AdoptUsageError,
+  adoptReportLines,
+  adoptYaml,
   applyProposal,
   type Proposal,
   planAdoption,
   proposedResources,
+  resourceFileName,
 } from '@kpromo/controller/adopt';
 import { stringify } from 'yaml';
 import { UsageError } from './exitCodes.js';
@@ -33,30 +36,7 @@ export function parseTargets(specs: string[] | undefined): AdoptTarget[] | undef
 }
 
 /** The report, one line per finding, then what was left out and why. */
-export function adoptReport(p: Proposal): string {
-  const lines = p.findings.map((f) => `${f.level === 'undecided' ? 'undecided' : 'note'}  ${f.subject}: ${f.message}`);
-  if (p.incomplete.length) lines.push(`to complete by hand before applying: ${p.incomplete.join(', ')}`);
-  if (p.unchanged.length) lines.push(`already as proposed: ${p.unchanged.join(', ')}`);
-  if (p.updates.length) lines.push(`would change: ${p.updates.join(', ')}`);
-  const n = proposedResources(p).length;
-  lines.push(n ? `${n} resource(s) proposed` : 'nothing to propose: everything found is already adopted');
-  return `${lines.map((l) => printable(l)).join('\n')}\n`;
-}
-
-/** The proposal as YAML documents; a resource to complete by hand says so in a comment above it. */
-export function adoptYaml(p: Proposal): string {
-  return proposedResources(p)
-    .map((r) => {
-      const todo = p.incomplete.includes(`${r.kind}/${r.metadata.name}`)
-        ? `# TO COMPLETE: ${p.findings
-            .filter((f) => f.level === 'undecided' && f.subject === `${r.kind} ${r.metadata.name}`)
-            .map((f) => f.message)
-            .join('; ')}\n`
-        : '';
-      return `---\n${todo}${stringify(r)}`;
-    })
-    .join('');
-}
+export const adoptReport = (p: Proposal) => `${adoptReportLines(p).map((l) => printable(l)).join('\n')}\n`;
 
 /**
  * `kpromo adopt`: scans the environments with your kubeconfig and proposes Applications,
@@ -89,7 +69,7 @@ export async function adoptCommand(
   if (o.out) {
     mkdirSync(o.out, { recursive: true });
     for (const r of proposedResources(proposal))
-      writeFileSync(join(o.out, `${r.kind.toLowerCase()}-${r.metadata.name}.yaml`), stringify(r));
+      writeFileSync(join(o.out, resourceFileName(r)), stringify(r));
   } else if (g.output === 'json') io.write(`${JSON.stringify(proposal, null, 2)}\n`);
   else io.write(adoptYaml(proposal));
   if (o.apply) {

@@ -152,6 +152,7 @@ export class Controller {
       namespace: o.defaultNamespace,
       resolveDigest: o.resolveDigest,
       resourceKinds: o.resourceKinds ?? [],
+      environmentClient: (env: Environment) => o.clients.forEnvironment(env),
     };
     if (o.leaderElection.enabled) {
       // Its own client and rate limit: renewals never wait behind other requests (issue 31).

@@ -1,6 +1,7 @@
 // `@kpromo/controller/adopt`: discovery of what runs and the proposal of kpromo resources for it,
-// for `kpromo adopt` (and later the portal's onboarding), the same code everywhere.
+// for `kpromo adopt` and the portal's onboarding (POST /adopt), the same code everywhere.
 export { discoverEnvironment } from './discover.js';
+export { type AdoptionCandidate, adoptIntoFlow } from './intoFlow.js';
 export {
   type AdoptionInput,
   type Finding,
@@ -8,12 +9,13 @@ export {
   findValuePath,
   type Proposal,
   proposeAdoption,
+  proposedResources,
 } from './propose.js';
+export { adoptReportLines, adoptYaml, resourceFileName, resourceYaml } from './render.js';
 export {
   type AdoptOptions,
   type AdoptTarget,
   AdoptUsageError,
   applyProposal,
   planAdoption,
-  proposedResources,
 } from './run.js';

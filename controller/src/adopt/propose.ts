@@ -45,6 +45,11 @@ export interface FoundEnvironment {
   helmReleases: FoundHelmRelease[];
   kustomizations: FoundKustomization[];
   imagePolicies: FoundImagePolicy[];
+  /**
+   * The registry of an Environment that exists already: its host and prefix are taken as they are
+   * instead of inferred (images from elsewhere are reported, as for an inferred one).
+   */
+  registry?: { host: string; prefix?: string };
 }
 
 export interface AdoptionInput {
@@ -100,6 +105,8 @@ interface Use {
   digest?: string;
 }
 
+/** A workload an Application lists: `Kind/name/container`. */
+const workloadKey = (r: WorkloadRef) => `${r.kind}/${r.name}/${r.container ?? ''}`;
 /** One container of one workload, whatever the environment: `Kind/name/container`. */
 const refKey = (u: Use) => `${u.w.kind}/${u.w.name}/${u.container}`;
 const groupBy = <T>(xs: T[], key: (x: T) => string): Map<string, T[]> => {
@@ -189,8 +196,8 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
         });
       }
     }
-    const host = majority(mine.map((u) => u.host));
-    if (!host) {
+    const host = env.registry?.host ?? majority(mine.map((u) => u.host));
+    if (!host || !mine.length) {
       undecided(
         `Environment ${env.name}`,
         `no workloads found in namespace ${env.namespace} of context ${env.context}`,
@@ -225,6 +232,7 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
     }
   }
   const prefixOf = new Map([...prefixVotes].map(([env, votes]) => [env, majority(votes) ?? '']));
+  for (const env of input.environments) if (env.registry) prefixOf.set(env.name, env.registry.prefix ?? '');
 
   // 3. Applications: workloads grouped by repository (without the environment's prefix).
   const groups = new Map<string, Use[]>();
@@ -247,10 +255,19 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
   for (const [repo, list] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
     const labelled = [...new Set(list.map((u) => u.w.labels[APP_NAME]).filter(Boolean))];
     const names = [...new Set(list.map((u) => u.w.name))];
-    let name = dnsName(labelled.length === 1 ? labelled[0] : names.length === 1 ? names[0] : repo.split('/').at(-1)!);
-    if (taken.has(name)) {
+    // An Application that already promotes this repository keeps its name, owner and settings.
+    const adopted = input.existing?.applications.find((a) => a.spec.image.repository === repo);
+    let name =
+      adopted?.metadata.name ??
+      dnsName(labelled.length === 1 ? labelled[0] : names.length === 1 ? names[0] : repo.split('/').at(-1)!);
+    const clash = (n: string) =>
+      taken.has(n) || !!input.existing?.applications.some((a) => a.metadata.name === n && a !== adopted);
+    if (clash(name)) {
       const alt = dnsName(repo.replace(/\//g, '-'));
-      undecided(`Application ${name}`, `two repositories would both be named ${name}; ${repo} is named ${alt}`);
+      undecided(
+        `Application ${name}`,
+        `${taken.has(name) ? 'two repositories would both be named' : 'an Application promoting another repository is named'} ${name}; ${repo} is named ${alt}`,
+      );
       name = alt;
     }
     taken.add(name);
@@ -261,7 +278,7 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
         `${names.join(', ')} run the same image ${repo}: one Application with ${names.length} workloads (a promotion moves the image for all of them)`,
       );
     const owners = [...new Set(list.map((u) => u.w.labels[ownerLabel]).filter(Boolean))];
-    if (owners.length !== 1)
+    if (owners.length !== 1 && !adopted)
       note(
         `Application ${name}`,
         owners.length
@@ -280,6 +297,20 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
         ...(multi ? { container: u.container } : {}),
         ...(inEnvs.length < envNames.length ? { environments: envNames.filter((e) => inEnvs.includes(e)) } : {}),
       });
+    }
+    if (adopted) {
+      // Workloads it lists stay (one may run where discovery could not read); new ones are added.
+      const listed = new Set(adopted.spec.workloads.map(workloadKey));
+      applications.push({
+        apiVersion: API,
+        kind: 'Application',
+        metadata: { name, namespace: input.namespace },
+        spec: {
+          ...adopted.spec,
+          workloads: [...adopted.spec.workloads, ...refs.filter((r) => !listed.has(workloadKey(r)))],
+        },
+      } as Application);
+      continue;
     }
     applications.push({
       apiVersion: API,
@@ -481,4 +512,9 @@ function inferDelivery(
     };
   }
   return { delivery: { method: 'patch' } };
+}
+
+/** The resources of a proposal in apply order (Environments, Applications, then the flow). */
+export function proposedResources(p: Proposal): Array<Application | Environment | PromotionFlow> {
+  return [...p.environments, ...p.applications, ...(p.flow ? [p.flow] : [])];
 }

@@ -4,7 +4,7 @@ import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextCli
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isNotFound, type KubeRest } from '../kube/rest.js';
 import { discoverEnvironment } from './discover.js';
-import { type Proposal, proposeAdoption } from './propose.js';
+import { type Proposal, proposeAdoption, proposedResources } from './propose.js';
 
 /** One environment to scan: its name, the kubeconfig context of its cluster and its namespace there. */
 export interface AdoptTarget {
@@ -97,11 +97,6 @@ export async function planAdoption(
     existing: { applications, environments, flows },
   });
   return { namespace, control, proposal };
-}
-
-/** The resources of a proposal in apply order (Environments, Applications, then the flow). */
-export function proposedResources(p: Proposal): Array<Application | Environment | PromotionFlow> {
-  return [...p.environments, ...p.applications, ...(p.flow ? [p.flow] : [])];
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Environment } from '@kpromo/api';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { Access } from './access.js';
@@ -18,6 +19,11 @@ export interface ApiContext {
   namespace: string;
   /** Custom resources (`<plural>.<group>`) POST /resources may write as the caller; none when absent. */
   resourceKinds?: readonly string[];
+  /**
+   * A client of an Environment's cluster as the controller (clusterAccess decides, as for
+   * promotions): what POST /adopt reads workloads with. Absent in sessions that cannot (the CLI).
+   */
+  environmentClient?(env: Environment): Promise<KubeRest>;
   /** Resolves a tag to a digest in an Environment registry when a workload does not pin one. */
   resolveDigest?(
     env: { host: string; insecure?: boolean },

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import {
+  AdoptBody,
   AlertmanagerWebhookBody,
   CONTROLLER_API,
   type ControllerOperationId,
@@ -11,6 +12,7 @@ import {
   StopLineBody,
 } from '@kpromo/contract';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { proposeAdoptionFor } from '../api/adopt.js';
 import { type LineStopAlertSettings, receiveAlerts } from '../api/alertReceiver.js';
 import { type ApiContext, ApiError } from '../api/context.js';
 import { listFlows } from '../api/flows.js';
@@ -207,6 +209,9 @@ export function createApp(d: ServerDeps): express.Express {
     // Release history and DORA keys: only namespaces where the caller may list PromotionPlans (api/history.ts).
     listHistory: async (req) => listHistory(d.api, callerOf(req), parseInput(HistoryQuery, req.query, 'query')),
     doraInsights: async (req) => doraInsights(d.api, callerOf(req), parseInput(DoraQuery, req.query, 'query')),
+    // Onboarding: a proposal to review, never a write (api/adopt.ts).
+    proposeAdoption: async (req) =>
+      proposeAdoptionFor(d.api, callerOf(req), parseInput(AdoptBody, req.body, 'request body')),
     // One custom resource of a kind opened by resourceKinds, written as the caller (api/resources.ts).
     applyResource: async (req) =>
       applyResource(d.api, callerOf(req), parseInput(ResourceActionBody, req.body, 'request body')),

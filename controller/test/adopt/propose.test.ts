@@ -1,3 +1,4 @@
+import type { Application } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { type FoundEnvironment, findValuePath, proposeAdoption } from '../../src/adopt/propose.js';
 
@@ -153,6 +154,73 @@ describe('proposeAdoption', () => {
     const third = proposeAdoption({ namespace: 'n', environments: grown, owner: 'platform', existing });
     expect(third.applications.map((a) => a.metadata.name)).toEqual(['search']);
     expect(third.updates).toEqual(['PromotionFlow/main']);
+  });
+
+  it('keeps an Application that already promotes a repository, under its name and owner, adding only workloads it lacks', () => {
+    const app = (name: string, repository: string, workloads: Array<{ kind: 'Deployment'; name: string }>) =>
+      ({
+        apiVersion: 'promotions.kpromo.dev/v1alpha1',
+        kind: 'Application',
+        metadata: { name, namespace: 'n' },
+        spec: { owner: 'team-checkout', image: { repository }, workloads, labels: { tier: 'gold' } },
+      }) as Application;
+    // "basket" promotes shop/cart (discovery would call it cart); "web" names another repository.
+    const existing = {
+      applications: [
+        app('basket', 'shop/cart', [{ kind: 'Deployment', name: 'cart' }]),
+        app('web', 'legacy/web', [{ kind: 'Deployment', name: 'old-web' }]),
+      ],
+      environments: [],
+      flows: [],
+    };
+    const p = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing });
+    const basket = p.applications.find((a) => a.metadata.name === 'basket');
+    // Its own settings stay; cart-worker, which runs the same image, joins it.
+    expect(basket?.spec).toEqual({
+      owner: 'team-checkout',
+      image: { repository: 'shop/cart' },
+      labels: { tier: 'gold' },
+      workloads: [
+        { kind: 'Deployment', name: 'cart' },
+        { kind: 'Deployment', name: 'cart-worker' },
+      ],
+    });
+    expect(p.updates).toContain('Application/basket');
+    expect(p.applications.some((a) => a.metadata.name === 'cart')).toBe(false);
+    // shop/web may not take the name of the Application promoting legacy/web.
+    expect(p.applications.find((a) => a.spec.image.repository === 'shop/web')?.metadata.name).toBe('shop-web');
+    expect(p.findings).toContainEqual({
+      level: 'undecided',
+      subject: 'Application web',
+      message: 'an Application promoting another repository is named web; shop/web is named shop-web',
+    });
+    // Once cart-worker is listed, nothing about basket is proposed again.
+    const again = proposeAdoption({
+      namespace: 'n',
+      environments: estate(),
+      owner: 'platform',
+      existing: { ...existing, applications: [basket!, existing.applications[1]] },
+    });
+    expect(again.unchanged).toContain('Application/basket');
+    expect(again.applications.some((a) => a.metadata.name === 'basket')).toBe(false);
+  });
+
+  it('takes the registry and prefix of an Environment that exists instead of inferring them', () => {
+    const [dev, stable] = estate();
+    // Configured: stable's prefix is stable/shop, so repositories are cart and web, not shop/cart.
+    const p = proposeAdoption({
+      namespace: 'n',
+      environments: [
+        { ...dev, registry: { host: 'reg.example.com', prefix: 'shop' } },
+        { ...stable, registry: { host: 'reg.example.com', prefix: 'stable/shop' } },
+      ],
+      owner: 'platform',
+    });
+    expect(p.applications.map((a) => a.spec.image.repository).sort()).toEqual(['cart', 'report', 'web']);
+    expect(p.environments.map((e) => e.spec.registry)).toEqual([
+      { host: 'reg.example.com', prefix: 'shop' },
+      { host: 'reg.example.com', prefix: 'stable/shop' },
+    ]);
   });
 
   it('infers helmRelease delivery with the values path of the running tag, and git delivery for Kustomization-applied workloads', () => {

@@ -193,6 +193,27 @@ export const ResourceActionBody = z.object({
   ),
 });
 
+/**
+ * POST /adopt: discovery of what runs in a flow's Environments and the Applications proposed for
+ * it. Nothing is written: the answer is YAML to review and apply (a pull request, kubectl).
+ */
+export const AdoptBody = z.object({
+  namespace: optional(k8sName),
+  /** The flow adopted into; the namespace's only flow when absent. */
+  flow: optional(k8sName),
+  /** Applications to propose, by name (from an earlier answer's candidates); all when absent. */
+  applications: optional(
+    z.array(k8sName, { error: 'must be a list of Application names' }).max(500, 'at most 500 entries'),
+  ),
+  /** Owning team where no workload label names one. */
+  owner: optional(pattern(DNS_LABEL, 'a team name (a DNS label)')),
+  /** The workload label that names the owning team (default `team`). */
+  ownerLabel: optional(
+    requiredString('a label key').regex(LABEL_KEY, 'must be a label key such as team or example.com/team'),
+  ),
+});
+export type AdoptBody = z.output<typeof AdoptBody>;
+
 export type NamespaceQuery = z.output<typeof NamespaceQuery>;
 export type ApplicationsQuery = z.output<typeof ApplicationsQuery>;
 export type ApplicationsQueryInput = z.input<typeof ApplicationsQuery>;

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { z } from 'zod';
 import {
+  AdoptBody,
   AlertmanagerWebhookBody,
   ApplicationsQuery,
   ApproveBody,
@@ -18,6 +19,7 @@ import {
 } from './inputs.js';
 import { PlanDetails } from './planProgress.js';
 import {
+  AdoptionProposal,
   AlertReceipt,
   ApplicationInfoList,
   ApplicationList,
@@ -171,6 +173,16 @@ export const CONTROLLER_ROUTES: readonly Route[] = [
     body: ResourceActionBody,
     status: 200,
     response: ResourceActionResult,
+  },
+  {
+    method: 'post',
+    path: '/adopt',
+    operationId: 'proposeAdoption',
+    summary:
+      "Reads what runs in a flow's Environments and proposes Applications for it (YAML to review and apply by pull request or kubectl; nothing is written). Needs RBAC create on applications in the namespace.",
+    body: AdoptBody,
+    status: 200,
+    response: AdoptionProposal,
   },
   {
     method: 'get',

@@ -495,3 +495,52 @@ export const AlertReceipt = Type.Object(
   { $id: 'AlertReceipt' },
 );
 export type AlertReceipt = Static<typeof AlertReceipt>;
+
+/** What `POST /adopt` proposes: Applications for the workloads a flow's Environments run. */
+export const AdoptionProposal = Type.Object(
+  {
+    namespace: Type.String(),
+    flow: Type.String(),
+    scanned: Type.Array(
+      Type.Object({
+        environment: Type.String(),
+        namespace: Type.String({ description: "The Environment's namespace in its cluster." }),
+        workloads: Type.Integer({ minimum: 0 }),
+        error: Type.Optional(Type.String({ description: 'Why it could not be read (nothing is proposed from it).' })),
+      }),
+    ),
+    candidates: Type.Array(
+      Type.Object({
+        application: Type.String(),
+        owner: Type.String(),
+        repository: Type.String(),
+        workloads: Type.Array(Type.String(), { description: 'Kind/name of each workload it moves.' }),
+        chosen: Type.Boolean({ description: 'In the resources proposed.' }),
+        change: Type.Union([Type.Literal('create'), Type.Literal('update')]),
+      }),
+      { description: 'Every Application discovery proposes; choose some with `applications`.' },
+    ),
+    resources: Type.Array(
+      Type.Object({
+        kind: Type.String(),
+        name: Type.String(),
+        change: Type.Union([Type.Literal('create'), Type.Literal('update')]),
+        governed: Type.Boolean({ description: 'Applying it needs RBAC verb govern (release policy).' }),
+        toComplete: Type.Optional(Type.String({ description: 'What to fill in by hand before applying it.' })),
+        fileName: Type.String({ description: 'A file name for it, e.g. application-cart.yaml.' }),
+        yaml: Type.String(),
+      }),
+    ),
+    yaml: Type.String({ description: 'Every resource proposed, as YAML documents in apply order.' }),
+    findings: Type.Array(
+      Type.Object({
+        level: Type.Union([Type.Literal('undecided'), Type.Literal('note')]),
+        subject: Type.String(),
+        message: Type.String(),
+      }),
+    ),
+    unchanged: Type.Array(Type.String(), { description: 'Kind/name already exactly as discovery reads it.' }),
+  },
+  { $id: 'AdoptionProposal' },
+);
+export type AdoptionProposal = Static<typeof AdoptionProposal>;

@@ -58,6 +58,7 @@ export function createRouter(o: {
     getPlan: async (req) => s.getPlan(await caller(req), req.params),
     approvePlan: async (req) => s.approve(await caller(req), req.params, req.body),
     rollbackPlan: async (req) => s.rollback(await caller(req), req.params, req.body),
+    proposeAdoption: async (req) => s.proposeAdoption(await caller(req), req.body),
     listLineStops: async (req) => s.lineStops(await caller(req), req.query),
     stopLine: async (req) => s.stopLine(await caller(req), req.body),
     liftLineStop: async (req) => s.liftLine(await caller(req), req.params),

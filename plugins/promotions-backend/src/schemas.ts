@@ -5,6 +5,7 @@ import type { z } from 'zod';
 // The request schemas are the wire contract's (@kpromo/contract): what the backend accepts is
 // exactly what the controller accepts.
 export {
+  AdoptBody,
   ApplicationsQuery,
   ApproveBody,
   CreatePlanBody,

@@ -9,6 +9,7 @@ import { InputError, NotAllowedError, NotFoundError, ServiceUnavailableError } f
 import type { BasicPermission, ResourcePermission } from '@backstage/plugin-permission-common';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
+  type AdoptionProposal,
   type ApplicationInfo,
   type CreatePlanResponse,
   type DiffWithImages,
@@ -25,6 +26,7 @@ import {
   PlansQuery,
   type PromotionPlan,
   planProgress,
+  promotionAdoptPermission,
   promotionLineStopPermission,
   promotionPlanApprovePermission,
   promotionPlanCreatePermission,
@@ -49,6 +51,7 @@ import {
 } from './config.js';
 import { ControllerClient } from './controllerClient.js';
 import {
+  AdoptBody,
   ApplicationsQuery,
   ApproveBody,
   CreatePlanBody,
@@ -485,6 +488,23 @@ export class PromotionsService implements PromotionsOperations {
     );
     this.logger.info(`${r.kind} ${r.namespace}/${r.name}: ${b.operation} by ${identityOf(c)}`);
     return r;
+  }
+
+  /**
+   * Proposes Applications for what runs in a flow's Environments, as the caller: promotion.adopt
+   * here, RBAC create on applications at the controller, which reads the clusters and writes nothing.
+   */
+  async proposeAdoption(c: Caller, body: unknown): Promise<AdoptionProposal> {
+    const b = parseInput(AdoptBody, body, 'request body');
+    await this.requireBasic(c, promotionAdoptPermission);
+    const namespace = this.ns(b.namespace);
+    const out = await this.controller(namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/adopt', { body: { ...b, ...(namespace ? { namespace } : {}) } }),
+    );
+    this.logger.info(
+      `adoption proposed in ${out.namespace} (flow ${out.flow}) for ${identityOf(c)}: ${out.resources.length} resource(s)`,
+    );
+    return out;
   }
 
   /** Where the line is stopped, in namespaces the user may list LineStops (the controller filters). */

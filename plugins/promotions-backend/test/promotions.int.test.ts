@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { coreServices, createBackendModule, createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
 import catalogBackend from '@backstage/plugin-catalog-backend';
@@ -19,10 +20,13 @@ import { responseChecker } from '@kpromo/contract/testing';
 import { loadConfig, type Running, startController } from '@kpromo/controller';
 import {
   applyCr,
+  applyDeployment,
+  approveAsAdmin,
   deleteNs,
   ensureNs,
   getDeployment,
   getPlan,
+  pushTestImage,
   restFor,
   seedTwoStageRelease,
   waitPlan,
@@ -36,6 +40,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { ControllerClient, promotionsPlugin } from '../src/index.js';
 
 // Test-side view of JSON answers: assertions walk into them freely.
@@ -262,6 +267,31 @@ const templates = () => [
   },
 ];
 
+/**
+ * The onboarding template as shipped (examples/portal/templates), except its pull-request step:
+ * GitHub cannot run here, so that step is debug:log listing the workspace with the files' contents,
+ * which is what the pull request would carry; its link output goes with it.
+ */
+function adoptTemplate() {
+  const file = join(
+    dirname(fileURLToPath(import.meta.url)),
+    '../../../examples/portal/templates/adopt-into-kpromo.yaml',
+  );
+  const t = parseYaml(readFileSync(file, 'utf8')) as Json;
+  const pr = t.spec.steps.findIndex((s: Json) => s.id === 'pr');
+  expect(t.spec.steps[pr].action).toBe('publish:github:pull-request');
+  t.spec.steps[pr] = {
+    id: 'pr',
+    name: 'The pull request content',
+    action: 'debug:log',
+    input: { listWorkspace: 'with-contents' },
+  };
+  delete t.spec.output.links;
+  // The form's GitHub repository is not needed without the pull request.
+  for (const page of t.spec.parameters) page.required = (page.required ?? []).filter((r: string) => r !== 'repoUrl');
+  return t;
+}
+
 /** Starts a task from a template through the scaffolder's REST API as `user` and waits for its end. */
 async function runTask(user: string, template: string, values: Record<string, unknown>) {
   const res = await fetch(`${base}/api/scaffolder/v2/tasks`, {
@@ -478,7 +508,7 @@ beforeAll(async () => {
           `apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ${app}\nspec:\n  type: service\n  lifecycle: production\n  owner: ${app === 'billing' ? 'group:default/team-b' : ALICE}\n`,
       ),
       // The scaffolder reads templates from the catalog (JSON is YAML).
-      ...templates().map((t) => `${JSON.stringify(t)}\n`),
+      ...[...templates(), adoptTemplate()].map((t) => `${JSON.stringify(t)}\n`),
     ].join('---\n'),
   );
 
@@ -531,7 +561,7 @@ beforeAll(async () => {
       const e = (await r.json()) as { relations?: Array<{ type: string }> };
       if (!e.relations?.some((x) => x.type === 'ownedBy'))
         throw new Error(`no ownedBy: ${JSON.stringify(e).slice(0, 300)}`);
-      for (const t of templates()) {
+      for (const t of [...templates(), adoptTemplate()]) {
         const tr = await fetch(`${base}/api/catalog/entities/by-name/template/default/${t.metadata.name}`, {
           headers: { authorization: mockCredentials.service.header() },
         });
@@ -1488,5 +1518,122 @@ describe('promotions backend plugin in a real test backend against the real cont
     ).toBeDefined();
     const adminLift = await api(`/linestops/${NS}/port-${RUN}/lift`, { user: ADMIN, method: 'POST' });
     expect(adminLift.status, JSON.stringify(adminLift.json)).toBe(200);
+  });
+
+  it('adopts running workloads through the onboarding template as the signed-in user; the merged proposal promotes', async () => {
+    // Running but not adopted: newsvc and its worker share one image in dev and stable; a public
+    // redis runs in dev beside them.
+    const digest = async (host: string, repository: string, tag: string) =>
+      (await pushTestImage({ host, repository, tag, seed: `bsb-${RUN}-${repository}-${tag}` })).digest;
+    const newDev = await digest(source, `${REPO}/newsvc`, 'v2.0.0');
+    const oldStable = await digest(target, `stable/${REPO}/newsvc`, 'v1.0.0');
+    for (const name of ['newsvc', 'newsvc-worker']) {
+      await applyDeployment(dev, APPS_NS, name, `${source}/${REPO}/newsvc:v2.0.0@${newDev}`);
+      await applyDeployment(stable, APPS_NS, name, `${target}/stable/${REPO}/newsvc:v1.0.0@${oldStable}`);
+    }
+    await applyDeployment(dev, APPS_NS, 'cache', 'docker.io/library/redis:7');
+
+    // mallory lacks promotion.adopt: refused before the controller is asked.
+    const denied = await runTask(MALLORY, 'kpromo-adopt', { namespace: NS });
+    expect(denied.status, denied.log).toBe('failed');
+    expect(denied.error).toEqual({ name: 'NotAllowedError', message: `${MALLORY} is not allowed to promotion.adopt` });
+    // The controller requires RBAC create on applications: alice holds it through her group only.
+    const direct = new ControllerClient(async () => `http://127.0.0.1:${ctl.port}`, TOKEN);
+    await expect(
+      direct.call({ user: ALICE }, (a) => a.POST('/adopt', { body: { namespace: NS } })),
+    ).rejects.toMatchObject({
+      name: 'NotAllowedError',
+      message: `forbidden: ${ALICE} (via ${BACKEND_USER}) may not create applications in namespace ${NS} (Kubernetes RBAC)`,
+    });
+
+    // The REST route: every candidate (the adopted apps are matched by repository, not proposed again).
+    const rest = await api('/adopt', { user: ALICE, method: 'POST', body: { namespace: NS, owner: 'team-a' } });
+    expect(rest.status, JSON.stringify(rest.json)).toBe(200);
+    expect(responseChecker(BACKEND_API)('POST', '/adopt', 200, rest.json)).toEqual([]);
+    expect(rest.json.candidates).toEqual([
+      {
+        application: 'newsvc',
+        owner: 'team-a',
+        repository: `${REPO}/newsvc`,
+        workloads: ['Deployment/newsvc', 'Deployment/newsvc-worker'],
+        chosen: true,
+        change: 'create',
+      },
+    ]);
+    expect(rest.json.unchanged).toEqual(APPS.map((a) => `Application/${a}`).sort());
+    expect(rest.json.scanned).toEqual([
+      { environment: 'dev', namespace: APPS_NS, workloads: 7 },
+      { environment: 'stable', namespace: APPS_NS, workloads: 6 },
+    ]);
+    expect(rest.json.findings).toContainEqual({
+      level: 'undecided',
+      subject: 'Deployment dev/cache',
+      message: `container main runs docker.io/library/redis, not from ${source} (the registry the other workloads of dev use): not adopted; promote it from its own registry in an Environment of its own`,
+    });
+
+    // A name discovery does not propose is refused, and no pull request would be opened.
+    const wrong = await runTask(ALICE, 'kpromo-adopt', { namespace: NS, applications: ['nope'] });
+    expect(wrong.status, wrong.log).toBe('failed');
+    expect(wrong.error?.name).toBe('InputError');
+    expect(wrong.error?.message).toContain(
+      `nothing to adopt into flow ${NS}/main: none of the chosen applications is proposed`,
+    );
+    expect(wrong.error?.message).toContain('discovery proposes no Application nope');
+
+    // alice chooses newsvc: the real scaffolder writes its file into the workspace for the pull request.
+    const task = await runTask(ALICE, 'kpromo-adopt', { namespace: NS, owner: 'team-a', applications: ['newsvc'] });
+    expect(task.status, task.log).toBe('completed');
+    expect(task.log).toContain(' - kpromo/application-newsvc.yaml:');
+    const [files, notes] = (task.output?.text ?? []) as Array<{ title: string; content: string }>;
+    expect(files.content).toContain('Files: kpromo/application-newsvc.yaml');
+    expect(notes.content).toContain('undecided  Deployment dev/cache');
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(files.content)?.[1] ?? '';
+    const docs = parseAllDocuments(yaml).map((d) => d.toJSON() as Json);
+    expect(docs).toEqual([
+      {
+        apiVersion: 'promotions.kpromo.dev/v1alpha1',
+        kind: 'Application',
+        metadata: { name: 'newsvc', namespace: NS },
+        spec: {
+          owner: 'team-a',
+          type: 'service',
+          image: { repository: `${REPO}/newsvc` },
+          workloads: [
+            { kind: 'Deployment', name: 'newsvc' },
+            { kind: 'Deployment', name: 'newsvc-worker' },
+          ],
+        },
+      },
+    ]);
+    // Nothing was written by the portal.
+    expect(
+      await dev.getOrUndefined(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/applications/newsvc`),
+    ).toBeUndefined();
+
+    // The pull request merged and applied (here with the test's admin kubeconfig): the controller
+    // computes newsvc's candidate from what runs, and a promotion through it succeeds.
+    for (const d of docs) await applyCr(dev, d as Parameters<typeof applyCr>[1]);
+    const plan = await waitFor(
+      'newsvc plan',
+      async () => {
+        const r = await api('/plans', {
+          user: ADMIN,
+          method: 'POST',
+          body: { namespace: NS, from: 'dev', to: 'stable', applications: ['newsvc'], name: `adopt-${RUN}` },
+        });
+        return r.status === 201 ? r.json : undefined;
+      },
+      30_000,
+    );
+    expect(plan.plan.spec.candidates).toMatchObject([
+      { application: 'newsvc', from: { tag: 'v2.0.0', digest: newDev } },
+    ]);
+    await approveAsAdmin(dev, NS, `adopt-${RUN}`);
+    const done = await waitPlan(dev, NS, `adopt-${RUN}`, terminal);
+    expect(done.status?.phase).toBe('Complete');
+    for (const name of ['newsvc', 'newsvc-worker'])
+      expect((await getDeployment(stable, APPS_NS, name)).spec?.template?.spec?.containers?.[0]?.image).toContain(
+        `@${newDev}`,
+      );
   });
 });

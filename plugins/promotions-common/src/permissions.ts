@@ -41,7 +41,17 @@ export const promotionLineStopPermission = createPermission({
   attributes: { action: 'update' },
 });
 
+/**
+ * Propose Applications for what runs in a flow's Environments (the onboarding template, Port's
+ * adopt action). Nothing is written; the controller also requires RBAC create on applications.
+ */
+export const promotionAdoptPermission = createPermission({
+  name: 'promotion.adopt',
+  attributes: { action: 'create' },
+});
+
 export const promotionsPermissions = [
+  promotionAdoptPermission,
   promotionPlanReadPermission,
   promotionPlanCreatePermission,
   promotionPlanApprovePermission,

@@ -16,6 +16,8 @@ export { isTerminalPlan, TERMINAL_PLAN_PHASES } from '@kpromo/api';
 /** GET /environments item. */
 export type { EnvironmentView as EnvironmentInfo } from '@kpromo/contract';
 export {
+  AdoptBody,
+  type AdoptionProposal,
   ApiCallError,
   type ApplicationInfo,
   ApplicationsQuery,

@@ -1,5 +1,6 @@
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
+  type AdoptionProposal,
   type CreatePlanResponse,
   KPROMO_GROUPS_HEADER,
   KPROMO_USER_HEADER,
@@ -88,6 +89,8 @@ export interface PromotionsOperations {
   stopLine(c: PromotionsCaller, body: unknown): Promise<LineStopView>;
   /** Lifts a LineStop as the caller. */
   liftLine(c: PromotionsCaller, params: unknown): Promise<LiftResult>;
+  /** Proposes Applications for what runs in a flow's Environments (nothing is written). */
+  proposeAdoption(c: PromotionsCaller, body: unknown): Promise<AdoptionProposal>;
   /** One custom-resource write through the controller's POST /resources; Port runs only. */
   applyResource(c: PromotionsCaller, body: unknown): Promise<ResourceActionResult>;
 }

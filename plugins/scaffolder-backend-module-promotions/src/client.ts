@@ -11,6 +11,9 @@ import {
 /** The body of `POST /plans` as it travels (the OpenAPI document's request body). */
 type CreatePlanBodyWire = NonNullable<BackendPaths['/plans']['post']['requestBody']>['content']['application/json'];
 
+/** The body of `POST /adopt` as it travels. */
+type AdoptBodyWire = NonNullable<BackendPaths['/adopt']['post']['requestBody']>['content']['application/json'];
+
 /** A plan reference in the promotions backend's routes. */
 export interface PlanRef {
   namespace: string;
@@ -87,6 +90,11 @@ export class PromotionsBackendClient {
   /** `GET /plans/{namespace}/{name}` → `{plan, progress}`. */
   getPlan(credentials: BackstageCredentials, plan: PlanRef, signal?: AbortSignal) {
     return this.call(credentials, (api) => api.GET('/plans/{namespace}/{name}', { params: { path: plan } }), signal);
+  }
+
+  /** `POST /adopt`: Applications proposed for what runs in a flow's Environments (nothing is written). */
+  proposeAdoption(credentials: BackstageCredentials, body: AdoptBodyWire, signal?: AbortSignal) {
+    return this.call(credentials, (api) => api.POST('/adopt', { body }), signal);
   }
 
   /** `GET /applications?namespace=` (the backend's default namespace when omitted). */

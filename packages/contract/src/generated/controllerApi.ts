@@ -188,6 +188,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/adopt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reads what runs in a flow's Environments and proposes Applications for it (YAML to review and apply by pull request or kubectl; nothing is written). Needs RBAC create on applications in the namespace. */
+        post: operations["proposeAdoption"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/linestops": {
         parameters: {
             query?: never;
@@ -244,6 +261,50 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AdoptionProposal: {
+            namespace: string;
+            flow: string;
+            scanned: {
+                environment: string;
+                /** @description The Environment's namespace in its cluster. */
+                namespace: string;
+                workloads: number;
+                /** @description Why it could not be read (nothing is proposed from it). */
+                error?: string;
+            }[];
+            /** @description Every Application discovery proposes; choose some with `applications`. */
+            candidates: {
+                application: string;
+                owner: string;
+                repository: string;
+                /** @description Kind/name of each workload it moves. */
+                workloads: string[];
+                /** @description In the resources proposed. */
+                chosen: boolean;
+                change: "create" | "update";
+            }[];
+            resources: {
+                kind: string;
+                name: string;
+                change: "create" | "update";
+                /** @description Applying it needs RBAC verb govern (release policy). */
+                governed: boolean;
+                /** @description What to fill in by hand before applying it. */
+                toComplete?: string;
+                /** @description A file name for it, e.g. application-cart.yaml. */
+                fileName: string;
+                yaml: string;
+            }[];
+            /** @description Every resource proposed, as YAML documents in apply order. */
+            yaml: string;
+            findings: {
+                level: "undecided" | "note";
+                subject: string;
+                message: string;
+            }[];
+            /** @description Kind/name already exactly as discovery reads it. */
+            unchanged: string[];
+        };
         AlertReceipt: {
             /** @description LineStops created, <namespace>/<name>. */
             stopped: string[];
@@ -1720,6 +1781,81 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResourceActionResult"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (exists, already approved). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    proposeAdoption: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    namespace?: string;
+                    flow?: string;
+                    applications?: string[];
+                    owner?: string;
+                    ownerLabel?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdoptionProposal"];
                 };
             };
             /** @description Invalid input; the message names every bad field. */
