@@ -242,6 +242,8 @@ export const PortWebhookBody = z.object({
       name: z.string().optional(),
       /** Why the line stops (stopLine); bounded like every other input, checked again by the controller. */
       reason: z.string().max(1024).optional(),
+      /** adopt: the owning team where no workload label names one (checked by the contract's AdoptBody). */
+      owner: z.string().optional(),
     })
     .default({}),
   /**
@@ -365,13 +367,14 @@ export class PortRunner {
       const problem = ns ? namespaceProblem(ns, field) : undefined;
       if (problem) throw new InputError(`invalid Port webhook body: ${problem}`);
     }
-    const { promote, rollback, stopLine, resumeLine } = this.cfg.actions;
+    const { promote, rollback, stopLine, resumeLine, adopt } = this.cfg.actions;
     const line = b.action === stopLine ? 'stop' : b.action === resumeLine ? 'resume' : undefined;
     const kind = b.action === promote ? 'promote' : b.action === rollback ? 'rollback' : undefined;
     const resource = kind ? undefined : this.cfg.resourceActions.find((x) => Object.hasOwn(x.actions, b.action));
-    if (!kind && !resource && !line)
+    const adopting = b.action === adopt;
+    if (!kind && !resource && !line && !adopting)
       throw new InputError(
-        `unsupported Port action ${show(b.action)}: expected ${promote}, ${rollback}, ${stopLine} or ${resumeLine} (promotions.port.actions)${
+        `unsupported Port action ${show(b.action)}: expected ${promote}, ${rollback}, ${stopLine}, ${resumeLine} or ${adopt} (promotions.port.actions)${
           this.cfg.resourceActions.length
             ? ` or one of ${this.cfg.resourceActions.flatMap((x) => Object.keys(x.actions)).join(', ')} (promotions.port.resourceActions)`
             : ''
@@ -385,6 +388,7 @@ export class PortRunner {
       throw e;
     }
     if (line) return () => this.runLine(b, line);
+    if (adopting) return () => this.runAdopt(b);
     return resource ? () => this.runResource(b, resource) : () => this.run(b, kind ?? 'promote');
   }
 
@@ -501,6 +505,37 @@ export class PortRunner {
       }
       await this.log(b.runId, { message: done, terminationStatus: 'SUCCESS', statusLabel: 'Done' });
       await this.patch(b.runId, { status: 'SUCCESS', statusLabel: 'Done', summary: done });
+    } catch (e) {
+      await this.fail(b.runId, e);
+    }
+  }
+
+  /**
+   * Proposes Applications for what runs in a flow's Environments, as the run's identity (the
+   * controller requires RBAC create on applications). Nothing is written: the run's logs carry the
+   * review notes and the YAML to add to the GitOps repository, its summary what was proposed.
+   */
+  private async runAdopt(b: PortWebhookBody): Promise<void> {
+    try {
+      const caller: Caller = { kind: 'port', identity: portIdentity(this.cfg.identity, b.user) };
+      const namespace = this.namespaceFor(b.inputs.namespace);
+      this.logger.info(`Port run ${b.runId}: ${b.action} as ${caller.identity}`);
+      const apps = b.inputs.applications;
+      const chosen = (typeof apps === 'string' ? apps.split(',') : (apps ?? [])).map((a) => a.trim()).filter(Boolean);
+      const r = await this.svc.proposeAdoption(caller, {
+        ...(namespace ? { namespace } : {}),
+        ...(b.inputs.flow ? { flow: b.inputs.flow } : {}),
+        ...(b.inputs.owner ? { owner: b.inputs.owner } : {}),
+        ...(chosen.length ? { applications: chosen } : {}),
+      });
+      for (const f of r.findings) await this.log(b.runId, { message: `${f.level}: ${f.subject}: ${f.message}` });
+      const proposed = r.resources.map((x) => `${x.kind}/${x.name}${x.governed ? ' (governed)' : ''}`);
+      if (r.resources.length) await this.log(b.runId, { message: `Proposed resources (YAML):\n${r.yaml}` });
+      const summary = r.resources.length
+        ? `Proposed for flow ${r.namespace}/${r.flow}: ${proposed.join(', ')}. Nothing was applied: add the YAML in this run's logs to your GitOps repository.`
+        : `Nothing to adopt into flow ${r.namespace}/${r.flow}: ${r.candidates.length ? 'none of the chosen applications is proposed' : 'every workload found is adopted already'}.`;
+      await this.log(b.runId, { message: summary, terminationStatus: 'SUCCESS', statusLabel: 'Proposed' });
+      await this.patch(b.runId, { status: 'SUCCESS', statusLabel: 'Proposed', summary });
     } catch (e) {
       await this.fail(b.runId, e);
     }

@@ -22,8 +22,9 @@ const validate = ajv.getSchema('port#/paths/~1v1~1actions/post/requestBody/conte
 const files = readdirSync(join(root, 'examples/port')).filter((f) => f.endsWith('.json'));
 
 describe('examples/port action definitions', () => {
-  it('exist for promote, rollback, and stopping and resuming the line', () => {
+  it('exist for promote, rollback, stopping and resuming the line, and adopting', () => {
     expect(files.sort()).toEqual([
+      'kpromo_adopt.json',
       'kpromo_promote.json',
       'kpromo_resume_line.json',
       'kpromo_rollback.json',
@@ -50,9 +51,21 @@ describe('examples/port action definitions', () => {
     const port = portConfigOf(new ConfigReader({ promotions: { port: { clientId: 'id', clientSecret: 's' } } }));
     const ids = files.map((f) => JSON.parse(readFileSync(join(root, 'examples/port', f), 'utf8')).identifier);
     expect(ids.sort()).toEqual(
-      [port?.actions.promote, port?.actions.rollback, port?.actions.stopLine, port?.actions.resumeLine].sort(),
+      [
+        port?.actions.promote,
+        port?.actions.rollback,
+        port?.actions.stopLine,
+        port?.actions.resumeLine,
+        port?.actions.adopt,
+      ].sort(),
     );
-    expect(ids.sort()).toEqual(['kpromo_promote', 'kpromo_resume_line', 'kpromo_rollback', 'kpromo_stop_line']);
+    expect(ids.sort()).toEqual([
+      'kpromo_adopt',
+      'kpromo_promote',
+      'kpromo_resume_line',
+      'kpromo_rollback',
+      'kpromo_stop_line',
+    ]);
   });
 
   it("the exporter's actions for a discovered CRD send what the webhook parses, under the identifiers resourceActions accepts", () => {

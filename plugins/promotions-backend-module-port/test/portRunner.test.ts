@@ -130,6 +130,7 @@ const portCfg = (o: Partial<PortConfig> = {}): PortConfig => ({
     rollback: 'kpromo_rollback',
     stopLine: 'kpromo_stop_line',
     resumeLine: 'kpromo_resume_line',
+    adopt: 'kpromo_adopt',
   },
   identity: 'port:{email}',
   waitTimeoutSeconds: 5,
@@ -248,17 +249,23 @@ describe('PortRunner: a signed delivery', () => {
       await expect(r.prepare(d.raw, d.headers), action).rejects.toThrow(
         expect.objectContaining({
           name: 'InputError',
-          message: `unsupported Port action "${action}": expected kpromo_promote, kpromo_rollback, kpromo_stop_line or kpromo_resume_line (promotions.port.actions)`,
+          message: `unsupported Port action "${action}": expected kpromo_promote, kpromo_rollback, kpromo_stop_line, kpromo_resume_line or kpromo_adopt (promotions.port.actions)`,
         }),
       );
     }
     expect(r.rememberedRuns).toBe(0);
     const custom = runner({
-      actions: { promote: 'acme_release', rollback: 'acme_undo', stopLine: 'acme_stop', resumeLine: 'acme_resume' },
+      actions: {
+        promote: 'acme_release',
+        rollback: 'acme_undo',
+        stopLine: 'acme_stop',
+        resumeLine: 'acme_resume',
+        adopt: 'acme_adopt',
+      },
     });
     const old = delivery(promote('act-custom-1'));
     await expect(custom.prepare(old.raw, old.headers)).rejects.toThrow(
-      /expected acme_release, acme_undo, acme_stop or acme_resume/,
+      /expected acme_release, acme_undo, acme_stop, acme_resume or acme_adopt/,
     );
     const ok = delivery(promote('act-custom-2', { action: 'acme_release' }));
     expect(typeof (await custom.prepare(ok.raw, ok.headers))).toBe('function');
@@ -447,7 +454,7 @@ describe('PortRunner: a signed delivery', () => {
     it('accepts only the configured action identifiers (400 naming them)', async () => {
       const d = act('res-x', 'delete_gadget', { name: 'g', namespace: NS });
       await expect(runner(cfg).prepare(d.raw, d.headers)).rejects.toThrow(
-        /expected kpromo_promote, kpromo_rollback, kpromo_stop_line or kpromo_resume_line \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
+        /expected kpromo_promote, kpromo_rollback, kpromo_stop_line, kpromo_resume_line or kpromo_adopt \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
       );
       const none = act('res-y', 'create_widget', { name: 'w', namespace: NS });
       await expect(runner().prepare(none.raw, none.headers)).rejects.toThrow(/unsupported Port action "create_widget"/);
@@ -525,6 +532,7 @@ describe('readPortConfig: promotions.port', () => {
         rollback: 'kpromo_rollback',
         stopLine: 'kpromo_stop_line',
         resumeLine: 'kpromo_resume_line',
+        adopt: 'kpromo_adopt',
       },
       identity: 'port:{email}',
       waitTimeoutSeconds: 1800,

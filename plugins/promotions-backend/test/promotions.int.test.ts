@@ -1610,6 +1610,38 @@ describe('promotions backend plugin in a real test backend against the real cont
       await dev.getOrUndefined(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/applications/newsvc`),
     ).toBeUndefined();
 
+    // The same from Port (kpromo_adopt on the flow's entity) as port:alice@example.com: the
+    // proposal lands in the run's logs, nothing is applied.
+    const adoptBody = {
+      runId: `adopt-${RUN}`,
+      action: 'kpromo_adopt',
+      user: 'alice@example.com',
+      inputs: { namespace: NS, flow: 'main', applications: 'newsvc', owner: 'team-a' },
+    };
+    expect((await portWebhook(adoptBody, portSign(JSON.stringify(adoptBody)))).status).toBe(202);
+    const adoptRun = await waitFor(
+      'port adopt run',
+      async () => {
+        const r = runs.get(`adopt-${RUN}`);
+        return r?.patches.some((p) => p.status) ? r : undefined;
+      },
+      60_000,
+    );
+    expect(adoptRun.patches.at(-1), JSON.stringify(adoptRun.logs)).toEqual({
+      status: 'SUCCESS',
+      statusLabel: 'Proposed',
+      summary: `Proposed for flow ${NS}/main: Application/newsvc. Nothing was applied: add the YAML in this run's logs to your GitOps repository.`,
+    });
+    const portYaml = adoptRun.logs
+      .map((l) => String(l.message))
+      .find((m) => m.startsWith('Proposed resources (YAML):'));
+    expect(
+      parseAllDocuments(portYaml?.replace('Proposed resources (YAML):\n', '') ?? '').map((d) => d.toJSON()),
+    ).toEqual(docs);
+    expect(adoptRun.logs.map((l) => l.message)).toContainEqual(
+      expect.stringMatching(/^undecided: Deployment dev\/cache: /),
+    );
+
     // The pull request merged and applied (here with the test's admin kubeconfig): the controller
     // computes newsvc's candidate from what runs, and a promotion through it succeeds.
     for (const d of docs) await applyCr(dev, d as Parameters<typeof applyCr>[1]);
