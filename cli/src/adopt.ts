@@ -36,7 +36,10 @@ export function parseTargets(specs: string[] | undefined): AdoptTarget[] | undef
 }
 
 /** The report, one line per finding, then what was left out and why. */
-export const adoptReport = (p: Proposal) => `${adoptReportLines(p).map((l) => printable(l)).join('\n')}\n`;
+export const adoptReport = (p: Proposal) =>
+  `${adoptReportLines(p)
+    .map((l) => printable(l))
+    .join('\n')}\n`;
 
 /**
  * `kpromo adopt`: scans the environments with your kubeconfig and proposes Applications,
@@ -68,8 +71,7 @@ export async function adoptCommand(
   io.warn(adoptReport(proposal));
   if (o.out) {
     mkdirSync(o.out, { recursive: true });
-    for (const r of proposedResources(proposal))
-      writeFileSync(join(o.out, resourceFileName(r)), stringify(r));
+    for (const r of proposedResources(proposal)) writeFileSync(join(o.out, resourceFileName(r)), stringify(r));
   } else if (g.output === 'json') io.write(`${JSON.stringify(proposal, null, 2)}\n`);
   else io.write(adoptYaml(proposal));
   if (o.apply) {

@@ -415,7 +415,10 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     .description(
       'check the installation as you: CRDs, admission policies, environments, registries, the controller leader, clock skew; exit 1 when a check fails',
     )
-    .option('--check <id...>', 'only these checks (crds, admission, environments, registries, leader, clock)')
+    .option(
+      '--check <id...>',
+      'only these checks (crds, admission, environments, controller, registries, leader, clock)',
+    )
     .action(async (o: DoctorCliOptions, cmd: Command) => {
       const results = await doctorCommand(o, cmd.optsWithGlobals<GlobalOptions>());
       print(cmd, { results }, () => doctorText(results));

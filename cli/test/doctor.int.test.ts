@@ -85,6 +85,17 @@ beforeAll(async () => {
     async () => dev.getOrUndefined(`/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${LEASE}`),
     30_000,
   );
+  // The controller has reported on both Environments (what the controller check reads).
+  await waitFor(
+    'Environments Ready',
+    async () => {
+      const { items } = (await dev.get(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/environments`)) as {
+        items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>;
+      };
+      return items.every((e) => e.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    },
+    30_000,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -112,7 +123,11 @@ describe('kpromo doctor', () => {
     );
     expect(r.out).toMatch(new RegExp(`PASS {2}leader {7}Lease ${NS}/${LEASE}: held by \\S+, renewed \\d+s ago`));
     expect(r.out).toMatch(/PASS {2}clock {8}apiserver of dev: /);
-    expect(lines.at(-1)).toBe('17 passed, 0 warning(s), 0 failed');
+    // The controller's own view of each Environment (its Ready condition).
+    expect(r.out).toContain(
+      `PASS  controller   Environment stable: the controller watches namespace ${APPS_NS} of cluster stable: watching Deployments, StatefulSets in namespace ${APPS_NS} of cluster context:stable; 0 application(s) observed`,
+    );
+    expect(lines.at(-1)).toBe('19 passed, 0 warning(s), 0 failed');
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
@@ -180,6 +195,29 @@ describe('kpromo doctor', () => {
     expect(r.out + r.err).not.toContain(WRONG);
   });
 
+  it("fails an Environment the controller itself cannot reach, from the controller's own Ready condition", async () => {
+    await applyCr(dev, env('nowhere', `nowhere-${RUN}`, APPS_NS, { host: target, insecure: true }));
+    await waitFor(
+      'the controller reports on nowhere',
+      async () => {
+        const e = (await dev.get(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/environments/nowhere`)) as {
+          status?: { conditions?: Array<{ type: string; status: string }> };
+        };
+        return e.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'False');
+      },
+      30_000,
+    );
+    const r = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'controller']);
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.out).toMatch(
+      new RegExp(
+        `FAIL {2}controller {3}Environment nowhere: the controller cannot reach namespace ${APPS_NS} of cluster nowhere-${RUN}: .*nowhere-${RUN}`,
+      ),
+    );
+    expect(r.out).toContain('fix: check the address and credentials the controller uses for that cluster');
+    expect(r.out).toMatch(/PASS {2}controller {3}Environment dev: the controller watches/);
+  });
+
   it('fails the leader check when no controller holds the configured Lease', async () => {
     const r = await kpromo([
       'doctor',
@@ -222,7 +260,7 @@ describe('kpromo doctor', () => {
     expect(r).toMatchObject({
       code: EXIT.USAGE,
       err: expect.stringContaining(
-        'unknown check(s) nope; known: crds, admission, environments, registries, leader, clock',
+        'unknown check(s) nope; known: crds, admission, environments, controller, registries, leader, clock',
       ),
     });
   });

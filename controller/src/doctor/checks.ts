@@ -1,6 +1,7 @@
 import { admissionCheck } from './admission.js';
 import type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
 import { clockCheck } from './clock.js';
+import { controllerViewCheck } from './controllerView.js';
 import { crdsCheck } from './crds.js';
 import { environmentsCheck, registriesCheck } from './environments.js';
 import { leaderCheck } from './leader.js';
@@ -10,6 +11,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   crdsCheck,
   admissionCheck,
   environmentsCheck,
+  controllerViewCheck,
   registriesCheck,
   leaderCheck,
   clockCheck,
