@@ -3,12 +3,15 @@
 // holding its Lease, reachable clusters and registries), then each check in its failing state:
 // the `prod` cluster where kpromo is not installed, an Environment whose namespace is missing, one
 // clusterAccess refuses, a registry that refuses its credentials, and a Lease nobody holds.
+
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type Running, startController } from '@kpromo/controller';
 import {
   applyCr,
+  applyHelmRelease,
   controllerConfig,
   deleteNs,
   ensureNs,
@@ -16,11 +19,24 @@ import {
   restFor,
   serviceAccountKubeconfig,
 } from '@kpromo/controller/testing';
-import { applyCrds, kubeConfigFor, startBasicAuthProxy, waitFor } from '@kpromo/test-harness';
+import {
+  applyCrds,
+  createBareRepo,
+  type GitHttpServer,
+  installFluxApiCrds,
+  kubeConfigFor,
+  needComponents,
+  startBasicAuthProxy,
+  startGitHttpServer,
+  waitFor,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { EXIT } from '../src/exitCodes.js';
 import { runKpromo } from './inProcess.js';
+
+// The delivery check reads HelmReleases: their CRD is generated from Flux's API module.
+await needComponents('flux-crds');
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `doctor-${RUN}`;
@@ -34,6 +50,8 @@ const dir = mkdtempSync(join(tmpdir(), 'kpromo-doctor-'));
 const WRONG = 'WRONG-pw-7f3a';
 let ctl: Running | undefined;
 let proxy: Awaited<ReturnType<typeof startBasicAuthProxy>> | undefined;
+let git: GitHttpServer | undefined;
+const gitHead = (bare: string) => execFileSync('git', ['-C', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
 
 /** `kpromo` in-process with the test kubeconfig. */
 const kpromo = (args: string[]) => runKpromo(['--kubeconfig', kubeconfig, ...args]);
@@ -101,6 +119,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctl?.stop().catch(() => undefined);
   await proxy?.stop();
+  await git?.stop();
   await deleteNs(dev, NS);
   for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
@@ -218,6 +237,77 @@ describe('kpromo doctor', () => {
     expect(r.out).toMatch(/PASS {2}controller {3}Environment dev: the controller watches/);
   });
 
+  it('checks each delivery: a HelmRelease missing then present, a GitOps branch with its credentials, and a wrong password', async () => {
+    await installFluxApiCrds(kubeConfigFor('dev', kubeconfig), ['helmreleases']);
+    await applyCr(dev, {
+      kind: 'Environment',
+      metadata: { name: 'helm', namespace: NS },
+      spec: {
+        cluster: { context: 'dev' },
+        namespace: APPS_NS,
+        registry: { host: source, insecure: true },
+        delivery: { method: 'helmRelease', helmRelease: { name: 'hr-{app}', valuesPath: 'image.tag' } },
+      },
+    });
+    const repo = createBareRepo({ 'apps/web.yaml': 'image: x\n' });
+    git = await startGitHttpServer({ root: dirname(repo.dir), users: { bob: 'bob-git-pw' } });
+    const basicAuth = async (name: string, password: string) =>
+      dev.create(`/api/v1/namespaces/${NS}/secrets`, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/basic-auth',
+        metadata: {
+          name,
+          namespace: NS,
+          labels: { 'promotions.kpromo.dev/credential': 'true' },
+          annotations: { 'promotions.kpromo.dev/destinations': `${git?.baseUrl}/` },
+        },
+        stringData: { username: 'bob', password },
+      });
+    await basicAuth('git-ok', 'bob-git-pw');
+    await basicAuth('git-wrong', WRONG);
+    const gitEnv = (name: string, secret: string) =>
+      applyCr(dev, {
+        kind: 'Environment',
+        metadata: { name, namespace: NS },
+        spec: {
+          cluster: { context: 'stable' },
+          namespace: APPS_NS,
+          registry: { host: target, insecure: true },
+          delivery: {
+            method: 'git',
+            git: {
+              repository: git?.url('remote.git'),
+              branch: 'main',
+              path: 'apps/{app}.yaml',
+              credentialsSecretRef: { name: secret },
+            },
+          },
+        },
+      });
+    await gitEnv('gitops', 'git-ok');
+    await gitEnv('gitops-wrong', 'git-wrong');
+
+    const doctor = () => kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'delivery']);
+    const before = await doctor();
+    expect(before.code).toBe(EXIT.FAILURE);
+    expect(before.out).toContain(`FAIL  delivery     Environment helm HelmReleases: missing: ${APPS_NS}/hr-web (web)`);
+    expect(before.out).toContain('fix: create them, or fix delivery.helmRelease.name');
+    const head = gitHead(repo.dir);
+    expect(before.out).toContain(
+      `PASS  delivery     Environment gitops git ${git?.url('remote.git')}: branch main at ${head.slice(0, 12)}, with its credentials`,
+    );
+    expect(before.out).toMatch(
+      /FAIL {2}delivery {5}Environment gitops-wrong git .*: .*git ls-remote failed: .*check the credentials Secret of delivery.git/,
+    );
+    expect(before.out + before.err).not.toContain(WRONG);
+    expect(before.out + before.err).not.toContain('bob-git-pw');
+
+    await applyHelmRelease(dev, APPS_NS, 'hr-web', { image: { tag: 'v1' } });
+    const after = await doctor();
+    expect(after.out).toContain('PASS  delivery     Environment helm HelmReleases: 1 found: hr-web');
+  });
+
   it('fails the leader check when no controller holds the configured Lease', async () => {
     const r = await kpromo([
       'doctor',
@@ -260,7 +350,7 @@ describe('kpromo doctor', () => {
     expect(r).toMatchObject({
       code: EXIT.USAGE,
       err: expect.stringContaining(
-        'unknown check(s) nope; known: crds, admission, environments, controller, registries, leader, clock',
+        'unknown check(s) nope; known: crds, admission, environments, controller, registries, delivery, leader, clock',
       ),
     });
   });

@@ -89,7 +89,27 @@ export function commitImageChange(
   );
 }
 
-function client(dir: string, req: CommitImageChangeRequest): SimpleGit {
+/**
+ * The commit a branch of a GitOps repository points at, read with the delivery's credentials the
+ * way a promotion sends them (header scoped to the URL, no redirects); undefined when the
+ * repository has no such branch. For `kpromo doctor`: reachability and credentials, nothing cloned.
+ */
+export async function remoteBranchCommit(
+  req: Pick<CommitImageChangeRequest, 'repository' | 'branch' | 'auth'>,
+): Promise<string | undefined> {
+  const where = `${redact(req.repository)} (branch ${req.branch})`;
+  const dir = await mkdtemp(join(tmpdir(), 'kpromo-lsremote-'));
+  try {
+    const out = await run(where, 'ls-remote', () =>
+      client(dir, req).listRemote(['--heads', req.repository, `refs/heads/${req.branch}`]),
+    );
+    return /^([0-9a-f]{40,64})\s/m.exec(out)?.[1];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function client(dir: string, req: Pick<CommitImageChangeRequest, 'auth' | 'repository'>): SimpleGit {
   // simple-git guards git-affecting env vars; pass on only the CA settings operators use for HTTPS.
   const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0' }; // fail instead of prompting for a password
   for (const [k, v] of Object.entries(process.env)) {
@@ -121,7 +141,7 @@ function client(dir: string, req: CommitImageChangeRequest): SimpleGit {
  * lands in .git/config or messages) scoped to the allowed URL, and no redirects, so it cannot be
  * sent anywhere else.
  */
-function authConfig(req: CommitImageChangeRequest): Array<[string, string]> {
+function authConfig(req: Pick<CommitImageChangeRequest, 'auth' | 'repository'>): Array<[string, string]> {
   if (!req.auth) return [];
   const basic = Buffer.from(`${req.auth.username}:${req.auth.password}`).toString('base64');
   return [

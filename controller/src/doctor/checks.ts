@@ -3,6 +3,7 @@ import type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
 import { clockCheck } from './clock.js';
 import { controllerViewCheck } from './controllerView.js';
 import { crdsCheck } from './crds.js';
+import { deliveryCheck } from './delivery.js';
 import { environmentsCheck, registriesCheck } from './environments.js';
 import { leaderCheck } from './leader.js';
 
@@ -13,6 +14,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   environmentsCheck,
   controllerViewCheck,
   registriesCheck,
+  deliveryCheck,
   leaderCheck,
   clockCheck,
 ];
