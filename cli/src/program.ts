@@ -417,7 +417,7 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     )
     .option(
       '--check <id...>',
-      'only these checks (crds, admission, environments, controller, registries, delivery, leader, clock)',
+      'only these checks (crds, admission, environments, controller, registries, delivery, leader, mcp, clock)',
     )
     .action(async (o: DoctorCliOptions, cmd: Command) => {
       const results = await doctorCommand(o, cmd.optsWithGlobals<GlobalOptions>());

@@ -42,6 +42,7 @@ const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `doctor-${RUN}`;
 const APPS_NS = `doctor-apps-${RUN}`;
 const LEASE = `kpromo-doctor-${RUN}`;
+const DISCOVERY = `kpromo-doctor-discovery-${RUN}`;
 const kubeconfig = inject('kubeconfig');
 const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
@@ -61,11 +62,12 @@ const env = (name: string, context: string, namespace: string, registry: Record<
   metadata: { name, namespace: NS },
   spec: { cluster: { context }, namespace, registry, delivery: { method: 'patch' } },
 });
-const configFile = (lease: string) => {
+const configFile = (lease: string, extra: Record<string, unknown> = {}) => {
   const file = join(dir, `${lease}.yaml`);
   writeFileSync(
     file,
     stringify({
+      ...extra,
       clusterAccess: [
         {
           namespaces: [NS],
@@ -120,6 +122,7 @@ afterAll(async () => {
   await ctl?.stop().catch(() => undefined);
   await proxy?.stop();
   await git?.stop();
+  await dev.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${DISCOVERY}`).catch(() => undefined);
   await deleteNs(dev, NS);
   for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
@@ -146,7 +149,8 @@ describe('kpromo doctor', () => {
     expect(r.out).toContain(
       `PASS  controller   Environment stable: the controller watches namespace ${APPS_NS} of cluster stable: watching Deployments, StatefulSets in namespace ${APPS_NS} of cluster context:stable; 0 application(s) observed`,
     );
-    expect(lines.at(-1)).toBe('19 passed, 0 warning(s), 0 failed');
+    expect(r.out).toContain('PASS  mcp          MCP endpoint: off (mcp.enabled is false)');
+    expect(lines.at(-1)).toBe('20 passed, 0 warning(s), 0 failed');
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
@@ -308,6 +312,62 @@ describe('kpromo doctor', () => {
     expect(after.out).toContain('PASS  delivery     Environment helm HelmReleases: 1 found: hr-web');
   });
 
+  it("checks the MCP endpoint and each trusted JWT issuer: the cluster's own issuer answers, a wrong one and a resource for another path fail", async () => {
+    const server = dev.kc.getCurrentCluster()!.server;
+    const ca = Buffer.from(dev.kc.getCurrentCluster()?.caData ?? '', 'base64').toString('utf8');
+    const issuer = (await dev.get<{ issuer: string }>('/.well-known/openid-configuration')).issuer;
+    // The apiserver serves its discovery document and JWKS to anonymous readers only when RBAC lets them.
+    await dev.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: DISCOVERY },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'system:service-account-issuer-discovery',
+      },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated' }],
+    });
+    const jwt = (url: string) => ({
+      issuer: {
+        url,
+        discoveryURL: `${server}/.well-known/openid-configuration`,
+        certificateAuthority: ca,
+        audiences: ['kpromo'],
+      },
+      claimMappings: { username: { claim: 'sub', prefix: 'oidc:' } },
+    });
+    const file = configFile(`mcp-${RUN}`, {
+      mcp: { enabled: true, write: true, oauth: { resource: 'https://kpromo.example.com/other' } },
+      auth: { jwt: [jwt(issuer), jwt('https://issuer.invalid')] },
+    });
+    const doctor = () => kpromo(['doctor', '-n', NS, '--context', 'dev', '--config', file, '--check', 'mcp']);
+    const r = await waitFor(
+      'discovery readable',
+      async () => {
+        const x = await doctor();
+        return x.out.includes(`PASS  mcp          issuer ${issuer}`) ? x : undefined;
+      },
+      30_000,
+    );
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.out).toMatch(
+      new RegExp(
+        `PASS {2}mcp {10}issuer ${issuer.replace(/[.]/g, '\\.')}: discovery and JWKS answer \\(\\d+ key\\(s\\)\\)`,
+      ),
+    );
+    expect(r.out).toContain(
+      `FAIL  mcp          issuer https://issuer.invalid: discovery document ${server}/.well-known/openid-configuration names issuer "${issuer}", not the configured https://issuer.invalid`,
+    );
+    expect(r.out).toContain(
+      "FAIL  mcp          MCP OAuth resource: mcp.oauth.resource https://kpromo.example.com/other names path /other, not the endpoint's /mcp",
+    );
+    expect(r.out).toContain('PASS  mcp          MCP endpoint: 127.0.0.1:8090/mcp, write mode');
+    // Without the config nothing can be judged, and the doctor says so.
+    const bare = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'mcp']);
+    expect(bare.out).toContain('WARN  mcp          MCP endpoint: not checked: the controller config is needed');
+  });
+
   it('fails the leader check when no controller holds the configured Lease', async () => {
     const r = await kpromo([
       'doctor',
@@ -350,7 +410,7 @@ describe('kpromo doctor', () => {
     expect(r).toMatchObject({
       code: EXIT.USAGE,
       err: expect.stringContaining(
-        'unknown check(s) nope; known: crds, admission, environments, controller, registries, delivery, leader, clock',
+        'unknown check(s) nope; known: crds, admission, environments, controller, registries, delivery, leader, mcp, clock',
       ),
     });
   });

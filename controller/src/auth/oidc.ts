@@ -128,6 +128,23 @@ class TrustedIssuer {
     }
   }
 
+  /**
+   * Discovery and the JWKS, fetched now as a token's verification would fetch them: the number of
+   * keys, or IssuerUnavailable saying what failed (for `kpromo doctor`).
+   */
+  async probe(): Promise<number> {
+    const href = await this.jwksUrl();
+    let keys: unknown;
+    try {
+      keys = (JSON.parse((await this.fetchDoc(href, 'JWKS')).toString('utf8')) as { keys?: unknown }).keys;
+    } catch (e) {
+      if (e instanceof IssuerUnavailable) throw e;
+      throw new IssuerUnavailable(`JWKS ${href} is not JSON`);
+    }
+    if (!Array.isArray(keys) || !keys.length) throw new IssuerUnavailable(`JWKS ${href} holds no keys`);
+    return keys.length;
+  }
+
   async verify(token: string): Promise<JwtOutcome> {
     let payload: JWTPayload;
     try {
@@ -164,6 +181,19 @@ export class JwtAuthenticator {
     private readonly o: { egress: Egress; log?: Logger },
   ) {
     this.issuers = new Map(configs.map((c, i) => [c.issuer.url, new TrustedIssuer(c, o.egress, `auth.jwt[${i}]`)]));
+  }
+
+  /** Each issuer's discovery and JWKS, fetched now: its key count, or what failed. */
+  async probe(): Promise<Array<{ issuer: string; keys?: number; error?: string }>> {
+    return Promise.all(
+      [...this.issuers.values()].map(async (i) => {
+        try {
+          return { issuer: i.cfg.issuer.url, keys: await i.probe() };
+        } catch (e) {
+          return { issuer: i.cfg.issuer.url, error: (e as Error).message };
+        }
+      }),
+    );
   }
 
   /** Whether the token is a JWT naming one of the configured issuers (else: not ours to judge). */

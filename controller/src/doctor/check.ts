@@ -1,6 +1,8 @@
 import type * as k8s from '@kubernetes/client-node';
+import type { JwtAuthenticatorConfig } from '../auth/config.js';
 import type { ClusterAccessRule } from '../credentials/clusterAccess.js';
 import type { KubeRest } from '../kube/rest.js';
+import type { McpConfig } from '../mcp/config.js';
 import type { Egress } from '../net/guardedFetch.js';
 
 /** One line of `kpromo doctor`: what was checked, how it went, and what to do about it. */
@@ -24,6 +26,8 @@ export interface DoctorContext {
   /** From the controller config (`--config`), when given. */
   clusterAccess?: readonly ClusterAccessRule[];
   lease?: { namespace: string; name: string; durationSeconds: number };
+  /** The controller config's MCP endpoint and trusted JWT issuers (`--config`), when given. */
+  mcp?: { config: McpConfig; jwt: JwtAuthenticatorConfig[] };
   egress: Egress;
   now(): Date;
 }

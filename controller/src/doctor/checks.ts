@@ -6,6 +6,7 @@ import { crdsCheck } from './crds.js';
 import { deliveryCheck } from './delivery.js';
 import { environmentsCheck, registriesCheck } from './environments.js';
 import { leaderCheck } from './leader.js';
+import { mcpCheck } from './mcp.js';
 
 /** The checks, in the order they are printed; adding one means adding it here. */
 export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
@@ -16,6 +17,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   registriesCheck,
   deliveryCheck,
   leaderCheck,
+  mcpCheck,
   clockCheck,
 ];
 

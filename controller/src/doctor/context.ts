@@ -39,6 +39,7 @@ export function openDoctorContext(o: {
             name: config.leaderElection.name,
             durationSeconds: config.leaderElection.leaseDurationSeconds,
           },
+          mcp: { config: config.mcp, jwt: config.auth.jwt ?? [] },
         }
       : {}),
     egress,
