@@ -168,6 +168,7 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} CLI against the server`, () => {
         'list',
         'plan',
         'promote',
+        'propose_adoption',
         'resume_line',
         'rollback',
         'state',

@@ -224,12 +224,13 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       'list',
       'plan',
       'promote',
+      'propose_adoption',
       'resume_line',
       'rollback',
       'state',
       'stop_line',
     ]);
-    for (const n of ['list', 'diff', 'state', 'history', 'dora', 'line_stops'])
+    for (const n of ['list', 'diff', 'state', 'history', 'dora', 'line_stops', 'propose_adoption'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
     for (const n of ['promote', 'rollback', 'stop_line', 'resume_line'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
@@ -348,6 +349,20 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const tooMany = await call(c, 'diff', { from: 'dev', to: 'stable', candidateLimit: 10_001 });
     expect(tooMany.isError).toBe(true);
     expect(text(tooMany)).toMatch(/candidateLimit/);
+  });
+
+  it('propose_adoption: read-only, answers as the caller, and proposes nothing for an estate already adopted', async () => {
+    const c = await client(ro.url);
+    const r = ok<{ flow: string; candidates: unknown[]; resources: unknown[]; yaml: string }>(
+      await call(c, 'propose_adoption', {}),
+    );
+    // Every running workload is an Application already: nothing to propose, and nothing written.
+    expect(r).toMatchObject({ flow: 'main', candidates: [], resources: [], yaml: '' });
+    const nobody = await call(await client(ro.url, NOBODY_TOKEN), 'propose_adoption', {});
+    expect(nobody.isError).toBe(true);
+    expect(text(nobody)).toBe(
+      `forbidden: mcp-nobody-${RUN} may not create applications in namespace ${NS} (Kubernetes RBAC)`,
+    );
   });
 
   it('bad arguments give isError with a clear message', async () => {
@@ -504,6 +519,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       'list',
       'plan',
       'promote',
+      'propose_adoption',
       'resume_line',
       'rollback',
       'state',

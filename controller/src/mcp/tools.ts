@@ -30,6 +30,7 @@ import { globToRegExp } from '../candidates/computeCandidates.js';
 import { versionReader } from '../candidates/versionReader.js';
 import type { KpromoEventLike } from '../kube/cacheView.js';
 import { EVENT, resourcePath } from '../kube/paths.js';
+import { registerAdoptTools } from './adoptTools.js';
 import { name, nsArg } from './args.js';
 import { changeFeed } from './feed.js';
 import { BadRequest, type Extra, type McpServerOptions, Refused, runTool } from './guard.js';
@@ -759,6 +760,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
   registerHistoryTools(server, ctx, o);
   // ---- stop the line: line_stops (read), stop_line and resume_line (write, confirmed) ----
   registerLineStopTools(server, ctx, o, confirm);
+  registerAdoptTools(server, ctx, o);
 }
 
 function withAges(

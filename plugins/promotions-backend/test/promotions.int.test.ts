@@ -902,6 +902,7 @@ describe('promotions backend plugin in a real test backend against the real cont
         'list',
         'plan',
         'promote',
+        'propose_adoption',
         'resume_line',
         'rollback',
         'state',
