@@ -3,6 +3,7 @@ import { createApiRef, type DiscoveryApi, type FetchApi } from '@backstage/front
 import { answer, type BackendApi, type BackendPaths, backendApi } from '@kpromo/plugin-promotions-common';
 import { readableMessage } from './format';
 import type {
+  AdoptionProposal,
   ApplicationSummary,
   ApproveOptions,
   CreatePlanRequest,
@@ -73,6 +74,16 @@ export interface PromotionsApi {
   stopLine?(request: { namespace?: string; reason: string; environments?: string[] }): Promise<LineStopView>;
   /** Lifts one stop as the signed-in user. */
   liftLineStop?(namespace: string, name: string): Promise<{ lifted: string }>;
+  /** Applications proposed for what runs in a flow's Environments (nothing is written). */
+  proposeAdoption?(request: AdoptionRequest): Promise<AdoptionProposal>;
+}
+
+/** What POST /adopt takes: the flow adopted into, the owning team, and the applications chosen. */
+export interface AdoptionRequest {
+  namespace?: string;
+  flow?: string;
+  owner?: string;
+  applications?: string[];
 }
 
 export const promotionsApiRef = createApiRef<PromotionsApi>({ id: 'plugin.promotions.service' });
@@ -279,6 +290,11 @@ export class PromotionsClient implements PromotionsApi {
   async liftLineStop(namespace: string, name: string) {
     const api = await this.api();
     return answer(api.POST('/linestops/{namespace}/{name}/lift', { params: { path: { namespace, name } } }));
+  }
+
+  async proposeAdoption(request: AdoptionRequest): Promise<AdoptionProposal> {
+    const api = await this.api();
+    return answer(api.POST('/adopt', { body: request }));
   }
 
   async getMcpUrl() {

@@ -1,4 +1,5 @@
 export {
+  type AdoptionRequest,
   type ApplicationsFilter,
   type DoraFilter,
   errorStatus,

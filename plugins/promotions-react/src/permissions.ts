@@ -2,6 +2,7 @@
 // only uses them to decide which buttons to show.
 export {
   PROMOTIONS_RESOURCE_TYPE,
+  promotionAdoptPermission,
   promotionLineStopPermission,
   promotionPlanApprovePermission,
   promotionPlanCreatePermission,

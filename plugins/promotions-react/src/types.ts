@@ -1,6 +1,7 @@
 // The wire contract as the frontend uses it: defined once in @kpromo/contract, re-exported by the
 // plugin's -common package. Only UI-side helpers live here.
 export type {
+  AdoptionProposal,
   AppPhase,
   AppProgress,
   ApproveOptions,

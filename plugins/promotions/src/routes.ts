@@ -41,6 +41,7 @@ export function usePromotionsLinks() {
         `${base}/plans/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
       insights: () => `${base}/insights`,
       assistant: () => `${base}/assistant`,
+      adopt: () => `${base}/adopt`,
     };
   }, [resolver]);
 }

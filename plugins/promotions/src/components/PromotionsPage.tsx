@@ -1,6 +1,7 @@
 import { Flex, Tab, TabList, TabPanel, Tabs } from '@backstage/ui';
 import { Route, Routes, useLocation, useParams } from 'react-router-dom';
 import { usePromotionsLinks } from '../routes';
+import { AdoptPanel } from './AdoptPanel';
 import { AssistantPanel } from './AssistantPanel';
 import { InsightsPage } from './InsightsPage';
 import { PipelinePage } from './PipelinePage';
@@ -14,9 +15,9 @@ function PlanRoute() {
   return <PlanView key={`${namespace}/${name}`} namespace={namespace!} name={name!} />;
 }
 
-const SECTIONS = ['releases', 'pipeline', 'plans', 'insights', 'assistant'] as const;
+const SECTIONS = ['releases', 'pipeline', 'plans', 'insights', 'adopt', 'assistant'] as const;
 
-/** The Promotions page: Releases, Pipeline, Plans (and a plan's view), Assistant. */
+/** The Promotions page: Releases, Pipeline, Plans (and a plan's view), Insights, Onboarding, Assistant. */
 export function PromotionsPage() {
   const links = usePromotionsLinks();
   const { pathname } = useLocation();
@@ -28,7 +29,9 @@ export function PromotionsPage() {
         ? 'assistant'
         : pathname.includes('/insights')
           ? 'insights'
-          : 'releases';
+          : pathname.includes('/adopt')
+            ? 'adopt'
+            : 'releases';
   return (
     <Flex direction="column" gap="4" p="4">
       <Tabs selectedKey={selected}>
@@ -45,6 +48,9 @@ export function PromotionsPage() {
           <Tab id="insights" href={links.insights()}>
             Insights
           </Tab>
+          <Tab id="adopt" href={links.adopt()}>
+            Onboarding
+          </Tab>
           <Tab id="assistant" href={links.assistant()}>
             Assistant
           </Tab>
@@ -59,6 +65,7 @@ export function PromotionsPage() {
                 <Route path="/plans" element={<PlansPage />} />
                 <Route path="/plans/:namespace/:name" element={<PlanRoute />} />
                 <Route path="/insights" element={<InsightsPage />} />
+                <Route path="/adopt" element={<AdoptPanel />} />
                 <Route path="/assistant" element={<AssistantPanel />} />
               </Routes>
             ) : null}

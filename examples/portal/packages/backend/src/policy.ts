@@ -3,7 +3,13 @@ import { AuthorizeResult, type PolicyDecision } from '@backstage/plugin-permissi
 import type { PermissionPolicy, PolicyQuery, PolicyQueryUser } from '@backstage/plugin-permission-node';
 import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
 
-const WRITE = new Set(['promotion.plan.create', 'promotion.plan.approve', 'promotion.rollback', 'promotion.line.stop']);
+const WRITE = new Set([
+  'promotion.plan.create',
+  'promotion.plan.approve',
+  'promotion.rollback',
+  'promotion.line.stop',
+  'promotion.adopt',
+]);
 
 /**
  * Demo policy: everyone may read and act, except the users in `portal.readOnlyUsers`, who may only

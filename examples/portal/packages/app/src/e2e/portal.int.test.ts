@@ -393,6 +393,48 @@ describe('example portal in Chromium', () => {
     await checkPage('insights', { title: /^Insights/ });
   });
 
+  it('onboarding: finds a workload no Application promotes, and shows the Application proposed for it', async () => {
+    // A service deployed to dev by hand, next to the sample release (same registry, its own repository).
+    const apps = kubeConfigFor('dev', inject('kubeconfig')).makeApiClient(k8s.AppsV1Api);
+    const checkout = await apps.readNamespacedDeployment({ name: 'checkout', namespace: NS });
+    const image = (checkout.spec?.template.spec?.containers[0].image ?? '').replace(/checkout(?=[:@])/, 'newsvc');
+    await apps.createNamespacedDeployment({
+      namespace: NS,
+      body: {
+        metadata: { name: 'newsvc', namespace: NS },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'newsvc' } },
+          template: {
+            metadata: { labels: { app: 'newsvc' } },
+            spec: { tolerations: [{ operator: 'Exists' }], containers: [{ name: 'main', image }] },
+          },
+        },
+      },
+    });
+    await visit('/promotions/adopt');
+    await page.getByRole('button', { name: 'Find workloads' }).click();
+    const candidates = page.getByTestId('adopt-candidates');
+    await candidates.waitFor({ timeout: 30_000 });
+    expect(await page.getByRole('checkbox', { name: /^newsvc / }).count()).toBe(1);
+    await page.getByRole('button', { name: /^Review 1 application/ }).click();
+    const yaml = page.getByLabel('Proposed resources');
+    await yaml.waitFor({ timeout: 30_000 });
+    expect(await yaml.textContent()).toContain('name: newsvc');
+    // Proposed, never applied: no Application newsvc exists.
+    const crs = kubeConfigFor('dev', inject('kubeconfig')).makeApiClient(k8s.CustomObjectsApi);
+    await expect(
+      crs.getNamespacedCustomObject({
+        group: 'promotions.kpromo.dev',
+        version: 'v1alpha1',
+        namespace: NS,
+        plural: 'applications',
+        name: 'newsvc',
+      }),
+    ).rejects.toMatchObject({ code: 404 });
+    await checkPage('onboarding', { title: /^Onboarding/ });
+  });
+
   it('says a made-up plan does not exist, and offers the way back', async () => {
     await visit('/promotions/plans/kpromo-portal-e2e/no-such-plan');
     await page.getByRole('heading', { name: 'Plan no-such-plan not found' }).waitFor();
