@@ -151,6 +151,7 @@ describe('OpenAPI documents generated from the route table', () => {
         'GET /history',
         'GET /insights/dora',
         'GET /linestops',
+        'POST /adopt',
         'POST /alertmanager',
         'POST /linestops',
         'POST /linestops/{namespace}/{name}/lift',

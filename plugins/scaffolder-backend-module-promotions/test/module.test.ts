@@ -275,12 +275,13 @@ beforeEach(() => {
 });
 
 describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
-  it('registers the four actions with the scaffolder', async () => {
+  it('registers the five actions with the scaffolder', async () => {
     const res = await fetch(`${base}/api/scaffolder/v2/actions`, {
       headers: { authorization: mockCredentials.user.header(ALICE) },
     });
     const ids = ((await res.json()) as Array<{ id: string }>).map((a) => a.id).filter((id) => id.startsWith('kpromo:'));
     expect(ids.sort()).toEqual([
+      'kpromo:adopt:propose',
       'kpromo:plan:create',
       'kpromo:plan:promote',
       'kpromo:plan:rollback',
