@@ -3,12 +3,14 @@
 // from another registry), scanned with the harness kubeconfig; the proposal is applied through the
 // real apiserver (dry run first), a second run proposes nothing, and a real controller promotes
 // through what adopt created. The program runs in-process (buildProgram), as main.ts runs it.
-// Delivery inference for Flux-managed workloads (helmRelease, git, imagePolicy) is checked by the
-// unit tests in controller/test/adopt/propose.test.ts on objects shaped like Flux's, not here.
+// Delivery inference reads real Flux objects (HelmRelease, ImagePolicy with its ImageRepository;
+// CRDs only, no Flux controllers); git delivery from a Kustomization is checked by the unit tests in
+// controller/test/adopt/propose.test.ts on objects shaped like Flux's, not here.
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import { type Running, startController } from '@kpromo/controller';
 import {
   applyDeployment,
+  applyHelmRelease,
   controllerConfig,
   deleteNs,
   deploymentImage,
@@ -17,11 +19,15 @@ import {
   restFor,
   waitReady,
 } from '@kpromo/controller/testing';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { applyCrds, installFluxApiCrds, kubeConfigFor, needComponents, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { EXIT } from '../src/exitCodes.js';
 import { runKpromo } from './inProcess.js';
+
+// The Flux delivery inference reads real HelmRelease and ImagePolicy objects: their CRDs are
+// generated from Flux's API modules.
+await needComponents('flux-crds');
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `adopt-${RUN}`;
@@ -256,6 +262,70 @@ describe('kpromo adopt', () => {
     expect(r.code, `${r.out}\n${r.err}`).toBe(EXIT.OK);
     for (const name of ['cart', 'cart-worker'])
       expect(await deploymentImage(stable, APPS_NS, name)).toContain(digests.cart.dev);
+  });
+
+  it('infers helmRelease and imagePolicy delivery from real Flux objects (HelmRelease values, ImagePolicy scanning the image)', async () => {
+    // A second estate: web in dev, run in prod by Flux's helm-controller (labels and a HelmRelease
+    // whose values hold the running tag), and in stable selected by a Flux ImagePolicy. The Flux
+    // CRDs are real schemas; their controllers are not running (adopt reads objects, nothing more).
+    const NS2 = `adopt-flux-${RUN}`;
+    const prod = restFor(kubeconfig, 'prod');
+    await installFluxApiCrds(kubeConfigFor('prod', kubeconfig), ['helmreleases']);
+    await installFluxApiCrds(kubeConfigFor('stable', kubeconfig), ['imagerepositories', 'imagepolicies']);
+    await ensureNs(dev, NS2);
+    for (const c of [stable, prod]) await ensureNs(c, NS2);
+    await applyDeployment(dev, NS2, 'web', `${source}/${REPO}/web:v2.0.0@${digests.web.dev}`);
+    await applyDeployment(stable, NS2, 'web', `${target}/stable/${REPO}/web:v1.0.0@${digests.web.stable}`);
+    await applyDeployment(prod, NS2, 'web', `${target}/prod/${REPO}/web:v0.9.0`);
+    await prod.mergePatch(`/apis/apps/v1/namespaces/${NS2}/deployments/web`, {
+      metadata: { labels: { 'helm.toolkit.fluxcd.io/name': 'web', 'helm.toolkit.fluxcd.io/namespace': NS2 } },
+    });
+    await applyHelmRelease(prod, NS2, 'web', { image: { repository: `${target}/prod/${REPO}/web`, tag: 'v0.9.0' } });
+    await stable.create(`/apis/image.toolkit.fluxcd.io/v1/namespaces/${NS2}/imagerepositories`, {
+      apiVersion: 'image.toolkit.fluxcd.io/v1',
+      kind: 'ImageRepository',
+      metadata: { name: 'web', namespace: NS2 },
+      spec: { image: `${target}/stable/${REPO}/web`, interval: '5m' },
+    });
+    await stable.create(`/apis/image.toolkit.fluxcd.io/v1/namespaces/${NS2}/imagepolicies`, {
+      apiVersion: 'image.toolkit.fluxcd.io/v1',
+      kind: 'ImagePolicy',
+      metadata: { name: 'web', namespace: NS2 },
+      spec: { imageRepositoryRef: { name: 'web' }, policy: { semver: { range: '>=1.0.0' } } },
+    });
+    try {
+      const r = await kpromo([
+        'adopt',
+        '-n',
+        NS2,
+        '--env',
+        `dev=dev/${NS2}`,
+        '--env',
+        `stable=stable/${NS2}`,
+        '--env',
+        `prod=prod/${NS2}`,
+        '--owner',
+        'team-web',
+      ]);
+      expect(r.code, r.err).toBe(EXIT.OK);
+      const docs = parseAllDocuments(r.out).map((d) => d.toJS()) as Array<Environment>;
+      const delivery = Object.fromEntries(
+        docs.filter((d) => d.kind === 'Environment').map((e) => [e.metadata.name, e.spec.delivery]),
+      );
+      expect(delivery).toEqual({
+        dev: { method: 'patch' },
+        stable: { method: 'imagePolicy', imagePolicy: { name: '{app}', namespace: NS2 } },
+        prod: { method: 'helmRelease', helmRelease: { name: '{app}', valuesPath: 'image.tag' } },
+      });
+      expect(docs.find((d) => d.metadata.name === 'prod')?.spec.registry).toEqual({
+        host: target,
+        prefix: 'prod',
+        insecure: true,
+      });
+    } finally {
+      await deleteNs(dev, NS2);
+      for (const c of [stable, prod]) await deleteNs(c, NS2);
+    }
   });
 
   it('refuses a malformed --env with a usage error', async () => {

@@ -42,7 +42,13 @@ export interface IntoFlowResult {
  */
 export function adoptIntoFlow(i: IntoFlowInput): IntoFlowResult {
   const { proposal: p, flow } = i;
-  const findings: Finding[] = p.findings.filter((f) => !f.subject.startsWith('PromotionFlow'));
+  // What discovery would configure in Environments and the flow is moot (they exist and are kept);
+  // an Environment where nothing runs still matters.
+  const findings: Finding[] = p.findings.filter(
+    (f) =>
+      !f.subject.startsWith('PromotionFlow') &&
+      (!f.subject.startsWith('Environment ') || f.message.startsWith('no workloads found')),
+  );
   const chosen = i.chosen ? new Set(i.chosen) : undefined;
   const updates = new Set(p.updates);
   const candidates = p.applications.map(

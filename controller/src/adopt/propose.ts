@@ -499,7 +499,10 @@ function inferDelivery(
   if (scanned.length) {
     mixed('Flux ImagePolicies', scanned.length);
     const named = scanned.every((u) => policies.some((p) => p.image === `${u.host}/${u.repo}` && p.name === appOf(u)));
-    const ns = majority(policies.map((p) => p.namespace));
+    // Where the policies scanning these apps live (other teams' policies elsewhere do not count).
+    const ns = majority(
+      policies.filter((p) => scanned.some((u) => p.image === `${u.host}/${u.repo}`)).map((p) => p.namespace),
+    );
     if (!named)
       findings.push({
         level: 'undecided',

@@ -67,6 +67,31 @@ describe('adoptIntoFlow', () => {
     ]);
   });
 
+  it('drops what discovery would configure in the Environments (they exist), and keeps an Environment where nothing runs', () => {
+    const local = (f: FoundEnvironment): FoundEnvironment => ({
+      ...f,
+      registry: { host: '127.0.0.1:5000', ...(f.registry?.prefix ? { prefix: f.registry.prefix } : {}) },
+      workloads: f.workloads.map((w) => ({
+        ...w,
+        containers: w.containers.map((c) => ({ ...c, image: c.image.replace('reg.example.com', '127.0.0.1:5000') })),
+      })),
+    });
+    const p = proposeAdoption({
+      namespace: 'n',
+      environments: [local(found('dev', '', ['cart'])), { ...found('prod', 'prod', []), registry: undefined }],
+      owner: 'platform',
+    });
+    expect(p.findings.map((f) => f.subject)).toEqual(['Environment prod', 'Environment dev', 'PromotionFlow']);
+    const r = adoptIntoFlow({ proposal: p, flow: flow(), environments });
+    expect(r.proposal.findings).toEqual([
+      {
+        level: 'undecided',
+        subject: 'Environment prod',
+        message: 'no workloads found in namespace shop of context prod',
+      },
+    ]);
+  });
+
   it('adds the chosen names to a flow selector that lists applications, as a governed change', () => {
     const r = adoptIntoFlow({
       proposal: proposal(),
