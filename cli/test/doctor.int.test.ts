@@ -5,7 +5,7 @@
 // clusterAccess refuses, a registry that refuses its credentials, and a Lease nobody holds.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type Running, startController } from '@kpromo/controller';
@@ -98,6 +98,16 @@ beforeAll(async () => {
   ctl = await startController(
     controllerConfig(kubeconfig, NS, {
       leaderElection: { enabled: true, namespace: NS, name: LEASE, leaseDurationSeconds: 15 },
+      // As testClusterAccess, and one kubeconfig Secret: the "limited" Environment's cluster identity.
+      clusterAccess: [
+        {
+          namespaces: [NS],
+          contexts: ['*'],
+          kubeconfigSecrets: ['limited-kubeconfig'],
+          inCluster: false,
+          targetNamespaces: ['*'],
+        },
+      ],
     }),
   );
   await waitFor(
@@ -366,6 +376,63 @@ describe('kpromo doctor', () => {
     // Without the config nothing can be judged, and the doctor says so.
     const bare = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'mcp']);
     expect(bare.out).toContain('WARN  mcp          MCP endpoint: not checked: the controller config is needed');
+  });
+
+  it("fails an Environment where the controller's own identity may watch but not write: the missing verb, from the cluster itself", async () => {
+    // The controller reaches "limited" with a ServiceAccount that may read everything in APPS_NS
+    // (so its watch works and Ready is True) but patch nothing.
+    const saKubeconfig = await serviceAccountKubeconfig(kubeconfig, APPS_NS, 'kpromo-limited');
+    await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${APPS_NS}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'read-only', namespace: APPS_NS },
+      rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] }],
+    });
+    await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${APPS_NS}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'read-only', namespace: APPS_NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-only' },
+      subjects: [{ kind: 'ServiceAccount', name: 'kpromo-limited', namespace: APPS_NS }],
+    });
+    await dev.create(`/api/v1/namespaces/${NS}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'limited-kubeconfig', namespace: NS },
+      stringData: { kubeconfig: readFileSync(saKubeconfig, 'utf8') },
+    });
+    await applyCr(dev, {
+      kind: 'Environment',
+      metadata: { name: 'limited', namespace: NS },
+      spec: {
+        cluster: { kubeconfigSecretRef: { name: 'limited-kubeconfig' } },
+        namespace: APPS_NS,
+        registry: { host: source, insecure: true },
+        delivery: { method: 'patch' },
+      },
+    });
+    await waitFor(
+      'the controller reports its delivery rights on limited',
+      async () => {
+        const e = (await dev.get(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/environments/limited`)) as {
+          status?: { conditions?: Array<{ type: string; status: string }> };
+        };
+        return e.status?.conditions?.find((c) => c.type === 'DeliveryPermitted' && c.status === 'False');
+      },
+      60_000,
+    );
+    const r = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'controller']);
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.out).toMatch(/PASS {2}controller {3}Environment limited: the controller watches/);
+    expect(r.out).toContain(
+      `FAIL  controller   Environment limited: the controller's identity in this cluster may not patch deployments.apps in namespace ${APPS_NS}: promotions into this Environment fail until it is granted`,
+    );
+    expect(r.out).toContain(`fix: grant those verbs, in namespace ${APPS_NS} of that cluster`);
+    // Where the controller holds the verb (its own admin identity for dev), it says so.
+    const devEnv = (await dev.get(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/environments/dev`)) as {
+      status?: { conditions?: Array<{ type: string; status: string }> };
+    };
+    expect(devEnv.status?.conditions?.find((c) => c.type === 'DeliveryPermitted')?.status).toBe('True');
   });
 
   it('fails the leader check when no controller holds the configured Lease', async () => {

@@ -4,6 +4,7 @@ import { Access } from './api/access.js';
 import type { ApiContext } from './api/context.js';
 import { Authorizer } from './auth/authorizer.js';
 import { workloadsFor } from './candidates/runningVersion.js';
+import { DeliveryAccessTracker } from './delivery/deliveryAccess.js';
 import type { ControllerExtensions } from './extension/plugin.js';
 import type { ClusterClients } from './kube/clusters.js';
 import { EventRecorder } from './kube/events.js';
@@ -21,7 +22,7 @@ import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
 import { loadPlugins } from './reconcile/plugins.js';
 import { changedPolicyFields, policyChangeMessage, policyDigests } from './reconcile/policyChange.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
-import { reconcileEnvironment, reconcileFlow } from './reconcile/reconcileStatus.js';
+import { environmentReconciler, reconcileFlow } from './reconcile/reconcileStatus.js';
 
 export interface ControllerOptions {
   clients: ClusterClients;
@@ -105,6 +106,9 @@ export class Controller {
   readonly api: ApiContext;
   /** SubjectAccessReviews as callers; shared by every door so decisions are cached once. */
   readonly authorizer: Authorizer;
+  /** The controller's own delivery rights per Environment (condition DeliveryPermitted). */
+  private readonly deliveryAccess: DeliveryAccessTracker;
+  private readonly reconcileEnvironment: ReturnType<typeof environmentReconciler>;
   /** Candidate sets per automatic stage and since when (debounce); rebuilt after a restart. */
   private readonly autoSeen = new Map<string, SeenCandidates>();
 
@@ -144,6 +148,8 @@ export class Controller {
       deliveryMethods: extensions.deliveryMethods,
       workloadKinds: extensions.workloadKinds,
     };
+    this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions.workloadKinds);
+    this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env));
     this.authorizer = new Authorizer(o.reviewClient ?? control);
     this.api = {
       cache: this.cache,
@@ -387,8 +393,12 @@ export class Controller {
           for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
           if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
         } else if (kind === 'Environment') {
-          await this.recordPolicyChange(this.cache.getEnvironment(ns, name));
-          await reconcileEnvironment(this.cache, control, ns, name);
+          const env = this.cache.getEnvironment(ns, name);
+          await this.recordPolicyChange(env);
+          // Once its workloads are watched, ask its cluster what the controller may write there.
+          if (env && this.cache.environmentSynced(env))
+            await this.deliveryAccess.refresh(env, this.cache.applications(ns));
+          await this.reconcileEnvironment(this.cache, control, ns, name);
         } else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
         metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
         return r;

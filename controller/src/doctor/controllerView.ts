@@ -61,6 +61,27 @@ export function judgeControllerView(env: Environment): CheckResult {
   };
 }
 
+/**
+ * Pure: what the Environment's DeliveryPermitted condition says about the controller's write rights
+ * there (asked of that cluster by the controller itself); nothing before the controller checked.
+ */
+export function judgeDeliveryRights(env: Environment): CheckResult[] {
+  const c = env.status?.conditions?.find((x) => x.type === 'DeliveryPermitted');
+  if (!c || c.status === 'True') return [];
+  const subject = `Environment ${env.metadata.name}`;
+  return [
+    c.status === 'False'
+      ? {
+          check: CHECK,
+          status: 'fail',
+          subject,
+          message: c.message ?? 'the controller may not deliver here',
+          fix: `grant those verbs, in namespace ${env.spec.namespace} of that cluster, to the identity the controller uses there (its ServiceAccount in its own cluster: the chart's rbac.environmentNamespaces; elsewhere the user of its kubeconfig context or of the Environment's kubeconfig Secret)`,
+        }
+      : { check: CHECK, status: 'warn', subject, message: c.message ?? 'delivery rights not checked' },
+  ];
+}
+
 /** Each Environment as the controller sees it (its Ready condition), with the fix for each refusal. */
 export const controllerViewCheck: DoctorCheck = {
   id: CHECK,
@@ -69,6 +90,6 @@ export const controllerViewCheck: DoctorCheck = {
     const envs = (
       await ctx.control.get<{ items: Environment[] }>(resourcePath(KPROMO_TYPES.Environment, ctx.namespace))
     ).items;
-    return envs.map(judgeControllerView);
+    return envs.flatMap((e) => [judgeControllerView(e), ...judgeDeliveryRights(e)]);
   },
 };

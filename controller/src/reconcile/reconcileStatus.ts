@@ -9,10 +9,14 @@ import {
 } from '@kpromo/api';
 import { computeCandidates, stagePairs } from '../candidates/computeCandidates.js';
 import { versionReader } from '../candidates/versionReader.js';
+import { type DeliveryAccess, describeNeed } from '../delivery/deliveryAccess.js';
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
 import { derivedStatus } from './derivedStatus.js';
 import { policyDigests } from './policyChange.js';
+
+/** Environment condition: the controller's identity may deliver there (see deliveryCondition). */
+export const DELIVERY_PERMITTED = 'DeliveryPermitted';
 
 const withReady = <S extends { conditions?: Condition[] }>(
   prev: S | undefined,
@@ -116,6 +120,7 @@ export function environmentStatus(
   state: EnvironmentState,
   observedApplications: number,
   now: Date,
+  access?: DeliveryAccess,
 ): EnvironmentStatus {
   const gen = env.metadata.generation;
   const prev = env.status;
@@ -137,10 +142,12 @@ export function environmentStatus(
       message: `watching Deployments, StatefulSets${state.helmReleases ? ', HelmReleases' : ''} in ${where}; ${observedApplications} application(s) observed`,
     };
   }
+  let conditions = withReady(prev, ready, gen, now);
+  if (access) conditions = setCondition(conditions, deliveryCondition(access), gen, now);
   const s: EnvironmentStatus = {
     ...prev,
     observedGeneration: gen,
-    conditions: withReady(prev, ready, gen, now),
+    conditions,
     policyDigests: policyDigests(env),
   };
   if (applications === undefined) delete s.applications;
@@ -154,18 +161,49 @@ export const reconcileFlow = derivedStatus<PromotionFlowStatus, PromotionFlow>({
   derive: (flow, { cache, now }) => flowStatus(flow, cache, now),
 });
 
-/** Writes Environment.status from the cache; a no-op when nothing changed. */
-export const reconcileEnvironment = derivedStatus<EnvironmentStatus, Environment>({
-  read: (cache, namespace, name) => cache.getEnvironment(namespace, name),
-  derive: (env, { cache, namespace, now }) => {
-    const state = cache.environmentState(env);
-    const read = versionReader(cache);
-    const observed = state.synced
-      ? cache.applications(namespace).filter((a) => {
-          const h = read(a, env).health;
-          return h !== 'Missing' && h !== 'Unknown';
-        }).length
-      : 0;
-    return environmentStatus(env, state, observed, now);
-  },
-});
+/**
+ * Pure: condition DeliveryPermitted from what the Environment's cluster answered about the
+ * controller's own rights there (delivery/deliveryAccess.ts): a missing verb fails every promotion
+ * into it, so it is said before the first one.
+ */
+export function deliveryCondition(access: DeliveryAccess): ConditionInput {
+  if (access.error)
+    return {
+      type: DELIVERY_PERMITTED,
+      status: 'Unknown',
+      reason: 'CheckFailed',
+      message: `the controller's rights here could not be checked: ${access.error}`,
+    };
+  if (access.missing.length)
+    return {
+      type: DELIVERY_PERMITTED,
+      status: 'False',
+      reason: 'Forbidden',
+      message: `the controller's identity in this cluster may not ${access.missing.map(describeNeed).join(', ')}: promotions into this Environment fail until it is granted`,
+    };
+  return {
+    type: DELIVERY_PERMITTED,
+    status: 'True',
+    reason: 'Permitted',
+    message: "the controller's identity holds every verb this Environment's delivery needs",
+  };
+}
+
+/** Writes Environment.status from the cache (and, given, the controller's delivery rights); a no-op when nothing changed. */
+export const environmentReconciler = (accessOf?: (env: Environment) => DeliveryAccess | undefined) =>
+  derivedStatus<EnvironmentStatus, Environment>({
+    read: (cache, namespace, name) => cache.getEnvironment(namespace, name),
+    derive: (env, { cache, namespace, now }) => {
+      const state = cache.environmentState(env);
+      const read = versionReader(cache);
+      const observed = state.synced
+        ? cache.applications(namespace).filter((a) => {
+            const h = read(a, env).health;
+            return h !== 'Missing' && h !== 'Unknown';
+          }).length
+        : 0;
+      return environmentStatus(env, state, observed, now, accessOf?.(env));
+    },
+  });
+
+export const reconcileEnvironment = environmentReconciler();

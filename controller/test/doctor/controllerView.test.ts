@@ -1,6 +1,6 @@
 import type { Environment } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { judgeControllerView } from '../../src/doctor/controllerView.js';
+import { judgeControllerView, judgeDeliveryRights } from '../../src/doctor/controllerView.js';
 
 const env = (generation: number, ready?: Record<string, unknown>) =>
   ({
@@ -66,5 +66,24 @@ describe("doctor: the controller's view of an Environment", () => {
       message: 'the controller cannot reach namespace web of cluster prod-eu-1: connect ECONNREFUSED',
       fix: expect.stringContaining("the controller's kubeconfig"),
     });
+  });
+
+  it("fails an Environment whose DeliveryPermitted condition is False (the controller's own rights there)", () => {
+    const e = env(1, { status: 'True', observedGeneration: 1 });
+    expect(judgeDeliveryRights(e)).toEqual([]);
+    e.status!.conditions!.push({
+      type: 'DeliveryPermitted',
+      status: 'False',
+      reason: 'Forbidden',
+      message: "the controller's identity in this cluster may not patch deployments.apps in namespace web",
+      lastTransitionTime: '2026-12-05T00:00:00Z',
+    });
+    expect(judgeDeliveryRights(e)).toEqual([
+      expect.objectContaining({
+        status: 'fail',
+        message: "the controller's identity in this cluster may not patch deployments.apps in namespace web",
+        fix: expect.stringContaining('grant those verbs, in namespace web of that cluster'),
+      }),
+    ]);
   });
 });
