@@ -1,4 +1,10 @@
-import { PROMOTION_PREDICATE_TYPE, type SignatureState } from '@kpromo/api';
+import {
+  type Application,
+  type Environment,
+  PROMOTION_PREDICATE_TYPE,
+  type SignaturePolicy,
+  type SignatureState,
+} from '@kpromo/api';
 import pkg from '../../../package.json' with { type: 'json' };
 import { CredentialsError } from '../../credentials/secrets.js';
 import { registryEndpoint } from '../../extension/credentials.js';
@@ -6,7 +12,7 @@ import { PermanentAppError } from '../../extension/errors.js';
 import { RegistryClient } from '../../oci/registryClient.js';
 import { attestPromotion } from '../../supplychain/attestation.js';
 import { checkSignatures } from '../../supplychain/check.js';
-import { signingKey, trustedKeys } from '../../supplychain/keys.js';
+import { signingKey, type TrustedKey, trustedKeys } from '../../supplychain/keys.js';
 import { signaturePolicyFor, signaturesAllowCopy } from '../../supplychain/policy.js';
 import { registryRepository } from '../../util/imageRef.js';
 import type { AppStep, PlanRun } from './run.js';
@@ -20,6 +26,24 @@ async function keyOrPermanent<T>(read: () => Promise<T>, field: string, flow: st
       throw new PermanentAppError(e.reason, `${e.message} (PromotionFlow ${flow} ${field})`);
     throw e;
   }
+}
+
+/**
+ * One source digest, in its source Environment's registry (with that Environment's credentials),
+ * judged against a signature policy: what the check before the copy and the one shown while a plan
+ * waits both run.
+ */
+async function judgeSource(
+  run: Pick<PlanRun, 'deps' | 'now' | 'signal'>,
+  from: Environment,
+  app: Application,
+  digest: string,
+  policy: SignaturePolicy,
+  keys: TrustedKey[],
+): Promise<{ repo: string; state: SignatureState }> {
+  const repo = registryRepository(from.spec.registry.prefix, app.spec.image.repository);
+  const client = new RegistryClient(await registryEndpoint(run.deps.control, from, repo), undefined, run.deps.egress);
+  return { repo, state: await checkSignatures(client, repo, digest, policy, keys, run.now(), run.signal) };
 }
 
 /**
@@ -37,14 +61,8 @@ export async function verifySourceSignatures(c: AppStep): Promise<void> {
     'signaturePolicy.keys',
     flowName,
   );
-  const repo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
-  const client = new RegistryClient(
-    await registryEndpoint(run.deps.control, r.fromEnv, repo),
-    undefined,
-    run.deps.egress,
-  );
-  const state = await run.span('promote.signatures', { 'kpromo.app': ap.application }, () =>
-    checkSignatures(client, repo, ap.digest!, policy, keys, run.now(), run.signal),
+  const { repo, state } = await run.span('promote.signatures', { 'kpromo.app': ap.application }, () =>
+    judgeSource(run, r.fromEnv, app, ap.digest!, policy, keys),
   );
   ap.signature = state;
   if (!signaturesAllowCopy(state))
@@ -137,9 +155,7 @@ export async function recordCandidateSignatures(run: PlanRun): Promise<boolean> 
     let state: SignatureState;
     try {
       if (keyProblem) throw new Error(keyProblem);
-      const repo = registryRepository(from.spec.registry.prefix, app.spec.image.repository);
-      const client = new RegistryClient(await registryEndpoint(deps.control, from, repo), undefined, deps.egress);
-      state = await checkSignatures(client, repo, cand.from.digest, policy, keys!, run.now(), run.signal);
+      state = (await judgeSource(run, from, app, cand.from.digest, policy, keys!)).state;
     } catch (e) {
       state = {
         digest: cand.from.digest,

@@ -184,12 +184,13 @@ function AdoptReview({ proposal }: { proposal: AdoptionProposal }) {
           description={`${governed.map((r) => `${r.kind} ${r.name}`).join(', ')}: whoever applies it needs the RBAC verb govern (release policy).`}
         />
       ) : null}
-      <pre
-        aria-label="Proposed resources"
-        style={{ maxHeight: '28rem', overflow: 'auto', padding: '0.75rem', background: 'var(--bui-bg-surface-2)' }}
-      >
-        {proposal.yaml}
-      </pre>
+      <section aria-label="Proposed resources">
+        <pre
+          style={{ maxHeight: '28rem', overflow: 'auto', padding: '0.75rem', background: 'var(--bui-bg-surface-2)' }}
+        >
+          {proposal.yaml}
+        </pre>
+      </section>
       <Flex gap="2">
         <Button
           variant="secondary"
