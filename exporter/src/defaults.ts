@@ -22,6 +22,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         registry: str('Registry'),
         delivery: str('Delivery method'),
         ready: str('Ready'),
+        deliveryPermitted: str('Controller may deliver (RBAC)'),
       },
     },
     relations: {},
@@ -88,7 +89,10 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
   },
 ];
 
-const ready = '(.status.conditions // [] | map(select(.type == "Ready")) | .[0].status // "Unknown")';
+/** jq: the status of one condition, Unknown when absent. */
+const condition = (type: string) =>
+  `(.status.conditions // [] | map(select(.type == "${type}")) | .[0].status // "Unknown")`;
+const ready = condition('Ready');
 const common = { cluster: '$cluster', namespace: '.metadata.namespace' };
 const kind = (plural: string) => `${GROUP}/${VERSION}/${plural}`;
 
@@ -109,6 +113,7 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               registry: '.spec.registry.host',
               delivery: '.spec.delivery.method',
               ready,
+              deliveryPermitted: condition('DeliveryPermitted'),
             },
             relations: {},
           },

@@ -92,6 +92,34 @@ describe('mapping', () => {
     });
   });
 
+  it("maps an Environment's Ready and DeliveryPermitted conditions (Unknown until the controller reported)", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/environments'))!;
+    const env = (conditions?: Array<{ type: string; status: string }>) => ({
+      apiVersion: 'promotions.kpromo.dev/v1alpha1',
+      kind: 'Environment',
+      metadata: { name: 'prod', namespace: 'shop' },
+      spec: { cluster: { context: 'prod' }, namespace: 'web', registry: { host: 'r' }, delivery: { method: 'patch' } },
+      ...(conditions ? { status: { conditions } } : {}),
+    });
+    const results = await mapObjects(
+      compileResource(res)('dev'),
+      [
+        env([
+          { type: 'Ready', status: 'True' },
+          { type: 'DeliveryPermitted', status: 'False' },
+        ]),
+        env(),
+      ],
+      'test',
+    );
+    const props = results.map((r) => (r.ok ? r.entities[0].entity.properties : undefined));
+    expect(props.map((p) => [p?.ready, p?.deliveryPermitted])).toEqual([
+      ['True', 'False'],
+      ['Unknown', 'Unknown'],
+    ]);
+  });
+
   it('maps a plan to its applications, flow and environments', async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
