@@ -13,6 +13,33 @@ import { type ApiContext, ApiError } from './context.js';
 const DISCOVERY_TIMEOUT_MS = 30_000;
 
 /**
+ * Discovery lists every workload kind in every Environment of a flow, live: a few dozen requests to
+ * the Environment apiservers per proposal. So scans run one per caller and at most `max` at once in
+ * the controller; another is refused (503, retry) instead of queueing load on the clusters that
+ * promotions need.
+ */
+export class ScanGate {
+  private readonly callers = new Set<string>();
+  constructor(private readonly max = 2) {}
+
+  enter(caller: string): () => void {
+    if (this.callers.has(caller))
+      throw new ApiError(
+        503,
+        `an adoption scan for ${caller} is still running (one at a time per caller); retry when it ends`,
+      );
+    if (this.callers.size >= this.max)
+      throw new ApiError(
+        503,
+        `${this.max} adoption scans are running (at most ${this.max} at once); retry in a few seconds`,
+      );
+    this.callers.add(caller);
+    return () => this.callers.delete(caller);
+  }
+}
+const gates = new WeakMap<ApiContext, ScanGate>();
+
+/**
  * The portal's onboarding (POST /adopt): reads what runs in each Environment of a flow (with the
  * controller's access to that cluster, which clusterAccess already grants for the Environment) and
  * proposes Applications for it, narrowed to the workloads the caller chose. Nothing is written:
@@ -48,15 +75,22 @@ export async function proposeAdoptionFor(ctx: ApiContext, caller: Caller, b: Ado
     throw new ApiError(400, 'this kpromo session cannot read Environment clusters for adoption: use kpromo adopt');
   const scanned: AdoptionProposal['scanned'] = [];
   const found: FoundEnvironment[] = [];
-  for (const env of environments) {
-    const row = { environment: env.metadata.name, namespace: env.spec.namespace };
-    try {
-      const f = await discover(ctx, env);
-      found.push(f);
-      scanned.push({ ...row, workloads: f.workloads.length });
-    } catch (e) {
-      scanned.push({ ...row, workloads: 0, error: unreadable(e, env) });
+  const gate = gates.get(ctx) ?? new ScanGate();
+  gates.set(ctx, gate);
+  const release = gate.enter(caller.username);
+  try {
+    for (const env of environments) {
+      const row = { environment: env.metadata.name, namespace: env.spec.namespace };
+      try {
+        const f = await discover(ctx, env);
+        found.push(f);
+        scanned.push({ ...row, workloads: f.workloads.length });
+      } catch (e) {
+        scanned.push({ ...row, workloads: 0, error: unreadable(e, env) });
+      }
     }
+  } finally {
+    release();
   }
   const owner = b.owner ?? 'unowned';
   const proposal = proposeAdoption({
