@@ -3,9 +3,8 @@
 // from another registry), scanned with the harness kubeconfig; the proposal is applied through the
 // real apiserver (dry run first), a second run proposes nothing, and a real controller promotes
 // through what adopt created. The program runs in-process (buildProgram), as main.ts runs it.
-// Delivery inference reads real Flux objects (HelmRelease, ImagePolicy with its ImageRepository;
-// CRDs only, no Flux controllers); git delivery from a Kustomization is checked by the unit tests in
-// controller/test/adopt/propose.test.ts on objects shaped like Flux's, not here.
+// Delivery inference reads real Flux objects (Kustomization with its GitRepository, HelmRelease,
+// ImagePolicy with its ImageRepository; their CRDs only, no Flux controller runs).
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import { type Running, startController } from '@kpromo/controller';
 import {
@@ -19,15 +18,25 @@ import {
   restFor,
   waitReady,
 } from '@kpromo/controller/testing';
-import { applyCrds, installFluxApiCrds, kubeConfigFor, needComponents, waitFor } from '@kpromo/test-harness';
+import {
+  applyCrds,
+  ensureFluxBinaries,
+  gitRepository,
+  installFluxApiCrds,
+  installFluxCrds,
+  kubeConfigFor,
+  kustomization,
+  needComponents,
+  waitFor,
+} from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { EXIT } from '../src/exitCodes.js';
 import { runKpromo } from './inProcess.js';
 
-// The Flux delivery inference reads real HelmRelease and ImagePolicy objects: their CRDs are
-// generated from Flux's API modules.
-await needComponents('flux-crds');
+// The Flux delivery inference reads real Kustomization, GitRepository, HelmRelease and ImagePolicy
+// objects: their CRDs come from Flux's modules.
+await needComponents('flux', 'flux-crds');
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `adopt-${RUN}`;
@@ -264,11 +273,32 @@ describe('kpromo adopt', () => {
       expect(await deploymentImage(stable, APPS_NS, name)).toContain(digests.cart.dev);
   });
 
-  it('infers helmRelease and imagePolicy delivery from real Flux objects (HelmRelease values, ImagePolicy scanning the image)', async () => {
-    // A second estate: web in dev, run in prod by Flux's helm-controller (labels and a HelmRelease
-    // whose values hold the running tag), and in stable selected by a Flux ImagePolicy. The Flux
-    // CRDs are real schemas; their controllers are not running (adopt reads objects, nothing more).
+  it('infers git, helmRelease and imagePolicy delivery from real Flux objects (Kustomization with its GitRepository, HelmRelease values, ImagePolicy scanning the image)', async () => {
+    // A second estate: web in dev, applied in qa by a Flux Kustomization from a GitRepository, run
+    // in prod by Flux's helm-controller (labels and a HelmRelease whose values hold the running tag),
+    // and in stable selected by a Flux ImagePolicy. The Flux CRDs are the real ones (shipped in
+    // Flux's modules); their controllers are not running (adopt reads objects, nothing more).
     const NS2 = `adopt-flux-${RUN}`;
+    const QA = `adopt-qa-${RUN}`;
+    await installFluxCrds(kubeConfigFor('dev', kubeconfig), ensureFluxBinaries().crds);
+    await ensureNs(dev, QA);
+    await applyDeployment(dev, QA, 'web', `${source}/qa/${REPO}/web:v1.5.0`);
+    await dev.mergePatch(`/apis/apps/v1/namespaces/${QA}/deployments/web`, {
+      metadata: { labels: { 'kustomize.toolkit.fluxcd.io/name': 'apps', 'kustomize.toolkit.fluxcd.io/namespace': QA } },
+    });
+    await dev.create(
+      `/apis/source.toolkit.fluxcd.io/v1/namespaces/${QA}/gitrepositories`,
+      gitRepository({
+        namespace: QA,
+        name: 'gitops',
+        url: 'https://git.example.com/shop/gitops.git',
+        branch: 'release',
+      }),
+    );
+    await dev.create(
+      `/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${QA}/kustomizations`,
+      kustomization({ namespace: QA, name: 'apps', source: 'gitops', path: './clusters/qa', targetNamespace: QA }),
+    );
     const prod = restFor(kubeconfig, 'prod');
     await installFluxApiCrds(kubeConfigFor('prod', kubeconfig), ['helmreleases']);
     await installFluxApiCrds(kubeConfigFor('stable', kubeconfig), ['imagerepositories', 'imagepolicies']);
@@ -301,6 +331,8 @@ describe('kpromo adopt', () => {
         '--env',
         `dev=dev/${NS2}`,
         '--env',
+        `qa=dev/${QA}`,
+        '--env',
         `stable=stable/${NS2}`,
         '--env',
         `prod=prod/${NS2}`,
@@ -314,6 +346,15 @@ describe('kpromo adopt', () => {
       );
       expect(delivery).toEqual({
         dev: { method: 'patch' },
+        qa: {
+          method: 'git',
+          git: {
+            repository: 'https://git.example.com/shop/gitops.git',
+            branch: 'release',
+            path: 'clusters/qa/{app}.yaml',
+            kustomization: { name: 'apps', namespace: QA },
+          },
+        },
         stable: { method: 'imagePolicy', imagePolicy: { name: '{app}', namespace: NS2 } },
         prod: { method: 'helmRelease', helmRelease: { name: '{app}', valuesPath: 'image.tag' } },
       });
@@ -322,8 +363,12 @@ describe('kpromo adopt', () => {
         prefix: 'prod',
         insecure: true,
       });
+      // The file path is a guess from the Kustomization's path: it is flagged for review.
+      expect(r.err).toContain(
+        `undecided  Environment qa: applied by Flux Kustomization ${QA}/apps from https://git.example.com/shop/gitops.git: check delivery.git.path`,
+      );
     } finally {
-      await deleteNs(dev, NS2);
+      for (const ns of [NS2, QA]) await deleteNs(dev, ns);
       for (const c of [stable, prod]) await deleteNs(c, NS2);
     }
   });
