@@ -227,6 +227,17 @@ describe('kpromo adopt', () => {
     // Without --env: the namespace's Environments, in its flow's order.
     const fromEnvs = await kpromo(['adopt', '-n', NS, '--owner', 'platform']);
     expect(fromEnvs.err).toContain('nothing to propose');
+    // A service deployed since: only its Application is proposed, with the flow's selector gaining it
+    // (governed); the Environments and their registries are kept as they are.
+    await applyDeployment(dev, APPS_NS, 'search', `${source}/${REPO}/search:v2.0.0`);
+    await applyDeployment(stable, APPS_NS, 'search', `${target}/stable/${REPO}/search:v1.0.0`);
+    const grown = await kpromo(['adopt', '-n', NS, '--owner', 'platform']);
+    expect(grown.code, grown.err).toBe(EXIT.OK);
+    const proposed = parseAllDocuments(grown.out).map((d) => d.toJS()) as Array<Application | PromotionFlow>;
+    expect(proposed.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Application/search', 'PromotionFlow/main']);
+    expect((proposed[1] as PromotionFlow).spec.selector).toEqual({ applications: ['cart', 'report', 'web', 'search'] });
+    expect(grown.err).toContain('selector.applications gains search: a governed change');
+    for (const c of [dev, stable]) await c.delete(`/apis/apps/v1/namespaces/${APPS_NS}/deployments/search`);
     // With two flows and no --flow naming one of them, it does not guess the order.
     await dev.create(`/apis/${GROUP}/v1alpha1/namespaces/${NS}/promotionflows`, {
       apiVersion: `${GROUP}/v1alpha1`,

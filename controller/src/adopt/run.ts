@@ -4,6 +4,7 @@ import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextCli
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isNotFound, type KubeRest } from '../kube/rest.js';
 import { discoverEnvironment } from './discover.js';
+import { adoptIntoFlow } from './intoFlow.js';
 import { type Proposal, proposeAdoption, proposedResources } from './propose.js';
 
 /** One environment to scan: its name, the kubeconfig context of its cluster and its namespace there. */
@@ -64,6 +65,8 @@ export async function planAdoption(
     listKpromo<PromotionFlow>(control, 'PromotionFlow', namespace),
   ]);
   let targets = o.targets;
+  // Scanning the Environments that exist: they and their flow are kept as they are (adoptIntoFlow).
+  let into: { flow: PromotionFlow; environments: Environment[] } | undefined;
   if (!targets?.length) {
     // The flow being adopted into (--flow), else the namespace's only flow; several: the caller says which.
     const flow =
@@ -77,26 +80,37 @@ export async function planAdoption(
       throw new AdoptUsageError(
         `no Environments with a PromotionFlow in namespace ${namespace} to scan: pass --env NAME=CONTEXT[/NAMESPACE] for each environment, in promotion order`,
       );
-    targets = order.flatMap((name) => {
-      const e = environments.find((x) => x.metadata.name === name);
-      return e?.spec.cluster.context ? [{ name, context: e.spec.cluster.context, namespace: e.spec.namespace }] : [];
-    });
+    const inOrder = order.flatMap((name) => environments.filter((x) => x.metadata.name === name));
+    const unreachable = inOrder.filter((e) => !e.spec.cluster.context).map((e) => e.metadata.name);
+    if (unreachable.length)
+      throw new AdoptUsageError(
+        `Environment(s) ${unreachable.join(', ')} reach their cluster through a kubeconfig Secret or the in-cluster account, which your kubeconfig cannot stand in for: pass --env NAME=CONTEXT[/NAMESPACE] for each environment, or use the portal's Onboarding (the controller scans them)`,
+      );
+    into = { flow: flow!, environments: inOrder };
+    targets = inOrder.map((e) => ({
+      name: e.metadata.name,
+      context: e.spec.cluster.context!,
+      namespace: e.spec.namespace,
+    }));
   }
   const found = [];
   for (const t of targets) {
     const rest = clientFor(base, t.context);
     const ns = t.namespace ?? base.getContextObject(t.context)?.namespace ?? 'default';
-    found.push(await discoverEnvironment(rest, { name: t.name, context: t.context, namespace: ns }));
+    const env = into?.environments.find((e) => e.metadata.name === t.name);
+    const f = await discoverEnvironment(rest, { name: t.name, context: t.context, namespace: ns });
+    found.push(env ? { ...f, registry: { host: env.spec.registry.host, prefix: env.spec.registry.prefix } } : f);
   }
   const proposal = proposeAdoption({
     namespace,
     environments: found,
     owner: o.owner,
     ownerLabel: o.ownerLabel,
-    flowName: o.flowName,
+    flowName: into?.flow.metadata.name ?? o.flowName,
     existing: { applications, environments, flows },
   });
-  return { namespace, control, proposal };
+  if (!into) return { namespace, control, proposal };
+  return { namespace, control, proposal: adoptIntoFlow({ proposal, ...into }).proposal };
 }
 
 /**
