@@ -20,6 +20,7 @@ export interface AdoptCliOptions {
   owner: string;
   ownerLabel: string;
   flow: string;
+  apps?: string[];
   out?: string;
   apply?: boolean;
 }
@@ -62,6 +63,7 @@ export async function adoptCommand(
       owner: o.owner,
       ownerLabel: o.ownerLabel,
       flowName: o.flow,
+      ...(o.apps?.length ? { applications: o.apps.flatMap((a) => a.split(',')).filter(Boolean) } : {}),
     });
   } catch (e) {
     if (e instanceof AdoptUsageError) throw new UsageError(e.message);

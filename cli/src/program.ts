@@ -404,6 +404,10 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
       'name of the proposed PromotionFlow (without --env: the flow whose stage order to scan in)',
       'main',
     )
+    .option(
+      '--apps <names...>',
+      "without --env: only these Applications (names from a first run's proposal); the rest is left for later",
+    )
     .option('--out <dir>', 'write one YAML file per resource into this directory instead of printing them')
     .option('--apply', 'apply what is complete as you, after a server-side dry run of all of it')
     .action(async (o: AdoptCliOptions, cmd: Command) => {

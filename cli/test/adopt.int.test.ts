@@ -229,15 +229,22 @@ describe('kpromo adopt', () => {
     expect(fromEnvs.err).toContain('nothing to propose');
     // A service deployed since: only its Application is proposed, with the flow's selector gaining it
     // (governed); the Environments and their registries are kept as they are.
-    await applyDeployment(dev, APPS_NS, 'search', `${source}/${REPO}/search:v2.0.0`);
-    await applyDeployment(stable, APPS_NS, 'search', `${target}/stable/${REPO}/search:v1.0.0`);
-    const grown = await kpromo(['adopt', '-n', NS, '--owner', 'platform']);
+    for (const app of ['search', 'billing']) {
+      await applyDeployment(dev, APPS_NS, app, `${source}/${REPO}/${app}:v2.0.0`);
+      await applyDeployment(stable, APPS_NS, app, `${target}/stable/${REPO}/${app}:v1.0.0`);
+    }
+    // --apps chooses among them (as the portal's Onboarding does): billing waits for later.
+    const grown = await kpromo(['adopt', '-n', NS, '--owner', 'platform', '--apps', 'search']);
     expect(grown.code, grown.err).toBe(EXIT.OK);
     const proposed = parseAllDocuments(grown.out).map((d) => d.toJS()) as Array<Application | PromotionFlow>;
     expect(proposed.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Application/search', 'PromotionFlow/main']);
     expect((proposed[1] as PromotionFlow).spec.selector).toEqual({ applications: ['cart', 'report', 'web', 'search'] });
     expect(grown.err).toContain('selector.applications gains search: a governed change');
-    for (const c of [dev, stable]) await c.delete(`/apis/apps/v1/namespaces/${APPS_NS}/deployments/search`);
+    const withEnv = await kpromo(['adopt', '-n', NS, ...envs, '--apps', 'search']);
+    expect(withEnv.code).toBe(EXIT.USAGE);
+    expect(withEnv.err).toContain('--apps chooses among what an existing flow would adopt (without --env)');
+    for (const c of [dev, stable])
+      for (const app of ['search', 'billing']) await c.delete(`/apis/apps/v1/namespaces/${APPS_NS}/deployments/${app}`);
     // With two flows and no --flow naming one of them, it does not guess the order.
     await dev.create(`/apis/${GROUP}/v1alpha1/namespaces/${NS}/promotionflows`, {
       apiVersion: `${GROUP}/v1alpha1`,

@@ -25,6 +25,8 @@ export interface AdoptOptions {
   owner: string;
   ownerLabel?: string;
   flowName?: string;
+  /** Without targets: only these Applications of the proposal (the portal's choice). */
+  applications?: string[];
 }
 
 /** A user error in the options (exit 2 in the CLI): the message says what to pass. */
@@ -65,6 +67,10 @@ export async function planAdoption(
     listKpromo<PromotionFlow>(control, 'PromotionFlow', namespace),
   ]);
   let targets = o.targets;
+  if (targets?.length && o.applications?.length)
+    throw new AdoptUsageError(
+      '--apps chooses among what an existing flow would adopt (without --env); with --env everything found is proposed: edit the output instead',
+    );
   // Scanning the Environments that exist: they and their flow are kept as they are (adoptIntoFlow).
   let into: { flow: PromotionFlow; environments: Environment[] } | undefined;
   if (!targets?.length) {
@@ -110,7 +116,11 @@ export async function planAdoption(
     existing: { applications, environments, flows },
   });
   if (!into) return { namespace, control, proposal };
-  return { namespace, control, proposal: adoptIntoFlow({ proposal, ...into }).proposal };
+  return {
+    namespace,
+    control,
+    proposal: adoptIntoFlow({ proposal, ...into, ...(o.applications ? { chosen: o.applications } : {}) }).proposal,
+  };
 }
 
 /**
