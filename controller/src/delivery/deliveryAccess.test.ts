@@ -4,12 +4,17 @@ import { deliveryCondition, environmentStatus } from '../reconcile/reconcileStat
 import { builtinWorkloadKinds } from '../rollout/registry.js';
 import { deliveryNeeds } from './deliveryAccess.js';
 
-const env = (method: 'patch' | 'helmRelease' | 'git') =>
+const env = (method: 'patch' | 'helmRelease' | 'git' | 'imagePolicy', extra: Record<string, unknown> = {}) =>
   ({
     apiVersion: 'promotions.kpromo.dev/v1alpha1',
     kind: 'Environment',
     metadata: { name: 'prod', namespace: 'shop', generation: 3 },
-    spec: { cluster: { context: 'prod' }, namespace: 'web', registry: { host: 'r.example.com' }, delivery: { method } },
+    spec: {
+      cluster: { context: 'prod' },
+      namespace: 'web',
+      registry: { host: 'r.example.com' },
+      delivery: { method, ...extra },
+    },
   }) as Environment;
 const app = (name: string, workloads: Application['spec']['workloads']) =>
   ({
@@ -39,7 +44,24 @@ describe("the controller's delivery rights per Environment", () => {
     expect(deliveryNeeds(env('helmRelease'), apps, builtinWorkloadKinds)).toEqual([
       { verb: 'patch', group: 'helm.toolkit.fluxcd.io', resource: 'helmreleases', namespace: 'web' },
     ]);
+    // git and imagePolicy write nothing in the cluster; their verdict reads Flux's object there.
     expect(deliveryNeeds(env('git'), apps, builtinWorkloadKinds)).toEqual([]);
+    const git = { repository: 'https://g/x.git', path: '{app}.yaml' };
+    expect(
+      deliveryNeeds(env('git', { git: { ...git, kustomization: { name: 'apps' } } }), apps, builtinWorkloadKinds),
+    ).toEqual([
+      { verb: 'get', group: 'kustomize.toolkit.fluxcd.io', resource: 'kustomizations', namespace: 'flux-system' },
+    ]);
+    expect(
+      deliveryNeeds(
+        env('git', { git: { ...git, kustomization: { name: 'apps', cluster: 'control' } } }),
+        apps,
+        builtinWorkloadKinds,
+      ),
+    ).toEqual([]);
+    expect(
+      deliveryNeeds(env('imagePolicy', { imagePolicy: { namespace: 'images' } }), apps, builtinWorkloadKinds),
+    ).toEqual([{ verb: 'get', group: 'image.toolkit.fluxcd.io', resource: 'imagepolicies', namespace: 'images' }]);
   });
 
   it('records DeliveryPermitted on the Environment: False naming each missing verb, Unknown when it could not ask', () => {

@@ -1,7 +1,10 @@
 import type { Application, Environment } from '@kpromo/api';
 import { workloadsFor } from '../candidates/runningVersion.js';
 import type { WorkloadKinds } from '../extension/plugin.js';
-import { HELMRELEASE } from '../kube/paths.js';
+import { HELMRELEASE, IMAGEPOLICY } from '../kube/paths.js';
+
+const KUSTOMIZATION_GROUP = 'kustomize.toolkit.fluxcd.io';
+
 import type { KubeRest } from '../kube/rest.js';
 
 /** One verb the controller's identity needs in an Environment's cluster to deliver there. */
@@ -27,13 +30,43 @@ export const describeNeed = (n: AccessNeed) =>
  * Pure: the verbs the controller's identity needs in the Environment's cluster to deliver its
  * Applications there, by delivery method. `patch`: patch (or, for kinds replaced on change such as
  * Jobs, create and delete) each workload kind its Applications name; `helmRelease`: patch
- * HelmReleases. `git` and `imagePolicy` write nothing in the cluster (Flux does).
+ * HelmReleases. `git` and `imagePolicy` write nothing in the cluster (Flux does), but their verdict
+ * reads the Flux object there: get on the Kustomization or the ImagePolicies, when Flux runs in
+ * the Environment's cluster (objects in the control cluster are read with the controller's
+ * control-cluster rights, not judged here).
  */
 export function deliveryNeeds(env: Environment, apps: readonly Application[], kinds: WorkloadKinds): AccessNeed[] {
   const ns = env.spec.namespace;
-  const method = env.spec.delivery.method;
+  const d = env.spec.delivery;
+  const method = d.method;
   if (method === 'helmRelease')
     return [{ verb: 'patch', group: HELMRELEASE.group, resource: HELMRELEASE.plural, namespace: ns }];
+  if (method === 'git') {
+    const k = d.git?.kustomization;
+    return k && (k.cluster ?? 'environment') === 'environment'
+      ? [
+          {
+            verb: 'get',
+            group: KUSTOMIZATION_GROUP,
+            resource: 'kustomizations',
+            namespace: k.namespace ?? 'flux-system',
+          },
+        ]
+      : [];
+  }
+  if (method === 'imagePolicy') {
+    const p = d.imagePolicy;
+    return (p?.cluster ?? 'environment') === 'environment'
+      ? [
+          {
+            verb: 'get',
+            group: IMAGEPOLICY.group,
+            resource: IMAGEPOLICY.plural,
+            namespace: p?.namespace ?? 'flux-system',
+          },
+        ]
+      : [];
+  }
   if (method !== 'patch') return [];
   const used = new Set(apps.flatMap((a) => workloadsFor(a, env.metadata.name).map((w) => w.kind)));
   const out: AccessNeed[] = [];
