@@ -683,9 +683,18 @@ describe('controller against real clusters, registries and git', () => {
     await waitFor('ctl-d campaigned', async () => d.controller.elector!.attempts >= 3, 20_000);
     expect(a.controller.isLeader).toBe(true);
     expect(d.controller.isLeader).toBe(false);
-    expect(
-      (await postPlan(d, { flow: 'ha', from: 'dev', to: 'stable', name: 'ha-stable', approve: true })).status,
-    ).toBe(201);
+    // d answers the API from its own cache: its Environments' workloads must be read first, or it
+    // finds no candidates (a CI run posted while they were still listing: 400).
+    await waitFor(
+      'ctl-d read the Environments',
+      async () => {
+        const envs = d.controller.cache.environments(NS);
+        return envs.length > 0 && envs.every((e) => d.controller.cache.environmentSynced(e));
+      },
+      30_000,
+    );
+    const created = await postPlan(d, { flow: 'ha', from: 'dev', to: 'stable', name: 'ha-stable', approve: true });
+    expect(created.status, await created.clone().text()).toBe(201);
     const p = await waitPlan(dev, NS, 'ha-stable', terminal);
     expect(p.status?.phase).toBe('Complete');
     expect(dCopies).toEqual([]);
