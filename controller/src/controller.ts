@@ -396,7 +396,8 @@ export class Controller {
           const env = this.cache.getEnvironment(ns, name);
           await this.recordPolicyChange(env);
           // Once its workloads are watched, ask its cluster what the controller may write there.
-          if (env && this.cache.environmentSynced(env))
+          if (!env) this.deliveryAccess.forget(ns, name);
+          else if (this.cache.environmentSynced(env))
             await this.deliveryAccess.refresh(env, this.cache.applications(ns));
           await this.reconcileEnvironment(this.cache, control, ns, name);
         } else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);

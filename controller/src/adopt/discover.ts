@@ -2,10 +2,12 @@ import {
   CRONJOB,
   DAEMONSET,
   DEPLOYMENT,
+  GITREPOSITORY,
   HELMRELEASE,
   IMAGEPOLICY,
   IMAGEREPOSITORY,
   JOB,
+  KUSTOMIZATION,
   type ResourceType,
   ROLLOUT,
   resourcePath,
@@ -24,19 +26,6 @@ interface Obj {
   spec?: Record<string, unknown>;
 }
 type PodSpec = { containers?: Array<{ name: string; image?: string }> };
-
-const KUSTOMIZATION: ResourceType = {
-  group: 'kustomize.toolkit.fluxcd.io',
-  version: 'v1',
-  plural: 'kustomizations',
-  kind: 'Kustomization',
-};
-const GITREPOSITORY: ResourceType = {
-  group: 'source.toolkit.fluxcd.io',
-  version: 'v1',
-  plural: 'gitrepositories',
-  kind: 'GitRepository',
-};
 
 const WORKLOADS: Array<[AdoptKind, ResourceType, (s: Record<string, unknown>) => PodSpec | undefined]> = [
   ['Deployment', DEPLOYMENT, (s) => (s.template as { spec?: PodSpec })?.spec],

@@ -1,6 +1,6 @@
-import type { Environment, PromotionFlow } from '@kpromo/api';
+import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import { matchesSelector } from '../candidates/computeCandidates.js';
-import type { Finding, Proposal } from './propose.js';
+import { type Finding, type FoundEnvironment, type Proposal, proposeAdoption } from './propose.js';
 
 /** One Application discovery proposes, offered for choosing (the portal's list of workloads to adopt). */
 export interface AdoptionCandidate {
@@ -140,4 +140,38 @@ export function adoptIntoFlow(i: IntoFlowInput): IntoFlowResult {
     candidates,
     governed: flowChange ? [`PromotionFlow/${flow.metadata.name}`] : [],
   };
+}
+
+/** What discovery read in an Environment that exists, with its registry as configured (never inferred). */
+export function withConfiguredRegistry(f: FoundEnvironment, env: Environment): FoundEnvironment {
+  const { host, prefix } = env.spec.registry;
+  return { ...f, registry: { host, ...(prefix ? { prefix } : {}) } };
+}
+
+/**
+ * Pure: what every door adopting into an existing flow runs (`kpromo adopt` without --env, POST
+ * /adopt): the proposal for what was found in the flow's Environments, narrowed by {@link adoptIntoFlow}.
+ */
+export function proposeIntoFlow(o: {
+  namespace: string;
+  flow: PromotionFlow;
+  /** The flow's Environments, in stage order. */
+  environments: Environment[];
+  /** What discovery read in them ({@link withConfiguredRegistry}). */
+  found: FoundEnvironment[];
+  /** The namespace's Applications. */
+  applications: Application[];
+  owner: string;
+  ownerLabel?: string;
+  chosen?: readonly string[];
+}): IntoFlowResult {
+  const proposal = proposeAdoption({
+    namespace: o.namespace,
+    environments: o.found,
+    owner: o.owner,
+    ownerLabel: o.ownerLabel,
+    flowName: o.flow.metadata.name,
+    existing: { applications: o.applications, environments: o.environments, flows: [o.flow] },
+  });
+  return adoptIntoFlow({ proposal, flow: o.flow, environments: o.environments, chosen: o.chosen });
 }

@@ -4,7 +4,7 @@ import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextCli
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isNotFound, type KubeRest } from '../kube/rest.js';
 import { discoverEnvironment } from './discover.js';
-import { adoptIntoFlow } from './intoFlow.js';
+import { proposeIntoFlow, withConfiguredRegistry } from './intoFlow.js';
 import { type Proposal, proposeAdoption, proposedResources } from './propose.js';
 
 /** One environment to scan: its name, the kubeconfig context of its cluster and its namespace there. */
@@ -105,22 +105,29 @@ export async function planAdoption(
     const ns = t.namespace ?? base.getContextObject(t.context)?.namespace ?? 'default';
     const env = into?.environments.find((e) => e.metadata.name === t.name);
     const f = await discoverEnvironment(rest, { name: t.name, context: t.context, namespace: ns });
-    found.push(env ? { ...f, registry: { host: env.spec.registry.host, prefix: env.spec.registry.prefix } } : f);
+    found.push(env ? withConfiguredRegistry(f, env) : f);
+  }
+  if (into) {
+    const r = proposeIntoFlow({
+      namespace,
+      ...into,
+      found,
+      applications,
+      owner: o.owner,
+      ownerLabel: o.ownerLabel,
+      chosen: o.applications,
+    });
+    return { namespace, control, proposal: r.proposal };
   }
   const proposal = proposeAdoption({
     namespace,
     environments: found,
     owner: o.owner,
     ownerLabel: o.ownerLabel,
-    flowName: into?.flow.metadata.name ?? o.flowName,
+    flowName: o.flowName,
     existing: { applications, environments, flows },
   });
-  if (!into) return { namespace, control, proposal };
-  return {
-    namespace,
-    control,
-    proposal: adoptIntoFlow({ proposal, ...into, ...(o.applications ? { chosen: o.applications } : {}) }).proposal,
-  };
+  return { namespace, control, proposal };
 }
 
 /**

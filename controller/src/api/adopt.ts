@@ -1,8 +1,8 @@
 import type { Environment } from '@kpromo/api';
 import type { AdoptBody, AdoptionProposal } from '@kpromo/contract';
 import { discoverEnvironment } from '../adopt/discover.js';
-import { adoptIntoFlow } from '../adopt/intoFlow.js';
-import { type FoundEnvironment, proposeAdoption, proposedResources } from '../adopt/propose.js';
+import { proposeIntoFlow, withConfiguredRegistry } from '../adopt/intoFlow.js';
+import { type FoundEnvironment, proposedResources } from '../adopt/propose.js';
 import { adoptYaml, resourceFileName, resourceYaml, toComplete } from '../adopt/render.js';
 import type { Caller } from '../auth/identity.js';
 import { clusterKey } from '../kube/clusters.js';
@@ -92,16 +92,16 @@ export async function proposeAdoptionFor(ctx: ApiContext, caller: Caller, b: Ado
   } finally {
     release();
   }
-  const owner = b.owner ?? 'unowned';
-  const proposal = proposeAdoption({
+  const into = proposeIntoFlow({
     namespace,
-    environments: found,
-    owner,
+    flow,
+    environments,
+    found,
+    applications: ctx.cache.applications(namespace),
+    owner: b.owner ?? 'unowned',
     ownerLabel: b.ownerLabel,
-    flowName: flow.metadata.name,
-    existing: { applications: ctx.cache.applications(namespace), environments, flows: [flow] },
+    chosen: b.applications,
   });
-  const into = adoptIntoFlow({ proposal, flow, environments, chosen: b.applications });
   for (const s of scanned.filter((x) => x.error))
     into.proposal.findings.unshift({
       level: 'undecided',
@@ -150,20 +150,19 @@ function unreadable(e: unknown, env: Environment): string {
 /** Discovery in one Environment's namespace, with its registry as configured. */
 async function discover(ctx: ApiContext, env: Environment): Promise<FoundEnvironment> {
   const rest = await ctx.environmentClient!(env);
-  const f = await Promise.race([
-    discoverEnvironment(rest, { name: env.metadata.name, context: clusterKey(env), namespace: env.spec.namespace }),
-    new Promise<never>((_, reject) =>
-      setTimeout(
-        () => reject(new Error(`no answer within ${DISCOVERY_TIMEOUT_MS / 1000}s`)),
-        DISCOVERY_TIMEOUT_MS,
-      ).unref(),
-    ),
-  ]);
-  return {
-    ...f,
-    registry: {
-      host: env.spec.registry.host,
-      ...(env.spec.registry.prefix ? { prefix: env.spec.registry.prefix } : {}),
-    },
-  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const f = await Promise.race([
+      discoverEnvironment(rest, { name: env.metadata.name, context: clusterKey(env), namespace: env.spec.namespace }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${DISCOVERY_TIMEOUT_MS / 1000}s`)),
+          DISCOVERY_TIMEOUT_MS,
+        );
+      }),
+    ]);
+    return withConfiguredRegistry(f, env);
+  } finally {
+    clearTimeout(timer);
+  }
 }

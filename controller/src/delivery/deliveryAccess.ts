@@ -1,9 +1,7 @@
 import type { Application, Environment } from '@kpromo/api';
 import { workloadsFor } from '../candidates/runningVersion.js';
 import type { WorkloadKinds } from '../extension/plugin.js';
-import { HELMRELEASE, IMAGEPOLICY } from '../kube/paths.js';
-
-const KUSTOMIZATION_GROUP = 'kustomize.toolkit.fluxcd.io';
+import { HELMRELEASE, IMAGEPOLICY, KUSTOMIZATION } from '../kube/paths.js';
 
 import type { KubeRest } from '../kube/rest.js';
 
@@ -47,8 +45,8 @@ export function deliveryNeeds(env: Environment, apps: readonly Application[], ki
       ? [
           {
             verb: 'get',
-            group: KUSTOMIZATION_GROUP,
-            resource: 'kustomizations',
+            group: KUSTOMIZATION.group,
+            resource: KUSTOMIZATION.plural,
             namespace: k.namespace ?? 'flux-system',
           },
         ]
@@ -117,17 +115,17 @@ export class DeliveryAccessTracker {
     private readonly now: () => number = Date.now,
   ) {}
 
-  private static id = (env: Environment) => `${env.metadata.namespace}/${env.metadata.name}`;
+  private static id = (namespace: string | undefined, name: string) => `${namespace}/${name}`;
 
   get(env: Environment): DeliveryAccess | undefined {
-    return this.known.get(DeliveryAccessTracker.id(env))?.access;
+    return this.known.get(DeliveryAccessTracker.id(env.metadata.namespace, env.metadata.name))?.access;
   }
 
   /** Asks again when the needs or the cluster changed, or the last answer is old. */
   async refresh(env: Environment, apps: readonly Application[]): Promise<void> {
     const needs = deliveryNeeds(env, apps, this.kinds);
     const key = JSON.stringify([env.spec.cluster, needs]);
-    const prev = this.known.get(DeliveryAccessTracker.id(env));
+    const prev = this.known.get(DeliveryAccessTracker.id(env.metadata.namespace, env.metadata.name));
     if (prev && prev.key === key && this.now() - prev.access.checkedAt < RECHECK_MS) return;
     let access: DeliveryAccess;
     try {
@@ -136,10 +134,11 @@ export class DeliveryAccessTracker {
     } catch (e) {
       access = { missing: [], error: (e as Error).message.split('\n')[0], checkedAt: this.now() };
     }
-    this.known.set(DeliveryAccessTracker.id(env), { key, access });
+    this.known.set(DeliveryAccessTracker.id(env.metadata.namespace, env.metadata.name), { key, access });
   }
 
-  forget(env: Environment): void {
-    this.known.delete(DeliveryAccessTracker.id(env));
+  /** An Environment deleted: nothing is kept for it. */
+  forget(namespace: string, name: string): void {
+    this.known.delete(DeliveryAccessTracker.id(namespace, name));
   }
 }

@@ -38,3 +38,6 @@ export interface DoctorCheck {
   title: string;
   run(ctx: DoctorContext): Promise<CheckResult[]>;
 }
+
+/** An error's first line: what a result line shows (stack traces and apiserver bodies stay out). */
+export const why = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0] : String(e));

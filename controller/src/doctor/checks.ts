@@ -1,5 +1,5 @@
 import { admissionCheck } from './admission.js';
-import type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
+import { type CheckResult, type DoctorCheck, type DoctorContext, why } from './check.js';
 import { clockCheck } from './clock.js';
 import { controllerViewCheck } from './controllerView.js';
 import { crdsCheck } from './crds.js';
@@ -36,7 +36,7 @@ export async function runDoctor(ctx: DoctorContext, only?: readonly string[]): P
         check: c.id,
         status: 'fail',
         subject: c.title,
-        message: `could not check: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`,
+        message: `could not check: ${why(e)}`,
         fix: 'run kpromo doctor as a user who may read kpromo resources, CRDs and admission policies (the chart role kpromo-viewer plus cluster read)',
       });
     }

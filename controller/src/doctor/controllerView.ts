@@ -1,6 +1,7 @@
 import type { Environment } from '@kpromo/api';
 import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
+import { DELIVERY_PERMITTED } from '../reconcile/reconcileStatus.js';
 import type { CheckResult, DoctorCheck } from './check.js';
 
 const CHECK = 'controller';
@@ -66,7 +67,7 @@ export function judgeControllerView(env: Environment): CheckResult {
  * there (asked of that cluster by the controller itself); nothing before the controller checked.
  */
 export function judgeDeliveryRights(env: Environment): CheckResult[] {
-  const c = env.status?.conditions?.find((x) => x.type === 'DeliveryPermitted');
+  const c = env.status?.conditions?.find((x) => x.type === DELIVERY_PERMITTED);
   if (!c || c.status === 'True') return [];
   const subject = `Environment ${env.metadata.name}`;
   return [

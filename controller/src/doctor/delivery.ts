@@ -4,18 +4,18 @@ import { remoteBranchCommit } from '../delivery/gitCommit.js';
 import { helmReleaseName } from '../delivery/helmRelease.js';
 import { imagePolicyTarget } from '../delivery/imagePolicyVerdict.js';
 import { gitDeliveryAuth } from '../extension/credentials.js';
-import { HELMRELEASE, IMAGEPOLICY, KPROMO_TYPES, type ResourceType, resourcePath } from '../kube/paths.js';
+import {
+  HELMRELEASE,
+  IMAGEPOLICY,
+  KPROMO_TYPES,
+  KUSTOMIZATION,
+  type ResourceType,
+  resourcePath,
+} from '../kube/paths.js';
 import { KubeError, type KubeRest } from '../kube/rest.js';
-import type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
+import { type CheckResult, type DoctorCheck, type DoctorContext, why } from './check.js';
 
 const CHECK = 'delivery';
-const KUSTOMIZATION: ResourceType = {
-  group: 'kustomize.toolkit.fluxcd.io',
-  version: 'v1',
-  plural: 'kustomizations',
-  kind: 'Kustomization',
-};
-const why = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0] : String(e));
 
 interface FluxObject {
   status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };

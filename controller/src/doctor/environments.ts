@@ -6,11 +6,10 @@ import { KubeError } from '../kube/rest.js';
 import { OciError } from '../oci/errors.js';
 import { RegistryClient } from '../oci/registryClient.js';
 import { registryRepository } from '../util/imageRef.js';
-import type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
+import { type CheckResult, type DoctorCheck, type DoctorContext, why } from './check.js';
 
 const list = async <T>(ctx: DoctorContext, kind: 'Environment' | 'Application') =>
   (await ctx.control.get<{ items: T[] }>(resourcePath(KPROMO_TYPES[kind], ctx.namespace))).items;
-const why = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0] : String(e));
 
 /** Each Environment's cluster: allowed by clusterAccess (with --config) and reachable with your kubeconfig. */
 export const environmentsCheck: DoctorCheck = {

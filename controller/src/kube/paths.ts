@@ -38,6 +38,19 @@ export const IMAGEREPOSITORY: ResourceType = {
   plural: 'imagerepositories',
   kind: 'ImageRepository',
 };
+/** Flux kustomize-controller's Kustomization and source-controller's GitRepository (delivery.method git). */
+export const KUSTOMIZATION: ResourceType = {
+  group: 'kustomize.toolkit.fluxcd.io',
+  version: 'v1',
+  plural: 'kustomizations',
+  kind: 'Kustomization',
+};
+export const GITREPOSITORY: ResourceType = {
+  group: 'source.toolkit.fluxcd.io',
+  version: 'v1',
+  plural: 'gitrepositories',
+  kind: 'GitRepository',
+};
 export const LEASE: ResourceType = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' };
 export const EVENT: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event' };
 export const SECRET: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };

@@ -544,3 +544,7 @@ export const AdoptionProposal = Type.Object(
   { $id: 'AdoptionProposal' },
 );
 export type AdoptionProposal = Static<typeof AdoptionProposal>;
+
+/** Why a proposal holds nothing: the choice left every candidate out, or everything runs adopted already. */
+export const nothingToAdoptMessage = (r: Pick<AdoptionProposal, 'namespace' | 'flow' | 'candidates'>) =>
+  `nothing to adopt into flow ${r.namespace}/${r.flow}: ${r.candidates.length ? 'none of the chosen applications is proposed' : 'every workload found is adopted already'}`;

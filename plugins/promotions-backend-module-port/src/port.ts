@@ -7,7 +7,12 @@ import {
   NotAllowedError,
   ServiceUnavailableError,
 } from '@backstage/errors';
-import { isTerminalPlan, namespaceProblem, type PlanProgress } from '@kpromo/plugin-promotions-common';
+import {
+  isTerminalPlan,
+  namespaceProblem,
+  nothingToAdoptMessage,
+  type PlanProgress,
+} from '@kpromo/plugin-promotions-common';
 import type { PromotionsCaller as Caller, PromotionsOperations } from '@kpromo/plugin-promotions-node';
 import { createPortClient, type PortApi, type paths, portMessage } from '@kpromo/port-client';
 import { z } from 'zod';
@@ -198,6 +203,9 @@ export class ReplayGuard implements PortReplayGuard {
     }
   }
 }
+
+/** A message as the first words of a sentence (Port's run summary). */
+const capitalized = (m: string) => `${m.charAt(0).toUpperCase()}${m.slice(1)}`;
 
 /** WHATWG "valid e-mail address" (no spaces, commas, colons, quotes or control characters). */
 const EMAIL =
@@ -533,7 +541,7 @@ export class PortRunner {
       if (r.resources.length) await this.log(b.runId, { message: `Proposed resources (YAML):\n${r.yaml}` });
       const summary = r.resources.length
         ? `Proposed for flow ${r.namespace}/${r.flow}: ${proposed.join(', ')}. Nothing was applied: add the YAML in this run's logs to your GitOps repository.`
-        : `Nothing to adopt into flow ${r.namespace}/${r.flow}: ${r.candidates.length ? 'none of the chosen applications is proposed' : 'every workload found is adopted already'}.`;
+        : `${capitalized(nothingToAdoptMessage(r))}.`;
       await this.log(b.runId, { message: summary, terminationStatus: 'SUCCESS', statusLabel: 'Proposed' });
       await this.patch(b.runId, { status: 'SUCCESS', statusLabel: 'Proposed', summary });
     } catch (e) {

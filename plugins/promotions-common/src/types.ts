@@ -67,6 +67,7 @@ export {
   mountRoutes,
   NamespaceQuery,
   noCandidatesMessage,
+  nothingToAdoptMessage,
   PLAN_PHASE_FILTERS,
   type PlanApprover,
   type PlanDetails,

@@ -3,7 +3,12 @@ import { dirname } from 'node:path';
 import { type BackstageCredentials, resolveSafeChildPath } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
-import { type ApplicationInfo, namespaceProblem, type PlanDetails } from '@kpromo/plugin-promotions-common';
+import {
+  type ApplicationInfo,
+  namespaceProblem,
+  nothingToAdoptMessage,
+  type PlanDetails,
+} from '@kpromo/plugin-promotions-common';
 import type { PromotionsBackendClient } from './client.js';
 
 /** The shared namespace check (RFC 1123 label), before any call: a clear InputError otherwise. */
@@ -244,9 +249,7 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
         const report = r.findings.map((f) => `${f.level}  ${f.subject}: ${f.message}`);
         for (const line of report) ctx.logger.info(line);
         if (!r.resources.length && requireResources !== false)
-          throw new InputError(
-            `nothing to adopt into flow ${r.namespace}/${r.flow}: ${r.candidates.length ? 'none of the chosen applications is proposed' : 'every workload found is adopted already'}${report.length ? ` (${report.join('; ')})` : ''}`,
-          );
+          throw new InputError(`${nothingToAdoptMessage(r)}${report.length ? ` (${report.join('; ')})` : ''}`);
         const files: string[] = [];
         for (const res of r.resources) {
           const path = resolveSafeChildPath(base, res.fileName);

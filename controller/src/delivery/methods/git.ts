@@ -1,5 +1,6 @@
 import { gitDeliveryAuth } from '../../extension/credentials.js';
 import { type DeliveryMethod, planRef } from '../../extension/deliveryMethod.js';
+import { KUSTOMIZATION, resourcePath } from '../../kube/paths.js';
 import { isNotFound } from '../../kube/rest.js';
 import { type Kustomization, kustomizationVerdict } from '../fluxKustomization.js';
 import { checkRepoFilePath } from '../yamlEdit.js';
@@ -36,12 +37,10 @@ export const gitDelivery: DeliveryMethod = {
     const name = k.name.replaceAll('{app}', c.app.metadata.name).replaceAll('{environment}', c.env.metadata.name);
     const ns = k.namespace ?? 'flux-system';
     const client = k.cluster === 'control' ? c.control : await c.client();
-    const obj = await client
-      .get<Kustomization>(`/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/${ns}/kustomizations/${name}`)
-      .catch((e: unknown) => {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      });
+    const obj = await client.get<Kustomization>(resourcePath(KUSTOMIZATION, ns, name)).catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
     return kustomizationVerdict(obj, `${ns}/${name}`, c.commit);
   },
 };
