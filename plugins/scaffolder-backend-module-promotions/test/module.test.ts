@@ -196,6 +196,25 @@ const createApprovedTemplate = {
   },
 };
 
+/** Adoption writing its files outside the workspace: refused before the promotions backend is called. */
+const adoptOutsideTemplate = {
+  apiVersion: 'scaffolder.backstage.io/v1beta3',
+  kind: 'Template',
+  metadata: { name: 'kpromo-adopt-outside', namespace: 'default' },
+  spec: {
+    owner: ALICE,
+    type: 'service',
+    parameters: [{ properties: { directory: { type: 'string' } } }],
+    steps: [
+      {
+        id: 'propose',
+        action: 'kpromo:adopt:propose',
+        input: { namespace: 'team-a', directory: tpl('parameters.directory') },
+      },
+    ],
+  },
+};
+
 async function runTask(
   authorization: string,
   values: Json = { app: 'cart', confirm: true },
@@ -239,6 +258,7 @@ beforeAll(async () => {
           template,
           rollbackTemplate,
           createApprovedTemplate,
+          adoptOutsideTemplate,
           // The same rollback in a namespace that is not one (a dot: an object name, not a DNS label).
           {
             ...rollbackTemplate,
@@ -275,6 +295,15 @@ beforeEach(() => {
 });
 
 describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
+  it('kpromo:adopt:propose refuses a directory outside the workspace before calling anything', async () => {
+    for (const directory of ['../outside', '/etc/kpromo']) {
+      const r = await runTask(mockCredentials.user.header(ALICE), { directory }, 'kpromo-adopt-outside');
+      expect(r.status).toBe('Run completed with status: failed');
+      expect(r.error?.message).toBe('Relative path is not allowed to refer to a directory outside its parent');
+    }
+    expect(calls).toEqual([]);
+  });
+
   it('registers the five actions with the scaffolder', async () => {
     const res = await fetch(`${base}/api/scaffolder/v2/actions`, {
       headers: { authorization: mockCredentials.user.header(ALICE) },
