@@ -95,7 +95,7 @@ export function envsTable(items: readonly EnvironmentView[], o: { allNamespaces:
       withNamespace(o.allNamespaces, e.namespace, [
         e.name,
         e.tier,
-        clusterOf(e.cluster),
+        e.cluster ? clusterOf(e.cluster) : `${e.clusters?.length ?? 0} clusters`,
         e.targetNamespace,
         e.registry,
         e.delivery,

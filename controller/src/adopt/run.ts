@@ -87,7 +87,12 @@ export async function planAdoption(
         `no Environments with a PromotionFlow in namespace ${namespace} to scan: pass --env NAME=CONTEXT[/NAMESPACE] for each environment, in promotion order`,
       );
     const inOrder = order.flatMap((name) => environments.filter((x) => x.metadata.name === name));
-    const unreachable = inOrder.filter((e) => !e.spec.cluster.context).map((e) => e.metadata.name);
+    const fleets = inOrder.filter((e) => !e.spec.cluster).map((e) => e.metadata.name);
+    if (fleets.length)
+      throw new AdoptUsageError(
+        `Environment(s) ${fleets.join(', ')} span several clusters (spec.clusters): pass --env NAME=CONTEXT[/NAMESPACE] for one cluster of each, or use the portal's Onboarding (the controller scans them)`,
+      );
+    const unreachable = inOrder.filter((e) => !e.spec.cluster?.context).map((e) => e.metadata.name);
     if (unreachable.length)
       throw new AdoptUsageError(
         `Environment(s) ${unreachable.join(', ')} reach their cluster through a kubeconfig Secret or the in-cluster account, which your kubeconfig cannot stand in for: pass --env NAME=CONTEXT[/NAMESPACE] for each environment, or use the portal's Onboarding (the controller scans them)`,
@@ -95,7 +100,7 @@ export async function planAdoption(
     into = { flow: flow!, environments: inOrder };
     targets = inOrder.map((e) => ({
       name: e.metadata.name,
-      context: e.spec.cluster.context!,
+      context: e.spec.cluster!.context!,
       namespace: e.spec.namespace,
     }));
   }

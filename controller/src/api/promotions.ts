@@ -1,5 +1,5 @@
 import type { Application, Approval, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
-import { API_VERSION } from '@kpromo/api';
+import { API_VERSION, fleetTargets, isFleet } from '@kpromo/api';
 import {
   type ApplicationsQuery,
   type ApplicationView,
@@ -132,7 +132,18 @@ export async function listEnvironments(
     namespace: e.metadata.namespace ?? '',
     name: e.metadata.name,
     tier: e.spec.tier,
-    cluster: e.spec.cluster,
+    ...(e.spec.cluster ? { cluster: e.spec.cluster } : {}),
+    ...(isFleet(e)
+      ? {
+          clusters: fleetTargets(e).map((t) => ({
+            name: t.cluster,
+            ...(Object.keys(t.labels).length ? { labels: { ...t.labels } } : {}),
+            targetNamespace: t.env.spec.namespace,
+            delivery: t.env.spec.delivery.method,
+            synced: ctx.cache.environmentSynced(t.env),
+          })),
+        }
+      : {}),
     targetNamespace: e.spec.namespace,
     registry: e.spec.registry.host,
     delivery: e.spec.delivery.method,

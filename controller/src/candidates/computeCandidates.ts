@@ -56,7 +56,14 @@ export interface CandidateFilter {
 
 export interface SkippedApp {
   application: string;
-  reason: 'NotSelected' | 'NoSourceVersion' | 'SourceNotHealthy' | 'TagPatternMismatch' | 'UpToDate' | 'NoDigest';
+  reason:
+    | 'NotSelected'
+    | 'NoSourceVersion'
+    | 'SourceNotHealthy'
+    | 'TagPatternMismatch'
+    | 'UpToDate'
+    | 'NoDigest'
+    | 'SourceDrift';
   message: string;
 }
 
@@ -168,6 +175,14 @@ export function computeCandidates(
       });
       continue;
     }
+    if (src.drift) {
+      skipped.push({
+        application: name,
+        reason: 'SourceDrift',
+        message: `the clusters of ${from} run different versions (${src.message ?? 'drift'}); promote from a stage whose clusters agree`,
+      });
+      continue;
+    }
     if (!src.digest) {
       skipped.push({
         application: name,
@@ -177,7 +192,8 @@ export function computeCandidates(
       continue;
     }
     const dst = versionOf(app, to);
-    if (dst?.digest === src.digest) {
+    // A fleet stage is up to date only when every cluster runs it: one lagging cluster is a candidate.
+    if (dst?.digest === src.digest && !dst.drift) {
       skipped.push({ application: name, reason: 'UpToDate', message: `${to} already runs ${src.digest}` });
       continue;
     }

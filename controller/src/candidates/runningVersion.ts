@@ -1,4 +1,5 @@
 import type { Application, Environment, EnvironmentVersion, WorkloadRef } from '@kpromo/api';
+import { fleetTargets, isFleet } from '@kpromo/api';
 import type { CacheView, Workload } from '../kube/cacheView.js';
 import { containerOf, workloadReady } from '../rollout/rolloutVerdict.js';
 import { parseImageRef } from '../util/imageRef.js';
@@ -38,6 +39,11 @@ function readWorkload(w: Workload, kind: string, container: string | undefined):
  * versions keep them between calls (versionReader.ts).
  */
 export function runningVersion(cache: CacheView, app: Application, env: Environment): EnvironmentVersion {
+  if (isFleet(env))
+    return fleetVersion(
+      env.metadata.name,
+      fleetTargets(env).map((t) => ({ cluster: t.cluster, version: runningVersion(cache, app, t.env) })),
+    );
   const envName = env.metadata.name;
   const refs = workloadsFor(app, envName);
   if (!refs.length)
@@ -79,4 +85,58 @@ function readVersion(env: Environment, refs: WorkloadRef[], objects: Array<Workl
     }
   }
   return { ...(version ?? { environment: envName }), health, ...(notes.length ? { message: notes.join('; ') } : {}) };
+}
+
+/** Worst first: a fleet is as healthy as its least healthy cluster. */
+const HEALTH_ORDER: ReadonlyArray<EnvironmentVersion['health']> = [
+  'Degraded',
+  'Missing',
+  'Unknown',
+  'Progressing',
+  'Healthy',
+];
+
+/**
+ * Pure: what runs in a fleet Environment from what runs in each of its clusters. When they agree,
+ * that version; when they do not, `drift` and the version most clusters run (the first cluster's
+ * on a tie), with which cluster runs what in the message. Health is the worst cluster's.
+ */
+export function fleetVersion(
+  environment: string,
+  per: ReadonlyArray<{ cluster: string; version: EnvironmentVersion }>,
+): EnvironmentVersion {
+  const clusters = per.map(({ cluster, version: v }) => ({
+    cluster,
+    ...(v.tag ? { tag: v.tag } : {}),
+    ...(v.digest ? { digest: v.digest } : {}),
+    health: v.health,
+    ...(v.message ? { message: v.message } : {}),
+  }));
+  if (!clusters.length) return { environment, health: 'Missing', message: 'the fleet has no clusters', clusters };
+  const key = (c: (typeof clusters)[number]) => c.digest ?? c.tag ?? '';
+  const groups = new Map<string, typeof clusters>();
+  for (const c of clusters) groups.set(key(c), [...(groups.get(key(c)) ?? []), c]);
+  const [top] = [...groups.values()].sort((a, b) => b.length - a.length);
+  const health = HEALTH_ORDER.find((h) => clusters.some((c) => c.health === h)) ?? 'Unknown';
+  const drift = groups.size > 1;
+  const unhealthy = clusters.filter((c) => c.health !== 'Healthy').map((c) => `${c.cluster}: ${c.message ?? c.health}`);
+  const notes = [
+    ...(drift
+      ? [
+          `clusters disagree: ${[...groups.values()]
+            .map((g) => `${g[0].tag ?? g[0].digest ?? 'nothing'} in ${g.map((c) => c.cluster).join(', ')}`)
+            .join('; ')}`,
+        ]
+      : []),
+    ...unhealthy,
+  ];
+  return {
+    environment,
+    ...(top[0].tag ? { tag: top[0].tag } : {}),
+    ...(top[0].digest ? { digest: top[0].digest } : {}),
+    health,
+    ...(notes.length ? { message: notes.join('; ') } : {}),
+    ...(drift ? { drift: true } : {}),
+    clusters,
+  };
 }

@@ -1,4 +1,5 @@
 import type { Environment } from '@kpromo/api';
+import { fleetTargets } from '@kpromo/api';
 import { z } from 'zod';
 
 const globList = (what: string) => z.array(z.string().min(1).max(253)).default([]).describe(what);
@@ -53,6 +54,14 @@ export function clusterAccessRefusal(rules: readonly ClusterAccessRule[], env: E
   const ns = env.metadata.namespace ?? 'default';
   const ref = `Environment ${ns}/${env.metadata.name}`;
   const c = env.spec.cluster;
+  if (!c) {
+    // A fleet may use its clusters only when it may use every one of them.
+    for (const t of fleetTargets(env)) {
+      const r = clusterAccessRefusal(rules, t.env);
+      if (r) return `cluster ${t.cluster}: ${r}`;
+    }
+    return undefined;
+  }
   const entries = rules.filter((r) => r.namespaces.some((g) => globMatch(g, ns)));
   let what: string;
   let fix: string;

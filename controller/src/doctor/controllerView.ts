@@ -15,7 +15,9 @@ const CHECK = 'controller';
 export function judgeControllerView(env: Environment): CheckResult {
   const subject = `Environment ${env.metadata.name}`;
   const ready = env.status?.conditions?.find((c) => c.type === 'Ready');
-  const where = `namespace ${env.spec.namespace} of ${env.spec.cluster.context ? `cluster ${env.spec.cluster.context}` : 'its cluster'}`;
+  const where = env.spec.cluster
+    ? `namespace ${env.spec.namespace} of ${env.spec.cluster.context ? `cluster ${env.spec.cluster.context}` : 'its cluster'}`
+    : `its ${env.spec.clusters?.length ?? 0} clusters`;
   if (!ready || (ready.observedGeneration ?? 0) < (env.metadata.generation ?? 0))
     return {
       check: CHECK,

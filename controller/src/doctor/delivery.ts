@@ -1,4 +1,5 @@
 import type { Application, Environment } from '@kpromo/api';
+import { fleetTargets } from '@kpromo/api';
 import { workloadsFor } from '../candidates/runningVersion.js';
 import { remoteBranchCommit } from '../delivery/gitCommit.js';
 import { helmReleaseName } from '../delivery/helmRelease.js';
@@ -43,7 +44,7 @@ async function fluxObjects(
 /** The cluster where an Environment's Flux objects live, as the caller; undefined when out of reach. */
 function fluxCluster(ctx: DoctorContext, env: Environment, where: 'environment' | 'control'): KubeRest | undefined {
   if (where === 'control') return ctx.control;
-  return env.spec.cluster.context ? ctx.clientFor(env.spec.cluster.context) : undefined;
+  return env.spec.cluster?.context ? ctx.clientFor(env.spec.cluster.context) : undefined;
 }
 
 async function judgeFlux(
@@ -60,7 +61,7 @@ async function judgeFlux(
       check: CHECK,
       status: 'warn',
       subject,
-      message: `context ${env.spec.cluster.context ?? '(none)'} is not in your kubeconfig: the ${type.kind}s can only be checked where the controller runs`,
+      message: `context ${env.spec.cluster?.context ?? '(none)'} is not in your kubeconfig: the ${type.kind}s can only be checked where the controller runs`,
     };
   if (!wanted.length) return { check: CHECK, status: 'pass', subject, message: 'no Applications deliver here yet' };
   let found: Awaited<ReturnType<typeof fluxObjects>>;
@@ -172,7 +173,8 @@ export const deliveryCheck: DoctorCheck = {
       ctx.control.get<{ items: Application[] }>(resourcePath(KPROMO_TYPES.Application, ctx.namespace)),
     ]);
     const out: CheckResult[] = [];
-    for (const env of envs.items) {
+    // A fleet is checked cluster by cluster (each may deliver its own way).
+    for (const env of envs.items.flatMap((e) => fleetTargets(e).map((t) => t.env))) {
       const mine = apps.items.filter((a) => workloadsFor(a, env.metadata.name).length > 0);
       const ns = env.spec.namespace;
       switch (env.spec.delivery.method) {

@@ -1,4 +1,5 @@
 import type { Application, Environment } from '@kpromo/api';
+import { fleetTargets } from '@kpromo/api';
 import { clusterAccessRefusal } from '../credentials/clusterAccess.js';
 import { registryEndpoint } from '../extension/credentials.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
@@ -28,8 +29,9 @@ export const environmentsCheck: DoctorCheck = {
         },
       ];
     const out: CheckResult[] = [];
-    for (const env of envs) {
-      const subject = `Environment ${env.metadata.name}`;
+    // A fleet is checked cluster by cluster.
+    for (const { env, cluster } of envs.flatMap(fleetTargets)) {
+      const subject = `Environment ${env.metadata.name}${cluster !== env.metadata.name ? ` cluster ${cluster}` : ''}`;
       if (ctx.clusterAccess) {
         const refused = clusterAccessRefusal(ctx.clusterAccess, env);
         if (refused) {
@@ -43,7 +45,7 @@ export const environmentsCheck: DoctorCheck = {
           continue;
         }
       }
-      const context = env.spec.cluster.context;
+      const context = env.spec.cluster?.context;
       const rest = context ? ctx.clientFor(context) : undefined;
       if (!rest) {
         out.push({

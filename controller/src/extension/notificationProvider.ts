@@ -12,6 +12,9 @@ export interface ReleaseEvent {
   tag?: string;
   digest?: string;
   message?: string;
+  /** Fleet plans: the wave (Wave* events) and its clusters. */
+  wave?: string;
+  clusters?: string[];
   time: string;
 }
 

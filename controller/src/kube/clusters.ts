@@ -9,7 +9,9 @@ import { KubeRest } from './rest.js';
 
 /** Stable identity of a cluster reference, shared by Environments that point at the same cluster. */
 export function clusterKey(env: Environment): string {
-  const c: ClusterRef = env.spec.cluster;
+  const c: ClusterRef | undefined = env.spec.cluster;
+  // A fleet has no one cluster: its targets (fleetTargets) each have theirs.
+  if (!c) return `fleet:${env.metadata.namespace}/${env.metadata.name}`;
   if (c.context) return `context:${c.context}`;
   if (c.kubeconfigSecretRef)
     return `secret:${env.metadata.namespace}/${c.kubeconfigSecretRef.name}/${c.kubeconfigSecretRef.key ?? 'kubeconfig'}`;
@@ -113,6 +115,7 @@ export class ClusterClients {
     if (cached) return cached;
     const c = env.spec.cluster;
     const where = `Environment ${env.metadata.namespace}/${env.metadata.name}`;
+    if (!c) throw new Error(`${where} is a fleet (spec.clusters): name one of its clusters`);
     if (c.context) return this.forContext(c.context);
     const kc = new k8s.KubeConfig();
     if (c.kubeconfigSecretRef) {

@@ -7,6 +7,7 @@ import type {
   PromotionFlow,
   PromotionPlan,
 } from '@kpromo/api';
+import { fleetTargets, isFleet } from '@kpromo/api';
 import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
 import type { WatchedWorkloadKind } from '../rollout/builtinKind.js';
 import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
@@ -361,6 +362,8 @@ export class LiveCache implements CacheView {
    * that then waits for the informers never misses one added for a CRD (e.g. Rollouts).
    */
   ensureTarget(env: Environment): Promise<void> {
+    // A fleet watches each of its clusters.
+    if (isFleet(env)) return Promise.all(fleetTargets(env).map((t) => this.ensureTarget(t.env))).then(() => {});
     // Never touch a cluster the Environment may not use (config clusterAccess); environmentState says why.
     if (this.clients.refusal(env)) return Promise.resolve();
     const key = targetKey(env);
@@ -547,6 +550,8 @@ export class LiveCache implements CacheView {
     return k;
   }
   changedSince(env: Environment, cursor?: number): { cursor: number; applications?: readonly Application[] } {
+    // A fleet's versions are read afresh (per cluster, each reading is cached by workload object).
+    if (isFleet(env)) return { cursor: 0 };
     const k = this.envKeys(env);
     if (k.refused) return { cursor: 0 };
     const changes = this.changeLog(k.target).since(cursor);
@@ -572,7 +577,8 @@ export class LiveCache implements CacheView {
     if (k.refused) return undefined;
     return this.targets.get(k.target)?.helmReleases?.get(env.spec.namespace, name);
   }
-  environmentSynced(env: Environment) {
+  environmentSynced(env: Environment): boolean {
+    if (isFleet(env)) return fleetTargets(env).every((t) => this.environmentSynced(t.env));
     const k = this.envKeys(env);
     if (k.refused) return false;
     const t = this.targets.get(k.target);
@@ -584,6 +590,8 @@ export class LiveCache implements CacheView {
   }
   /** What the cache knows about an Environment's cluster+namespace watch (for Environment.status). */
   environmentState(env: Environment): EnvironmentState {
+    if (isFleet(env))
+      return fleetState(fleetTargets(env).map((t) => ({ cluster: t.cluster, state: this.environmentState(t.env) })));
     const refused = this.clients.refusal(env);
     if (refused) return { synced: false, helmReleases: false, error: refused, reason: CLUSTER_NOT_ALLOWED };
     const key = targetKey(env);
@@ -611,4 +619,26 @@ export class LiveCache implements CacheView {
     }
     return { synced, errors };
   }
+}
+
+/**
+ * A fleet's watch state from its clusters': synced when every cluster is, the first cluster's error
+ * (named) when one has one, the kinds watched in every cluster.
+ */
+export function fleetState(states: ReadonlyArray<{ cluster: string; state: EnvironmentState }>): EnvironmentState {
+  const failing = states.find((s) => s.state.error);
+  const watching = states.find((s) => s.state.watchError);
+  const kinds = states.map((s) => new Set(s.state.workloadKinds ?? []));
+  return {
+    synced: states.every((s) => s.state.synced),
+    helmReleases: states.length > 0 && states.every((s) => s.state.helmReleases),
+    workloadKinds: [...(kinds[0] ?? [])].filter((k) => kinds.every((ks) => ks.has(k))),
+    ...(failing
+      ? {
+          error: `cluster ${failing.cluster}: ${failing.state.error}`,
+          ...(failing.state.reason ? { reason: failing.state.reason } : {}),
+        }
+      : {}),
+    ...(watching ? { watchError: `cluster ${watching.cluster}: ${watching.state.watchError}` } : {}),
+  };
 }

@@ -25,6 +25,10 @@ const TONES: Record<ReleaseEvent['type'], EventTone> = {
   PlanIncomplete: 'failure',
   PlanRolledBack: 'info',
   VerificationFailed: 'failure',
+  WaveStarted: 'pending',
+  WaveWaiting: 'pending',
+  WaveSucceeded: 'success',
+  WaveFailed: 'failure',
 };
 
 /** Short form of a digest for chat (the full one is in the facts). */
@@ -52,12 +56,22 @@ export function summarizeEvent(e: ReleaseEvent): EventSummary {
         return `Plan ${plan} rolled back in ${e.to}`;
       case 'VerificationFailed':
         return `${app ?? 'An application'} failed verification in ${e.to}`;
+      case 'WaveStarted':
+        return `Plan ${plan}: wave ${e.wave} of ${e.to} started`;
+      case 'WaveWaiting':
+        return `Plan ${plan}: wave ${e.wave} of ${e.to} waits to be continued`;
+      case 'WaveSucceeded':
+        return `Plan ${plan}: wave ${e.wave} of ${e.to} succeeded`;
+      case 'WaveFailed':
+        return `Plan ${plan}: wave ${e.wave} of ${e.to} failed`;
     }
   })();
   const facts = [
     { name: 'Plan', value: plan },
     { name: 'Flow', value: e.flow },
     { name: 'Stage', value: route },
+    ...(e.wave ? [{ name: 'Wave', value: e.wave }] : []),
+    ...(e.clusters?.length ? [{ name: 'Clusters', value: e.clusters.join(', ') }] : []),
     ...(e.application ? [{ name: 'Application', value: e.application }] : []),
     ...(e.tag ? [{ name: 'Tag', value: e.tag }] : []),
     ...(e.digest ? [{ name: 'Digest', value: e.digest }] : []),

@@ -1,4 +1,5 @@
 import type { Application, Environment, LineStop, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import { fleetTargets, isFleet, targetCluster } from '@kpromo/api';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from '../../src/kube/cacheView.js';
 import { WorkloadChangeLog } from '../../src/kube/workloadChangeLog.js';
 
@@ -47,14 +48,18 @@ export class MemoryCache implements CacheView {
   getPlan(ns: string, name: string) {
     return this.planList.find((o) => o.metadata.namespace === ns && o.metadata.name === name);
   }
+  /** Workloads of a fleet's cluster are keyed `${envName}@${cluster}/${kind}/${name}`. */
   getWorkload(env: Environment, kind: string, name: string) {
-    return this.workloads.get(`${env.metadata.name}/${kind}/${name}`);
+    const c = targetCluster(env);
+    return this.workloads.get(`${env.metadata.name}${c ? `@${c}` : ''}/${kind}/${name}`);
   }
   getHelmRelease(env: Environment, name: string) {
     return this.helmReleases.get(`${env.metadata.name}/${name}`);
   }
-  environmentSynced(env: Environment) {
-    return this.envStates.get(env.metadata.name)?.synced ?? true;
+  environmentSynced(env: Environment): boolean {
+    if (isFleet(env)) return fleetTargets(env).every((t) => this.environmentSynced(t.env));
+    const c = targetCluster(env);
+    return this.envStates.get(`${env.metadata.name}${c ? `@${c}` : ''}`)?.synced ?? true;
   }
   /** Per-Environment overrides (by name) for tests; synced otherwise. */
   envStates = new Map<string, EnvironmentState>();

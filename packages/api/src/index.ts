@@ -1,5 +1,6 @@
 export * from './conditions.js';
 export * from './crds.js';
+export * from './fleet.js';
 export * from './group.js';
 export * from './resources/application.js';
 export * from './resources/environment.js';

@@ -3,6 +3,7 @@ import type { SkippedApplication } from './views.js';
 /** Reasons in the order an operator wants them: what needs action first, "already there" last. */
 const REASON_ORDER: readonly string[] = [
   'SourceNotHealthy',
+  'SourceDrift',
   'NoDigest',
   'TagPatternMismatch',
   'NoSourceVersion',

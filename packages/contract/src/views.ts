@@ -65,7 +65,19 @@ export const EnvironmentView = Type.Object(
     namespace: Type.String(),
     name: Type.String(),
     tier: Type.Optional(Type.String()),
-    cluster: ClusterRef,
+    cluster: Type.Optional(ClusterRef),
+    clusters: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String(),
+          labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+          targetNamespace: Type.String(),
+          delivery: Type.String(),
+          synced: Type.Boolean(),
+        }),
+        { description: 'A fleet Environment (spec.clusters): each of its clusters.' },
+      ),
+    ),
     targetNamespace: Type.String({ description: 'Namespace the applications run in (spec.namespace).' }),
     registry: Type.String({ description: 'Registry host (spec.registry.host).' }),
     delivery: Type.String({ description: 'Delivery method (spec.delivery.method).' }),

@@ -58,6 +58,7 @@ const BROADCAST = new Set<ReleaseEvent['type']>([
   'PlanIncomplete',
   'PlanRolledBack',
   'VerificationFailed',
+  'WaveFailed',
 ]);
 
 /**

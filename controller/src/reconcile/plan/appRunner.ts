@@ -1,3 +1,4 @@
+import type { AppProgress } from '@kpromo/api';
 import pLimit from 'p-limit';
 import { appsToWorkOn, promotionBlocker, type ResolvedPlan, TERMINAL_APP_PHASES } from '../planDecisions.js';
 import type { Hold } from '../planGate.js';
@@ -28,14 +29,8 @@ export async function advanceApps(
   /** The stage's gate holds the apps that have not started ({@link holdMidRun}). */
   held?: Hold,
 ): Promise<AppsPass> {
-  const { deps, status, now } = run;
-  const startedAt = new Date(status.startedAt ?? iso(now()));
+  const { status } = run;
   const concurrency = r.flow.spec.concurrency ?? 4;
-  const timeoutSeconds = r.flow.spec.rolloutTimeoutSeconds ?? 600;
-  const maxAttempts = deps.maxAttempts ?? 5;
-  const limit = pLimit(concurrency);
-  const requeues: number[] = [];
-
   // Held by the gate, no Pending app starts (their reason is the hold's); else other plans may hold some.
   const blocked = held
     ? new Set((status.apps ?? []).filter((a) => a.phase === 'Pending').map((a) => a.application))
@@ -44,19 +39,63 @@ export async function advanceApps(
   const work = appsToWorkOn(
     (status.apps ?? []).filter((a) => !blocked.has(a.application)),
     concurrency,
-  );
+  ).map((ap) => ({ r, ap }));
+  const requeues = await advanceWork(run, work, isRollback, concurrency);
+  return { blocked, requeues, terminalBefore };
+}
+
+/** One app to advance: in a fleet plan, in one cluster (`cluster`, with `r.toEnv` that cluster's view). */
+export interface AppWork {
+  r: ResolvedPlan;
+  ap: AppProgress;
+  cluster?: string;
+}
+
+/**
+ * Advances each app of `work` as far as it goes now, at most `parallel` at once. A failed step is
+ * retried with backoff or, when permanent or out of attempts, fails its app. Returns the requeue
+ * delays the apps asked for.
+ */
+export async function advanceWork(
+  run: PlanRun,
+  work: readonly AppWork[],
+  isRollback: boolean,
+  parallel: number,
+  /** Fleet plans: the copy of each app's image in flight, shared by its clusters (one copy per stage). */
+  copies?: Map<string, Promise<unknown>>,
+): Promise<number[]> {
+  const { deps, status, now } = run;
+  const startedAt = new Date(status.startedAt ?? iso(now()));
+  const maxAttempts = deps.maxAttempts ?? 5;
+  const limit = pLimit(Math.max(1, parallel));
+  const requeues: number[] = [];
   await Promise.all(
-    work.map((ap) =>
+    work.map(({ r, ap, cluster }) =>
       limit(() =>
         run.span(
           'promote.app',
-          { 'kpromo.plan': `${run.namespace}/${run.name}`, 'kpromo.app': ap.application },
+          {
+            'kpromo.plan': `${run.namespace}/${run.name}`,
+            'kpromo.app': ap.application,
+            ...(cluster ? { 'kpromo.cluster': cluster } : {}),
+          },
           // A participant of the journal's group commit: saves wait for it while it runs.
           () =>
             run.journal.working(async () => {
               const app = r.apps.get(ap.application)!;
+              const timeoutSeconds = r.flow.spec.rolloutTimeoutSeconds ?? 600;
               try {
-                const rq = await advanceApp({ run, r, app, ap, isRollback, startedAt, timeoutSeconds });
+                const rq = await advanceApp({
+                  run,
+                  r,
+                  app,
+                  ap,
+                  isRollback,
+                  startedAt,
+                  timeoutSeconds,
+                  cluster,
+                  copies,
+                });
                 if (rq !== undefined) requeues.push(rq);
               } catch (e) {
                 if (abandonsReconcile(e, run.signal)) throw e;
@@ -68,7 +107,7 @@ export async function advanceApps(
                   ap.message = c.permanent ? c.message : `gave up after ${ap.attempts} attempts: ${c.message}`;
                   ap.finishedAt = iso(now());
                   await run.journal.save();
-                  run.announce.appFailed(ap);
+                  run.announce.appFailed(ap, cluster);
                 } else {
                   ap.reason = c.reason;
                   ap.message = `attempt ${ap.attempts}/${maxAttempts} failed, retrying: ${c.message}`;
@@ -81,7 +120,7 @@ export async function advanceApps(
       ),
     ),
   );
-  return { blocked, requeues, terminalBefore };
+  return requeues;
 }
 
 /**

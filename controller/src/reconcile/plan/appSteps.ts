@@ -82,6 +82,9 @@ async function chooseTarget(c: AppStep): Promise<void> {
       time: c.startedAt,
     });
     ap.digest = cand.from.digest;
+    // A fleet copies the image once for the stage: a cluster of a later wave finds it copied.
+    const shared = c.cluster ? run.status.apps?.find((a) => a.application === ap.application) : undefined;
+    if (shared?.copied && shared.targetTag === ap.targetTag) ap.copied = true;
   }
   const prevTag = before.tag ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.tag;
   const prevDigest = before.digest ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.digest;
@@ -99,29 +102,47 @@ async function chooseTarget(c: AppStep): Promise<void> {
 /** Copies the candidate's digest from the source to the target registry under the target tag. */
 async function copy(c: AppStep): Promise<void> {
   const { run, r, app, ap } = c;
-  const { deps, plan } = run;
+  const { plan } = run;
   const cand = plan.spec.candidates.find((x) => x.application === ap.application)!;
   const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
   const toRepo = targetRepository(c);
-  await verifySourceSignatures(c);
-  deps.fence?.(run.namespace);
-  const res = await run.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
-    deps.copyImage({
-      source: {
-        ...(await registryEndpoint(deps.control, r.fromEnv, fromRepo)),
-        repository: fromRepo,
-        reference: cand.from.digest,
-      },
-      target: { ...(await registryEndpoint(deps.control, r.toEnv, toRepo)), repository: toRepo, tag: ap.targetTag! },
-      expectedDigest: cand.from.digest,
-      signal: run.signal,
-    }),
-  );
+  const inFlight = c.copies?.get(ap.application);
+  if (inFlight) {
+    // Another cluster of this wave copies the same image to the stage's registry: its outcome is ours.
+    await inFlight;
+    ap.copied = true;
+    ap.phase = 'Writing';
+    await run.journal.save();
+    return;
+  }
+  const copying = copyOnce(c, fromRepo, toRepo, cand.from.digest);
+  c.copies?.set(ap.application, copying);
+  const res = await copying;
   ap.copied = true;
   ap.phase = 'Writing';
   ap.message = `copied to ${r.toEnv.spec.registry.host}/${toRepo}:${ap.targetTag} (${res.blobsCopied} copied, ${res.blobsMounted} mounted, ${res.blobsSkipped} present${res.evidence ? `; ${res.evidence} signature(s), attestation(s) or SBOM(s) carried along` : ''})`;
   await run.journal.save();
   run.announce.event('Normal', 'ImageCopied', `${ap.application}: ${ap.message}`);
+}
+
+/** Checks the source's signatures, then copies the digest to the target registry under the target tag. */
+async function copyOnce(c: AppStep, fromRepo: string, toRepo: string, digest: string) {
+  const { run, r, ap } = c;
+  const { deps } = run;
+  await verifySourceSignatures(c);
+  deps.fence?.(run.namespace);
+  return run.span('promote.copy', { 'kpromo.app': ap.application }, async () =>
+    deps.copyImage({
+      source: {
+        ...(await registryEndpoint(deps.control, r.fromEnv, fromRepo)),
+        repository: fromRepo,
+        reference: digest,
+      },
+      target: { ...(await registryEndpoint(deps.control, r.toEnv, toRepo)), repository: toRepo, tag: ap.targetTag! },
+      expectedDigest: digest,
+      signal: run.signal,
+    }),
+  );
 }
 
 /** Writes the desired state through the target Environment's delivery method. */
@@ -161,7 +182,11 @@ async function write(c: AppStep): Promise<void> {
   ap.phase = 'RollingOut';
   ap.message = `desired state written (${method}${ap.commit ? ` commit ${ap.commit.slice(0, 12)}` : ''}); waiting for rollout`;
   await run.journal.save();
-  run.announce.event('Normal', 'DesiredStateWritten', `${ap.application}: ${ref} via ${method}`);
+  run.announce.event(
+    'Normal',
+    'DesiredStateWritten',
+    `${ap.application}: ${ref} via ${method}${c.cluster ? ` in cluster ${c.cluster}` : ''}`,
+  );
 }
 
 /** Judges the rollout (workload kinds, health checks); records progress, success or failure. */
@@ -242,6 +267,7 @@ function checkContext(c: AppStep): CheckContext {
       application: app.metadata.name,
       namespace: r.toEnv.spec.namespace,
       environment: r.toEnv.metadata.name,
+      ...(c.cluster ? { cluster: c.cluster } : {}),
       version: ap.targetTag ?? '',
       ...(ap.previous?.tag ? { previousVersion: ap.previous.tag } : {}),
       digest: ap.digest ?? '',
@@ -352,10 +378,13 @@ async function finish(
   progressWrittenAt.delete(progressKey(c));
   await run.journal.save();
   if (ap.phase === 'Succeeded') {
-    run.announce.event('Normal', 'AppPromoted', `${ap.application} runs ${ap.targetTag} in ${plan.spec.to}`);
-    run.announce.notify('AppPromoted', { application: ap.application, tag: ap.targetTag, digest: ap.digest });
+    const where = c.cluster ? `${plan.spec.to} cluster ${c.cluster}` : plan.spec.to;
+    run.announce.event('Normal', 'AppPromoted', `${ap.application} runs ${ap.targetTag} in ${where}`);
+    // A fleet announces its waves; one notification per app and cluster would drown the channel.
+    if (!c.cluster)
+      run.announce.notify('AppPromoted', { application: ap.application, tag: ap.targetTag, digest: ap.digest });
   } else {
-    run.announce.appFailed(ap);
+    run.announce.appFailed(ap, c.cluster);
     if (ap.verification && VERIFICATION_FAILURE_REASONS.has(ap.reason ?? ''))
       run.announce.notify('VerificationFailed', {
         application: ap.application,

@@ -64,7 +64,7 @@ export async function concludePass(
 }
 
 /** The plan a rollback reverts: its restored apps become RolledBack, and the plan too once every app it changed is. */
-async function markOriginalRolledBack(deps: PromotionDeps, r: ResolvedPlan, apps: AppProgress[]) {
+export async function markOriginalRolledBack(deps: PromotionDeps, r: ResolvedPlan, apps: AppProgress[]) {
   const orig = r.original;
   if (!orig) return;
   const fresh = await deps.control.getOrUndefined<PromotionPlan>(

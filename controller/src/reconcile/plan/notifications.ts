@@ -8,7 +8,7 @@ export interface PlanAnnouncer {
   event(type: 'Normal' | 'Warning', reason: string, message: string): void;
   notify(type: NotificationEvent, extra?: Partial<PlanEvent>): void;
   /** An app failed (its reason and message recorded): a Warning event and an AppFailed notification. */
-  appFailed(ap: AppProgress): void;
+  appFailed(ap: AppProgress, cluster?: string): void;
 }
 
 /** Both are best effort and never block the reconcile (the recorder and the providers deliver in the background). */
@@ -40,9 +40,16 @@ export function planAnnouncer(
   return {
     event,
     notify,
-    appFailed: (ap) => {
-      event('Warning', 'AppFailed', `${ap.application}: ${ap.reason}: ${ap.message}`);
-      notify('AppFailed', { application: ap.application, tag: ap.targetTag, digest: ap.digest, message: ap.message });
+    appFailed: (ap, cluster) => {
+      const where = cluster ? ` in cluster ${cluster}` : '';
+      event('Warning', 'AppFailed', `${ap.application}${where}: ${ap.reason}: ${ap.message}`);
+      notify('AppFailed', {
+        application: ap.application,
+        tag: ap.targetTag,
+        digest: ap.digest,
+        message: cluster ? `cluster ${cluster}: ${ap.message}` : ap.message,
+        ...(cluster ? { clusters: [cluster] } : {}),
+      });
     },
   };
 }

@@ -46,9 +46,29 @@ export async function actOnVerificationFailures(run: PlanRun, isRollback: boolea
   const release = failed.find((a) => a.verification?.onFailure === 'rollbackRelease');
   const halting = release ?? failed.find((a) => (a.verification?.onFailure ?? 'stop') === 'stop');
   if (halting) await halt(run, halting, !!release);
-  if (release) await ensureRollback(run, release, 'release');
+  if (release) await ensureRollback(run, verificationCause(release), 'release');
   for (const ap of failed)
-    if (ap.verification?.onFailure === 'rollbackApp' && !release) await ensureRollback(run, ap, 'app');
+    if (ap.verification?.onFailure === 'rollbackApp' && !release)
+      await ensureRollback(run, verificationCause(ap), 'app');
+}
+
+/** Why an automatic rollback is made: the app, the check (or wave) that failed, and its message. */
+export interface RollbackCause {
+  application: string;
+  check: string;
+  message: string;
+  /** Annotation promotions.kpromo.dev/caused-by on the rollback plan. */
+  causedBy: string;
+}
+
+function verificationCause(ap: AppProgress): RollbackCause {
+  const f = failedCheck(ap.verification!);
+  return {
+    application: ap.application,
+    check: f?.check ?? '',
+    message: f?.message ?? 'verification failed',
+    causedBy: `verification of ${ap.application} (check ${f?.check ?? ''})`,
+  };
 }
 
 /** Ends the apps that must not go on: those not started, and with `inFlight` those still going too. */
@@ -71,7 +91,11 @@ async function halt(run: PlanRun, cause: AppProgress, inFlight: boolean): Promis
   run.announce.event('Warning', 'Halted', `apps halted after ${cause.application} failed verification: ${why}`);
 }
 
-async function ensureRollback(run: PlanRun, cause: AppProgress, scope: 'app' | 'release'): Promise<void> {
+/**
+ * The automatic rollback plan for `cause`: recorded in status.automaticRollbacks (intent first, then
+ * the plan, then its uid), never beside a rollback a person already created. Idempotent.
+ */
+export async function ensureRollback(run: PlanRun, cause: RollbackCause, scope: 'app' | 'release'): Promise<void> {
   const { deps, status, plan, namespace } = run;
   const name = rollbackPlanName(run.name, scope === 'app' ? cause.application : undefined);
   status.automaticRollbacks ??= [];
@@ -94,13 +118,12 @@ async function ensureRollback(run: PlanRun, cause: AppProgress, scope: 'app' | '
       }
       return;
     }
-    const f = failedCheck(cause.verification!);
     entry = {
       plan: name,
       scope,
       application: cause.application,
-      check: f?.check ?? '',
-      message: f?.message ?? 'verification failed',
+      check: cause.check,
+      message: cause.message,
       at: iso(run.now()),
     } satisfies AutomaticRollback;
     list.push(entry);
@@ -115,7 +138,7 @@ async function ensureRollback(run: PlanRun, cause: AppProgress, scope: 'app' | '
       namespace,
       labels: { [FLOW_LABEL]: plan.spec.flow, [AUTO_LABEL]: 'true' },
       annotations: {
-        'promotions.kpromo.dev/caused-by': `verification of ${entry.application} (check ${entry.check}) in plan ${run.name}`,
+        'promotions.kpromo.dev/caused-by': `${cause.causedBy} in plan ${run.name}`,
       },
     },
     spec: {

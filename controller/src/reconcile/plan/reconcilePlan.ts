@@ -6,6 +6,7 @@ import { candidatesNotInSource, TERMINAL_PLAN_PHASES, validatePlan } from '../pl
 import { advanceApps } from './appRunner.js';
 import type { PromotionDeps, ReconcileOutcome } from './deps.js';
 import { concludePass } from './finish.js';
+import { advanceFleet, concludeFleet } from './fleet.js';
 import { holdAtGate, holdMidRun } from './gate.js';
 import { stopInvalidPlan } from './invalid.js';
 import { actOnVerificationFailures } from './onFailure.js';
@@ -87,6 +88,12 @@ async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<Reconci
         message: `candidates must be the version running in ${plan.spec.from} when the plan starts: ${stale.join('; ')}; create a new plan`,
       });
     await startPlan(run, r, isRollback, content);
+  }
+  if (status.waves) {
+    // A fleet plan: wave by wave; a failed verification fails its app in that cluster, and the
+    // wave's failure budget and the stage's onWaveFailure decide.
+    const fleetPass = await advanceFleet(run, r, isRollback, held);
+    return concludeFleet(run, r, isRollback, fleetPass);
   }
   const pass = await advanceApps(run, r, isRollback, held);
   await actOnVerificationFailures(run, isRollback);

@@ -56,4 +56,8 @@ export interface AppStep {
   /** The plan's start: tags render from it, so every retry and leader renders the same tag. */
   startedAt: Date;
   timeoutSeconds: number;
+  /** Fleet plans: the cluster this app advances in (`r.toEnv` is that cluster's view). */
+  cluster?: string;
+  /** Fleet plans: each app's copy in flight, shared by its clusters so the image is copied once. */
+  copies?: Map<string, Promise<unknown>>;
 }

@@ -1,5 +1,7 @@
+import { isFleet } from '@kpromo/api';
 import type { ResolvedPlan } from '../planDecisions.js';
 import { iso } from '../time.js';
+import { startFleet } from './fleet.js';
 import { approvedMessage } from './gate.js';
 import type { PlanRun } from './run.js';
 
@@ -14,17 +16,22 @@ export async function startPlan(
   status.contentDigest = contentDigest;
   const names = isRollback ? [...r.apps.keys()] : plan.spec.candidates.map((c) => c.application);
   status.apps = names.map((application) => ({ application, phase: 'Pending' as const, attempts: 0 }));
+  // A fleet also fixes its waves and clusters now, in the same write.
+  if (isFleet(r.toEnv)) startFleet(run, r, names, isRollback);
   status.phase = 'Promoting';
   status.startedAt = iso(now());
   status.succeeded = 0;
   status.failed = 0;
   journal.cond('Valid', 'True', 'Valid', 'all references resolved');
   journal.cond('Approved', 'True', 'Approved', approvedMessage(status.gate));
+  const fleet = status.waves
+    ? ` in ${status.targets?.length ?? 0} cluster(s), ${status.waves.length} wave(s) (${status.waves.map((w) => w.name).join(', ')})`
+    : '';
   journal.cond(
     'Ready',
     'False',
     'Promoting',
-    `${isRollback ? 'rolling back' : 'promoting'} ${names.length} application(s) to ${plan.spec.to}`,
+    `${isRollback ? 'rolling back' : 'promoting'} ${names.length} application(s) to ${plan.spec.to}${fleet}`,
   );
   await journal.save();
   announce.event(

@@ -91,6 +91,24 @@ export const EnvironmentVersion = Type.Object({
   healthySince: Type.Optional(
     Type.String({ format: 'date-time', description: 'Since when this digest has been Healthy without interruption.' }),
   ),
+  drift: Type.Optional(
+    Type.Boolean({
+      description:
+        'A fleet Environment whose clusters run different versions; tag and digest are then what most of its clusters run.',
+    }),
+  ),
+  clusters: Type.Optional(
+    Type.Array(
+      Type.Object({
+        cluster: Type.String(),
+        tag: Type.Optional(Type.String()),
+        digest: Type.Optional(Type.String()),
+        health: StringEnum(['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const),
+        message: Type.Optional(Type.String()),
+      }),
+      { maxItems: 100, description: 'A fleet Environment: what runs in each of its clusters.' },
+    ),
+  ),
 });
 
 export const ApplicationStatus = Type.Object({

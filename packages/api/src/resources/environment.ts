@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Name, SecretKeyRef, StatusBase, StringEnum } from '../schemaHelpers.js';
+import { Name, SecretKeyRef, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
 import { FreezeWindow } from './policy.js';
 import { PolicyDigests } from './promotionFlow.js';
 
@@ -163,34 +163,78 @@ export const Delivery = Type.Object(
   },
 );
 
-export const EnvironmentSpec = Type.Object({
-  displayName: Type.Optional(Type.String({ maxLength: 128 })),
-  tier: Type.Optional(
-    StringEnum(['development', 'preview', 'staging', 'production'] as const, { default: 'development' }),
-  ),
+/**
+ * One cluster of a fleet Environment. What it does not set it inherits from the Environment
+ * (namespace, delivery); the registry is the stage's, so an image is copied once for every cluster.
+ */
+export const FleetCluster = Type.Object({
+  name: Type.String({
+    description: 'Name of this cluster in the fleet, e.g. prod-eu-1 (a DNS label, unique in the Environment).',
+    minLength: 1,
+    maxLength: 63,
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+  }),
   cluster: ClusterRef,
-  namespace: Name('Namespace where the applications run.'),
-  registry: Registry,
-  delivery: Delivery,
-  freezeWindows: Type.Optional(
-    Type.Array(FreezeWindow, { maxItems: 32, description: 'Freezes for every flow promoting into this environment.' }),
+  labels: Type.Optional(
+    StringMap('Labels waves select clusters by (PromotionFlow stages[].waves[].selector), e.g. region: eu.'),
   ),
-  metrics: Type.Optional(
-    Type.Object(
-      {
-        prometheus: Type.Object({
-          url: Type.String({
-            pattern: '^https?://',
-            maxLength: 2048,
-            description:
-              'Base URL of the Prometheus (or compatible query API) that sees this environment, e.g. http://prometheus.monitoring:9090. Verification queries go to <url>/api/v1/query through the egress guard (internal addresses need egress.allowedCidrs).',
-          }),
-        }),
-      },
-      { description: 'Where verification checks of promotions into this environment measure.' },
-    ),
+  namespace: Type.Optional(
+    Name("Namespace of the applications in this cluster (default: the Environment's namespace)."),
   ),
+  delivery: Type.Optional(Delivery),
 });
+
+export const EnvironmentSpec = Type.Object(
+  {
+    displayName: Type.Optional(Type.String({ maxLength: 128 })),
+    tier: Type.Optional(
+      StringEnum(['development', 'preview', 'staging', 'production'] as const, { default: 'development' }),
+    ),
+    cluster: Type.Optional(ClusterRef),
+    clusters: Type.Optional(
+      Type.Array(FleetCluster, {
+        minItems: 1,
+        maxItems: 100,
+        description:
+          "A fleet: the clusters this one stage promotes to, with one approval, in the waves of the flow's stage (stages[].waves). Each cluster inherits namespace and delivery unless it sets them. A plan fixes its clusters when it starts; a cluster added later is promoted by the next plan.",
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      }),
+    ),
+    namespace: Name('Namespace where the applications run (in a fleet: the default of its clusters).'),
+    registry: Registry,
+    delivery: Delivery,
+    freezeWindows: Type.Optional(
+      Type.Array(FreezeWindow, {
+        maxItems: 32,
+        description: 'Freezes for every flow promoting into this environment.',
+      }),
+    ),
+    metrics: Type.Optional(
+      Type.Object(
+        {
+          prometheus: Type.Object({
+            url: Type.String({
+              pattern: '^https?://',
+              maxLength: 2048,
+              description:
+                'Base URL of the Prometheus (or compatible query API) that sees this environment, e.g. http://prometheus.monitoring:9090. Verification queries go to <url>/api/v1/query through the egress guard (internal addresses need egress.allowedCidrs).',
+            }),
+          }),
+        },
+        { description: 'Where verification checks of promotions into this environment measure.' },
+      ),
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.cluster) != has(self.clusters)',
+        message: 'set cluster (one cluster) or clusters (a fleet), not both',
+      },
+    ],
+  },
+);
 
 export const EnvironmentStatus = Type.Object({
   ...StatusBase,
@@ -199,6 +243,7 @@ export const EnvironmentStatus = Type.Object({
 });
 
 export type ClusterRef = Static<typeof ClusterRef>;
+export type FleetCluster = Static<typeof FleetCluster>;
 export type Registry = Static<typeof Registry>;
 export type Delivery = Static<typeof Delivery>;
 export type ImagePolicyDelivery = Static<typeof ImagePolicyDelivery>;

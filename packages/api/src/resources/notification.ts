@@ -10,6 +10,10 @@ export const NOTIFICATION_EVENTS = [
   'PlanIncomplete',
   'PlanRolledBack',
   'VerificationFailed',
+  'WaveStarted',
+  'WaveWaiting',
+  'WaveSucceeded',
+  'WaveFailed',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

@@ -4,6 +4,69 @@ import { AutoPromotion, Duration, FreezeWindow, RequiredApprovers } from './poli
 import { PromotionAttestation, SignaturePolicy } from './supplyChain.js';
 import { Verification } from './verification.js';
 
+/**
+ * One wave of a fleet stage: a group of its Environment's clusters promoted together. Waves run in
+ * order; a cluster belongs to the first wave that selects it, and clusters no wave selects join the
+ * last one.
+ */
+export const Wave = Type.Object(
+  {
+    name: Type.String({
+      description: 'Wave name, e.g. canary (a DNS label).',
+      minLength: 1,
+      maxLength: 63,
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+    }),
+    clusters: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 63 }), {
+        maxItems: 100,
+        description: "Clusters by name (the Environment's spec.clusters[].name).",
+      }),
+    ),
+    selector: Type.Optional(
+      Type.Object(
+        { matchLabels: StringMap('Every label must match.') },
+        { description: "Clusters by their labels (the Environment's spec.clusters[].labels)." },
+      ),
+    ),
+    percent: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        description:
+          'This share of the whole fleet (rounded up, at least one cluster), taken in name order from the clusters no earlier wave selected.',
+      }),
+    ),
+    soak: Type.Optional(
+      Duration(
+        'After this wave succeeded, watch it this long before the next wave starts: an application that stops running healthy there fails the wave.',
+      ),
+    ),
+    pause: Type.Optional(
+      Type.Boolean({
+        description:
+          'After this wave (and its soak), the next wave waits until someone with the RBAC verb continue lets it start (kpromo plan continue).',
+      }),
+    ),
+    failureBudget: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 100,
+        description:
+          'Clusters of this wave that may fail (an application failed there) with the wave still succeeding. Default 0.',
+      }),
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: '(has(self.clusters) ? 1 : 0) + (has(self.selector) ? 1 : 0) + (has(self.percent) ? 1 : 0) <= 1',
+        message: 'a wave selects by at most one of clusters, selector or percent',
+      },
+    ],
+  },
+);
+
 export const Stage = Type.Object({
   environment: Name('Environment name.'),
   approval: Type.Optional(
@@ -24,6 +87,23 @@ export const Stage = Type.Object({
   signaturePolicy: Type.Optional(
     Type.Object(SignaturePolicy.properties, {
       description: "Replaces the flow's signaturePolicy for promotions into this stage.",
+    }),
+  ),
+  waves: Type.Optional(
+    Type.Array(Wave, {
+      minItems: 1,
+      maxItems: 16,
+      description:
+        'For an Environment with clusters (a fleet): the order its clusters are promoted in. Without waves, every cluster is one wave.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+    }),
+  ),
+  onWaveFailure: Type.Optional(
+    StringEnum(['halt', 'rollback'] as const, {
+      default: 'halt',
+      description:
+        'When a wave fails (more clusters failed than its failureBudget): halt leaves the later waves unstarted; rollback also restores every cluster the plan already changed (an automatic rollback plan).',
     }),
   ),
 });
@@ -82,6 +162,7 @@ export const PromotionFlowStatus = Type.Object({
 });
 
 export type Stage = Static<typeof Stage>;
+export type Wave = Static<typeof Wave>;
 export type ApplicationSelector = Static<typeof ApplicationSelector>;
 export type PromotionFlowSpec = Static<typeof PromotionFlowSpec>;
 export type PromotionFlowStatus = Static<typeof PromotionFlowStatus>;

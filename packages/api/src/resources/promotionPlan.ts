@@ -37,6 +37,19 @@ export const Approval = Type.Object({
   ),
 });
 
+/**
+ * Lets one wave of a fleet plan start after a wave with `pause`. Admission only lets a user add an
+ * entry naming themselves, with the RBAC verb continue for the target environment.
+ */
+export const WaveContinuation = Type.Object({
+  wave: Type.String({ minLength: 1, maxLength: 63, description: 'The wave that may start.' }),
+  user: Type.String({ minLength: 1, maxLength: 253, description: 'Who let it start: the requesting user.' }),
+  planUID: Type.Optional(
+    Type.String({ maxLength: 64, description: 'metadata.uid of the plan whose progress the user reviewed.' }),
+  ),
+  comment: Type.Optional(Type.String({ maxLength: 1024 })),
+});
+
 const same = (f: string) => `has(self.${f}) == has(oldSelf.${f}) && (!has(self.${f}) || self.${f} == oldSelf.${f})`;
 
 export const PromotionPlanSpec = Type.Object(
@@ -74,6 +87,14 @@ export const PromotionPlanSpec = Type.Object(
         'x-kubernetes-list-map-keys': ['user'],
       }),
     ),
+    continuations: Type.Optional(
+      Type.Array(WaveContinuation, {
+        maxItems: 16,
+        description: 'Waves of a fleet plan let start after a pause, appended one per wave (verb continue).',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['wave'],
+      }),
+    ),
   },
   {
     'x-kubernetes-validations': [
@@ -96,6 +117,10 @@ export const PromotionPlanSpec = Type.Object(
       {
         rule: '!has(oldSelf.approvals) || oldSelf.approvals.all(o, has(self.approvals) && self.approvals.exists(a, a == o))',
         message: 'approvals can only be appended, never changed or removed',
+      },
+      {
+        rule: '!has(oldSelf.continuations) || oldSelf.continuations.all(o, has(self.continuations) && self.continuations.exists(a, a == o))',
+        message: 'continuations can only be appended, never changed or removed',
       },
     ],
   },
@@ -183,6 +208,43 @@ export const AppProgress = Type.Object({
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
 });
 
+export const WAVE_PHASES = ['Pending', 'Waiting', 'Promoting', 'Soaking', 'Succeeded', 'Failed', 'Halted'] as const;
+/** Wave phases after which the wave does not change any more. */
+export const TERMINAL_WAVE_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed', 'Halted']);
+
+/** One wave of a fleet plan: its clusters are fixed when the plan starts. */
+export const WaveProgress = Type.Object({
+  name: Type.String(),
+  clusters: Type.Array(Type.String(), { maxItems: 100 }),
+  phase: StringEnum(WAVE_PHASES),
+  failureBudget: Type.Optional(Type.Integer({ minimum: 0 })),
+  soak: Type.Optional(Type.String({ description: "The wave's soak, as the stage said when the plan started." })),
+  pause: Type.Optional(Type.Boolean({ description: 'The next wave waits for a continuation.' })),
+  succeeded: Type.Optional(Type.Integer({ minimum: 0, description: 'Clusters where every application succeeded.' })),
+  failed: Type.Optional(Type.Integer({ minimum: 0, description: 'Clusters where an application failed.' })),
+  message: Type.Optional(Type.String()),
+  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  soakUntil: Type.Optional(Type.String({ format: 'date-time' })),
+  continuedBy: Type.Optional(Type.String({ description: 'Who let this wave start after a pause.' })),
+});
+
+/**
+ * One cluster of a fleet plan: its applications' progress. Entries are kept small (a fleet of 100
+ * clusters and 500 apps must fit one object): what every cluster shares (target tag, digest,
+ * signature, attestation) lives in `status.apps`, and a succeeded app keeps no message.
+ */
+export const TargetProgress = Type.Object({
+  cluster: Type.String(),
+  wave: Type.String(),
+  apps: Type.Unsafe<Array<Static<typeof AppProgress>>>({
+    type: 'array',
+    items: AppProgress,
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['application'],
+  }),
+});
+
 export const PromotionPlanStatus = Type.Object({
   ...StatusBase,
   phase: Type.Optional(StringEnum(PLAN_PHASES)),
@@ -212,6 +274,22 @@ export const PromotionPlanStatus = Type.Object({
         "Each candidate's source digest against the stage's signature policy, checked while the plan waits for approval so approvers see it; the check right before the copy is the one that decides.",
     }),
   ),
+  waves: Type.Optional(
+    Type.Array(WaveProgress, {
+      maxItems: 16,
+      description: 'Fleet plans: the waves in order. status.apps then sums up every cluster per application.',
+    }),
+  ),
+  targets: Type.Optional(
+    Type.Unsafe<Array<Static<typeof TargetProgress>>>({
+      type: 'array',
+      maxItems: 100,
+      items: TargetProgress,
+      description: 'Fleet plans: per cluster, each application (application x cluster).',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['cluster'],
+    }),
+  ),
   contentDigest: Type.Optional(
     Type.String({
       description:
@@ -227,3 +305,6 @@ export type PlanGate = Static<typeof PlanGate>;
 export type AppPhase = Static<typeof AppPhase>;
 export type AppProgress = Static<typeof AppProgress>;
 export type PromotionPlanStatus = Static<typeof PromotionPlanStatus>;
+export type WaveProgress = Static<typeof WaveProgress>;
+export type TargetProgress = Static<typeof TargetProgress>;
+export type WaveContinuation = Static<typeof WaveContinuation>;

@@ -351,6 +351,17 @@ export interface components {
                  * @description Since when this digest has been Healthy without interruption.
                  */
                 healthySince?: string;
+                /** @description A fleet Environment whose clusters run different versions; tag and digest are then what most of its clusters run. */
+                drift?: boolean;
+                /** @description A fleet Environment: what runs in each of its clusters. */
+                clusters?: {
+                    cluster: string;
+                    tag?: string;
+                    digest?: string;
+                    /** @enum {string} */
+                    health: "Healthy" | "Progressing" | "Degraded" | "Missing" | "Unknown";
+                    message?: string;
+                }[];
             }[];
         };
         CandidateImages: {
@@ -496,7 +507,7 @@ export interface components {
             name: string;
             tier?: string;
             /** @description Exactly one of context, kubeconfigSecretRef or inCluster. */
-            cluster: {
+            cluster?: {
                 /** @description Context name in the controller kubeconfig. */
                 context?: string;
                 /** @description Reference to a key in a Secret. */
@@ -509,6 +520,16 @@ export interface components {
                 /** @description Use the cluster the controller runs in. */
                 inCluster?: boolean;
             };
+            /** @description A fleet Environment (spec.clusters): each of its clusters. */
+            clusters?: {
+                name: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                targetNamespace: string;
+                delivery: string;
+                synced: boolean;
+            }[];
             /** @description Namespace the applications run in (spec.namespace). */
             targetNamespace: string;
             /** @description Registry host (spec.registry.host). */
@@ -770,6 +791,16 @@ export interface components {
                     /** @description metadata.uid of the plan the approver reviewed. Admission refuses an approval added to an existing plan without it or with another plan's uid: a plan's content never changes under its uid, so the approval binds to exactly what was shown (a deleted and recreated plan of the same name has a new uid). */
                     planUID?: string;
                 }[];
+                /** @description Waves of a fleet plan let start after a pause, appended one per wave (verb continue). */
+                continuations?: {
+                    /** @description The wave that may start. */
+                    wave: string;
+                    /** @description Who let it start: the requesting user. */
+                    user: string;
+                    /** @description metadata.uid of the plan whose progress the user reviewed. */
+                    planUID?: string;
+                    comment?: string;
+                }[];
             };
             status?: {
                 observedGeneration?: number;
@@ -952,6 +983,128 @@ export interface components {
                     message: string;
                     /** Format: date-time */
                     checkedAt: string;
+                }[];
+                /** @description Fleet plans: the waves in order. status.apps then sums up every cluster per application. */
+                waves?: {
+                    name: string;
+                    clusters: string[];
+                    /** @enum {string} */
+                    phase: "Pending" | "Waiting" | "Promoting" | "Soaking" | "Succeeded" | "Failed" | "Halted";
+                    failureBudget?: number;
+                    /** @description The wave's soak, as the stage said when the plan started. */
+                    soak?: string;
+                    /** @description The next wave waits for a continuation. */
+                    pause?: boolean;
+                    /** @description Clusters where every application succeeded. */
+                    succeeded?: number;
+                    /** @description Clusters where an application failed. */
+                    failed?: number;
+                    message?: string;
+                    /** Format: date-time */
+                    startedAt?: string;
+                    /** Format: date-time */
+                    finishedAt?: string;
+                    /** Format: date-time */
+                    soakUntil?: string;
+                    /** @description Who let this wave start after a pause. */
+                    continuedBy?: string;
+                }[];
+                /** @description Fleet plans: per cluster, each application (application x cluster). */
+                targets?: {
+                    cluster: string;
+                    wave: string;
+                    apps: {
+                        /** @description Application name. */
+                        application: string;
+                        /** @enum {string} */
+                        phase: "Pending" | "Copying" | "Writing" | "RollingOut" | "Verifying" | "Succeeded" | "Failed" | "RolledBack";
+                        reason?: string;
+                        message?: string;
+                        targetTag?: string;
+                        digest?: string;
+                        previous?: {
+                            /** @description Image tag. */
+                            tag?: string;
+                            /** @description Image manifest digest. */
+                            digest?: string;
+                        };
+                        copied?: boolean;
+                        written?: boolean;
+                        /** @description Git commit written for this app, if any. */
+                        commit?: string;
+                        attempts?: number;
+                        verification?: {
+                            /** @enum {string} */
+                            verdict: "Running" | "Passed" | "Failed" | "Inconclusive";
+                            /** Format: date-time */
+                            startedAt: string;
+                            /**
+                             * Format: date-time
+                             * @description End of the window.
+                             */
+                            endsAt: string;
+                            /**
+                             * Format: date-time
+                             * @description Next measurement.
+                             */
+                            nextAt?: string;
+                            /** Format: date-time */
+                            finishedAt?: string;
+                            /** @enum {string} */
+                            onFailure?: "stop" | "rollbackApp" | "rollbackRelease";
+                            checks: {
+                                name: string;
+                                /** @enum {string} */
+                                kind: "prometheus" | "http" | "analysis";
+                                /** @description The query (or URL) as measured, placeholders replaced. */
+                                query?: string;
+                                /** @description What passes, in words, e.g. "≤ 0.05". */
+                                condition?: string;
+                                /** @enum {string} */
+                                verdict: "Running" | "Passed" | "Failed" | "Inconclusive";
+                                /** @description The latest measurements. */
+                                samples?: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    value?: number;
+                                    baseline?: number;
+                                    /** @description Absent: no data (does not count as a sample). */
+                                    ok?: boolean;
+                                }[];
+                                /** @description Measurements with a value. */
+                                measured?: number;
+                                failures?: number;
+                                message?: string;
+                            }[];
+                        };
+                        /** @description Result of the stage's signature policy for this digest. */
+                        signature?: {
+                            digest: string;
+                            /** @enum {string} */
+                            verdict: "Verified" | "Unsigned" | "Invalid" | "Error";
+                            /** @enum {string} */
+                            mode: "Enforce" | "Audit";
+                            checks: {
+                                predicateType: string;
+                                verified: boolean;
+                                signedBy?: string;
+                                message?: string;
+                            }[];
+                            message: string;
+                            /** Format: date-time */
+                            checkedAt: string;
+                        };
+                        /** @description The promotion attestation kpromo signed and attached to the promoted digest. */
+                        attestation?: {
+                            predicateType: string;
+                            manifestDigest: string;
+                            signedBy: string;
+                        };
+                        /** Format: date-time */
+                        startedAt?: string;
+                        /** Format: date-time */
+                        finishedAt?: string;
+                    }[];
                 }[];
                 /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */
                 contentDigest?: string;

@@ -225,7 +225,11 @@ export function EnvironmentPromotionsContent() {
       <Text as="p" color="secondary">
         {[
           found.tier,
-          found.cluster.context ? `cluster context ${found.cluster.context}` : undefined,
+          found.cluster?.context
+            ? `cluster context ${found.cluster.context}`
+            : found.clusters
+              ? `${found.clusters.length} clusters`
+              : undefined,
           `namespace ${found.targetNamespace}`,
           `registry ${found.registry}`,
           `delivery ${found.delivery}`,

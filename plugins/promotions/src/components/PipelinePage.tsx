@@ -99,7 +99,12 @@ function StageCard({
             {env.name}
           </Text>
           <Text variant="body-small" color="secondary">
-            {[env.tier, env.cluster.context ?? (env.cluster.inCluster ? 'in-cluster' : undefined)]
+            {[
+              env.tier,
+              env.cluster
+                ? (env.cluster.context ?? (env.cluster.inCluster ? 'in-cluster' : undefined))
+                : `${env.clusters?.length ?? 0} clusters`,
+            ]
               .filter(Boolean)
               .join(' · ')}
           </Text>
