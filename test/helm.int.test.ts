@@ -25,7 +25,7 @@ await needComponents('helm', 'kubectl');
 const CHART = join(REPO_ROOT, 'deploy/helm/kpromo');
 const EXAMPLES = join(REPO_ROOT, 'examples/deploy');
 const APP_VERSION = (parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion;
-const KPROMO_VERBS = ['approve', 'rollback', 'override-freeze'];
+const KPROMO_VERBS = ['approve', 'rollback', 'override-freeze', 'continue'];
 
 type Rule = { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs: string[] };
 type Doc = Manifest & {

@@ -5,6 +5,7 @@ export * from './cluster/controlPlane.js';
 export * from './cluster/kubectl.js';
 export { needComponents, type TestComponent } from './cluster/need.js';
 export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
+export { freePortBlock } from './cluster/ports.js';
 export * from './cosign/cosign.js';
 export * from './faults/controllerProcess.js';
 export * from './flux/apiCrds.js';

@@ -13,5 +13,6 @@ export const EXCLUSIVE_INTEGRATION_FILES = [
   'controller/test/flood.int.test.ts', // loads the controller on purpose
   'test/helm.int.test.ts', // helm install: CRDs and admission policies bound cluster-wide on stable
   'test/cluster/lifecycle.int.test.ts', // a second control plane
+  'controller/test/fleet.int.test.ts', // a second control plane of seven clusters
   'plugins/promotions-backend-module-port/test/portResources.int.test.ts', // CRDs that discovery sees
 ];

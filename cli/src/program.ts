@@ -2,6 +2,7 @@ import type { PromotionPlan } from '@kpromo/api';
 import {
   ApplicationsQuery,
   ApproveBody,
+  ContinueBody,
   CreatePlanBody,
   DiffQuery,
   LineStopParams,
@@ -11,6 +12,7 @@ import {
 } from '@kpromo/contract';
 import {
   approvePlan,
+  continuePlan,
   createPlan,
   diff,
   getPlan,
@@ -38,6 +40,7 @@ import { requireVerified, type VerifyOptions, verifyCommand, verifyText } from '
 import {
   approvedText,
   appsTable,
+  continuedText,
   createdText,
   diffText,
   environmentOrder,
@@ -83,6 +86,7 @@ Examples:
   ${cli} diff dev stable -n team-a          release candidates from dev to stable
   ${cli} plan create dev stable -n team-a   a plan for them (--approve to approve it too)
   ${cli} plan approve NAME -n team-a -w     approve it and watch it run
+  ${cli} plan continue NAME -n team-a       a fleet plan's next wave may start after a pause
   ${cli} plan rollback NAME -n team-a       a plan that restores what NAME replaced
   ${cli} line stop --reason "INC-42" -n team-a   stop the line: no plan starts until it is lifted
   ${cli} apps -A -o json                    every namespace you may read, as JSON`;
@@ -199,7 +203,9 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     });
   });
 
-  const plan = program.command('plan').description('promotion plans: create, list, get, watch, approve, roll back');
+  const plan = program
+    .command('plan')
+    .description("promotion plans: create, list, get, watch, approve, continue a fleet plan's next wave, roll back");
 
   following(
     filters(
@@ -314,6 +320,34 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
       });
     },
   );
+
+  following(
+    forPlan(
+      plan
+        .command('continue')
+        .description(
+          'let the next wave of a fleet plan start after a pause, as yourself (Kubernetes RBAC verb continue)',
+        ),
+    )
+      .option('--wave <wave>', 'the wave to let start (default: the wave that is Waiting)')
+      .option('--comment <text>', 'a note kept with the continuation')
+      .option(
+        '--uid <uid>',
+        'metadata.uid of the plan you reviewed (plan get -o json); refused if the plan was deleted and created again since',
+      ),
+  ).action(async (name: string, o: FollowOptions & { wave?: string; comment?: string; uid?: string }, cmd: Command) => {
+    const n = planName(name);
+    const b = parseInput(ContinueBody, { wave: o.wave, comment: o.comment, uid: o.uid }, 'arguments');
+    await session(cmd, {}, async (s) => {
+      const p = await continuePlan(s.api, s.caller, s.api.namespace, n, {
+        wave: b.wave,
+        comment: b.comment,
+        uid: b.uid,
+      });
+      print(cmd, p, () => continuedText(p, s.caller.username));
+      if (o.watch) await follow(cmd, s, p.metadata.name, o);
+    });
+  });
 
   following(
     forPlan(plan.command('rollback').description('create a plan restoring the versions that a plan replaced'))

@@ -33,6 +33,54 @@ export function appRows(plan: PromotionPlan): AppRow[] {
   });
 }
 
+/** One wave of a fleet plan as the CLI shows it. */
+export interface WaveRow {
+  wave: string;
+  phase: string;
+  clusters: string[];
+  /** Clusters where every application succeeded. */
+  succeeded: number;
+  /** Clusters where an application failed. */
+  failed: number;
+  message: string;
+}
+
+export const WAVE_COLUMNS = ['wave', 'phase', 'succeeded', 'failed', 'message'];
+
+/**
+ * The waves of a fleet plan (status.waves), in order; none for a plan into one cluster. The counts
+ * are the wave's own once the controller judged it, until then what its clusters (status.targets)
+ * show so far.
+ */
+export function waveRows(plan: PromotionPlan): WaveRow[] {
+  const waves = plan.status?.waves ?? [];
+  if (!waves.length) return [];
+  const lanes = new Map((plan.status?.targets ?? []).map((t) => [t.cluster, t]));
+  return waves.map((w) => {
+    const mine = w.clusters.flatMap((c) => lanes.get(c) ?? []);
+    return {
+      wave: w.name,
+      phase: w.phase,
+      clusters: w.clusters,
+      succeeded: w.succeeded ?? mine.filter((l) => l.apps.every((a) => a.phase === 'Succeeded')).length,
+      failed: w.failed ?? mine.filter((l) => l.apps.some((a) => a.phase === 'Failed')).length,
+      message:
+        w.message ??
+        (w.soakUntil ? `soaking until ${w.soakUntil}` : w.continuedBy ? `continued by ${w.continuedBy}` : ''),
+    };
+  });
+}
+
+/** The wave section of a fleet plan's display: one row per wave; nothing for other plans. */
+export function waveTable(plan: PromotionPlan): string[] {
+  const rows = waveRows(plan).map((w) => [w.wave, w.phase, `${w.succeeded}/${w.clusters.length}`, w.failed, w.message]);
+  return rows.length ? ['', ...formatTable(WAVE_COLUMNS, rows).split('\n')] : [];
+}
+
+/** "prod-1, prod-2, prod-3, prod-4, prod-5 and 95 more": a wave's clusters in a line of a log. */
+const clusterList = (clusters: readonly string[]) =>
+  clusters.length > 5 ? `${clusters.slice(0, 5).join(', ')} and ${clusters.length - 5} more` : clusters.join(', ');
+
 /** "promote team-a/p1 dev → stable: Promoting (1/3 succeeded)". */
 export function headline(p: PlanProgress): string {
   const counts = `${p.succeeded}/${p.total} succeeded${p.failed ? `, ${p.failed} failed` : ''}`;
@@ -49,7 +97,7 @@ export function gateLine(p: PlanProgress, now: Date): string | undefined {
   return undefined;
 }
 
-/** The display of a plan: headline, what holds it, one row per application. */
+/** The display of a plan: headline, what holds it, one row per application, then a fleet plan's waves. */
 export function planFrame(plan: PromotionPlan, now: Date): string[] {
   const p = planProgress(plan);
   const gate = gateLine(p, now);
@@ -58,6 +106,7 @@ export function planFrame(plan: PromotionPlan, now: Date): string[] {
     printable(headline(p)),
     ...(gate ? [printable(gate)] : []),
     ...(rows.length ? formatTable(APP_COLUMNS, rows).split('\n') : ['no applications']),
+    ...waveTable(plan),
   ];
 }
 
@@ -65,7 +114,8 @@ const clock = (d: Date) => d.toISOString().slice(11, 19);
 
 /**
  * What changed between two reads of a plan, one line each (for output that is not a terminal: logs,
- * CI): the plan's phase or gate, and every application whose phase or message moved.
+ * CI): the plan's phase or gate, every wave of a fleet plan whose phase moved, and every application
+ * whose phase or message moved.
  */
 export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan, now: Date): string[] {
   const t = clock(now);
@@ -75,6 +125,11 @@ export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan
   const gate = gateLine(after, now);
   if (!before || before.phase !== after.phase || gateLine(before, now) !== gate)
     out.push(`${t} ${headline(after)}${gate ? `; ${gate}` : ''}`);
+  const wavesBefore = new Map((prev?.status?.waves ?? []).map((w) => [w.name, w.phase]));
+  for (const w of waveRows(next)) {
+    if (wavesBefore.get(w.wave) === w.phase) continue;
+    out.push(`${t} wave ${w.wave} ${w.phase} (${clusterList(w.clusters)})${w.message ? `: ${w.message}` : ''}`);
+  }
   const old = new Map(prev ? appRows(prev).map((r) => [r.application, r]) : []);
   for (const r of appRows(next)) {
     const o = old.get(r.application);

@@ -251,6 +251,15 @@ export function approvedText(plan: PromotionPlan, user: string): string {
   return printable(`promotionplan ${plan.metadata.namespace}/${plan.metadata.name} approved by ${user}`);
 }
 
+/** After `plan continue`: the wave the caller's continuation (the last one naming them) lets start. */
+export function continuedText(plan: PromotionPlan, user: string): string {
+  const c = (plan.spec.continuations ?? []).filter((x) => x.user === user).at(-1);
+  const wave = c ? (plan.status?.waves ?? []).find((w) => w.name === c.wave) : undefined;
+  return printable(
+    `promotionplan ${plan.metadata.namespace}/${plan.metadata.name}: wave ${c?.wave ?? '?'}${wave ? ` (${wave.clusters.join(', ')})` : ''} continued by ${user}`,
+  );
+}
+
 export function rollbackText(plan: PromotionPlan, cli: string): string {
   return [
     printable(

@@ -44,7 +44,15 @@ describe('bash completion', () => {
 
   it('completes commands, sub-commands, argument values and flag values', () => {
     expect(complete('kpromo', 'pl')).toEqual(['plan']);
-    expect(complete('kpromo', 'plan', '')).toEqual(['approve', 'create', 'get', 'list', 'rollback', 'watch']);
+    expect(complete('kpromo', 'plan', '')).toEqual([
+      'approve',
+      'continue',
+      'create',
+      'get',
+      'list',
+      'rollback',
+      'watch',
+    ]);
     expect(complete('kpromo', 'completion', '')).toEqual(['bash', 'kubectl', 'zsh']);
     expect(complete('kpromo', '-o', 'y')).toEqual(['yaml']);
   });

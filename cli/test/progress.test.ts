@@ -1,6 +1,9 @@
+import type { AppProgress, TargetProgress, WaveProgress } from '@kpromo/api';
 import { planProgress } from '@kpromo/contract';
 import { describe, expect, it } from 'vitest';
-import { appRows, changeLines, gateLine, headline, planFrame, planSucceeded } from '../src/progress.js';
+import { appRows, changeLines, gateLine, headline, planFrame, planSucceeded, waveRows } from '../src/progress.js';
+import { planText } from '../src/views.js';
+import { planDisplay } from '../src/watch.js';
 import { plan, progress } from './fixtures.js';
 
 const NOW = new Date('2026-01-01T10:05:00Z');
@@ -127,5 +130,174 @@ describe('planSucceeded', () => {
       planSucceeded(plan([], { phase: ph as 'RolledBack' }, { action: 'rollback', rollbackOf: 'p0' }));
     expect(rb('RolledBack')).toBe(true);
     expect(rb('Incomplete')).toBe(false);
+  });
+});
+
+describe('fleet plans: waves', () => {
+  const lane = (cluster: string, wave: string, ...phases: AppProgress['phase'][]) => ({
+    cluster,
+    wave,
+    apps: phases.map((phase, i) => ({ application: ['cart', 'web'][i], phase })),
+  });
+  const fleet = (
+    waves: WaveProgress[],
+    targets: TargetProgress[],
+    apps = [progress('cart', 'RollingOut'), progress('web', 'RollingOut')],
+  ) => plan(['cart', 'web'], { phase: 'Promoting', apps, waves, targets });
+
+  const promoting = fleet(
+    [
+      {
+        name: 'canary',
+        clusters: ['prod-1'],
+        phase: 'Succeeded',
+        succeeded: 1,
+        failed: 0,
+        message: '1 of 1 cluster(s) promoted',
+      },
+      { name: 'rest', clusters: ['prod-2', 'prod-3', 'prod-4'], phase: 'Promoting', failureBudget: 1 },
+    ],
+    [
+      lane('prod-1', 'canary', 'Succeeded', 'Succeeded'),
+      lane('prod-2', 'rest', 'Succeeded', 'Succeeded'),
+      lane('prod-3', 'rest', 'Failed', 'Succeeded'),
+      lane('prod-4', 'rest', 'RollingOut', 'Pending'),
+    ],
+  );
+
+  it('waveRows: the wave’s own counts once judged, its clusters’ so far until then', () => {
+    expect(waveRows(promoting)).toEqual([
+      {
+        wave: 'canary',
+        phase: 'Succeeded',
+        clusters: ['prod-1'],
+        succeeded: 1,
+        failed: 0,
+        message: '1 of 1 cluster(s) promoted',
+      },
+      {
+        wave: 'rest',
+        phase: 'Promoting',
+        clusters: ['prod-2', 'prod-3', 'prod-4'],
+        succeeded: 1,
+        failed: 1,
+        message: '',
+      },
+    ]);
+    // The judged counts are the wave's, whatever the clusters' entries say.
+    const judged = fleet(
+      [{ name: 'all', clusters: ['p1', 'p2'], phase: 'Succeeded', succeeded: 1, failed: 1 }],
+      [lane('p1', 'all', 'Succeeded'), lane('p2', 'all', 'Succeeded')],
+    );
+    expect(waveRows(judged).map((r) => [r.succeeded, r.failed])).toEqual([[1, 1]]);
+    expect(waveRows(plan(['cart'], { phase: 'Promoting', apps: [progress('cart', 'Copying')] }))).toEqual([]);
+  });
+
+  it('waveRows: a soaking or continued wave without a message says so', () => {
+    const rows = waveRows(
+      fleet(
+        [
+          { name: 'a', clusters: ['p1'], phase: 'Soaking', soakUntil: '2026-01-01T11:00:00Z', succeeded: 1, failed: 0 },
+          { name: 'b', clusters: ['p2'], phase: 'Promoting', continuedBy: 'rita' },
+        ],
+        [lane('p1', 'a', 'Succeeded'), lane('p2', 'b', 'Copying')],
+      ),
+    );
+    expect(rows.map((r) => r.message)).toEqual(['soaking until 2026-01-01T11:00:00Z', 'continued by rita']);
+  });
+
+  it('planFrame: the applications, then one row per wave with phase, succeeded/clusters, failed and message', () => {
+    expect(planFrame(promoting, NOW)).toEqual([
+      'promote team-a/p1 dev → stable: Promoting (0/2 succeeded)',
+      'APPLICATION   PHASE        FROM → TO   MESSAGE',
+      'cart          RollingOut   v1 → v2     -',
+      'web           RollingOut   v1 → v2     -',
+      '',
+      'WAVE     PHASE       SUCCEEDED   FAILED   MESSAGE',
+      'canary   Succeeded   1/1         0        1 of 1 cluster(s) promoted',
+      'rest     Promoting   1/3         1        -',
+    ]);
+  });
+
+  it('planFrame and planText of a plan without waves stay as they were', () => {
+    const p = plan(['cart'], { phase: 'Promoting', apps: [progress('cart', 'Copying')] });
+    expect(planFrame(p, NOW)).toEqual([
+      'promote team-a/p1 dev → stable: Promoting (0/1 succeeded)',
+      'APPLICATION   PHASE     FROM → TO   MESSAGE',
+      'cart          Copying   v1 → v2     -',
+    ]);
+    expect(planText(p, NOW)).toBe(
+      [
+        'promote team-a/p1 dev → stable: Promoting (0/1 succeeded)',
+        'requested by: alice',
+        'approvals: none',
+        'APPLICATION   PHASE     FROM → TO   MESSAGE',
+        'cart          Copying   v1 → v2     -',
+      ].join('\n'),
+    );
+  });
+
+  it('plan get shows the waves after the applications', () => {
+    const text = planText(promoting, NOW).split('\n');
+    expect(text.slice(-4)).toEqual([
+      '',
+      'WAVE     PHASE       SUCCEEDED   FAILED   MESSAGE',
+      'canary   Succeeded   1/1         0        1 of 1 cluster(s) promoted',
+      'rest     Promoting   1/3         1        -',
+    ]);
+  });
+
+  it('changeLines: every wave on the first read, then one line per wave whose phase moved', () => {
+    const waves = (canary: WaveProgress['phase'], rest: WaveProgress['phase'], message?: string): WaveProgress[] => [
+      { name: 'canary', clusters: ['prod-1'], phase: canary, ...(message ? { message } : {}) },
+      { name: 'rest', clusters: ['prod-2', 'prod-3'], phase: rest },
+    ];
+    const lanes = [lane('prod-1', 'canary', 'Pending'), lane('prod-2', 'rest', 'Pending')];
+    const apps = [progress('cart', 'Pending'), progress('web', 'Pending')];
+    const p0 = fleet(waves('Pending', 'Pending'), lanes, apps);
+    expect(changeLines(undefined, p0, NOW)).toEqual([
+      '10:05:00 promote team-a/p1 dev → stable: Promoting (0/2 succeeded)',
+      '10:05:00 wave canary Pending (prod-1)',
+      '10:05:00 wave rest Pending (prod-2, prod-3)',
+      '10:05:00 cart Pending v1 → v2',
+      '10:05:00 web Pending v1 → v2',
+    ]);
+    const p1 = fleet(waves('Promoting', 'Pending'), lanes, apps);
+    expect(changeLines(p0, p1, NOW)).toEqual(['10:05:00 wave canary Promoting (prod-1)']);
+    // A message that changes within the same phase is no new line; the message comes with the next phase.
+    expect(changeLines(p1, fleet(waves('Promoting', 'Pending', 'still going'), lanes, apps), NOW)).toEqual([]);
+    const p2 = fleet(waves('Succeeded', 'Promoting', '1 of 1 cluster(s) promoted'), lanes, apps);
+    expect(changeLines(p1, p2, NOW)).toEqual([
+      '10:05:00 wave canary Succeeded (prod-1): 1 of 1 cluster(s) promoted',
+      '10:05:00 wave rest Promoting (prod-2, prod-3)',
+    ]);
+  });
+
+  it('changeLines: a long list of clusters is cut short, a hostile wave message neutralised', () => {
+    const clusters = Array.from({ length: 8 }, (_, i) => `p${i + 1}`);
+    const p = fleet(
+      [{ name: 'all', clusters, phase: 'Failed', message: 'x\x1b[2Jy' }],
+      clusters.map((c) => lane(c, 'all', 'Failed')),
+    );
+    expect(changeLines(undefined, p, NOW)[1]).toBe('10:05:00 wave all Failed (p1, p2, p3, p4, p5 and 3 more): x?[2Jy');
+  });
+
+  it('a non-terminal display prints the wave lines among the per-app lines', () => {
+    const writes: string[] = [];
+    const show = planDisplay({ write: (s) => void writes.push(s), tty: false }, 'table');
+    show(promoting);
+    expect(
+      writes
+        .join('')
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.replace(/^\S+ /, '')),
+    ).toEqual([
+      'promote team-a/p1 dev → stable: Promoting (0/2 succeeded)',
+      'wave canary Succeeded (prod-1): 1 of 1 cluster(s) promoted',
+      'wave rest Promoting (prod-2, prod-3, prod-4)',
+      'cart RollingOut v1 → v2',
+      'web RollingOut v1 → v2',
+    ]);
   });
 });

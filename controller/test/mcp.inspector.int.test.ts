@@ -161,6 +161,7 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} CLI against the server`, () => {
     it(`${era} era: tools/list, resources/list and a tools/call of list`, async () => {
       const tools = (await inspect(era, ['--method', 'tools/list'])) as { tools: Array<{ name: string }> };
       expect(tools.tools.map((t) => t.name).sort()).toEqual([
+        'continue_wave',
         'diff',
         'dora',
         'history',

@@ -217,6 +217,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const { tools } = await c.listTools();
     const by = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(by).sort()).toEqual([
+      'continue_wave',
       'diff',
       'dora',
       'history',
@@ -232,7 +233,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     ]);
     for (const n of ['list', 'diff', 'state', 'history', 'dora', 'line_stops', 'propose_adoption'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
-    for (const n of ['promote', 'rollback', 'stop_line', 'resume_line'])
+    for (const n of ['promote', 'continue_wave', 'rollback', 'stop_line', 'resume_line'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(by.plan.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     for (const t of tools) {
@@ -512,6 +513,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const sessionsBefore = rw.sessions();
     const { tools } = await c.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      'continue_wave',
       'diff',
       'dora',
       'history',

@@ -1,26 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-
-const canListen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-
-/** A base port whose block (etcd base..+1, cluster base+10..+13) is free, below the ephemeral range. */
-async function freePortBlock(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const base = 21000 + Math.floor(Math.random() * 1000) * 10;
-    const ports = [base, base + 1, base + 10, base + 11, base + 12, base + 13];
-    if ((await Promise.all(ports.map(canListen))).every(Boolean)) return base;
-  }
-  throw new Error('no free block of ports found in 21000-31000');
-}
 
 import {
   cleanClusters,
@@ -29,6 +11,7 @@ import {
   runningControllerManagerQps,
   stopClusters,
 } from './controlPlane.js';
+import { freePortBlock } from './ports.js';
 
 // A private one-cluster control plane (own state dir and ports) so start/stop/clean can be exercised
 // without disturbing the shared dev/stable/prod clusters other tests use.

@@ -2,8 +2,11 @@ import type { AccessRequest, Authorizer } from '../auth/authorizer.js';
 import type { Caller } from '../auth/identity.js';
 import { ApiError } from './apiError.js';
 
-/** Verbs kpromo adds to Kubernetes RBAC for releasing into an environment. */
-export type ReleaseVerb = 'approve' | 'rollback' | 'override-freeze';
+/**
+ * Verbs kpromo adds to Kubernetes RBAC for releasing into an environment (continue: let the next
+ * wave of a fleet plan start after a pause).
+ */
+export type ReleaseVerb = 'approve' | 'rollback' | 'override-freeze' | 'continue';
 
 export const who = (c: Caller) => `${c.username}${c.via ? ` (via ${c.via.username})` : ''}`;
 

@@ -21,6 +21,7 @@ export { KubeError } from '../kube/rest.js';
 export { parseInput } from '../server/schemas.js';
 export { Access, type ReleaseVerb, who } from './access.js';
 export { type ApiContext, ApiError } from './context.js';
+export * from './continueWave.js';
 export * from './lineStops.js';
 export * from './promotions.js';
 

@@ -439,9 +439,17 @@ export interface ApproveOptions {
   uid?: string;
 }
 
-/** The 409 for an approval of a plan that is no longer the one the approver reviewed. */
-export function stalePlanMessage(ref: string, shown: string, current: string | undefined): string {
-  return `${ref} changed since you opened it: you reviewed uid ${shown}, it is now uid ${current ?? '(none)'} (deleted and created again, perhaps with other candidates); review it again before approving`;
+/**
+ * The 409 for an approval (or, with `before` continuing, a continuation) of a plan that is no longer
+ * the one the caller reviewed.
+ */
+export function stalePlanMessage(
+  ref: string,
+  shown: string,
+  current: string | undefined,
+  before: 'approving' | 'continuing' = 'approving',
+): string {
+  return `${ref} changed since you opened it: you reviewed uid ${shown}, it is now uid ${current ?? '(none)'} (deleted and created again, perhaps with other candidates); review it again before ${before}`;
 }
 
 /**

@@ -99,7 +99,9 @@ const HEALTH_ORDER: ReadonlyArray<EnvironmentVersion['health']> = [
 /**
  * Pure: what runs in a fleet Environment from what runs in each of its clusters. When they agree,
  * that version; when they do not, `drift` and the version most clusters run (the first cluster's
- * on a tie), with which cluster runs what in the message. Health is the worst cluster's.
+ * on a tie), with which cluster runs what in the message. Health is the worst cluster's. Clusters
+ * where the application has no workload (Missing) are listed but neither drift nor lower the health
+ * (an app need not run everywhere), unless it runs nowhere.
  */
 export function fleetVersion(
   environment: string,
@@ -113,13 +115,15 @@ export function fleetVersion(
     ...(v.message ? { message: v.message } : {}),
   }));
   if (!clusters.length) return { environment, health: 'Missing', message: 'the fleet has no clusters', clusters };
+  const present = clusters.filter((c) => c.health !== 'Missing');
+  const counted = present.length ? present : clusters;
   const key = (c: (typeof clusters)[number]) => c.digest ?? c.tag ?? '';
   const groups = new Map<string, typeof clusters>();
-  for (const c of clusters) groups.set(key(c), [...(groups.get(key(c)) ?? []), c]);
+  for (const c of counted) groups.set(key(c), [...(groups.get(key(c)) ?? []), c]);
   const [top] = [...groups.values()].sort((a, b) => b.length - a.length);
-  const health = HEALTH_ORDER.find((h) => clusters.some((c) => c.health === h)) ?? 'Unknown';
+  const health = HEALTH_ORDER.find((h) => counted.some((c) => c.health === h)) ?? 'Unknown';
   const drift = groups.size > 1;
-  const unhealthy = clusters.filter((c) => c.health !== 'Healthy').map((c) => `${c.cluster}: ${c.message ?? c.health}`);
+  const unhealthy = counted.filter((c) => c.health !== 'Healthy').map((c) => `${c.cluster}: ${c.message ?? c.health}`);
   const notes = [
     ...(drift
       ? [

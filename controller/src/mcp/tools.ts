@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { who } from '../api/access.js';
 import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
+import { checkContinue, continuePlan } from '../api/continueWave.js';
 import {
   approvePlan,
   checkApproval,
@@ -687,6 +688,79 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           return {
             data: { plan: v },
             text: `Approved by ${who(caller)}. ${planDetail(v)}\n${followedText(f)}`,
+          };
+        },
+      );
+    },
+  );
+
+  server.registerTool(
+    'continue_wave',
+    {
+      title: 'Continue a fleet plan with its next wave',
+      description:
+        "Lets the next wave of a fleet PromotionPlan (a plan into an Environment with clusters) start after a wave with pause: the controller then promotes that wave's clusters. Destructive. Refused unless the server runs in write mode and Kubernetes RBAC lets the caller continue plans into the target environment (verb continue). wave defaults to the wave that is Waiting; a later wave after a pause may be named to continue it ahead. Asks for confirmation when the client supports elicitation.",
+      inputSchema: z.object({
+        namespace: nsArg,
+        plan: name('plan'),
+        wave: z
+          .string()
+          .max(63)
+          .optional()
+          .describe('The wave to let start (status.waves[].name); default: the wave that is Waiting'),
+        comment: z.string().max(1024).optional().describe('A note kept with the continuation'),
+        uid: z
+          .string()
+          .max(64)
+          .optional()
+          .describe(
+            'uid of the plan you reviewed (from list/state); if the plan was recreated since, the continuation is refused',
+          ),
+      }),
+      outputSchema: z.object({ plan: PlanOut, wave: z.string().describe('The wave let start') }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    (args, extra: Extra) => {
+      const ns = nsOf(args.namespace);
+      return runTool(
+        o,
+        'continue_wave',
+        args,
+        extra,
+        // The continue verb for the target environment is checked (as the caller) before confirmation and by continuePlan.
+        { write: true, access: () => [] },
+        async (caller) => {
+          const p = await getPlan(ctx, caller, ns, args.plan);
+          // What continuePlan will check, asked before the person is asked to confirm.
+          const w = await checkContinue(ctx, caller, p, { wave: args.wave, uid: args.uid });
+          const waves = p.status?.waves ?? [];
+          const before = waves[waves.findIndex((x) => x.name === w.name) - 1];
+          const what =
+            (p.spec.action ?? 'promote') === 'rollback'
+              ? `roll back in ${p.spec.to}`
+              : `promote ${p.spec.candidates.length} application(s) into ${p.spec.to}`;
+          const ask = confirm(
+            extra,
+            `Let wave ${w.name} of plan ${ns}/${args.plan} start: ${what} on ${w.clusters.length} more cluster(s) (${w.clusters.join(', ')})?${before ? ` Wave ${before.name} is ${before.phase}${before.message ? `: ${before.message}` : ''}.` : ''}`,
+          );
+          if (ask) return ask;
+          // Bound to the plan just shown (and confirmed), and to the wave confirmed.
+          const continued = await continuePlan(ctx, caller, ns, args.plan, {
+            wave: w.name,
+            comment: args.comment,
+            uid: args.uid ?? p.metadata.uid,
+          });
+          await extra.mcpReq
+            .log(
+              'notice',
+              { plan: `${ns}/${args.plan}`, event: 'continued', wave: w.name, by: caller.username },
+              'kpromo',
+            )
+            .catch(() => undefined);
+          const v = planOut(continued);
+          return {
+            data: { plan: v, wave: w.name },
+            text: `Wave ${w.name} continued by ${who(caller)}; the controller starts it on its next pass. ${planDetail(v)}\nFollow progress with \`state\`.`,
           };
         },
       );

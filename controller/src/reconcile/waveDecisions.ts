@@ -81,7 +81,9 @@ export function judgeWave(
     failed: failedLanes.length,
     succeeded: lanes.length - failedLanes.length,
     overBudget: failedLanes.length > (wave.failureBudget ?? 0),
-    ...(first && app ? { firstFailure: `${app.application} in ${first.cluster}: ${app.reason}: ${app.message}` } : {}),
+    ...(first && app
+      ? { firstFailure: `${app.application} in ${first.cluster}: ${app.reason ?? 'Failed'}: ${app.message ?? ''}` }
+      : {}),
   };
 }
 
@@ -124,7 +126,7 @@ export function rollupApps(
       notes.push(
         `failed in ${failed
           .slice(0, 3)
-          .map((l) => `${l.cluster} (${l.a.reason}: ${l.a.message})`)
+          .map((l) => `${l.cluster} (${l.a.reason ?? 'Failed'}: ${l.a.message ?? ''})`)
           .join(', ')}${failed.length > 3 ? ` and ${failed.length - 3} more` : ''}`,
       );
     if (pending.length && !active.length && phase !== 'Pending')
@@ -134,7 +136,8 @@ export function rollupApps(
     // Once set, a shared field stays: clusters' entries drop what equals it (compactLaneApp).
     const first = <K extends keyof AppProgress>(k: K): AppProgress[K] | undefined =>
       prev[k] ?? lanes.find((l) => l.a[k] !== undefined)?.a[k];
-    const starts = lanes.map((l) => l.a.startedAt).filter((x): x is string => !!x);
+    // A cluster's entry loses its start once it succeeded (compactLaneApp): the sum-up keeps the first.
+    const starts = [prev.startedAt, ...lanes.map((l) => l.a.startedAt)].filter((x): x is string => !!x);
     const ends = lanes.map((l) => l.a.finishedAt).filter((x): x is string => !!x);
     const terminal = TERMINAL_APP_PHASES.has(phase);
     const reason = failed[0]?.a.reason ?? (unpromoted.length ? 'Halted' : undefined);
@@ -150,7 +153,7 @@ export function rollupApps(
     }
     if (prev.copied || lanes.some((l) => l.a.copied)) out.copied = true;
     if (prev.written || lanes.some((l) => l.a.written)) out.written = true;
-    const startedAt = starts.sort()[0] ?? prev.startedAt;
+    const startedAt = starts.sort()[0];
     if (startedAt) out.startedAt = startedAt;
     if (terminal && ends.length) out.finishedAt = ends.sort()[ends.length - 1];
     return out;
@@ -175,6 +178,9 @@ export function compactLaneApp(ap: AppProgress, shared: AppProgress | undefined)
     ...rest
   } = ap;
   const out: AppProgress = { ...rest };
+  // Not compacted yet (it still has its start): a cluster where nothing ran before says so
+  // explicitly, so a rollback never fills in another cluster's previous version.
+  if (ap.startedAt !== undefined && !out.previous) out.previous = {};
   if (targetTag !== shared?.targetTag && targetTag) out.targetTag = targetTag;
   if (digest !== shared?.digest && digest) out.digest = digest;
   if (
@@ -187,9 +193,13 @@ export function compactLaneApp(ap: AppProgress, shared: AppProgress | undefined)
   return out;
 }
 
-/** Pure: an app's progress in one cluster with what `status.apps` keeps for every cluster filled in. */
+/**
+ * Pure: an app's progress in one cluster with what `status.apps` keeps for every cluster filled in
+ * (only for a succeeded entry, which {@link compactLaneApp} compacted; an empty `previous` there
+ * means nothing ran before).
+ */
 export function laneAppWithShared(ap: AppProgress, shared: AppProgress | undefined): AppProgress {
-  if (!shared) return ap;
+  if (!shared || ap.phase !== 'Succeeded') return ap;
   return {
     ...ap,
     ...(ap.targetTag === undefined && shared.targetTag ? { targetTag: shared.targetTag } : {}),

@@ -15,6 +15,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { proposeAdoptionFor } from '../api/adopt.js';
 import { type LineStopAlertSettings, receiveAlerts } from '../api/alertReceiver.js';
 import { type ApiContext, ApiError } from '../api/context.js';
+import { continuePlan } from '../api/continueWave.js';
 import { listFlows } from '../api/flows.js';
 import { doraInsights, listHistory } from '../api/history.js';
 import { liftLineStop, lineStopView, listLineStops, stopLine } from '../api/lineStops.js';
@@ -38,6 +39,7 @@ import { SampledLog } from '../observability/sampledLog.js';
 import {
   ApplicationsQuery,
   ApproveBody,
+  ContinueBody,
   CreatePlanBody,
   DiffQuery,
   NamespaceQuery,
@@ -194,6 +196,16 @@ export function createApp(d: ServerDeps): express.Express {
       const b = parseInput(ApproveBody, req.body, 'request body');
       return approvePlan(d.api, callerOf(req), p.namespace, p.name, {
         overrideFreeze: b.overrideFreeze === true,
+        comment: b.comment,
+        uid: b.uid,
+      });
+    },
+    // The user recorded in the continuation is the authenticated caller, never a body field.
+    continuePlan: async (req) => {
+      const p = planParams(req);
+      const b = parseInput(ContinueBody, req.body, 'request body');
+      return continuePlan(d.api, callerOf(req), p.namespace, p.name, {
+        wave: b.wave,
         comment: b.comment,
         uid: b.uid,
       });

@@ -6,6 +6,7 @@ import { ApiError } from '../api/context.js';
 export {
   ApplicationsQuery,
   ApproveBody,
+  ContinueBody,
   CreatePlanBody,
   DiffQuery,
   NamespaceQuery,

@@ -17,6 +17,8 @@ type JsonBody<B> = NonNullable<B> extends { content: { 'application/json': infer
 export type CreatePlanRequest = JsonBody<ControllerPaths['/plans']['post']['requestBody']>;
 /** What a client sends to approve a plan. */
 export type ApproveOptions = JsonBody<ControllerPaths['/plans/{namespace}/{name}/approve']['post']['requestBody']>;
+/** What a client sends to let the next wave of a fleet plan start. */
+export type ContinueOptions = JsonBody<ControllerPaths['/plans/{namespace}/{name}/continue']['post']['requestBody']>;
 
 export interface ApiClientOptions {
   /** The API root, e.g. `http://kpromo-controller:8080/api/v1` or the backend's discovery URL. */

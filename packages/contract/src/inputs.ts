@@ -31,6 +31,8 @@ export const k8sName = requiredString('a Kubernetes object name').max(253, NAME_
 
 const absent = (v: unknown) => (v === '' || v === null ? undefined : v);
 const optional = <T extends z.ZodType>(s: T) => z.preprocess(absent, s.optional());
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const pattern = (re: RegExp, what: string) => requiredString(what).regex(re, `must be ${what}`);
 /** An optional whole number in [min, max], from JSON or a query string. */
 const wholeNumber = (min: number, max: number) =>
   optional(
@@ -141,20 +143,35 @@ export const CreatePlanBody = z
   .object({ ...filters, name: optional(k8sName), matchLabels, approve: flag })
   .refine(differentStages, DIFFERENT);
 
+/** A note kept with an approval or a continuation. */
+const comment = optional(z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'));
+/**
+ * metadata.uid of the plan the caller was shown. A plan's content never changes under its uid, so
+ * what the caller adds binds to exactly that plan; another uid (the plan was deleted and created
+ * again under the same name) is a 409.
+ */
+const reviewedUid = optional(
+  z
+    .string({ error: 'must be a string' })
+    .regex(/^[0-9a-fA-F-]{1,64}$/, 'must be the plan metadata.uid you reviewed (hex digits and dashes)'),
+);
+
 export const ApproveBody = z.object({
   /** Emergency: run despite a freeze window (needs the override-freeze verb). */
   overrideFreeze: flag,
-  comment: optional(z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters')),
-  /**
-   * metadata.uid of the plan the approver was shown. A plan's content never changes under its uid,
-   * so the approval binds to exactly that content; another uid (the plan was deleted and created
-   * again under the same name) is a 409.
-   */
-  uid: optional(
-    z
-      .string({ error: 'must be a string' })
-      .regex(/^[0-9a-fA-F-]{1,64}$/, 'must be the plan metadata.uid you reviewed (hex digits and dashes)'),
-  ),
+  comment,
+  uid: reviewedUid,
+});
+
+/**
+ * Lets the next wave of a fleet plan start after a wave with `pause` (spec.continuations; RBAC verb
+ * continue). The user recorded is the authenticated caller, never a body field.
+ */
+export const ContinueBody = z.object({
+  /** The wave to let start (status.waves[].name); default: the wave that is Waiting. */
+  wave: optional(pattern(DNS_LABEL, 'a wave name (a DNS label: lower-case letters, digits and "-", at most 63)')),
+  comment,
+  uid: reviewedUid,
 });
 
 /** `approve` defaults to false: a rollback needs its own approval unless the caller asks for it here. */
@@ -164,11 +181,9 @@ export const PlanParams = z.object({ namespace: k8sName, name: k8sName });
 
 /** Most bytes of JSON a resource action's `spec` may hold. */
 export const MAX_RESOURCE_SPEC_BYTES = 256 * 1024;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** An API group of a custom resource: a DNS subdomain with at least one dot (the core group has none). */
 const API_GROUP = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const API_VERSION_NAME = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
-const pattern = (re: RegExp, what: string) => requiredString(what).regex(re, `must be ${what}`);
 
 /**
  * One write to one custom resource of a kind the controller opens to this route (its
@@ -262,6 +277,7 @@ export const AlertmanagerWebhookBody = z.object({
 });
 
 export type ApproveBody = z.output<typeof ApproveBody>;
+export type ContinueBody = z.output<typeof ContinueBody>;
 export type RollbackBody = z.output<typeof RollbackBody>;
 export type PlanParams = z.output<typeof PlanParams>;
 export type StopLineBody = z.output<typeof StopLineBody>;

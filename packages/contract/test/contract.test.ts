@@ -5,6 +5,7 @@ import {
   ApproveBody,
   BACKEND_API,
   CONTROLLER_API,
+  ContinueBody,
   CreatePlanBody,
   checkInput,
   DiffQuery,
@@ -65,6 +66,24 @@ describe('request schemas (one for every door)', () => {
     expect(r).toEqual({ ok: true, value: { comment: 'ok' } });
     const c = checkInput(CreatePlanBody, { from: 'dev', to: 'stable', requestedBy: 'mallory' }, 'request body');
     expect(c.ok && 'requestedBy' in c.value).toBe(false);
+  });
+
+  it('a continuation body: an optional wave name, comment and uid; the user is never taken from the request', () => {
+    expect(checkInput(ContinueBody, undefined, 'request body')).toEqual({ ok: true, value: {} });
+    expect(
+      checkInput(
+        ContinueBody,
+        { wave: 'eu-west', comment: 'canary ok', user: 'mallory', uid: 'ab-12' },
+        'request body',
+      ),
+    ).toEqual({ ok: true, value: { wave: 'eu-west', comment: 'canary ok', uid: 'ab-12' } });
+    expect(checkInput(ContinueBody, { wave: '' }, 'request body')).toEqual({ ok: true, value: {} });
+    expect(checkInput(ContinueBody, { wave: 'EU West', uid: 'x y' }, 'request body')).toEqual({
+      ok: false,
+      message:
+        'invalid request body: wave: must be a wave name (a DNS label: lower-case letters, digits and "-", at most 63); uid: must be the plan metadata.uid you reviewed (hex digits and dashes)',
+    });
+    expect(checkInput(ContinueBody, { wave: 'w'.repeat(64) }, 'request body').ok).toBe(false);
   });
 
   it('a resource action names a custom resource only; spec is a bounded object and metadata never comes from the body', () => {
@@ -159,6 +178,7 @@ describe('OpenAPI documents generated from the route table', () => {
         'GET /plans/{namespace}/{name}',
         'POST /plans',
         'POST /plans/{namespace}/{name}/approve',
+        'POST /plans/{namespace}/{name}/continue',
         'POST /plans/{namespace}/{name}/rollback',
         'POST /resources',
       ].sort(),

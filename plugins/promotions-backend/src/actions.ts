@@ -94,6 +94,40 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
   });
 
   registry.register({
+    name: 'continue-wave',
+    title: "Continue a fleet plan's next wave",
+    description:
+      "Lets the next wave of a fleet PromotionPlan start after a wave with pause (a continuation naming the caller); the controller then promotes that wave's clusters. wave defaults to the wave that is Waiting. Needs promotion.continue for every application of the plan, and the RBAC verb continue at the controller. Destructive.",
+    attributes: { destructive: true, readOnly: false, idempotent: false },
+    schema: {
+      input: (z) =>
+        z.object({
+          namespace: z.string(),
+          plan: z.string(),
+          wave: z.string().optional().describe('The wave to let start (default: the wave that is Waiting)'),
+          comment: z.string().optional(),
+          uid: z
+            .string()
+            .optional()
+            .describe('metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused'),
+        }),
+      output: (z) => z.object({ plan: plan(z) }),
+    },
+    action: async ({ input, credentials }) => {
+      const r = await svc.continue(
+        { kind: 'backstage', credentials },
+        { namespace: input.namespace, name: input.plan },
+        {
+          ...(input.wave ? { wave: input.wave } : {}),
+          ...(input.comment ? { comment: input.comment } : {}),
+          ...(input.uid ? { uid: input.uid } : {}),
+        },
+      );
+      return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };
+    },
+  });
+
+  registry.register({
     name: 'rollback',
     title: 'Roll back a plan',
     description: 'Creates (and by default approves) a plan restoring the versions a promotion replaced. Destructive.',

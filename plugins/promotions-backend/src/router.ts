@@ -57,6 +57,7 @@ export function createRouter(o: {
     doraInsights: async (req) => s.dora(await caller(req), req.query),
     getPlan: async (req) => s.getPlan(await caller(req), req.params),
     approvePlan: async (req) => s.approve(await caller(req), req.params, req.body),
+    continuePlan: async (req) => s.continue(await caller(req), req.params, req.body),
     rollbackPlan: async (req) => s.rollback(await caller(req), req.params, req.body),
     proposeAdoption: async (req) => s.proposeAdoption(await caller(req), req.body),
     listLineStops: async (req) => s.lineStops(await caller(req), req.query),

@@ -8,6 +8,7 @@ export {
   AdoptBody,
   ApplicationsQuery,
   ApproveBody,
+  ContinueBody,
   CreatePlanBody,
   DiffQuery,
   DoraQuery,

@@ -27,6 +27,7 @@ import {
   type PromotionPlan,
   planProgress,
   promotionAdoptPermission,
+  promotionContinuePermission,
   promotionLineStopPermission,
   promotionPlanApprovePermission,
   promotionPlanCreatePermission,
@@ -54,6 +55,7 @@ import {
   AdoptBody,
   ApplicationsQuery,
   ApproveBody,
+  ContinueBody,
   CreatePlanBody,
   DiffQuery,
   DoraQuery,
@@ -428,6 +430,45 @@ export class PromotionsService implements PromotionsOperations {
     this.logger.info(
       `promotion plan ${p.namespace}/${p.name} approved by ${user}${b.overrideFreeze ? ' (overriding a freeze)' : ''}`,
     );
+    return { plan: out, progress: planProgress(out) };
+  }
+
+  /**
+   * Lets the next wave of a fleet plan start after a pause (the controller appends a continuation
+   * naming the caller). Here: promotion.continue for every application the plan promotes (for a
+   * rollback plan, every application it restores), as approve checks its permission. At the
+   * controller: the RBAC verb continue for the target environment, and that the wave waits.
+   */
+  async continue(c: Caller, params: unknown, body?: unknown): Promise<PlanDetails> {
+    const p = parseInput(PlanParams, params, 'plan reference');
+    const b = parseInput(ContinueBody, body, 'request body');
+    await this.requireBasic(c, promotionPlanReadPermission); // the plan is read first
+    const user = identityOf(c);
+    const plan = await this.readPlan(c, p.namespace, p.name);
+    await this.requireForApps(
+      c,
+      promotionContinuePermission,
+      p.namespace,
+      (plan.spec.action ?? 'promote') === 'rollback'
+        ? await this.rollbackApplications(c, p.namespace, plan)
+        : plan.spec.candidates.map((x) => x.application),
+      `${(plan.spec.action ?? 'promote') === 'rollback' ? 'rollback plan' : 'plan'} ${p.namespace}/${p.name}`,
+    );
+    const uid = b.uid ?? plan.metadata.uid;
+    const out = await this.controller(p.namespace).call(await this.actorOf(c), (api) =>
+      api.POST('/plans/{namespace}/{name}/continue', {
+        params: { path: p },
+        body: {
+          ...(b.wave ? { wave: b.wave } : {}),
+          ...(b.comment ? { comment: b.comment } : {}),
+          // The plan the caller was shown, else the one authorised above: the controller refuses
+          // (409) to continue a plan recreated under this name since.
+          ...(uid ? { uid } : {}),
+        },
+      }),
+    );
+    const wave = (out.spec.continuations ?? []).filter((x) => x.user === user).at(-1)?.wave ?? b.wave;
+    this.logger.info(`promotion plan ${p.namespace}/${p.name}: wave ${wave ?? '(waiting)'} continued by ${user}`);
     return { plan: out, progress: planProgress(out) };
   }
 

@@ -246,6 +246,7 @@ describe('promotionsActionsExtensionPoint', () => {
       actions: Array<{ id: string; attributes: object }>;
     };
     expect(list.actions.map((a) => a.id).sort()).toEqual([
+      'promotions:continue-wave',
       'promotions:create-plan',
       'promotions:get-release-status',
       'promotions:promote',

@@ -895,6 +895,7 @@ describe('promotions backend plugin in a real test backend against the real cont
       expect(transport.sessionId).toBeTruthy();
       const tools = (await client.listTools()).tools.map((t) => t.name).sort();
       expect(tools).toEqual([
+        'continue_wave',
         'diff',
         'dora',
         'history',

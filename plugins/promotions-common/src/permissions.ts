@@ -25,6 +25,17 @@ export const promotionPlanApprovePermission = createPermission({
   resourceType: PROMOTIONS_RESOURCE_TYPE,
 });
 
+/**
+ * Let the next wave of a fleet plan start after a pause (a continuation). Checked per application
+ * the plan promotes (restores, for a rollback plan), against its catalog entity, like approve. The
+ * controller also requires the RBAC verb continue for the target environment.
+ */
+export const promotionContinuePermission = createPermission({
+  name: 'promotion.continue',
+  attributes: { action: 'update' },
+  resourceType: PROMOTIONS_RESOURCE_TYPE,
+});
+
 /** Roll back a plan; checked per application the plan changed, like approve. */
 export const promotionRollbackPermission = createPermission({
   name: 'promotion.rollback',
@@ -55,6 +66,7 @@ export const promotionsPermissions = [
   promotionPlanReadPermission,
   promotionPlanCreatePermission,
   promotionPlanApprovePermission,
+  promotionContinuePermission,
   promotionRollbackPermission,
   promotionLineStopPermission,
 ];

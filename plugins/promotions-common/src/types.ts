@@ -32,6 +32,8 @@ export {
   type BackendPaths,
   backendApi,
   type CandidateImages,
+  ContinueBody,
+  type ContinueOptions,
   type ControllerApi,
   type ControllerPaths,
   CreatePlanBody,

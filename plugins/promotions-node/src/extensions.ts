@@ -80,8 +80,8 @@ export const promotionsControllerLocatorExtensionPoint =
 /** Adds actions to the promotions plugin's actions registry. */
 export interface PromotionsActionsExtensionPoint {
   /**
-   * Registers an action next to the built-in `create-plan`, `promote`, `rollback` and
-   * `get-release-status`: same options as `ActionsRegistryService.register`, id
+   * Registers an action next to the built-in `create-plan`, `promote`, `continue-wave`, `rollback`
+   * and `get-release-status`: same options as `ActionsRegistryService.register`, id
    * `promotions:<name>` (a name already taken fails the backend's startup). The action gets the
    * caller's `credentials`; it does its own permission checks.
    */

@@ -84,6 +84,8 @@ export interface PromotionsOperations {
   createPlan(c: PromotionsCaller, body: unknown): Promise<CreatePlanResponse>;
   getPlan(c: PromotionsCaller, params: unknown): Promise<PlanDetails>;
   approve(c: PromotionsCaller, params: unknown, body?: unknown): Promise<PlanDetails>;
+  /** Lets the next wave of a fleet plan start after a pause, as the caller (a continuation). */
+  continue(c: PromotionsCaller, params: unknown, body?: unknown): Promise<PlanDetails>;
   rollback(c: PromotionsCaller, params: unknown, body: unknown): Promise<PlanDetails>;
   /** Stops the line as the caller (the controller records the caller as stoppedBy). */
   stopLine(c: PromotionsCaller, body: unknown): Promise<LineStopView>;

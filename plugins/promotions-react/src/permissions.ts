@@ -3,6 +3,7 @@
 export {
   PROMOTIONS_RESOURCE_TYPE,
   promotionAdoptPermission,
+  promotionContinuePermission,
   promotionLineStopPermission,
   promotionPlanApprovePermission,
   promotionPlanCreatePermission,

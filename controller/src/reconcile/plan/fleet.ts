@@ -343,7 +343,8 @@ export async function concludeFleet(
     );
     announce.notify('PlanRolledBack');
   } else {
-    status.phase = failedWave ? 'Failed' : failed ? 'Incomplete' : 'Complete';
+    // A rollback has one wave and nothing to halt: one that could not restore everything is Incomplete.
+    status.phase = failedWave && !isRollback ? 'Failed' : failed ? 'Incomplete' : 'Complete';
     journal.cond(
       'Ready',
       status.phase === 'Complete' ? 'True' : 'False',

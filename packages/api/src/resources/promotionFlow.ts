@@ -34,7 +34,7 @@ export const Wave = Type.Object(
         minimum: 1,
         maximum: 100,
         description:
-          'This share of the whole fleet (rounded up, at least one cluster), taken in name order from the clusters no earlier wave selected.',
+          'This share of the whole fleet (rounded up, at least one cluster), taken in the order of spec.clusters from the clusters no earlier wave selected.',
       }),
     ),
     soak: Type.Optional(

@@ -120,6 +120,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/plans/{namespace}/{name}/continue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lets the next wave of a fleet plan start after a wave with pause: appends the caller's continuation (RBAC verb continue for the target environment); wave defaults to the one that is Waiting. */
+        post: operations["continuePlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plans/{namespace}/{name}/rollback": {
         parameters: {
             query?: never;
@@ -1709,6 +1726,91 @@ export interface operations {
             content: {
                 "application/json": {
                     overrideFreeze?: boolean;
+                    comment?: string;
+                    uid?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanDetails"];
+                };
+            };
+            /** @description Invalid input; the message names every bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description No or an unaccepted token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description Kubernetes RBAC (or a Backstage permission) refuses the caller. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description No such object, or the caller may not read it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description Conflicts with the current state (exists, already approved). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+            /** @description The controller (or the cluster behind it) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackstageError"];
+                };
+            };
+        };
+    };
+    continuePlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                namespace: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    wave?: string;
                     comment?: string;
                     uid?: string;
                 };

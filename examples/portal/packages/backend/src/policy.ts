@@ -6,6 +6,7 @@ import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
 const WRITE = new Set([
   'promotion.plan.create',
   'promotion.plan.approve',
+  'promotion.continue',
   'promotion.rollback',
   'promotion.line.stop',
   'promotion.adopt',
