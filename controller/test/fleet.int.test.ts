@@ -329,13 +329,7 @@ describe('a fleet stage promoted in waves (seven real clusters)', () => {
     // prod-5 and prod-6 were selected by no wave: they joined the last one.
     expect(waveOf(p, 'second').clusters).toEqual(['prod-3', 'prod-4', 'prod-5', 'prod-6']);
     expect(p.status?.automaticRollbacks?.[0]).toMatchObject({ plan: 'release-cart-rollback', check: 'wave second' });
-    const rb = await waitPlan(
-      rest('src'),
-      NS,
-      'release-cart-rollback',
-      (x) => isTerminalPlan(x),
-      120_000,
-    );
+    const rb = await waitPlan(rest('src'), NS, 'release-cart-rollback', (x) => isTerminalPlan(x), 120_000);
     // prod-3 cannot roll out the previous version either (stuck): the rollback is Incomplete.
     expect(rb.status?.phase, JSON.stringify(rb.status?.waves)).toBe('Incomplete');
     expect(rb.spec).toMatchObject({ action: 'rollback', rollbackOf: 'release-cart' });

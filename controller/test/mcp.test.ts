@@ -8,9 +8,9 @@ import { McpConfigSchema } from '../src/mcp/config.js';
 import { SessionEventStore } from '../src/mcp/eventStore.js';
 import { metadataPaths, metadataUrl, protectedResourceMetadata } from '../src/mcp/oauth.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
-import { age, appLine, candidateLines, planLine, shortDigest } from '../src/mcp/summary.js';
+import { age, appLine, candidateLines, planDetail, planLine, shortDigest } from '../src/mcp/summary.js';
 import { parseUri } from '../src/mcp/uris.js';
-import { planOut, planOutcome } from '../src/mcp/views.js';
+import { PlanOut, planOut, planOutcome } from '../src/mcp/views.js';
 
 const file = (name: string, text: string) => {
   const p = join(tmpdir(), `mcp-unit-${process.pid}-${name}`);
@@ -194,6 +194,100 @@ describe('mcp text summaries', () => {
         plan({ gate: { approved: true, required: 1, eligibleAt: new Date(Date.now() + 60_000).toISOString() } }),
       ),
     ).toBe('soaking');
+  });
+  it('a fleet plan reports each wave and the current one; a plan without waves reads as before', () => {
+    const digest = `sha256:${'a'.repeat(64)}`;
+    const fleet = plan({
+      phase: 'Promoting',
+      succeeded: 0,
+      failed: 0,
+      gate: { approved: true, required: 1 },
+      waves: [
+        {
+          name: 'canary',
+          clusters: ['prod-eu-1'],
+          phase: 'Succeeded',
+          succeeded: 1,
+          failed: 0,
+          pause: true,
+          soak: '15m',
+          finishedAt: '2026-12-05T10:20:00Z',
+        },
+        {
+          name: 'eu',
+          clusters: ['prod-eu-2', 'prod-eu-3'],
+          phase: 'Waiting',
+          message: 'waiting for someone with the RBAC verb continue to let it start: kpromo plan continue p1 --wave eu',
+        },
+        { name: 'rest', clusters: ['prod-us-1'], phase: 'Pending', failureBudget: 1 },
+      ],
+      targets: [{ cluster: 'prod-eu-1', wave: 'canary', apps: [{ application: 'cart', phase: 'Succeeded' }] }],
+      apps: [
+        {
+          application: 'cart',
+          phase: 'RollingOut',
+          targetTag: 'v2',
+          digest,
+          message: '1/4 cluster(s) succeeded; next: wave eu (2 cluster(s))',
+        },
+      ],
+    });
+    const v = planOut(fleet);
+    expect(v.waves).toEqual([
+      { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0 },
+      {
+        name: 'eu',
+        phase: 'Waiting',
+        clusters: ['prod-eu-2', 'prod-eu-3'],
+        succeeded: 0,
+        failed: 0,
+        message: 'waiting for someone with the RBAC verb continue to let it start: kpromo plan continue p1 --wave eu',
+      },
+      { name: 'rest', phase: 'Pending', clusters: ['prod-us-1'], succeeded: 0, failed: 0 },
+    ]);
+    expect(v.currentWave).toBe('eu');
+    // What the state tool declares as its output accepts it.
+    expect(PlanOut.parse(v)).toEqual(v);
+    expect(planDetail(v).split('\n')).toEqual([
+      'promote plan ns/p1 dev → stable, 1 candidate(s): promoting (0 succeeded, 0 failed)',
+      '  wave canary: Succeeded, 1/1 cluster(s) succeeded [prod-eu-1]',
+      '  wave eu (current): Waiting, 0/2 cluster(s) succeeded [prod-eu-2, prod-eu-3]: waiting for someone with the RBAC verb continue to let it start: kpromo plan continue p1 --wave eu',
+      '  wave rest: Pending, 0/1 cluster(s) succeeded [prod-us-1]',
+      `  cart: RollingOut v2 sha256:${'a'.repeat(12)}`,
+    ]);
+
+    // A failed wave halts the rest: no wave is current any more.
+    const failed = planOut(
+      plan({
+        phase: 'Failed',
+        waves: [
+          {
+            name: 'canary',
+            clusters: ['prod-eu-1'],
+            phase: 'Failed',
+            succeeded: 0,
+            failed: 1,
+            message: '1 of 1 failed',
+          },
+          { name: 'rest', clusters: Array.from({ length: 12 }, (_, i) => `c${i}`), phase: 'Halted' },
+        ],
+      }),
+    );
+    expect(failed.currentWave).toBeUndefined();
+    expect(planDetail(failed).split('\n').slice(1, 3)).toEqual([
+      '  wave canary: Failed, 0/1 cluster(s) succeeded, 1 failed [prod-eu-1]: 1 of 1 failed',
+      '  wave rest: Halted, 0/12 cluster(s) succeeded [c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, … and 2 more]',
+    ]);
+
+    // A plan into a one-cluster Environment: no wave fields, the same text as before.
+    const single = planOut(
+      plan({ phase: 'Promoting', apps: [{ application: 'cart', phase: 'RollingOut', targetTag: 'v2', digest }] }),
+    );
+    expect(single).not.toHaveProperty('waves');
+    expect(single).not.toHaveProperty('currentWave');
+    expect(planDetail(single)).toBe(
+      `promote plan ns/p1 dev → stable, 1 candidate(s): promoting\n  cart: RollingOut v2 sha256:${'a'.repeat(12)}`,
+    );
   });
 });
 

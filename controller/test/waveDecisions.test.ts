@@ -401,7 +401,12 @@ describe('previous versions per cluster (what a rollback restores)', () => {
       digest: `sha256:${'2'.repeat(64)}`,
       previous: { tag: 'v1', digest: `sha256:${'1'.repeat(64)}` },
     };
-    const fresh = { application: 'web', phase: 'Succeeded' as const, startedAt: '2026-12-05T00:00:00Z', targetTag: 'v2' };
+    const fresh = {
+      application: 'web',
+      phase: 'Succeeded' as const,
+      startedAt: '2026-12-05T00:00:00Z',
+      targetTag: 'v2',
+    };
     const compacted = compact(fresh, shared);
     expect(compacted.previous).toEqual({});
     // Compacting again changes nothing, and the shared previous is not filled in.

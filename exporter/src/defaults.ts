@@ -23,6 +23,8 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         delivery: str('Delivery method'),
         ready: str('Ready'),
         deliveryPermitted: str('Controller may deliver (RBAC)'),
+        clusters: { title: 'Clusters', type: 'array' },
+        clusterCount: { title: 'Cluster count', type: 'number' },
       },
     },
     relations: {},
@@ -78,6 +80,8 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         automaticRollbacks: str('Rolled back automatically'),
         signatures: { title: 'Signatures', type: 'array' },
         promotionAttestations: str('Promotion attested'),
+        waves: { title: 'Waves', type: 'array' },
+        currentWave: str('Current wave'),
       },
     },
     relations: {
@@ -95,6 +99,13 @@ const condition = (type: string) =>
 const ready = condition('Ready');
 const common = { cluster: '$cluster', namespace: '.metadata.namespace' };
 const kind = (plural: string) => `${GROUP}/${VERSION}/${plural}`;
+/**
+ * jq: the clusters an Environment promotes to, as the controller's fleet targets name them
+ * (packages/api/src/fleet.ts): a fleet's `spec.clusters[].name`; a one-cluster Environment is a
+ * fleet of one, named after the Environment.
+ */
+const fleetClusters =
+  '(if (.spec.clusters // []) | length > 0 then [.spec.clusters[].name] elif .spec.cluster then [.metadata.name] else [] end)';
 
 export const DEFAULT_RESOURCES: ResourceConfig[] = [
   {
@@ -114,6 +125,8 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               delivery: '.spec.delivery.method',
               ready,
               deliveryPermitted: condition('DeliveryPermitted'),
+              clusters: fleetClusters,
+              clusterCount: `${fleetClusters} | length`,
             },
             relations: {},
           },
@@ -204,6 +217,13 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // The signed promotion records kpromo attached to the promoted digests.
               promotionAttestations:
                 '[(.status.apps // [])[] | select(.attestation) | "\\(.application): signed by \\(.attestation.signedBy)"] | if length == 0 then null else join("; ") end',
+              // Fleet plans (status.waves, fixed when the plan starts): each wave's progress in order;
+              // [] for a plan into a one-cluster Environment or one not started yet.
+              waves:
+                '[(.status.waves // [])[] | {name, phase, clusters: (.clusters // []), succeeded: (.succeeded // 0), failed: (.failed // 0)}]',
+              // The first wave not final (Succeeded, Failed, Halted); none (null) once every wave is.
+              currentWave:
+                '[(.status.waves // [])[] | select(.phase != "Succeeded" and .phase != "Failed" and .phase != "Halted") | .name][0]',
             },
             relations: {
               flow: sibling('.spec.flow'),

@@ -343,6 +343,151 @@ describe('mapping', () => {
     for (const k of ['signatures', 'promotionAttestations']) expect(bp.schema.properties[k], k).toBeDefined();
   });
 
+  it("maps a fleet plan's waves and the current wave; a plan without waves has none", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
+    const d = `sha256:${'a'.repeat(64)}`;
+    const spec = {
+      flow: 'main',
+      from: 'stable',
+      to: 'prod',
+      candidates: [{ application: 'cart', from: { tag: 'v1.4.0', digest: d } }],
+      approvals: [{ user: 'alice' }],
+    };
+    const fleet = {
+      metadata: { name: 'release-42', namespace: 'shop' },
+      spec,
+      status: {
+        phase: 'Promoting',
+        gate: { approved: true, required: 1 },
+        waves: [
+          {
+            name: 'canary',
+            clusters: ['prod-eu-1'],
+            phase: 'Succeeded',
+            succeeded: 1,
+            failed: 0,
+            pause: true,
+            soak: '15m',
+            startedAt: '2026-12-05T10:00:00Z',
+            finishedAt: '2026-12-05T10:20:00Z',
+          },
+          {
+            name: 'eu',
+            clusters: ['prod-eu-2', 'prod-eu-3'],
+            phase: 'Waiting',
+            message: 'waiting for someone with the RBAC verb continue to let it start',
+          },
+          { name: 'rest', clusters: ['prod-us-1'], phase: 'Pending', failureBudget: 1 },
+        ],
+        targets: [{ cluster: 'prod-eu-1', wave: 'canary', apps: [{ application: 'cart', phase: 'Succeeded' }] }],
+        apps: [{ application: 'cart', phase: 'RollingOut', targetTag: 'v1.4.0', digest: d }],
+      },
+    };
+    const done = (last: string) => ({
+      ...fleet,
+      metadata: { name: `release-${last}`, namespace: 'shop' },
+      status: {
+        ...fleet.status,
+        phase: 'Failed',
+        waves: [
+          { name: 'canary', clusters: ['prod-eu-1'], phase: 'Failed', succeeded: 0, failed: 1 },
+          { name: 'rest', clusters: ['prod-us-1'], phase: last },
+        ],
+      },
+    });
+    const oneCluster = { metadata: { name: 'release-7', namespace: 'shop' }, spec, status: { phase: 'Complete' } };
+    const out = await mapObjects(compileResource(res)('dev'), [fleet, done('Halted'), oneCluster], 'k');
+    expect(out.map((r) => r.ok)).toEqual([true, true, true]);
+    const [plan, failed, single] = out.map((r) => (r.ok ? r.entities[0].entity : undefined));
+    expect(plan).toEqual({
+      identifier: 'dev:shop:release-42',
+      title: 'release-42',
+      properties: {
+        cluster: 'dev',
+        namespace: 'shop',
+        phase: 'Promoting',
+        approved: true,
+        approvers: ['alice'],
+        action: 'promote',
+        waves: [
+          { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0 },
+          { name: 'eu', phase: 'Waiting', clusters: ['prod-eu-2', 'prod-eu-3'], succeeded: 0, failed: 0 },
+          { name: 'rest', phase: 'Pending', clusters: ['prod-us-1'], succeeded: 0, failed: 0 },
+        ],
+        currentWave: 'eu',
+        [STATE_KEY_PROPERTY]: 'k',
+      },
+      relations: {
+        flow: 'dev:shop:main',
+        from: 'dev:shop:stable',
+        to: 'dev:shop:prod',
+        applications: ['dev:shop:cart'],
+      },
+    });
+    // Every wave final (a failed one halts the rest): no current wave, left out like every null.
+    expect(failed?.properties.waves).toEqual([
+      { name: 'canary', phase: 'Failed', clusters: ['prod-eu-1'], succeeded: 0, failed: 1 },
+      { name: 'rest', phase: 'Halted', clusters: ['prod-us-1'], succeeded: 0, failed: 0 },
+    ]);
+    expect(failed?.properties).not.toHaveProperty('currentWave');
+    // A plan into a one-cluster Environment has no waves.
+    expect(single?.properties).toMatchObject({ phase: 'Complete', waves: [] });
+    expect(single?.properties).not.toHaveProperty('currentWave');
+    // Port's own dialect sends the null as null.
+    const [port] = await mapObjects(compileResource(res)('dev'), [oneCluster], {
+      stateKey: 'k',
+      dialect: 'port-k8s-exporter',
+    });
+    expect(port.ok && port.entities[0].entity.properties).toMatchObject({ waves: [], currentWave: null });
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
+    expect(bp.schema.properties.waves).toEqual({ title: 'Waves', type: 'array' });
+    expect(bp.schema.properties.currentWave).toEqual({ title: 'Current wave', type: 'string' });
+  });
+
+  it("maps an Environment's clusters: a fleet's names, a one-cluster Environment as a fleet of one", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/environments'))!;
+    const shared = { namespace: 'shop', registry: { host: 'r' }, delivery: { method: 'patch' } };
+    const fleet = {
+      metadata: { name: 'prod', namespace: 'shop' },
+      spec: {
+        ...shared,
+        tier: 'production',
+        clusters: [
+          { name: 'prod-eu-1', cluster: { context: 'prod-eu-1' }, labels: { region: 'eu' } },
+          { name: 'prod-us-1', cluster: { context: 'prod-us-1' }, namespace: 'shop-us' },
+        ],
+      },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+    const single = { metadata: { name: 'stable', namespace: 'shop' }, spec: { ...shared, cluster: { context: 's' } } };
+    const out = await mapObjects(compileResource(res)('dev'), [fleet, single], 'k');
+    const [f, s] = out.map((r) => (r.ok ? r.entities[0].entity : r));
+    expect(f).toEqual({
+      identifier: 'dev:shop:prod',
+      title: 'prod',
+      properties: {
+        cluster: 'dev',
+        namespace: 'shop',
+        tier: 'production',
+        targetNamespace: 'shop',
+        registry: 'r',
+        delivery: 'patch',
+        ready: 'True',
+        deliveryPermitted: 'Unknown',
+        clusters: ['prod-eu-1', 'prod-us-1'],
+        clusterCount: 2,
+        [STATE_KEY_PROPERTY]: 'k',
+      },
+      relations: {},
+    });
+    expect(s).toMatchObject({ properties: { clusters: ['stable'], clusterCount: 1 } });
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoEnvironment')!;
+    expect(bp.schema.properties.clusters).toEqual({ title: 'Clusters', type: 'array' });
+    expect(bp.schema.properties.clusterCount).toEqual({ title: 'Cluster count', type: 'number' });
+  });
+
   it('applies the selector, itemsToParse, and isolates a failing object', async () => {
     const program = compileResource({
       kind: 'x/v1/y',

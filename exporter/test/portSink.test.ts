@@ -1,8 +1,8 @@
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BlueprintConfig } from '../src/config.js';
+import { type BlueprintConfig, parseConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { finishEntity, STATE_KEY_PROPERTY } from '../src/mapEntity.js';
+import { compileResource, finishEntity, mapObjects, STATE_KEY_PROPERTY } from '../src/mapEntity.js';
 import { createPortClient } from '../src/portClient.js';
 import { PortSink } from '../src/portSink.js';
 
@@ -151,6 +151,70 @@ describe('PortSink', () => {
     expect(r.deleted).toBe(2_099);
     expect([...m.keys()].sort()).toEqual(['other', 's7']);
     expect(port.calls.filter((c) => c.path.endsWith('/entities/search')).length).toBe(3);
+  });
+});
+
+describe('the default blueprints and mappings against the stand-in', () => {
+  it("takes a fleet plan's waves and a fleet Environment's clusters as Port stores them", async () => {
+    const cfg = await parseConfig({ stateKey: 'k', clusters: [{ name: 'dev', context: 'dev' }] });
+    const mapped = async (plural: string, o: unknown) => {
+      const res = cfg.resources.find((r) => r.kind.endsWith(`/${plural}`))!;
+      const [r] = await mapObjects(compileResource(res)('dev'), [o], 'k');
+      if (!r.ok) throw new Error(r.error);
+      return r.entities[0];
+    };
+    const env = await mapped('environments', {
+      metadata: { name: 'prod', namespace: 'shop' },
+      spec: {
+        namespace: 'shop',
+        registry: { host: 'r' },
+        delivery: { method: 'patch' },
+        clusters: [
+          { name: 'prod-eu-1', cluster: { context: 'eu' } },
+          { name: 'prod-us-1', cluster: { context: 'us' } },
+        ],
+      },
+    });
+    const spec = { flow: 'main', from: 'stable', to: 'prod', candidates: [{ application: 'cart' }] };
+    const plan = await mapped('promotionplans', {
+      metadata: { name: 'release-42', namespace: 'shop' },
+      spec,
+      status: {
+        phase: 'Promoting',
+        waves: [
+          { name: 'canary', clusters: ['prod-eu-1'], phase: 'Succeeded', succeeded: 1, failed: 0 },
+          { name: 'rest', clusters: ['prod-us-1'], phase: 'Promoting' },
+        ],
+      },
+    });
+    const single = await mapped('promotionplans', { metadata: { name: 'release-7', namespace: 'shop' }, spec });
+    const s = new PortSink({
+      api: client.api,
+      log,
+      stateKey: 'k',
+      blueprints: cfg.blueprints,
+      createBlueprints: true,
+      concurrency: 1,
+    });
+    s.start();
+    for (const m of [env, plan, single]) s.put(m);
+    await s.idle();
+    s.stop();
+    expect(s.failures.size).toBe(0);
+    expect(port.entitiesOf('kpromoEnvironment').get('dev:shop:prod')?.properties).toMatchObject({
+      clusters: ['prod-eu-1', 'prod-us-1'],
+      clusterCount: 2,
+    });
+    const plans = port.entitiesOf('kpromoPromotionPlan');
+    expect(plans.get('dev:shop:release-42')?.properties).toMatchObject({
+      waves: [
+        { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0 },
+        { name: 'rest', phase: 'Promoting', clusters: ['prod-us-1'], succeeded: 0, failed: 0 },
+      ],
+      currentWave: 'rest',
+    });
+    expect(plans.get('dev:shop:release-7')?.properties).toMatchObject({ waves: [] });
+    expect(plans.get('dev:shop:release-7')?.properties).not.toHaveProperty('currentWave');
   });
 });
 

@@ -1,5 +1,5 @@
 import { reasonCounts, type SkippedSummary, skippedNotListed } from '@kpromo/contract';
-import type { AppOut, PlanOut, VersionOut } from './views.js';
+import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
 // the text never repeats it. Cluster text is quoted as data (names, tags), never as prose.
@@ -59,8 +59,19 @@ export function planLine(p: PlanOut): string {
   return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}`;
 }
 
+/** Cluster names a wave line lists (the structured content has them all). */
+const TEXT_CLUSTERS = 10;
+
+/** `wave eu (current): Waiting, 0/2 cluster(s) succeeded [prod-eu-2, prod-eu-3]: waiting for …`. */
+export function waveLine(w: WaveOut, current: boolean): string {
+  const shown = w.clusters.slice(0, TEXT_CLUSTERS).join(', ');
+  const more = w.clusters.length > TEXT_CLUSTERS ? `, … and ${w.clusters.length - TEXT_CLUSTERS} more` : '';
+  return `wave ${w.name}${current ? ' (current)' : ''}: ${w.phase}, ${w.succeeded}/${w.clusters.length} cluster(s) succeeded${w.failed ? `, ${w.failed} failed` : ''} [${shown}${more}]${w.message ? `: ${w.message}` : ''}`;
+}
+
 export function planDetail(p: PlanOut): string {
   const lines = [planLine(p)];
+  for (const w of p.waves ?? []) lines.push(`  ${waveLine(w, w.name === p.currentWave)}`);
   for (const a of p.apps)
     lines.push(
       `  ${a.application}: ${a.phase}${a.targetTag ? ` ${a.targetTag}` : ''}${a.digest ? ` ${shortDigest(a.digest)}` : ''}${a.reason ? ` (${a.reason})` : ''}`,

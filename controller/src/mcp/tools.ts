@@ -411,7 +411,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
     {
       title: 'Health and rollout state',
       description:
-        'Health and rollout state of one Application (versions and health per environment, in pipeline order) or one PromotionPlan (phase, outcome, per-app progress), with conditions and recent Kubernetes Events. Pass exactly one of application or plan.',
+        'Health and rollout state of one Application (versions and health per environment, in pipeline order) or one PromotionPlan (phase, outcome, per-app progress; for a fleet plan the phase, clusters and counts of each wave, and which wave is current), with conditions and recent Kubernetes Events. Pass exactly one of application or plan.',
       inputSchema: z.object({
         namespace: nsArg,
         application: name('application').optional(),

@@ -1,4 +1,11 @@
-import type { Application, Condition, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import {
+  type Application,
+  type Condition,
+  type Environment,
+  type EnvironmentVersion,
+  type PromotionPlan,
+  TERMINAL_WAVE_PHASES,
+} from '@kpromo/api';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { clip, redactMap } from './redact.js';
@@ -97,6 +104,15 @@ const SignatureOut = z.object({
   message: z.string(),
 });
 
+export const WaveOut = z.object({
+  name: z.string(),
+  phase: z.string().describe('Pending, Waiting (for a continuation), Promoting, Soaking, Succeeded, Failed or Halted'),
+  clusters: z.array(z.string()).describe('The clusters of this wave, fixed when the plan started'),
+  succeeded: z.number().int().describe('Clusters where every application succeeded'),
+  failed: z.number().int().describe('Clusters where an application failed'),
+  message: z.string().optional(),
+});
+
 export const PlanOut = z.object({
   namespace: z.string(),
   name: z.string(),
@@ -172,6 +188,14 @@ export const PlanOut = z.object({
     )
     .optional()
     .describe('Rollback plans a failed verification created'),
+  waves: z
+    .array(WaveOut)
+    .optional()
+    .describe('Fleet plans (into an Environment with clusters): the waves in order; apps then sum up every cluster'),
+  currentWave: z
+    .string()
+    .optional()
+    .describe('Fleet plans: the first wave not Succeeded, Failed or Halted; absent once every wave is'),
   conditions: z.array(ConditionOut),
 });
 
@@ -186,6 +210,7 @@ export const EnvOut = z.object({
 
 export type AppOut = z.infer<typeof AppOut>;
 export type PlanOut = z.infer<typeof PlanOut>;
+export type WaveOut = z.infer<typeof WaveOut>;
 export type VersionOut = z.infer<typeof VersionOut>;
 
 const defined = <T extends Record<string, unknown>>(o: T): T =>
@@ -285,6 +310,19 @@ export function planOut(p: PromotionPlan): PlanOut {
       check: r.check,
       message: clip(r.message) ?? '',
     })),
+    waves: p.status?.waves?.length
+      ? p.status.waves.map((w) =>
+          defined({
+            name: w.name,
+            phase: w.phase,
+            clusters: w.clusters,
+            succeeded: w.succeeded ?? 0,
+            failed: w.failed ?? 0,
+            message: clip(w.message),
+          }),
+        )
+      : undefined,
+    currentWave: p.status?.waves?.find((w) => !TERMINAL_WAVE_PHASES.has(w.phase))?.name,
     conditions: conditionsOut(p.status?.conditions),
   });
 }

@@ -16,6 +16,14 @@ export const ANNOTATION = {
   namespace: 'kpromo.dev/namespace',
   name: 'kpromo.dev/name',
   portIdentifier: 'kpromo.dev/port-identifier',
+  /** Environments: the clusters it promotes to, comma-separated (a one-cluster Environment: its own name). */
+  clusters: 'kpromo.dev/clusters',
+  /** Environments: how many clusters (1 for a one-cluster Environment). */
+  clusterCount: 'kpromo.dev/cluster-count',
+  /** Fleet plans: each wave in order, `<wave>: <phase> <succeeded>/<clusters>[, <n> failed]`, joined by `; `. */
+  waves: 'kpromo.dev/waves',
+  /** Fleet plans: the first wave not final yet (absent once every wave is). */
+  currentWave: 'kpromo.dev/current-wave',
 } as const;
 
 /**
@@ -98,6 +106,40 @@ export function ownerRef(team: string): string {
   return `group:default/${backstageName(team)}`;
 }
 
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/**
+ * Pure: the fleet state of an exported Environment or PromotionPlan as string annotations, read from
+ * the properties the default mappings give them (`clusters`, `clusterCount`; `waves`, `currentWave`).
+ * Anything absent or of another shape (a custom mapping) is left out; a plan without waves gets none.
+ */
+export function fleetAnnotations(m: MappedEntity): Record<string, string> {
+  const p = m.entity.properties;
+  const out: Record<string, string> = {};
+  if (m.blueprint === 'kpromoEnvironment') {
+    if (isStrings(p.clusters) && p.clusters.length) out[ANNOTATION.clusters] = p.clusters.join(',');
+    if (typeof p.clusterCount === 'number') out[ANNOTATION.clusterCount] = String(p.clusterCount);
+  } else if (m.blueprint === 'kpromoPromotionPlan') {
+    const waves = Array.isArray(p.waves)
+      ? p.waves.filter(
+          (w): w is Record<string, unknown> & { name: string; phase: string } =>
+            !!w && typeof w === 'object' && typeof w.name === 'string' && typeof w.phase === 'string',
+        )
+      : [];
+    if (waves.length)
+      out[ANNOTATION.waves] = waves
+        .map((w) => {
+          const failed = count(w.failed);
+          const of = isStrings(w.clusters) ? w.clusters.length : 0;
+          return `${w.name}: ${w.phase} ${count(w.succeeded)}/${of}${failed ? `, ${failed} failed` : ''}`;
+        })
+        .join('; ');
+    if (typeof p.currentWave === 'string' && p.currentWave) out[ANNOTATION.currentWave] = p.currentWave;
+  }
+  return out;
+}
+
 function refsOf(m: MappedEntity, target: (identifier: string) => string): string[] {
   const out: string[] = [];
   for (const v of Object.values(m.entity.relations)) {
@@ -136,6 +178,7 @@ export function toBackstageEntity(
     [ANNOTATION.portIdentifier]: m.entity.identifier,
     // Backstage's Kubernetes plugin finds workloads labelled backstage.io/kubernetes-id=<id>.
     'backstage.io/kubernetes-id': origin.name,
+    ...fleetAnnotations(m),
   };
   if (origin.namespace) {
     annotations[ANNOTATION.namespace] = origin.namespace;

@@ -1,10 +1,11 @@
-import { finishEntity } from '@kpromo/exporter';
+import { compileResource, DEFAULT_RESOURCES, finishEntity, mapObjects } from '@kpromo/exporter';
 import { describe, expect, it } from 'vitest';
 import {
   ANNOTATION,
   backstageName,
   DEFAULT_OWNER,
   entityName,
+  fleetAnnotations,
   ownerRef,
   toBackstageEntity,
 } from '../src/toBackstageEntity.js';
@@ -93,6 +94,76 @@ describe('toBackstageEntity', () => {
     expect(toBackstageEntity(m, env, 'p', String, { defaultOwner: 'group:default/sre' }).spec?.owner).toBe(
       'group:default/sre',
     );
+  });
+
+  it("annotates a fleet Environment's clusters and a fleet plan's waves, as the default mappings give them", async () => {
+    const map = async (plural: string, objects: unknown[]) => {
+      const res = DEFAULT_RESOURCES.find((r) => r.kind.endsWith(`/${plural}`))!;
+      return (await mapObjects(compileResource(res)('dev'), objects, 'k')).map((r) => {
+        if (!r.ok) throw new Error(r.error);
+        return r.entities[0];
+      });
+    };
+    const shared = { namespace: 'shop', registry: { host: 'r' }, delivery: { method: 'patch' } };
+    const [fleet, single] = await map('environments', [
+      {
+        metadata: { name: 'prod', namespace: 'shop' },
+        spec: {
+          ...shared,
+          clusters: ['prod-eu-1', 'prod-eu-2', 'prod-us-1'].map((name) => ({ name, cluster: { context: name } })),
+        },
+      },
+      { metadata: { name: 'stable', namespace: 'shop' }, spec: { ...shared, cluster: { context: 'stable' } } },
+    ]);
+    const env = { ...origin, kind: 'Environment', name: 'prod' };
+    expect(toBackstageEntity(fleet, env, 'p', String).metadata.annotations).toMatchObject({
+      [ANNOTATION.clusters]: 'prod-eu-1,prod-eu-2,prod-us-1',
+      [ANNOTATION.clusterCount]: '3',
+    });
+    expect(fleetAnnotations(single)).toEqual({ [ANNOTATION.clusters]: 'stable', [ANNOTATION.clusterCount]: '1' });
+
+    const spec = { flow: 'main', from: 'stable', to: 'prod', candidates: [{ application: 'cart' }] };
+    const [running, failed, oneCluster] = await map('promotionplans', [
+      {
+        metadata: { name: 'release-42', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'Promoting',
+          waves: [
+            { name: 'canary', clusters: ['prod-eu-1'], phase: 'Succeeded', succeeded: 1, failed: 0, pause: true },
+            { name: 'eu', clusters: ['prod-eu-2'], phase: 'Waiting', message: 'waiting for someone' },
+            { name: 'rest', clusters: ['prod-us-1'], phase: 'Pending' },
+          ],
+        },
+      },
+      {
+        metadata: { name: 'release-43', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'Failed',
+          waves: [
+            { name: 'eu', clusters: ['prod-eu-1', 'prod-eu-2'], phase: 'Failed', succeeded: 0, failed: 2 },
+            { name: 'rest', clusters: ['prod-us-1'], phase: 'Halted' },
+          ],
+        },
+      },
+      { metadata: { name: 'release-7', namespace: 'shop' }, spec, status: { phase: 'Complete' } },
+    ]);
+    const plan = { ...origin, kind: 'PromotionPlan', name: 'release-42' };
+    const e = toBackstageEntity(running, plan, 'p', String);
+    expect(e.metadata.annotations).toMatchObject({
+      [ANNOTATION.waves]: 'canary: Succeeded 1/1; eu: Waiting 0/1; rest: Pending 0/1',
+      [ANNOTATION.currentWave]: 'eu',
+    });
+    // Annotations are strings; spec is as for any plan.
+    for (const v of Object.values(e.metadata.annotations ?? {})) expect(typeof v).toBe('string');
+    expect(e.spec).toEqual({ type: 'kpromo-promotion-plan', owner: DEFAULT_OWNER, dependsOn: expect.any(Array) });
+    expect(fleetAnnotations(failed)).toEqual({ [ANNOTATION.waves]: 'eu: Failed 0/2, 2 failed; rest: Halted 0/1' });
+    // A plan into a one-cluster Environment is annotated as before.
+    expect(fleetAnnotations(oneCluster)).toEqual({});
+    const before = toBackstageEntity(oneCluster, { ...plan, name: 'release-7' }, 'p', String).metadata.annotations;
+    expect(before).not.toHaveProperty([ANNOTATION.waves]);
+    expect(before).not.toHaveProperty([ANNOTATION.currentWave]);
   });
 
   it('falls back to a Resource typed by blueprint for unknown blueprints', () => {

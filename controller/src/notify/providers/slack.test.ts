@@ -1,3 +1,4 @@
+import { validateResource } from '@kpromo/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   guardedAnswer,
@@ -7,6 +8,9 @@ import {
   testNotifier,
 } from '../../../test/support/notifierHarness.js';
 import { type SaasReceivers, slackMessageProblems, startSaasReceivers } from '../../../test/support/saasReceivers.js';
+import type { ReleaseEvent } from '../../extension/notificationProvider.js';
+import { summarizeEvent } from '../eventText.js';
+import { selectNotifications } from '../notifier.js';
 import { postMessageVerdict, SLACK_LIMITS, slackEscape, slackMessage } from './slack.js';
 
 const [approved, promoted, complete] = planEvents();
@@ -62,6 +66,95 @@ describe('slackMessage (Block Kit)', () => {
     expect(slackMessageProblems(m, { api: false })).toEqual([]);
     expect(slackMessageProblems(long, { api: false })).toEqual([]);
     expect(slackEscape('a<b>&')).toBe('a&lt;b&gt;&amp;');
+  });
+});
+
+describe('wave events of a fleet plan', () => {
+  const waveFailed: ReleaseEvent = {
+    type: 'WaveFailed',
+    namespace: 'ns',
+    plan: 'p',
+    flow: 'shop',
+    from: 'stable',
+    to: 'prod',
+    wave: 'canary',
+    clusters: ['prod-eu-1', 'prod-eu-2'],
+    message: '2 of 2 cluster(s) failed (failure budget 0)',
+    time: '2026-01-01T00:00:00Z',
+  };
+
+  it('WaveFailed reads "Plan ns/p: wave canary of prod failed" with the wave and its clusters', () => {
+    expect(summarizeEvent(waveFailed)).toEqual({
+      headline: 'Plan ns/p: wave canary of prod failed',
+      tone: 'failure',
+      plan: 'ns/p',
+      facts: [
+        { name: 'Plan', value: 'ns/p' },
+        { name: 'Flow', value: 'shop' },
+        { name: 'Stage', value: 'stable → prod' },
+        { name: 'Wave', value: 'canary' },
+        { name: 'Clusters', value: 'prod-eu-1, prod-eu-2' },
+      ],
+      message: '2 of 2 cluster(s) failed (failure budget 0)',
+    });
+
+    const root = slackMessage(waveFailed, { channel: '#releases' });
+    expect(root).toMatchObject({
+      text: 'Plan ns/p: wave canary of prod failed: 2 of 2 cluster(s) failed (failure budget 0)',
+      blocks: [
+        { type: 'header', text: { type: 'plain_text', text: 'Plan ns/p: wave canary of prod failed' } },
+        {
+          type: 'section',
+          fields: [
+            { type: 'mrkdwn', text: '*Plan*\nns/p' },
+            { type: 'mrkdwn', text: '*Flow*\nshop' },
+            { type: 'mrkdwn', text: '*Stage*\nstable → prod' },
+            { type: 'mrkdwn', text: '*Wave*\ncanary' },
+            { type: 'mrkdwn', text: '*Clusters*\nprod-eu-1, prod-eu-2' },
+          ],
+        },
+        { type: 'section', text: { type: 'mrkdwn', text: '2 of 2 cluster(s) failed (failure budget 0)' } },
+        { type: 'context', elements: [{ type: 'mrkdwn', text: 'kpromo · WaveFailed · 2026-01-01T00:00:00Z' }] },
+      ],
+    });
+    expect(slackMessageProblems(root, { api: true })).toEqual([]);
+    // In the plan's thread: a failure icon, and shown in the channel too.
+    const reply = slackMessage(waveFailed, { channel: 'C0KPROMO01', threadTs: '1503435956.000247' });
+    expect(reply.blocks[0]).toEqual({
+      type: 'section',
+      text: { type: 'mrkdwn', text: ':x: *Plan ns/p: wave canary of prod failed*' },
+    });
+    expect(reply.reply_broadcast).toBe(true);
+  });
+
+  it('every wave event has its headline and tone; a fleet of 100 clusters stays within Slack limits', () => {
+    const clusters = Array.from(
+      { length: 100 },
+      (_, i) => `prod-cluster-with-a-long-name-${String(i).padStart(3, '0')}`,
+    );
+    const rows = (['WaveStarted', 'WaveWaiting', 'WaveSucceeded', 'WaveFailed'] as const).map((type) => {
+      const s = summarizeEvent({ ...waveFailed, type, message: undefined });
+      const m = slackMessage({ ...waveFailed, type, clusters }, { threadTs: '1.2' });
+      expect(slackMessageProblems(m, { api: false })).toEqual([]);
+      return [type, s.headline, s.tone, m.reply_broadcast ?? false];
+    });
+    expect(rows).toEqual([
+      ['WaveStarted', 'Plan ns/p: wave canary of prod started', 'pending', false],
+      ['WaveWaiting', 'Plan ns/p: wave canary of prod waits to be continued', 'pending', false],
+      ['WaveSucceeded', 'Plan ns/p: wave canary of prod succeeded', 'success', false],
+      ['WaveFailed', 'Plan ns/p: wave canary of prod failed', 'failure', true],
+    ]);
+  });
+
+  it('a Notification may subscribe to the wave events (CRD schema) and gets them', () => {
+    const n = notificationOf('waves', {
+      events: ['WaveStarted', 'WaveWaiting', 'WaveSucceeded', 'WaveFailed'],
+      slack: { webhookSecretRef: { name: 'slack' } },
+    });
+    const valid = validateResource(n);
+    expect(valid.ok || valid.error.message).toBe(true);
+    expect(selectNotifications([n], { ...waveFailed, namespace: 'team-a' })).toEqual([n]);
+    expect(selectNotifications([n], { ...waveFailed, namespace: 'team-a', type: 'PlanComplete' })).toEqual([]);
   });
 });
 

@@ -333,7 +333,8 @@ async function verify(c: AppStep): Promise<number | undefined> {
 const PROGRESS_WRITE_INTERVAL_MS = 10_000;
 /** When each app's progress message was last written, by plan uid and app (dropped when it finishes). */
 const progressWrittenAt = new Map<string, number>();
-const progressKey = (c: AppStep) => `${c.run.plan.metadata.uid ?? c.run.plan.metadata.name}/${c.ap.application}`;
+const progressKey = (c: AppStep) =>
+  `${c.run.plan.metadata.uid ?? c.run.plan.metadata.name}/${c.ap.application}${c.cluster ? `@${c.cluster}` : ''}`;
 
 /**
  * Shows rollout progress in the status without a write per event: the message is kept on the app
