@@ -476,7 +476,12 @@ export class PortSink {
     return p;
   }
 
-  /** Creates a configured blueprint when missing and adds the state-key property when absent. */
+  /**
+   * Creates a configured blueprint when missing. An existing one gets the state-key property when
+   * absent and, when this exporter creates blueprints, the configured properties it lacks (a
+   * blueprint created by an older version, before a property was added: Port refuses entities with
+   * properties their blueprint does not have). Existing properties are never changed.
+   */
   private async doEnsureBlueprint(bp: string, visiting: ReadonlySet<string>): Promise<void> {
     const got = await this.o.api.GET('/v1/blueprints/{identifier}', { params: { path: { identifier: bp } } });
     const status = got.response.status;
@@ -484,18 +489,22 @@ export class PortSink {
     const cfg = this.blueprintConfigs.find((b) => b.identifier === bp);
     const stateProp = { [STATE_KEY_PROPERTY]: { title: 'Exporter state key', type: 'string' as const } };
     if (got.data) {
-      if (this.o.ownership === 'datasource') return;
       const props = (got.data.blueprint.schema as { properties?: Record<string, unknown> }).properties ?? {};
-      if (STATE_KEY_PROPERTY in props) return;
+      const add: Record<string, unknown> = {};
+      if (this.o.ownership !== 'datasource' && !(STATE_KEY_PROPERTY in props)) Object.assign(add, stateProp);
+      if (cfg && this.o.createBlueprints)
+        for (const [k, v] of Object.entries(cfg.schema.properties ?? {})) if (!(k in props)) add[k] = v;
+      if (!Object.keys(add).length) return;
       const res = await this.o.api.PATCH('/v1/blueprints/{identifier}', {
         params: { path: { identifier: bp } },
-        body: { schema: { properties: { ...props, ...stateProp } } } as never,
+        body: { schema: { properties: { ...props, ...add } } } as never,
       });
       if (!res.data)
         throw Object.assign(
-          new Error(`cannot add ${STATE_KEY_PROPERTY} to blueprint ${bp}: HTTP ${res.response.status}`),
+          new Error(`cannot add ${Object.keys(add).join(', ')} to blueprint ${bp}: HTTP ${res.response.status}`),
           { permanent: true },
         );
+      this.o.log.info({ blueprint: bp, added: Object.keys(add) }, 'blueprint properties added');
       return;
     }
     if (!cfg || !this.o.createBlueprints) {

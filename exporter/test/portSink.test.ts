@@ -64,6 +64,23 @@ describe('PortSink', () => {
     expect(port.entitiesOf('thing').get('t1')?.properties[STATE_KEY_PROPERTY]).toBe('k');
   });
 
+  it('adds configured properties an existing blueprint lacks (made by an older version), keeping the others', async () => {
+    port.blueprints.set('thing', {
+      identifier: 'thing',
+      title: 'Thing (older)',
+      schema: { properties: { size: { type: 'number', title: 'Size as configured in Port' } }, required: [] },
+      relations: {},
+    } as never);
+    sink.put(thing('t1', { blob: 'new property' }));
+    await sink.idle();
+    const props = (port.blueprints.get('thing') as { schema: { properties: Record<string, unknown> } }).schema
+      .properties;
+    expect(props.size).toEqual({ type: 'number', title: 'Size as configured in Port' });
+    expect(props.blob).toEqual({ type: 'string' });
+    expect(props).toHaveProperty(STATE_KEY_PROPERTY);
+    expect(port.entitiesOf('thing').get('t1')?.properties.blob).toBe('new property');
+  });
+
   it('falls back to single upserts after a 207 and records the entity Port rejects', async () => {
     sink.put(thing('good-1'));
     sink.put(finishEntity({ identifier: 'bad', blueprint: 'thing', properties: { nope: 1 }, relations: {} }, 'k'));
