@@ -184,8 +184,13 @@ export async function advanceFleet(
   const shared = new Map(rolled.map((a) => [a.application, a]));
   for (const t of status.targets ?? []) t.apps = t.apps.map((a) => compactLaneApp(a, shared.get(a.application)));
   if (changed || JSON.stringify(rolled) !== JSON.stringify(status.apps)) {
+    const before = new Map((status.apps ?? []).map((a) => [a.application, a.phase]));
     status.apps = rolled;
     await run.journal.save();
+    // An app is promoted to the stage once it runs in every cluster: one notification, not one per cluster.
+    for (const a of rolled)
+      if (a.phase === 'Succeeded' && before.get(a.application) !== 'Succeeded')
+        announce.notify('AppPromoted', { application: a.application, tag: a.targetTag, digest: a.digest });
   }
   return { requeues, waiting: waves.some((x) => x.phase === 'Waiting') };
 }
