@@ -11,6 +11,9 @@ export type {
   EnvironmentVersion,
   PlanGate,
   PromotionPlan,
+  TargetProgress,
+  WaveContinuation,
+  WaveProgress,
 } from '@kpromo/api';
 export { isTerminalPlan, TERMINAL_PLAN_PHASES } from '@kpromo/api';
 /** GET /environments item. */

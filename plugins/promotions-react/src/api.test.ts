@@ -55,6 +55,16 @@ describe('PromotionsClient', () => {
     expect(requests[4].body).toEqual({ overrideFreeze: true, comment: 'hotfix INC-7' });
   });
 
+  it('continues a wave of a fleet plan with the wave and the uid of the plan shown, never the user', async () => {
+    const { c, requests } = client(() => json({ plan, progress: { phase: 'Promoting' } }));
+    expect((await c.continuePlan('shop', 'p1', { wave: 'eu', uid: 'uid-1' })).metadata.name).toBe('p1');
+    await c.continuePlan('shop', 'p1', { comment: 'canary fine' });
+    expect(requests.map((r) => [`${r.method} ${r.url}`, r.body])).toEqual([
+      ['POST http://backstage.test/api/promotions/plans/shop/p1/continue', { wave: 'eu', uid: 'uid-1' }],
+      ['POST http://backstage.test/api/promotions/plans/shop/p1/continue', { comment: 'canary fine' }],
+    ]);
+  });
+
   it('sends diff filters as comma lists and leaves empty ones out', async () => {
     const { c, requests } = client(() => json({ from: 'dev', to: 'stable', candidates: [], skipped: [] }));
     await c.getDiff({ from: 'dev', to: 'stable', teams: ['a', 'b'], applications: [] });

@@ -6,6 +6,7 @@ import type {
   AdoptionProposal,
   ApplicationSummary,
   ApproveOptions,
+  ContinueOptions,
   CreatePlanRequest,
   CreatePlanResponse,
   DiffQuery,
@@ -61,6 +62,11 @@ export interface PromotionsApi {
   getPlan(namespace: string, name: string): Promise<PromotionPlan>;
   /** Adds the signed-in user's approval (optionally overriding a freeze window). */
   approvePlan(namespace: string, name: string, opts?: ApproveOptions): Promise<PromotionPlan>;
+  /**
+   * Lets the next wave of a fleet plan start after a pause, as the signed-in user: `wave` (default:
+   * the one Waiting) and the `uid` of the plan the user was shown.
+   */
+  continuePlan(namespace: string, name: string, opts?: ContinueOptions): Promise<PromotionPlan>;
   rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean }): Promise<PromotionPlan>;
   /** One page of the release history, newest first (`continue` from the previous page). */
   listHistory(filter?: HistoryFilter): Promise<HistoryList>;
@@ -249,6 +255,21 @@ export class PromotionsClient implements PromotionsApi {
         params: { path: { namespace, name } },
         body: {
           ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(opts.comment ? { comment: opts.comment } : {}),
+          ...(opts.uid ? { uid: opts.uid } : {}),
+        },
+      }),
+    );
+    return r.plan;
+  }
+
+  async continuePlan(namespace: string, name: string, opts: ContinueOptions = {}) {
+    const api = await this.api();
+    const r = await answer(
+      api.POST('/plans/{namespace}/{name}/continue', {
+        params: { path: { namespace, name } },
+        body: {
+          ...(opts.wave ? { wave: opts.wave } : {}),
           ...(opts.comment ? { comment: opts.comment } : {}),
           ...(opts.uid ? { uid: opts.uid } : {}),
         },

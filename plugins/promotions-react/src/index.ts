@@ -20,10 +20,12 @@ export {
   PhaseBadge,
   type PhaseName,
   phaseTone,
+  StatusMark,
   StatusPill,
   type Tone,
   VersionCell,
 } from './components/StatusBadges';
+export * from './fleet';
 export * from './format';
 export { planHold, planStarted, useCurrentUser, useNow, usePageTitle } from './gate';
 export {

@@ -7,6 +7,7 @@ export type {
   ApproveOptions,
   Candidate,
   CandidateImages,
+  ContinueOptions,
   CreatePlanRequest,
   CreatePlanResponse,
   DiffResult,
@@ -28,6 +29,9 @@ export type {
   PlanGate,
   PlanProgress,
   PromotionPlan,
+  TargetProgress,
+  WaveContinuation,
+  WaveProgress,
 } from '@kpromo/plugin-promotions-common';
 export { PLAN_PHASE_FILTERS, planApprovers, planProgress } from '@kpromo/plugin-promotions-common';
 

@@ -126,6 +126,133 @@ export function approvedPlan(
   );
 }
 
+/** A fleet Environment: prod over three clusters, one of them not synced yet. */
+export const fleetEnvironment: EnvironmentSummary = {
+  namespace: 'shop',
+  name: 'prod',
+  tier: 'production',
+  clusters: [
+    {
+      name: 'prod-eu-1',
+      labels: { region: 'eu', ring: 'canary' },
+      targetNamespace: 'shop',
+      delivery: 'patch',
+      synced: true,
+    },
+    { name: 'prod-eu-2', labels: { region: 'eu' }, targetNamespace: 'shop', delivery: 'patch', synced: false },
+    { name: 'prod-us-1', labels: { region: 'us' }, targetNamespace: 'shop-us', delivery: 'helmRelease', synced: true },
+  ],
+  targetNamespace: 'shop',
+  registry: 'registry.example.com',
+  delivery: 'patch',
+  synced: false,
+};
+
+type WaveStatus = NonNullable<NonNullable<PromotionPlan['status']>['waves']>[number];
+
+/**
+ * A fleet plan of 3 waves over 6 clusters and 2 apps (checkout, cart), approved and running:
+ * canary (prod-eu-1, prod-eu-2; budget 1, pause) succeeded with cart failed in prod-eu-2, eu
+ * (prod-eu-3, prod-eu-4) waits for a continuation, rest (prod-us-1, prod-us-2) is pending and has
+ * no per-cluster entries yet. `waves` changes the waves (e.g. eu promoting instead of waiting).
+ */
+export function fleetPlan(waves: Partial<Record<string, Partial<WaveStatus>>> = {}): PromotionPlan {
+  const ok = (application: string) => ({
+    application,
+    phase: 'Succeeded' as const,
+    written: true,
+    finishedAt: '2026-12-02T10:10:00Z',
+  });
+  const pending = (application: string) => ({ application, phase: 'Pending' as const });
+  const w: WaveStatus[] = [
+    {
+      name: 'canary',
+      clusters: ['prod-eu-1', 'prod-eu-2'],
+      phase: 'Succeeded',
+      failureBudget: 1,
+      pause: true,
+      succeeded: 1,
+      failed: 1,
+      soak: '15m',
+      soakUntil: '2026-12-02T10:25:00Z',
+    },
+    {
+      name: 'eu',
+      clusters: ['prod-eu-3', 'prod-eu-4'],
+      phase: 'Waiting',
+      message:
+        'waiting for someone with the RBAC verb continue to let it start: kpromo plan continue shop-prod-1 --wave eu',
+    },
+    { name: 'rest', clusters: ['prod-us-1', 'prod-us-2'], phase: 'Pending' },
+  ].map((x) => ({ ...x, ...waves[x.name] }) as WaveStatus);
+  return approvedPlan({
+    phase: 'Promoting',
+    startedAt: '2026-12-02T10:05:00Z',
+    apps: [
+      {
+        application: 'checkout',
+        phase: 'RollingOut',
+        message: '2/6 cluster(s) succeeded; next: wave eu (2 cluster(s))',
+      },
+      { application: 'cart', phase: 'Failed', reason: 'RolloutTimeout', message: 'failed in prod-eu-2' },
+    ],
+    waves: w,
+    targets: [
+      { cluster: 'prod-eu-1', wave: 'canary', apps: [ok('checkout'), ok('cart')] },
+      {
+        cluster: 'prod-eu-2',
+        wave: 'canary',
+        apps: [
+          ok('checkout'),
+          {
+            application: 'cart',
+            phase: 'Failed',
+            reason: 'RolloutTimeout',
+            message: 'deployment cart not ready after 300s',
+          },
+        ],
+      },
+      { cluster: 'prod-eu-3', wave: 'eu', apps: [pending('checkout'), pending('cart')] },
+      { cluster: 'prod-eu-4', wave: 'eu', apps: [pending('checkout'), pending('cart')] },
+    ],
+  });
+}
+
+/** A fleet plan over `clusters` clusters (fleet-01…) in three waves and `apps` applications (app-01…), all succeeded but one. */
+export function bigFleetPlan(clusters = 50, apps = 30): PromotionPlan {
+  const pad = (i: number) => String(i + 1).padStart(2, '0');
+  const names = Array.from({ length: clusters }, (_, i) => `fleet-cluster-with-a-long-name-${pad(i)}`);
+  const appNames = Array.from({ length: apps }, (_, i) => `app-${pad(i)}`);
+  const cut = [0, 1, Math.ceil(clusters / 2), clusters];
+  const waveNames = ['canary', 'half', 'rest'];
+  const base = plan({
+    requestedBy: ALICE,
+    approvals: [{ user: ALICE }],
+    candidates: appNames.map((application) => ({ application, from: { tag: 'v2', digest: D('d') } })),
+  });
+  return {
+    ...base,
+    status: {
+      phase: 'Promoting',
+      gate: { approved: true, required: 1 },
+      apps: appNames.map((application) => ({ application, phase: 'RollingOut' as const })),
+      waves: waveNames.map((name, i) => ({
+        name,
+        clusters: names.slice(cut[i], cut[i + 1]),
+        phase: i === 2 ? ('Promoting' as const) : ('Succeeded' as const),
+      })),
+      targets: names.map((cluster, c) => ({
+        cluster,
+        wave: waveNames[cut.findIndex((x) => x > c) - 1]!,
+        apps: appNames.map((application, a) => ({
+          application,
+          phase: c === clusters - 1 && a === 0 ? ('Failed' as const) : ('Succeeded' as const),
+        })),
+      })),
+    },
+  };
+}
+
 const noKeys = {
   deployments: 0,
   deploymentFrequency: { perDay: 0, count: 0 },
@@ -224,6 +351,7 @@ export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { ca
     createPlan: async (): Promise<CreatePlanResponse> => ({ plan: plan(), skipped: [] }),
     getPlan: async () => plan(),
     approvePlan: async () => approvedPlan(),
+    continuePlan: async () => fleetPlan(),
     rollbackPlan: async () => plan({ action: 'rollback', rollbackOf: 'shop-prod-1', candidates: [] }),
     listHistory: async () => ({ items: [], total: 0 }),
     getDora: async () => emptyDora,

@@ -1,7 +1,7 @@
 import { ButtonIcon, Text } from '@backstage/ui';
 import { type CSSProperties, type ReactNode, useState } from 'react';
 import { shortDigest } from '../format';
-import type { AppPhase, EnvironmentVersion, PromotionPlan } from '../types';
+import type { AppPhase, EnvironmentVersion, PromotionPlan, WaveProgress } from '../types';
 
 type Health = EnvironmentVersion['health'];
 /** `restored`: a rollback that finished, distinct from `warning` (a plan whose changes were undone). */
@@ -18,6 +18,7 @@ const HEALTH_TONE: Record<Health, Tone> = {
 const PHASE_TONE: Record<string, Tone> = {
   Pending: 'neutral',
   Waiting: 'neutral',
+  Soaking: 'info',
   Copying: 'info',
   Writing: 'info',
   RollingOut: 'info',
@@ -27,6 +28,7 @@ const PHASE_TONE: Record<string, Tone> = {
   Failed: 'danger',
   Incomplete: 'warning',
   RolledBack: 'warning',
+  Halted: 'warning',
 };
 
 /**
@@ -95,6 +97,41 @@ export function StatusPill({
   );
 }
 
+/**
+ * A status mark for dense grids (an application in a cluster): a small square in the tone's colours
+ * with a glyph, so it never relies on colour alone; `label` is what screen readers say, `title` what
+ * a hover shows (the label unless given).
+ */
+export function StatusMark({
+  tone,
+  glyph,
+  label,
+  title,
+  ...rest
+}: { tone: Tone; glyph: string; label: string; title?: string } & Record<`data-${string}`, string | undefined>) {
+  const t = TONE_STYLE[tone];
+  const style: CSSProperties = {
+    display: 'inline-flex',
+    alignItems: 'center',
+    justifyContent: 'center',
+    boxSizing: 'border-box',
+    width: 14,
+    height: 14,
+    borderRadius: 3,
+    fontSize: 10,
+    lineHeight: '12px',
+    fontWeight: 700,
+    color: t.color,
+    background: t.background,
+    border: `1px solid ${t.border}`,
+  };
+  return (
+    <span role="img" aria-label={label} title={title ?? label} style={style} data-tone={tone} {...rest}>
+      {glyph}
+    </span>
+  );
+}
+
 export function HealthBadge({ health }: { health: Health }) {
   return (
     <StatusPill tone={HEALTH_TONE[health] ?? 'neutral'} data-health={health}>
@@ -103,7 +140,8 @@ export function HealthBadge({ health }: { health: Health }) {
   );
 }
 
-export type PhaseName = AppPhase | NonNullable<PromotionPlan['status']>['phase'] | 'Waiting';
+/** An application's, a plan's or a fleet plan's wave's phase. */
+export type PhaseName = AppPhase | NonNullable<PromotionPlan['status']>['phase'] | WaveProgress['phase'];
 
 /** The tone of a plan or app phase; a rollback plan that ended RolledBack finished its job: `restored`. */
 export function phaseTone(phase: PhaseName | undefined, action?: 'promote' | 'rollback'): Tone {

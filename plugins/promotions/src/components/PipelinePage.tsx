@@ -58,6 +58,68 @@ function AppLink({ app }: { app: ApplicationSummary }) {
   );
 }
 
+/**
+ * The clusters of a fleet Environment (spec.clusters): how many and how many the controller has not
+ * synced, as a summary (every cluster on hover) that expands to the list with each one's state.
+ */
+export function FleetClusters({ env }: { env: EnvironmentSummary }) {
+  const clusters = env.clusters ?? [];
+  if (!clusters.length) return null;
+  const unsynced = clusters.filter((c) => !c.synced).length;
+  const state = (synced: boolean) => (synced ? 'synced' : 'not synced');
+  return (
+    <details data-testid={`fleet-${env.name}`}>
+      <summary
+        style={{ cursor: 'pointer' }}
+        title={clusters.map((c) => `${c.name}: ${state(c.synced)}`).join('\n')}
+        data-testid={`fleet-summary-${env.name}`}
+      >
+        <Text variant="body-small">
+          {clusters.length} cluster{clusters.length === 1 ? '' : 's'} ·{' '}
+          {unsynced ? `${unsynced} not synced` : 'all synced'}
+        </Text>
+      </summary>
+      <ul
+        aria-label={`Clusters of ${env.name}`}
+        style={{
+          margin: '4px 0 0',
+          padding: 0,
+          listStyle: 'none',
+          display: 'grid',
+          gap: 4,
+          maxHeight: 240,
+          overflowY: 'auto',
+        }}
+      >
+        {clusters.map((c) => {
+          const own = [
+            c.targetNamespace !== env.targetNamespace ? `namespace ${c.targetNamespace}` : '',
+            c.delivery !== env.delivery ? c.delivery : '',
+            ...Object.entries(c.labels ?? {}).map(([k, v]) => `${k}=${v}`),
+          ].filter(Boolean);
+          return (
+            <li key={c.name} data-testid={`fleet-cluster-${c.name}`}>
+              <Flex align="center" gap="2" style={{ flexWrap: 'wrap' }}>
+                <Text variant="body-small" weight="bold">
+                  {c.name}
+                </Text>
+                <StatusPill tone={c.synced ? 'success' : 'warning'} data-synced={String(c.synced)}>
+                  {state(c.synced)}
+                </StatusPill>
+                {own.length ? (
+                  <Text variant="body-small" color="secondary">
+                    {own.join(' · ')}
+                  </Text>
+                ) : null}
+              </Flex>
+            </li>
+          );
+        })}
+      </ul>
+    </details>
+  );
+}
+
 /** One environment: every application with its version and health; those eligible to move next marked. */
 /** How plans into a stage are approved, from the flow: "auto", "manual · 2 approvals", soak and freezes. */
 export function stageRules(s: FlowStageView | undefined): string {
@@ -103,12 +165,15 @@ function StageCard({
               env.tier,
               env.cluster
                 ? (env.cluster.context ?? (env.cluster.inCluster ? 'in-cluster' : undefined))
-                : `${env.clusters?.length ?? 0} clusters`,
+                : env.clusters?.length
+                  ? 'fleet' // its clusters below
+                  : undefined,
             ]
               .filter(Boolean)
               .join(' · ')}
           </Text>
         </Flex>
+        <FleetClusters env={env} />
         {settings ? (
           <Text variant="body-small" data-testid={`stage-rules-${env.name}`}>
             {stageRules(settings)}

@@ -25,6 +25,7 @@ import {
   formatTime,
   gitCommitUrl,
   isFinalPlan,
+  isFleetPlan,
   isNotFound,
   LiveAnnouncer,
   LoadingState,
@@ -51,6 +52,7 @@ import { useNavigate } from 'react-router-dom';
 import { useEntityLinks, usePromotionsLinks } from '../routes';
 import { ChangeList, ConfirmDialog, type PlanChange } from './Confirm';
 import { PlanTimeline } from './PlanTimeline';
+import { PlanWaves } from './PlanWaves';
 import { SupplyChainState } from './SupplyChain';
 import { VerificationChecks } from './VerificationChecks';
 
@@ -528,6 +530,9 @@ export function PlanDetails({
           </TableBody>
         </TableRoot>
       )}
+
+      {/* A fleet plan: its waves and every application in every cluster; nothing for one cluster. */}
+      {isFleetPlan(plan) ? <PlanWaves plan={plan} applications={apps} onChange={onChange} /> : null}
 
       <PlanTimeline plan={plan} rollback={existingRollback} />
 
