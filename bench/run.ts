@@ -3,7 +3,8 @@
  *   yarn bench                          # controller/bench/*.ts, then bench/exporter.ts and bench/flood.ts (not the long ones)
  *   yarn bench --only controller,e2ePlan # a subset, by file name without .ts
  *   yarn bench --only scale             # the long ones run only when named (scale: about an hour
- *                                       # on a kept seed, most of a day to seed 5,000 apps)
+ *                                       # on a kept seed, most of a day to seed 5,000 apps; fleet:
+ *                                       # a private control plane of 21 clusters)
  *   yarn bench --list
  * Each benchmark runs in its own Node process (`--expose-gc --import tsx`, cwd = repo root) so
  * memory figures are its own; the ones that need the local clusters start/reuse them themselves.
@@ -24,8 +25,8 @@ const { values } = parseArgs({
 const controllerBench = join(root, 'controller', 'bench');
 /** Modules the benchmarks share, not benchmarks. */
 const HELPERS = new Set(['requestLog.ts', 'statusWriteLog.ts']);
-/** Benchmarks that take an hour or more: run only with --only. */
-const LONG = new Set(['scale']);
+/** Benchmarks that take an hour or more, or start their own control plane: run only with --only. */
+const LONG = new Set(['scale', 'fleet']);
 const all = [
   ...readdirSync(controllerBench)
     .filter((f) => f.endsWith('.ts') && !HELPERS.has(f))
