@@ -393,7 +393,8 @@ describe('approval policies', () => {
     expect(held.status?.gate?.approved).toBe(true);
     expect(held.status?.gate?.frozen).toMatchObject({ window: 'incident', reason: 'incident 42', until: end });
     expect(ready(held)?.message).toContain(`until ${end}`);
-    expect(await eventReasons(dev, NS, 'frozen-1')).toContain('Frozen');
+    // Events are recorded in the background, after the status write the wait above saw.
+    await waitFor('Frozen event on frozen-1', async () => (await eventReasons(dev, NS, 'frozen-1')).includes('Frozen'));
     // Already approved by alice; bob overrides as a release manager.
     const ov = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, { overrideFreeze: true, comment: 'hotfix' });
     expect(ov.status, await ov.clone().text()).toBe(200);
