@@ -15,7 +15,14 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cleanClusters, ensureClusters, freePortBlock, pushTestImage, startRegistry } from '@kpromo/test-harness';
+import {
+  cleanClusters,
+  ensureClusters,
+  freePortBlock,
+  pushTestImage,
+  startRegistry,
+  waitFor,
+} from '@kpromo/test-harness';
 import pLimit from 'p-limit';
 import { createPlan, diff } from '../src/api/promotions.js';
 import type { Caller } from '../src/auth/identity.js';
@@ -145,8 +152,11 @@ try {
   ctl = await startController(cfg, { log: createLogger({ level: 'warn' }) });
   const api = ctl.controller.api;
   await waitFor(
+    `the controller to see ${N} candidates over the fleet`,
     async () =>
       (await diff(api, BENCH_ADMIN, { namespace: NS, flow: 'fleet', from: 'src', to: 'prod' })).candidates.length === N,
+    600_000,
+    1000,
   );
   console.log(`controller: started and read ${CLUSTERS + 1} clusters in ${secs(performance.now() - t)}`);
 
@@ -235,12 +245,3 @@ try {
   await cleanClusters(opts);
 }
 process.exit(0);
-
-async function waitFor(pred: () => Promise<boolean>, timeoutMs = 600_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await pred().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error('timed out');
-}
