@@ -172,6 +172,20 @@ describe('rollupApps', () => {
     ]);
   });
 
+  it("nothing started while the plan is held: the hold's reason and message, as holdMidRun wrote them", () => {
+    const pending = ['a', 'b', 'c'].map((c, i) => lane(c, i ? 'rest' : 'canary', [ap('cart', 'Pending')]));
+    const hold = { reason: 'Frozen', message: 'freeze window xmas until 2026-12-27' };
+    expect(rollupApps(prev, pending, waves, hold)).toStrictEqual([
+      { application: 'cart', phase: 'Pending', reason: 'Frozen', message: 'held: freeze window xmas until 2026-12-27' },
+    ]);
+    // An app already under way is not held: the hold only keeps apps from starting.
+    const running = [lane('a', 'canary', [ap('cart', 'RollingOut')]), ...pending.slice(1)];
+    expect(rollupApps(prev, running, waves, hold)[0]).toMatchObject({
+      phase: 'RollingOut',
+      message: '0/3 cluster(s) succeeded',
+    });
+  });
+
   it('in flight: the least advanced phase of any cluster', () => {
     const phase = (...p: AppProgress['phase'][]) => roll(p.map((x) => ap('cart', x)))[0].phase;
     expect(phase('Copying', 'Pending', 'Pending')).toBe('Copying');

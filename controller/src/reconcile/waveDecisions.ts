@@ -100,6 +100,7 @@ export function rollupApps(
   previous: readonly AppProgress[],
   targets: readonly TargetProgress[],
   waves: readonly WaveProgress[],
+  hold?: { reason: string; message: string },
 ): AppProgress[] {
   const halted = new Set(waves.filter((w) => w.phase === 'Halted').flatMap((w) => w.clusters));
   const waveOf = new Map(waves.flatMap((w) => w.clusters.map((c) => [c, w.name] as const)));
@@ -146,11 +147,14 @@ export function rollupApps(
     const ends = lanes.map((l) => l.a.finishedAt).filter((x): x is string => !!x);
     const terminal = TERMINAL_APP_PHASES.has(phase);
     const reason = failed[0]?.a.reason ?? (unpromoted.length ? 'Halted' : undefined);
+    // An app that has not started carries the plan's hold (a freeze, a stopped line), as in a
+    // one-cluster plan: summing up must not erase it, or every held pass writes status twice.
     const out: AppProgress = {
       application: prev.application,
       phase,
       ...(reason && phase === 'Failed' ? { reason } : {}),
-      message: notes.join('; '),
+      ...(hold && phase === 'Pending' ? { reason: hold.reason } : {}),
+      message: hold && phase === 'Pending' ? `held: ${hold.message}` : notes.join('; '),
     };
     for (const k of ['targetTag', 'digest', 'previous', 'signature', 'attestation'] as const) {
       const v = first(k);

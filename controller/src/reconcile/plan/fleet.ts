@@ -162,7 +162,7 @@ export async function advanceFleet(
         changed = true;
       }
     if (!isRollback && (stage?.onWaveFailure ?? 'halt') === 'rollback') {
-      status.apps = rollupApps(status.apps ?? [], status.targets ?? [], waves);
+      status.apps = rollupApps(status.apps ?? [], status.targets ?? [], waves, held);
       const cause = (status.targets ?? [])
         .filter((t) => t.wave === failed.name)
         .flatMap((t) => t.apps)
@@ -180,7 +180,7 @@ export async function advanceFleet(
         );
     }
   }
-  const rolled = rollupApps(status.apps ?? [], status.targets ?? [], waves);
+  const rolled = rollupApps(status.apps ?? [], status.targets ?? [], waves, held);
   const shared = new Map(rolled.map((a) => [a.application, a]));
   for (const t of status.targets ?? []) t.apps = t.apps.map((a) => compactLaneApp(a, shared.get(a.application)));
   if (changed || JSON.stringify(rolled) !== JSON.stringify(status.apps)) {
