@@ -4,7 +4,7 @@
  * event-to-entity latency and Port calls under steady streams of updates, one per rate (calls are
  * compared with the batching minimum, one bulk call per 20 updates).
  *
- *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 20,200] [--clusters dev,stable] [--compiled|--image]
+ *   yarn tsx bench/exporter.ts [--n 10000] [--updates 200] [--rate 10,200] [--clusters dev,stable] [--compiled|--image]
  *
  * By default the exporter runs from its TypeScript sources under tsx in a child process (IPC); with
  * --compiled it is the production bundle (`yarn build exporter` → exporter/dist/kpromo-exporter.mjs,
@@ -30,7 +30,7 @@ const { values } = parseArgs({
   options: {
     n: { type: 'string', default: '10000' },
     updates: { type: 'string', default: '200' },
-    rate: { type: 'string', default: '20' },
+    rate: { type: 'string', default: '10,200' },
     clusters: { type: 'string', default: 'dev,stable' },
     compiled: { type: 'boolean', default: false },
     image: { type: 'boolean', default: false },

@@ -73,11 +73,12 @@ export interface ExporterConfig {
     clientSecret?: string;
     concurrency: number;
     createBlueprints: boolean;
-    /** Live changes wait up to this long for more to share a bulk call (a full bulk goes at once). */
+    /** A lone live change (no other expected soon) waits this long to share jq and bulk calls. */
     batchWindowMs: number;
     /**
-     * Under load (the recent rate fills most of a bulk call within this time), live changes wait up
-     * to this long for a full bulk call instead of `batchWindowMs`. At most `batchWindowMs`: never.
+     * In a stream (the recent rate brings another change within this time), live changes wait up to
+     * this long from the first for others to share the bulk call (a full bulk goes at once): the
+     * bound on a change's wait. At most `batchWindowMs`: never.
      */
     maxBatchDelayMs: number;
   };
@@ -371,7 +372,7 @@ export async function parseConfig(raw: unknown, source = 'config'): Promise<Expo
       concurrency: r.port?.concurrency ?? 4,
       createBlueprints: r.port?.createBlueprints ?? true,
       batchWindowMs: r.port?.batchWindowMs ?? 50,
-      maxBatchDelayMs: r.port?.maxBatchDelayMs ?? 1500,
+      maxBatchDelayMs: r.port?.maxBatchDelayMs ?? 300,
     },
     resyncIntervalSeconds:
       r.resyncIntervalSeconds ?? (r.resyncInterval !== undefined ? r.resyncInterval * 60 : port ? 0 : 300),

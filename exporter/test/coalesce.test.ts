@@ -116,22 +116,32 @@ describe('coalescing decision (pure)', () => {
     expect(coalesceWaitMs({ pending: 25, ageMs: 0, ratePerSec: 500 }, p)).toBe(0);
   });
 
-  it('without load, the short window from the first change', () => {
-    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 1 }, p)).toBe(50);
-    expect(coalesceWaitMs({ pending: 3, ageMs: 30, ratePerSec: 10 }, p)).toBe(20);
-    expect(coalesceWaitMs({ pending: 3, ageMs: 80, ratePerSec: 10 }, p)).toBe(0);
+  it('a lone change (no other expected within maxDelayMs) waits the short window from the first change', () => {
+    // 1/s and 0.5/s bring the next change after the longest wait: nothing to share a call with.
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 0 }, p)).toBe(50);
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 0.5 }, p)).toBe(50);
+    expect(coalesceWaitMs({ pending: 2, ageMs: 30, ratePerSec: 0.9 }, p)).toBe(20);
+    expect(coalesceWaitMs({ pending: 2, ageMs: 80, ratePerSec: 0.9 }, p)).toBe(0);
   });
 
-  it('under load, until the bulk is expected full, never beyond maxDelayMs from the first change', () => {
+  it('in a stream, until the bulk is expected full, never beyond maxDelayMs from the first change', () => {
+    // 1/s brings one more change within the 1 s maxDelayMs: a stream; 19 more would take 19 s, so the cap decides.
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 1 }, p)).toBe(1000);
     // 20/s: 19 more changes take 950 ms.
     expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 20 }, p)).toBeCloseTo(950);
     // 200/s: 10 more take 50 ms.
     expect(coalesceWaitMs({ pending: 10, ageMs: 40, ratePerSec: 200 }, p)).toBeCloseTo(50);
-    // 16/s fills 3/4 of a bulk within a second: load; the wait is cut at maxDelayMs.
-    expect(coalesceWaitMs({ pending: 2, ageMs: 300, ratePerSec: 16 }, p)).toBe(700);
-    expect(coalesceWaitMs({ pending: 19, ageMs: 1000, ratePerSec: 20 }, p)).toBe(0);
-    // 14/s fills less than 3/4 within a second: no load, short window.
-    expect(coalesceWaitMs({ pending: 2, ageMs: 10, ratePerSec: 14 }, p)).toBe(40);
+    // 10/s: cut at maxDelayMs from the first change.
+    expect(coalesceWaitMs({ pending: 4, ageMs: 300, ratePerSec: 10 }, p)).toBe(700);
+    expect(coalesceWaitMs({ pending: 11, ageMs: 1000, ratePerSec: 10 }, p)).toBe(0);
+  });
+
+  it('the default policy (window 50 ms, maxDelayMs 300): 10 changes/s wait at most 300 ms, 200/s fill a bulk in ~100 ms', () => {
+    const d: CoalescePolicy = { fullAt: 20, windowMs: 50, maxDelayMs: 300 };
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 10 }, d)).toBe(300);
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 200 }, d)).toBeCloseTo(95);
+    // 3/s: the next change is expected within 300 ms (0.9 of one): a lone change.
+    expect(coalesceWaitMs({ pending: 1, ageMs: 0, ratePerSec: 3 }, d)).toBe(50);
   });
 
   it('maxDelayMs at or below the short window turns waiting for full bulks off', () => {
