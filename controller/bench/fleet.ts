@@ -16,9 +16,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  applyCrds,
   cleanClusters,
   ensureClusters,
   freePortBlock,
+  kubeConfigFor,
   pushTestImage,
   startRegistry,
   waitFor,
@@ -66,6 +68,8 @@ try {
   const { kubeconfigPath: kubeconfig, clusters } = await ensureClusters(opts);
   console.log(`control plane: ${clusters.length} clusters ready in ${secs(performance.now() - t)}`);
   const rest = (c: string) => restFor(kubeconfig, c);
+  // The kpromo resources live in the control cluster only (as in fleet.int.test.ts).
+  await applyCrds(kubeConfigFor('src', kubeconfig));
   const portOf = new Map(clusters.map((c) => [String(c.port), c.name]));
 
   t = performance.now();
