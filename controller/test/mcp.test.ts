@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fleetPlan } from '@kpromo/test-harness/fleetPlan';
 import { describe, expect, it } from 'vitest';
 import { AuthError, Authenticator, loadStaticTokens } from '../src/auth/authenticator.js';
 import { loadConfig } from '../src/config.js';
@@ -197,41 +198,7 @@ describe('mcp text summaries', () => {
   });
   it('a fleet plan reports each wave and the current one; a plan without waves reads as before', () => {
     const digest = `sha256:${'a'.repeat(64)}`;
-    const fleet = plan({
-      phase: 'Promoting',
-      succeeded: 0,
-      failed: 0,
-      gate: { approved: true, required: 1 },
-      waves: [
-        {
-          name: 'canary',
-          clusters: ['prod-eu-1'],
-          phase: 'Succeeded',
-          succeeded: 1,
-          failed: 0,
-          pause: true,
-          soak: '15m',
-          finishedAt: '2026-12-05T10:20:00Z',
-        },
-        {
-          name: 'eu',
-          clusters: ['prod-eu-2', 'prod-eu-3'],
-          phase: 'Waiting',
-          message: 'waiting for someone with the RBAC verb continue to let it start: kpromo plan continue p1 --wave eu',
-        },
-        { name: 'rest', clusters: ['prod-us-1'], phase: 'Pending', failureBudget: 1 },
-      ],
-      targets: [{ cluster: 'prod-eu-1', wave: 'canary', apps: [{ application: 'cart', phase: 'Succeeded' }] }],
-      apps: [
-        {
-          application: 'cart',
-          phase: 'RollingOut',
-          targetTag: 'v2',
-          digest,
-          message: '1/4 cluster(s) succeeded; next: wave eu (2 cluster(s))',
-        },
-      ],
-    });
+    const fleet = fleetPlan({ name: 'p1', namespace: 'ns', from: 'dev', to: 'stable', tag: 'v2' });
     const v = planOut(fleet);
     expect(v.waves).toEqual([
       { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0 },

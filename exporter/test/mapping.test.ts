@@ -1,3 +1,4 @@
+import { fleetPlan } from '@kpromo/test-harness/fleetPlan';
 import { describe, expect, it } from 'vitest';
 import { chunkByCountAndSize, staleIdentifiers } from '../src/batching.js';
 import { ConfigError, parseConfig } from '../src/config.js';
@@ -346,44 +347,7 @@ describe('mapping', () => {
   it("maps a fleet plan's waves and the current wave; a plan without waves has none", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
-    const d = `sha256:${'a'.repeat(64)}`;
-    const spec = {
-      flow: 'main',
-      from: 'stable',
-      to: 'prod',
-      candidates: [{ application: 'cart', from: { tag: 'v1.4.0', digest: d } }],
-      approvals: [{ user: 'alice' }],
-    };
-    const fleet = {
-      metadata: { name: 'release-42', namespace: 'shop' },
-      spec,
-      status: {
-        phase: 'Promoting',
-        gate: { approved: true, required: 1 },
-        waves: [
-          {
-            name: 'canary',
-            clusters: ['prod-eu-1'],
-            phase: 'Succeeded',
-            succeeded: 1,
-            failed: 0,
-            pause: true,
-            soak: '15m',
-            startedAt: '2026-12-05T10:00:00Z',
-            finishedAt: '2026-12-05T10:20:00Z',
-          },
-          {
-            name: 'eu',
-            clusters: ['prod-eu-2', 'prod-eu-3'],
-            phase: 'Waiting',
-            message: 'waiting for someone with the RBAC verb continue to let it start',
-          },
-          { name: 'rest', clusters: ['prod-us-1'], phase: 'Pending', failureBudget: 1 },
-        ],
-        targets: [{ cluster: 'prod-eu-1', wave: 'canary', apps: [{ application: 'cart', phase: 'Succeeded' }] }],
-        apps: [{ application: 'cart', phase: 'RollingOut', targetTag: 'v1.4.0', digest: d }],
-      },
-    };
+    const fleet = fleetPlan();
     const done = (last: string) => ({
       ...fleet,
       metadata: { name: `release-${last}`, namespace: 'shop' },
@@ -396,7 +360,11 @@ describe('mapping', () => {
         ],
       },
     });
-    const oneCluster = { metadata: { name: 'release-7', namespace: 'shop' }, spec, status: { phase: 'Complete' } };
+    const oneCluster = {
+      metadata: { name: 'release-7', namespace: 'shop' },
+      spec: fleet.spec,
+      status: { phase: 'Complete' },
+    };
     const out = await mapObjects(compileResource(res)('dev'), [fleet, done('Halted'), oneCluster], 'k');
     expect(out.map((r) => r.ok)).toEqual([true, true, true]);
     const [plan, failed, single] = out.map((r) => (r.ok ? r.entities[0].entity : undefined));

@@ -19,6 +19,13 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
       })
       .passthrough();
 
+  /** The optional uid guard shared by promote and continue-wave. */
+  const reviewedUid = (z: typeof import('zod/v3').z) =>
+    z
+      .string()
+      .optional()
+      .describe('metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused');
+
   registry.register({
     name: 'create-plan',
     title: 'Create a promotion plan',
@@ -72,10 +79,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
             .optional()
             .describe('Emergency: run despite a freeze window (needs the override-freeze verb)'),
           comment: z.string().optional(),
-          uid: z
-            .string()
-            .optional()
-            .describe('metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused'),
+          uid: reviewedUid(z),
         }),
       output: (z) => z.object({ plan: plan(z) }),
     },
@@ -106,10 +110,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
           plan: z.string(),
           wave: z.string().optional().describe('The wave to let start (default: the wave that is Waiting)'),
           comment: z.string().optional(),
-          uid: z
-            .string()
-            .optional()
-            .describe('metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused'),
+          uid: reviewedUid(z),
         }),
       output: (z) => z.object({ plan: plan(z) }),
     },
