@@ -17,6 +17,7 @@ import {
   crs,
   deploymentImage,
   ensureNs,
+  getPlan,
   grantRole,
   isTerminalPlan,
   pushTestImage,
@@ -25,6 +26,7 @@ import {
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
+import { modernClient } from './mcpHelpers.js';
 
 /**
  * Fleets on a private control plane of seven real clusters (kube-apiserver, controller-manager,
@@ -45,6 +47,7 @@ let ctl: Running;
 const copies: string[] = [];
 const rest = (ctx: string) => restFor(kubeconfig, ctx);
 const MALLORY = { token: 'fleet-mallory-0123456789abcdef', username: 'mallory', groups: ['system:authenticated'] };
+const ALICE = { token: 'fleet-alice-0123456789abcdef01', username: 'alice', groups: ['system:authenticated'] };
 const srcDigest: Record<string, string> = {};
 const oldDigest: Record<string, string> = {};
 
@@ -154,7 +157,12 @@ beforeAll(async () => {
       ],
     }),
   );
-  const cfg = controllerConfig(kubeconfig, NS, { context: 'src', maxAttempts: 2 }, [MALLORY]);
+  const cfg = controllerConfig(
+    kubeconfig,
+    NS,
+    { context: 'src', maxAttempts: 2, mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } },
+    [MALLORY, ALICE],
+  );
   ctl = await startController(cfg, {
     log,
     customize: (o: ControllerOptions) => ({
@@ -204,7 +212,7 @@ describe('a fleet stage promoted in waves (seven real clusters)', () => {
     expect(copies.filter((c) => c.startsWith('prod/shop/web:'))).toHaveLength(1);
   }, 120_000);
 
-  it('refuses to continue a wave for a user without the continue verb, and accepts one who holds it', async () => {
+  it('refuses to continue a wave for a user without the continue verb (API, kubectl, MCP), and accepts one who holds it (MCP)', async () => {
     const src = rest('src');
     const mallory = { username: 'mallory', groups: ['system:authenticated'] };
     const alice = { username: 'alice', groups: ['system:authenticated'] };
@@ -262,11 +270,36 @@ describe('a fleet stage promoted in waves (seven real clusters)', () => {
         ]),
     );
     expect(forged.message).toContain('a continuation must name the requesting user alice');
-    await src
-      .as(alice)
-      .jsonPatch(path, [
-        { op: 'add', path: '/spec/continuations', value: [{ wave: 'eu', user: 'alice', planUID: uid }] },
-      ]);
+    // Through MCP (the door an agent uses): refused before anyone is asked to confirm; alice, once
+    // confirmed, continues as herself, and admission accepts her continuation.
+    const asked: string[] = [];
+    const malloryMcp = await modernClient(ctl.mcp!.url, MALLORY.token, { elicit: 'accept' });
+    malloryMcp.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(req.params.message);
+      return { action: 'accept', content: { confirm: true } };
+    });
+    const viaMcp = await malloryMcp.callTool({
+      name: 'continue_wave',
+      arguments: { namespace: NS, plan: 'release-a' },
+    });
+    expect(viaMcp.isError).toBe(true);
+    expect((viaMcp.content as Array<{ text: string }>)[0].text).toContain(
+      'may not continue plans into environment prod',
+    );
+    expect(asked).toEqual([]);
+    await malloryMcp.close();
+    expect((await getPlan(src, NS, 'release-a')).spec.continuations).toBeUndefined();
+    const aliceMcp = await modernClient(ctl.mcp!.url, ALICE.token, { elicit: 'accept' });
+    const continued = await aliceMcp.callTool({
+      name: 'continue_wave',
+      arguments: { namespace: NS, plan: 'release-a', uid },
+    });
+    await aliceMcp.close();
+    expect(continued.isError, JSON.stringify(continued.content)).toBeFalsy();
+    expect((continued.structuredContent as { wave: string }).wave).toBe('eu');
+    expect((await getPlan(src, NS, 'release-a')).spec.continuations).toEqual([
+      expect.objectContaining({ wave: 'eu', user: 'alice', planUID: uid }),
+    ]);
     const eu = await waitPlan(src, NS, 'release-a', (p) => waveOf(p, 'eu')?.phase !== 'Waiting');
     expect(waveOf(eu, 'eu').continuedBy).toBe('alice');
   }, 60_000);
@@ -288,6 +321,11 @@ describe('a fleet stage promoted in waves (seven real clusters)', () => {
     expect(Date.parse(eu.startedAt!)).toBeGreaterThanOrEqual(Date.parse(canary.finishedAt!));
     expect(Date.parse(restWave.startedAt!)).toBeGreaterThanOrEqual(Date.parse(eu.finishedAt!));
     expect(done.status?.targets?.map((t) => t.cluster)).toEqual(PROD);
+    // Status lists are atomic: its field ownership (stored with the object, in etcd) does not list
+    // every cluster and app, which at 20 clusters x 200 apps was as large as the status itself.
+    const owned = JSON.stringify((done.metadata as { managedFields?: unknown[] }).managedFields ?? []);
+    expect(owned).toContain('f:targets');
+    expect(owned).not.toContain('k:{\\"cluster\\"');
     expect(done.status?.apps?.map((a) => a.phase)).toEqual(['Succeeded', 'Succeeded']);
     for (const app of ['web', 'api']) for (const c of PROD) expect(await runs(c, app)).toContain(`@${srcDigest[app]}`);
     expect(await runs('prod-6', 'web', 'fleet-extra')).toContain(`@${oldDigest.web}`);

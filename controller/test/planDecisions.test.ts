@@ -64,6 +64,28 @@ describe('validatePlan', () => {
     c.apps = cache.apps;
     expect(validatePlan(plan({}), c)).toEqual({ ok: false, reason: 'InvalidEnvironment', message });
   });
+  it('refuses, before it starts, a fleet plan with more application x cluster entries than one object holds', () => {
+    const c = new MemoryCache();
+    const clusters = Array.from({ length: 100 }, (_, i) => ({ name: `prod-${i}`, cluster: { context: `prod-${i}` } }));
+    c.envs = [env('dev'), env('stable', { clusters } as never)];
+    c.flowList = cache.flowList;
+    c.apps = Array.from({ length: 101 }, (_, i) => app(`app-${i}`));
+    const candidates = (n: number) =>
+      c.apps.slice(0, n).map((a) => ({ application: a.metadata.name, from: { tag: 'v1', digest: dg('a') } }));
+    expect(validatePlan(plan({ candidates: candidates(100) }), c).ok).toBe(true);
+    expect(validatePlan(plan({ candidates: candidates(101) }), c)).toEqual({
+      ok: false,
+      reason: 'FleetPlanTooLarge',
+      message:
+        '101 application(s) x 100 cluster(s) of Environment stable is 10100 entries; a plan journals at most 10000 in its status (one object in etcd): split the applications over several plans',
+    });
+    // A started plan keeps going: it fixed its clusters when it started.
+    const started = {
+      ...plan({ candidates: candidates(101) }),
+      status: { apps: [{ application: 'app-0', phase: 'Pending' as const }] },
+    };
+    expect(validatePlan(started, c).ok).toBe(true);
+  });
   it('checks the delivery method against the registry it is given', () => {
     const c = new MemoryCache();
     c.envs = [env('dev'), env('stable', { delivery: { method: 'argocd' as 'git' } })];

@@ -359,14 +359,23 @@ describe('compactLaneApp and laneAppWithShared', () => {
     attestation: { predicateType: 'https://kpromo.dev/promotion/v1', manifestDigest: 'sha256:abc', signedBy: 'k' },
   });
 
-  it('a succeeded app keeps only what is its own', () => {
-    expect(compactLaneApp(full, shared)).toStrictEqual({
+  it('a succeeded app keeps only what is its own (no message, reason or times: the wave keeps when it ended)', () => {
+    expect(compactLaneApp({ ...full, reason: 'RolloutComplete' }, shared)).toStrictEqual({
       application: 'cart',
       phase: 'Succeeded',
       written: true,
       commit: 'abc123',
-      finishedAt: '2026-01-01T10:05:00Z',
     });
+  });
+
+  it("the sum-up keeps an app's end once its clusters' entries were compacted", () => {
+    const waves = [wave('all', ['a', 'b'])];
+    const done = rollupApps(
+      [ap('cart', 'Succeeded', { finishedAt: '2026-01-01T10:05:00Z' })],
+      [lane('a', 'all', [ap('cart', 'Succeeded')]), lane('b', 'all', [ap('cart', 'Succeeded')])],
+      waves,
+    );
+    expect(done[0].finishedAt).toBe('2026-01-01T10:05:00Z');
   });
 
   it('keeps a target, digest or previous version that differs from the shared one', () => {

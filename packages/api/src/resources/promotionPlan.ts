@@ -230,9 +230,11 @@ export const WaveProgress = Type.Object({
 });
 
 /**
- * One cluster of a fleet plan: its applications' progress. Entries are kept small (a fleet of 100
- * clusters and 500 apps must fit one object): what every cluster shares (target tag, digest,
- * signature, attestation) lives in `status.apps`, and a succeeded app keeps no message.
+ * One cluster of a fleet plan: its applications' progress. Entries are kept small (every cluster's
+ * entries share one object with etcd's 1.5 MiB limit): what every cluster shares (target tag, digest,
+ * signature, attestation, the previous version when it is the same) lives in `status.apps`, and a
+ * succeeded app keeps neither message, reason nor times. The lists are atomic: only the controller
+ * writes status, whole, and per-item field ownership would cost managedFields as much again.
  */
 export const TargetProgress = Type.Object({
   cluster: Type.String(),
@@ -240,8 +242,7 @@ export const TargetProgress = Type.Object({
   apps: Type.Unsafe<Array<Static<typeof AppProgress>>>({
     type: 'array',
     items: AppProgress,
-    'x-kubernetes-list-type': 'map',
-    'x-kubernetes-list-map-keys': ['application'],
+    'x-kubernetes-list-type': 'atomic',
   }),
 });
 
@@ -286,8 +287,7 @@ export const PromotionPlanStatus = Type.Object({
       maxItems: 100,
       items: TargetProgress,
       description: 'Fleet plans: per cluster, each application (application x cluster).',
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['cluster'],
+      'x-kubernetes-list-type': 'atomic',
     }),
   ),
   contentDigest: Type.Optional(
