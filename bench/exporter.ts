@@ -16,7 +16,7 @@
  * (creating 50,000 objects takes the shared local apiserver most of an hour).
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
 import { applyCrds, defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 import { APPS } from '../deploy/image/images.js';
+import { procUsage } from './procUsage.js';
 
 const { values } = parseArgs({
   options: {
@@ -80,14 +81,6 @@ const next = (type: string) =>
 // Registered before any message can arrive.
 const standInReady = next('ready');
 const exporterReady = COMPILED ? Promise.resolve({ type: 'exporter-ready', rss: 0 }) : next('exporter-ready');
-/** Peak RSS (VmHWM) and CPU seconds of a process, from /proc. */
-function procUsage(pid: number) {
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime (fields 14 and 15 of stat) in clock ticks; Linux's USER_HZ is 100.
-  return { rssMiB: Number(hwm) / 1024, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
-}
 const exporterUsage = async () => {
   if (compiledChild?.pid) return procUsage(compiledChild.pid);
   const p = next('rss');

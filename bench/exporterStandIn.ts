@@ -1,7 +1,9 @@
 /**
- * The Port stand-in as a child process for bench/exporter.ts, so its spec validation does not
- * count towards the exporter's RSS. Talks to the parent over IPC: reports its URL, answers stats
- * requests, and reports when an entity whose title starts with "lat-" lands (latency probe).
+ * The Port stand-in as a child process for bench/exporter.ts and bench/exporterVsPort.ts, so its
+ * spec validation does not count towards the exporter's RSS. Talks to the parent over IPC: reports
+ * its URL, takes seeds (blueprints, an integration), answers stats requests, and reports when an
+ * entity whose title starts with "lat-", or whose `labels` property has a `bench-lat` label, lands
+ * (latency probe).
  */
 import { PortStandIn } from '@kpromo/test-harness/port';
 
@@ -20,12 +22,22 @@ async function main(): Promise<void> {
       m.set = function (k, v) {
         if (typeof v.title === 'string' && v.title.startsWith('lat-'))
           process.send?.({ type: 'landed', title: v.title, at: Date.now() });
+        const label = (v.properties as { labels?: Record<string, unknown> } | undefined)?.labels?.['bench-lat'];
+        if (typeof label === 'string') process.send?.({ type: 'landed', title: label, at: Date.now() });
         return origSet.call(this, k, v);
       };
     }
     return m;
   };
-  process.on('message', (msg: { type: string }) => {
+  process.on('message', (msg: { type: string; blueprints?: Array<{ identifier: string }>; integration?: never }) => {
+    if (msg.type === 'seed') {
+      for (const bp of msg.blueprints ?? []) port.blueprints.set(bp.identifier, bp as never);
+      if (msg.integration) {
+        const i = msg.integration as { installationId: string };
+        port.integrations.set(i.installationId, i);
+      }
+      process.send?.({ type: 'seeded' });
+    }
     if (msg.type === 'stats') {
       const counts: Record<string, number> = {};
       for (const [bp, m] of port.entities) counts[bp] = m.size;
@@ -34,7 +46,7 @@ async function main(): Promise<void> {
         type: 'stats',
         calls: port.callCount(),
         counts,
-        violations: port.violations.slice(0, 5),
+        violations: [...new Set(port.violations)].slice(0, 8),
         violationCount: port.violations.length,
       });
     }
