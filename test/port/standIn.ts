@@ -73,6 +73,11 @@ export class PortStandIn {
   readonly runs = new Map<string, StoredRun>();
   /** Action definitions (POST /v1/actions, PUT /v1/actions/{action_identifier}), by identifier. */
   readonly actions = new Map<string, Json>();
+  /**
+   * Integrations by identifier (GET/PATCH /v1/integration/{identifier}). Port's exporter reads its
+   * mapping from its integration; the spec documents no route that creates one, so tests seed it.
+   */
+  readonly integrations = new Map<string, Json>();
   readonly violations: string[] = [];
   /**
    * Each entity's `$datasource`: Port derives it from the User-Agent of the call that last wrote the
@@ -559,6 +564,18 @@ export class PortStandIn {
         if (bp && !this.blueprints.has(bp)) return notFound(`blueprint ${bp}`);
         this.actions.set(id, body);
         return send(201, { ok: true, action: body }, {}, false);
+      }
+      // As for actions, the spec documents no success answer for these: `{ok, integration}` as Port sends it.
+      case 'GET /v1/integration/{identifier}': {
+        const i = this.integrations.get(p.identifier);
+        return i ? send(200, { ok: true, integration: i }, {}, false) : notFound(`integration ${p.identifier}`);
+      }
+      case 'PATCH /v1/integration/{identifier}': {
+        const i = this.integrations.get(p.identifier);
+        if (!i) return notFound(`integration ${p.identifier}`);
+        const next = { ...i, ...body };
+        this.integrations.set(p.identifier, next);
+        return send(200, { ok: true, integration: next }, {}, false);
       }
       case 'PUT /v1/actions/{action_identifier}': {
         if (!this.actions.has(p.action_identifier)) return notFound(`action ${p.action_identifier}`);
