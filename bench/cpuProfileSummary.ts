@@ -46,10 +46,11 @@ export function selfTimes(p: Profile, key: (n: ProfileNode) => string): Map<stri
 }
 
 function print(title: string, m: Map<string, number>, top: number) {
-  const total = [...m.entries()].filter(([k]) => k !== '(idle)').reduce((a, [, v]) => a + v, 0);
+  const idle = (k: string) => k.startsWith('(idle)');
+  const total = [...m.entries()].filter(([k]) => !idle(k)).reduce((a, [, v]) => a + v, 0);
   console.log(`${title} (busy ${(total / 1000).toFixed(2)} s; idle excluded)`);
   for (const [k, v] of [...m.entries()]
-    .filter(([k]) => k !== '(idle)')
+    .filter(([k]) => !idle(k))
     .sort((a, b) => b[1] - a[1])
     .slice(0, top))
     console.log(`  ${(v / 1000).toFixed(3).padStart(7)} s ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);

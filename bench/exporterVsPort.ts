@@ -275,6 +275,10 @@ async function runOnce(which: Which, names: string[], apps: k8s.AppsV1Api) {
   console.log(
     `${which}: peak RSS ${procUsage(proc.pid!).rssMiB.toFixed(0)} MiB, Port calls total ${end.calls}, spec violations ${end.violationCount}${end.violationCount ? ` (${end.violations.join(' | ')})` : ''}`,
   );
+  // SIGTERM first: an exporter run with --cpu-prof writes its profile as it exits.
+  const gone = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
   proc.kill('SIGKILL');
   standIn.stop();
 }

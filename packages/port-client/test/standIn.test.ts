@@ -50,3 +50,29 @@ describe('Port client against the stand-in', () => {
     expect(client.stats).toEqual({ calls: 7, tokenFetches: 2, retries: 2 });
   });
 });
+
+describe('the stand-in as Port answers an integration (what port-k8s-exporter reads its mapping from)', () => {
+  it('GET a seeded integration, PATCH validated against the spec and merged, 404 for an unknown one', async () => {
+    const { api } = client;
+    port.integrations.set('k8s', { installationId: 'k8s', title: 'k8s', config: { resources: [] } });
+    const got = await api.GET('/v1/integration/{identifier}', { params: { path: { identifier: 'k8s' } } });
+    expect(got.response.status).toBe(200);
+    const patched = await api.PATCH('/v1/integration/{identifier}', {
+      params: { path: { identifier: 'k8s' } },
+      body: { version: '0.7.9' },
+    });
+    expect(patched.response.status).toBe(200);
+    expect(port.integrations.get('k8s')).toMatchObject({ title: 'k8s', version: '0.7.9' });
+    const missing = await api.GET('/v1/integration/{identifier}', { params: { path: { identifier: 'nope' } } });
+    expect(missing.response.status).toBe(404);
+    // A body the spec refuses is a violation (the afterEach above expects none until here).
+    await api.PATCH('/v1/integration/{identifier}', {
+      params: { path: { identifier: 'k8s' } },
+      body: { actionsProcessingEnabled: 'yes' } as never,
+    });
+    expect(port.violations.splice(0)).toEqual([
+      'request PATCH /v1/integration/{identifier}: data/actionsProcessingEnabled must be boolean',
+      'request PATCH /v1/integration/k8s: body does not match schema',
+    ]);
+  });
+});
