@@ -42,10 +42,13 @@ async function main(): Promise<void> {
       const counts: Record<string, number> = {};
       for (const [bp, m] of port.entities) counts[bp] = m.size;
       counts.__bulk = port.callCount(/^POST .*\/entities\/bulk$/);
+      const routes: Record<string, number> = {};
+      for (const c of port.calls) routes[`${c.method} ${c.path}`] = (routes[`${c.method} ${c.path}`] ?? 0) + 1;
       process.send?.({
         type: 'stats',
         calls: port.callCount(),
         counts,
+        routes,
         violations: [...new Set(port.violations)].slice(0, 8),
         violationCount: port.violations.length,
       });

@@ -127,6 +127,7 @@ async function startStandIn(config: ReturnType<typeof portConfig>) {
     return (await p) as unknown as {
       calls: number;
       counts: Record<string, number>;
+      routes: Record<string, number>;
       violationCount: number;
       violations: string[];
     };
@@ -267,8 +268,12 @@ async function runOnce(which: Which, names: string[], apps: k8s.AppsV1Api) {
       .map(([m, at]) => standIn.landed.get(m)! - at)
       .sort((a, b) => a - b);
     const after = await standIn.stats();
+    const others = Object.entries(after.routes)
+      .map(([r, n]) => [r, n - (before.routes[r] ?? 0)] as const)
+      .filter(([r, n]) => n > 0 && !r.endsWith('/entities/bulk'))
+      .map(([r, n]) => `${r} x${n}`);
     console.log(
-      `${which}: ${UPDATES} changes at ${rate}/s: ${lat.length} landed, latency p50 ${pct(lat, 50)} ms, p99 ${pct(lat, 99)} ms; Port calls ${after.calls - before.calls} (bulk ${(after.counts.__bulk ?? 0) - (before.counts.__bulk ?? 0)}), CPU ${(procUsage(proc.pid!).cpuSeconds - cpuBefore).toFixed(2)} s`,
+      `${which}: ${UPDATES} changes at ${rate}/s: ${lat.length} landed, latency p50 ${pct(lat, 50)} ms, p99 ${pct(lat, 99)} ms; Port calls ${after.calls - before.calls} (bulk ${(after.counts.__bulk ?? 0) - (before.counts.__bulk ?? 0)}${others.length ? `; other calls: ${others.join(', ')}` : ''}), CPU ${(procUsage(proc.pid!).cpuSeconds - cpuBefore).toFixed(2)} s`,
     );
   }
   const end = await standIn.stats();
