@@ -1,5 +1,5 @@
 import type { Application, Approval, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
-import { API_VERSION, fleetTargets, isFleet } from '@kpromo/api';
+import { API_VERSION, fleetPlanTooLarge, fleetTargets, isFleet } from '@kpromo/api';
 import {
   type ApplicationsQuery,
   type ApplicationView,
@@ -371,6 +371,10 @@ export async function createPlan(
   if (!d.candidates.length) {
     throw new ApiError(400, noCandidatesMessage(req.from, req.to, d));
   }
+  // Refused here as the controller would refuse it at start, before a plan is created for nothing.
+  const to = ctx.cache.getEnvironment(ns, req.to);
+  const tooLarge = to && fleetPlanTooLarge(d.candidates.length, to);
+  if (tooLarge) throw new ApiError(400, tooLarge);
   const name = req.name ?? `${d.flow}-${req.to}-${formatTimestamp(new Date()).toLowerCase()}`;
   const plan: PromotionPlan = {
     apiVersion: API_VERSION,

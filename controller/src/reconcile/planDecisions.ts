@@ -7,7 +7,7 @@ import type {
   PromotionPlan,
   PromotionPlanStatus,
 } from '@kpromo/api';
-import { MAX_FLEET_PLAN_ENTRIES } from '@kpromo/api';
+import { fleetPlanTooLarge } from '@kpromo/api';
 import {
   DEFAULT_TAG_PATTERN,
   flowTagPattern,
@@ -117,12 +117,8 @@ export function validatePlan(
   const delivery = deliveryProblem(deliveryMethods, toEnv);
   if (delivery) return fail('InvalidEnvironment', `Environment ${s.to}: ${delivery}`);
   // Checked before the start only: a started plan keeps the clusters it started with.
-  const clusters = toEnv.spec.clusters?.length ?? 1;
-  if (!plan.status?.apps?.length && names.length * clusters > MAX_FLEET_PLAN_ENTRIES)
-    return fail(
-      'FleetPlanTooLarge',
-      `${names.length} application(s) x ${clusters} cluster(s) of Environment ${s.to} is ${names.length * clusters} entries; a plan journals at most ${MAX_FLEET_PLAN_ENTRIES} in its status (one object in etcd): split the applications over several plans`,
-    );
+  const tooLarge = plan.status?.apps?.length ? undefined : fleetPlanTooLarge(names.length, toEnv);
+  if (tooLarge) return fail('FleetPlanTooLarge', tooLarge);
   return { ok: true, resolved: { flow, fromEnv, toEnv, apps, original } };
 }
 

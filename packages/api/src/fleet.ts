@@ -37,6 +37,13 @@ export const isFleet = (env: Environment): boolean => !!env.spec.clusters?.lengt
  */
 export const MAX_FLEET_PLAN_ENTRIES = 10_000;
 
+/** Why a plan of `apps` applications into `env` would not fit one object; undefined when it fits. */
+export function fleetPlanTooLarge(apps: number, env: Environment): string | undefined {
+  const clusters = env.spec.clusters?.length ?? 1;
+  if (apps * clusters <= MAX_FLEET_PLAN_ENTRIES) return undefined;
+  return `${apps} application(s) x ${clusters} cluster(s) of Environment ${env.metadata.name} is ${apps * clusters} entries; a plan journals at most ${MAX_FLEET_PLAN_ENTRIES} in its status (one object in etcd): split the applications over several plans`;
+}
+
 /** Targets by Environment object: informers replace the object on change, so the views stay stable while it is. */
 const memo = new WeakMap<Environment, FleetTarget[]>();
 

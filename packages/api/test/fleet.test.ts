@@ -4,9 +4,11 @@ import {
   type Environment,
   FLEET_CLUSTER_ANNOTATION,
   type FleetTarget,
+  fleetPlanTooLarge,
   fleetTarget,
   fleetTargets,
   isFleet,
+  MAX_FLEET_PLAN_ENTRIES,
   targetCluster,
   type Wave,
 } from '../src/index.js';
@@ -246,5 +248,19 @@ describe('assignWaves', () => {
     expect(out.flatMap((w) => w.clusters).sort()).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
     expect(out.map((w) => w.wave)).toEqual(waves);
     expect(out.map((w) => w.clusters)).toEqual([['c1'], ['c2'], ['c3', 'c5', 'c4']]);
+  });
+});
+
+describe('fleetPlanTooLarge', () => {
+  const clusters = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ name: `c${i}`, cluster: { context: `c${i}` } }));
+  it('fits up to 10,000 application x cluster entries, and says what to do beyond', () => {
+    expect(MAX_FLEET_PLAN_ENTRIES).toBe(10_000);
+    expect(fleetPlanTooLarge(500, environment('prod', { clusters: clusters(20) }))).toBeUndefined();
+    expect(fleetPlanTooLarge(501, environment('prod', { clusters: clusters(20) }))).toBe(
+      '501 application(s) x 20 cluster(s) of Environment prod is 10020 entries; a plan journals at most 10000 in its status (one object in etcd): split the applications over several plans',
+    );
+    // A one-cluster Environment is a fleet of one.
+    expect(fleetPlanTooLarge(10_000, environment('dev', { cluster: { context: 'dev' } }))).toBeUndefined();
   });
 });
