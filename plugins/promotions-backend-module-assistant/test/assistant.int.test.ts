@@ -192,6 +192,7 @@ describe('assistant chat with a real model (llama-server, Gemma 3 270M)', () => 
   it('answers "what version of checkout runs in prod?" from a list/state call made as the user', async () => {
     const prodTag = await deploymentTag('prod', 'checkout');
     expect(prodTag).toMatch(/^v\d+\.\d+\.\d+$/);
+    const before = await plans();
     const { status, text, events } = await chat(ALICE, {
       messages: [{ role: 'user', content: 'what version of checkout runs in prod?' }],
     });
@@ -207,7 +208,20 @@ describe('assistant chat with a real model (llama-server, Gemma 3 270M)', () => 
     expect(result?.summary, explain(events)).toContain(`prod ${prodTag}`);
     // the answer carries the version really running in prod
     expect(answer(events), explain(events)).toContain(prodTag);
-    expect(events.at(-1), explain(events)).toMatchObject({ type: 'done', reason: 'answered' });
+    // The chat ends answered, or, when the small model follows its answer with a write call (the
+    // prompt differs per run: random namespace and digests), with that call parked for the user's
+    // confirmation: a write tool, not run, and nothing created.
+    const last = events.at(-1);
+    expect(last?.type, explain(events)).toBe('done');
+    if (last?.type === 'done' && last.reason === 'pending') {
+      const parked = ofType(events, 'pending');
+      expect(
+        parked.map((p) => p.safety),
+        explain(events),
+      ).not.toContain('read');
+      expect(ofType(events, 'tool_result').map((r) => r.name)).not.toContain(parked[0]?.name);
+      expect((await plans()).length).toBe(before.length);
+    } else expect(last, explain(events)).toMatchObject({ type: 'done', reason: 'answered' });
     // the endpoint's key stays on the server
     expect(text).not.toContain(llama.apiKey);
   });
