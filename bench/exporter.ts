@@ -25,6 +25,7 @@ import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
 import { applyCrds, defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 import { APPS } from '../deploy/image/images.js';
+import { messageWaiter, pool, standInStats } from './childMessages.js';
 import { procUsage } from './procUsage.js';
 
 const { values } = parseArgs({
@@ -55,29 +56,17 @@ const G = 'promotions.kpromo.dev';
 const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
 const kcs = Object.fromEntries(CLUSTERS.map((c) => [c, kubeConfigFor(c, kubeconfig)]));
 
-type Msg = { type: string; [k: string]: unknown };
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const child = fork(join(here, 'exporterStandIn.ts'), { execArgv: ['--import', 'tsx'] });
 const exporterChild = COMPILED ? undefined : fork(join(here, 'exporterProcess.ts'), { execArgv: ['--import', 'tsx'] });
 let compiledChild: ChildProcess | undefined;
-const waiters: Array<(m: Msg) => boolean> = [];
 const landed = new Map<string, number>();
-const onMessage = (m: Msg) => {
+const { onMessage, next } = messageWaiter((m) => {
   if (m.type === 'landed') landed.set(m.title as string, m.at as number);
-  const i = waiters.findIndex((w) => w(m));
-  if (i >= 0) waiters.splice(i, 1);
-};
+});
 child.on('message', onMessage);
 exporterChild?.on('message', onMessage);
-const next = (type: string) =>
-  new Promise<Msg>((r) =>
-    waiters.push((m) => {
-      if (m.type !== type) return false;
-      r(m);
-      return true;
-    }),
-  );
 // Registered before any message can arrive.
 const standInReady = next('ready');
 const exporterReady = COMPILED ? Promise.resolve({ type: 'exporter-ready', rss: 0 }) : next('exporter-ready');
@@ -119,16 +108,7 @@ function startExporter(config: Record<string, unknown>) {
   });
 }
 const exporterRss = async () => (await exporterUsage()).rssMiB;
-const stats = async () => {
-  const p = next('stats');
-  child.send({ type: 'stats' });
-  return (await p) as unknown as {
-    calls: number;
-    counts: Record<string, number>;
-    violationCount: number;
-    violations: string[];
-  };
-};
+const stats = () => standInStats(child, next);
 
 /** Retries a call that failed on the network (the shared local apiserver resets connections under load). */
 async function retried<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
@@ -140,15 +120,6 @@ async function retried<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
       await new Promise((r) => setTimeout(r, 500 * i));
     }
   }
-}
-
-async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<unknown>) {
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (i < items.length) await fn(items[i++]);
-    }),
-  );
 }
 
 const body = (name: string) => ({

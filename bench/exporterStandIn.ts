@@ -29,13 +29,15 @@ async function main(): Promise<void> {
     }
     return m;
   };
-  process.on('message', (msg: { type: string; blueprints?: Array<{ identifier: string }>; integration?: never }) => {
+  type ParentMessage = {
+    type: string;
+    blueprints?: Array<{ identifier: string } & Record<string, unknown>>;
+    integration?: { installationId: string } & Record<string, unknown>;
+  };
+  process.on('message', (msg: ParentMessage) => {
     if (msg.type === 'seed') {
-      for (const bp of msg.blueprints ?? []) port.blueprints.set(bp.identifier, bp as never);
-      if (msg.integration) {
-        const i = msg.integration as { installationId: string };
-        port.integrations.set(i.installationId, i);
-      }
+      for (const bp of msg.blueprints ?? []) port.blueprints.set(bp.identifier, bp);
+      if (msg.integration) port.integrations.set(msg.integration.installationId, msg.integration);
       process.send?.({ type: 'seeded' });
     }
     if (msg.type === 'stats') {

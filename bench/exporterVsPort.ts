@@ -36,6 +36,7 @@ import { defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { APPS } from '../deploy/image/images.js';
+import { messageWaiter, pool, standInStats } from './childMessages.js';
 import { procUsage } from './procUsage.js';
 
 const { values } = parseArgs({
@@ -69,7 +70,6 @@ const kubeconfigPath = process.env.KUBECONFIG ?? defaultKubeconfigPath();
 const kc = kubeConfigFor(CLUSTER, kubeconfigPath);
 
 type Which = 'kpromo' | 'go';
-type Msg = { type: string; [k: string]: unknown };
 
 /** Port's default Deployment mapping (the vendored fixture), limited to this run's namespace. */
 function portConfig() {
@@ -89,20 +89,10 @@ async function startStandIn(config: ReturnType<typeof portConfig>) {
   const child = fork(join(here, 'exporterStandIn.ts'), { execArgv: ['--import', 'tsx'] });
   children.add(child);
   const landed = new Map<string, number>();
-  const waiters: Array<(m: Msg) => boolean> = [];
-  child.on('message', (m: Msg) => {
+  const { onMessage, next } = messageWaiter((m) => {
     if (m.type === 'landed') landed.set(m.title as string, m.at as number);
-    const i = waiters.findIndex((w) => w(m));
-    if (i >= 0) waiters.splice(i, 1);
   });
-  const next = (type: string) =>
-    new Promise<Msg>((r) =>
-      waiters.push((m) => {
-        if (m.type !== type) return false;
-        r(m);
-        return true;
-      }),
-    );
+  child.on('message', onMessage);
   const ready = (await next('ready')) as unknown as { url: string; clientId: string; clientSecret: string };
   const seeded = next('seeded');
   child.send({
@@ -121,17 +111,7 @@ async function startStandIn(config: ReturnType<typeof portConfig>) {
     },
   });
   await seeded;
-  const stats = async () => {
-    const p = next('stats');
-    child.send({ type: 'stats' });
-    return (await p) as unknown as {
-      calls: number;
-      counts: Record<string, number>;
-      routes: Record<string, number>;
-      violationCount: number;
-      violations: string[];
-    };
-  };
+  const stats = () => standInStats(child, next);
   return { ...ready, landed, stats, stop: () => child.send({ type: 'stop' }) };
 }
 
@@ -194,15 +174,6 @@ function startExporter(which: Which, standIn: { url: string; clientId: string; c
   );
 }
 const goLog = join(tmpdir(), `${NS}-port-k8s-exporter.log`);
-
-async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<unknown>) {
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (i < items.length) await fn(items[i++]);
-    }),
-  );
-}
 
 const pct = (xs: number[], p: number) =>
   xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : Number.NaN;
