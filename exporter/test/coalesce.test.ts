@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { arrivalRate, type CoalescePolicy, coalesceWaitMs } from '../src/batching.js';
 import { parseConfig } from '../src/config.js';
 import { type EntitySink, Exporter } from '../src/exporter.js';
@@ -9,6 +9,9 @@ import type { KubeObject, WatchEvent } from '../src/watchResources.js';
 
 // Live events are coalesced for a short window (or, under load, until a bulk call is full): one jq
 // call and full bulk calls per burst, the newest event per object wins, and 20 waiting changes go at once.
+// The windows and the rate estimate read the clock (setTimeout, performance.now): these tests run them
+// on Vitest's fake clock and move it by hand, so a busy machine cannot stretch a 10 ms pause past a
+// 40 ms window or space a 20/s stream out into a slower one.
 
 const log = createLogger('silent');
 let jqCalls = 0;
@@ -27,7 +30,13 @@ beforeEach(async () => {
     jq.raw = raw;
   };
 });
-afterEach(() => restore());
+afterEach(() => {
+  restore();
+  vi.useRealTimers();
+});
+
+/** Moves the fake clock on, running the timers due and the promise callbacks they start. */
+const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
 const deployment = (name: string, replicas = 1): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -67,6 +76,8 @@ async function setup(batchWindowMs: number, maxBatchDelayMs = 0) {
       }
     ).onEvent('current|apps/v1/deployments#0', program, log, e);
   jqCalls = 0;
+  // From here on time moves only when a test says so (jq is loaded, the exporter built).
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
   return { exporter, puts, removed, send };
 }
 
@@ -79,9 +90,9 @@ describe('live event coalescing', () => {
     // A full window goes without waiting: the 20th event's callback resolves once it is handed over.
     expect(puts.length).toBe(20);
     for (let i = 20; i < 25; i++) void send({ type: 'upsert', object: deployment(`d${i}`) });
-    await new Promise((r) => setTimeout(r, 10));
+    await elapse(39);
     expect(puts.length).toBe(20);
-    await new Promise((r) => setTimeout(r, 60));
+    await elapse(1);
     expect(puts.length).toBe(25);
     expect(jqCalls).toBe(2);
   });
@@ -91,12 +102,13 @@ describe('live event coalescing', () => {
     void send({ type: 'upsert', object: deployment('a', 1) });
     void send({ type: 'upsert', object: deployment('b', 1) });
     // b's entity exists from an earlier window, so its delete reaches the sink.
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(20);
+    expect(puts.length).toBe(2);
     puts.length = 0;
     for (let v = 2; v <= 6; v++) void send({ type: 'upsert', object: deployment('a', v) });
     void send({ type: 'upsert', object: deployment('b', 9) });
     void send({ type: 'delete', object: deployment('b', 9) });
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(20);
     expect(puts.map((p) => [p.m.entity.identifier, p.m.entity.properties.replicas])).toEqual([['a', 6]]);
     expect(removed).toEqual(['b']);
   });
@@ -176,21 +188,23 @@ describe('live event coalescing under load', () => {
     // 3 s of 20 changes per second: after the rate estimate catches up, hand-overs are full bulks.
     for (let i = 0; i < 60; i++) {
       await send({ type: 'upsert', object: deployment(`s${i}`) });
-      await new Promise((r) => setTimeout(r, 50));
+      await elapse(50);
       if (puts.length !== seen) tick();
     }
-    await new Promise((r) => setTimeout(r, 1100));
+    await elapse(1100);
     if (puts.length !== seen) tick();
     expect(puts.length).toBe(60);
     // A change or two go alone before the stream is seen; then full bulk calls, and the rest when it
     // ends (the short window alone would hand over about one change at a time: ~60 hand-overs).
     expect(handed.length, JSON.stringify(handed)).toBeLessThanOrEqual(5);
     expect(handed.filter((n) => n === 20).length, JSON.stringify(handed)).toBeGreaterThanOrEqual(2);
-    // Once the stream has stopped, a lone change goes within the short window.
-    await new Promise((r) => setTimeout(r, 1000));
+    // Once the stream has stopped, a lone change goes within the short window (30 ms), not later.
+    await elapse(1000);
     const before = puts.length;
     void send({ type: 'upsert', object: deployment('lone') });
-    await new Promise((r) => setTimeout(r, 200));
+    await elapse(29);
+    expect(puts.length).toBe(before);
+    await elapse(1);
     expect(puts.length).toBe(before + 1);
-  }, 15_000);
+  });
 });

@@ -281,6 +281,31 @@ describe('chat loop', () => {
     }
   });
 
+  it('ends with the answer when the model runs on into a read call it already made (keys in any order)', async () => {
+    const { chat, seen } = scripted([
+      { content: textCall('list', { environment: 'prod', name: 'checkout' }) },
+      { content: `checkout runs v1.0.0 in prod.\n${textCall('list', { name: 'checkout', environment: 'prod' })}` },
+    ]);
+    const { events, ran } = await loop(chat, [{ role: 'user', content: 'what runs in prod?' }]);
+    expect(ran).toEqual(['list {"environment":"prod","name":"checkout"}']);
+    expect(seen).toHaveLength(2);
+    const done = events.at(-1) as Extract<AssistantEvent, { type: 'done' }>;
+    expect(done.reason).toBe('answered');
+    expect(done.messages.at(-1)).toEqual({ role: 'assistant', content: 'checkout runs v1.0.0 in prod.' });
+  });
+
+  it('runs a read call again when its arguments differ, or when no answer came before it', async () => {
+    const { chat } = scripted([
+      { content: textCall('list', { environment: 'prod' }) },
+      { content: `prod has checkout.\n${textCall('list', { environment: 'dev' })}` },
+      { content: textCall('list', { environment: 'dev' }) },
+      { content: 'done.' },
+    ]);
+    const { events, ran } = await loop(chat, [{ role: 'user', content: 'x' }]);
+    expect(ran).toEqual(['list {"environment":"prod"}', 'list {"environment":"dev"}', 'list {"environment":"dev"}']);
+    expect(events.at(-1)).toMatchObject({ type: 'done', reason: 'answered' });
+  });
+
   it('stops after maxToolRounds rounds of tool calls', async () => {
     const { chat } = scripted(Array.from({ length: 5 }, () => ({ content: textCall('list', {}) })));
     const { events, ran } = await loop(chat, [{ role: 'user', content: 'loop' }], { maxToolRounds: 2 });

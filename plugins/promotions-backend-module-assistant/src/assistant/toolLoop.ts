@@ -77,12 +77,19 @@ function parseArgs(raw: string): Record<string, unknown> | string {
   }
 }
 
+/** A read call's identity: its tool and its arguments with the keys sorted (`{"a":1,"b":2}` = `{"b":2,"a":1}`). */
+function callKey(name: string, args: Record<string, unknown>): string {
+  return `${name} ${JSON.stringify(args, Object.keys(args).sort())}`;
+}
+
 /**
  * The chat loop: asks the model, runs the read-only tools it calls (as the caller), hands their
  * output back, and repeats until the model answers in text, for at most `maxToolRounds` rounds of
  * tool calls. A call that changes something is never run here: the loop stops with a `pending`
  * event; the route runs it only on a later request carrying the user's confirmation
- * (`resume`), then the loop goes on.
+ * (`resume`), then the loop goes on. A reply that answers in text and then only repeats read calls
+ * already answered ends the chat with that answer: a small model may run on past its answer into the
+ * call it just made, and running it again would tell it nothing new (it would loop until the round cap).
  */
 export async function runConversation(
   o: LoopOptions,
@@ -92,6 +99,8 @@ export async function runConversation(
   const msgs = [...history];
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const openAiTools = toOpenAiTools(o.tools);
+  /** The read calls run in this conversation so far (callKey). */
+  const answered = new Set<string>();
 
   const runTool = async (call: ChatToolCall, tool: McpTool, args: Record<string, unknown>) => {
     o.emit({ type: 'tool_call', id: call.id, name: tool.name, arguments: args, safety: toolSafety(tool) });
@@ -101,6 +110,7 @@ export async function runConversation(
     } catch (e) {
       result = { isError: true, content: [{ type: 'text', text: (e as Error).message }] };
     }
+    if (!needsConfirmation(tool) && result.isError !== true) answered.add(callKey(tool.name, args));
     const text = resultText(result).slice(0, o.maxToolResultChars);
     const structured =
       result.structuredContent !== undefined && JSON.stringify(result.structuredContent).length <= MAX_STRUCTURED_JSON
@@ -191,6 +201,14 @@ export async function runConversation(
         function: { name: c.name, arguments: JSON.stringify(c.arguments) },
       }));
     }
+    const repeatsOnly =
+      calls.length > 0 &&
+      calls.every((c) => {
+        const tool = byName.get(c.function.name);
+        const args = parseArgs(c.function.arguments);
+        return !!tool && !needsConfirmation(tool) && typeof args !== 'string' && answered.has(callKey(tool.name, args));
+      });
+    if (content?.trim() && repeatsOnly) calls = [];
     const assistant: Extract<ChatMessage, { role: 'assistant' }> = {
       role: 'assistant',
       content: content || null,
