@@ -7,6 +7,13 @@ import { fakeApi, pageApplicationsInMemory } from './fixtures';
 import { renderWith } from './render';
 
 const render = (api = fakeApi()) => renderWith(<ReleasesPage />, { api });
+/**
+ * Paging behaviour on pages of 10 (25 applications, 3 pages): the same logic as pages of 100 for a
+ * tenth of jsdom's rendering work, and no poll during the test (an hour), so the requests counted are
+ * exactly those the clicks made, however slow the machine.
+ */
+const renderPaged = (api: ReturnType<typeof fakeApi>) =>
+  renderWith(<ReleasesPage pageSize={10} pollMs={3_600_000} />, { api });
 
 afterEach(cleanup);
 
@@ -87,65 +94,77 @@ describe('ReleasesPage', () => {
   });
 
   it('leaves the total out when the server does not count the matches', async () => {
-    render(fakeApi({ listApplicationsPage: async (f) => ({ items: manyApps(250).slice(0, f.limit), continue: 'x' }) }));
+    renderPaged(fakeApi({ listApplicationsPage: async (f) => ({ items: manyApps(25).slice(0, f.limit), continue: 'x' }) }));
     await screen.findByRole('grid', { name: 'Releases per environment' });
-    expect(range()).toBe('Showing 1–100 applications');
+    expect(range()).toBe('Showing 1–10 applications');
   });
 
   it('pages forward with the continue token of the previous answer and back with the one before', async () => {
-    const api = fakeApi({ listApplicationsPage: opaquePages(manyApps(250)) });
-    render(api);
+    const api = fakeApi({ listApplicationsPage: opaquePages(manyApps(25)) });
+    renderPaged(api);
     await screen.findByRole('grid', { name: 'Releases per environment' });
+    expect(pageRequests(api)).toEqual([{ limit: 10 }]);
 
     fireEvent.click(button('Next'));
-    await waitFor(() => expect(range()).toBe('Showing 101–200 of 250 applications'));
-    expect(pageRequests(api).at(-1)).toEqual({ limit: 100, continue: 'opaque-100' });
-    expect(rowNames()[0]).toBe('app-100');
+    await waitFor(() => expect(range()).toBe('Showing 11–20 of 25 applications'));
+    expect(pageRequests(api).at(-1)).toEqual({ limit: 10, continue: 'opaque-10' });
+    expect(rowNames()[0]).toBe('app-010');
 
     fireEvent.click(button('Next'));
-    await waitFor(() => expect(range()).toBe('Showing 201–250 of 250 applications'));
-    expect(pageRequests(api).at(-1)).toEqual({ limit: 100, continue: 'opaque-200' });
-    expect(rowNames()).toHaveLength(50);
+    await waitFor(() => expect(range()).toBe('Showing 21–25 of 25 applications'));
+    expect(pageRequests(api).at(-1)).toEqual({ limit: 10, continue: 'opaque-20' });
+    expect(rowNames()).toHaveLength(5);
     expect(button('Next').disabled).toBe(true);
 
     fireEvent.click(button('Previous'));
-    await waitFor(() => expect(range()).toBe('Showing 101–200 of 250 applications'));
-    expect(pageRequests(api).at(-1)).toEqual({ limit: 100, continue: 'opaque-100' });
-    expect(rowNames()[0]).toBe('app-100');
+    await waitFor(() => expect(range()).toBe('Showing 11–20 of 25 applications'));
+    expect(pageRequests(api).at(-1)).toEqual({ limit: 10, continue: 'opaque-10' });
+    expect(rowNames()[0]).toBe('app-010');
 
     fireEvent.click(button('Previous'));
-    await waitFor(() => expect(range()).toBe('Showing 1–100 of 250 applications'));
-    expect(pageRequests(api).at(-1)).toEqual({ limit: 100 });
+    await waitFor(() => expect(range()).toBe('Showing 1–10 of 25 applications'));
+    expect(pageRequests(api).at(-1)).toEqual({ limit: 10 });
     expect(button('Previous').disabled).toBe(true);
+    // one request per page shown, nothing else
+    expect(pageRequests(api)).toHaveLength(5);
   });
 
-  it('reloads only the page shown (as the 10 s poll does)', async () => {
-    const api = fakeApi({ listApplicationsPage: opaquePages(manyApps(250)) });
-    render(api);
+  it('reloads only the page shown (as the poll does)', async () => {
+    const api = fakeApi({ listApplicationsPage: opaquePages(manyApps(25)) });
+    renderPaged(api);
     await screen.findByRole('grid', { name: 'Releases per environment' });
     fireEvent.click(button('Next'));
-    await waitFor(() => expect(range()).toBe('Showing 101–200 of 250 applications'));
-    const before = pageRequests(api).length;
+    await waitFor(() => expect(range()).toBe('Showing 11–20 of 25 applications'));
+    expect(pageRequests(api)).toHaveLength(2);
     fireEvent.click(button('Refresh'));
-    await waitFor(() => expect(pageRequests(api).length).toBe(before + 1));
-    expect(pageRequests(api).at(-1)).toEqual({ limit: 100, continue: 'opaque-100' });
+    await waitFor(() => expect(pageRequests(api)).toHaveLength(3));
+    expect(pageRequests(api).at(-1)).toEqual({ limit: 10, continue: 'opaque-10' });
+  });
+
+  it('polls the page shown at the interval it was given, and says so', async () => {
+    const api = fakeApi({ listApplicationsPage: opaquePages(manyApps(25)) });
+    renderWith(<ReleasesPage pageSize={10} pollMs={1000} />, { api });
+    await screen.findByRole('grid', { name: 'Releases per environment' });
+    expect(screen.getByText(/Updates every 1 seconds/)).toBeTruthy();
+    await waitFor(() => expect(pageRequests(api).length).toBeGreaterThanOrEqual(2));
+    expect(pageRequests(api).every((r) => JSON.stringify(r) === '{"limit":10}')).toBe(true);
   });
 
   it('filters by name on the server with a *text* glob once typing pauses, from the first page', async () => {
-    const api = fakeApi({ listApplicationsPage: opaquePages(manyApps(250)) });
-    render(api);
+    const api = fakeApi({ listApplicationsPage: opaquePages(manyApps(25)) });
+    renderPaged(api);
     await screen.findByRole('grid', { name: 'Releases per environment' });
     fireEvent.click(button('Next'));
-    await waitFor(() => expect(range()).toBe('Showing 101–200 of 250 applications'));
+    await waitFor(() => expect(range()).toBe('Showing 11–20 of 25 applications'));
 
-    fireEvent.change(nameField(), { target: { value: 'APP-2' } });
+    fireEvent.change(nameField(), { target: { value: 'APP-02' } });
     // debounced: nothing asked for while the user may still be typing
     expect(pageRequests(api).some((r) => r.applications)).toBe(false);
-    await waitFor(() => expect(range()).toBe('Showing 1–50 of 50 applications'));
+    await waitFor(() => expect(range()).toBe('Showing 1–5 of 5 applications'));
     const filtered = pageRequests(api).filter((r) => r.applications);
     // lowercased (Kubernetes names are), first page, and never the old position under the new filter
-    expect(filtered).toEqual([{ limit: 100, applications: ['*app-2*'] }]);
-    expect(rowNames()[0]).toBe('app-200');
+    expect(filtered).toEqual([{ limit: 10, applications: ['*app-02*'] }]);
+    expect(rowNames()[0]).toBe('app-020');
     expect(button('Previous').disabled).toBe(true);
   });
 
@@ -176,14 +195,14 @@ describe('ReleasesPage', () => {
   });
 
   it('pages client-side over listApplications when the API has no listApplicationsPage', async () => {
-    const api = fakeApi({ listApplicationsPage: undefined, listApplications: async () => manyApps(150) });
-    render(api);
+    const api = fakeApi({ listApplicationsPage: undefined, listApplications: async () => manyApps(15) });
+    renderPaged(api);
     await screen.findByRole('grid', { name: 'Releases per environment' });
-    expect(rowNames()).toHaveLength(100);
-    expect(range()).toBe('Showing 1–100 of 150 applications');
+    expect(rowNames()).toHaveLength(10);
+    expect(range()).toBe('Showing 1–10 of 15 applications');
     fireEvent.click(button('Next'));
-    await waitFor(() => expect(range()).toBe('Showing 101–150 of 150 applications'));
-    expect(rowNames()[0]).toBe('app-100');
+    await waitFor(() => expect(range()).toBe('Showing 11–15 of 15 applications'));
+    expect(rowNames()[0]).toBe('app-010');
   });
 
   it('turns filter text into the globs GET /applications takes', () => {

@@ -53,7 +53,17 @@ export async function loadApplicationsPage(
   );
 }
 
-export function ReleasesPage() {
+/**
+ * Versions per environment, a page of applications at a time, polled every `pollMs` (and at once
+ * on Refresh or when the window regains focus).
+ */
+export function ReleasesPage({
+  pageSize = RELEASES_PAGE_SIZE,
+  pollMs = POLL_MS,
+}: {
+  pageSize?: number;
+  pollMs?: number;
+} = {}) {
   usePageTitle('Releases · Promotions');
   // The filter is in the URL (?application=…&team=…) so a filtered view can be shared.
   const [params, setUrl] = useUrlParams();
@@ -75,12 +85,12 @@ export function ReleasesPage() {
     async (api) => {
       const [environments, page] = await Promise.all([
         api.listEnvironments(),
-        loadApplicationsPage(api, { ...filter, limit: RELEASES_PAGE_SIZE, continue: start }),
+        loadApplicationsPage(api, { ...filter, limit: pageSize, continue: start }),
       ]);
       return { environments, page };
     },
-    [key, start],
-    { pollMs: POLL_MS, stop: () => false },
+    [key, start, pageSize],
+    { pollMs, stop: () => false },
   );
   // The page shown stays until the next one has arrived: paging and filtering do not blank the table
   // (or unmount the filter field being typed in).
@@ -113,7 +123,7 @@ export function ReleasesPage() {
   // A failed first load of a new filter or page shows the error, not the previous page's rows.
   const page = data.value?.page ?? (data.error ? undefined : shown.page);
   const settled = !!data.value; // the page shown is the one asked for (paging while loading would skip)
-  const first = pages.index * RELEASES_PAGE_SIZE;
+  const first = pages.index * pageSize;
 
   return (
     <Flex direction="column" gap="3">
@@ -134,7 +144,7 @@ export function ReleasesPage() {
         </Flex>
         <Flex gap="3" align="center">
           <Text as="p" color="secondary">
-            {environments.length} environments. Updates every 10 seconds.
+            {environments.length} environments. Updates every {Math.round(pollMs / 1000)} seconds.
           </Text>
           <Button size="small" variant="secondary" onPress={data.retry}>
             Refresh
