@@ -94,7 +94,9 @@ describe('ReleasesPage', () => {
   });
 
   it('leaves the total out when the server does not count the matches', async () => {
-    renderPaged(fakeApi({ listApplicationsPage: async (f) => ({ items: manyApps(25).slice(0, f.limit), continue: 'x' }) }));
+    renderPaged(
+      fakeApi({ listApplicationsPage: async (f) => ({ items: manyApps(25).slice(0, f.limit), continue: 'x' }) }),
+    );
     await screen.findByRole('grid', { name: 'Releases per environment' });
     expect(range()).toBe('Showing 1–10 applications');
   });
