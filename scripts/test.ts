@@ -1,10 +1,11 @@
 // `yarn test`: static checks first (cheap, catch stale generated files), then every vitest project,
 // while the upstream components the integration tests need build in the background.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { cacheRoot } from '../test/cluster/paths.js';
+import { formatPhases, readPhases, recordPhase } from '../test/cluster/phases.js';
 
 const steps: Array<[string, string[]]> = [
   ['CRD manifests up to date', ['tsx', 'packages/api/scripts/generateCrds.ts', '--check']],
@@ -19,7 +20,9 @@ const steps: Array<[string, string[]]> = [
 /**
  * The components (Flux, Argo Rollouts, the OTel Collector, llama.cpp, …) build from source in the
  * background from the first second: cold on a fresh machine that is over half an hour of compiling,
- * which would otherwise come before the first test. Test files that need one wait for it before
+ * which would otherwise come before the first test. They build as many at once as the machine has
+ * cores, at the lowest CPU priority (nice 19, inherited by every compiler they start), so they use
+ * what the checks and tests leave and never starve them. Test files that need one wait for it before
  * their hooks (needComponents, test/cluster/need.ts) and run last (test/sequencer.ts); cached, this
  * finds everything in a few seconds. One line per component here, the full log in the file below.
  */
@@ -29,7 +32,7 @@ function buildComponentsInBackground(): { done: Promise<{ ok: boolean; log: stri
   const log = join(dir, 'components.log');
   const file = createWriteStream(log);
   // Its own process group, so that stopping it stops the build scripts and compilers it started.
-  const child = spawn('tsx', ['test/cluster/cli.ts', 'build-all'], {
+  const child = spawn('nice', ['-n', '19', 'tsx', 'test/cluster/cli.ts', 'build-all', '--jobs', 'cores'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -57,8 +60,28 @@ function buildComponentsInBackground(): { done: Promise<{ ok: boolean; log: stri
   return { done, stop };
 }
 
+/**
+ * The phase table (./kpromo's install and clusters, each component, each check, the tests), printed
+ * at the end of every run, then the test runner's closing count again so that it stays the last line.
+ */
+function finish(code: number, phasesFile: string, closing: string | undefined): never {
+  const started = Number(process.env.KPROMO_RUN_STARTED) * 1000 || undefined;
+  console.log(`\n${formatPhases(readPhases(phasesFile), started)}`);
+  if (closing) console.log(`\n${closing}`);
+  process.exit(code);
+}
+
 // Run as CommonJS by tsx (the root package is not an ES module): no top-level await.
 async function main(): Promise<void> {
+  // ./kpromo names the file and has written its phases to it; run alone, this run starts one.
+  let phasesFile = process.env.KPROMO_PHASES;
+  if (!phasesFile) {
+    phasesFile = join(cacheRoot(), 'logs', 'phases.tsv');
+    mkdirSync(join(cacheRoot(), 'logs'), { recursive: true });
+    writeFileSync(phasesFile, '');
+    process.env.KPROMO_PHASES = phasesFile;
+  }
+  let closing: string | undefined;
   const components = buildComponentsInBackground();
   let componentsReady = false;
   void components.done.then((b) => {
@@ -70,18 +93,28 @@ async function main(): Promise<void> {
     // Everything built before the tests start (the warm case): test/sequencer.ts need not hold back
     // the files that need components, and Vitest's slowest-first order packs the workers better.
     const env = componentsReady ? { ...process.env, KPROMO_COMPONENTS_READY: '1' } : process.env;
-    // Asynchronous, so that the background build's lines appear as they come.
-    const status = await new Promise<number | null>((resolve) =>
-      spawn(cmd, args, { stdio: 'inherit', env }).on('close', resolve),
-    );
-    // Where the time goes: each step's wall time (the test runner breaks its own down before its closing line).
-    if (name !== 'tests') console.log(`=== ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    // Asynchronous, so that the background build's lines appear as they come; the output passes
+    // through as it comes, and the test runner's closing count is kept to be repeated last.
+    const status = await new Promise<number | null>((resolve) => {
+      const child = spawn(cmd, args, { stdio: ['inherit', 'pipe', 'inherit'], env });
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        console.log(line);
+        if (/^\d+ passed, \d+ failed/.test(line)) closing = line;
+      });
+      child.on('close', resolve);
+    });
+    const seconds = (Date.now() - started) / 1000;
+    recordPhase(phasesFile, {
+      name: name === 'tests' ? 'tests' : `check: ${name}`,
+      state: status === 0 ? 'ok' : 'failed',
+      seconds,
+    });
+    if (name !== 'tests') console.log(`=== ${name}: ${seconds.toFixed(1)} s`);
     if (status !== 0) {
       console.error(`\n${name} failed (exit ${status}).`);
-      // The test runner prints its own closing line; a failed static check gets one too.
-      if (name !== 'tests') console.log('\n0 passed, 1 failed');
       components.stop();
-      process.exit(status ?? 1);
+      // The test runner prints its own closing line; a failed static check gets one too.
+      finish(status ?? 1, phasesFile, name === 'tests' ? closing : '0 passed, 1 failed');
     }
   }
   // Every component is used by some test, so a failed build has failed a test already; say why.
@@ -89,8 +122,9 @@ async function main(): Promise<void> {
   if (!built.ok) {
     console.error(`\nbuilding the test components failed; the end of ${built.log}:`);
     console.error(readFileSync(built.log, 'utf8').split('\n').slice(-40).join('\n'));
-    process.exit(1);
+    finish(1, phasesFile, closing);
   }
+  finish(0, phasesFile, closing);
 }
 
 void main();

@@ -1,6 +1,8 @@
 // `yarn cluster <build|build-all|start|status|stop|clean>`: manage the local control plane by hand.
-// build: the control plane's binaries; build-all [id...]: every upstream component the tests run (or those named).
-import { buildComponents } from './components.js';
+// build: the control plane's binaries; build-all [--jobs N] [id...]: every upstream component the tests
+// run (or those named), N at a time (default 1).
+import { availableParallelism } from 'node:os';
+import { buildComponents, buildComponentsInParallel } from './components.js';
 import { cleanClusters, clustersStatus, ensureClusters, stopClusters } from './controlPlane.js';
 import { ensureBinaries } from './paths.js';
 
@@ -13,8 +15,14 @@ async function main() {
       console.log(ensureBinaries(log));
       break;
     case 'build-all': {
-      const only = process.argv.slice(3);
-      buildComponents(log, only.length ? only : undefined);
+      const args = process.argv.slice(3);
+      const j = args.indexOf('--jobs');
+      const jobs = j < 0 ? 1 : args[j + 1] === 'cores' ? availableParallelism() : Number(args[j + 1]);
+      if (j >= 0) args.splice(j, 2);
+      if (!Number.isInteger(jobs) || jobs < 1) throw new Error('build-all --jobs takes a positive number or "cores"');
+      const only = args.length ? args : undefined;
+      if (jobs === 1) buildComponents(log, only);
+      else if (!(await buildComponentsInParallel(log, jobs, only))) process.exit(1);
       break;
     }
     case 'start': {

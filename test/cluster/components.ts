@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { ensureAlertmanager } from '../alertmanager/alertmanager.js';
 import { ensureArgoRolloutsBinaries } from '../argo/rollouts.js';
 import { ensureCosign } from '../cosign/cosign.js';
@@ -9,6 +13,7 @@ import { ensurePrometheus } from '../prometheus/prometheus.js';
 import { kubectlPath } from './kubectl.js';
 import type { TestComponent } from './need.js';
 import { ensureBinaries, ensureHelm, ensureRegistry } from './paths.js';
+import { recordPhase } from './phases.js';
 
 type Ensure = (log: (s: string) => void) => unknown;
 
@@ -34,18 +39,71 @@ export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent
   ['llama', 'llama-server and Gemma 3 270M', ensureLlamaServer],
 ];
 
-/** Builds (or finds in the cache) the named components, or all of them, one after the other with a line each. */
-export function buildComponents(log: (s: string) => void, only?: readonly string[]): void {
+/** One component's outcome, as `build-all` reports it (and records in the run's phases, $KPROMO_PHASES). */
+interface ComponentTime {
+  id: string;
+  name: string;
+  state: 'cached' | 'built' | 'failed';
+  seconds: number;
+}
+
+function checkIds(only?: readonly string[]): void {
   const unknown = (only ?? []).filter((id) => !COMPONENTS.some(([c]) => c === id));
   if (unknown.length)
     throw new Error(`unknown component(s) ${unknown.join(', ')}; known: ${COMPONENTS.map(([c]) => c).join(', ')}`);
-  const t0 = Date.now();
+}
+
+function report(log: (s: string) => void, t: ComponentTime): void {
+  log(`${t.name}: ${t.state === 'built' ? `built in ${t.seconds.toFixed(0)} s` : t.state}`);
+  recordPhase(process.env.KPROMO_PHASES, { name: `component ${t.id}`, state: t.state, seconds: t.seconds });
+}
+
+/** Builds (or finds in the cache) the named components, or all of them, one after the other with a line each. */
+export function buildComponents(log: (s: string) => void, only?: readonly string[]): void {
+  checkIds(only);
   for (const [id, name, ensure] of COMPONENTS) {
     if (only && !only.includes(id)) continue;
     const t = Date.now();
     ensure((m) => log(`  ${m}`));
-    const s = (Date.now() - t) / 1000;
-    log(`${name}: ${s < 1 ? 'cached' : `ready in ${s.toFixed(0)} s`}`);
+    const seconds = (Date.now() - t) / 1000;
+    report(log, { id, name, state: seconds < 1 ? 'cached' : 'built', seconds });
   }
-  if (!only) log(`all test components ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+}
+
+/**
+ * The same, `jobs` at a time (each in a process of its own: the builds are synchronous), in the
+ * order of COMPONENTS, so the cheap, much-used ones are ready first. Go builds use every core only
+ * while compiling; linking, module downloads and configure steps run on one, so two builds at once
+ * keep a 2-core machine busy where one leaves it half idle. Resolves false if any failed (the others
+ * still finish: what they built stays cached).
+ */
+export async function buildComponentsInParallel(
+  log: (s: string) => void,
+  jobs: number,
+  only?: readonly string[],
+): Promise<boolean> {
+  checkIds(only);
+  const queue = COMPONENTS.filter(([id]) => !only || only.includes(id));
+  const cli = join(dirname(fileURLToPath(import.meta.url)), 'cli.ts');
+  const tsx = join(dirname(fileURLToPath(import.meta.url)), '../../node_modules/.bin/tsx');
+  let ok = true;
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [id, name] = next;
+      const t = Date.now();
+      // The child reports its own line (and JSON line) when it succeeds; a failure is reported here.
+      const code = await new Promise<number | null>((resolve) => {
+        const child = spawn(tsx, [cli, 'build-all', id], { stdio: ['ignore', 'pipe', 'pipe'] });
+        createInterface({ input: child.stdout }).on('line', log);
+        createInterface({ input: child.stderr }).on('line', (l) => log(`  ${l}`));
+        child.on('close', resolve);
+      });
+      if (code !== 0) {
+        ok = false;
+        report(log, { id, name, state: 'failed', seconds: (Date.now() - t) / 1000 });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
+  return ok;
 }

@@ -42,7 +42,8 @@ export async function needComponents(...ids: TestComponent[]): Promise<void> {
     execFile(
       tsx,
       [join(REPO_ROOT, 'test/cluster/cli.ts'), 'build-all', ...ids],
-      { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 },
+      // Not in the run's phase table: the background build reports each component once.
+      { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KPROMO_PHASES: '' } },
       (err, _stdout, stderr) =>
         err ? reject(new Error(`building ${ids.join(', ')} failed: ${stderr.trim().slice(-4000)}`)) : resolve(),
     ),
