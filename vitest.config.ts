@@ -37,6 +37,11 @@ export default defineConfig({
           include: ['**/*.test.ts', '**/*.test.tsx'], // .test.tsx: component tests, `// @vitest-environment jsdom` per file
           exclude: ['**/node_modules/**', '**/*.int.test.ts', '.cache/**'],
           environment: 'node',
+          // Budgets for hangs, not for work: Vitest's 5 s default is a few seconds of work (a real
+          // vitest run in a child, a fuzz loop, a jsdom page) that a 2-core machine at load 10 stretches
+          // past it. What a test asserts about time it asserts on a fake clock instead.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
           // @backstage/plugin-catalog-react pulls material-ui-popup-state, whose .mjs imports @mui directories
           // (fine in bundlers, not in Node's ESM resolver): let Vite resolve it.
           server: { deps: { inline: ['material-ui-popup-state'] } },

@@ -4,12 +4,11 @@ import { type PromotionsApi, promotionsApiRef } from '@kpromo/plugin-promotions-
 import { configure } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { SWRConfig } from 'swr';
-import { vi } from 'vitest';
 
-// Pages load several things at once (plan, plans, applications, permissions); on a busy 2-core
-// machine the default 1 s for findBy* is too tight.
-configure({ asyncUtilTimeout: 5000 });
-vi.setConfig({ testTimeout: 30_000 });
+// findBy*/waitFor wait for what they assert; their limit is a budget for a hang, not for the work
+// before it: pages load several things at once and render in jsdom, which a 2-core machine at load
+// 10 stretches to seconds (the test's own limit is the unit project's, vitest.config.ts).
+configure({ asyncUtilTimeout: 30_000 });
 
 /**
  * renderInTestApp with a fake promotions API and a permission decision. usePermission caches decisions
