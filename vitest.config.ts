@@ -42,6 +42,7 @@ export default defineConfig({
           // past it. What a test asserts about time it asserts on a fake clock instead.
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          expect: { poll: { timeout: 15_000 } },
           // @backstage/plugin-catalog-react pulls material-ui-popup-state, whose .mjs imports @mui directories
           // (fine in bundlers, not in Node's ESM resolver): let Vite resolve it.
           server: { deps: { inline: ['material-ui-popup-state'] } },

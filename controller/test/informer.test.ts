@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Informer, type InformerEvent, type KObject } from '../src/kube/informer.js';
 import { KubeRest } from '../src/kube/rest.js';
 
@@ -25,7 +25,6 @@ class FakeApi {
   readonly lists: URLSearchParams[] = [];
   readonly watches: URLSearchParams[] = [];
   private server?: Server;
-  private bookmarkTimer?: NodeJS.Timeout;
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
@@ -93,16 +92,12 @@ class FakeApi {
     for (const w of this.watchers)
       this.send(w, 'BOOKMARK', { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: String(rv) } });
   }
-  bookmarkEvery(ms: number) {
-    this.bookmarkTimer = setInterval(() => this.bookmark(), ms);
-  }
   /** Ends every open watch, as the apiserver does when timeoutSeconds elapse. */
   closeWatches() {
     for (const w of this.watchers) w.end();
     this.watchers.clear();
   }
   async stop() {
-    clearInterval(this.bookmarkTimer);
     for (const w of this.watchers) w.destroy();
     await new Promise((r) => this.server?.close(r));
   }
@@ -120,17 +115,26 @@ function restFor(server: string): KubeRest {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits for `fn` on real time (performance.now and setTimeout), also while a test fakes Date. */
 async function until(what: string, fn: () => boolean, ms = 5_000) {
-  const end = Date.now() + ms;
+  const end = performance.now() + ms;
   while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    if (performance.now() > end) throw new Error(`timed out: ${what}`);
     await sleep(20);
   }
 }
 
+/**
+ * The inactivity check (a setInterval comparing Date.now() with the last byte's time) on a fake
+ * clock that the test moves: I/O stays real, so a busy machine delays when bytes arrive but not
+ * what the check sees between them.
+ */
+const fakeInactivityClock = () => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+
 let api: FakeApi;
 let inf: Informer<Obj> | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   inf?.stop();
   inf = undefined;
   await api?.stop();
@@ -152,12 +156,17 @@ async function setup(opts: ConstructorParameters<typeof Informer<Obj>>[3] = {}) 
 
 describe('Informer watch lifecycle', () => {
   it('lists once, then keeps one long watch open (server timeout 5-10 min, bookmarks) while only bookmarks arrive', async () => {
+    fakeInactivityClock();
     const { events, inf } = await setup({ inactivityMs: 1_000 });
-    api.bookmarkEvery(100);
-    await sleep(3_000); // 3x the inactivity limit
+    // A bookmark every 100 ms for 3x the inactivity limit, each one received before the clock moves on.
+    for (let i = 1; i <= 30; i++) {
+      api.bookmark();
+      await until(`bookmark ${i}`, () => inf.stats.bookmarks === i);
+      vi.advanceTimersByTime(100);
+    }
     expect(api.lists).toHaveLength(1);
     expect(api.watches).toHaveLength(1);
-    expect(inf.stats.bookmarks).toBeGreaterThan(10);
+    expect(inf.stats.bookmarks).toBe(30);
     const q = api.watches[0];
     expect(q.get('allowWatchBookmarks')).toBe('true');
     expect(q.get('resourceVersion')).toBe('102');
@@ -187,11 +196,11 @@ describe('Informer watch lifecycle', () => {
   });
 
   it('resumes from the last resourceVersion (moved by a bookmark) without relisting when the server ends the watch', async () => {
-    const { events } = await setup();
+    const { events, inf } = await setup();
     api.change('ADDED', 'c');
     await until('add c', () => events.length === 3);
     api.bookmark(150);
-    await sleep(100);
+    await until('bookmark', () => inf.stats.bookmarks === 1);
     api.closeWatches();
     await until('second watch', () => api.watches.length === 2 && api.watchers.size === 1);
     expect(api.watches[1].get('resourceVersion')).toBe('150');
@@ -202,10 +211,13 @@ describe('Informer watch lifecycle', () => {
   });
 
   it('reopens a watch that went silent past the inactivity limit, from its resourceVersion', async () => {
+    fakeInactivityClock();
     const { events } = await setup({ inactivityMs: 300 });
     api.change('ADDED', 'c');
     await until('add c', () => events.length === 3);
-    await until('reopened', () => api.watches.length >= 2, 3_000);
+    // Silent from here: once the limit has passed on the clock, the next check reopens the watch.
+    vi.advanceTimersByTime(350);
+    await until('reopened', () => api.watches.length >= 2);
     expect(api.watches[1].get('resourceVersion')).toBe('103');
     expect(api.lists).toHaveLength(1);
     expect(inf?.lastError).toBeUndefined();

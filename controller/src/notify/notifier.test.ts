@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Notification, NotificationSpec } from '@kpromo/api';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ReleaseEvent } from '../extension/notificationProvider.js';
 import { Egress, registerOwnListener } from '../net/guardedFetch.js';
 import { createLogger } from '../observability/logger.js';
@@ -40,8 +40,24 @@ async function receiver(
 }
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
 });
+
+/**
+ * Request deadlines (AbortSignal.timeout, on a timer of Node's own that fake timers cannot reach)
+ * that run out when the test calls `expire`; `ms` is the deadline asked for.
+ */
+function controlledDeadlines() {
+  const deadlines: Array<{ ms: number; expire: () => void }> = [];
+  vi.spyOn(AbortSignal, 'timeout').mockImplementation((ms) => {
+    const c = new AbortController();
+    const expire = () => c.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    deadlines.push({ ms, expire });
+    return c.signal;
+  });
+  return deadlines;
+}
 
 function notification(
   name: string,
@@ -184,17 +200,31 @@ describe('Notifier with a real HTTP receiver', () => {
   });
 
   it('times out slow receivers and retries them', async () => {
-    const slow = createServer(() => {}); // never answers
+    // Each attempt's deadline (AbortSignal.timeout) runs out when the test says, once the receiver
+    // holds the request: no wall-clock measurement for a busy machine to stretch or cut short.
+    const deadlines = controlledDeadlines();
+    const arrived: Array<() => void> = [];
+    const arrivals = [0, 1].map(() => new Promise<void>((r) => arrived.push(r)));
+    let requests = 0;
+    const slow = createServer(() => arrived[requests++]?.()); // never answers
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     servers.push(slow);
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
     const { n, deliveries } = notifier([notification('hook', { url, timeoutSeconds: 1, maxAttempts: 2 })]);
-    const started = Date.now();
     n.emit(event);
-    await n.flush();
+    const flushed = n.flush();
+    await arrivals[0];
+    expect(deadlines.map((d) => d.ms)).toEqual([1000]);
+    deadlines[0].expire();
+    // Retried after the first attempt timed out, with a fresh deadline of its own.
+    await arrivals[1];
+    expect(deliveries).toEqual([]);
+    expect(deadlines.map((d) => d.ms)).toEqual([1000, 1000]);
+    deadlines[1].expire();
+    await flushed;
     slow.closeAllConnections();
+    expect(requests).toBe(2);
     expect(deliveries[0]).toMatchObject({ ok: false, error: expect.stringContaining('timed out after 1000ms') });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
   });
 
   it('retries refused connections and reports the cause', async () => {
@@ -276,13 +306,18 @@ describe('Notifier egress guard (SSRF)', () => {
   });
 
   it('refuses the metadata address literal, once (no retries)', async () => {
-    const { n, deliveries } = notifier([
-      notification('meta', { url: 'http://169.254.169.254/latest/meta-data/iam?x=1', maxAttempts: 5 }),
-    ]);
-    const started = Date.now();
+    const egress = new Egress({ allowedCidrs: LOOPBACK_ALLOWED });
+    const attempts = vi.spyOn(egress, 'fetch');
+    const { n, deliveries } = notifier(
+      [notification('meta', { url: 'http://169.254.169.254/latest/meta-data/iam?x=1', maxAttempts: 5 })],
+      {},
+      { egress },
+    );
     n.emit(event);
     await n.flush();
-    expect(Date.now() - started).toBeLessThan(1000); // no backoff: a policy refusal is not retried
+    // One attempt, so no backoff either: a policy refusal is not retried. (Counted, not timed: a busy
+    // machine can make a single attempt take longer than five quick ones.)
+    expect(attempts).toHaveBeenCalledTimes(1);
     expect(deliveries).toEqual([
       {
         name: 'meta',

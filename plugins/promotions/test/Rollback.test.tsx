@@ -1,16 +1,19 @@
 // @vitest-environment jsdom
 import type { PromotionPlan } from '@kpromo/plugin-promotions-react';
-import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { useState } from 'react';
 import { Route, Routes } from 'react-router-dom';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { planTimeline } from '../src/components/PlanTimeline';
 import { PlanView, planChanges } from '../src/components/PlanView';
 import { PromotionsPage } from '../src/components/PromotionsPage';
 import { approvedPlan, fakeApi, plan } from './fixtures';
 import { renderWith } from './render';
 
-afterEach(cleanup);
+afterEach(() => {
+  cleanup();
+  vi.useRealTimers();
+});
 
 const D = (c: string) => `sha256:${c.repeat(64)}`;
 
@@ -163,6 +166,24 @@ describe('rollback plans', () => {
   });
 });
 
+const realSetTimeout = globalThis.setTimeout;
+/**
+ * Retries `check` until it passes, on real timers and without moving a fake clock: RTL's findBy and
+ * waitFor wait on a setTimeout of their own (which a fake clock never fires), and vi.waitFor moves
+ * the fake clock between its attempts.
+ */
+async function onRealTimers<T>(check: () => T, timeoutMs = 5000): Promise<T> {
+  const end = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      return check();
+    } catch (e) {
+      if (performance.now() > end) throw e;
+      await new Promise((r) => realSetTimeout(r, 20));
+    }
+  }
+}
+
 /** A page that switches from one plan to another without remounting the plan view. */
 function Switcher() {
   const [name, setName] = useState('plan-a');
@@ -178,17 +199,21 @@ function Switcher() {
 
 describe('plan pages stay live and never stale', () => {
   it('keeps polling slowly after the plan is final, and loads again when the window gets focus', async () => {
+    // The polls run on a fake clock moved by hand: a busy machine cannot stretch a short real wait
+    // over two slow polls.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const api = fakeApi({ getPlan: async () => finished() });
     renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={20} slowPollMs={150} />, { api });
-    await screen.findByTestId('plan-phase');
+    await onRealTimers(() => screen.getByTestId('plan-phase'));
     const count = () => api.calls.filter((c) => c.startsWith('getPlan')).length;
     const n = count();
-    await new Promise((r) => setTimeout(r, 60));
-    expect(count()).toBeLessThanOrEqual(n + 1); // not every 20 ms any more
-    await waitFor(() => expect(count()).toBeGreaterThan(n), { timeout: 2000 }); // but still now and then
+    await act(() => vi.advanceTimersByTimeAsync(149));
+    expect(count()).toBe(n); // not every 20 ms any more
+    await act(() => vi.advanceTimersByTimeAsync(1));
+    expect(count()).toBe(n + 1); // but still every slowPollMs
     const m = count();
     window.dispatchEvent(new Event('focus'));
-    await waitFor(() => expect(count()).toBeGreaterThan(m));
+    await onRealTimers(() => expect(count()).toBeGreaterThan(m));
   });
 
   it('never shows the previous plan while the next one loads', async () => {
