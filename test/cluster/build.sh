@@ -6,8 +6,9 @@
 #   helm                                     <- helm.sh/helm/v3 (the chart tests' CLI; not part of the clusters)
 #   registry                                 <- github.com/distribution/distribution/v3 (the OCI registry of the demo and tests)
 # Output: $PROMO_CACHE_DIR/k8s/<key>/bin and $PROMO_CACHE_DIR/helm/<key>/bin. Reused when present, so a
-# second run is a no-op. Prints the k8s bin dir; `build.sh helm` / `build.sh registry` builds only that
-# one and prints its bin dir.
+# second run is a no-op. Prints the k8s bin dir; `build.sh k8s` builds only the control plane (what
+# `yarn cluster start` waits for: helm and the registry build beside the tests), `build.sh helm` /
+# `build.sh registry` only that one and prints its bin dir.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
@@ -20,14 +21,14 @@ want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
 helm_out="$cache_root/helm/helm-${HELM_VERSION}_r${BUILD_REV}/bin"
 registry_out="$cache_root/registry/registry-${REGISTRY_VERSION}_r${BUILD_REV}/bin"
 only="${1:-}"
-[[ -z "$only" || "$only" == helm || "$only" == registry ]] || {
-  echo "build.sh: unknown target '$only' (helm or registry)" >&2
+[[ -z "$only" || "$only" == k8s || "$only" == helm || "$only" == registry ]] || {
+  echo "build.sh: unknown target '$only' (k8s, helm or registry)" >&2
   exit 2
 }
 
 find_missing() {
   missing=()
-  if [[ -z "$only" ]]; then
+  if [[ -z "$only" || "$only" == k8s ]]; then
     for b in "${want[@]}"; do [[ -x "$out/$b" ]] || missing+=("$b"); done
     [[ -s "$out/kwok-stages.yaml" ]] || missing+=(kwok-stages.yaml)
   fi
@@ -43,7 +44,8 @@ if [[ ${#missing[@]} -eq 0 ]]; then echo "$result"; exit 0; fi
 # The test run builds components in the background while test files ask for them: one builds, the
 # other waits here and then finds what it needs.
 mkdir -p "$cache_root"
-exec 9>"$cache_root/.build-sh.lock"
+# One lock per target, so that helm and the registry build side by side.
+exec 9>"$cache_root/.build-sh-${only:-all}.lock"
 flock 9
 find_missing
 if [[ ${#missing[@]} -eq 0 ]]; then echo "$result"; exit 0; fi

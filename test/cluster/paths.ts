@@ -73,7 +73,7 @@ export function ensureBinaries(log: (s: string) => void = () => {}): string {
   const dir = binariesDir();
   if ([...BINARIES, 'kwok-stages.yaml'].every((b) => existsSync(join(dir, b)))) return dir;
   log(`building control-plane binaries into ${dir} (first time only; needs Go)…`);
-  return runBuildScript('build.sh') || dir;
+  return runBuildScript('build.sh', ['k8s']) || dir;
 }
 
 /** Path of the helm CLI (HELM_VERSION in versions.env) the chart tests run; builds it (minutes, once) when absent. */
