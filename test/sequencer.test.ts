@@ -6,11 +6,13 @@ describe('integration file order (test/sequencer.ts)', () => {
   it('ranks a file by the last-built component it declares, and a file declaring none first', () => {
     expect(needRank("import x from 'y';\nconst a = 1;")).toBe(-1);
     expect(needRank("await needComponents('helm');")).toBe(0);
-    expect(needRank("await needComponents('argo', 'flux');")).toBe(4);
-    // llama-server is built last: its files run last.
-    expect(needRank('await needComponents("kubectl", "llama");')).toBe(9);
-    expect(needRank("await needComponents('prometheus');")).toBe(7);
-    expect(needRank("await needComponents('otel');\nawait needComponents('flux-crds');")).toBe(5);
+    expect(needRank("await needComponents('argo', 'flux');")).toBe(5);
+    // llama.cpp's server is a download and its files are long: they run early, after kubectl's.
+    expect(needRank('await needComponents("kubectl", "llama");')).toBe(2);
+    // cosign is built last: its files run last.
+    expect(needRank("await needComponents('cosign', 'helm');")).toBe(9);
+    expect(needRank("await needComponents('prometheus');")).toBe(8);
+    expect(needRank("await needComponents('otel');\nawait needComponents('flux-crds');")).toBe(6);
   });
 });
 

