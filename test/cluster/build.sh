@@ -101,11 +101,14 @@ import (
 GO
   (cd "$d" && go mod tidy -e >/dev/null 2>&1 || true; cd "$d" && go mod download >/dev/null)
   (cd "$d" && go get k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler >/dev/null 2>&1 || true)
+  local pkgs=() b
   for b in kube-apiserver kube-controller-manager kube-scheduler; do
-    [[ -x "$out/$b" ]] && continue
-    echo "build.sh: building $b $K8S_VERSION" >&2
-    (cd "$d" && go build -ldflags "$ldflags $(kube_version_ldflags)" -o "$out/$b" "k8s.io/kubernetes/cmd/$b")
+    [[ -x "$out/$b" ]] || pkgs+=("k8s.io/kubernetes/cmd/$b")
   done
+  [[ ${#pkgs[@]} -gt 0 ]] || return 0
+  # One go build for all three: one package graph, so their links (one core each) run side by side.
+  echo "build.sh: building ${pkgs[*]##*/} $K8S_VERSION" >&2
+  (cd "$d" && go build -ldflags "$ldflags $(kube_version_ldflags)" -o "$out/" "${pkgs[@]}")
 }
 
 build_etcd() {
