@@ -42,12 +42,7 @@ const script = (name: string, log: (s: string) => void) => {
 export function ensureLlamaServer(log: (s: string) => void = () => {}): { bin: string; model: string } {
   componentUsed('llama');
   const v = versions();
-  const bin = join(
-    cacheRoot(),
-    'llm',
-    `xllamacpp-${v.XLLAMACPP_VERSION}_r${v.XLLAMACPP_REV}`,
-    'bin/llama-server',
-  );
+  const bin = join(cacheRoot(), 'llm', `xllamacpp-${v.XLLAMACPP_VERSION}_r${v.XLLAMACPP_REV}`, 'bin/llama-server');
   const model = join(cacheRoot(), 'llm', `gemma3-270m-${v.GEMMA3_270M_GGUF_VERSION}`, 'gemma-3-270m-q4_k_m.gguf');
   if (!existsSync(bin)) log("installing llama.cpp's server from the xllamacpp wheel (first time only)…");
   return {
