@@ -6,9 +6,10 @@
 #   helm                                     <- helm.sh/helm/v3 (the chart tests' CLI; not part of the clusters)
 #   registry                                 <- github.com/distribution/distribution/v3 (the OCI registry of the demo and tests)
 # Output: $PROMO_CACHE_DIR/k8s/<key>/bin and $PROMO_CACHE_DIR/helm/<key>/bin. Reused when present, so a
-# second run is a no-op. Prints the k8s bin dir; `build.sh k8s` builds only the control plane (what
-# `yarn cluster start` waits for: helm and the registry build beside the tests), `build.sh helm` /
-# `build.sh registry` only that one and prints its bin dir.
+# second run is a no-op. Prints the k8s bin dir; `build.sh k8s` builds what every integration test
+# needs, the control plane and the registry (what ./kpromo builds beside yarn install and `yarn
+# cluster start` waits for; helm builds beside the tests), `build.sh helm` / `build.sh registry`
+# only that one and prints its bin dir.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
@@ -34,7 +35,7 @@ find_missing() {
   fi
   k8s_missing=${#missing[@]}
   [[ -n "$only" && "$only" != helm ]] || [[ -x "$helm_out/helm" ]] || missing+=(helm)
-  [[ -n "$only" && "$only" != registry ]] || [[ -x "$registry_out/registry" ]] || missing+=(registry)
+  [[ -n "$only" && "$only" != registry && "$only" != k8s ]] || [[ -x "$registry_out/registry" ]] || missing+=(registry)
 }
 result="$out"
 if [[ "$only" == helm ]]; then result="$helm_out"; fi
@@ -183,7 +184,7 @@ if [[ $k8s_missing -gt 0 ]]; then
   build_kwok
   build_kube
 fi
-[[ -n "$only" && "$only" != registry ]] || build_registry
+[[ -n "$only" && "$only" != registry && "$only" != k8s ]] || build_registry
 [[ -n "$only" && "$only" != helm ]] || build_helm
 echo "build.sh: built ${missing[*]} in $(( $(date +%s) - start ))s" >&2
 echo "$result"
