@@ -9,26 +9,19 @@
 # (and `yarn test` builds it in the background). Prints the binary's path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$(cd "$here/../.." && pwd)/.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 dir="$cache_root/alertmanager/alertmanager-${ALERTMANAGER_VERSION}_r${ALERTMANAGER_BUILD_REV}"
 bin="$dir/bin/alertmanager"
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
-command -v go >/dev/null || { echo "alertmanager/build.sh: Go toolchain not found; install Go >= 1.26" >&2; exit 1; }
-
-# Two test files may ask at once: one builds, the other waits and then finds the binary.
-mkdir -p "$cache_root/alertmanager"
-exec 9>"$cache_root/alertmanager/.build.lock"
-flock 9
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
+ready() { [[ -x "$bin" ]]; }
+print() { echo "$bin"; }
+once "$cache_root/alertmanager/.build.lock" ready print
+require go "install Go >= 1.26"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
 start=$(date +%s)
-info="$(go mod download -json "github.com/prometheus/alertmanager@${ALERTMANAGER_VERSION}")"
-src="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")"
-[[ -d "$src" ]] || { echo "alertmanager/build.sh: go mod download gave no Dir:" >&2; echo "$info" >&2; exit 1; }
+src="$(module_path Dir "github.com/prometheus/alertmanager@${ALERTMANAGER_VERSION}")"
 work="$dir/src"
 rm -rf "$work"
 mkdir -p "$dir/bin"

@@ -11,29 +11,21 @@
 # from a small wrapper module that requires it and repeats its replace lines (and its go.sum).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$(cd "$here/../.." && pwd)/.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 mod=github.com/argoproj/argo-rollouts
 version="$ARGO_ROLLOUTS_VERSION"
 dir="$cache_root/argo-rollouts/argo-rollouts-${version}_r${ARGO_BUILD_REV}"
 
 complete() { [[ -x "$dir/bin/rollouts-controller" ]] && compgen -G "$dir/crds/*.yaml" >/dev/null; }
-if complete; then echo "$dir"; exit 0; fi
-command -v go >/dev/null || { echo "argo/build.sh: Go toolchain not found; install Go >= 1.26" >&2; exit 1; }
-
-# Two test files may ask at once: one builds, the other waits and then finds the binary.
-mkdir -p "$cache_root/argo-rollouts"
-exec 9>"$cache_root/argo-rollouts/.build.lock"
-flock 9
-if complete; then echo "$dir"; exit 0; fi
+print() { echo "$dir"; }
+once "$cache_root/argo-rollouts/.build.lock" complete print
+require go "install Go >= 1.26"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath -mod=mod"
 export CGO_ENABLED=0
 start=$(date +%s)
-info="$(go mod download -json "$mod@$version")"
-src="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")"
-[[ -d "$src" ]] || { echo "argo/build.sh: go mod download $mod@$version gave no Dir:" >&2; echo "$info" >&2; exit 1; }
+src="$(module_path Dir "$mod@$version")"
 
 work="$dir/src"
 rm -rf "$work"

@@ -8,19 +8,14 @@
 # of `yarn cluster start`: test/cluster/kubectl.ts (kubectlPath) calls it lazily. Prints the bin dir.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=versions.env
-source "$here/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$(cd "$here/../.." && pwd)/.cache}"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 dir="$cache_root/kubectl/kubectl-${K8S_VERSION}_r${KUBECTL_BUILD_REV}"
 out="$dir/bin"
-if [[ -x "$out/kubectl" ]]; then echo "$out"; exit 0; fi
-command -v go >/dev/null || { echo "kubectl.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
-
-# Two test files may ask at once: one builds, the other waits and then finds the binary.
-mkdir -p "$cache_root/kubectl"
-exec 9>"$cache_root/kubectl/.build.lock"
-flock 9
-if [[ -x "$out/kubectl" ]]; then echo "$out"; exit 0; fi
+ready() { [[ -x "$out/kubectl" ]]; }
+print() { echo "$out"; }
+once "$cache_root/kubectl/.build.lock" ready print
+require go "install Go >= 1.25"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
@@ -32,8 +27,7 @@ mkdir -p "$out" "$work"
 # paths, which a consumer cannot use: the wrapper module replaces each with its published tag
 # (v0.<minor>.<patch> for v1.<minor>.<patch>), read from the module's own go.mod.
 staging="v0.${K8S_VERSION#v1.}"
-gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-[[ -s "$gomod" ]] || { echo "kubectl.sh: go mod download k8s.io/kubernetes@$K8S_VERSION gave no go.mod" >&2; exit 1; }
+gomod="$(module_path GoMod "k8s.io/kubernetes@$K8S_VERSION")"
 printf 'module promotions.local/kubectlbuild\n\ngo 1.25.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$K8S_VERSION" >"$work/go.mod"
 awk -v v="$staging" '$2 == "=>" && $3 ~ /^\.\/staging\/src\// {print "\t" $1 " => " $1 " " v}' "$gomod" >>"$work/go.mod"
 echo ")" >>"$work/go.mod"

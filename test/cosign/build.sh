@@ -8,26 +8,19 @@
 # the background). Prints the binary's path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$(cd "$here/../.." && pwd)/.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 dir="$cache_root/cosign/cosign-${COSIGN_VERSION}_r${COSIGN_BUILD_REV}"
 bin="$dir/bin/cosign"
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
-command -v go >/dev/null || { echo "cosign/build.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
-
-# Two test files may ask at once: one builds, the other waits and then finds the binary.
-mkdir -p "$cache_root/cosign"
-exec 9>"$cache_root/cosign/.build.lock"
-flock 9
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
+ready() { [[ -x "$bin" ]]; }
+print() { echo "$bin"; }
+once "$cache_root/cosign/.build.lock" ready print
+require go "install Go >= 1.25"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
 start=$(date +%s)
-info="$(go mod download -json "github.com/sigstore/cosign/v3@${COSIGN_VERSION}")"
-src="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")"
-[[ -d "$src" ]] || { echo "cosign/build.sh: go mod download gave no Dir:" >&2; echo "$info" >&2; exit 1; }
+src="$(module_path Dir "github.com/sigstore/cosign/v3@${COSIGN_VERSION}")"
 mkdir -p "$dir/bin"
 echo "cosign/build.sh: building cosign ${COSIGN_VERSION} (a few minutes the first time)" >&2
 (cd "$src" && GOWORK=off GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -ldflags "-s -w" -o "$bin.tmp" ./cmd/cosign >&2)

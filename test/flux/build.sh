@@ -13,9 +13,8 @@
 # requirement on the controller module itself.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$here/../../.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 
 key_dir() { echo "$cache_root/flux/$1-$2_r${FLUX_BUILD_REV}"; }
 complete() { [[ -x "$1/bin/$2" ]] && compgen -G "$1/crds/*.yaml" >/dev/null; }
@@ -49,14 +48,8 @@ print() {
   done
 }
 
-if all_present; then print; exit 0; fi
-command -v go >/dev/null || { echo "flux/build.sh: Go toolchain not found; install Go >= 1.26" >&2; exit 1; }
-
-# Two test files may ask at once: one builds, the other waits and then finds the binaries.
-mkdir -p "$cache_root/flux"
-exec 9>"$cache_root/flux/.build.lock"
-flock 9
-if all_present; then print; exit 0; fi
+once "$cache_root/flux/.build.lock" all_present print
+require go "install Go >= 1.26"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath -mod=mod"
 export CGO_ENABLED=0
@@ -66,11 +59,9 @@ build_one() {
   local dir
   dir="$(key_dir "$name" "$version")"
   complete "$dir" "$name" && return
-  local start src info
+  local start src
   start=$(date +%s)
-  info="$(go mod download -json "$mod@$version")"
-  src="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")"
-  [[ -d "$src" ]] || { echo "flux/build.sh: go mod download $mod@$version gave no Dir:" >&2; echo "$info" >&2; exit 1; }
+  src="$(module_path Dir "$mod@$version")"
   local work="$dir/src"
   rm -rf "$work"
   mkdir -p "$work" "$dir/bin" "$dir/crds"

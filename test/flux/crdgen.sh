@@ -14,9 +14,8 @@
 # on a writable copy of each module (the module cache is read-only) so `go list` may complete go.sum.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$(cd "$here/../.." && pwd)/.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 dir="$cache_root/flux/api-crds_helm-${FLUX_HELM_API_VERSION}_reflector-${FLUX_IMAGE_REFLECTOR_API_VERSION}_automation-${FLUX_IMAGE_AUTOMATION_API_VERSION}_cg-${CONTROLLER_TOOLS_VERSION}_r${FLUX_CRDGEN_REV}"
 want=(
   helm.toolkit.fluxcd.io_helmreleases.yaml
@@ -30,14 +29,9 @@ complete() {
   [[ -x "$dir/bin/controller-gen" ]] || return 1
   for f in "${want[@]}"; do [[ -s "$dir/crds/$f" ]] || return 1; done
 }
-if complete; then echo "$dir"; exit 0; fi
-command -v go >/dev/null || { echo "flux/crdgen.sh: Go toolchain not found; install Go >= 1.26" >&2; exit 1; }
-
-# Two test files may ask at once: one generates, the other waits and then finds the files.
-mkdir -p "$cache_root/flux"
-exec 9>"$cache_root/flux/.crdgen.lock"
-flock 9
-if complete; then echo "$dir"; exit 0; fi
+print() { echo "$dir"; }
+once "$cache_root/flux/.crdgen.lock" complete print
+require go "install Go >= 1.26"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath -mod=mod"
 export CGO_ENABLED=0
@@ -56,9 +50,7 @@ mkdir -p "$out"
 
 gen() {
   local mod="$1" version="$2" info src work
-  info="$(go mod download -json "$mod@$version")"
-  src="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")"
-  [[ -d "$src" ]] || { echo "flux/crdgen.sh: go mod download $mod@$version gave no Dir:" >&2; echo "$info" >&2; exit 1; }
+  src="$(module_path Dir "$mod@$version")"
   work="$dir/src/${mod//\//_}"
   mkdir -p "$work"
   cp -R "$src"/. "$work"/

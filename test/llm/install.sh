@@ -8,20 +8,15 @@
 # Not part of `yarn cluster start`: test/llm/llamaServer.ts calls it lazily. Prints the launcher's path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$here/../../.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 dir="$cache_root/llm/xllamacpp-${XLLAMACPP_VERSION}_r${XLLAMACPP_REV}"
 bin="$dir/bin/llama-server"
 
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
-command -v python3 >/dev/null || { echo "llm/install.sh: python3 (>= 3.10) not found (apt-get install python3 python3-venv)" >&2; exit 1; }
-
-# Two test files may ask at once: one installs, the other waits and then finds the launcher.
-mkdir -p "$cache_root/llm"
-exec 9>"$cache_root/llm/.install.lock"
-flock 9
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
+ready() { [[ -x "$bin" ]]; }
+print() { echo "$bin"; }
+once "$cache_root/llm/.install.lock" ready print
+require python3 "install Python >= 3.10 with venv (apt-get install python3 python3-venv)"
 
 start=$(date +%s)
 rm -rf "$dir"

@@ -9,18 +9,14 @@
 # Not part of `yarn cluster start`: test/otel/collector.ts calls it lazily. Prints the binary's path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$(cd "$here/../.." && pwd)/.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 dir="$cache_root/otelcol/otelcol-${OTELCOL_VERSION}_r${OTELCOL_BUILD_REV}"
 bin="$dir/bin/otelcol"
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
-command -v go >/dev/null || { echo "otel/build.sh: Go toolchain not found; install Go >= 1.25" >&2; exit 1; }
-
-mkdir -p "$cache_root/otelcol"
-exec 9>"$cache_root/otelcol/.build.lock"
-flock 9
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
+ready() { [[ -x "$bin" ]]; }
+print() { echo "$bin"; }
+once "$cache_root/otelcol/.build.lock" ready print
+require go "install Go >= 1.25"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0

@@ -9,26 +9,19 @@
 # builds it in the background). Prints the binary's path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../cluster/versions.env
-source "$here/../cluster/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$(cd "$here/../.." && pwd)/.cache}"
+# shellcheck source=../cluster/lib.sh
+source "$here/../cluster/lib.sh"
 dir="$cache_root/prometheus/prometheus-${PROMETHEUS_VERSION}_r${PROMETHEUS_BUILD_REV}"
 bin="$dir/bin/prometheus"
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
-command -v go >/dev/null || { echo "prometheus/build.sh: Go toolchain not found; install Go >= 1.26.7" >&2; exit 1; }
-
-# Two test files may ask at once: one builds, the other waits and then finds the binary.
-mkdir -p "$cache_root/prometheus"
-exec 9>"$cache_root/prometheus/.build.lock"
-flock 9
-if [[ -x "$bin" ]]; then echo "$bin"; exit 0; fi
+ready() { [[ -x "$bin" ]]; }
+print() { echo "$bin"; }
+once "$cache_root/prometheus/.build.lock" ready print
+require go "install Go >= 1.26.7"
 
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 export CGO_ENABLED=0
 start=$(date +%s)
-info="$(go mod download -json "github.com/prometheus/prometheus@${PROMETHEUS_VERSION}")"
-src="$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")"
-[[ -d "$src" ]] || { echo "prometheus/build.sh: go mod download gave no Dir:" >&2; echo "$info" >&2; exit 1; }
+src="$(module_path Dir "github.com/prometheus/prometheus@${PROMETHEUS_VERSION}")"
 mkdir -p "$dir/bin"
 echo "prometheus/build.sh: building Prometheus ${PROMETHEUS_VERSION} (a few minutes the first time)" >&2
 (cd "$src" && GOWORK=off GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -tags remove_all_sd -ldflags "-s -w" -o "$bin.tmp" ./cmd/prometheus >&2)
