@@ -470,7 +470,12 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     )
     .argument('<image>', 'host/repository[:tag][@sha256:<digest>] in the registry it was promoted to')
     .option('--key <file...>', "public key(s) of kpromo's promotion signing key (PEM); several while rotating")
-    .option('--signature-key <file...>', "public key(s) of the build's signatures and attestations (cosign.pub)")
+    .option(
+      '--signature-key <file...>',
+      "public key(s) of the build's signatures and attestations (cosign.pub); never one of the --key keys",
+    )
+    .option('--to <environment>', 'require a promotion to this environment')
+    .option('--target-repo <host/repository>', 'require a promotion into this repository')
     .option('--insecure', 'plain http (a registry on loopback or a test registry)')
     .action(async (image: string, o: VerifyOptions, cmd: Command) => {
       const report = await verifyCommand(image, o);

@@ -1,8 +1,8 @@
 // `kpromo verify` against a real registry, with images signed and attested by the real cosign
 // (built from its Go module) and promotion attestations signed by kpromo's own signing code. The
 // program runs in-process (buildProgram), as main.ts runs it, with its exit code from describeFailure.
-import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import { attachReferrer, Egress, RegistryClient } from '@kpromo/controller/oci';
@@ -26,6 +26,7 @@ import {
 } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exitCodes.js';
+import { fingerprint } from '../src/verify.js';
 import { runKpromo } from './inProcess.js';
 
 await needComponents('cosign');
@@ -43,6 +44,10 @@ const insecure = ['--allow-insecure-registry', '--allow-http-registry'];
 // The test's own writes to the loopback registry (the controller allows it only by egress.allowedCidrs).
 const loopback = new Egress({ allowedCidrs: ['127.0.0.1/32'] });
 const client = () => new RegistryClient({ host: reg.host }, undefined, loopback);
+
+/** How `kpromo verify` names a key file: its name and the first 16 hex digits of its fingerprint. */
+const named = (file: string, pem = readFileSync(file, 'utf8')) =>
+  `${file.split('/').pop()} (${fingerprint(createPublicKey(pem)).slice(0, 23)})`;
 
 /** Runs `kpromo …` in-process: output, and the exit code main.ts would use. */
 const kpromo = runKpromo;
@@ -115,11 +120,12 @@ describe('kpromo verify', () => {
     ]);
     expect(r.err).toBe('');
     expect(r.code).toBe(EXIT.OK);
+    const [buildKey, kpromoKey] = [named(build.pub), named(join(dir, 'kpromo.pub'))];
     expect(r.out.split('\n')).toEqual([
       `image     ${image}`,
-      'signed    by cosign.pub',
-      'attested  https://slsa.dev/provenance/v1 by cosign.pub, built by https://ci.example.com/builders/shop',
-      'promoted  stable -> prod at 2026-12-05T09:01:00Z by plan team-a/rel-7 (flow main), attestation signed by kpromo.pub',
+      `signed    by ${buildKey}`,
+      `attested  https://slsa.dev/provenance/v1 by ${buildKey}, built by https://ci.example.com/builders/shop`,
+      `promoted  stable -> prod at 2026-12-05T09:01:00Z by plan team-a/rel-7 (flow main), attestation signed by ${kpromoKey}`,
       '  requested by  user:devon',
       '  approved by   rita (release-managers) at 2026-12-05T09:00:00Z',
       `  from          stable.example.com/shop/cart@${digest} (tag v3.1.0)`,
@@ -128,7 +134,7 @@ describe('kpromo verify', () => {
     const json = await kpromo(['verify', image, '--key', join(dir, 'kpromo.pub'), '--insecure', '-o', 'json']);
     expect(JSON.parse(json.out)).toMatchObject({
       digest,
-      promotions: [{ signedBy: 'kpromo.pub', predicate: { to: 'prod' } }],
+      promotions: [{ signedBy: kpromoKey, predicate: { to: 'prod' } }],
     });
   });
 
@@ -162,7 +168,7 @@ describe('kpromo verify', () => {
     const r = await kpromo(['verify', image, '--key', join(dir, 'kpromo.pub'), '--insecure']);
     expect(r.code).toBe(EXIT.UNVERIFIED);
     expect(r.out).toContain('rejected  https://kpromo.dev/promotion/v1');
-    expect(r.err).toContain('not signed by a trusted key (kpromo.pub)');
+    expect(r.err).toContain(`not signed by a trusted key (${named(join(dir, 'kpromo.pub'))})`);
     const c = await cosign(
       [
         'verify-attestation',
@@ -177,6 +183,103 @@ describe('kpromo verify', () => {
       build,
     );
     expect(c.code).not.toBe(0);
+  });
+
+  it('a promotion attestation signed by the build key is refused when the build and promotion key files share a name', async () => {
+    // keys/prod/cosign.pub is kpromo's promotion key, keys/build/cosign.pub the build's: same file
+    // name, different keys. Whoever holds the build key (CI) signs a promotion nobody approved.
+    const buildPair = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const buildKey: SigningKey = {
+      name: 'build/cosign.key',
+      privateKey: buildPair.privateKey,
+      publicKeyPem: buildPair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    };
+    for (const [sub, pem] of [
+      ['prod', key.publicKeyPem],
+      ['build', buildKey.publicKeyPem],
+    ]) {
+      mkdirSync(join(dir, 'keys', sub), { recursive: true });
+      writeFileSync(join(dir, 'keys', sub, 'cosign.pub'), pem);
+    }
+    const flags = [
+      '--key',
+      join(dir, 'keys/prod/cosign.pub'),
+      '--signature-key',
+      join(dir, 'keys/build/cosign.pub'),
+      '--insecure',
+    ];
+    const forged = await pushTestImage({ host: reg.host, repository: 'prod/forged', tag: 'v1.0.0' });
+    await attestPromotion(client(), facts(forged.digest, 'prod/forged'), buildKey);
+    const r = await kpromo(['verify', `${reg.host}/prod/forged@${forged.digest}`, ...flags]);
+    expect(r.code).toBe(EXIT.UNVERIFIED);
+    expect(r.out).not.toContain('promoted  ');
+    expect(r.err).toContain(
+      `signed by ${named(join(dir, 'keys/build/cosign.pub'))}, which is not a key for this kind of statement`,
+    );
+
+    // The same files still accept the promotion the promotion key signed.
+    const genuine = await pushTestImage({ host: reg.host, repository: 'prod/genuine', tag: 'v1.0.0' });
+    await attestPromotion(client(), facts(genuine.digest, 'prod/genuine'), key);
+    const ok = await kpromo(['verify', `${reg.host}/prod/genuine@${genuine.digest}`, ...flags]);
+    expect(ok.err).toBe('');
+    expect(ok.code).toBe(EXIT.OK);
+    expect(ok.out).toContain('promoted  stable -> prod');
+  });
+
+  it('refuses one key passed under both --key and --signature-key, whatever the files are called', async () => {
+    // A copy of the promotion key under another name: the same key, so it would vouch for builds and promotions alike.
+    writeFileSync(join(dir, 'copy-of-kpromo.pem'), key.publicKeyPem);
+    const r = await kpromo([
+      'verify',
+      `${reg.host}/prod/cart:v3.1.0-20261205`,
+      '--key',
+      join(dir, 'kpromo.pub'),
+      '--signature-key',
+      join(dir, 'copy-of-kpromo.pem'),
+      '--insecure',
+    ]);
+    expect(r.code).toBe(EXIT.USAGE);
+    expect(r.err).toMatch(
+      new RegExp(
+        `^--key ${join(dir, 'kpromo.pub')} and --signature-key ${join(dir, 'copy-of-kpromo.pem')} are the same key \\(sha256:[0-9a-f]{64}\\)`,
+      ),
+    );
+  });
+
+  it('--to and --target-repo refuse a promotion to another environment or repository, naming what was found', async () => {
+    const { digest } = await pushTestImage({ host: reg.host, repository: 'prod/api', tag: 'v2.0.0' });
+    await attestPromotion(client(), facts(digest, 'prod/api'), key);
+    const image = `${reg.host}/prod/api@${digest}`;
+    const run = (...extra: string[]) =>
+      kpromo(['verify', image, '--key', join(dir, 'kpromo.pub'), '--insecure', ...extra]);
+    const found = `stable -> prod into ${reg.host}/prod/api (plan team-a/rel-7)`;
+
+    const otherEnv = await run('--to', 'staging');
+    expect(otherEnv.code).toBe(EXIT.UNVERIFIED);
+    expect(otherEnv.out).not.toContain('promoted  ');
+    expect(otherEnv.out).toContain(`elsewhere ${found} at 2026-12-05T09:01:00Z`);
+    expect(otherEnv.err).toBe(
+      `no promotion attestation of ${image} verifies with the given keys for environment staging; found: ${found}`,
+    );
+    const otherRepo = await run('--target-repo', `${reg.host}/staging/api`);
+    expect(otherRepo.code).toBe(EXIT.UNVERIFIED);
+    expect(otherRepo.err).toBe(
+      `no promotion attestation of ${image} verifies with the given keys for repository ${reg.host}/staging/api; found: ${found}`,
+    );
+    // Both asked, one of them wrong: refused.
+    const half = await run('--to', 'prod', '--target-repo', `${reg.host}/staging/api`);
+    expect(half.code).toBe(EXIT.UNVERIFIED);
+
+    for (const extra of [
+      ['--to', 'prod'],
+      ['--target-repo', `${reg.host}/prod/api`],
+      ['--to', 'prod', '--target-repo', `${reg.host}/prod/api`],
+    ]) {
+      const ok = await run(...extra);
+      expect(ok.err).toBe('');
+      expect(ok.code).toBe(EXIT.OK);
+      expect(ok.out).toContain('promoted  stable -> prod');
+    }
   });
 
   it('refuses a bad image reference or key file with a usage error, not a stack trace', async () => {
