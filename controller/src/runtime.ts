@@ -74,6 +74,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     namespaces: cfg.namespaces,
     defaultNamespace: cfg.defaultNamespace,
     lineStopNamespace: cfg.lineStopNamespace,
+    supplyChain: cfg.supplyChain,
     workers: cfg.workers,
     leaderElection: { ...cfg.leaderElection, identity: cfg.leaderElection.identity ?? `kpromo-${process.pid}` },
     copyImage: (req) => copyImage(req),
