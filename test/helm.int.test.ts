@@ -436,6 +436,50 @@ describe('deploy/helm/kpromo: helm template', () => {
     });
   });
 
+  it('config.supplyChain: trust anchors the controller accepts, in the release namespace, which it may read by name and nowhere else for this', async () => {
+    const supplyChain = {
+      trustedKeys: [{ name: 'build', secret: 'kpromo-build-key', namespaces: ['shop', 'team-*'] }],
+      signingKeys: [{ name: 'promotion', secret: 'kpromo-promotion-key', key: 'signing.pem', namespaces: ['shop'] }],
+    };
+    const docs = await render(['config.namespaces={shop}'], {
+      namespace: 'ops',
+      extra: ['--set-json', `config.supplyChain=${JSON.stringify(supplyChain)}`],
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'kpromo-cfg-'));
+    try {
+      writeFileSync(join(dir, 'c.yaml'), one(docs, 'ConfigMap', 'kpromo-controller').data?.['config.yaml'] ?? '');
+      expect(loadConfig({ file: join(dir, 'c.yaml'), env: {} }).supplyChain).toEqual({
+        namespace: 'ops',
+        trustedKeys: [{ name: 'build', secret: 'kpromo-build-key', key: 'cosign.pub', namespaces: ['shop', 'team-*'] }],
+        signingKeys: [{ name: 'promotion', secret: 'kpromo-promotion-key', key: 'signing.pem', namespaces: ['shop'] }],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // In the release namespace the controller reads exactly the key Secrets, besides its Lease.
+    const roles = find(docs, 'Role', 'kpromo-controller');
+    const ops = roles.find((r) => r.metadata?.namespace === 'ops');
+    expect(ops?.rules?.filter((r) => r.resources?.includes('secrets'))).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['kpromo-build-key', 'kpromo-promotion-key'],
+        verbs: ['get'],
+      },
+    ]);
+    // Without trust anchors the release namespace's Role grants no Secret at all.
+    const plain = find(await render(['config.namespaces={shop}'], { namespace: 'ops' }), 'Role', 'kpromo-controller');
+    expect(
+      plain.find((r) => r.metadata?.namespace === 'ops')?.rules?.some((r) => r.resources?.includes('secrets')),
+    ).toBe(false);
+    // A key with another field than the chart knows is refused by the values schema.
+    await expect(
+      render([], {
+        extra: ['--set-json', 'config.supplyChain.trustedKeys=[{"name":"b","secret":"s","namespace":"x"}]'],
+      }),
+    ).rejects.toThrow(/namespace/);
+  });
+
   it('config.shard: the shard config the controller accepts, its own Lease, its rules cluster-wide plus reading Namespaces', async () => {
     const docs = await render(['config.shard.name=blue', 'config.namespaces={team-a}'], { namespace: 'ops' });
     const dir = mkdtempSync(join(tmpdir(), 'kpromo-cfg-'));

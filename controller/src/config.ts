@@ -7,6 +7,7 @@ import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
 import { ClusterAccessSchema } from './credentials/clusterAccess.js';
 import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
 import { EGRESS_DEFAULTS, EgressConfigSchema } from './net/egressConfig.js';
+import { SUPPLY_CHAIN_DEFAULTS, SupplyChainConfigSchema } from './supplychain/trustAnchors.js';
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
@@ -74,6 +75,12 @@ export const ConfigSchema = z
      * Secrets, the in-cluster service account. Absent or empty: none (every Environment is refused).
      */
     clusterAccess: ClusterAccessSchema,
+    /**
+     * Trust anchors (docs/supply-chain.md): the keys signature policies may trust and promotion
+     * attestations are signed with, as Secrets in the controller's own namespace, each with the
+     * tenant namespaces whose flows may name it. Empty: no flow may use any.
+     */
+    supplyChain: SupplyChainConfigSchema.default(SUPPLY_CHAIN_DEFAULTS),
     /**
      * Custom resources (`<plural>.<group>`, exactly) that POST /api/v1/resources may create, patch
      * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none.

@@ -31,6 +31,8 @@ export interface ControllerOptions {
   defaultNamespace: string;
   /** Where LineStops with scope AllNamespaces stop every namespace (config lineStopNamespace). */
   lineStopNamespace?: string;
+  /** The platform's trust anchors (config supplyChain): keys flows may name, by namespace. */
+  supplyChain?: PromotionDeps['supplyChain'];
   workers: number;
   leaderElection: {
     enabled: boolean;
@@ -138,6 +140,7 @@ export class Controller {
       log: o.log,
       maxAttempts: o.maxAttempts,
       lineStopNamespace: o.lineStopNamespace,
+      supplyChain: o.supplyChain,
       claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
       // Without leader election (one replica) there is nothing to fence against.

@@ -49,6 +49,13 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
   const extensions = loadPlugins(opts.plugins);
   const log = opts.log ?? createLogger({ level: cfg.logLevel });
   initTracing({ serviceName: 'kpromo-controller', otlpEndpoint: cfg.tracing.otlpEndpoint });
+  const sc = cfg.supplyChain;
+  if (sc.namespace && (sc.trustedKeys.length || sc.signingKeys.length) && cfg.namespaces.includes(sc.namespace))
+    // Tenants with Secret rights where the key Secrets live could swap or read them: say so at start.
+    log.warn(
+      { namespace: sc.namespace },
+      'supplyChain.namespace is also a reconciled namespace: whoever may write Secrets there can swap trusted keys, whoever may read them can sign promotions; keep tenants out of it',
+    );
   const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess, cfg.kubeClient);
   let notifications: NotificationProviders | undefined;
   // egress: one SSRF guard for webhooks and (as process default) health checks; own listeners are registered below.
@@ -74,6 +81,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     namespaces: cfg.namespaces,
     defaultNamespace: cfg.defaultNamespace,
     lineStopNamespace: cfg.lineStopNamespace,
+    supplyChain: cfg.supplyChain,
     workers: cfg.workers,
     leaderElection: { ...cfg.leaderElection, identity: cfg.leaderElection.identity ?? `kpromo-${process.pid}` },
     copyImage: (req) => copyImage(req),

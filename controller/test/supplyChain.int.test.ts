@@ -39,6 +39,8 @@ await needComponents('cosign');
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `sc-${RUN}`;
+/** The controller's namespace: the platform's key Secrets (supplyChain), out of the tenant's reach. */
+const PLATFORM_NS = `sc-platform-${RUN}`;
 const APPS_NS = `sc-apps-${RUN}`;
 const REPO = `sc${RUN}`;
 const APPS = ['signed', 'unsigned'];
@@ -56,16 +58,17 @@ let keys: Awaited<ReturnType<typeof cosignKeyPair>>;
 const signing = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const signingPub = signing.publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
-const secret = (name: string, data: Record<string, string>, labelled = true) => ({
+const secret = (name: string, data: Record<string, string>) => ({
   apiVersion: 'v1',
   kind: 'Secret',
-  metadata: { name, namespace: NS, ...(labelled ? { labels: { 'promotions.kpromo.dev/credential': 'true' } } : {}) },
+  metadata: { name, namespace: PLATFORM_NS },
   stringData: data,
 });
 
 beforeAll(async () => {
   await applyCrds(kubeConfigFor('dev', kubeconfig));
   await ensureNs(dev, NS);
+  await ensureNs(dev, PLATFORM_NS);
   keys = await cosignKeyPair();
   ({ devDigest, stableOld } = await seedTwoStageRelease({
     dev,
@@ -86,11 +89,11 @@ beforeAll(async () => {
   await cosignSign(keys, image);
   await cosignAttest(keys, image, 'spdxjson', spdxDocument('signed'));
   await dev.create(
-    `/api/v1/namespaces/${NS}/secrets`,
+    `/api/v1/namespaces/${PLATFORM_NS}/secrets`,
     secret('release-keys', { 'cosign.pub': readFileSync(keys.pub, 'utf8') }),
   );
   await dev.create(
-    `/api/v1/namespaces/${NS}/secrets`,
+    `/api/v1/namespaces/${PLATFORM_NS}/secrets`,
     secret('kpromo-signing', { 'key.pem': signing.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }),
   );
   await applyCr(dev, {
@@ -100,13 +103,21 @@ beforeAll(async () => {
       stages: [{ environment: 'dev' }, { environment: 'stable' }],
       selector: { applications: ['*'] },
       rolloutTimeoutSeconds: 120,
-      signaturePolicy: { keys: [{ secretRef: { name: 'release-keys' } }], attestations: [{ predicateType: SPDX }] },
-      promotionAttestation: { signingKeySecretRef: { name: 'kpromo-signing' } },
+      signaturePolicy: { keys: [{ name: 'build' }], attestations: [{ predicateType: SPDX }] },
+      promotionAttestation: { signingKey: 'promotion' },
     },
   });
-  ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }), {
-    log: createLogger({ level: 'warn' }),
-  });
+  ctl = await startController(
+    controllerConfig(kubeconfig, NS, {
+      leaderElection: { enabled: false },
+      supplyChain: {
+        namespace: PLATFORM_NS,
+        trustedKeys: [{ name: 'build', secret: 'release-keys', namespaces: [NS] }],
+        signingKeys: [{ name: 'promotion', secret: 'kpromo-signing', namespaces: [NS] }],
+      },
+    }),
+    { log: createLogger({ level: 'warn' }) },
+  );
   await waitFor(
     'cache warm',
     async () =>
@@ -120,6 +131,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctl?.stop().catch(() => undefined);
   await deleteNs(dev, NS);
+  await deleteNs(dev, PLATFORM_NS);
   for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
 
@@ -141,9 +153,7 @@ describe('only signed images move, with their evidence, and each promotion leave
     expect(plan.status?.phase).toBe('Pending');
     const byApp = Object.fromEntries((plan.status?.candidateSignatures ?? []).map((s) => [s.application, s]));
     expect(byApp.signed).toMatchObject({ digest: devDigest.signed, verdict: 'Verified', mode: 'Enforce' });
-    expect(byApp.signed.message).toBe(
-      `signature by release-keys/cosign.pub, attestation ${SPDX} by release-keys/cosign.pub`,
-    );
+    expect(byApp.signed.message).toBe(`signature by build, attestation ${SPDX} by build`);
     expect(byApp.unsigned).toMatchObject({ digest: devDigest.unsigned, verdict: 'Unsigned' });
   });
 
@@ -154,7 +164,7 @@ describe('only signed images move, with their evidence, and each promotion leave
     expect(ok).toMatchObject({ phase: 'Succeeded', signature: { verdict: 'Verified' } });
     expect(ok.attestation).toMatchObject({
       predicateType: PROMOTION_PREDICATE_TYPE,
-      signedBy: 'kpromo-signing/key.pem',
+      signedBy: 'promotion',
     });
     expect(await deploymentImage(stable, APPS_NS, 'signed')).toContain(devDigest.signed);
 
@@ -210,7 +220,7 @@ describe('only signed images move, with their evidence, and each promotion leave
       application: 'signed',
       source: { image: `${source}/${REPO}/signed@${devDigest.signed}`, tag: 'v2.0.0' },
       approvals: [{ user: 'kpromo-admin' }],
-      sourceSignatures: { verdict: 'Verified', signedBy: ['release-keys/cosign.pub'] },
+      sourceSignatures: { verdict: 'Verified', signedBy: ['build'] },
     });
     expect(statement.predicate.approvals[0].observedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
   });

@@ -12,6 +12,12 @@ export function signaturePolicyFor(flow: PromotionFlow, environment: string): Si
   return flow.spec.stages.find((s) => s.environment === environment)?.signaturePolicy ?? flow.spec.signaturePolicy;
 }
 
+/** Pure: where {@link signaturePolicyFor}'s policy sits in the flow, for messages (`stages[1].signaturePolicy`). */
+export function signaturePolicyField(flow: PromotionFlow, environment: string): string {
+  const i = flow.spec.stages.findIndex((s) => s.environment === environment);
+  return i >= 0 && flow.spec.stages[i].signaturePolicy ? `stages[${i}].signaturePolicy` : 'signaturePolicy';
+}
+
 /** Pure: the predicate types a policy requires, the image signature first. */
 export function requiredPredicates(policy: SignaturePolicy): string[] {
   return [

@@ -42,7 +42,7 @@ let stranger: Awaited<ReturnType<typeof cosignKeyPair>>;
 let trustedKey: TrustedKey;
 let strangerKey: TrustedKey;
 const policy: SignaturePolicy = {
-  keys: [{ secretRef: { name: 'release-keys' } }],
+  keys: [{ name: 'release-keys' }],
   attestations: [{ predicateType: SPDX }],
 };
 

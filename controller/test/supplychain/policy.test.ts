@@ -11,11 +11,16 @@ import { planOut } from '../../src/mcp/views.js';
 import { promotionStatement } from '../../src/supplychain/attestation.js';
 import { type BundleVerdict, signStatement, verifyBundle } from '../../src/supplychain/bundle.js';
 import { verifyLegacyAttestation, verifySimpleSigning } from '../../src/supplychain/legacy.js';
-import { judgeSignatures, signaturePolicyFor, signaturesAllowCopy } from '../../src/supplychain/policy.js';
+import {
+  judgeSignatures,
+  signaturePolicyField,
+  signaturePolicyFor,
+  signaturesAllowCopy,
+} from '../../src/supplychain/policy.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 const SPDX = 'https://spdx.dev/Document';
-const policy: SignaturePolicy = { keys: [{ secretRef: { name: 'k' } }], attestations: [{ predicateType: SPDX }] };
+const policy: SignaturePolicy = { keys: [{ name: 'k' }], attestations: [{ predicateType: SPDX }] };
 const now = new Date('2026-12-05T10:00:00Z');
 const good = (predicateType: string, signedBy = 'k/cosign.pub'): BundleVerdict => ({
   ok: true,
@@ -77,7 +82,7 @@ describe('judgeSignatures', () => {
 
 describe('signaturePolicyFor', () => {
   it("takes the stage's policy over the flow's, and the flow's for other stages", () => {
-    const stage: SignaturePolicy = { keys: [{ secretRef: { name: 'prod-keys' } }] };
+    const stage: SignaturePolicy = { keys: [{ name: 'prod-keys' }] };
     const flow = {
       spec: {
         stages: [{ environment: 'dev' }, { environment: 'prod', signaturePolicy: stage }],
@@ -87,6 +92,9 @@ describe('signaturePolicyFor', () => {
     expect(signaturePolicyFor(flow, 'prod')).toBe(stage);
     expect(signaturePolicyFor(flow, 'dev')).toBe(policy);
     expect(signaturePolicyFor({ spec: { stages: [] } } as unknown as PromotionFlow, 'dev')).toBeUndefined();
+    // Messages name where the policy sits.
+    expect(signaturePolicyField(flow, 'prod')).toBe('stages[1].signaturePolicy');
+    expect(signaturePolicyField(flow, 'dev')).toBe('signaturePolicy');
   });
 });
 

@@ -7,6 +7,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import type { KubeRest } from '../../kube/rest.js';
 import type { Egress } from '../../net/guardedFetch.js';
 import type { CopyImageRequest, CopyImageResult, RegistryEndpoint } from '../../oci/copyImage.js';
+import type { SupplyChainConfig } from '../../supplychain/trustAnchors.js';
 
 /** Registry endpoint as the OCI module takes it. */
 export type Endpoint = RegistryEndpoint;
@@ -50,6 +51,11 @@ export interface PromotionDeps {
   deliveryMethods?: DeliveryMethods;
   /** SSRF guard for verification queries and http checks; the process default (configured by the runtime) when absent. */
   egress?: Egress;
+  /**
+   * The platform's trust anchors (config supplyChain): the keys flows may name, in the controller's
+   * namespace. Absent: none, so every signature policy and promotion attestation is refused.
+   */
+  supplyChain?: SupplyChainConfig;
   /** Rollout judges by workload kind (built-ins and plugins); the built-ins when absent. */
   workloadKinds?: WorkloadKinds;
 }

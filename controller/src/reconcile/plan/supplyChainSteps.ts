@@ -12,16 +12,20 @@ import { PermanentAppError } from '../../extension/errors.js';
 import { RegistryClient } from '../../oci/registryClient.js';
 import { attestPromotion } from '../../supplychain/attestation.js';
 import { checkSignatures } from '../../supplychain/check.js';
-import { signingKey, type TrustedKey, trustedKeys } from '../../supplychain/keys.js';
-import { signaturePolicyFor, signaturesAllowCopy } from '../../supplychain/policy.js';
+import { signingAnchor, signingKey, TrustAnchorError, type TrustedKey, trustedKeys } from '../../supplychain/keys.js';
+import { signaturePolicyField, signaturePolicyFor, signaturesAllowCopy } from '../../supplychain/policy.js';
 import { registryRepository } from '../../util/imageRef.js';
 import type { AppStep, PlanRun } from './run.js';
 
-/** Key Secrets are the flow writer's to fix: the app fails, naming the flow field. */
+/**
+ * A key the flow may not use, or whose Secret is missing or wrong, fails the app (retrying cannot
+ * help): the message names the flow field and what the flow writer or the platform admin must do.
+ */
 async function keyOrPermanent<T>(read: () => Promise<T>, field: string, flow: string): Promise<T> {
   try {
     return await read();
   } catch (e) {
+    if (e instanceof TrustAnchorError) throw new PermanentAppError(e.reason, e.message);
     if (e instanceof CredentialsError)
       throw new PermanentAppError(e.reason, `${e.message} (PromotionFlow ${flow} ${field})`);
     throw e;
@@ -53,12 +57,22 @@ async function judgeSource(
  */
 export async function verifySourceSignatures(c: AppStep): Promise<void> {
   const { run, r, app, ap } = c;
+  // The signing key too is checked before the copy: a flow that may not sign copies nothing.
+  const attest = r.flow.spec.promotionAttestation;
+  const flowName = r.flow.metadata.name!;
+  const flowRef = `${run.namespace}/${flowName}`;
+  if (attest && !c.isRollback)
+    await keyOrPermanent(
+      async () => signingAnchor(run.deps.supplyChain, run.namespace, flowRef, attest),
+      'promotionAttestation',
+      flowName,
+    );
   const policy = signaturePolicyFor(r.flow, run.plan.spec.to);
   if (!policy) return;
-  const flowName = r.flow.metadata.name!;
+  const field = signaturePolicyField(r.flow, run.plan.spec.to);
   const keys = await keyOrPermanent(
-    () => trustedKeys(run.deps.control, run.namespace, policy),
-    'signaturePolicy.keys',
+    () => trustedKeys(run.deps.control, run.deps.supplyChain, run.namespace, flowRef, field, policy),
+    `${field}.keys`,
     flowName,
   );
   const { repo, state } = await run.span('promote.signatures', { 'kpromo.app': ap.application }, () =>
@@ -79,11 +93,18 @@ export async function verifySourceSignatures(c: AppStep): Promise<void> {
  */
 export async function attestPromotedImage(c: AppStep): Promise<void> {
   const { run, r, app, ap } = c;
-  const ref = r.flow.spec.promotionAttestation?.signingKeySecretRef;
+  const ref = r.flow.spec.promotionAttestation;
   if (!ref || c.isRollback || ap.attestation) return;
   const key = await keyOrPermanent(
-    () => signingKey(run.deps.control, run.namespace, ref),
-    'promotionAttestation.signingKeySecretRef',
+    () =>
+      signingKey(
+        run.deps.control,
+        run.deps.supplyChain,
+        run.namespace,
+        `${run.namespace}/${r.flow.metadata.name}`,
+        ref,
+      ),
+    'promotionAttestation.signingKey',
     r.flow.metadata.name!,
   );
   const fromRepo = registryRepository(r.fromEnv.spec.registry.prefix, app.spec.image.repository);
@@ -143,11 +164,21 @@ export async function recordCandidateSignatures(run: PlanRun): Promise<boolean> 
   if (!todo.length) return false;
   let keys: Awaited<ReturnType<typeof trustedKeys>> | undefined;
   let keyProblem: string | undefined;
+  const field = signaturePolicyField(flow, plan.spec.to);
   try {
-    keys = await trustedKeys(deps.control, namespace, policy);
+    keys = await trustedKeys(
+      deps.control,
+      deps.supplyChain,
+      namespace,
+      `${namespace}/${flow.metadata.name}`,
+      field,
+      policy,
+    );
   } catch (e) {
-    if (!(e instanceof CredentialsError)) throw e;
-    keyProblem = `${e.message} (PromotionFlow ${flow.metadata.name} signaturePolicy.keys)`;
+    if (e instanceof TrustAnchorError) keyProblem = e.message;
+    else if (e instanceof CredentialsError)
+      keyProblem = `${e.message} (PromotionFlow ${flow.metadata.name} ${field}.keys)`;
+    else throw e;
   }
   for (const cand of todo) {
     const app = deps.cache.getApplication(namespace, cand.application);

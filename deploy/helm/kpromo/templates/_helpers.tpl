@@ -127,6 +127,12 @@ app.kubernetes.io/component: exporter
 {{- range $r := $c.clusterAccess -}}
 {{- $access = append $access (dict "namespaces" (default $accessDefault $r.namespaces) "contexts" (default (list) $r.contexts) "kubeconfigSecrets" (default (list) $r.kubeconfigSecrets) "inCluster" (default false $r.inCluster) "targetNamespaces" (default (list) $r.targetNamespaces)) -}}
 {{- end -}}
+{{- $supplyChain := dict "namespace" .Release.Namespace "trustedKeys" list "signingKeys" list -}}
+{{- range $kind, $default := dict "trustedKeys" "cosign.pub" "signingKeys" "key.pem" -}}
+{{- range $a := (index ($c.supplyChain | default dict) $kind) | default list -}}
+{{- $_ := set $supplyChain $kind (append (index $supplyChain $kind) (dict "name" $a.name "secret" $a.secret "key" (default $default $a.key) "namespaces" (default (list) $a.namespaces))) -}}
+{{- end -}}
+{{- end -}}
 {{- $cfg := dict
   "namespaces" $namespaces
   "defaultNamespace" (default .Release.Namespace $c.defaultNamespace)
@@ -139,6 +145,7 @@ app.kubernetes.io/component: exporter
   "mcp" $mcp
   "egress" (dict "allowedCidrs" $c.egress.allowedCidrs)
   "clusterAccess" $access
+  "supplyChain" $supplyChain
   "maxAttempts" (int $c.maxAttempts)
   "resourceKinds" (default (list) $c.resourceKinds)
   "shutdownGraceSeconds" (int $c.shutdownGraceSeconds)
@@ -163,6 +170,17 @@ app.kubernetes.io/component: exporter
 {{- end -}}
 {{- end -}}
 {{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* JSON list of the key Secrets config.supplyChain names (in the release namespace). */}}
+{{- define "kpromo.keySecrets" -}}
+{{- $names := list -}}
+{{- range $kind := list "trustedKeys" "signingKeys" -}}
+{{- range $a := (index ($.Values.config.supplyChain | default dict) $kind) | default list -}}
+{{- $names = append $names $a.secret -}}
+{{- end -}}
+{{- end -}}
+{{- $names | uniq | sortAlpha | toJson -}}
 {{- end -}}
 
 {{/* What the controller does with kpromo objects in the namespaces it reconciles (rbac.yaml). */}}

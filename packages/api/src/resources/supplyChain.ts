@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { SecretKeyRef, StringEnum } from '../schemaHelpers.js';
+import { Name, SecretKeyRef, StringEnum } from '../schemaHelpers.js';
 
 /** in-toto predicate type of the attestation kpromo signs for every promoted digest. */
 export const PROMOTION_PREDICATE_TYPE = 'https://kpromo.dev/promotion/v1';
@@ -7,6 +7,15 @@ export const PROMOTION_PREDICATE_TYPE = 'https://kpromo.dev/promotion/v1';
 export const COSIGN_SIGN_PREDICATE_TYPE = 'https://sigstore.dev/cosign/sign/v1';
 
 const keyRef = (description: string) => Type.Object(SecretKeyRef.properties, { description });
+
+/**
+ * Where key Secrets of the flow's own namespace used to be named. Kept in the schema only so a flow
+ * stored before trust anchors moved out of tenant namespaces still shows it (pruning would drop it
+ * silently) and the controller can refuse it with the way to migrate; admission refuses new ones.
+ */
+const LEGACY_KEY_REF =
+  'Removed: a Secret of the flow\'s own namespace is no longer trusted (whoever can write Secrets there could swap the key). Refused; name a key the platform configured instead (docs/supply-chain.md, "Migrating from keys in the flow\'s namespace").';
+const MIGRATE = 'see docs/supply-chain.md, "Migrating from keys in the flow\'s namespace"';
 
 export const SignaturePolicy = Type.Object(
   {
@@ -18,11 +27,25 @@ export const SignaturePolicy = Type.Object(
       }),
     ),
     keys: Type.Array(
-      Type.Object({
-        secretRef: keyRef(
-          'Secret (same namespace, labelled promotions.kpromo.dev/credential: "true") holding a PEM public key (cosign.pub); key defaults to "cosign.pub".',
-        ),
-      }),
+      Type.Object(
+        {
+          name: Type.Optional(
+            Name(
+              "A trusted key the platform configured for this namespace (controller config supplyChain.trustedKeys[].name): a public key in the controller's namespace, out of tenants' reach.",
+            ),
+          ),
+          secretRef: Type.Optional(keyRef(LEGACY_KEY_REF)),
+        },
+        {
+          'x-kubernetes-validations': [
+            {
+              rule: '!has(self.secretRef)',
+              message: `keys[].secretRef (a Secret of the flow's namespace) is no longer trusted: ask the platform admin to configure the key in the controller config supplyChain.trustedKeys and name it here as keys[].name; ${MIGRATE}`,
+            },
+            { rule: 'has(self.name)', message: 'keys[].name: name a trusted key the platform configured' },
+          ],
+        },
+      ),
       {
         minItems: 1,
         maxItems: 16,
@@ -61,11 +84,24 @@ export const SignaturePolicy = Type.Object(
 
 export const PromotionAttestation = Type.Object(
   {
-    signingKeySecretRef: keyRef(
-      'Secret (same namespace, labelled promotions.kpromo.dev/credential: "true") holding a PEM PKCS#8 private key (ECDSA P-256/P-384 or Ed25519); key defaults to "key.pem".',
+    signingKey: Type.Optional(
+      Name(
+        "The signing key the platform configured for this namespace (controller config supplyChain.signingKeys[].name): a private key in the controller's namespace, which tenants cannot read.",
+      ),
     ),
+    signingKeySecretRef: Type.Optional(keyRef(LEGACY_KEY_REF)),
   },
   {
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.signingKeySecretRef)',
+        message: `promotionAttestation.signingKeySecretRef (a Secret of the flow's namespace) is no longer used: ask the platform admin to configure the key in the controller config supplyChain.signingKeys and name it here as signingKey; ${MIGRATE}`,
+      },
+      {
+        rule: 'has(self.signingKey)',
+        message: 'promotionAttestation.signingKey: name a signing key the platform configured',
+      },
+    ],
     description:
       'Sign an in-toto statement (predicate https://kpromo.dev/promotion/v1: plan, flow, from -> to, references, approvers) for every promoted digest and attach it in the target registry as a Sigstore bundle referrer.',
   },
@@ -74,7 +110,7 @@ export const PromotionAttestation = Type.Object(
 export const SignatureCheck = Type.Object({
   predicateType: Type.String(),
   verified: Type.Boolean(),
-  /** Which trusted key signed it: the Secret name (and key). */
+  /** Which trusted key signed it: its configured name (supplyChain.trustedKeys[].name). */
   signedBy: Type.Optional(Type.String()),
   message: Type.Optional(Type.String({ maxLength: 1024 })),
 });
