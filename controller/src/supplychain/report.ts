@@ -32,6 +32,12 @@ export async function verifyImage(
   promotionKeys: TrustedKey[],
   signatureKeys: TrustedKey[],
 ): Promise<ImageReport> {
+  // A statement's role is decided by the name of the key that verified it: two keys under one name
+  // would let a build key vouch for promotions (kpromo verify names keys by fingerprint for this).
+  const names = [...promotionKeys, ...signatureKeys].map((k) => k.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined)
+    throw new Error(`verifyImage: two keys are both named ${JSON.stringify(twice)}; name each key once`);
   const { digest } = await getManifest(client, repository, reference);
   const image = `${client.endpoint.host}/${repository}@${digest}`;
   const found = await evidenceAbout(client, repository, digest, [...promotionKeys, ...signatureKeys]);
