@@ -205,7 +205,9 @@ export function evidenceLines(plan: PromotionPlan): string[] {
     }
   }
   for (const r of plan.status?.automaticRollbacks ?? [])
-    out.push(`rolled back automatically by ${r.plan}: ${r.application} failed check ${r.check}`);
+    out.push(
+      `rolled back automatically by ${r.plan ?? '(a rollback plan being created)'}: ${r.application} failed check ${r.check}`,
+    );
   out.push(...signatureLines(plan));
   return out;
 }

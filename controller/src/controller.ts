@@ -127,6 +127,7 @@ export class Controller {
       control,
       clientFor: (env: Environment) => o.clients.forEnvironment(env),
       copyImage: o.copyImage,
+      resolveDigest: o.resolveDigest,
       commitImageChange: o.commitImageChange,
       readSecret: (ns, name, key) => this.readSecret(ns, name, key),
       // reportingInstance names the replica (and so the shard) that acted.
@@ -288,11 +289,12 @@ export class Controller {
         if (e.type !== 'delete') this.enqueuePlan(e.obj as PromotionPlan);
         // Apps waiting for this plan (same target environment) may go now.
         const changed = e.obj as PromotionPlan;
+        // So may its automatic rollback, once this plan's status binds it (planGate.ts automaticRollback).
         for (const p of this.cache.plans(changed.metadata.namespace))
           if (
             p.metadata.name !== changed.metadata.name &&
-            p.spec.to === changed.spec.to &&
-            p.status?.apps?.some((a) => a.reason === 'WaitingForPlan')
+            ((p.spec.to === changed.spec.to && p.status?.apps?.some((a) => a.reason === 'WaitingForPlan')) ||
+              (p.spec.rollbackOf === changed.metadata.name && isOpen(p)))
           )
             this.enqueuePlan(p);
       } else if (e.kind === 'Target') {

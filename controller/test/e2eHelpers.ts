@@ -276,6 +276,33 @@ export async function waitPlan(
   );
 }
 
+/**
+ * The rollback plan the controller created for `plan` after a failed check or wave: waits until the
+ * plan's status.automaticRollbacks binds one (its generated name and the uid its create returned),
+ * and reads it, checking the uid is that plan's.
+ */
+export async function automaticRollbackOf(
+  rest: KubeRest,
+  ns: string,
+  plan: string,
+  timeoutMs = 180_000,
+): Promise<PromotionPlan> {
+  const p = await waitPlan(
+    rest,
+    ns,
+    plan,
+    (x) => !!x.status?.automaticRollbacks?.some((r) => r.plan && r.planUID),
+    timeoutMs,
+  );
+  const entry = p.status!.automaticRollbacks!.find((r) => r.plan && r.planUID)!;
+  const rb = await getPlan(rest, ns, entry.plan!);
+  if (rb.metadata.uid !== entry.planUID)
+    throw new Error(
+      `plan ${plan} binds uid ${entry.planUID}, but PromotionPlan ${entry.plan} has uid ${rb.metadata.uid}`,
+    );
+  return rb;
+}
+
 /** Digest the registry serves for repo:tag (HEAD with manifest Accept headers). */
 export async function registryDigest(host: string, repo: string, ref: string): Promise<string | undefined> {
   const res = await fetch(`http://${host}/v2/${repo}/manifests/${ref}`, {

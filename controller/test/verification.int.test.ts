@@ -24,6 +24,7 @@ import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   appOf,
+  automaticRollbackOf,
   callApi,
   controllerConfig,
   deleteNs,
@@ -265,7 +266,8 @@ describe('verification', () => {
 
   it("an app's own check compares the new version with the one it replaced, in the real Prometheus, and fails it when worse", async () => {
     await createPlan('worse', ['search']);
-    const done = await waitPlan(dev, NS, 'worse-rollback', isTerminalPlan, 180_000);
+    const rollback = await automaticRollbackOf(dev, NS, 'worse');
+    const done = await waitPlan(dev, NS, rollback.metadata.name, isTerminalPlan, 180_000);
     expect(done.status?.phase).toBe('RolledBack');
     const worse = await waitPlan(dev, NS, 'worse', isTerminalPlan, 60_000);
     const search = appOf(worse, 'search')!;
@@ -289,7 +291,9 @@ describe('verification', () => {
     // In plan order (by name): cart verifies, orders (a fifth of its requests fail) fails, shop never starts.
     await createPlan('bad', ['cart', 'orders', 'shop']);
     // The rollback is quick: wait for its end, then read what each plan recorded.
-    const rb = await waitPlan(dev, NS, 'bad-rollback', isTerminalPlan, 180_000);
+    const bound = await automaticRollbackOf(dev, NS, 'bad');
+    expect(bound.metadata.name).toMatch(/^bad-rollback-[a-z0-9]{5}$/); // generated: nobody could take it beforehand
+    const rb = await waitPlan(dev, NS, bound.metadata.name, isTerminalPlan, 180_000);
     const bad = await waitPlan(dev, NS, 'bad', (p: PromotionPlan) => p.status?.phase === 'RolledBack', 60_000);
     // orders failed its check (the reason stays; the phase says it was restored afterwards).
     const orders = appOf(bad, 'orders')!;
@@ -301,7 +305,7 @@ describe('verification', () => {
     expect(appOf(bad, 'shop')?.written).toBeUndefined();
     expect(bad.status?.automaticRollbacks).toEqual([
       expect.objectContaining({
-        plan: 'bad-rollback',
+        plan: rb.metadata.name,
         planUID: rb.metadata.uid,
         scope: 'release',
         application: 'orders',
@@ -328,7 +332,7 @@ describe('verification', () => {
     const sent = await waitFor(
       'notifications',
       async () =>
-        hooks.some((h) => h.type === 'PlanRolledBack' && h.data.plan === 'bad-rollback') ? hooks : undefined,
+        hooks.some((h) => h.type === 'PlanRolledBack' && h.data.plan === rb.metadata.name) ? hooks : undefined,
       30_000,
     );
     expect(sent.find((h) => h.type === 'VerificationFailed' && h.data.plan === 'bad')?.data).toMatchObject({
@@ -336,6 +340,6 @@ describe('verification', () => {
       application: 'orders',
       message: expect.stringMatching(/check error-rate failed .*\(onFailure: rollbackRelease\)$/),
     });
-    expect(sent.filter((h) => h.type === 'PlanRolledBack').map((h) => h.data.plan)).toContain('bad-rollback');
+    expect(sent.filter((h) => h.type === 'PlanRolledBack').map((h) => h.data.plan)).toContain(rb.metadata.name);
   });
 });

@@ -209,7 +209,7 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
                 '[(.status.apps // [])[] | select(.verification) | {application, verdict: .verification.verdict, checks: [.verification.checks[] | {name, verdict, condition, last: ([(.samples // [])[] | select(.value != null) | .value] | last)}]}] | if length == 0 then null else . end',
               // The rollback plans a failed check caused, and why.
               automaticRollbacks:
-                '[(.status.automaticRollbacks // [])[] | "\\(.plan): \\(.application) failed check \\(.check)"] | if length == 0 then null else join("; ") end',
+                '[(.status.automaticRollbacks // [])[] | "\\(.plan // "(being created)"): \\(.application) failed check \\(.check)"] | if length == 0 then null else join("; ") end',
               // Per candidate: the signature policy verdict (the copy-time one, else the one judged
               // while the plan waited for approval for the same digest).
               signatures:

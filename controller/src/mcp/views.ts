@@ -179,7 +179,7 @@ export const PlanOut = z.object({
   automaticRollbacks: z
     .array(
       z.object({
-        plan: z.string(),
+        plan: z.string().optional().describe('Absent while the rollback plan is being created'),
         scope: z.string(),
         application: z.string(),
         check: z.string(),

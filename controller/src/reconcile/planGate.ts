@@ -146,15 +146,16 @@ export function planGate(
 
 /**
  * Whether `plan` is the rollback a failed verification made the controller create: labelled
- * automatic (admission lets only the controller set that label) and named, with its uid once known,
- * in the reverted plan's status (only the controller writes status). It runs without approval: the
- * stage's onFailure policy, written by the flow's owners, is the approval.
+ * automatic (admission lets only the controller add or remove that label) and bound by the uid its
+ * create returned in the reverted plan's status (only the controller writes status); a plan of
+ * the same name but another uid is not it. It runs without approval: the stage's onFailure policy,
+ * written by the flow's owners, is the approval.
  */
 export function automaticRollback(plan: PromotionPlan, cache: Partial<Pick<CacheView, 'getPlan'>>): boolean {
   if ((plan.spec.action ?? 'promote') !== 'rollback' || plan.metadata.labels?.[AUTO_LABEL] !== 'true') return false;
   if (!plan.spec.rollbackOf) return false;
   const original = cache.getPlan?.(plan.metadata.namespace ?? 'default', plan.spec.rollbackOf);
   return !!original?.status?.automaticRollbacks?.some(
-    (a) => a.plan === plan.metadata.name && (!a.planUID || a.planUID === plan.metadata.uid),
+    (a) => !!a.planUID && a.planUID === plan.metadata.uid && a.plan === plan.metadata.name,
   );
 }

@@ -220,3 +220,28 @@ export function laneAppWithShared(ap: AppProgress, shared: AppProgress | undefin
     ...(ap.previous === undefined && shared.previous ? { previous: shared.previous } : {}),
   };
 }
+
+/**
+ * Pure: why a fleet plan is rolled back automatically after wave `failed` failed (onFailure.ts
+ * ensureRollback, the same bound path as a failed verification: a plan with a generated name,
+ * bound by its uid), or undefined when it is not: the plan is itself a rollback, the stage's
+ * onWaveFailure is not rollback, or no app was written anywhere (nothing to restore).
+ */
+export function waveRollbackCause(
+  failed: WaveProgress,
+  targets: readonly TargetProgress[],
+  apps: readonly AppProgress[],
+  o: { onWaveFailure?: Stage['onWaveFailure']; isRollback: boolean; environment: string },
+): { application: string; check: string; message: string; causedBy: string } | undefined {
+  if (o.isRollback || (o.onWaveFailure ?? 'halt') !== 'rollback' || !apps.some((a) => a.written)) return undefined;
+  const cause = targets
+    .filter((t) => t.wave === failed.name)
+    .flatMap((t) => t.apps)
+    .find((a) => a.phase === 'Failed');
+  return {
+    application: cause?.application ?? '',
+    check: `wave ${failed.name}`,
+    message: failed.message ?? `wave ${failed.name} failed`,
+    causedBy: `wave ${failed.name} of ${o.environment}`,
+  };
+}

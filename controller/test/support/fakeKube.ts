@@ -63,9 +63,23 @@ export class FakeKube {
     return structuredClone(next) as T;
   }
 
-  async create<T>(collectionPath: string, body: Obj): Promise<T> {
+  /** Suffixes of generated names, in order (the apiserver's are random). */
+  private generated = 0;
+
+  async create<T>(collectionPath: string, body: Obj & { metadata: { generateName?: string } }): Promise<T> {
     this.onWrite('POST', collectionPath, body);
-    return this.seed(`${collectionPath}/${body.metadata.name}`, body) as T;
+    let obj = body;
+    if (!body.metadata.name && body.metadata.generateName) {
+      const { generateName, ...metadata } = body.metadata;
+      obj = {
+        ...body,
+        metadata: { ...metadata, name: `${generateName}${(++this.generated).toString(36).padStart(5, 'x')}` },
+      };
+    }
+    const path = `${collectionPath}/${obj.metadata.name}`;
+    if (this.objects.has(path))
+      throw new KubeError(409, 'AlreadyExists', 'POST', path, this.clusterName, `${path} already exists`);
+    return this.seed(path, obj) as T;
   }
 
   /** Server-side apply, as far as fake objects go: creates the object or merges `body` into it. */
@@ -87,7 +101,15 @@ export class FakeKube {
     if (method === 'GET') {
       if (this.objects.has(path)) return this.get<T>(path);
       // A collection: its items (e.g. the pods a rollout check lists).
-      const items = [...this.objects].filter(([p]) => p.startsWith(`${path}/`)).map(([, o]) => structuredClone(o));
+      // labelSelector: equality terms only (k=v,k2=v2).
+      const terms = String(opts.query?.labelSelector ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((t) => t.split('=') as [string, string]);
+      const items = [...this.objects]
+        .filter(([p]) => p.startsWith(`${path}/`))
+        .map(([, o]) => structuredClone(o))
+        .filter((o) => terms.every(([k, v]) => (o.metadata as { labels?: Record<string, string> }).labels?.[k] === v));
       return { items } as T;
     }
     if (method === 'PATCH') {

@@ -81,6 +81,21 @@ describe('automatic rollbacks at the gate', () => {
       expect(planGate(rb, flow(), undefined, cache, now).hold?.reason).toBe('AwaitingApproval');
     }
   });
+
+  it('holds a labelled plan while the failed plan records only the intent (no uid bound yet)', () => {
+    const intent = promotion({
+      name: 'rel',
+      to: 'prod',
+      status: {
+        phase: 'Incomplete',
+        automaticRollbacks: [{ scope: 'release', application: 'web', check: 'error-rate', message: 'm', at: 't' }],
+      },
+    });
+    const c = { ...cache, getPlan: (_ns: string, n: string) => (n === 'rel' ? intent : undefined) };
+    const rb = rollback({ [AUTO_LABEL]: 'true' });
+    expect(automaticRollback(rb, c)).toBe(false);
+    expect(planGate(rb, flow(), undefined, c, now).hold?.reason).toBe('AwaitingApproval');
+  });
 });
 
 describe('soak time counts from verified', () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { rollbackPlanName } from '../../src/reconcile/plan/onFailure.js';
 import { analysisVerdict } from '../../src/verification/providers/analysis.js';
 import { numberFromQueryResponse } from '../../src/verification/providers/prometheus.js';
 
@@ -86,16 +85,5 @@ describe('analysisVerdict', () => {
       final: false,
       message: 'AnalysisRun a Running',
     });
-  });
-});
-
-describe('rollbackPlanName', () => {
-  it('is deterministic and stays within the name limit', () => {
-    expect(rollbackPlanName('rel-42')).toBe('rel-42-rollback');
-    expect(rollbackPlanName('rel-42', 'web')).toBe('rel-42-rollback-web');
-    const long = rollbackPlanName('p'.repeat(240), 'web');
-    expect(long.length).toBeLessThanOrEqual(253);
-    expect(long).toBe(rollbackPlanName('p'.repeat(240), 'web'));
-    expect(long).not.toBe(rollbackPlanName('p'.repeat(240), 'api'));
   });
 });

@@ -68,7 +68,8 @@ const failed = approvedPlan({
   ],
   automaticRollbacks: [
     {
-      plan: 'shop-prod-1-rollback',
+      plan: 'shop-prod-1-rollback-x7k2p',
+      planUID: 'uid-rb-x7k2p',
       scope: 'release',
       application: 'cart',
       check: 'error-rate',
@@ -100,10 +101,10 @@ describe('verification in the plan view', () => {
       permission: 'allow',
     });
     const banner = await screen.findByTestId('automatic-rollback');
-    expect(banner.textContent).toContain('shop-prod-1-rollback');
+    expect(banner.textContent).toContain('shop-prod-1-rollback-x7k2p');
     expect(banner.textContent).toContain('cart failed check error-rate');
-    expect(within(banner).getByRole('link', { name: 'shop-prod-1-rollback' }).getAttribute('href')).toContain(
-      'shop-prod-1-rollback',
+    expect(within(banner).getByRole('link', { name: 'shop-prod-1-rollback-x7k2p' }).getAttribute('href')).toContain(
+      'shop-prod-1-rollback-x7k2p',
     );
   });
 
@@ -112,8 +113,9 @@ describe('verification in the plan view', () => {
       { action: 'rollback', rollbackOf: 'shop-prod-1', candidates: [] },
       { phase: 'Promoting', gate: { approved: true, required: 0 } },
     );
-    rb.metadata.name = 'shop-prod-1-rollback';
-    renderWith(<PlanView namespace="shop" name="shop-prod-1-rollback" pollMs={10_000} />, {
+    rb.metadata.name = 'shop-prod-1-rollback-x7k2p';
+    rb.metadata.uid = 'uid-rb-x7k2p'; // bound by the uid the failed plan records, not by its name
+    renderWith(<PlanView namespace="shop" name="shop-prod-1-rollback-x7k2p" pollMs={10_000} />, {
       api: fakeApi({ getPlan: async () => rb, listPlans: async () => [failed, rb] }),
       permission: 'allow',
     });

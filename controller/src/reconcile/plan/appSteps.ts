@@ -1,3 +1,4 @@
+import type { EnvironmentVersion } from '@kpromo/api';
 import { runningVersion, workloadsFor } from '../../candidates/runningVersion.js';
 import { builtinDeliveryMethods } from '../../delivery/registry.js';
 import { registryEndpoint } from '../../extension/credentials.js';
@@ -41,6 +42,24 @@ export async function advanceApp(c: AppStep): Promise<number | undefined> {
 const targetRepository = (c: AppStep) =>
   registryRepository(c.r.toEnv.spec.registry.prefix, c.app.spec.image.repository);
 
+/**
+ * Pure: what ran in the target before a plan changed it, from the controller's own observations
+ * only: the workload it reads now (`before`), else the version it last recorded in the
+ * Application's status for that environment (`recorded`; in a fleet, that cluster's). Undefined
+ * when neither knows: a rollback of the app is then refused (NoPreviousVersion).
+ */
+export function observedPrevious(
+  before: Pick<EnvironmentVersion, 'tag' | 'digest'>,
+  recorded?: Pick<EnvironmentVersion, 'tag' | 'digest' | 'clusters'>,
+  cluster?: string,
+): { tag?: string; digest?: string } | undefined {
+  const known = (v?: { tag?: string; digest?: string }) =>
+    v && (v.tag || v.digest)
+      ? { ...(v.tag ? { tag: v.tag } : {}), ...(v.digest ? { digest: v.digest } : {}) }
+      : undefined;
+  return known(before) ?? known(cluster ? recorded?.clusters?.find((x) => x.cluster === cluster) : recorded);
+}
+
 /** Decides the target tag/digest and remembers what ran before, then stores that before any side effect. */
 async function chooseTarget(c: AppStep): Promise<void> {
   const { run, r, app, ap } = c;
@@ -51,7 +70,7 @@ async function chooseTarget(c: AppStep): Promise<void> {
     if (!orig?.previous?.digest || !orig.previous.tag) {
       ap.phase = 'Failed';
       ap.reason = 'NoPreviousVersion';
-      ap.message = `plan ${plan.spec.rollbackOf} recorded no previous version of ${ap.application} in ${plan.spec.to}`;
+      ap.message = `plan ${plan.spec.rollbackOf} recorded no previous version (tag and digest) of ${ap.application} in ${plan.spec.to}: the controller could not read what ran there when that plan started (cluster not synced, no workload yet, or a tag no registry lookup resolved), and it never restores a version written into a plan; restore ${ap.application} by hand, or promote the version you want with a new plan`;
       ap.finishedAt = iso(run.now());
       await run.journal.save();
       return;
@@ -86,10 +105,19 @@ async function chooseTarget(c: AppStep): Promise<void> {
     const shared = c.cluster ? run.status.apps?.find((a) => a.application === ap.application) : undefined;
     if (shared?.copied && shared.targetTag === ap.targetTag) ap.copied = true;
   }
-  const prevTag = before.tag ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.tag;
-  const prevDigest = before.digest ?? plan.spec.candidates.find((x) => x.application === ap.application)?.to?.digest;
-  if (prevTag || prevDigest)
-    ap.previous = { ...(prevTag ? { tag: prevTag } : {}), ...(prevDigest ? { digest: prevDigest } : {}) };
+  // What a rollback will restore: the controller's own observations only, never spec.candidates[].to
+  // (whoever creates the plan writes it, and a rollback deploys it without a copy or signature check).
+  const recorded = app.status?.versions?.find((v) => v.environment === plan.spec.to);
+  const prev = observedPrevious(before, recorded, c.cluster);
+  if (prev?.tag && !prev.digest && deps.resolveDigest) {
+    // A workload pinned by tag only: the digest that tag names in the target registry now.
+    const repo = targetRepository(c);
+    const digest = await deps
+      .resolveDigest(await registryEndpoint(deps.control, r.toEnv, repo), repo, prev.tag)
+      .catch(() => undefined);
+    if (digest) prev.digest = digest;
+  }
+  if (prev) ap.previous = prev;
   ap.phase = ap.copied ? 'Writing' : 'Copying';
   ap.startedAt = iso(run.now());
   ap.reason = undefined;

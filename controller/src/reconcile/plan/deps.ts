@@ -56,6 +56,11 @@ export interface PromotionDeps {
    * namespace. Absent: none, so every signature policy and promotion attestation is refused.
    */
   supplyChain?: SupplyChainConfig;
+  /**
+   * The digest a tag names in a registry now: what ran before a plan, when its workload pins a tag
+   * only (appSteps.ts chooseTarget). Without it such an app's previous version has no digest.
+   */
+  resolveDigest?(ep: Endpoint, repository: string, tag: string): Promise<string | undefined>;
   /** Rollout judges by workload kind (built-ins and plugins); the built-ins when absent. */
   workloadKinds?: WorkloadKinds;
 }

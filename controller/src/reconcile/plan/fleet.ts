@@ -19,6 +19,7 @@ import {
   rollbackWaves,
   rollupApps,
   startWaves,
+  waveRollbackCause,
 } from '../waveDecisions.js';
 import { type AppWork, advanceWork } from './appRunner.js';
 import type { ReconcileOutcome } from './deps.js';
@@ -163,21 +164,12 @@ export async function advanceFleet(
       }
     if (!isRollback && (stage?.onWaveFailure ?? 'halt') === 'rollback') {
       status.apps = rollupApps(status.apps ?? [], status.targets ?? [], waves, held);
-      const cause = (status.targets ?? [])
-        .filter((t) => t.wave === failed.name)
-        .flatMap((t) => t.apps)
-        .find((a) => a.phase === 'Failed');
-      if ((status.apps ?? []).some((a) => a.written))
-        await ensureRollback(
-          run,
-          {
-            application: cause?.application ?? '',
-            check: `wave ${failed.name}`,
-            message: failed.message ?? `wave ${failed.name} failed`,
-            causedBy: `wave ${failed.name} of ${plan.spec.to}`,
-          },
-          'release',
-        );
+      const cause = waveRollbackCause(failed, status.targets ?? [], status.apps, {
+        onWaveFailure: stage?.onWaveFailure,
+        isRollback,
+        environment: plan.spec.to,
+      });
+      if (cause) await ensureRollback(run, cause, 'release');
     }
   }
   const rolled = rollupApps(status.apps ?? [], status.targets ?? [], waves, held);

@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
 import { API_VERSION, type AppProgress, type AutomaticRollback, type PromotionPlan } from '@kpromo/api';
 import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
-import { isConflict } from '../../kube/rest.js';
 import { failedCheck } from '../../verification/verdict.js';
 import { AUTO_LABEL, FLOW_LABEL } from '../autoPromote.js';
-import { TERMINAL_APP_PHASES } from '../planDecisions.js';
+import { TERMINAL_APP_PHASES, TERMINAL_PLAN_PHASES } from '../planDecisions.js';
 import { iso } from '../time.js';
 import type { PlanRun } from './run.js';
 
@@ -18,12 +16,76 @@ export const VERIFICATION_FAILURE_REASONS: ReadonlySet<string> = new Set([
 const failedVerifications = (apps: readonly AppProgress[]) =>
   apps.filter((a) => a.phase === 'Failed' && VERIFICATION_FAILURE_REASONS.has(a.reason ?? '') && a.verification);
 
-/** Pure: a rollback plan's name, deterministic so that a retry or a new leader finds the same plan. */
-export function rollbackPlanName(plan: string, application?: string): string {
-  const name = application ? `${plan}-rollback-${application}` : `${plan}-rollback`;
-  if (name.length <= 253) return name;
-  const h = createHash('sha256').update(name).digest('hex').slice(0, 10);
-  return `${name.slice(0, 242).replace(/[-.]+$/, '')}-${h}`;
+/** Label of the controller's automatic rollback plans: the uid of the plan they roll back. */
+export const ROLLBACK_OF_UID_LABEL = 'promotions.kpromo.dev/rollback-of-uid';
+
+/**
+ * Pure: the generateName of an automatic rollback plan. The apiserver adds a random suffix (and
+ * cuts a long prefix to 58 characters), so nobody can create the plan's name beforehand; the
+ * controller binds its plan by the uid the create returned, never by name.
+ */
+export function rollbackNamePrefix(plan: string, application?: string): string {
+  const base = application ? `${plan}-rollback-${application}` : `${plan}-rollback`;
+  return `${base.slice(0, 57).replace(/[-.]+$/, '')}-`;
+}
+
+/** Pure: whether a status.automaticRollbacks entry is the one for this scope (and app). */
+export const sameRollback = (
+  r: Pick<AutomaticRollback, 'scope' | 'application'>,
+  scope: 'app' | 'release',
+  application: string,
+): boolean => r.scope === scope && (scope === 'release' || r.application === application);
+
+/** Pure: whether rollback plan `p` restores every one of `apps` (no spec.applications: all the plan changed). */
+const covers = (p: PromotionPlan, apps: readonly string[]) =>
+  !p.spec.applications?.length || apps.every((a) => p.spec.applications!.includes(a));
+
+/**
+ * Pure: the rollback of `failed` a person already made that the controller stands back for: a
+ * rollback of it restoring `apps`, not the controller's (no auto label), approved (the gate the
+ * controller recorded) and not finished. A plan merely created (by anyone allowed to create plans,
+ * under any name) is not enough: unapproved or over, it rolls nothing back.
+ */
+export function personsRollback(
+  plans: readonly PromotionPlan[],
+  failed: string,
+  apps: readonly string[],
+): PromotionPlan | undefined {
+  return plans.find(
+    (p) =>
+      p.spec.action === 'rollback' &&
+      p.spec.rollbackOf === failed &&
+      p.metadata.labels?.[AUTO_LABEL] !== 'true' &&
+      p.status?.gate?.approved === true &&
+      !(p.status.phase && TERMINAL_PLAN_PHASES.has(p.status.phase)) &&
+      covers(p, apps),
+  );
+}
+
+/**
+ * Pure: the controller's own automatic rollback of `failed` (uid `failedUID`) for this scope among
+ * `plans`: the auto label (only the `automate` holder, the controller, adds or removes it), the
+ * failed plan's uid in its label (a plan recreated under the same name is another plan), and the
+ * spec the controller gives it (fixed at creation). Found after a crash between the create and
+ * recording its uid, so that a retry or a new leader never creates a second one.
+ */
+export function ownRollback(
+  plans: readonly PromotionPlan[],
+  failed: string,
+  failedUID: string,
+  scope: 'app' | 'release',
+  application: string,
+): PromotionPlan | undefined {
+  return plans.find(
+    (p) =>
+      p.metadata.labels?.[AUTO_LABEL] === 'true' &&
+      p.metadata.labels?.[ROLLBACK_OF_UID_LABEL] === failedUID &&
+      p.spec.action === 'rollback' &&
+      p.spec.rollbackOf === failed &&
+      (scope === 'release'
+        ? !p.spec.applications?.length
+        : p.spec.applications?.length === 1 && p.spec.applications[0] === application),
+  );
 }
 
 /**
@@ -92,20 +154,22 @@ async function halt(run: PlanRun, cause: AppProgress, inFlight: boolean): Promis
 }
 
 /**
- * The automatic rollback plan for `cause`: recorded in status.automaticRollbacks (intent first, then
- * the plan, then its uid), never beside a rollback a person already created. Idempotent.
+ * The automatic rollback plan for `cause`, bound by uid: the intent is recorded in
+ * status.automaticRollbacks first, then the controller's own plan is found (after a crash between
+ * its create and recording it) or created with generateName, and its name and uid recorded; only
+ * that uid runs without approval (planGate.ts automaticRollback). It stands back only for a
+ * person's rollback that is approved and still going ({@link personsRollback}). Idempotent.
  */
 export async function ensureRollback(run: PlanRun, cause: RollbackCause, scope: 'app' | 'release'): Promise<void> {
   const { deps, status, plan, namespace } = run;
-  const name = rollbackPlanName(run.name, scope === 'app' ? cause.application : undefined);
   status.automaticRollbacks ??= [];
   const list = status.automaticRollbacks;
-  let entry = list.find((x) => x.plan === name);
+  let entry = list.find((x) => sameRollback(x, scope, cause.application));
   if (!entry) {
-    // A person who already rolled this plan back acted first: never a second rollback beside theirs.
-    const theirs = deps.cache
-      .plans(namespace)
-      .find((p) => p.spec.rollbackOf === run.name && p.metadata.labels?.[AUTO_LABEL] !== 'true');
+    const apps =
+      scope === 'app' ? [cause.application] : (status.apps ?? []).filter((a) => a.written).map((a) => a.application);
+    // A person who already rolled this plan back, approved, acted first: never a second rollback beside theirs.
+    const theirs = personsRollback(deps.cache.plans(namespace), run.name, apps);
     if (theirs) {
       if (status.conditions?.find((c) => c.type === 'RolledBackBy')?.message !== theirs.metadata.name) {
         run.journal.cond('RolledBackBy', 'True', 'RollbackExists', theirs.metadata.name);
@@ -113,13 +177,12 @@ export async function ensureRollback(run: PlanRun, cause: RollbackCause, scope: 
         run.announce.event(
           'Normal',
           'RollbackExists',
-          `not rolling back automatically: PromotionPlan ${theirs.metadata.name} already rolls this plan back`,
+          `not rolling back automatically: PromotionPlan ${theirs.metadata.name}, approved, already rolls this plan back`,
         );
       }
       return;
     }
     entry = {
-      plan: name,
       scope,
       application: cause.application,
       check: cause.check,
@@ -130,18 +193,15 @@ export async function ensureRollback(run: PlanRun, cause: RollbackCause, scope: 
     await run.journal.save(); // the intent, before the side effect
   }
   if (entry.planUID) return;
-  const body: PromotionPlan = {
-    apiVersion: API_VERSION,
-    kind: 'PromotionPlan',
-    metadata: {
-      name,
-      namespace,
-      labels: { [FLOW_LABEL]: plan.spec.flow, [AUTO_LABEL]: 'true' },
-      annotations: {
-        'promotions.kpromo.dev/caused-by': `${cause.causedBy} in plan ${run.name}`,
-      },
-    },
-    spec: {
+  const failedUID = plan.metadata.uid ?? '';
+  const collection = resourcePath(KPROMO_TYPES.PromotionPlan, namespace);
+  // Read from the apiserver, not the cache: a create this process made a moment ago may not be in it yet.
+  const listed = await deps.control.request<{ items?: PromotionPlan[] }>('GET', collection, {
+    query: { labelSelector: `${AUTO_LABEL}=true,${ROLLBACK_OF_UID_LABEL}=${failedUID}` },
+  });
+  let bound = ownRollback(listed.items ?? [], run.name, failedUID, scope, cause.application);
+  if (!bound) {
+    const spec: PromotionPlan['spec'] = {
       flow: plan.spec.flow,
       from: plan.spec.from,
       to: plan.spec.to,
@@ -149,30 +209,30 @@ export async function ensureRollback(run: PlanRun, cause: RollbackCause, scope: 
       rollbackOf: run.name,
       ...(scope === 'app' ? { applications: [cause.application] } : {}),
       candidates: [],
-    },
-  };
-  deps.fence?.(namespace);
-  let created: PromotionPlan | undefined;
-  try {
-    created = await deps.control.create<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, namespace), body);
-  } catch (e) {
-    if (!isConflict(e)) throw e;
-    created = await deps.control.getOrUndefined<PromotionPlan>(
-      resourcePath(KPROMO_TYPES.PromotionPlan, namespace, name),
-    );
-    // Someone else's plan under our name: it gets no automatic approval (its uid is not recorded).
-    if (created && (created.metadata.labels?.[AUTO_LABEL] !== 'true' || created.spec.rollbackOf !== run.name)) {
-      entry.message = `${entry.message}; PromotionPlan ${name} exists and is not this controller's rollback: roll back by hand`;
-      entry.planUID = 'not-created';
-      await run.journal.save();
-      return;
-    }
+    };
+    const body = {
+      apiVersion: API_VERSION,
+      kind: 'PromotionPlan',
+      metadata: {
+        generateName: rollbackNamePrefix(run.name, scope === 'app' ? cause.application : undefined),
+        namespace,
+        labels: { [FLOW_LABEL]: plan.spec.flow, [AUTO_LABEL]: 'true', [ROLLBACK_OF_UID_LABEL]: failedUID },
+        annotations: {
+          'promotions.kpromo.dev/caused-by': `${cause.causedBy} in plan ${run.name}`,
+        },
+      },
+      spec,
+    };
+    deps.fence?.(namespace);
+    // A generated name taken already (409) is retried by the next pass, which lists again first.
+    bound = await deps.control.create<PromotionPlan>(collection, body);
   }
-  entry.planUID = created?.metadata.uid ?? 'unknown';
+  entry.plan = bound.metadata.name;
+  entry.planUID = bound.metadata.uid;
   await run.journal.save();
   run.announce.event(
     'Warning',
     'AutomaticRollback',
-    `${scope === 'release' ? 'rolling back the release' : `rolling back ${cause.application}`} (PromotionPlan ${name}): ${entry.message}`,
+    `${scope === 'release' ? 'rolling back the release' : `rolling back ${cause.application}`} (PromotionPlan ${entry.plan}): ${entry.message}`,
   );
 }

@@ -178,8 +178,18 @@ export const VerificationProgress = Type.Object({
 
 /** The automatic rollback a failed verification caused (on the plan that failed). */
 export const AutomaticRollback = Type.Object({
-  plan: Name('The rollback PromotionPlan.'),
-  planUID: Type.Optional(Type.String()),
+  plan: Type.Optional(
+    Name(
+      'The rollback PromotionPlan, once created (its name is generated: nobody can create it beforehand). Absent while only the intent is recorded.',
+    ),
+  ),
+  planUID: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'metadata.uid the create returned: only the plan with this uid runs without approval, whatever its name.',
+    }),
+  ),
   scope: StringEnum(['app', 'release'] as const),
   application: Type.String({ description: 'The app whose verification failed.' }),
   check: Type.String({ description: 'The check that failed.' }),

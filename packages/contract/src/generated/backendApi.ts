@@ -1074,8 +1074,9 @@ export interface components {
                 };
                 /** @description Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease). */
                 automaticRollbacks?: {
-                    /** @description The rollback PromotionPlan. */
-                    plan: string;
+                    /** @description The rollback PromotionPlan, once created (its name is generated: nobody can create it beforehand). Absent while only the intent is recorded. */
+                    plan?: string;
+                    /** @description metadata.uid the create returned: only the plan with this uid runs without approval, whatever its name. */
                     planUID?: string;
                     /** @enum {string} */
                     scope: "app" | "release";

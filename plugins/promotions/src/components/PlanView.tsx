@@ -282,7 +282,7 @@ export function PlanDetails({
   const automaticRollbacks = plan.status?.automaticRollbacks ?? [];
   // A rollback the controller started because a check failed: the original plan records it.
   const cause = isRollback
-    ? original?.status?.automaticRollbacks?.find((r) => r.plan === plan.metadata.name)
+    ? original?.status?.automaticRollbacks?.find((r) => !!r.planUID && r.planUID === plan.metadata.uid)
     : undefined;
 
   const run = async (action: () => Promise<void>) => {
@@ -404,8 +404,8 @@ export function PlanDetails({
             description={
               <ul style={{ margin: 0, paddingLeft: 20 }}>
                 {automaticRollbacks.map((r) => (
-                  <li key={r.plan}>
-                    <Link href={links.plan(ns, r.plan)}>{r.plan}</Link>{' '}
+                  <li key={`${r.scope}/${r.application}`}>
+                    {r.plan ? <Link href={links.plan(ns, r.plan)}>{r.plan}</Link> : 'A rollback plan being created'}{' '}
                     {r.scope === 'release' ? 'rolls back the release' : `rolls back ${r.application}`}: {r.application}{' '}
                     failed check {r.check} – {readableMessage(r.message)}
                   </li>
