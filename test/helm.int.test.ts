@@ -287,6 +287,7 @@ describe('deploy/helm/kpromo: helm template', () => {
       'kpromo-plan-approvals',
       'kpromo-status-writers',
       'kpromo-governance',
+      'kpromo-application-release',
       'kpromo-history-writers',
     ]) {
       expect(one(docs, 'ValidatingAdmissionPolicy', name).spec, name).toEqual(

@@ -20,7 +20,7 @@ import { autoPromote, type SeenCandidates } from './reconcile/autoPromote.js';
 import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/plan/index.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
 import { loadPlugins } from './reconcile/plugins.js';
-import { changedPolicyFields, policyChangeMessage, policyDigests } from './reconcile/policyChange.js';
+import { changedPolicyFields, type Governed, policyChangeMessage, policyDigests } from './reconcile/policyChange.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
 import { environmentReconciler, reconcileFlow } from './reconcile/reconcileStatus.js';
 
@@ -207,11 +207,12 @@ export class Controller {
   }
 
   /**
-   * A governed field (approvers, stages, where an Environment delivers, …) differs from the digests
+   * A governed field (approvers, stages, where an Environment delivers, an Application's workloads, …;
+   * GOVERNED_FIELDS of @kpromo/api) differs from the digests
    * its status recorded: a PolicyChanged Event says which fields and who says they changed them; the
    * status write right after records the new digests (a failed write repeats the Event, never loses it).
    */
-  private async recordPolicyChange(obj: PromotionFlow | Environment | undefined) {
+  private async recordPolicyChange(obj: Governed | undefined) {
     if (!obj) return;
     const fields = changedPolicyFields(obj.status?.policyDigests, policyDigests(obj));
     if (!fields.length) return;
@@ -390,8 +391,10 @@ export class Controller {
       try {
         let r: { requeueAfterMs?: number } = {};
         const control = this.o.clients.control;
-        if (kind === 'Application') await reconcileApplication(this.cache, control, ns, name);
-        else if (kind === 'PromotionFlow') {
+        if (kind === 'Application') {
+          await this.recordPolicyChange(this.cache.getApplication(ns, name));
+          await reconcileApplication(this.cache, control, ns, name);
+        } else if (kind === 'PromotionFlow') {
           await this.recordPolicyChange(this.cache.getFlow(ns, name));
           await reconcileFlow(this.cache, control, ns, name);
           const a = await autoPromote(this.cache, control, this.autoSeen, ns, name);

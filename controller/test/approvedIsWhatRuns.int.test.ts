@@ -405,8 +405,9 @@ describe('release policy needs the govern verb', () => {
     // Deleting the strict flow would leave the application to whichever flow remains.
     const gone = await rejection(as(dev1).delete(flowPath));
     expect(gone.message).toContain(`user ${dev1.username} may not delete PromotionFlow ${NS}/strict`);
-    // Operational settings stay the team's.
-    await as(dev1).jsonPatch(flowPath, [{ op: 'add', path: '/spec/concurrency', value: 2 }]);
+    // What decides nothing about a release stays the team's (every spec field of a flow does:
+    // docs/security.md, "What is governed").
+    await as(dev1).jsonPatch(flowPath, [{ op: 'add', path: '/metadata/labels', value: { team: 'shop' } }]);
     // A platform admin with govern may, and may not pretend to be someone else doing it.
     const lie = await rejection(
       as(admin).jsonPatch(flowPath, [

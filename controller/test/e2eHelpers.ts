@@ -643,6 +643,21 @@ export async function rejection(p: Promise<unknown>): Promise<{ status: number; 
   return { status: e.status, message: e.message };
 }
 
+/**
+ * Waits until admission refuses a dry run of the JSON patch `ops` of `path` by `rest` with a message
+ * containing `expected`: the apiserver compiles a new or changed admission policy asynchronously, and
+ * a test that attacks right after installing it must attack the policy, not the moment before it.
+ */
+export async function untilAdmissionRefuses(rest: KubeRest, path: string, ops: unknown[], expected: string) {
+  await waitFor(`admission refuses ${path}: ${expected}`, async () => {
+    const refused = await rest.jsonPatch(`${path}?dryRun=All`, ops).then(
+      () => false,
+      (e: unknown) => String((e as { message?: string }).message ?? e).includes(expected),
+    );
+    return refused || undefined;
+  });
+}
+
 /** A Role with `rules` in `ns`, bound to `subjects` (users by name). */
 export async function grantRole(rest: KubeRest, ns: string, name: string, rules: object[], subjects: TestUser[]) {
   await rest.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {

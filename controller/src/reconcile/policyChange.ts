@@ -1,14 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Environment, PromotionFlow } from '@kpromo/api';
+import { type Application, type Environment, GOVERNED_FIELDS, type PromotionFlow } from '@kpromo/api';
 
-/**
- * The fields of release policy, as the admission policy kpromo-governance names them
- * (examples/deploy/admission-policy.yaml): changing any of them needs the `govern` verb.
- */
-export const GOVERNED_FIELDS = {
-  PromotionFlow: ['stages', 'approval', 'selector', 'tagPattern', 'signaturePolicy', 'promotionAttestation'],
-  Environment: ['cluster', 'namespace', 'registry', 'delivery', 'freezeWindows', 'tier'],
-} as const;
+/** The objects whose governed fields (GOVERNED_FIELDS of @kpromo/api, read by admission too) are recorded. */
+export type Governed = PromotionFlow | Environment | Application;
 
 /** Annotation a writer may set to their own name when changing policy (admission checks it). */
 export const CHANGED_BY_ANNOTATION = 'promotions.kpromo.dev/changed-by';
@@ -24,29 +18,42 @@ function canonical(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-/** Pure: a short digest per governed field of a flow or Environment (kept in its status). */
-export function policyDigests(obj: PromotionFlow | Environment): Record<string, string> {
-  const kind = obj.kind === 'Environment' ? 'Environment' : 'PromotionFlow';
-  const spec = obj.spec as unknown as Record<string, unknown>;
+/** A governed field's value: `metadata.labels` from the metadata, every other name from the spec. */
+function fieldValue(obj: Governed, field: string): unknown {
+  if (field === 'metadata.labels') return obj.metadata.labels;
+  return (obj.spec as unknown as Record<string, unknown>)[field];
+}
+
+/** Pure: a short digest per governed field of a flow, Environment or Application (kept in its status). */
+export function policyDigests(obj: Governed): Record<string, string> {
+  const kind = obj.kind === 'Environment' || obj.kind === 'Application' ? obj.kind : 'PromotionFlow';
   return Object.fromEntries(
-    GOVERNED_FIELDS[kind].map((f) => [f, createHash('sha256').update(canonical(spec[f])).digest('hex').slice(0, 16)]),
+    GOVERNED_FIELDS[kind].map((f) => [
+      f,
+      createHash('sha256')
+        .update(canonical(fieldValue(obj, f)))
+        .digest('hex')
+        .slice(0, 16),
+    ]),
   );
 }
 
 /**
  * Pure: the governed fields whose digest differs from the one last recorded in status, in their
- * declared order; empty when nothing was recorded yet (a new object, or one from before this field).
+ * declared order; empty when nothing was recorded yet (a new object). A field with no recorded
+ * digest became governed after the status was written (an upgrade): its first digest is recorded
+ * without an Event, since nobody changed it.
  */
 export function changedPolicyFields(
   recorded: Readonly<Record<string, string>> | undefined,
   now: Readonly<Record<string, string>>,
 ): string[] {
   if (!recorded) return [];
-  return Object.keys(now).filter((f) => recorded[f] !== now[f]);
+  return Object.keys(now).filter((f) => f in recorded && recorded[f] !== now[f]);
 }
 
 /** The Event message of a policy change: what changed, at which generation, and who says they did it. */
-export function policyChangeMessage(obj: PromotionFlow | Environment, fields: readonly string[]): string {
+export function policyChangeMessage(obj: Governed, fields: readonly string[]): string {
   const by = obj.metadata.annotations?.[CHANGED_BY_ANNOTATION];
   const who = by
     ? `by ${by}`

@@ -1,6 +1,7 @@
 import { type Application, type ApplicationStatus, type EnvironmentVersion, setCondition } from '@kpromo/api';
 import { runningVersion } from '../candidates/runningVersion.js';
 import { derivedStatus } from './derivedStatus.js';
+import { policyDigests } from './policyChange.js';
 import { iso } from './time.js';
 
 /**
@@ -61,6 +62,7 @@ export function applicationStatus(
     observedGeneration: app.metadata.generation,
     versions,
     conditions: setCondition(prev?.conditions, cond, app.metadata.generation, now),
+    policyDigests: policyDigests(app),
   };
 }
 

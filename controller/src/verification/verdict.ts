@@ -100,9 +100,16 @@ export function foldMeasurements(
   const checks = progress.checks.map((cp): CheckProgress => {
     if (cp.verdict !== 'Running') return cp;
     const spec = s.checks.find((c) => c.name === cp.name);
-    // The flow's owners removed the check during the window (a governed, recorded policy change):
-    // it is no longer part of the evidence, and says so rather than failing for lack of samples.
-    if (!spec) return { ...cp, verdict: 'Passed', message: 'removed from the stage during the window; not judged' };
+    // Removed from the stage or the Application during the window: what it had not measured yet is no
+    // evidence, and an unfinished check never passes. The release fails naming it; a new plan is
+    // judged by the checks as they are now.
+    if (!spec)
+      return {
+        ...cp,
+        verdict: 'Failed',
+        removed: true,
+        message: `removed from the verification during the window, after ${cp.measured ?? 0} measurement(s): a check removed before its verdict fails the release`,
+      };
     const m = measured.get(cp.name);
     const next: CheckProgress = { ...cp, samples: [...(cp.samples ?? [])] };
     if (m) {
@@ -154,9 +161,39 @@ export function foldMeasurements(
   return out;
 }
 
+/** The check that decided a failed verification: the first Failed, else the first Inconclusive. */
+const decidingCheck = (p: VerificationProgress) =>
+  p.checks.find((x) => x.verdict === 'Failed') ?? p.checks.find((x) => x.verdict === 'Inconclusive');
+
+/**
+ * Pure: the app's reason for a verification that did not pass: VerificationRemoved when the check
+ * that decided it was removed during the window, else VerificationFailed or VerificationInconclusive.
+ */
+export function verdictReason(
+  p: VerificationProgress,
+): 'VerificationRemoved' | 'VerificationFailed' | 'VerificationInconclusive' {
+  if (decidingCheck(p)?.removed) return 'VerificationRemoved';
+  return p.verdict === 'Inconclusive' ? 'VerificationInconclusive' : 'VerificationFailed';
+}
+
+/**
+ * Pure: the settings of a window whose every check was removed (from the stage and the Application):
+ * folding with them fails each check still running, naming it. Nothing is measured.
+ */
+export function withoutChecks(p: VerificationProgress): VerificationSettings {
+  return {
+    checks: [],
+    windowMs: 0,
+    intervalMs: 1_000,
+    failureLimit: 0,
+    minSamples: 1,
+    onFailure: p.onFailure ?? 'stop',
+  };
+}
+
 /** Pure: the check that decided a failed verification and why, for reasons, events and the rollback's cause. */
 export function failedCheck(p: VerificationProgress): { check: string; message: string } | undefined {
-  const c = p.checks.find((x) => x.verdict === 'Failed') ?? p.checks.find((x) => x.verdict === 'Inconclusive');
+  const c = decidingCheck(p);
   if (!c) return undefined;
   const last = [...(c.samples ?? [])].reverse().find((x) => x.value !== undefined);
   const value =

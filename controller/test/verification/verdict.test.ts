@@ -10,6 +10,8 @@ import {
   type Measurement,
   requiredSamples,
   startVerification,
+  verdictReason,
+  withoutChecks,
 } from '../../src/verification/verdict.js';
 
 const errorRate: VerificationCheck = { name: 'error-rate', prometheus: { query: 'x', max: 0.05 } };
@@ -123,16 +125,53 @@ describe('foldMeasurements', () => {
     expect(p.verdict).toBe('Running');
   });
 
-  it('does not judge a check the stage dropped during the window, and says so', () => {
+  it('fails a check removed from the stage or the Application during the window, naming it (never passes it)', () => {
     const s = settings({ checks: [errorRate, latency] });
-    let p = startVerification(s, t0);
-    p = foldMeasurements(p, settings({ checks: [errorRate] }), round({ 'error-rate': { value: 0 } }), at(0));
-    expect(p.checks[1]).toMatchObject({
-      name: 'latency',
-      verdict: 'Passed',
-      message: 'removed from the stage during the window; not judged',
-    });
-    expect(p.verdict).toBe('Running');
+    const started = startVerification(s, t0);
+    const removed = (after: VerificationSettings, measured: Record<string, Measurement>, sec: number) =>
+      foldMeasurements(started, after, round(measured), at(sec));
+    // [what remains, measured then, verdict, the check that decides, reason]
+    const table: Array<[string, VerificationSettings, Record<string, Measurement>, string, string, string]> = [
+      [
+        'one of two removed',
+        settings({ checks: [errorRate] }),
+        { 'error-rate': { value: 0 } },
+        'Failed',
+        'latency',
+        'VerificationRemoved',
+      ],
+      ['every check removed', withoutChecks(started), {}, 'Failed', 'error-rate', 'VerificationRemoved'],
+      [
+        'removed at the end of the window',
+        settings({ checks: [errorRate] }),
+        { 'error-rate': { value: 0 } },
+        'Failed',
+        'latency',
+        'VerificationRemoved',
+      ],
+      [
+        'the remaining check failed first',
+        settings({ checks: [errorRate] }),
+        { 'error-rate': { value: 1 } },
+        'Failed',
+        'error-rate',
+        'VerificationFailed',
+      ],
+      ['nothing removed', s, { 'error-rate': { value: 0 }, latency: { value: 1, baseline: 1 } }, 'Running', '', ''],
+    ];
+    for (const [what, after, measured, verdict, check, reason] of table) {
+      const p = removed(after, measured, what === 'removed at the end of the window' ? 60 : 0);
+      expect(p.verdict, what).toBe(verdict);
+      if (verdict === 'Running') continue;
+      expect(failedCheck(p)?.check, what).toBe(check);
+      expect(verdictReason(p), what).toBe(reason);
+    }
+    const p = removed(settings({ checks: [errorRate] }), { 'error-rate': { value: 0 } }, 0);
+    expect(p.checks[1]).toMatchObject({ name: 'latency', verdict: 'Failed', removed: true });
+    expect(failedCheck(p)?.message).toBe(
+      'check latency failed: removed from the verification during the window, after 0 measurement(s): a check removed before its verdict fails the release',
+    );
+    expect(withoutChecks(started)).toMatchObject({ checks: [], onFailure: 'stop' });
   });
 
   it('caps the samples kept per check', () => {

@@ -1,6 +1,7 @@
 export * from './conditions.js';
 export * from './crds.js';
 export * from './fleet.js';
+export * from './governance.js';
 export * from './group.js';
 export * from './resources/application.js';
 export * from './resources/environment.js';

@@ -10,7 +10,14 @@ import { registryRepository } from '../../util/imageRef.js';
 import { measureRound } from '../../verification/measure.js';
 import type { CheckContext } from '../../verification/providers/index.js';
 import { type VerificationSettings, verificationFor } from '../../verification/settings.js';
-import { failedCheck, foldMeasurements, startVerification, verificationSummary } from '../../verification/verdict.js';
+import {
+  failedCheck,
+  foldMeasurements,
+  startVerification,
+  verdictReason,
+  verificationSummary,
+  withoutChecks,
+} from '../../verification/verdict.js';
 import { claimKey } from '../planDecisions.js';
 import { automaticRollback } from '../planGate.js';
 import { renderTag } from '../tagTemplate.js';
@@ -327,30 +334,22 @@ async function startVerifying(c: AppStep, settings: VerificationSettings, rolled
  */
 async function verify(c: AppStep): Promise<number | undefined> {
   const { run, r, app, ap } = c;
-  const settings = verificationFor(r.flow, app, r.toEnv.metadata.name);
   const progress = ap.verification;
-  if (!settings || !progress)
-    return finish(
-      c,
-      'Succeeded',
-      'VerificationRemoved',
-      'the stage and the application no longer define verification checks',
-    );
+  // Verifying without a record of the window is no evidence: fail rather than pass.
+  if (!progress)
+    return finish(c, 'Failed', 'VerificationRemoved', 'verification failed: the record of its window is missing');
+  // Every check removed during the window (stage and Application): each fails, naming itself.
+  const settings = verificationFor(r.flow, app, r.toEnv.metadata.name) ?? withoutChecks(progress);
   const now = run.now();
   const due = progress.nextAt ? Date.parse(progress.nextAt) - now.getTime() : 0;
-  if (due > 0) return due;
+  if (due > 0 && settings.checks.length) return due;
   const measured = await measureRound(settings, progress, checkContext(c));
   const next = foldMeasurements(progress, settings, measured, run.now());
   ap.verification = next;
   if (next.verdict === 'Passed') return finish(c, 'Succeeded', 'Verified', `verified: ${verificationSummary(next)}`);
   if (next.verdict === 'Failed' || next.verdict === 'Inconclusive') {
     const f = failedCheck(next);
-    return finish(
-      c,
-      'Failed',
-      next.verdict === 'Failed' ? 'VerificationFailed' : 'VerificationInconclusive',
-      `verification failed: ${f?.message ?? verificationSummary(next)}`,
-    );
+    return finish(c, 'Failed', verdictReason(next), `verification failed: ${f?.message ?? verificationSummary(next)}`);
   }
   ap.message = `verifying until ${next.endsAt}: ${verificationSummary(next)}`;
   await run.journal.save();

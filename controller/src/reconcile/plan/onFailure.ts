@@ -10,6 +10,7 @@ import type { PlanRun } from './run.js';
 export const VERIFICATION_FAILURE_REASONS: ReadonlySet<string> = new Set([
   'VerificationFailed',
   'VerificationInconclusive',
+  'VerificationRemoved',
 ]);
 
 /** The app whose verification failed and decides what happens to the rest of the plan. */

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { ImageVersion, Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
+import { PolicyDigests } from './promotionFlow.js';
 import { ApplicationVerification } from './verification.js';
 
 /** Workload kinds the controller judges (one verdict module each, controller/src/rollout/kinds/). */
@@ -114,6 +115,7 @@ export const EnvironmentVersion = Type.Object({
 export const ApplicationStatus = Type.Object({
   ...StatusBase,
   versions: Type.Optional(Type.Array(EnvironmentVersion)),
+  policyDigests: Type.Optional(PolicyDigests),
 });
 
 export type WorkloadRef = Static<typeof WorkloadRef>;

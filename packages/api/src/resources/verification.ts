@@ -164,6 +164,9 @@ export const CheckProgress = Type.Object({
   measured: Type.Optional(Type.Integer({ minimum: 0, description: 'Measurements with a value.' })),
   failures: Type.Optional(Type.Integer({ minimum: 0 })),
   message: Type.Optional(Type.String()),
+  removed: Type.Optional(
+    Type.Boolean({ description: 'Removed from the stage or Application before its verdict: it failed the release.' }),
+  ),
 });
 
 export const VerificationProgress = Type.Object({

@@ -811,6 +811,8 @@ export interface components {
                         measured?: number;
                         failures?: number;
                         message?: string;
+                        /** @description Removed from the stage or Application before its verdict: it failed the release. */
+                        removed?: boolean;
                     }[];
                 };
                 /** @description Result of the stage's signature policy for this digest. */
@@ -999,6 +1001,8 @@ export interface components {
                             measured?: number;
                             failures?: number;
                             message?: string;
+                            /** @description Removed from the stage or Application before its verdict: it failed the release. */
+                            removed?: boolean;
                         }[];
                     };
                     /** @description Result of the stage's signature policy for this digest. */
@@ -1197,6 +1201,8 @@ export interface components {
                                 measured?: number;
                                 failures?: number;
                                 message?: string;
+                                /** @description Removed from the stage or Application before its verdict: it failed the release. */
+                                removed?: boolean;
                             }[];
                         };
                         /** @description Result of the stage's signature policy for this digest. */

@@ -895,6 +895,8 @@ export interface components {
                             measured?: number;
                             failures?: number;
                             message?: string;
+                            /** @description Removed from the stage or Application before its verdict: it failed the release. */
+                            removed?: boolean;
                         }[];
                     };
                     /** @description Result of the stage's signature policy for this digest. */
@@ -1093,6 +1095,8 @@ export interface components {
                                 measured?: number;
                                 failures?: number;
                                 message?: string;
+                                /** @description Removed from the stage or Application before its verdict: it failed the release. */
+                                removed?: boolean;
                             }[];
                         };
                         /** @description Result of the stage's signature policy for this digest. */
