@@ -19,7 +19,12 @@ interface Named {
   spec?: {
     policyName?: string;
     validationActions?: string[];
-    matchResources?: { namespaceSelector?: LabelSelector | null } | null;
+    matchResources?: {
+      namespaceSelector?: LabelSelector | null;
+      objectSelector?: LabelSelector | null;
+      resourceRules?: unknown[] | null;
+      excludeResourceRules?: unknown[] | null;
+    } | null;
     matchConstraints?: { namespaceSelector?: LabelSelector | null } | null;
   };
 }
@@ -77,6 +82,24 @@ export function judgeAdmission(
         },
       ];
     const left: CheckResult[] = [];
+    for (const b of denying) {
+      // kpromo's bindings never narrow what the policy matches: an objectSelector lets the writer's
+      // own labels opt out, resource rules leave kinds or names unguarded.
+      const m = b.spec?.matchResources;
+      const narrowing = [
+        ...(Object.keys(m?.objectSelector ?? {}).length ? ['objectSelector (the labels the writer sets decide)'] : []),
+        ...(m?.resourceRules?.length ? ['resourceRules'] : []),
+        ...(m?.excludeResourceRules?.length ? ['excludeResourceRules'] : []),
+      ];
+      if (narrowing.length)
+        left.push({
+          check: 'admission',
+          status: 'fail',
+          subject: `ValidatingAdmissionPolicyBinding ${b.metadata.name}`,
+          message: `its matchResources.${narrowing.join(', ')} let requests past the policy: ${guards} is not enforced for them`,
+          fix: `remove them from the binding; ${FIX}`,
+        });
+    }
     for (const ns of namespaces) {
       const labels = ns.metadata.labels ?? {};
       const name = ns.metadata.name;

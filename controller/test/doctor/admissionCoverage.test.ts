@@ -108,4 +108,59 @@ describe('judgeAdmission: kpromo policies bound with Deny in every reconciled na
       }),
     ]);
   });
+
+  it('attack: a binding whose objectSelector lets the writer opt out by a label of their own fails', () => {
+    const r = judgeAdmission(
+      policies,
+      ADMISSION_POLICIES.map((p) =>
+        p.suffix === 'status-writers'
+          ? {
+              ...binding(p.suffix),
+              spec: {
+                ...binding(p.suffix).spec,
+                matchResources: {
+                  objectSelector: { matchExpressions: [{ key: 'skip-kpromo', operator: 'DoesNotExist' }] },
+                },
+              },
+            }
+          : binding(p.suffix),
+      ),
+      [ns('team-a')],
+    );
+    expect(r.filter((x) => x.status === 'fail')).toEqual([
+      expect.objectContaining({
+        subject: 'ValidatingAdmissionPolicyBinding kpromo-status-writers',
+        message: expect.stringContaining(
+          'matchResources.objectSelector (the labels the writer sets decide) let requests past the policy',
+        ),
+      }),
+    ]);
+  });
+
+  it('fails a binding that narrows the policy with resourceRules or excludeResourceRules', () => {
+    const narrowed = {
+      ...binding('governance'),
+      spec: {
+        ...binding('governance').spec,
+        matchResources: {
+          excludeResourceRules: [
+            {
+              apiGroups: ['promotions.kpromo.dev'],
+              apiVersions: ['*'],
+              operations: ['*'],
+              resources: ['environments'],
+            },
+          ],
+        },
+      },
+    };
+    const r = judgeAdmission(
+      policies,
+      ADMISSION_POLICIES.map((p) => (p.suffix === 'governance' ? narrowed : binding(p.suffix))),
+      [ns('team-a')],
+    );
+    expect(r.filter((x) => x.status === 'fail').map((x) => x.message)).toEqual([
+      expect.stringMatching(/^its matchResources.excludeResourceRules let requests past the policy/),
+    ]);
+  });
 });
