@@ -107,6 +107,27 @@ current-context: other-admin
     );
   });
 
+  it('in a pod with controlCluster.inCluster the control cluster is the in-cluster apiserver, not the kubeconfig context', () => {
+    const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
+    process.env.KUBERNETES_SERVICE_HOST = '10.96.0.1';
+    process.env.KUBERNETES_SERVICE_PORT = '443';
+    try {
+      const c = ClusterClients.fromConfig(
+        loadConfig({ env: { KPROMO_KUBECONFIG: file, KPROMO_CONTROL_IN_CLUSTER: 'true' } }),
+        true,
+      );
+      expect(c.control.kc.getCurrentCluster()?.server).toBe('https://10.96.0.1:443');
+      expect(c.control.kc.getCurrentUser()?.name).not.toBe('admin');
+    } finally {
+      for (const [k, v] of [
+        ['KUBERNETES_SERVICE_HOST', saved.host],
+        ['KUBERNETES_SERVICE_PORT', saved.port],
+      ] as const)
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+    }
+  });
+
   it('local development keeps working: outside a pod the kubeconfig context is the control cluster', () => {
     const c = ClusterClients.fromConfig(loadConfig({ env: { KPROMO_KUBECONFIG: file } }), false);
     expect(c.control.clusterName).toBe('other-admin');
