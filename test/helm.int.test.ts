@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadConfig } from '@kpromo/controller';
+import { chooseControlCluster, loadConfig } from '@kpromo/controller';
 import { parseConfig as parseExporterConfig } from '@kpromo/exporter';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -588,6 +588,35 @@ describe('deploy/helm/kpromo: helm template', () => {
           matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['shop', 'payments'] }],
         },
       });
+  });
+
+  it('attack: config.kubeconfig.existingSecret supplies Environment contexts only; the control cluster stays the ServiceAccount, a control context is refused', async () => {
+    const docs = await render(['config.kubeconfig.existingSecret=kpromo-clusters']);
+    const cfg = parse(one(docs, 'ConfigMap', 'kpromo-controller').data?.['config.yaml'] ?? '') as Record<
+      string,
+      unknown
+    >;
+    expect(cfg).toMatchObject({ kubeconfig: '/etc/kpromo-kubeconfig/kubeconfig', controlCluster: { inCluster: true } });
+    expect(cfg.context).toBeUndefined();
+    const dir = mkdtempSync(join(tmpdir(), 'kpromo-cfg-'));
+    try {
+      writeFileSync(join(dir, 'config.yaml'), stringify(cfg));
+      const loaded = loadConfig({ file: join(dir, 'config.yaml'), env: {} });
+      // What the controller decides in its pod: its ServiceAccount, the kubeconfig for Environments.
+      expect(
+        chooseControlCluster({
+          kubeconfig: loaded.kubeconfig,
+          context: loaded.context,
+          controlInCluster: loaded.controlCluster.inCluster,
+          inPod: true,
+        }),
+      ).toEqual({ kind: 'inCluster', environmentKubeconfig: '/etc/kpromo-kubeconfig/kubeconfig' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await expect(
+      render(['config.kubeconfig.existingSecret=kpromo-clusters', 'config.kubeconfig.context=prod']),
+    ).rejects.toThrow(/config.kubeconfig.context: the control cluster is the cluster kpromo is installed in/);
   });
 
   it('networkPolicy off: no NetworkPolicy, the rest unchanged', async () => {

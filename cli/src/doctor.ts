@@ -10,6 +10,8 @@ import { printable } from './table.js';
 
 export interface DoctorCliOptions {
   check?: string[];
+  /** `namespace/name` of the controller's ServiceAccount, left out of the rbac check. */
+  controllerServiceAccount?: string;
 }
 
 const MARK = { pass: 'PASS', warn: 'WARN', fail: 'FAIL' } as const;
@@ -45,6 +47,7 @@ export async function doctorCommand(
       context: g.context,
       namespace: g.namespace,
       configFile: g.config,
+      controllerServiceAccount: o.controllerServiceAccount,
     });
   } catch (e) {
     if (e instanceof DoctorUsageError) throw new UsageError(e.message);

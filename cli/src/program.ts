@@ -451,11 +451,15 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
   program
     .command('doctor')
     .description(
-      'check the installation as you: CRDs, admission policies, environments, registries, the controller leader, clock skew; exit 1 when a check fails',
+      'check the installation as you: CRDs, admission policies, wildcard roles holding kpromo verbs, environments, registries, the controller leader, clock skew; exit 1 when a check fails',
     )
     .option(
       '--check <id...>',
-      'only these checks (crds, admission, environments, controller, registries, delivery, leader, mcp, clock)',
+      'only these checks (crds, admission, rbac, environments, controller, registries, delivery, leader, mcp, clock)',
+    )
+    .option(
+      '--controller-service-account <namespace/name>',
+      "the controller's ServiceAccount, which the rbac check leaves out (the chart's: <release namespace>/<release>-controller)",
     )
     .action(async (o: DoctorCliOptions, cmd: Command) => {
       const results = await doctorCommand(o, cmd.optsWithGlobals<GlobalOptions>());

@@ -20,11 +20,14 @@ import {
   serviceAccountKubeconfig,
 } from '@kpromo/controller/testing';
 import {
+  ADMISSION_POLICY,
   applyCrds,
+  applyManifest,
   createBareRepo,
   type GitHttpServer,
   installFluxApiCrds,
   kubeConfigFor,
+  loadYaml,
   needComponents,
   startBasicAuthProxy,
   startGitHttpServer,
@@ -47,6 +50,19 @@ const kubeconfig = inject('kubeconfig');
 const { source, target } = inject('registries');
 const dev = restFor(kubeconfig, 'dev');
 const stable = restFor(kubeconfig, 'stable');
+const prod = restFor(kubeconfig, 'prod');
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+/** kpromo's policies and bindings as another release on `prod` (where kpromo is not installed). */
+const NARROW = `doctor-${RUN}`;
+const removeNarrow = async () => {
+  for (const d of loadYaml(ADMISSION_POLICY)) {
+    const kind =
+      d.kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings';
+    const name = String(d.metadata?.name).replace(/^kpromo-/, `${NARROW}-`);
+    await prod.delete(`${ADMISSION}/${kind}/${name}`).catch(() => undefined);
+  }
+};
 const dir = mkdtempSync(join(tmpdir(), 'kpromo-doctor-'));
 const WRONG = 'WRONG-pw-7f3a';
 let ctl: Running | undefined;
@@ -133,13 +149,23 @@ afterAll(async () => {
   await proxy?.stop();
   await git?.stop();
   await dev.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${DISCOVERY}`).catch(() => undefined);
+  await removeNarrow();
   await deleteNs(dev, NS);
   for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
 
 describe('kpromo doctor', () => {
   it('passes a healthy installation: CRDs, admission policies, environments, registries, leader', async () => {
-    const r = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--config', configFile(LEASE)]);
+    // Its namespaces as the controller's: RBAC and admission are judged where it reconciles.
+    const r = await kpromo([
+      'doctor',
+      '-n',
+      NS,
+      '--context',
+      'dev',
+      '--config',
+      configFile(LEASE, { namespaces: [NS] }),
+    ]);
     expect(r.err).toBe('');
     expect(r.code).toBe(EXIT.OK);
     const lines = r.out.trim().split('\n');
@@ -160,13 +186,131 @@ describe('kpromo doctor', () => {
       `PASS  controller   Environment stable: the controller watches namespace ${APPS_NS} of cluster stable: watching Deployments, StatefulSets in namespace ${APPS_NS} of cluster context:stable; 0 application(s) observed`,
     );
     expect(r.out).toContain('PASS  mcp          MCP endpoint: off (mcp.enabled is false)');
-    expect(lines.at(-1)).toBe('20 passed, 0 warning(s), 0 failed');
+    expect(r.out).toContain(
+      `PASS  rbac         RBAC in namespace ${NS} and cluster-wide: no role grants approve, govern, override-freeze, continue or automate through a wildcard`,
+    );
+    expect(lines.at(-1)).toBe('21 passed, 0 warning(s), 0 failed');
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
       expect.objectContaining({ check: 'leader', status: 'fail', message: 'no controller holds it' }),
     ]);
     expect(json.code).toBe(EXIT.FAILURE);
+  });
+
+  it('attack: a wildcard Role in a reconciled namespace gives a developer automate and approve; the doctor warns, naming role, binding and subject', async () => {
+    await dev.create(`${RBAC}/namespaces/${NS}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'plans-admin', namespace: NS },
+      rules: [{ apiGroups: ['promotions.kpromo.dev'], resources: ['promotionplans'], verbs: ['*'] }],
+    });
+    await dev.create(`${RBAC}/namespaces/${NS}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'devs', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'plans-admin' },
+      subjects: [
+        { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dev@example.com' },
+        { kind: 'ServiceAccount', name: 'kpromo-controller', namespace: NS },
+      ],
+    });
+    try {
+      // The apiserver agrees: the wildcard holds the custom verb.
+      const review = await dev.create<{ status: { allowed: boolean } }>(
+        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: 'dev@example.com',
+            resourceAttributes: {
+              namespace: NS,
+              group: 'promotions.kpromo.dev',
+              resource: 'promotionplans',
+              verb: 'automate',
+            },
+          },
+        },
+      );
+      expect(review.status.allowed).toBe(true);
+      const r = await kpromo([
+        'doctor',
+        '-n',
+        NS,
+        '--context',
+        'dev',
+        '--check',
+        'rbac',
+        '--controller-service-account',
+        `${NS}/kpromo-controller`,
+      ]);
+      expect(r.out).toContain(
+        `WARN  rbac         RoleBinding ${NS}/devs (Role ${NS}/plans-admin): User dev@example.com holds automate (label plans automatic, write plan status and release history, record other approvers), approve, override-freeze, continue in namespace ${NS} through verbs: ["*"]`,
+      );
+      // The controller's own ServiceAccount is left out.
+      expect(r.out).not.toContain('ServiceAccount');
+      // A warning, not a failure.
+      expect(r.code).toBe(EXIT.OK);
+    } finally {
+      await dev.delete(`${RBAC}/namespaces/${NS}/rolebindings/devs`).catch(() => undefined);
+      await dev.delete(`${RBAC}/namespaces/${NS}/roles/plans-admin`).catch(() => undefined);
+    }
+  });
+
+  it('attack: admission bindings whose namespaceSelector leaves out a reconciled namespace fail, naming binding and namespace', async () => {
+    // kpromo's policies as release "doctor-<run>" on prod, bound only in NS.
+    for (const d of loadYaml(ADMISSION_POLICY)) {
+      const name = String(d.metadata?.name).replace(/^kpromo-/, `${NARROW}-`);
+      const spec = d.spec as Record<string, unknown>;
+      await applyManifest(kubeConfigFor('prod', kubeconfig), {
+        ...d,
+        metadata: { name },
+        spec:
+          d.kind === 'ValidatingAdmissionPolicyBinding'
+            ? {
+                ...spec,
+                policyName: String(spec.policyName).replace(/^kpromo-/, `${NARROW}-`),
+                matchResources: {
+                  namespaceSelector: {
+                    matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [NS] }],
+                  },
+                },
+              }
+            : spec,
+      });
+    }
+    const doctor = (namespaces: string[]) =>
+      kpromo([
+        'doctor',
+        '-n',
+        NS,
+        '--context',
+        'prod',
+        '--config',
+        configFile(`narrow-${namespaces.length}`, { namespaces }),
+        '--check',
+        'admission',
+      ]);
+    try {
+      const covered = await doctor([NS]);
+      expect(covered.out).toContain(
+        `PASS  admission    ValidatingAdmissionPolicy ${NARROW}-plan-approvals: bound (Deny) by ${NARROW}-plan-approvals`,
+      );
+      expect(covered.code).toBe(EXIT.OK);
+      const r = await doctor([NS, APPS_NS]);
+      expect(r.code).toBe(EXIT.FAILURE);
+      expect(r.out).toContain(
+        `FAIL  admission    ValidatingAdmissionPolicyBinding ${NARROW}-plan-approvals: its matchResources.namespaceSelector leaves out namespace ${APPS_NS}, which the controller reconciles: nothing enforces who may approve, and that approvals name themselves there`,
+      );
+      expect(r.out.split('\n').filter((l) => l.startsWith('FAIL'))).toHaveLength(5);
+      expect(r.out).toContain(
+        "fix: select every reconciled namespace in the binding (the chart's admissionPolicy.namespaces",
+      );
+    } finally {
+      // The next test needs prod without kpromo.
+      await removeNarrow();
+    }
   });
 
   it('fails where kpromo is not installed, naming the fix', async () => {
@@ -477,7 +621,7 @@ describe('kpromo doctor', () => {
     expect(r).toMatchObject({
       code: EXIT.USAGE,
       err: expect.stringContaining(
-        'unknown check(s) nope; known: crds, admission, environments, controller, registries, delivery, leader, mcp, clock',
+        'unknown check(s) nope; known: crds, admission, rbac, environments, controller, registries, delivery, leader, mcp, clock',
       ),
     });
   });

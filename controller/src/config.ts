@@ -18,7 +18,15 @@ export const LINE_STOP_ALERT_DEFAULTS = { label: 'kpromo_stop_line', liftOnResol
 export const ConfigSchema = z
   .object({
     kubeconfig: z.string().min(1).optional().describe('Path to the kubeconfig; in-cluster/default loading when unset'),
-    context: z.string().min(1).optional().describe('Context of the control cluster'),
+    context: z.string().min(1).optional().describe('Context of the control cluster (outside a pod only)'),
+    /**
+     * In a pod the control cluster is always this cluster, as the controller's ServiceAccount; with
+     * a kubeconfig as well (Environment contexts), this must be true to say so (chooseControlCluster).
+     */
+    controlCluster: z
+      .object({ inCluster: bool.default(false) })
+      .strict()
+      .default({ inCluster: false }),
     namespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')).default([]),
     defaultNamespace: z.string().min(1).default('default'),
     /**
@@ -172,6 +180,7 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_KUBECONFIG: ['kubeconfig'],
   KUBECONFIG: ['kubeconfig'],
   KPROMO_CONTEXT: ['context'],
+  KPROMO_CONTROL_IN_CLUSTER: ['controlCluster', 'inCluster'],
   KPROMO_NAMESPACES: ['namespaces'],
   KPROMO_DEFAULT_NAMESPACE: ['defaultNamespace'],
   KPROMO_LINE_STOP_NAMESPACE: ['lineStopNamespace'],

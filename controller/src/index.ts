@@ -8,6 +8,7 @@ export * from './controller.js';
 export * from './extension/index.js';
 export * from './kube/cacheView.js';
 export * from './kube/clusters.js';
+export { type ControlClusterChoice, chooseControlCluster } from './kube/controlCluster.js';
 export * from './kube/liveCache.js';
 export type { ResourceType } from './kube/paths.js';
 export * from './kube/rest.js';

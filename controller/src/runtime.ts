@@ -56,7 +56,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
       { namespace: sc.namespace },
       'supplyChain.namespace is also a reconciled namespace: whoever may write Secrets there can swap trusted keys, whoever may read them can sign promotions; keep tenants out of it',
     );
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess, cfg.kubeClient);
+  const clients = ClusterClients.fromConfig(cfg);
   let notifications: NotificationProviders | undefined;
   // egress: one SSRF guard for webhooks and (as process default) health checks; own listeners are registered below.
   const egress = new Egress({ allowedCidrs: cfg.egress.allowedCidrs });

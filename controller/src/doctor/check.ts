@@ -28,6 +28,13 @@ export interface DoctorContext {
   lease?: { namespace: string; name: string; durationSeconds: number };
   /** The controller config's MCP endpoint and trusted JWT issuers (`--config`), when given. */
   mcp?: { config: McpConfig; jwt: JwtAuthenticatorConfig[] };
+  /**
+   * What the controller config (`--config`) says it reconciles: its `namespaces` (empty: every
+   * namespace) or its shard's namespace selector. Absent: the namespace given.
+   */
+  reconciled?: { namespaces: readonly string[]; shardSelector?: string };
+  /** The controller's own ServiceAccount (`--controller-service-account`): left out of the RBAC check. */
+  controllerServiceAccount?: { namespace: string; name: string };
   egress: Egress;
   now(): Date;
 }

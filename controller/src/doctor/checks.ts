@@ -7,11 +7,13 @@ import { deliveryCheck } from './delivery.js';
 import { environmentsCheck, registriesCheck } from './environments.js';
 import { leaderCheck } from './leader.js';
 import { mcpCheck } from './mcp.js';
+import { rbacWildcardCheck } from './rbacWildcards.js';
 
 /** The checks, in the order they are printed; adding one means adding it here. */
 export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
   crdsCheck,
   admissionCheck,
+  rbacWildcardCheck,
   environmentsCheck,
   controllerViewCheck,
   registriesCheck,

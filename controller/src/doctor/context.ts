@@ -18,6 +18,8 @@ export function openDoctorContext(o: {
   context?: string;
   namespace?: string;
   configFile?: string;
+  /** `namespace/name` of the controller's ServiceAccount. */
+  controllerServiceAccount?: string;
 }): DoctorContext & { close(): Promise<void> } {
   const kc = loadKubeconfig(o.kubeconfig);
   const context = o.context ?? kc.getCurrentContext();
@@ -25,6 +27,11 @@ export function openDoctorContext(o: {
   if (!context || !control)
     throw new DoctorUsageError(`the kubeconfig has no context "${context ?? ''}" ${contextsOf(kc)}; pass --context`);
   const config = o.configFile ? loadConfig({ file: o.configFile, env: {} }) : undefined;
+  const [saNs, saName, ...rest] = o.controllerServiceAccount?.split('/') ?? [];
+  if (o.controllerServiceAccount !== undefined && (!saNs || !saName || rest.length))
+    throw new DoctorUsageError(
+      `--controller-service-account ${JSON.stringify(o.controllerServiceAccount)}: must be <namespace>/<name> (the chart's: <release namespace>/kpromo-controller)`,
+    );
   const egress = new Egress({ allowedCidrs: ['0.0.0.0/0', '::/0'] });
   return {
     control,
@@ -40,8 +47,10 @@ export function openDoctorContext(o: {
             durationSeconds: config.leaderElection.leaseDurationSeconds,
           },
           mcp: { config: config.mcp, jwt: config.auth.jwt ?? [] },
+          reconciled: { namespaces: config.namespaces, shardSelector: config.shard?.namespaceSelector },
         }
       : {}),
+    ...(saNs && saName ? { controllerServiceAccount: { namespace: saNs, name: saName } } : {}),
     egress,
     now: () => new Date(),
     close: () => egress.close(),

@@ -1,8 +1,10 @@
 import type { ClusterRef, Environment } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import { type Config, ConfigError } from '../config.js';
 import { CLUSTER_NOT_ALLOWED, type ClusterAccessRule, clusterAccessRefusal } from '../credentials/clusterAccess.js';
 import { metrics } from '../observability/metrics.js';
+import { chooseControlCluster, runningInPod } from './controlCluster.js';
 import { resourcePath, SECRET } from './paths.js';
 import { ClientRateLimiter, DEFAULT_RATE_LIMIT, type RateLimitOptions } from './rateLimit.js';
 import { KubeRest } from './rest.js';
@@ -26,9 +28,10 @@ export class ClusterNotAllowedError extends Error {
 }
 
 /**
- * Per-cluster REST clients. `base` is the controller's own kubeconfig (its current context is the
- * control cluster); Environments name a context in it, a kubeconfig Secret, or the in-cluster config,
- * each only when `access` (controller config clusterAccess) allows the Environment's namespace to.
+ * Per-cluster REST clients. `base` is the controller's own kubeconfig: Environments name a context
+ * in it, a kubeconfig Secret, or the in-cluster config, each only when `access` (controller config
+ * clusterAccess) allows the Environment's namespace to. The control cluster is `control` when given
+ * (the in-cluster ServiceAccount, chooseControlCluster), else base's current context.
  */
 export class ClusterClients {
   private readonly clients = new Map<string, KubeRest>();
@@ -39,11 +42,46 @@ export class ClusterClients {
 
   constructor(
     private readonly base: k8s.KubeConfig,
-    opts: { access: readonly ClusterAccessRule[]; controlName?: string; rateLimit?: RateLimitOptions },
+    opts: {
+      access: readonly ClusterAccessRule[];
+      controlName?: string;
+      rateLimit?: RateLimitOptions;
+      control?: k8s.KubeConfig;
+    },
   ) {
     this.access = opts.access;
     this.rateLimit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
-    this.control = this.client(base, opts.controlName ?? (base.getCurrentContext() || 'control'));
+    const control = opts.control ?? base;
+    this.control = this.client(control, opts.controlName ?? (control.getCurrentContext() || 'control'));
+  }
+
+  /**
+   * The controller's clients from its config: in a pod the control cluster is reached as its own
+   * ServiceAccount and a kubeconfig supplies Environment contexts only; outside one (local
+   * development) the kubeconfig's context is the control cluster. Refuses (ConfigError, saying what
+   * to set) a kubeconfig or context that would silently become the control cluster in a pod.
+   */
+  static fromConfig(
+    cfg: Pick<Config, 'kubeconfig' | 'context' | 'controlCluster' | 'clusterAccess'> & {
+      kubeClient?: RateLimitOptions;
+    },
+    inPod = runningInPod(),
+  ): ClusterClients {
+    const choice = chooseControlCluster({
+      kubeconfig: cfg.kubeconfig,
+      context: cfg.context,
+      controlInCluster: cfg.controlCluster.inCluster,
+      inPod,
+    });
+    if (choice.kind === 'refuse') throw new ConfigError([choice.problem]);
+    if (choice.kind === 'kubeconfig')
+      return ClusterClients.fromFile(choice.path, choice.context, cfg.clusterAccess, cfg.kubeClient);
+    const control = new k8s.KubeConfig();
+    control.loadFromCluster();
+    // Environment contexts only; without a kubeconfig, none (an Environment naming one is told so).
+    const base = new k8s.KubeConfig();
+    if (choice.environmentKubeconfig) base.loadFromFile(choice.environmentKubeconfig);
+    return new ClusterClients(base, { access: cfg.clusterAccess, rateLimit: cfg.kubeClient, control });
   }
 
   static fromFile(

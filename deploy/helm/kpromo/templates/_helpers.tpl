@@ -163,11 +163,13 @@ app.kubernetes.io/component: exporter
 {{- if $c.tracing.otlpEndpoint -}}
 {{- $_ := set $cfg "tracing" (dict "otlpEndpoint" $c.tracing.otlpEndpoint) -}}
 {{- end -}}
-{{- if $c.kubeconfig.existingSecret -}}
-{{- $_ := set $cfg "kubeconfig" (printf "%s/%s" (include "kpromo.kubeconfigMountPath" .) $c.kubeconfig.key) -}}
 {{- if $c.kubeconfig.context -}}
-{{- $_ := set $cfg "context" $c.kubeconfig.context -}}
+{{- fail "config.kubeconfig.context: the control cluster is the cluster kpromo is installed in, reached as its ServiceAccount; the kubeconfig Secret supplies Environment clusters only (Environments name its contexts in spec.cluster.context): unset config.kubeconfig.context" -}}
 {{- end -}}
+{{- if $c.kubeconfig.existingSecret -}}
+{{- /* Environment contexts only: the controller refuses a kubeconfig in a pod unless told so. */ -}}
+{{- $_ := set $cfg "kubeconfig" (printf "%s/%s" (include "kpromo.kubeconfigMountPath" .) $c.kubeconfig.key) -}}
+{{- $_ := set $cfg "controlCluster" (dict "inCluster" true) -}}
 {{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
