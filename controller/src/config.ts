@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { SHARD_LABEL } from '@kpromo/api';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { resourceKindEntryProblem } from './api/resourceKinds.js';
 import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
 import { ClusterAccessSchema } from './credentials/clusterAccess.js';
 import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
@@ -83,7 +84,8 @@ export const ConfigSchema = z
     supplyChain: SupplyChainConfigSchema.default(SUPPLY_CHAIN_DEFAULTS),
     /**
      * Custom resources (`<plural>.<group>`, exactly) that POST /api/v1/resources may create, patch
-     * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none.
+     * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none. Never
+     * Kubernetes built-ins (no dot in the group, or *.k8s.io) nor kpromo's own kinds.
      */
     resourceKinds: z
       .array(
@@ -94,7 +96,14 @@ export const ConfigSchema = z
             'must be <plural>.<group> of a custom resource, e.g. widgets.example.com',
           ),
       )
-      .default([]),
+      .default([])
+      // Refused here, at load, and again by the route: Kubernetes built-ins and kpromo kinds.
+      .superRefine((list, ctx) => {
+        for (const entry of list) {
+          const problem = resourceKindEntryProblem(entry);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }
+      }),
     /**
      * Run as one shard of several controllers: this one reconciles only the namespaces its selector
      * picks (followed live) and campaigns for its own Lease `<leaderElection.name>-<name>`.
