@@ -25,7 +25,8 @@ export const ConfigSchema = z
     /**
      * The one namespace whose LineStops with `scope: AllNamespaces` stop every namespace (grant
      * create/delete on linestops there to platform admins, on-call and the Alertmanager receiver
-     * only); unset: every LineStop stops its own namespace only.
+     * only; the receiver also needs the verb `alert` on linestops in all namespaces for such a
+     * stop); unset: every LineStop stops its own namespace only.
      */
     lineStopNamespace: z
       .string()
