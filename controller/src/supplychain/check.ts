@@ -10,6 +10,8 @@ import { judgeSignatures } from './policy.js';
 
 /** Bundle manifests read per image (each also reads a blob of up to MAX_BUNDLE_BYTES). */
 export const MAX_BUNDLES_READ = 64;
+/** The manifestDigest of the verdict standing for the bundles past MAX_BUNDLES_READ. */
+const UNREAD = '(not read)';
 
 /**
  * Every Sigstore bundle attached to `digest` in `repository` (OCI referrers, or the fallback
@@ -33,8 +35,8 @@ export async function bundlesAbout(
   if (candidates.length > MAX_BUNDLES_READ || truncated)
     out.push({
       ok: false,
-      problem: `${Math.max(candidates.length - MAX_BUNDLES_READ, 0)}${truncated ? '+' : ''} more referrers not read (kpromo reads ${MAX_BUNDLES_READ} bundles per image); prune junk referrers of ${digest}`,
-      manifestDigest: '',
+      problem: `${Math.max(candidates.length - MAX_BUNDLES_READ, 0)}${truncated ? '+' : ''} more referrer(s) that may be Sigstore bundles not read (kpromo reads ${MAX_BUNDLES_READ} per image); prune the junk referrers of ${digest}`,
+      manifestDigest: UNREAD,
     });
   for (const r of candidates.slice(0, MAX_BUNDLES_READ)) {
     // The index's artifactType is the registry's copy; the manifest decides.
@@ -97,5 +99,11 @@ export async function checkSignatures(
   now: Date,
   signal?: AbortSignal,
 ): Promise<SignatureState> {
-  return judgeSignatures(policy, digest, await evidenceAbout(client, repository, digest, keys, signal), now);
+  const found = await evidenceAbout(client, repository, digest, keys, signal);
+  const state = judgeSignatures(policy, digest, found, now);
+  // Fails closed past the bound, saying why: the unread bundles may hold the one that verifies.
+  const unread = found.find((f) => !f.ok && f.manifestDigest === UNREAD);
+  if (state.verdict !== 'Verified' && unread && !unread.ok)
+    state.message = `${state.message}; ${unread.problem}`.slice(0, 2048);
+  return state;
 }

@@ -26,7 +26,7 @@ import { attachReferrer, MAX_EVIDENCE_COPIED } from '../oci/referrers.js';
 import { RegistryClient } from '../oci/registryClient.js';
 import { attestPromotion, type PromotionFacts } from './attestation.js';
 import { SIGSTORE_BUNDLE_V03 } from './bundle.js';
-import { bundlesAbout, checkSignatures } from './check.js';
+import { bundlesAbout, checkSignatures, MAX_BUNDLES_READ } from './check.js';
 import type { SigningKey, TrustedKey } from './keys.js';
 
 await needComponents('cosign');
@@ -435,5 +435,29 @@ describe('junk referrers pushed onto a source digest', () => {
       trusted,
     );
     expect(v.code, v.stderr).toBe(0);
+  });
+
+  it('more junk claiming to be Sigstore bundles than kpromo reads, ahead of the signature: the check fails closed and says why, the copy still goes through', async () => {
+    const { digest } = await pushTestImage({ host: src.host, repository: 'team/flooded2', tag: 'v1.0.0' });
+    await sign(trusted, ref(src, 'team/flooded2', digest));
+    await floodReferrers(src, 'team/flooded2', digest, MAX_BUNDLES_READ + 6, SIGSTORE_BUNDLE_V03);
+    const state = await checkSignatures(
+      new RegistryClient({ host: src.host }),
+      'team/flooded2',
+      digest,
+      { ...policy, attestations: [] },
+      [trustedKey],
+      new Date(),
+    );
+    expect(state.verdict).not.toBe('Verified');
+    expect(state.message).toContain(
+      `7 more referrer(s) that may be Sigstore bundles not read (kpromo reads ${MAX_BUNDLES_READ} per image); prune the junk referrers of ${digest}`,
+    );
+    const copied = await copyImage({
+      source: { host: src.host, repository: 'team/flooded2', reference: digest },
+      target: { host: dst.host, repository: 'prod/flooded2', tag: 'v1.0.0' },
+      expectedDigest: digest,
+    });
+    expect(copied).toMatchObject({ digest, evidence: MAX_BUNDLES_READ + 7, evidenceSkipped: 0 });
   });
 });
