@@ -426,7 +426,13 @@ describe('deploy/helm/kpromo: helm template', () => {
       );
     }
     // kpromo's own kinds and Kubernetes built-ins are refused at render time, as the controller refuses them.
-    for (const kind of ['environments.promotions.kpromo.dev', 'clusterrolebindings.rbac.authorization.k8s.io'])
+    for (const kind of [
+      'environments.promotions.kpromo.dev',
+      'clusterrolebindings.rbac.authorization.k8s.io',
+      'deployments.apps',
+      'jobs.batch',
+      'poddisruptionbudgets.policy',
+    ])
       await expect(render([`config.resourceKinds={${kind}}`])).rejects.toThrow(/cannot be opened to resource actions/);
     // With an existing Secret the chart creates none and mounts that one.
     const existing = await render(['config.auth.staticTokens.existingSecret=portal-tokens']);

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { SHARD_LABEL } from '@kpromo/api';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { resourceKindEntryProblem } from './api/resourceKinds.js';
 import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
 import { ClusterAccessSchema } from './credentials/clusterAccess.js';
 import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
@@ -32,7 +33,8 @@ export const ConfigSchema = z
     /**
      * The one namespace whose LineStops with `scope: AllNamespaces` stop every namespace (grant
      * create/delete on linestops there to platform admins, on-call and the Alertmanager receiver
-     * only); unset: every LineStop stops its own namespace only.
+     * only; the receiver also needs the verb `alert` on linestops in all namespaces for such a
+     * stop); unset: every LineStop stops its own namespace only.
      */
     lineStopNamespace: z
       .string()
@@ -91,7 +93,8 @@ export const ConfigSchema = z
     supplyChain: SupplyChainConfigSchema.default(SUPPLY_CHAIN_DEFAULTS),
     /**
      * Custom resources (`<plural>.<group>`, exactly) that POST /api/v1/resources may create, patch
-     * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none.
+     * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none. Never
+     * Kubernetes built-ins (no dot in the group, or *.k8s.io) nor kpromo's own kinds.
      */
     resourceKinds: z
       .array(
@@ -102,7 +105,14 @@ export const ConfigSchema = z
             'must be <plural>.<group> of a custom resource, e.g. widgets.example.com',
           ),
       )
-      .default([]),
+      .default([])
+      // Refused here, at load, and again by the route: Kubernetes built-ins and kpromo kinds.
+      .superRefine((list, ctx) => {
+        for (const entry of list) {
+          const problem = resourceKindEntryProblem(entry);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }
+      }),
     /**
      * Run as one shard of several controllers: this one reconciles only the namespaces its selector
      * picks (followed live) and campaigns for its own Lease `<leaderElection.name>-<name>`.

@@ -3,7 +3,8 @@
 // token; a firing alert labelled kpromo_stop_line="true" creates a LineStop recorded as caused by
 // that alert and stopped by Alertmanager's identity, which holds a plan; the resolved notification
 // lifts it (lineStopAlerts.liftOnResolve) and the plan runs. The test plays Prometheus: it posts
-// the alerts to Alertmanager's API v2 as a Prometheus server would.
+// the alerts to Alertmanager's API v2 as a Prometheus server would. The attacks at the end post to
+// the receiver directly, as other authenticated callers would.
 import type { LineStop, PromotionPlan } from '@kpromo/api';
 import {
   type Alertmanager,
@@ -21,6 +22,7 @@ import {
   controllerConfig,
   deleteNs,
   ensureNs,
+  grantClusterRole,
   grantRole,
   isTerminalPlan,
   restFor,
@@ -49,6 +51,12 @@ const user = (name: string): TestUser => ({
 const alerting = user('alertmanager');
 /** Any other caller of the receiver. */
 const stranger = user('stranger');
+/** A release manager: may stop and lift the line in NS by hand (create, delete), but is no alert source. */
+const manager = user('manager');
+/** May record alerts in the line-stop namespace only (a Role there), not in every namespace. */
+const regional = user('regional');
+const ALERTS_EVERYWHERE = `amstop-alerts-everywhere-${names.run}`;
+let revokeEverywhere: (() => Promise<void>) | undefined;
 
 let ctl: Running;
 let am: Alertmanager;
@@ -72,10 +80,14 @@ beforeAll(async () => {
     seed: `amstop-${names.run}`,
     applications: {},
   });
-  const rules = [
-    { apiGroups: ['promotions.kpromo.dev'], resources: ['linestops'], verbs: ['get', 'list', 'create', 'delete'] },
-  ];
-  for (const ns of [NS, GLOBAL]) await grantRole(dev, ns, 'alerting', rules, [alerting]);
+  const lineStops = (verbs: string[]) => [{ apiGroups: ['promotions.kpromo.dev'], resources: ['linestops'], verbs }];
+  // Alertmanager: the verb `alert` lets it record alerts as the cause of the stops it creates;
+  // bound cluster-wide, an alert naming no namespace may stop every namespace.
+  for (const ns of [NS, GLOBAL])
+    await grantRole(dev, ns, 'alerting', lineStops(['get', 'list', 'create', 'delete', 'alert']), [alerting]);
+  revokeEverywhere = await grantClusterRole(dev, ALERTS_EVERYWHERE, lineStops(['alert']), [alerting]);
+  await grantRole(dev, NS, 'manager', lineStops(['get', 'list', 'create', 'delete']), [manager]);
+  await grantRole(dev, GLOBAL, 'regional', lineStops(['get', 'list', 'create', 'delete', 'alert']), [regional]);
   ctl = await startController(
     controllerConfig(
       kubeconfig,
@@ -86,7 +98,7 @@ beforeAll(async () => {
         lineStopNamespace: GLOBAL,
         lineStopAlerts: { liftOnResolve: true },
       },
-      [alerting, stranger],
+      [alerting, stranger, manager, regional],
     ),
     { log: createLogger({ level: 'warn' }) },
   );
@@ -99,6 +111,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await am?.stop();
   await ctl?.stop().catch(() => undefined);
+  await revokeEverywhere?.();
   for (const ns of [NS, GLOBAL]) await deleteNs(dev, ns);
   for (const c of [dev, stable]) await deleteNs(c, names.apps);
 });
@@ -182,12 +195,59 @@ describe('Alertmanager stops the line', () => {
     });
     expect(r.status).toBe(403);
     expect(((await r.json()) as { error: string }).error).toContain(
-      `forbidden: ${stranger.username} may not create linestops in namespace ${NS}`,
+      `forbidden: ${stranger.username} may not stop or lift the line from alerts in namespace ${NS}`,
     );
     expect(await dev.getOrUndefined(`${stops(NS)}/alert-aaaaaaaaaaaaaaaa`)).toBeUndefined();
     // Without a token at all: 401.
     expect((await callApi(ctl.port, '/api/v1/alertmanager', { method: 'POST', token: null, body: {} })).status).toBe(
       401,
     );
+  });
+});
+
+/** An Alertmanager notification of one firing alert, as a caller other than Alertmanager posts it. */
+const forgedAlert = (fingerprint: string, labels: Record<string, string>) => ({
+  version: '4',
+  status: 'firing',
+  alerts: [{ status: 'firing', labels: { kpromo_stop_line: 'true', ...labels }, annotations: {}, fingerprint }],
+});
+
+describe('attacks on the Alertmanager receiver', () => {
+  it('a release manager allowed to stop the line posts a forged alert: refused, no LineStop claims an alert as its cause', async () => {
+    const r = await callApi(ctl.port, '/api/v1/alertmanager', {
+      method: 'POST',
+      token: manager.token,
+      body: forgedAlert('bbbbbbbbbbbbbbbb', { alertname: 'Forged', kpromo_namespace: NS }),
+    });
+    expect(r.status).toBe(403);
+    expect(((await r.json()) as { error: string }).error).toBe(
+      `forbidden: ${manager.username} may not stop or lift the line from alerts in namespace ${NS} (Kubernetes RBAC: needs verb alert on linestops there)`,
+    );
+    expect(await dev.getOrUndefined(`${stops(NS)}/alert-bbbbbbbbbbbbbbbb`)).toBeUndefined();
+  });
+
+  it('an alert source allowed in the line-stop namespace only sends an alert naming no namespace: refused, no namespace is stopped', async () => {
+    const r = await callApi(ctl.port, '/api/v1/alertmanager', {
+      method: 'POST',
+      token: regional.token,
+      body: forgedAlert('cccccccccccccccc', { alertname: 'Everything' }),
+    });
+    expect(r.status).toBe(403);
+    expect(((await r.json()) as { error: string }).error).toBe(
+      `forbidden: ${regional.username} may not stop every namespace from an alert (Kubernetes RBAC: needs verb alert on linestops in all namespaces, a ClusterRole bound with a ClusterRoleBinding)`,
+    );
+    expect(await dev.getOrUndefined(`${stops(GLOBAL)}/alert-cccccccccccccccc`)).toBeUndefined();
+    // The same source may still stop the line where it holds the verb: in the line-stop namespace, by label.
+    const own = await callApi(ctl.port, '/api/v1/alertmanager', {
+      method: 'POST',
+      token: regional.token,
+      body: forgedAlert('dddddddddddddddd', { alertname: 'Regional', kpromo_namespace: GLOBAL }),
+    });
+    expect(own.status).toBe(200);
+    expect((await dev.get<LineStop>(`${stops(GLOBAL)}/alert-dddddddddddddddd`)).spec).toMatchObject({
+      scope: 'Namespace',
+      stoppedBy: regional.username,
+      source: { kind: 'Alert', alert: 'Regional', fingerprint: 'dddddddddddddddd' },
+    });
   });
 });

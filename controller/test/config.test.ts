@@ -53,6 +53,38 @@ describe('loadConfig', () => {
     expect(p.find((x) => x.startsWith('namespaces'))).toMatch(/must be a namespace name/);
   });
 
+  it('refuses resourceKinds entries of Kubernetes built-in groups or kpromo kinds, naming the entry', () => {
+    const p = problems(() =>
+      loadConfig({
+        env: { KPROMO_RESOURCE_KINDS: 'widgets.example.com,deployments.apps,jobs.batch' },
+        file: file(
+          'resourceKinds: [poddisruptionbudgets.policy, roles.rbac.authorization.k8s.io, linestops.promotions.kpromo.dev]\n',
+        ),
+      }),
+    );
+    expect(p).toEqual([
+      'resourceKinds (env KPROMO_RESOURCE_KINDS): deployments.apps cannot be opened to resource actions: Kubernetes built-in kinds are never written with the controller identity; list only custom resources (<plural>.<group> of a CRD)',
+      'resourceKinds (env KPROMO_RESOURCE_KINDS): jobs.batch cannot be opened to resource actions: Kubernetes built-in kinds are never written with the controller identity; list only custom resources (<plural>.<group> of a CRD)',
+    ]);
+    const fromFile = problems(() =>
+      loadConfig({
+        env: {},
+        file: file(
+          'resourceKinds: [poddisruptionbudgets.policy, roles.rbac.authorization.k8s.io, linestops.promotions.kpromo.dev, widgets.example.com]\n',
+        ),
+      }),
+    );
+    expect(fromFile).toHaveLength(3);
+    expect(fromFile[0]).toMatch(/^resourceKinds \(file .*\): poddisruptionbudgets\.policy cannot be opened.*built-in/);
+    expect(fromFile[1]).toMatch(/^resourceKinds .*roles\.rbac\.authorization\.k8s\.io cannot be opened.*built-in/);
+    expect(fromFile[2]).toMatch(
+      /^resourceKinds .*linestops\.promotions\.kpromo\.dev cannot be opened.*judged by admission/,
+    );
+    expect(loadConfig({ env: { KPROMO_RESOURCE_KINDS: 'widgets.example.com' } }).resourceKinds).toEqual([
+      'widgets.example.com',
+    ]);
+  });
+
   it('rejects unknown keys, renew interval/deadline not shorter than the lease, bad YAML and missing files', () => {
     expect(problems(() => loadConfig({ env: {}, flags: { wrokers: 2 } }))[0]).toMatch(/wrokers/);
     expect(

@@ -675,6 +675,33 @@ export async function grantRole(rest: KubeRest, ns: string, name: string, rules:
   });
 }
 
+/** A ClusterRole with `rules`, bound cluster-wide to `subjects`; the returned function removes both. */
+export async function grantClusterRole(
+  rest: KubeRest,
+  name: string,
+  rules: object[],
+  subjects: TestUser[],
+): Promise<() => Promise<void>> {
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  await rest.create(`${rbac}/clusterroles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name },
+    rules,
+  });
+  await rest.create(`${rbac}/clusterrolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: subjects.map((s) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: s.username })),
+  });
+  return async () => {
+    await rest.delete(`${rbac}/clusterrolebindings/${name}`).catch(() => undefined);
+    await rest.delete(`${rbac}/clusterroles/${name}`).catch(() => undefined);
+  };
+}
+
 /**
  * A kubeconfig file (in a fresh temp directory) for the `dev` cluster as ServiceAccount `sa` of
  * `ns`, created here, with a token from the TokenRequest API: a real identity holding only what a

@@ -117,7 +117,7 @@ describe('application health checks', () => {
       healthChecks: [{ name: 'meta', type: 'http', url: 'http://169.254.169.254/latest/meta-data/?token=x' }],
     });
     expect((await runHealthChecks(meta, 'stable', t0, at(1), loopback))?.message).toBe(
-      'health check meta: GET http://169.254.169.254/latest/meta-data/ blocked by egress policy: address 169.254.169.254 is a cloud metadata address; allow it with egress.allowedCidrs',
+      'health check meta: GET http://169.254.169.254/latest/meta-data/ blocked by egress policy: address 169.254.169.254 is a cloud metadata address; it is never reachable, whatever egress.allowedCidrs lists',
     );
   });
 

@@ -35,6 +35,18 @@ describe('resource actions: kind allow-list', () => {
       expect(resourceKindRefusal([`${plural}.${group}`], group, plural), `${plural}.${group}`).toMatch(
         /built-in kinds are never written/,
       );
+    // Groups without a dot are built in too (a CRD's group must contain one): apps, batch, policy, ...
+    for (const [group, plural] of [
+      ['apps', 'deployments'],
+      ['batch', 'jobs'],
+      ['batch', 'cronjobs'],
+      ['policy', 'poddisruptionbudgets'],
+      ['autoscaling', 'horizontalpodautoscalers'],
+      ['extensions', 'ingresses'],
+    ])
+      expect(resourceKindRefusal([`${plural}.${group}`], group, plural), `${plural}.${group}`).toMatch(
+        /built-in kinds are never written/,
+      );
     // A custom group that merely contains k8s.io is not built in.
     expect(resourceKindRefusal(['widgets.k8s.io.example.com'], 'k8s.io.example.com', 'widgets')).toBeUndefined();
   });

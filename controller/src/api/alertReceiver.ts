@@ -1,5 +1,6 @@
 import type { AlertmanagerWebhookBody, AlertReceipt } from '@kpromo/contract';
 import type { Caller } from '../auth/identity.js';
+import { who } from './access.js';
 import { ApiError } from './apiError.js';
 import type { ApiContext } from './context.js';
 import { liftLineStop, stopLine } from './lineStops.js';
@@ -31,7 +32,7 @@ export type AlertAction =
       alert: string;
       fingerprint: string;
     }
-  | { op: 'lift'; namespace: string; name: string; fingerprint: string }
+  | { op: 'lift'; namespace: string; name: string; scope: 'Namespace' | 'AllNamespaces'; fingerprint: string }
   | { op: 'ignore'; fingerprint: string; why: string };
 
 /** One LineStop per alert: its name follows from Alertmanager's fingerprint, so repeats are idempotent. */
@@ -55,9 +56,10 @@ export function alertActions(body: AlertmanagerWebhookBody, s: LineStopAlertSett
         why: `no ${NAMESPACE_LABEL} label, and no lineStopNamespace is configured for stops of every namespace`,
       };
     const name = alertStopName(fingerprint);
+    const scope = ns ? 'Namespace' : 'AllNamespaces';
     if (a.status === 'resolved')
       return s.liftOnResolve
-        ? { op: 'lift', namespace, name, fingerprint }
+        ? { op: 'lift', namespace, name, scope, fingerprint }
         : { op: 'ignore', fingerprint, why: 'resolved; lineStopAlerts.liftOnResolve is off, a person lifts the stop' };
     const alert = a.labels.alertname ?? 'alert';
     const summary = a.annotations?.summary ?? a.annotations?.description;
@@ -67,7 +69,7 @@ export function alertActions(body: AlertmanagerWebhookBody, s: LineStopAlertSett
       namespace,
       name,
       reason: `alert ${alert}${summary ? `: ${summary}` : ''}`.slice(0, 1024),
-      scope: ns ? 'Namespace' : 'AllNamespaces',
+      scope,
       ...(env ? { environments: [env] } : {}),
       alert,
       fingerprint,
@@ -75,10 +77,40 @@ export function alertActions(body: AlertmanagerWebhookBody, s: LineStopAlertSett
   });
 }
 
+/** The RBAC verb on linestops that makes a caller an alert source (kpromo's own, like override-freeze). */
+export const ALERT_VERB = 'alert';
+
+/**
+ * May the caller act on alerts for this stop? Recording an alert as the cause of a LineStop needs
+ * the verb `alert` on linestops, which no person role holds, besides create/delete: a release manager
+ * who may stop the line cannot pass a stop off as an alert's. The labels choose the namespace, so the
+ * verb is checked in that namespace; a stop of every namespace (no namespace label) needs it in all
+ * namespaces (a ClusterRoleBinding), not only in the line-stop namespace.
+ */
+async function requireAlertSource(
+  ctx: ApiContext,
+  caller: Caller,
+  a: { namespace: string; scope: 'Namespace' | 'AllNamespaces' },
+): Promise<void> {
+  const everywhere = a.scope === 'AllNamespaces';
+  const allowed = await ctx.access.may(caller, {
+    verb: ALERT_VERB,
+    resource: 'linestops',
+    ...(everywhere ? {} : { namespace: a.namespace }),
+  });
+  if (allowed) return;
+  throw new ApiError(
+    403,
+    everywhere
+      ? `forbidden: ${who(caller)} may not stop every namespace from an alert (Kubernetes RBAC: needs verb ${ALERT_VERB} on linestops in all namespaces, a ClusterRole bound with a ClusterRoleBinding)`
+      : `forbidden: ${who(caller)} may not stop or lift the line from alerts in namespace ${a.namespace} (Kubernetes RBAC: needs verb ${ALERT_VERB} on linestops there)`,
+  );
+}
+
 /**
  * Applies an Alertmanager notification as the authenticated caller (Alertmanager's own identity,
  * from the bearer token of its webhook config): each stop and lift is authorised as that caller,
- * like any other door. A LineStop that already exists is a repeat; one already gone was lifted by a
+ * like any other door, and only a caller holding the `alert` verb there is an alert source. A LineStop that already exists is a repeat; one already gone was lifted by a
  * person, which the resolved alert does not fight. A refusal makes the whole answer a 403, so that
  * Alertmanager's log shows it.
  */
@@ -97,6 +129,7 @@ export async function receiveAlerts(
     }
     const ref = `${a.namespace}/${a.name}`;
     try {
+      await requireAlertSource(ctx, caller, a);
       if (a.op === 'stop') {
         await stopLine(ctx, caller, {
           namespace: a.namespace,

@@ -5,21 +5,7 @@ import { KubeError } from '../kube/rest.js';
 import { who } from './access.js';
 import { kubeWriteError } from './apiError.js';
 import { type ApiContext, ApiError } from './context.js';
-
-/**
- * Groups this route never writes, whatever `resourceKinds` says. It writes with the controller's
- * own identity once RBAC allowed the caller, so admission sees the controller, not the caller:
- * kpromo's own kinds (approvals, governed policy) are judged by admission as their writer and go
- * through the plan routes or kubectl; Kubernetes' own kinds (core, *.k8s.io: RBAC, admission,
- * Secrets) must never be written with the controller's identity.
- */
-function neverWritten(group: string): string | undefined {
-  if (group === 'promotions.kpromo.dev')
-    return 'kpromo kinds are judged by admission as their writer: use the plan routes, or kubectl as yourself';
-  if (group === '' || group === 'k8s.io' || group.endsWith('.k8s.io'))
-    return 'Kubernetes built-in kinds are never written with the controller identity';
-  return undefined;
-}
+import { neverWritten } from './resourceKinds.js';
 
 /** The RBAC verb each operation needs (an update is a JSON merge patch of `spec`). */
 export const RESOURCE_VERBS = { create: 'create', update: 'patch', delete: 'delete' } as const;

@@ -10,7 +10,8 @@ export const EgressConfigSchema = z
   .object({
     /**
      * CIDRs (or single addresses) let through although they are blocked by default (loopback,
-     * private, link-local, metadata, ...). The controller's own API and MCP listeners stay blocked.
+     * private, link-local, ...). The controller's own API and MCP listeners and the cloud metadata
+     * addresses stay blocked whatever is listed.
      */
     allowedCidrs: z
       .array(z.string())

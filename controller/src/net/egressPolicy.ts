@@ -8,7 +8,10 @@ import ipaddr from 'ipaddr.js';
  *
  * Default: every special-purpose address is blocked (loopback, link-local, unspecified, cloud
  * metadata, private/ULA, CGNAT, multicast, broadcast, reserved, and IPv4 addresses embedded in IPv6
- * forms). `egress.allowedCidrs` lets some of them through, except the controller's own listeners.
+ * forms). `egress.allowedCidrs` lets some of them through, except the controller's own listeners
+ * and the cloud metadata addresses (in any IPv6 form), which no setting opens: they hand out the
+ * node's cloud credentials, and a range opened for something else (link-local DNS, 0.0.0.0/0 behind
+ * an egress proxy) must not open them quietly.
  */
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
@@ -70,6 +73,9 @@ const BLOCKED: Array<[string, string]> = [
   ['2001:db8::/32', 'reserved (documentation)'],
 ];
 
+const METADATA = 'a cloud metadata address';
+const METADATA_RANGES: Range[] = BLOCKED.filter(([, c]) => c === METADATA).map(([cidr]) => ipaddr.parseCIDR(cidr));
+
 const BLOCKED_RANGES: Array<{ range: Range; category: string }> = BLOCKED.map(([cidr, category]) => ({
   range: ipaddr.parseCIDR(cidr),
   category,
@@ -122,6 +128,18 @@ export function blockedCategory(address: string): string | undefined {
 }
 
 /**
+ * The metadata category (with the form it hides in) when a connection to `address` reaches a cloud
+ * metadata address, whatever form it is written in; else undefined.
+ */
+function metadataCategory(a: Addr): string | undefined {
+  if (METADATA_RANGES.some((r) => matches(a, r))) return METADATA;
+  if (a.kind() !== 'ipv6') return undefined;
+  const e = embeddedIpv4(a as ipaddr.IPv6);
+  if (e && METADATA_RANGES.some((r) => matches(e.v4, r))) return `${METADATA} (${e.form} ${e.v4.toString()})`;
+  return undefined;
+}
+
+/**
  * Parses one allow-list entry: a CIDR (10.0.0.0/8, fd00::/8) or a single address (taken as /32,
  * /128). IPv4 must be four-part decimal: "10/8" is rejected rather than guessed.
  */
@@ -145,6 +163,11 @@ export function parseCidr(text: string): Cidr {
     addr = (addr as ipaddr.IPv6).toIPv4Address();
     prefix -= 96;
   }
+  // An entry that names nothing but a metadata address is a mistake (or an attempt): say so at load.
+  if (prefix === (addr.kind() === 'ipv4' ? 32 : 128) && metadataCategory(addr))
+    throw new Error(
+      `"${text}" names only a cloud metadata address, which is never reachable (the instance's credentials live there); remove it`,
+    );
   return { text: t, range: [addr, prefix] };
 }
 
@@ -205,7 +228,8 @@ function ownListener(policy: EgressPolicy, a: Addr, port: number): OwnListener |
 
 /**
  * May a connection go to `address`:`port`? `host` is the URL's host (for the message). Own listeners
- * are refused even when an allowed range covers them; otherwise an allowed range wins.
+ * and cloud metadata addresses are refused even when an allowed range covers them; otherwise an
+ * allowed range wins.
  */
 export function checkAddress(policy: EgressPolicy, address: string, port: number, host?: string): EgressVerdict {
   const parsed = parseAddress(address);
@@ -218,6 +242,13 @@ export function checkAddress(policy: EgressPolicy, address: string, port: number
       allowed: false,
       category: 'own listener',
       reason: `address ${address} port ${port}${of} is the controller's own ${own.name} listener; it cannot be allowed`,
+    };
+  const metadata = metadataCategory(parsed) ?? metadataCategory(a);
+  if (metadata)
+    return {
+      allowed: false,
+      category: metadata,
+      reason: `address ${address}${of} is ${metadata}; it is never reachable, whatever egress.allowedCidrs lists`,
     };
   if (policy.allowed.some((c) => matches(a, c.range) || matches(parsed, c.range))) return { allowed: true };
   const category = blockedCategory(address);

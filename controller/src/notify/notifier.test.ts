@@ -323,7 +323,7 @@ describe('Notifier egress guard (SSRF)', () => {
         name: 'meta',
         ok: false,
         error:
-          'http://169.254.169.254/… blocked by egress policy: address 169.254.169.254 is a cloud metadata address; allow it with egress.allowedCidrs',
+          'http://169.254.169.254/… blocked by egress policy: address 169.254.169.254 is a cloud metadata address; it is never reachable, whatever egress.allowedCidrs lists',
       },
     ]);
   });

@@ -49,7 +49,15 @@ describe('copyImage between real registries', () => {
       expectedDigest: digest,
     };
     const first = await copyImage(req);
-    expect(first).toEqual({ digest, blobsCopied: 2, blobsSkipped: 0, blobsMounted: 0, manifests: 1, evidence: 0 });
+    expect(first).toEqual({
+      digest,
+      blobsCopied: 2,
+      blobsSkipped: 0,
+      blobsMounted: 0,
+      manifests: 1,
+      evidence: 0,
+      evidenceSkipped: 0,
+    });
     expect(await targetDigest(b, 'prod/app', 'v1.0.0-20260101')).toBe(digest);
     expect(await resolveDigest({ host: b.host }, 'prod/app', 'v1.0.0-20260101')).toBe(digest);
 
@@ -134,7 +142,15 @@ describe('copyImage between real registries', () => {
       source: { host: a.host, repository: 'dev/mounted', reference: digest },
       target: { host: a.host, repository: 'staging/mounted', tag: 'v3' },
     });
-    expect(res).toEqual({ digest, blobsCopied: 0, blobsSkipped: 0, blobsMounted: 2, manifests: 1, evidence: 0 });
+    expect(res).toEqual({
+      digest,
+      blobsCopied: 0,
+      blobsSkipped: 0,
+      blobsMounted: 2,
+      manifests: 1,
+      evidence: 0,
+      evidenceSkipped: 0,
+    });
     expect(await blobMetric('mounted')).toBe(mountedBefore0 + 2);
     expect(await targetDigest(a, 'staging/mounted', 'v3')).toBe(digest);
   });

@@ -6,11 +6,11 @@ import { metrics } from '../observability/metrics.js';
 import { withSpan } from '../observability/tracing.js';
 import { isTransient, OciError } from './errors.js';
 import { type Descriptor, isDigest, MANIFEST_ACCEPT, MEDIA_TYPES, parseManifest, sha256Digest } from './manifest.js';
-import { digestTag, listReferrers } from './referrers.js';
+import { digestTag, evidenceToCopy, listReferrers } from './referrers.js';
 import { backoffDelay, DEFAULT_RETRY, RegistryClient, type RegistryEndpoint } from './registryClient.js';
 
 export { OciError } from './errors.js';
-export { MAX_REFERRERS } from './referrers.js';
+export { MAX_EVIDENCE_COPIED } from './referrers.js';
 export type { RegistryEndpoint } from './registryClient.js';
 
 export interface CopyImageRequest {
@@ -28,6 +28,10 @@ export interface CopyImageResult {
   manifests: number;
   /** Signatures, attestations and SBOMs of the image copied with it (OCI referrers and cosign tags). */
   evidence: number;
+  /** Referrers left in the source because it lists more than MAX_EVIDENCE_COPIED. */
+  evidenceSkipped: number;
+  /** The source lists more referrers than were read (MAX_REFERRERS_READ): more were left. */
+  evidenceUnread?: boolean;
 }
 
 export interface CopyOptions {
@@ -75,7 +79,15 @@ export function copyImage(req: CopyImageRequest, opts: CopyOptions = {}): Promis
       srcRepo: req.source.repository,
       dstRepo: req.target.repository,
       sameRegistry: normalizeHost(req.source.host) === normalizeHost(req.target.host),
-      result: { digest: '', blobsCopied: 0, blobsSkipped: 0, blobsMounted: 0, manifests: 0, evidence: 0 },
+      result: {
+        digest: '',
+        blobsCopied: 0,
+        blobsSkipped: 0,
+        blobsMounted: 0,
+        manifests: 0,
+        evidence: 0,
+        evidenceSkipped: 0,
+      },
       limit: pLimit(opts.concurrency ?? 4),
       monolithicLimit: opts.monolithicLimitBytes ?? 16 * 1024 * 1024,
       signal: req.signal,
@@ -181,23 +193,32 @@ const COSIGN_SUFFIXES = ['sig', 'att', 'sbom'] as const;
 async function copyEvidence(ctx: CopyContext, digest: string): Promise<void> {
   const tagOf = digestTag(digest);
   const listed = await listReferrers(ctx.src, ctx.srcRepo, digest, ctx.signal);
-  for (const d of listed.referrers) {
+  // Anyone who may push to the source can attach referrers: a bounded number is carried, Sigstore
+  // bundles first, and the rest is counted (the app's message says so), never a reason to fail.
+  const { copy, skipped } = evidenceToCopy(listed.referrers);
+  ctx.result.evidenceSkipped += skipped;
+  if (listed.truncated) ctx.result.evidenceUnread = true;
+  for (const d of copy) {
     const m = await getManifest(ctx.src, ctx.srcRepo, d.digest, ctx.signal);
     await copyTree(ctx, m);
     await putManifest(ctx, m, m.digest);
     ctx.result.evidence++;
   }
-  // The fallback index last, once everything it lists is in the target.
-  if (listed.fallback)
+  // The fallback index last, once everything it lists is in the target: the source's as is, or,
+  // when some were left behind, one listing only what was carried.
+  if (listed.fallback) {
+    const whole = skipped === 0 && !listed.truncated;
+    const bytes = whole
+      ? (listed.fallback.bytes as Uint8Array<ArrayBuffer>)
+      : new TextEncoder().encode(
+          JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: copy }),
+        );
     await putManifest(
       ctx,
-      {
-        bytes: listed.fallback.bytes as Uint8Array<ArrayBuffer>,
-        mediaType: MEDIA_TYPES.ociIndex,
-        digest: listed.fallback.digest,
-      },
+      { bytes, mediaType: MEDIA_TYPES.ociIndex, digest: whole ? listed.fallback.digest : sha256Digest(bytes) },
       tagOf,
     );
+  }
   for (const suffix of COSIGN_SUFFIXES) {
     const tag = `${tagOf}.${suffix}`;
     const m = await manifestIfPresent(ctx, tag);

@@ -1,12 +1,17 @@
 import type { SignaturePolicy, SignatureState } from '@kpromo/api';
 import { getManifest } from '../oci/copyImage.js';
 import { parseManifest } from '../oci/manifest.js';
-import { listReferrers, readSmallBlob } from '../oci/referrers.js';
+import { listReferrers, readSmallBlob, SIGSTORE_BUNDLE_TYPE } from '../oci/referrers.js';
 import type { RegistryClient } from '../oci/registryClient.js';
 import { type BundleVerdict, MAX_BUNDLE_BYTES, SIGSTORE_BUNDLE_V03, verifyBundle } from './bundle.js';
 import type { TrustedKey } from './keys.js';
 import { legacyEvidenceAbout } from './legacy.js';
 import { judgeSignatures } from './policy.js';
+
+/** Bundle manifests read per image (each also reads a blob of up to MAX_BUNDLE_BYTES). */
+export const MAX_BUNDLES_READ = 64;
+/** The manifestDigest of the verdict standing for the bundles past MAX_BUNDLES_READ. */
+const UNREAD = '(not read)';
 
 /**
  * Every Sigstore bundle attached to `digest` in `repository` (OCI referrers, or the fallback
@@ -20,11 +25,21 @@ export async function bundlesAbout(
   keys: TrustedKey[],
   signal?: AbortSignal,
 ): Promise<Array<BundleVerdict & { manifestDigest: string; annotations?: Record<string, string> }>> {
-  const { referrers } = await listReferrers(client, repository, digest, signal);
+  const { referrers, truncated } = await listReferrers(client, repository, digest, signal);
   const out: Array<BundleVerdict & { manifestDigest: string; annotations?: Record<string, string> }> = [];
-  for (const r of referrers) {
+  // Other artifact types are skipped unread, so junk of another type costs nothing. Those that say
+  // they are bundles come first, then untyped ones (a fallback index may omit the type); at most
+  // MAX_BUNDLES_READ manifests are read, the rest named in a verdict.
+  const typed = referrers.filter((r) => r.artifactType?.startsWith(SIGSTORE_BUNDLE_TYPE));
+  const candidates = [...typed, ...referrers.filter((r) => !r.artifactType)];
+  if (candidates.length > MAX_BUNDLES_READ || truncated)
+    out.push({
+      ok: false,
+      problem: `${Math.max(candidates.length - MAX_BUNDLES_READ, 0)}${truncated ? '+' : ''} more referrer(s) that may be Sigstore bundles not read (kpromo reads ${MAX_BUNDLES_READ} per image); prune the junk referrers of ${digest}`,
+      manifestDigest: UNREAD,
+    });
+  for (const r of candidates.slice(0, MAX_BUNDLES_READ)) {
     // The index's artifactType is the registry's copy; the manifest decides.
-    if (r.artifactType && !r.artifactType.startsWith('application/vnd.dev.sigstore.bundle')) continue;
     const m = await getManifest(client, repository, r.digest, signal);
     const doc = JSON.parse(Buffer.from(m.bytes).toString('utf8')) as {
       artifactType?: string;
@@ -32,7 +47,7 @@ export async function bundlesAbout(
       annotations?: Record<string, string>;
     };
     const type = doc.artifactType ?? doc.config?.mediaType ?? '';
-    if (!type.startsWith('application/vnd.dev.sigstore.bundle')) continue;
+    if (!type.startsWith(SIGSTORE_BUNDLE_TYPE)) continue;
     const parsed = parseManifest(m.bytes, m.mediaType);
     const layer =
       parsed.kind === 'image'
@@ -84,5 +99,11 @@ export async function checkSignatures(
   now: Date,
   signal?: AbortSignal,
 ): Promise<SignatureState> {
-  return judgeSignatures(policy, digest, await evidenceAbout(client, repository, digest, keys, signal), now);
+  const found = await evidenceAbout(client, repository, digest, keys, signal);
+  const state = judgeSignatures(policy, digest, found, now);
+  // Fails closed past the bound, saying why: the unread bundles may hold the one that verifies.
+  const unread = found.find((f) => !f.ok && f.manifestDigest === UNREAD);
+  if (state.verdict !== 'Verified' && unread && !unread.ok)
+    state.message = `${state.message}; ${unread.problem}`.slice(0, 2048);
+  return state;
 }

@@ -21,11 +21,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Egress, setDefaultEgress } from '../net/guardedFetch.js';
 import { copyImage } from '../oci/copyImage.js';
-import { attachReferrer } from '../oci/referrers.js';
+import { sha256Digest } from '../oci/manifest.js';
+import { attachReferrer, MAX_EVIDENCE_COPIED } from '../oci/referrers.js';
 import { RegistryClient } from '../oci/registryClient.js';
 import { attestPromotion, type PromotionFacts } from './attestation.js';
 import { SIGSTORE_BUNDLE_V03 } from './bundle.js';
-import { bundlesAbout, checkSignatures } from './check.js';
+import { bundlesAbout, checkSignatures, MAX_BUNDLES_READ } from './check.js';
 import type { SigningKey, TrustedKey } from './keys.js';
 
 await needComponents('cosign');
@@ -319,5 +320,144 @@ describe('evidence and the promotion attestation in the target registry', () => 
       trusted,
     );
     expect(wrong.code).not.toBe(0);
+  });
+});
+
+/** Pushes a blob to a local registry (monolithic upload); its digest. */
+async function pushRawBlob(reg: LocalRegistry, repo: string, bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = sha256Digest(bytes);
+  const start = await fetch(`${reg.url}/v2/${repo}/blobs/uploads/`, { method: 'POST' });
+  const url = new URL(start.headers.get('location')!, reg.url);
+  url.searchParams.set('digest', digest);
+  const put = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes });
+  if (put.status !== 201) throw new Error(`blob upload answered ${put.status}`);
+  return digest;
+}
+
+/**
+ * What anyone who may push to `repo` can do: push `count` artifact manifests whose subject is
+ * `digest` and list them in its fallback referrers index (the tag `sha256-<hex>`), ahead of what it
+ * listed before. Returns the number of entries the index lists afterwards.
+ */
+async function floodReferrers(
+  reg: LocalRegistry,
+  repo: string,
+  digest: string,
+  count: number,
+  artifactType: string,
+): Promise<number> {
+  const accept = 'application/vnd.oci.image.manifest.v1+json';
+  const head = await fetch(`${reg.url}/v2/${repo}/manifests/${digest}`, { method: 'HEAD', headers: { accept } });
+  const subject = {
+    mediaType: head.headers.get('content-type')!,
+    digest,
+    size: Number(head.headers.get('content-length')),
+  };
+  const empty = new TextEncoder().encode('{}');
+  const config = await pushRawBlob(reg, repo, empty);
+  const layerBytes = new TextEncoder().encode('{"junk":true}');
+  const layer = await pushRawBlob(reg, repo, layerBytes);
+  const junk = [];
+  for (let i = 0; i < count; i++) {
+    const bytes = new TextEncoder().encode(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: accept,
+        artifactType,
+        config: { mediaType: 'application/vnd.oci.empty.v1+json', digest: config, size: empty.byteLength },
+        layers: [{ mediaType: artifactType, digest: layer, size: layerBytes.byteLength }],
+        subject,
+        annotations: { n: String(i) },
+      }),
+    );
+    const d = sha256Digest(bytes);
+    const put = await fetch(`${reg.url}/v2/${repo}/manifests/${d}`, {
+      method: 'PUT',
+      headers: { 'content-type': accept },
+      body: bytes,
+    });
+    if (put.status !== 201) throw new Error(`manifest push answered ${put.status}`);
+    junk.push({ mediaType: accept, digest: d, size: bytes.byteLength, artifactType });
+  }
+  const tag = `${reg.url}/v2/${repo}/manifests/sha256-${digest.slice(7)}`;
+  const index = 'application/vnd.oci.image.index.v1+json';
+  const before = await fetch(tag, { headers: { accept: index } });
+  const listed = before.status === 200 ? ((await before.json()) as { manifests: object[] }).manifests : [];
+  const manifests = [...junk, ...listed];
+  const put = await fetch(tag, {
+    method: 'PUT',
+    headers: { 'content-type': index },
+    body: JSON.stringify({ schemaVersion: 2, mediaType: index, manifests }),
+  });
+  if (put.status !== 201) throw new Error(`index push answered ${put.status}`);
+  return manifests.length;
+}
+
+describe('junk referrers pushed onto a source digest', () => {
+  it('an attacker who may push to the source repository floods a signed digest with junk referrers (some typed as Sigstore bundles): the copy still goes through, the signature is found behind them and carried to the target', async () => {
+    const { digest } = await pushTestImage({ host: src.host, repository: 'team/flooded', tag: 'v1.0.0' });
+    await sign(trusted, ref(src, 'team/flooded', digest));
+    // Behind the junk in the index: 150 of another type and 3 that claim to be Sigstore bundles.
+    await floodReferrers(src, 'team/flooded', digest, 3, SIGSTORE_BUNDLE_V03);
+    const total = await floodReferrers(src, 'team/flooded', digest, 150, 'application/vnd.example.junk.v1+json');
+    expect(total).toBe(154);
+    const sigPolicy = { ...policy, attestations: [] };
+    const atSource = await checkSignatures(
+      new RegistryClient({ host: src.host }),
+      'team/flooded',
+      digest,
+      sigPolicy,
+      [trustedKey],
+      new Date(),
+    );
+    expect(atSource).toMatchObject({ verdict: 'Verified' });
+
+    const copied = await copyImage({
+      source: { host: src.host, repository: 'team/flooded', reference: digest },
+      target: { host: dst.host, repository: 'prod/flooded', tag: 'v1.0.0' },
+      expectedDigest: digest,
+    });
+    expect(copied.digest).toBe(digest);
+    // Bounded: the Sigstore bundles first, then others up to the cap; the rest is left and counted.
+    expect(copied.evidence).toBe(MAX_EVIDENCE_COPIED);
+    expect(copied.evidenceSkipped).toBe(total - MAX_EVIDENCE_COPIED);
+    const atTarget = await checkSignatures(
+      new RegistryClient({ host: dst.host }),
+      'prod/flooded',
+      digest,
+      sigPolicy,
+      [trustedKey],
+      new Date(),
+    );
+    expect(atTarget).toMatchObject({ verdict: 'Verified' });
+    const v = await cosign(
+      ['verify', '--key', trusted.pub, '--insecure-ignore-tlog', ...insecure, ref(dst, 'prod/flooded', digest)],
+      trusted,
+    );
+    expect(v.code, v.stderr).toBe(0);
+  });
+
+  it('more junk claiming to be Sigstore bundles than kpromo reads, ahead of the signature: the check fails closed and says why, the copy still goes through', async () => {
+    const { digest } = await pushTestImage({ host: src.host, repository: 'team/flooded2', tag: 'v1.0.0' });
+    await sign(trusted, ref(src, 'team/flooded2', digest));
+    await floodReferrers(src, 'team/flooded2', digest, MAX_BUNDLES_READ + 6, SIGSTORE_BUNDLE_V03);
+    const state = await checkSignatures(
+      new RegistryClient({ host: src.host }),
+      'team/flooded2',
+      digest,
+      { ...policy, attestations: [] },
+      [trustedKey],
+      new Date(),
+    );
+    expect(state.verdict).not.toBe('Verified');
+    expect(state.message).toContain(
+      `7 more referrer(s) that may be Sigstore bundles not read (kpromo reads ${MAX_BUNDLES_READ} per image); prune the junk referrers of ${digest}`,
+    );
+    const copied = await copyImage({
+      source: { host: src.host, repository: 'team/flooded2', reference: digest },
+      target: { host: dst.host, repository: 'prod/flooded2', tag: 'v1.0.0' },
+      expectedDigest: digest,
+    });
+    expect(copied).toMatchObject({ digest, evidence: MAX_BUNDLES_READ + 7, evidenceSkipped: 0 });
   });
 });

@@ -44,7 +44,11 @@ describe('default egress policy', () => {
     expect(v).toEqual({
       allowed: false,
       category,
-      reason: `address ${address} of host hooks.test is ${category}; allow it with egress.allowedCidrs`,
+      reason: `address ${address} of host hooks.test is ${category}; ${
+        category === 'a cloud metadata address'
+          ? 'it is never reachable, whatever egress.allowedCidrs lists'
+          : 'allow it with egress.allowedCidrs'
+      }`,
     });
   });
 
@@ -81,7 +85,7 @@ describe('default egress policy', () => {
 });
 
 describe('egress.allowedCidrs', () => {
-  const policy = egressPolicy({ allowedCidrs: ['127.0.0.1/32', '10.20.0.0/16', 'fd00:1::/32', '169.254.169.254'] });
+  const policy = egressPolicy({ allowedCidrs: ['127.0.0.1/32', '10.20.0.0/16', 'fd00:1::/32', '169.254.169.1'] });
 
   it('lets exactly the listed ranges through', () => {
     expect(verdict('127.0.0.1', 80, policy).allowed).toBe(true);
@@ -90,8 +94,8 @@ describe('egress.allowedCidrs', () => {
     expect(verdict('10.21.0.1', 80, policy).allowed).toBe(false);
     expect(verdict('fd00:1:ffff::1', 80, policy).allowed).toBe(true);
     expect(verdict('fd00:2::1', 80, policy).allowed).toBe(false);
-    expect(verdict('169.254.169.254', 80, policy).allowed).toBe(true); // a bare address is a /32
-    expect(verdict('169.254.169.253', 80, policy).allowed).toBe(false);
+    expect(verdict('169.254.169.1', 80, policy).allowed).toBe(true); // a bare address is a /32
+    expect(verdict('169.254.169.2', 80, policy).allowed).toBe(false);
   });
 
   it('matches IPv4-mapped forms against IPv4 ranges and the other way round', () => {
@@ -123,6 +127,53 @@ describe('egress.allowedCidrs', () => {
   it.each(['10.0.0.0/8', '0.0.0.0/0', '::/0', 'fe80::/10', '127.0.0.1', '::1'])('accepts %s', (entry) => {
     expect(cidrProblem(entry)).toBeUndefined();
   });
+});
+
+describe('cloud metadata addresses under a wide allowed range', () => {
+  // An operator opens link-local (a node-local DNS cache) or everything (an egress proxy does the
+  // filtering): the instance credentials behind the metadata address must stay out of reach.
+  const wide = egressPolicy({
+    allowedCidrs: ['169.254.0.0/16', '100.64.0.0/10', '0.0.0.0/0', '::/0', 'fd00::/8', '64:ff9b::/96', '2002::/16'],
+  });
+
+  it.each([
+    ['169.254.169.254', 'a cloud metadata address'],
+    ['100.100.100.200', 'a cloud metadata address'],
+    ['fd00:ec2::254', 'a cloud metadata address'],
+    ['::ffff:169.254.169.254', 'a cloud metadata address (IPv4-mapped 169.254.169.254)'],
+    ['::ffff:0:a9fe:a9fe', 'a cloud metadata address (IPv4-translated 169.254.169.254)'],
+    ['64:ff9b::a9fe:a9fe', 'a cloud metadata address (NAT64 169.254.169.254)'],
+    ['2002:a9fe:a9fe::1', 'a cloud metadata address (6to4 169.254.169.254)'],
+    ['::a9fe:a9fe', 'a cloud metadata address (IPv4-compatible 169.254.169.254)'],
+    ['64:ff9b::6464:64c8', 'a cloud metadata address (NAT64 100.100.100.200)'],
+  ])('refuses %s even though an allowed range covers it', (address, category) => {
+    expect(checkAddress(wide, address, 80, 'hooks.test')).toEqual({
+      allowed: false,
+      category,
+      reason: `address ${address} of host hooks.test is ${category}; it is never reachable, whatever egress.allowedCidrs lists`,
+    });
+  });
+
+  it('lets the rest of the wide ranges through', () => {
+    for (const a of [
+      '169.254.169.253',
+      '169.254.1.1',
+      '100.100.100.201',
+      'fd00:ec2::253',
+      '10.0.0.1',
+      '::ffff:10.0.0.1',
+    ])
+      expect(checkAddress(wide, a, 80).allowed, a).toBe(true);
+  });
+
+  it.each(['169.254.169.254', '169.254.169.254/32', '100.100.100.200', 'fd00:ec2::254/128', '::ffff:169.254.169.254'])(
+    'refuses the allow-list entry %s, which names nothing but a metadata address',
+    (entry) => {
+      expect(cidrProblem(entry)).toBe(
+        `"${entry}" names only a cloud metadata address, which is never reachable (the instance's credentials live there); remove it`,
+      );
+    },
+  );
 });
 
 describe("the controller's own listeners", () => {

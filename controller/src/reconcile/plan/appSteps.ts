@@ -5,6 +5,7 @@ import { registryEndpoint } from '../../extension/credentials.js';
 import type { DeliveryResult } from '../../extension/deliveryMethod.js';
 import { PermanentAppError } from '../../extension/errors.js';
 import { defaultEgress } from '../../net/guardedFetch.js';
+import { MAX_EVIDENCE_COPIED } from '../../oci/referrers.js';
 import { checkRollout } from '../../rollout/watchRollout.js';
 import { registryRepository } from '../../util/imageRef.js';
 import { measureRound } from '../../verification/measure.js';
@@ -134,6 +135,15 @@ async function chooseTarget(c: AppStep): Promise<void> {
   deps.claims?.set(claimKey(plan.metadata.namespace, plan.spec.to, ap.application), plan.metadata.name);
 }
 
+/**
+ * What the copy left in the source, for the app's message: anyone who may push to the source can
+ * attach referrers, so past the cap they are left (Sigstore bundles go first), never a failure.
+ */
+function evidenceLeft(res: { evidenceSkipped?: number; evidenceUnread?: boolean }): string {
+  if (!res.evidenceSkipped && !res.evidenceUnread) return '';
+  return `; ${res.evidenceSkipped ?? 0}${res.evidenceUnread ? '+' : ''} more referrer(s) of the source left behind (kpromo carries at most ${MAX_EVIDENCE_COPIED}, Sigstore bundles first): prune the source's junk referrers`;
+}
+
 /** Copies the candidate's digest from the source to the target registry under the target tag. */
 async function copy(c: AppStep): Promise<void> {
   const { run, r, app, ap } = c;
@@ -155,7 +165,7 @@ async function copy(c: AppStep): Promise<void> {
   const res = await copying;
   ap.copied = true;
   ap.phase = 'Writing';
-  ap.message = `copied to ${r.toEnv.spec.registry.host}/${toRepo}:${ap.targetTag} (${res.blobsCopied} copied, ${res.blobsMounted} mounted, ${res.blobsSkipped} present${res.evidence ? `; ${res.evidence} signature(s), attestation(s) or SBOM(s) carried along` : ''})`;
+  ap.message = `copied to ${r.toEnv.spec.registry.host}/${toRepo}:${ap.targetTag} (${res.blobsCopied} copied, ${res.blobsMounted} mounted, ${res.blobsSkipped} present${res.evidence ? `; ${res.evidence} signature(s), attestation(s) or SBOM(s) carried along` : ''}${evidenceLeft(res)})`;
   await run.journal.save();
   run.announce.event('Normal', 'ImageCopied', `${ap.application}: ${ap.message}`);
 }

@@ -21,7 +21,10 @@ export interface PromotionDeps {
   clientFor(env: Environment): Promise<KubeRest>;
   copyImage(
     req: CopyImageRequest,
-  ): Promise<Pick<CopyImageResult, 'digest' | 'blobsCopied' | 'blobsSkipped' | 'blobsMounted'> & { evidence?: number }>;
+  ): Promise<
+    Pick<CopyImageResult, 'digest' | 'blobsCopied' | 'blobsSkipped' | 'blobsMounted'> &
+      Partial<Pick<CopyImageResult, 'evidence' | 'evidenceSkipped' | 'evidenceUnread'>>
+  >;
   commitImageChange(req: CommitImageChangeRequest): Promise<{ commit: string; changed: boolean }>;
   readSecret(namespace: string, name: string, key: string): Promise<string | undefined>;
   events?: EventRecorder;

@@ -219,14 +219,15 @@ app.kubernetes.io/component: exporter
 
 {{- /*
 Rules for config.resourceKinds ("<plural>.<group>"): resource actions write exactly those kinds for
-callers RBAC allowed, with the controller's identity. kpromo's own kinds and Kubernetes built-ins are
-refused here as the controller refuses them (admission must judge their writer).
+callers RBAC allowed, with the controller's identity. kpromo's own kinds and Kubernetes built-ins (a
+group without a dot, such as apps, batch, policy, or *.k8s.io) are refused here as the controller
+refuses them (admission must judge their writer).
 */ -}}
 {{- define "kpromo.resourceKindRules" -}}
 {{- range $k := .Values.config.resourceKinds | uniq }}
 {{- $parts := regexSplit "\\." $k 2 }}
 {{- $group := index $parts 1 }}
-{{- if or (eq $group "promotions.kpromo.dev") (eq $group "k8s.io") (hasSuffix ".k8s.io" $group) }}
+{{- if or (eq $group "promotions.kpromo.dev") (not (contains "." $group)) (eq $group "k8s.io") (hasSuffix ".k8s.io" $group) }}
 {{- fail (printf "config.resourceKinds: %s cannot be opened to resource actions (kpromo kinds and Kubernetes built-ins are written by people as themselves, never with the controller identity)" $k) }}
 {{- end }}
 - apiGroups: [{{ $group | quote }}]
