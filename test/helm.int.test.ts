@@ -163,6 +163,16 @@ describe('deploy/helm/kpromo: chart files', () => {
   });
 });
 
+/** The chart's admission policies (examples/deploy/admission-policy.yaml), each with one binding. */
+const POLICIES = [
+  'plan-approvals',
+  'status-writers',
+  'governance',
+  'application-release',
+  'history-writers',
+  'line-stops',
+];
+
 describe('deploy/helm/kpromo: helm template', () => {
   it('defaults: the controller as examples/deploy/controller.yaml deploys it', async () => {
     const docs = await render();
@@ -185,16 +195,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         'RoleBinding',
         'Service',
         'ServiceAccount',
-        'ValidatingAdmissionPolicy',
-        'ValidatingAdmissionPolicy',
-        'ValidatingAdmissionPolicy',
-        'ValidatingAdmissionPolicy',
-        'ValidatingAdmissionPolicy',
-        'ValidatingAdmissionPolicyBinding',
-        'ValidatingAdmissionPolicyBinding',
-        'ValidatingAdmissionPolicyBinding',
-        'ValidatingAdmissionPolicyBinding',
-        'ValidatingAdmissionPolicyBinding',
+        ...POLICIES.flatMap(() => ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']),
       ].sort(),
     );
     for (const d of docs) {
@@ -568,9 +569,10 @@ describe('deploy/helm/kpromo: helm template', () => {
         d.kind!,
       ),
     );
-    expect(clusterScoped.length).toBe(21);
+    // 11 ClusterRoles and ClusterRoleBindings, and each policy with its binding.
+    expect(clusterScoped.length).toBe(11 + 2 * POLICIES.length);
     for (const d of clusterScoped) expect(d.metadata?.name, d.kind).toMatch(/^team-x-kpromo-/);
-    for (const p of ['plan-approvals', 'status-writers', 'governance', 'history-writers', 'line-stops'])
+    for (const p of POLICIES)
       expect(one(docs, 'ValidatingAdmissionPolicyBinding', `team-x-kpromo-${p}`).spec.policyName).toBe(
         `team-x-kpromo-${p}`,
       );
@@ -587,7 +589,7 @@ describe('deploy/helm/kpromo: helm template', () => {
     ).toEqual(['kpromo-crd-watch', 'kpromo-mcp-auth', 'kpromo-workloads']);
     const scoped = await render(['admissionPolicy.namespaces={shop,payments}']);
     const bindings = find(scoped, 'ValidatingAdmissionPolicyBinding');
-    expect(bindings).toHaveLength(5);
+    expect(bindings).toHaveLength(POLICIES.length);
     for (const b of bindings)
       expect(b.spec.matchResources, b.metadata?.name).toEqual({
         namespaceSelector: {
