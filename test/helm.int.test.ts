@@ -185,6 +185,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         'ClusterRole',
         'ClusterRole',
         'ClusterRole',
+        'ClusterRole',
         'ClusterRoleBinding',
         'ClusterRoleBinding',
         'ConfigMap',
@@ -276,7 +277,13 @@ describe('deploy/helm/kpromo: helm template', () => {
     );
     // No RoleBinding of the workloads role unless namespaces are listed.
     expect(find(docs, 'RoleBinding', 'kpromo-workloads')).toHaveLength(0);
-    for (const name of ['kpromo-viewer', 'kpromo-developer', 'kpromo-release-manager', 'kpromo-platform-admin'])
+    for (const name of [
+      'kpromo-viewer',
+      'kpromo-developer',
+      'kpromo-release-manager',
+      'kpromo-platform-admin',
+      'kpromo-alert-source',
+    ])
       expect(one(docs, 'ClusterRole', name).rules, name).toEqual(
         exampleDoc('rbac-examples.yaml', 'ClusterRole', name).rules,
       );
@@ -569,8 +576,8 @@ describe('deploy/helm/kpromo: helm template', () => {
         d.kind!,
       ),
     );
-    // 11 ClusterRoles and ClusterRoleBindings, and each policy with its binding.
-    expect(clusterScoped.length).toBe(11 + 2 * POLICIES.length);
+    // 12 ClusterRoles and ClusterRoleBindings, and each policy with its binding.
+    expect(clusterScoped.length).toBe(12 + 2 * POLICIES.length);
     for (const d of clusterScoped) expect(d.metadata?.name, d.kind).toMatch(/^team-x-kpromo-/);
     for (const p of POLICIES)
       expect(one(docs, 'ValidatingAdmissionPolicyBinding', `team-x-kpromo-${p}`).spec.policyName).toBe(
