@@ -230,7 +230,7 @@ export const CONTROLLER_ROUTES: readonly Route[] = [
     path: '/alertmanager',
     operationId: 'receiveAlerts',
     summary:
-      'Alertmanager webhook receiver: firing alerts labelled kpromo_stop_line="true" stop the line (in kpromo_namespace, or every namespace from lineStopNamespace), resolved ones lift it when lineStopAlerts.liftOnResolve is set; authorised as the caller (Alertmanager\'s bearer token) like every other door.',
+      'Alertmanager webhook receiver: firing alerts labelled kpromo_stop_line="true" stop the line (in kpromo_namespace, or every namespace from lineStopNamespace), resolved ones lift it when lineStopAlerts.liftOnResolve is set; authorised as the caller (Alertmanager\'s bearer token) like every other door: recording an alert as a stop\'s cause needs the kpromo verb alert on linestops in the namespace it stops (every namespace: cluster-wide).',
     body: AlertmanagerWebhookBody,
     status: 200,
     response: AlertReceipt,

@@ -266,7 +266,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Alertmanager webhook receiver: firing alerts labelled kpromo_stop_line="true" stop the line (in kpromo_namespace, or every namespace from lineStopNamespace), resolved ones lift it when lineStopAlerts.liftOnResolve is set; authorised as the caller (Alertmanager's bearer token) like every other door. */
+        /** Alertmanager webhook receiver: firing alerts labelled kpromo_stop_line="true" stop the line (in kpromo_namespace, or every namespace from lineStopNamespace), resolved ones lift it when lineStopAlerts.liftOnResolve is set; authorised as the caller (Alertmanager's bearer token) like every other door: recording an alert as a stop's cause needs the kpromo verb alert on linestops in the namespace it stops (every namespace: cluster-wide). */
         post: operations["receiveAlerts"];
         delete?: never;
         options?: never;
