@@ -1568,7 +1568,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;
@@ -1584,6 +1584,9 @@ export interface operations {
                         [key: string]: string;
                     };
                     approve?: boolean;
+                    expect?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -1722,12 +1725,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     overrideFreeze?: boolean;
                     comment?: string;
-                    uid?: string;
+                    uid: string;
                 };
             };
         };
@@ -2240,7 +2243,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;

@@ -1473,7 +1473,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;
@@ -1489,6 +1489,9 @@ export interface operations {
                         [key: string]: string;
                     };
                     approve?: boolean;
+                    expect?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -1627,12 +1630,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     overrideFreeze?: boolean;
                     comment?: string;
-                    uid?: string;
+                    uid: string;
                 };
             };
         };
@@ -2012,7 +2015,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     /** @enum {string} */
@@ -2225,7 +2228,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;
@@ -2378,7 +2381,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     version?: string;
