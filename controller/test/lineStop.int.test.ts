@@ -24,6 +24,7 @@ import {
   runNamespaces,
   seedTwoStageRelease,
   type TestUser,
+  uidOf,
   waitPlan,
 } from './e2eHelpers.js';
 
@@ -220,7 +221,10 @@ describe('stop the line', () => {
 
     // A hotfix: approved with override-freeze by the release manager, it runs through the stopped line.
     await createPlan('hotfix', ['b'], rm, false);
-    const ok = await post(`/api/v1/plans/${NS}/hotfix/approve`, rm, { overrideFreeze: true });
+    const ok = await post(`/api/v1/plans/${NS}/hotfix/approve`, rm, {
+      uid: await uidOf(dev, NS, 'hotfix'),
+      overrideFreeze: true,
+    });
     expect(ok.status, await ok.clone().text()).toBe(200);
     const hotfix = await waitPlan(dev, NS, 'hotfix', isTerminalPlan, 120_000);
     expect(hotfix.status?.phase).toBe('Complete');
