@@ -579,7 +579,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     // 2026-07-28: promote with a progressToken waits for the plan and reports copy/write/rollout/verdict.
     const progress: Array<{ progress: number; total?: number; message?: string }> = [];
     const promoted = await now.callTool(
-      { name: 'promote', arguments: { plan: 'mcp-progress' } },
+      { name: 'promote', arguments: { plan: 'mcp-progress', uid: await uidOf(dev, NS, 'mcp-progress') } },
       {
         onprogress: (p) => void progress.push(p),
         timeout: 60_000,
@@ -643,7 +643,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     const ac = new AbortController();
     const pending = now.callTool(
-      { name: 'promote', arguments: { plan: 'mcp-cancel' } },
+      { name: 'promote', arguments: { plan: 'mcp-cancel', uid: await uidOf(dev, NS, 'mcp-cancel') } },
       { signal: ac.signal, onprogress: () => ac.abort('enough'), timeout: 120_000 },
     );
     await expect(pending).rejects.toThrow();
@@ -672,7 +672,10 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       }),
     );
     const no = await modern(rw.url, ADMIN_TOKEN, { elicit: 'decline' });
-    const declined = await no.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } });
+    const declined = await no.callTool({
+      name: 'promote',
+      arguments: { plan: 'mcp-confirm', uid: await uidOf(dev, NS, 'mcp-confirm') },
+    });
     expect(declined.isError).toBe(true);
     expect((declined.content as Array<{ text: string }>)[0].text).toMatch(/not confirmed by the user \(decline\)/);
     expect((await getPlan(dev, NS, 'mcp-confirm')).spec.approvals).toBeUndefined();
@@ -683,11 +686,19 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       asked.push(req.params.message);
       return { action: 'accept', content: { confirm: true } };
     });
-    const refused = await nobody.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } });
+    const refused = await nobody.callTool({
+      name: 'promote',
+      arguments: { plan: 'mcp-confirm', uid: await uidOf(dev, NS, 'mcp-confirm') },
+    });
     expect(refused.isError).toBe(true);
     expect(asked).toEqual([]);
     const yes = await modern(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
-    const promoted = structured(await yes.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } }));
+    const promoted = structured(
+      await yes.callTool({
+        name: 'promote',
+        arguments: { plan: 'mcp-confirm', uid: await uidOf(dev, NS, 'mcp-confirm') },
+      }),
+    );
     expect(promoted.plan.approvals).toEqual([{ user: `mcp-admin-${RUN}` }]);
     await waitPlan(dev, NS, 'mcp-confirm', terminal);
     ok(await call(await client(rw.url), 'rollback', { plan: 'mcp-confirm' }));
