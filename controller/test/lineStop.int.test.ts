@@ -26,6 +26,7 @@ import {
   type TestUser,
   uidOf,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 const names = runNamespaces('lstop');
@@ -61,14 +62,9 @@ const errorOf = async (r: Response) => ((await r.json()) as { error: string }).e
 
 /** Creates a plan from dev to stable for `apps` through the API, as `who` (approved by them if asked). */
 async function createPlan(name: string, apps: string[], who?: TestUser, approve = true): Promise<PromotionPlan> {
-  const r = await post('/api/v1/plans', who, {
-    namespace: NS,
-    from: 'dev',
-    to: 'stable',
-    applications: apps,
-    name,
-    approve,
-  });
+  const body = { namespace: NS, from: 'dev', to: 'stable', applications: apps, name, approve };
+  // Approved as shown: the digests GET /diff answers now.
+  const r = await post('/api/v1/plans', who, approve ? await withShown(ctl.port, body, who?.token) : body);
   expect(r.status, await r.clone().text()).toBe(201);
   return ((await r.json()) as { plan: PromotionPlan }).plan;
 }

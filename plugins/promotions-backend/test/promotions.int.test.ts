@@ -1290,7 +1290,15 @@ describe('promotions backend plugin in a real test backend against the real cont
       runId: `r2-${RUN}`,
       action: 'kpromo_promote',
       user: 'alice@example.com',
-      inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['cart'], name: `port-${RUN}` },
+      // What the application entity shows for dev (its versions property), as kpromo_promote sends it.
+      inputs: {
+        namespace: NS,
+        from: 'dev',
+        to: 'stable',
+        applications: ['cart'],
+        name: `port-${RUN}`,
+        expect: { cart: devDigest.cart },
+      },
     };
     expect((await portWebhook(promote, portSign(JSON.stringify(promote)))).status).toBe(202);
     const r2 = await waitFor(
@@ -1316,7 +1324,14 @@ describe('promotions backend plugin in a real test backend against the real cont
       runId: `r3-${RUN}`,
       action: 'kpromo_promote',
       user: 'mallory@example.com',
-      inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['billing'], name: `port-mallory-${RUN}` },
+      inputs: {
+        namespace: NS,
+        from: 'dev',
+        to: 'stable',
+        applications: ['billing'],
+        name: `port-mallory-${RUN}`,
+        expect: { billing: devDigest.billing },
+      },
     };
     expect((await portWebhook(denied, portSign(JSON.stringify(denied)))).status).toBe(202);
     const r3 = await waitFor(
