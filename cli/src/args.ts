@@ -17,3 +17,20 @@ export function programName(argv1: string | undefined): string {
   const base = (argv1 ?? '').split(/[\\/]/).pop() ?? '';
   return base.startsWith('kubectl-') ? 'kubectl kpromo' : 'kpromo';
 }
+
+/**
+ * `web=sha256:…,api=sha256:…`: per application, the digest reviewed (`--expect`). Only the shape is
+ * checked here; names and digests go through the wire contract like every other argument.
+ */
+export function parseExpect(s: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of s
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const m = /^([^=]+)=(.+)$/.exec(part);
+    if (!m) throw new InvalidArgumentError(`"${part}" is not application=digest`);
+    out[m[1].trim()] = m[2].trim();
+  }
+  return out;
+}

@@ -29,7 +29,7 @@ import {
 } from '@kpromo/controller/api';
 import { Argument, Command, Option } from 'commander';
 import { type AdoptCliOptions, adoptCommand } from './adopt.js';
-import { parseDuration } from './args.js';
+import { parseDuration, parseExpect } from './args.js';
 import { bashCompletion, completionTree, kubectlCompletion, zshCompletion } from './completion.js';
 import { type DoctorCliOptions, doctorCommand, doctorText, requireHealthy } from './doctor.js';
 import { EXIT_CODES_HELP } from './exitCodes.js';
@@ -84,8 +84,8 @@ const EXAMPLES = (cli: string) => `
 Examples:
   ${cli} apps -n team-a                     what runs where
   ${cli} diff dev stable -n team-a          release candidates from dev to stable
-  ${cli} plan create dev stable -n team-a   a plan for them (--approve to approve it too)
-  ${cli} plan approve NAME -n team-a -w     approve it and watch it run
+  ${cli} plan create dev stable -n team-a   a plan for them (--approve --expect app=digest to approve it too)
+  ${cli} plan approve NAME --uid UID -n team-a -w   approve the plan you reviewed and watch it run
   ${cli} plan continue NAME -n team-a       a fleet plan's next wave may start after a pause
   ${cli} plan rollback NAME -n team-a       a plan that restores what NAME replaced
   ${cli} line stop --reason "INC-42" -n team-a   stop the line: no plan starts until it is lifted
@@ -217,12 +217,21 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     )
       .option('--name <name>', 'plan name (default: <flow>-<to>-<timestamp>)')
       .option('-l, --selector <key=value,...>', 'only applications with these labels')
-      .option('--approve', 'approve it right away (needs the approve verb for the target environment)'),
+      .option(
+        '--approve',
+        'approve it right away (needs the approve verb for the target environment, and --expect: what you reviewed)',
+      )
+      .option(
+        '--expect <app=digest,...>',
+        'with --approve: the digest you reviewed per application (kpromo diff); refused if the candidates are not exactly these',
+        parseExpect,
+      ),
   ).action(
     async (
       from: string,
       to: string,
-      o: FilterOptions & FollowOptions & { name?: string; selector?: string; approve?: boolean },
+      o: FilterOptions &
+        FollowOptions & { name?: string; selector?: string; approve?: boolean; expect?: Record<string, string> },
       cmd: Command,
     ) => {
       const matchLabels = o.selector
@@ -240,6 +249,7 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
           tagPattern: o.tagPattern,
           matchLabels,
           approve: o.approve,
+          expect: o.expect,
         },
         'arguments',
       );
@@ -295,7 +305,7 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
       .option('--override-freeze', 'run despite a freeze window (needs the override-freeze verb)')
       .option(
         '--uid <uid>',
-        'metadata.uid of the plan you reviewed (plan get -o json); refused if the plan was deleted and created again since',
+        'required: metadata.uid of the plan you reviewed (plan create prints it; plan get -o json); refused if the plan was deleted and created again since',
       ),
   ).action(
     async (

@@ -282,6 +282,8 @@ describe('kpromo adopt', () => {
       '--apps',
       'cart',
       '--approve',
+      '--expect',
+      `cart=${digests.cart.dev}`,
       '-w',
       '--timeout',
       '3m',

@@ -223,6 +223,18 @@ describe('kpromo (the built CLI) against the local clusters', () => {
     expect(await deploymentImage(stable, APPS_NS, 'cart')).toContain(seeded.stableOld.cart);
   });
 
+  it('plan approve without --uid (approving whatever holds the name now) is refused before anything is asked (exit 2, names --uid)', async () => {
+    const created = await kpromo(['plan', 'create', 'dev', 'stable', '-n', NS, '--name', 'cli-blind', '--apps', 'web']);
+    expect(created.code, created.stderr).toBe(0);
+    const blind = await kpromo(['plan', 'approve', 'cli-blind', '-n', NS]);
+    expect(blind.code).toBe(2);
+    expect(oneLineError(blind)).toBe(
+      'error: invalid arguments: uid: is required: send the metadata.uid of the plan you reviewed (GET /plans/{namespace}/{name}, `kpromo plan get <name> -o json`, or the uid returned when it was created); the approval binds to that plan',
+    );
+    expect((await getPlan(dev, NS, 'cli-blind')).spec.approvals).toBeUndefined();
+    await dev.delete(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/cli-blind`);
+  });
+
   it('as a viewer without the approve verb: reads work, approving is forbidden (exit 3, one line)', async () => {
     const created = await kpromo(['plan', 'create', 'dev', 'stable', '-n', NS, '--name', 'cli-p2', '--apps', 'web']);
     expect(created.code, created.stderr).toBe(0);
@@ -231,7 +243,8 @@ describe('kpromo (the built CLI) against the local clusters', () => {
     expect(read.code, read.stderr).toBe(0);
     expect(read.stdout).toContain(`promote ${NS}/cli-p2 dev → stable: Pending`);
 
-    const denied = await kpromo(['plan', 'approve', 'cli-p2'], viewerKubeconfig);
+    const uid = (await getPlan(dev, NS, 'cli-p2')).metadata.uid!;
+    const denied = await kpromo(['plan', 'approve', 'cli-p2', '--uid', uid], viewerKubeconfig);
     expect(denied.code, denied.stderr).toBe(3);
     expect(oneLineError(denied)).toBe(
       `error: forbidden: system:serviceaccount:${NS}:cli-viewer may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,

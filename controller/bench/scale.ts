@@ -81,6 +81,7 @@ import {
   runNamespaces,
   TEST_ADMIN,
   testTokensFile,
+  withShown,
 } from '../test/e2eHelpers.js';
 import { call, httpClient, ok } from '../test/mcpHelpers.js';
 import {
@@ -518,6 +519,9 @@ async function runPlan(concurrency: number): Promise<string> {
     for (const o of list.items) planLog.prime(kind, o.metadata.name, o.status);
   }
   const name = `scale-c${concurrency}-${Date.now().toString(36)}`;
+  const query = { namespace: NS, flow: 'main', from: 'dev', to: 'qa', applications: planNames };
+  // Approved as shown: the digests the admin's diff answers (what a reviewer would have seen).
+  const shown = await diff(ctl.controller.api, BENCH_ADMIN, query);
   const memBefore = process.memoryUsage();
   counting = planLog;
   const tPlan = performance.now();
@@ -525,13 +529,10 @@ async function runPlan(concurrency: number): Promise<string> {
   // The API's createPlan as the admin (the HTTP route's function; its schema caps `applications` at 500).
   const created = (
     await createPlan(ctl.controller.api, BENCH_ADMIN, {
-      namespace: NS,
-      flow: 'main',
-      from: 'dev',
-      to: 'qa',
+      ...query,
       name,
-      applications: planNames,
       approve: true,
+      expect: Object.fromEntries(shown.candidates.map((c) => [c.application, c.from.digest])),
     })
   ).plan.spec.candidates.length;
   const tCreated = performance.now();
@@ -752,7 +753,15 @@ async function planInCompiled(proc: ControllerProcess, port: string): Promise<vo
   const t0 = performance.now();
   const res = await callApi(Number(port), '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, flow: 'main', from: 'dev', to: 'qa', name, applications: planNames, approve: true },
+    body: await withShown(Number(port), {
+      namespace: NS,
+      flow: 'main',
+      from: 'dev',
+      to: 'qa',
+      name,
+      applications: planNames,
+      approve: true,
+    }),
   });
   if (res.status !== 201 && res.status !== 200)
     throw new Error(`POST /api/v1/plans: ${res.status} ${(await res.text()).slice(0, 300)}`);

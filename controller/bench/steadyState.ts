@@ -38,6 +38,7 @@ import {
   restFor,
   runNamespaces,
   setupNamespaces,
+  withShown,
 } from '../test/e2eHelpers.js';
 import {
   buildBundle,
@@ -248,7 +249,7 @@ try {
   const tApprove = performance.now();
   const created = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: {
+    body: await withShown(ctl.port, {
       namespace: NS,
       flow: 'main',
       from: 'dev',
@@ -256,7 +257,7 @@ try {
       name: 'steady-approve',
       applications: ['app-0000'],
       approve: true,
-    },
+    }),
   });
   if (created.status !== 201) throw new Error(`create+approve: ${created.status} ${await created.text()}`);
   const planPath = resourcePath(KPROMO_TYPES.PromotionPlan, NS, 'steady-approve');

@@ -30,6 +30,7 @@ import {
   seedTwoStageRelease,
   type TestUser,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 await needComponents('alertmanager');
@@ -140,7 +141,7 @@ describe('Alertmanager stops the line', () => {
 
     const created = await callApi(ctl.port, '/api/v1/plans', {
       method: 'POST',
-      body: { namespace: NS, from: 'dev', to: 'stable', name: 'held', approve: true },
+      body: await withShown(ctl.port, { namespace: NS, from: 'dev', to: 'stable', name: 'held', approve: true }),
     });
     expect(created.status).toBe(201);
     const held = await waitPlan(

@@ -19,6 +19,7 @@ import {
   restFor,
   seedTwoStageRelease,
   type TestUser,
+  uidOf,
   waitPlan,
 } from './e2eHelpers.js';
 
@@ -191,9 +192,18 @@ describe('approvals conflict only with approvals', () => {
         metadata: { annotations: { [`test.kpromo.dev/churn-${i}`]: String(i) } },
       }),
     );
+    const uid = await uidOf(dev, NS, 'race');
     const [b, c] = await Promise.all([
-      call('/plans/{namespace}/{name}/approve', `/plans/${NS}/race/approve`, { method: 'POST', token: bob.token }),
-      call('/plans/{namespace}/{name}/approve', `/plans/${NS}/race/approve`, { method: 'POST', token: carol.token }),
+      call('/plans/{namespace}/{name}/approve', `/plans/${NS}/race/approve`, {
+        method: 'POST',
+        token: bob.token,
+        body: { uid },
+      }),
+      call('/plans/{namespace}/{name}/approve', `/plans/${NS}/race/approve`, {
+        method: 'POST',
+        token: carol.token,
+        body: { uid },
+      }),
       ...churn,
     ]);
     expect([b.status, c.status], JSON.stringify([b.body, c.body])).toEqual([200, 200]);
@@ -204,6 +214,7 @@ describe('approvals conflict only with approvals', () => {
     const again = await call('/plans/{namespace}/{name}/approve', `/plans/${NS}/race/approve`, {
       method: 'POST',
       token: bob.token,
+      body: { uid },
     });
     expect(again.status).toBe(409);
     const rb = await call('/plans/{namespace}/{name}/rollback', `/plans/${NS}/race/rollback`, {

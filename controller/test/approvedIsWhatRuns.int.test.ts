@@ -502,7 +502,7 @@ describe('governance does not stand in the way of cleanup', () => {
 });
 
 describe('the MCP and API doors bind approvals to what they showed', () => {
-  it('an API approval without a uid records the uid of the plan it read, and the plan runs', async () => {
+  it('an API approval records the uid of the plan it names, and the plan runs', async () => {
     const created = await post('/api/v1/plans', dev1, {
       namespace: NS,
       flow: 'lax',
@@ -513,7 +513,7 @@ describe('the MCP and API doors bind approvals to what they showed', () => {
     });
     expect(created.status, await created.clone().text()).toBe(201);
     const plan = ((await created.json()) as { plan: PromotionPlan }).plan;
-    const r = await post(`/api/v1/plans/${NS}/bound/approve`, dev1);
+    const r = await post(`/api/v1/plans/${NS}/bound/approve`, dev1, { uid: plan.metadata.uid });
     expect(r.status, await r.clone().text()).toBe(200);
     const approved = (await r.json()) as PromotionPlan;
     expect(approved.spec.approvals).toEqual([

@@ -21,6 +21,7 @@ import {
   seedTwoStageRelease,
   TEST_ADMIN,
   type TestUser,
+  uidOf,
   waitPlan,
 } from './e2eHelpers.js';
 
@@ -190,7 +191,10 @@ describe('every door authenticates and authorises as the caller', () => {
     expect((await callApi(ctl.port, '/metrics')).status).toBe(200);
     expect((await callApi(ctl.port, '/healthz', { token: null })).status).toBe(200);
     // With a token that lacks the verb: 403, and nothing is written.
-    const denied = await post(`/api/v1/plans/${NS}/plain-1/approve`, mallory, { approvedBy: TEST_ADMIN.username });
+    const denied = await post(`/api/v1/plans/${NS}/plain-1/approve`, mallory, {
+      uid: await uidOf(dev, NS, 'plain-1'),
+      approvedBy: TEST_ADMIN.username,
+    });
     expect(denied.status).toBe(403);
     expect(await errorOf(denied)).toBe(
       `forbidden: ${mallory.username} may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
@@ -228,7 +232,10 @@ describe('every door authenticates and authorises as the caller', () => {
   });
 
   it('approval per target environment: alice approves into stable and is recorded as the approver', async () => {
-    const r = await post(`/api/v1/plans/${NS}/plain-1/approve`, alice, { approvedBy: 'someone-else' });
+    const r = await post(`/api/v1/plans/${NS}/plain-1/approve`, alice, {
+      uid: await uidOf(dev, NS, 'plain-1'),
+      approvedBy: 'someone-else',
+    });
     expect(r.status, await r.clone().text()).toBe(200);
     const approved = (await r.json()) as PromotionPlan;
     expect(approved.spec.approvals).toEqual([
@@ -244,7 +251,9 @@ describe('every door authenticates and authorises as the caller', () => {
       metadata: { name: 'into-dev', namespace: NS },
       spec: { flow: 'plain', from: 'stable', to: 'dev', candidates: [] },
     } as never);
-    const intoDev = await post(`/api/v1/plans/${NS}/into-dev/approve`, alice);
+    const intoDev = await post(`/api/v1/plans/${NS}/into-dev/approve`, alice, {
+      uid: await uidOf(dev, NS, 'into-dev'),
+    });
     expect(intoDev.status).toBe(403);
     expect(await errorOf(intoDev)).toMatch(`may not approve plans into environment dev`);
   });
@@ -267,7 +276,7 @@ describe('groups', () => {
     const r = await waitFor(
       'group binding effective',
       async () => {
-        const x = await post(`/api/v1/plans/${NS}/by-group/approve`, erin);
+        const x = await post(`/api/v1/plans/${NS}/by-group/approve`, erin, { uid: await uidOf(dev, NS, 'by-group') });
         return x.status === 200 ? x : undefined;
       },
       20_000,
@@ -359,10 +368,16 @@ describe('approval policies', () => {
       approvers: { groups: ['release-managers'], count: 2, forbidSelfApproval: true },
     });
     await createPlan(bob, 'strict', 'beta', 'strict-1');
-    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, bob)).status).toBe(200);
+    expect(
+      (await post(`/api/v1/plans/${NS}/strict-1/approve`, bob, { uid: await uidOf(dev, NS, 'strict-1') })).status,
+    ).toBe(200);
     // alice may approve into stable (RBAC) but is not a release manager: recorded, not counted.
-    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, alice)).status).toBe(200);
-    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, carol)).status).toBe(200);
+    expect(
+      (await post(`/api/v1/plans/${NS}/strict-1/approve`, alice, { uid: await uidOf(dev, NS, 'strict-1') })).status,
+    ).toBe(200);
+    expect(
+      (await post(`/api/v1/plans/${NS}/strict-1/approve`, carol, { uid: await uidOf(dev, NS, 'strict-1') })).status,
+    ).toBe(200);
     const waiting = await waitPlan(dev, NS, 'strict-1', (p) => (p.status?.gate?.approvers ?? []).length === 3);
     expect(waiting.status?.phase).toBe('Pending');
     expect(ready(waiting)).toMatchObject({ status: 'False', reason: 'AwaitingApproval' });
@@ -371,7 +386,9 @@ describe('approval policies', () => {
     expect(
       Object.fromEntries((waiting.status?.gate?.approvers ?? []).map((a) => [a.user.split('-')[0], a.counted])),
     ).toEqual({ bob: false, alice: false, carol: true });
-    expect((await post(`/api/v1/plans/${NS}/strict-1/approve`, dave)).status).toBe(200);
+    expect(
+      (await post(`/api/v1/plans/${NS}/strict-1/approve`, dave, { uid: await uidOf(dev, NS, 'strict-1') })).status,
+    ).toBe(200);
     const p = await waitPlan(dev, NS, 'strict-1', done);
     expect(p.status?.phase).toBe('Complete');
     expect(p.status?.conditions?.find((c) => c.type === 'Approved')?.message).toBe(
@@ -384,10 +401,15 @@ describe('approval policies', () => {
     const end = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
     await flow('frozen', 'gamma', { freezeWindows: [{ name: 'incident', start, end, reason: 'incident 42' }] });
     await createPlan(alice, 'frozen', 'gamma', 'frozen-1');
-    const noOverride = await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice, { overrideFreeze: true });
+    const noOverride = await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice, {
+      uid: await uidOf(dev, NS, 'frozen-1'),
+      overrideFreeze: true,
+    });
     expect(noOverride.status).toBe(403);
     expect(await errorOf(noOverride)).toMatch(/may not override-freeze plans into environment stable/);
-    expect((await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice)).status).toBe(200);
+    expect(
+      (await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice, { uid: await uidOf(dev, NS, 'frozen-1') })).status,
+    ).toBe(200);
     const held = await waitPlan(dev, NS, 'frozen-1', (p) => ready(p)?.reason === 'Frozen');
     expect(held.status?.phase).toBe('Pending');
     expect(held.status?.gate?.approved).toBe(true);
@@ -396,7 +418,11 @@ describe('approval policies', () => {
     // Events are recorded in the background, after the status write the wait above saw.
     await waitFor('Frozen event on frozen-1', async () => (await eventReasons(dev, NS, 'frozen-1')).includes('Frozen'));
     // Already approved by alice; bob overrides as a release manager.
-    const ov = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, { overrideFreeze: true, comment: 'hotfix' });
+    const ov = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, {
+      uid: await uidOf(dev, NS, 'frozen-1'),
+      overrideFreeze: true,
+      comment: 'hotfix',
+    });
     expect(ov.status, await ov.clone().text()).toBe(200);
     const p = await waitPlan(dev, NS, 'frozen-1', done);
     expect(p.status?.phase).toBe('Complete');
@@ -420,7 +446,9 @@ describe('approval policies', () => {
     );
     await flow('soak', 'delta', { requiredSoakTime: '2h' });
     await createPlan(alice, 'soak', 'delta', 'soak-1');
-    const soakApprove = await post(`/api/v1/plans/${NS}/soak-1/approve`, alice);
+    const soakApprove = await post(`/api/v1/plans/${NS}/soak-1/approve`, alice, {
+      uid: await uidOf(dev, NS, 'soak-1'),
+    });
     expect(soakApprove.status, await soakApprove.clone().text()).toBe(200);
     const soaking = await waitPlan(dev, NS, 'soak-1', (p) => ready(p)?.reason === 'Soaking');
     const app = ctl.controller.cache.getApplication(NS, 'delta');

@@ -41,6 +41,7 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
+  withShown,
 } from './e2eHelpers.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
@@ -103,8 +104,12 @@ async function stop(r: Running) {
 
 const api = (r: Running, path: string, init?: { method?: string; body?: unknown }) => callApi(r.port, path, init);
 /** POST /api/v1/plans in the test namespace. */
-const postPlan = (r: Running, body: Record<string, unknown>) =>
-  api(r, '/api/v1/plans', { method: 'POST', body: { namespace: NS, ...body } });
+/** POST /api/v1/plans; a create-and-approve sends the digests GET /diff shows now (what a reviewer saw). */
+const postPlan = async (r: Running, body: { from: string; to: string; approve?: boolean; [k: string]: unknown }) =>
+  api(r, '/api/v1/plans', {
+    method: 'POST',
+    body: body.approve ? await withShown(r.port, { namespace: NS, ...body }) : { namespace: NS, ...body },
+  });
 
 /** Wraps copyImage to record every copy this controller instance performs. */
 const countCopies =
@@ -304,13 +309,16 @@ describe('controller against real clusters, registries and git', () => {
     // The approver is the authenticated caller; a name in the body is ignored.
     const approve = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, {
       method: 'POST',
-      body: { approvedBy: 'mallory' },
+      body: { approvedBy: 'mallory', uid: plan.metadata.uid },
     });
     expect(approve.status).toBe(200);
     expect(((await approve.json()) as PromotionPlan).spec.approvals).toEqual([
       { user: TEST_ADMIN.username, planUID: plan.metadata.uid },
     ]);
-    const again = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, { method: 'POST', body: {} });
+    const again = await api(ctl, `/api/v1/plans/${NS}/main-stable/approve`, {
+      method: 'POST',
+      body: { uid: plan.metadata.uid },
+    });
     expect(again.status).toBe(409);
     expect(((await again.json()) as { error: string }).error).toMatch(/already approved by kpromo-test-admin/);
 

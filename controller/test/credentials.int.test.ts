@@ -19,6 +19,7 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
+  withShown,
 } from './e2eHelpers.js';
 
 // Registries behind Basic auth: A (alice) holds the image, B (bob) receives it, C (carol) has no
@@ -157,7 +158,7 @@ afterAll(async () => {
 async function promote(to: string): Promise<PromotionPlan> {
   const r = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, flow: to, from: 'dev', to, name: `to-${to}`, approve: true },
+    body: await withShown(ctl.port, { namespace: NS, flow: to, from: 'dev', to, name: `to-${to}`, approve: true }),
   });
   expect(r.status, await r.text()).toBe(201);
   return waitPlan(dev, NS, `to-${to}`, terminal, 120_000);

@@ -30,6 +30,7 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
+  withShown,
 } from './e2eHelpers.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
@@ -243,14 +244,17 @@ const post = (path: string, body: unknown) => callApi(ctl.port, path, { method: 
 
 describe('delivery methods and failure modes', () => {
   it('promotes a multi-arch image through a Flux HelmRelease and notifies a signed webhook', async () => {
-    const r = await post('/api/v1/plans', {
-      namespace: NS,
-      flow: 'helm',
-      from: 'dev',
-      to: 'helm',
-      name: 'helm-plan',
-      approve: true,
-    });
+    const r = await post(
+      '/api/v1/plans',
+      await withShown(ctl.port, {
+        namespace: NS,
+        flow: 'helm',
+        from: 'dev',
+        to: 'helm',
+        name: 'helm-plan',
+        approve: true,
+      }),
+    );
     expect(r.status).toBe(201);
     const p = await waitPlan(dev, NS, 'helm-plan', terminal, 90_000, releaseWeb);
     expect(p.status?.phase).toBe('Complete');
@@ -297,14 +301,17 @@ describe('delivery methods and failure modes', () => {
   });
 
   it('fails the app with helm-controller’s reason when the Helm upgrade of the HelmRelease fails', async () => {
-    const r = await post('/api/v1/plans', {
-      namespace: NS,
-      flow: 'helmfail',
-      from: 'dev',
-      to: 'helmfail',
-      name: 'helmfail-plan',
-      approve: true,
-    });
+    const r = await post(
+      '/api/v1/plans',
+      await withShown(ctl.port, {
+        namespace: NS,
+        flow: 'helmfail',
+        from: 'dev',
+        to: 'helmfail',
+        name: 'helmfail-plan',
+        approve: true,
+      }),
+    );
     expect(r.status).toBe(201);
     const failUpgrades = () => playHelmController(prod, APPS, 'api', { failed: UPGRADE_ERROR }).then(() => undefined);
     const p = await waitPlan(dev, NS, 'helmfail-plan', terminal, 90_000, failUpgrades);
@@ -358,14 +365,17 @@ describe('delivery methods and failure modes', () => {
   });
 
   it('retries while the target registry is down, then fails the app with the reason', async () => {
-    const r = await post('/api/v1/plans', {
-      namespace: NS,
-      flow: 'down',
-      from: 'dev',
-      to: 'down',
-      name: 'down-plan',
-      approve: true,
-    });
+    const r = await post(
+      '/api/v1/plans',
+      await withShown(ctl.port, {
+        namespace: NS,
+        flow: 'down',
+        from: 'dev',
+        to: 'down',
+        name: 'down-plan',
+        approve: true,
+      }),
+    );
     expect(r.status).toBe(201);
     const p = await waitPlan(dev, NS, 'down-plan', terminal, 90_000);
     expect(p.status?.phase).toBe('Incomplete');

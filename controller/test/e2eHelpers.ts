@@ -168,6 +168,23 @@ export const callApi = (
   });
 };
 
+/**
+ * A create-and-approve body with what a reviewer was shown: `expect`, per application, the source
+ * digest GET /diff answers now for the body's filters (as TEST_ADMIN unless another token is given).
+ */
+export async function withShown<
+  B extends { namespace?: string; flow?: string; from: string; to: string; applications?: string[] },
+>(port: number | undefined, body: B, token?: string): Promise<B & { expect: Record<string, string> }> {
+  const q = new URLSearchParams({ from: body.from, to: body.to });
+  if (body.namespace) q.set('namespace', body.namespace);
+  if (body.flow) q.set('flow', body.flow);
+  if (body.applications) q.set('applications', body.applications.join(','));
+  const r = await callApi(port, `/api/v1/diff?${q}`, token === undefined ? undefined : { token });
+  if (r.status !== 200) throw new Error(`GET /api/v1/diff: ${r.status} ${await r.text()}`);
+  const d = (await r.json()) as { candidates: Array<{ application: string; from: { digest: string } }> };
+  return { ...body, expect: Object.fromEntries(d.candidates.map((c) => [c.application, c.from.digest])) };
+}
+
 /** The image of a Deployment's first container. */
 export async function deploymentImage(rest: KubeRest, ns: string, name: string): Promise<string | undefined> {
   return (await getDeployment(rest, ns, name)).spec?.template?.spec?.containers?.[0]?.image;
@@ -255,6 +272,11 @@ export async function applyCr(
 
 export async function getPlan(rest: KubeRest, ns: string, name: string): Promise<PromotionPlan> {
   return rest.get<PromotionPlan>(resourcePath(KPROMO_TYPES.PromotionPlan, ns, name));
+}
+
+/** metadata.uid of a plan as it is now: what an approval of the plan a test just read must name. */
+export async function uidOf(rest: KubeRest, ns: string, name: string): Promise<string> {
+  return (await getPlan(rest, ns, name)).metadata.uid ?? '';
 }
 
 export async function waitPlan(

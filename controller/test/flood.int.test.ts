@@ -27,6 +27,7 @@ import {
   TEST_ADMIN,
   testTokensFile,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
@@ -181,7 +182,7 @@ describe('a flood of junk bearer tokens', () => {
     );
     const created = await callApi(apiPort, '/api/v1/plans', {
       method: 'POST',
-      body: { namespace: NS, from: 'dev', to: 'stable', name: 'during-flood', approve: true },
+      body: await withShown(apiPort, { namespace: NS, from: 'dev', to: 'stable', name: 'during-flood', approve: true }),
     });
     expect(created.status, await created.clone().text()).toBe(201);
     const progress = new Set<string>();

@@ -30,6 +30,7 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
+  withShown,
 } from './e2eHelpers.js';
 import { appliedCommit, applyDevProdEnvironments, fluxPath, type Gitops, startGitops } from './gitopsFixture.js';
 
@@ -131,7 +132,7 @@ afterAll(async () => {
 async function promote(flow: string, name: string): Promise<PromotionPlan> {
   const r = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, flow, from: 'dev', to: 'prod', name, approve: true },
+    body: await withShown(ctl.port, { namespace: NS, flow, from: 'dev', to: 'prod', name, approve: true }),
   });
   expect(r.status).toBe(201);
   return waitPlan(dev, NS, name, terminal, 150_000);

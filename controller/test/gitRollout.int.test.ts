@@ -24,6 +24,7 @@ import {
   runNamespaces,
   isTerminalPlan as terminal,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 import {
   appliedCommit,
@@ -142,7 +143,14 @@ describe('git delivery into an Argo Rollout, applied by upstream Flux', () => {
     const before = gitops.repo.read(`apps/${APP}/kustomization.yaml`);
     const r = await callApi(ctl.port, '/api/v1/plans', {
       method: 'POST',
-      body: { namespace: NS, flow: 'main', from: 'dev', to: 'prod', name: 'ro-prod', approve: true },
+      body: await withShown(ctl.port, {
+        namespace: NS,
+        flow: 'main',
+        from: 'dev',
+        to: 'prod',
+        name: 'ro-prod',
+        approve: true,
+      }),
     });
     expect(r.status).toBe(201);
     const plan = await waitPlan(dev, NS, 'ro-prod', terminal, 170_000);

@@ -25,6 +25,7 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
+  withShown,
 } from './e2eHelpers.js';
 import { rolloutApplication } from './gitopsFixture.js';
 
@@ -106,7 +107,14 @@ const promoteRollout = (app: string) =>
 const startPlan = async (app: string) => {
   const r = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, flow: app, from: 'dev', to: 'prod', name: `${app}-prod`, approve: true },
+    body: await withShown(ctl.port, {
+      namespace: NS,
+      flow: app,
+      from: 'dev',
+      to: 'prod',
+      name: `${app}-prod`,
+      approve: true,
+    }),
   });
   expect(r.status).toBe(201);
 };

@@ -28,6 +28,7 @@ import {
   testTokensFile,
   waitPlan,
   waitReady,
+  withShown,
 } from './e2eHelpers.js';
 import { call, httpClient, ok, text } from './mcpHelpers.js';
 
@@ -69,7 +70,7 @@ async function promote(ns: string): Promise<PromotionPlan> {
     async () => {
       const r = await callApi(ctl.port, '/api/v1/plans', {
         method: 'POST',
-        body: { namespace: ns, from: 'dev', to: 'stable', approve: true },
+        body: await withShown(ctl.port, { namespace: ns, from: 'dev', to: 'stable', approve: true }),
       });
       if (r.status === 201) return ((await r.json()) as { plan: PromotionPlan }).plan;
       last = await r.text();

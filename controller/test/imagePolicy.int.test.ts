@@ -32,6 +32,7 @@ import {
   runNamespaces,
   isTerminalPlan as terminal,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 import {
   appliedCommit,
@@ -318,7 +319,7 @@ afterAll(async () => {
 async function startPlan(flow: string, name: string) {
   const r = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, flow, from: 'dev', to: 'prod', name, approve: true },
+    body: await withShown(ctl.port, { namespace: NS, flow, from: 'dev', to: 'prod', name, approve: true }),
   });
   expect(r.status).toBe(201);
 }

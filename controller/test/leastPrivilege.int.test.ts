@@ -27,6 +27,7 @@ import {
   seedTwoStageRelease,
   type TestUser,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
@@ -256,7 +257,11 @@ describe('the controller with only its ServiceAccount’s rights', () => {
     const created = await callApi(ctl.port, '/api/v1/plans', {
       method: 'POST',
       token: rita.token,
-      body: { namespace: NS, from: 'dev', to: 'stable', name: 'release', applications: ['web'], approve: true },
+      body: await withShown(
+        ctl.port,
+        { namespace: NS, from: 'dev', to: 'stable', name: 'release', applications: ['web'], approve: true },
+        rita.token,
+      ),
     });
     expect(created.status, await created.clone().text()).toBe(201);
     const plan = ((await created.json()) as { plan: PromotionPlan }).plan;

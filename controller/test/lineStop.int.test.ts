@@ -24,7 +24,9 @@ import {
   runNamespaces,
   seedTwoStageRelease,
   type TestUser,
+  uidOf,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 const names = runNamespaces('lstop');
@@ -60,14 +62,9 @@ const errorOf = async (r: Response) => ((await r.json()) as { error: string }).e
 
 /** Creates a plan from dev to stable for `apps` through the API, as `who` (approved by them if asked). */
 async function createPlan(name: string, apps: string[], who?: TestUser, approve = true): Promise<PromotionPlan> {
-  const r = await post('/api/v1/plans', who, {
-    namespace: NS,
-    from: 'dev',
-    to: 'stable',
-    applications: apps,
-    name,
-    approve,
-  });
+  const body = { namespace: NS, from: 'dev', to: 'stable', applications: apps, name, approve };
+  // Approved as shown: the digests GET /diff answers now.
+  const r = await post('/api/v1/plans', who, approve ? await withShown(ctl.port, body, who?.token) : body);
   expect(r.status, await r.clone().text()).toBe(201);
   return ((await r.json()) as { plan: PromotionPlan }).plan;
 }
@@ -220,7 +217,10 @@ describe('stop the line', () => {
 
     // A hotfix: approved with override-freeze by the release manager, it runs through the stopped line.
     await createPlan('hotfix', ['b'], rm, false);
-    const ok = await post(`/api/v1/plans/${NS}/hotfix/approve`, rm, { overrideFreeze: true });
+    const ok = await post(`/api/v1/plans/${NS}/hotfix/approve`, rm, {
+      uid: await uidOf(dev, NS, 'hotfix'),
+      overrideFreeze: true,
+    });
     expect(ok.status, await ok.clone().text()).toBe(200);
     const hotfix = await waitPlan(dev, NS, 'hotfix', isTerminalPlan, 120_000);
     expect(hotfix.status?.phase).toBe('Complete');

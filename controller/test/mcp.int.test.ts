@@ -27,6 +27,7 @@ import {
   getPlan,
   restFor,
   seedTwoStageRelease,
+  uidOf,
   waitPlan,
 } from './e2eHelpers.js';
 import { call, capturingLogger, httpClient, INIT, modernClient, ok, rawPost, text } from './mcpHelpers.js';
@@ -427,18 +428,19 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const inCluster = await getPlan(dev, NS, 'mcp-web');
     expect(inCluster.spec.candidates.map((x) => x.application).sort()).toEqual(['cart', 'search']);
 
-    const declined = await call(decliner, 'promote', { plan: 'mcp-web' });
+    const webUid = inCluster.metadata.uid;
+    const declined = await call(decliner, 'promote', { plan: 'mcp-web', uid: webUid });
     expect(declined.isError).toBe(true);
     expect(text(declined)).toMatch(/not confirmed by the user \(decline\)/);
     expect((await getPlan(dev, NS, 'mcp-web')).spec.approvals).toBeUndefined();
 
     const c = await client(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
     const promoted = ok<{ plan: { approvals: Array<{ user: string }> } }>(
-      await call(c, 'promote', { plan: 'mcp-web' }),
+      await call(c, 'promote', { plan: 'mcp-web', uid: webUid }),
     );
     expect(promoted.plan.approvals).toEqual([{ user: `mcp-admin-${RUN}` }]);
     // Second approval: clear 409-style error.
-    const again = await call(c, 'promote', { plan: 'mcp-web' });
+    const again = await call(c, 'promote', { plan: 'mcp-web', uid: webUid });
     expect(text(again)).toMatch(/already approved by mcp-admin/);
 
     let last: unknown;
@@ -577,7 +579,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     // 2026-07-28: promote with a progressToken waits for the plan and reports copy/write/rollout/verdict.
     const progress: Array<{ progress: number; total?: number; message?: string }> = [];
     const promoted = await now.callTool(
-      { name: 'promote', arguments: { plan: 'mcp-progress' } },
+      { name: 'promote', arguments: { plan: 'mcp-progress', uid: await uidOf(dev, NS, 'mcp-progress') } },
       {
         onprogress: (p) => void progress.push(p),
         timeout: 60_000,
@@ -641,7 +643,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     const ac = new AbortController();
     const pending = now.callTool(
-      { name: 'promote', arguments: { plan: 'mcp-cancel' } },
+      { name: 'promote', arguments: { plan: 'mcp-cancel', uid: await uidOf(dev, NS, 'mcp-cancel') } },
       { signal: ac.signal, onprogress: () => ac.abort('enough'), timeout: 120_000 },
     );
     await expect(pending).rejects.toThrow();
@@ -670,7 +672,10 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       }),
     );
     const no = await modern(rw.url, ADMIN_TOKEN, { elicit: 'decline' });
-    const declined = await no.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } });
+    const declined = await no.callTool({
+      name: 'promote',
+      arguments: { plan: 'mcp-confirm', uid: await uidOf(dev, NS, 'mcp-confirm') },
+    });
     expect(declined.isError).toBe(true);
     expect((declined.content as Array<{ text: string }>)[0].text).toMatch(/not confirmed by the user \(decline\)/);
     expect((await getPlan(dev, NS, 'mcp-confirm')).spec.approvals).toBeUndefined();
@@ -681,11 +686,19 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
       asked.push(req.params.message);
       return { action: 'accept', content: { confirm: true } };
     });
-    const refused = await nobody.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } });
+    const refused = await nobody.callTool({
+      name: 'promote',
+      arguments: { plan: 'mcp-confirm', uid: await uidOf(dev, NS, 'mcp-confirm') },
+    });
     expect(refused.isError).toBe(true);
     expect(asked).toEqual([]);
     const yes = await modern(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
-    const promoted = structured(await yes.callTool({ name: 'promote', arguments: { plan: 'mcp-confirm' } }));
+    const promoted = structured(
+      await yes.callTool({
+        name: 'promote',
+        arguments: { plan: 'mcp-confirm', uid: await uidOf(dev, NS, 'mcp-confirm') },
+      }),
+    );
     expect(promoted.plan.approvals).toEqual([{ user: `mcp-admin-${RUN}` }]);
     await waitPlan(dev, NS, 'mcp-confirm', terminal);
     ok(await call(await client(rw.url), 'rollback', { plan: 'mcp-confirm' }));
@@ -878,7 +891,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     expect(sortedNames(ok(allowed))).toEqual(NAMES);
     // Reading is allowed; promoting (update promotionplans) is not, even though the server is in write mode.
-    const promote = await call(saClient, 'promote', { plan: 'mcp-web' });
+    const promote = await call(saClient, 'promote', { plan: 'mcp-web', uid: await uidOf(dev, NS, 'mcp-web') });
     expect(promote.isError).toBe(true);
     expect(text(promote)).toMatch(
       /may not approve plans into environment stable .*needs verb approve on environments\/stable/,
@@ -969,7 +982,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     expect(planned.created).toBe(true);
     const promoted = ok<{ plan: { approvals: Array<{ user: string }>; requestedBy: string } }>(
-      await call(asAlice, 'promote', { plan: 'mcp-imp' }),
+      await call(asAlice, 'promote', { plan: 'mcp-imp', uid: await uidOf(dev, NS, 'mcp-imp') }),
     );
     expect(promoted.plan).toMatchObject({ approvals: [{ user: alice }], requestedBy: alice });
     // Authorised as alice, recorded as alice (the controller writes it; it impersonates nobody).
@@ -982,7 +995,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
 
     // Acting as bob (impersonation allowed, no rights on promotionplans): refused as bob.
     const asBob = await client(rw.url, NOBODY_TOKEN, { headers: { 'x-kpromo-user': bob } });
-    const denied = await call(asBob, 'promote', { plan: 'mcp-imp' });
+    const denied = await call(asBob, 'promote', { plan: 'mcp-imp', uid: await uidOf(dev, NS, 'mcp-imp') });
     expect(denied.isError).toBe(true);
     // bob may not even read it: a denied read answers like a missing plan (no existence oracle).
     expect(text(denied)).toBe(`PromotionPlan ${NS}/mcp-imp not found`);
@@ -1188,7 +1201,9 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     expect(p.created).toBe(true);
     expect(p.candidates.map((x) => x.application)).toEqual(['checkout']);
     // No elicitation capability on this client: write mode + RBAC (SelfSubjectAccessReview) decide.
-    const a = ok<{ plan: { approvals: Array<{ user: string }> } }>(await call(c, 'promote', { plan: 'mcp-stdio' }));
+    const a = ok<{ plan: { approvals: Array<{ user: string }> } }>(
+      await call(c, 'promote', { plan: 'mcp-stdio', uid: await uidOf(dev, NS, 'mcp-stdio') }),
+    );
     // The local caller is the kubeconfig user as the apiserver sees it (SelfSubjectReview), not $USER.
     expect(a.plan.approvals).toEqual([{ user: 'kpromo-admin' }]);
     const done = await waitFor(

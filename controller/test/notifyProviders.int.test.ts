@@ -27,6 +27,7 @@ import {
   setupNamespaces,
   waitPlan,
   waitReady,
+  withShown,
 } from './e2eHelpers.js';
 import { type SaasReceivers, startSaasReceivers } from './support/saasReceivers.js';
 
@@ -175,7 +176,14 @@ describe('notification providers on a real plan', () => {
   it('notifies every provider of the plan with well-formed, threaded messages and commit statuses', async () => {
     const res = await callApi(ctl.port, '/api/v1/plans', {
       method: 'POST',
-      body: { namespace: NS, flow: 'main', from: 'dev', to: 'stable', name: PLAN, approve: true },
+      body: await withShown(ctl.port, {
+        namespace: NS,
+        flow: 'main',
+        from: 'dev',
+        to: 'stable',
+        name: PLAN,
+        approve: true,
+      }),
     });
     expect(res.status).toBe(201);
     const plan = await waitPlan(dev, NS, PLAN, isTerminalPlan, 150_000);

@@ -24,6 +24,7 @@ import {
   restFor,
   seedTwoStageRelease,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
@@ -78,7 +79,7 @@ describe('OpenTelemetry traces through a real collector', () => {
       async () => {
         const r = await callApi(ctl!.port, '/api/v1/plans', {
           method: 'POST',
-          body: { namespace: NS, from: 'dev', to: 'stable', approve: true },
+          body: await withShown(ctl!.port, { namespace: NS, from: 'dev', to: 'stable', approve: true }),
         });
         return r.status === 201 ? ((await r.json()) as { plan: { metadata: { name: string } } }).plan : undefined;
       },

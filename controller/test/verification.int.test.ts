@@ -38,6 +38,7 @@ import {
   seedTwoStageRelease,
   type TestUser,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 import { call, httpClient, ok } from './mcpHelpers.js';
 
@@ -78,7 +79,11 @@ async function createPlan(name: string, apps: string[]): Promise<void> {
   const r = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
     token: rm.token,
-    body: { namespace: NS, from: 'dev', to: 'stable', applications: apps, name, approve: true },
+    body: await withShown(
+      ctl.port,
+      { namespace: NS, from: 'dev', to: 'stable', applications: apps, name, approve: true },
+      rm.token,
+    ),
   });
   expect(r.status, await r.clone().text()).toBe(201);
 }

@@ -33,6 +33,7 @@ import {
   runNamespaces,
   isTerminalPlan as terminal,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 await needComponents('argo', 'prometheus');
@@ -206,7 +207,15 @@ afterAll(async () => {
 async function promote(name: string, app: string): Promise<PromotionPlan> {
   const res = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, flow: 'canary', from: 'src', to: 'tgt', applications: [app], name, approve: true },
+    body: await withShown(ctl.port, {
+      namespace: NS,
+      flow: 'canary',
+      from: 'src',
+      to: 'tgt',
+      applications: [app],
+      name,
+      approve: true,
+    }),
   });
   expect(res.status, await res.clone().text()).toBe(201);
   return waitPlan(dev, NS, name, terminal, 240_000);

@@ -26,6 +26,7 @@ import {
   runNamespaces,
   isTerminalPlan as terminal,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
@@ -275,7 +276,14 @@ describe('workload kinds against the real workload controllers and Argo Rollouts
     for (const flow of ['long', 'short'] as const) {
       const res = await callApi(ctl.port, '/api/v1/plans', {
         method: 'POST',
-        body: { namespace: NS, flow, from: 'src', to: 'tgt', name: plans[flow], approve: true },
+        body: await withShown(ctl.port, {
+          namespace: NS,
+          flow,
+          from: 'src',
+          to: 'tgt',
+          name: plans[flow],
+          approve: true,
+        }),
       });
       expect(res.status).toBe(201);
       const { plan } = (await res.json()) as { plan: PromotionPlan };

@@ -69,6 +69,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         cluster: str('Cluster'),
         namespace: str('Namespace'),
         phase: str('Phase'),
+        uid: str('UID'),
         approved: { title: 'Approved', type: 'boolean' },
         approvers: { title: 'Approvers', type: 'array' },
         waitingFor: str('Waiting for'),
@@ -193,6 +194,8 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
             properties: {
               ...common,
               phase: '.status.phase // "Pending"',
+              // What an approval of this plan must name (inputs.uid of a promote run on it).
+              uid: '.metadata.uid',
               // The approval policy is met (the controller's gate), not merely that someone approved.
               approved: '.status.gate.approved // false',
               approvers: '[(.spec.approvals // [])[].user]',

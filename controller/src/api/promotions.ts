@@ -9,6 +9,7 @@ import {
   DiffQuery as DiffQuerySchema,
   type DiffWithImages,
   type EnvironmentView,
+  EXPECT_REQUIRED,
   globMatcher,
   type ImageInfo,
   type ListResponse,
@@ -17,6 +18,7 @@ import {
   type SkippedSummary,
   skippedSummaryOf,
   summariseSkipped,
+  UID_REQUIRED,
 } from '@kpromo/contract';
 import type { Caller } from '../auth/identity.js';
 import {
@@ -37,6 +39,7 @@ import { who } from './access.js';
 import { kubeWriteError } from './apiError.js';
 import { type ApiContext, ApiError } from './context.js';
 import { ImageLabelCache, type LabelReader } from './imageLabelCache.js';
+import { shownCandidatesMismatch } from './shownCandidates.js';
 
 const nsOf = (o: { metadata: { namespace?: string } }) => o.metadata.namespace ?? '';
 
@@ -322,8 +325,13 @@ export async function diffWithImages(
 
 export interface CreatePlanRequest extends DiffQuery {
   name?: string;
-  /** Approve right away as the caller (needs the approve verb for the target environment). */
+  /** Approve right away as the caller (needs the approve verb for the target environment and `expect`). */
   approve?: boolean;
+  /**
+   * Per application, the source digest the caller reviewed: the plan is created only if the
+   * candidates computed now are exactly these. Required with `approve`.
+   */
+  expect?: Record<string, string>;
 }
 
 /**
@@ -366,11 +374,15 @@ export async function createPlan(
 ): Promise<{ plan: PromotionPlan } & SkippedSummary<SkippedApp>> {
   const ns = req.namespace ?? ctx.namespace;
   await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace: ns });
+  // The candidates are computed now, not when the caller looked: an approval binds to what was shown.
+  if (req.approve && !req.expect) throw new ApiError(400, `invalid request: expect: ${EXPECT_REQUIRED}`);
   if (req.approve) await ctx.access.requireRelease(caller, 'approve', ns, req.to);
   const d = await diff(ctx, caller, { ...req, namespace: ns });
   if (!d.candidates.length) {
     throw new ApiError(400, noCandidatesMessage(req.from, req.to, d));
   }
+  const mismatch = req.expect && shownCandidatesMismatch(d.candidates, req.expect, req.from, req.to);
+  if (mismatch) throw new ApiError(409, mismatch);
   // Refused here as the controller would refuse it at start, before a plan is created for nothing.
   const to = ctx.cache.getEnvironment(ns, req.to);
   const tooLarge = to && fleetPlanTooLarge(d.candidates.length, to);
@@ -438,7 +450,8 @@ export interface ApproveOptions {
   comment?: string;
   /**
    * metadata.uid of the plan the caller was shown: a plan of that name with another uid (deleted and
-   * created again since) is a 409, never approved in their name.
+   * created again since) is a 409, never approved in their name. Required for an approval (400
+   * without); optional in the type so every door hands on what it got and hears the same refusal.
    */
   uid?: string;
 }
@@ -458,7 +471,7 @@ export function stalePlanMessage(
 
 /**
  * Everything {@link approvePlan} checks on the plan as read, as the caller, before it writes: the
- * uid the caller reviewed, the release verb (approve, or rollback for a rollback plan) for the
+ * uid the caller reviewed (required), the release verb (approve, or rollback for a rollback plan) for the
  * target environment, override-freeze when asked, `patch` on the plan, and that the caller's
  * approval is still missing and the plan still waits for one. A door that asks a person to confirm
  * (MCP) asks this first, so nobody confirms what would be refused.
@@ -472,7 +485,8 @@ export async function checkApproval(
   const namespace = p.metadata.namespace ?? '';
   const name = p.metadata.name;
   const ref = `PromotionPlan ${namespace}/${name}`;
-  if (opts.uid && opts.uid !== p.metadata.uid) throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
+  if (!opts.uid) throw new ApiError(400, `${ref}: uid ${UID_REQUIRED}`);
+  if (opts.uid !== p.metadata.uid) throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
   const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
   await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
   if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
@@ -547,7 +561,7 @@ export async function approvePlan(
     } catch (e) {
       // Admission's refusal of our planUID: the plan was replaced between our read and our write.
       if (e instanceof KubeError && /must name the plan it approves/.test(e.message))
-        throw new ApiError(409, stalePlanMessage(ref, opts.uid ?? p.metadata.uid ?? '', undefined));
+        throw new ApiError(409, stalePlanMessage(ref, opts.uid ?? '', undefined));
       const raced = isConflict(e) || (e instanceof KubeError && e.status === 422 && /test|append/i.test(e.message));
       if (raced && attempt < 3) continue;
       if (raced) throw new ApiError(409, `${ref} keeps changing (concurrent approvals); re-read it and retry`);

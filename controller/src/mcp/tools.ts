@@ -583,7 +583,7 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
               candidatesTotal: all.length,
               ...skippedSummaryOf(r),
             },
-            text: `Created PromotionPlan ${ns}/${v.name} (not approved: nothing changes until promote approves it). ${candidateLines(v.from, v.to, candidates, r, all.length)}`,
+            text: `Created PromotionPlan ${ns}/${v.name} uid ${v.uid ?? '(none)'} (not approved: nothing changes until promote approves it with this uid). ${candidateLines(v.from, v.to, candidates, r, all.length)}`,
           };
         },
       );
@@ -649,12 +649,13 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
       inputSchema: z.object({
         namespace: nsArg,
         plan: name('plan'),
+        // Optional in the schema only so that a call without it hears the operation's own refusal.
         uid: z
           .string()
           .max(64)
           .optional()
           .describe(
-            'uid of the plan you reviewed (from list/state); if the plan was recreated since, the approval is refused',
+            'Required: uid of the plan you reviewed (from plan/list/state); if the plan was recreated since, the approval is refused',
           ),
       }),
       outputSchema: z.object({ plan: PlanOut }),
@@ -678,8 +679,8 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
             `Promote ${p.spec.candidates.length} application(s) from ${p.spec.from} to ${p.spec.to} (plan ${ns}/${args.plan})?`,
           );
           if (ask) return ask;
-          // Bound to the plan just shown (and confirmed): a plan recreated meanwhile is a 409.
-          const approved = await approvePlan(ctx, caller, ns, args.plan, { uid: args.uid ?? p.metadata.uid });
+          // Bound to the plan the caller reviewed (and confirmed): a plan recreated meanwhile is a 409.
+          const approved = await approvePlan(ctx, caller, ns, args.plan, { uid: args.uid });
           await extra.mcpReq
             .log('notice', { plan: `${ns}/${args.plan}`, event: 'approved', by: caller.username }, 'kpromo')
             .catch(() => undefined);

@@ -116,6 +116,7 @@ export const WaveOut = z.object({
 export const PlanOut = z.object({
   namespace: z.string(),
   name: z.string(),
+  uid: z.string().optional().describe('metadata.uid: what promote and continue_wave must name to act on this plan'),
   flow: z.string(),
   from: z.string(),
   to: z.string(),
@@ -232,6 +233,7 @@ export function planOut(p: PromotionPlan): PlanOut {
   return defined({
     namespace: p.metadata.namespace ?? '',
     name: p.metadata.name,
+    uid: p.metadata.uid,
     flow: p.spec.flow,
     from: p.spec.from,
     to: p.spec.to,

@@ -139,28 +139,60 @@ export const ApplicationsQuery = z.object({
 
 export const DiffQuery = z.object(filters).refine(differentStages, DIFFERENT);
 
+/**
+ * What a create-and-approve request's `expect` must hold, said wherever one is missing: the
+ * candidates are computed when the request arrives, so without the digests the caller reviewed a
+ * deploy to the source between the view and the click would be approved unseen.
+ */
+export const EXPECT_REQUIRED =
+  'is required with approve: send, per application, the digest you reviewed ({"<application>": "sha256:..."}, each candidate\'s from.digest in GET /diff); the plan is approved only if the candidates are exactly those';
+/** An image manifest digest, as candidates carry it. */
+const DIGEST = /^sha256:[a-f0-9]{64}$/;
+
+/**
+ * Per application, the source digest the caller reviewed (GET /diff's candidates[].from.digest).
+ * With it the plan is created only if the candidates computed now are exactly these (409 otherwise).
+ */
+const expectDigests = optional(
+  z
+    .record(
+      z.string().max(253, NAME_MESSAGE).regex(K8S_NAME, `application names ${NAME_MESSAGE}`),
+      z.string({ error: 'digests must be strings' }).regex(DIGEST, 'digests must be sha256:<64 hex digits>'),
+      { error: 'must be an object of application name to digest' },
+    )
+    .refine((r) => Object.keys(r).length <= 5000, 'at most 5000 applications'),
+);
+
 export const CreatePlanBody = z
-  .object({ ...filters, name: optional(k8sName), matchLabels, approve: flag })
-  .refine(differentStages, DIFFERENT);
+  .object({ ...filters, name: optional(k8sName), matchLabels, approve: flag, expect: expectDigests })
+  .refine(differentStages, DIFFERENT)
+  .refine((b) => b.approve !== true || b.expect !== undefined, { path: ['expect'], message: EXPECT_REQUIRED });
 
 /** A note kept with an approval or a continuation. */
 const comment = optional(z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'));
+/**
+ * What an approval's `uid` must hold, said by every door that refuses one without it: approving by
+ * name alone would approve whatever plan holds the name when the request arrives.
+ */
+export const UID_REQUIRED =
+  'is required: send the metadata.uid of the plan you reviewed (GET /plans/{namespace}/{name}, `kpromo plan get <name> -o json`, or the uid returned when it was created); the approval binds to that plan';
+
 /**
  * metadata.uid of the plan the caller was shown. A plan's content never changes under its uid, so
  * what the caller adds binds to exactly that plan; another uid (the plan was deleted and created
  * again under the same name) is a 409.
  */
-const reviewedUid = optional(
-  z
-    .string({ error: 'must be a string' })
-    .regex(/^[0-9a-fA-F-]{1,64}$/, 'must be the plan metadata.uid you reviewed (hex digits and dashes)'),
-);
+const uidString = z
+  .string({ error: (iss) => (iss.input === undefined ? UID_REQUIRED : 'must be a string') })
+  .regex(/^[0-9a-fA-F-]{1,64}$/, 'must be the plan metadata.uid you reviewed (hex digits and dashes)');
+const reviewedUid = optional(uidString);
 
 export const ApproveBody = z.object({
   /** Emergency: run despite a freeze window (needs the override-freeze verb). */
   overrideFreeze: flag,
   comment,
-  uid: reviewedUid,
+  /** Required: an approval binds to the plan reviewed, never to a name. */
+  uid: z.preprocess(absent, uidString),
 });
 
 /**

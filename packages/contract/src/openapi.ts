@@ -64,7 +64,13 @@ function operation(r: Route, api: ApiDescription, components: Components): Json 
     summary: r.summary,
     parameters: [...parameters('path', r.params), ...parameters('query', r.query)],
     ...(r.body
-      ? { requestBody: { required: false, content: { 'application/json': { schema: zodSchema(r.body) } } } }
+      ? {
+          requestBody: {
+            // Required when an empty body is refused (an approval names the plan it approves).
+            required: !r.body.safeParse({}).success,
+            content: { 'application/json': { schema: zodSchema(r.body) } },
+          },
+        }
       : {}),
     responses: Object.fromEntries([
       [

@@ -9,10 +9,12 @@ import {
   CreatePlanBody,
   checkInput,
   DiffQuery,
+  EXPECT_REQUIRED,
   MAX_RESOURCE_SPEC_BYTES,
   openApiDocument,
   planProgress,
   ResourceActionBody,
+  UID_REQUIRED,
 } from '../src/index.js';
 import { responseChecker } from '../src/testing.js';
 
@@ -62,8 +64,8 @@ describe('request schemas (one for every door)', () => {
   });
 
   it('drops identity fields from a body: the approver is never taken from the request', () => {
-    const r = checkInput(ApproveBody, { approvedBy: 'mallory', comment: 'ok' }, 'request body');
-    expect(r).toEqual({ ok: true, value: { comment: 'ok' } });
+    const r = checkInput(ApproveBody, { approvedBy: 'mallory', comment: 'ok', uid: 'ab-12' }, 'request body');
+    expect(r).toEqual({ ok: true, value: { comment: 'ok', uid: 'ab-12' } });
     const c = checkInput(CreatePlanBody, { from: 'dev', to: 'stable', requestedBy: 'mallory' }, 'request body');
     expect(c.ok && 'requestedBy' in c.value).toBe(false);
   });
@@ -134,6 +136,35 @@ describe('request schemas (one for every door)', () => {
       ok: false,
       message: expect.stringContaining(`at most ${MAX_RESOURCE_SPEC_BYTES} bytes`),
     });
+  });
+
+  it('an approval names the plan reviewed: without uid (absent, null or empty) it is refused, saying where to read it', () => {
+    for (const body of [{}, { uid: null }, { uid: '' }, { comment: 'ok' }])
+      expect(checkInput(ApproveBody, body, 'request body')).toEqual({
+        ok: false,
+        message: `invalid request body: uid: ${UID_REQUIRED}`,
+      });
+    expect(UID_REQUIRED).toMatch(/metadata\.uid of the plan you reviewed \(GET \/plans\/\{namespace\}\/\{name\}/);
+  });
+
+  it('a create-and-approve names the digests reviewed: expect is required with approve, digests by application', () => {
+    const body = { from: 'dev', to: 'stable', approve: true };
+    expect(checkInput(CreatePlanBody, body, 'request body')).toEqual({
+      ok: false,
+      message: `invalid request body: expect: ${EXPECT_REQUIRED}`,
+    });
+    const digest = `sha256:${'a'.repeat(64)}`;
+    expect(checkInput(CreatePlanBody, { ...body, expect: { web: digest } }, 'request body')).toMatchObject({
+      ok: true,
+      value: { approve: true, expect: { web: digest } },
+    });
+    expect(checkInput(CreatePlanBody, { ...body, expect: { web: 'v1.2.0' } }, 'request body')).toMatchObject({
+      ok: false,
+      message: 'invalid request body: expect.web: digests must be sha256:<64 hex digits>',
+    });
+    expect(checkInput(CreatePlanBody, { ...body, expect: ['web'] }, 'request body')).toMatchObject({ ok: false });
+    // Without approve, expect is optional (and checked by the controller when given).
+    expect(checkInput(CreatePlanBody, { from: 'dev', to: 'stable' }, 'request body')).toMatchObject({ ok: true });
   });
 
   it('refuses a body that is not an object', () => {

@@ -252,6 +252,13 @@ export const PortWebhookBody = z.object({
       reason: z.string().max(1024).optional(),
       /** adopt: the owning team where no workload label names one (checked by the contract's AdoptBody). */
       owner: z.string().optional(),
+      /** promote of a plan: the metadata.uid of the plan entity the user ran it on (required by the contract). */
+      uid: z.string().optional(),
+      /**
+       * promote from filters: per application, the digest the entity showed for `from` (required by
+       * the contract; the plan is created only if the candidates are exactly these). Checked there.
+       */
+      expect: z.unknown().optional(),
     })
     .default({}),
   /**
@@ -447,7 +454,8 @@ export class PortRunner {
         await this.log(b.runId, { message: `Rollback plan ${ns}/${name} created and approved by ${caller.identity}` });
       } else if (i.plan) {
         if (!namespace) throw new InputError('promote of a plan needs inputs.namespace');
-        await this.svc.approve(caller, { namespace, name: i.plan });
+        // The plan the user ran the action on (its entity's uid), never whatever holds the name now.
+        await this.svc.approve(caller, { namespace, name: i.plan }, { uid: i.uid });
         ns = namespace;
         name = i.plan;
         await this.log(b.runId, { message: `Plan ${ns}/${name} approved by ${caller.identity}` });
@@ -460,6 +468,8 @@ export class PortRunner {
           applications: i.applications,
           name: i.name,
           approve: true,
+          // The digests the entity showed: a deploy to `from` since is refused (409), not approved unseen.
+          expect: i.expect,
         });
         ns = r.plan.metadata.namespace ?? '';
         name = r.plan.metadata.name;

@@ -164,11 +164,13 @@ function delivery(body: Record<string, unknown>, o: { ts?: number; secret?: stri
     .digest('base64')}`;
   return { raw, headers: { signature, timestamp } };
 }
+/** The digest the cart entity showed for dev (its `versions` property), as kpromo_promote sends it. */
+const SHOWN = { cart: `sha256:${'2'.repeat(64)}` };
 const promote = (runId: string, extra: Record<string, unknown> = {}) => ({
   runId,
   action: 'kpromo_promote',
   user: 'alice@example.com',
-  inputs: { namespace: NS, from: 'dev', to: 'stable', applications: 'cart', name: `p-${runId}` },
+  inputs: { namespace: NS, from: 'dev', to: 'stable', applications: 'cart', name: `p-${runId}`, expect: SHOWN },
   ...extra,
 });
 const lastPatch = (runId: string) => port.get(runId)?.patches.at(-1);
@@ -197,10 +199,50 @@ describe('PortRunner: a signed delivery', () => {
       expect(c.headers['x-kpromo-groups']).toBeUndefined();
       expect(c.headers.authorization).toBe(`Bearer ${TOKEN}`);
     }
-    // The body never names an approver: the controller records the identity it acts as.
-    expect(controllerCalls[1].body).toMatchObject({ namespace: NS, applications: ['cart'], approve: true });
+    // The body never names an approver: the controller records the identity it acts as. It names
+    // the digest the entity showed, which the controller holds the candidates to.
+    expect(controllerCalls[1].body).toMatchObject({
+      namespace: NS,
+      applications: ['cart'],
+      approve: true,
+      expect: SHOWN,
+    });
     expect(JSON.stringify(controllerCalls[1].body)).not.toMatch(/alice|approvedBy/);
     expect(permissionCalls).toEqual([]);
+  });
+
+  it('a promote run that sends no digests shown (create-and-approve of whatever runs in dev when it arrives) fails: no plan is created', async () => {
+    const r = runner();
+    const { expect: _shown, ...inputs } = promote('blind-1').inputs;
+    const d = delivery(promote('blind-1', { inputs }));
+    await (await r.prepare(d.raw, d.headers))();
+    expect(lastPatch('blind-1')).toMatchObject({ status: 'FAILURE' });
+    expect(lastPatch('blind-1')?.summary).toContain(
+      'invalid request body: expect: is required with approve: send, per application, the digest you reviewed',
+    );
+    expect(controllerCalls.filter((c) => c.method === 'POST')).toEqual([]);
+  });
+
+  it('a promote run on a plan that sends no uid (approving whatever plan holds the name) fails: nothing is approved', async () => {
+    const r = runner();
+    const d = delivery(promote('by-name-1', { inputs: { namespace: NS, plan: 'p-existing' } }));
+    await (await r.prepare(d.raw, d.headers))();
+    expect(lastPatch('by-name-1')).toMatchObject({ status: 'FAILURE' });
+    expect(lastPatch('by-name-1')?.summary).toContain(
+      'invalid request body: uid: is required: send the metadata.uid of the plan you reviewed',
+    );
+    expect(controllerCalls.filter((c) => c.method === 'POST')).toEqual([]);
+    // With the uid of the plan entity it ran on, the approval names that plan.
+    const named = delivery(
+      promote('by-uid-1', {
+        inputs: { namespace: NS, plan: 'p-existing', uid: '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11' },
+      }),
+    );
+    await (await r.prepare(named.raw, named.headers))();
+    expect(controllerCalls.find((c) => c.method === 'POST')).toMatchObject({
+      path: `/api/v1/plans/${NS}/p-existing/approve`,
+      body: { uid: '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11' },
+    });
   });
 
   it('refuses a replay of the same run (409) and does nothing: no controller call, no Port report', async () => {
@@ -294,7 +336,7 @@ describe('PortRunner: a signed delivery', () => {
     // An explicit list replaces the default; a run naming no namespace uses controller.defaultNamespace.
     const listed = runner({ namespaces: ['team-a', 'team-b'] });
     const inList = delivery(
-      promote('ns-3', { inputs: { namespace: 'team-b', from: 'dev', to: 'stable', name: 'p-ns-3' } }),
+      promote('ns-3', { inputs: { namespace: 'team-b', from: 'dev', to: 'stable', name: 'p-ns-3', expect: SHOWN } }),
     );
     await (await listed.prepare(inList.raw, inList.headers))();
     expect(controllerCalls.find((c) => c.method === 'POST')?.body).toMatchObject({ namespace: 'team-b' });
@@ -316,7 +358,9 @@ describe('PortRunner: a signed delivery', () => {
       /namespace "kpromo" is not open to Port runs: promotions.port.namespaces is unset/,
     );
     expect(controllerCalls).toEqual([]);
-    const unnamed = delivery(promote('nsd-2', { inputs: { from: 'dev', to: 'stable', name: 'p-nsd-2' } }));
+    const unnamed = delivery(
+      promote('nsd-2', { inputs: { from: 'dev', to: 'stable', name: 'p-nsd-2', expect: SHOWN } }),
+    );
     await (await r.prepare(unnamed.raw, unnamed.headers))();
     const post = controllerCalls.find((c) => c.method === 'POST');
     expect(post?.body).toMatchObject({ name: 'p-nsd-2', approve: true });

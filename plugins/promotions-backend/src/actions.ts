@@ -19,12 +19,17 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
       })
       .passthrough();
 
-  /** The optional uid guard shared by promote and continue-wave. */
-  const reviewedUid = (z: typeof import('zod/v3').z) =>
+  /**
+   * The uid guard shared by promote (required there: the contract refuses an approval without it,
+   * with its own message) and continue-wave.
+   */
+  const reviewedUid = (z: typeof import('zod/v3').z, required = false) =>
     z
       .string()
       .optional()
-      .describe('metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused');
+      .describe(
+        `${required ? 'Required: ' : ''}metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused`,
+      );
 
   registry.register({
     name: 'create-plan',
@@ -43,11 +48,18 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
           teams: z.array(z.string()).optional(),
           name: z.string().optional(),
           approve: z.boolean().optional(),
+          expect: z
+            .record(z.string())
+            .optional()
+            .describe(
+              'Required with approve: per application, the digest you reviewed (candidates[].from.digest of the diff); refused (409) unless the candidates are exactly these',
+            ),
         }),
       output: (z) =>
         z.object({
           namespace: z.string(),
           name: z.string(),
+          uid: z.string().describe('metadata.uid: what promote must name to approve this plan'),
           candidates: z.array(z.object({ application: z.string(), tag: z.string() })),
         }),
     },
@@ -57,6 +69,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
         output: {
           namespace: r.plan.metadata.namespace ?? '',
           name: r.plan.metadata.name,
+          uid: r.plan.metadata.uid ?? '',
           candidates: r.plan.spec.candidates.map((c) => ({ application: c.application, tag: c.from.tag })),
         },
       };
@@ -79,7 +92,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
             .optional()
             .describe('Emergency: run despite a freeze window (needs the override-freeze verb)'),
           comment: z.string().optional(),
-          uid: reviewedUid(z),
+          uid: reviewedUid(z, true),
         }),
       output: (z) => z.object({ plan: plan(z) }),
     },
@@ -90,7 +103,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
         {
           ...(input.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(input.comment ? { comment: input.comment } : {}),
-          ...(input.uid ? { uid: input.uid } : {}),
+          uid: input.uid,
         },
       );
       return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };

@@ -414,16 +414,15 @@ export class PromotionsService implements PromotionsOperations {
         plan.spec.candidates.map((x) => x.application),
         `plan ${p.namespace}/${p.name}`,
       );
-    const uid = b.uid ?? plan.metadata.uid;
     const out = await this.controller(p.namespace).call(await this.actorOf(c), (api) =>
       api.POST('/plans/{namespace}/{name}/approve', {
         params: { path: p },
         body: {
           ...(b.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(b.comment ? { comment: b.comment } : {}),
-          // The plan the caller was shown, else the one authorised above: the controller refuses
-          // (409) to approve a plan recreated under this name since.
-          ...(uid ? { uid } : {}),
+          // The plan the caller was shown (required by the contract): the controller refuses (409)
+          // to approve a plan recreated under this name since, even one authorised above.
+          uid: b.uid,
         },
       }),
     );

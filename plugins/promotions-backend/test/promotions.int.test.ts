@@ -188,6 +188,18 @@ async function api(path: string, o: { user?: string; method?: string; body?: unk
   return { status: res.status, json: text ? (JSON.parse(text) as Json) : {} };
 }
 
+/** What a reviewer is shown before create-and-approve: per application, the dev digest GET /diff answers now. */
+async function shownDigests(user: string, applications: string[]): Promise<Record<string, string>> {
+  const d = await api(`/diff?from=dev&to=stable&applications=${applications.join(',')}`, { user });
+  if (d.status !== 200) throw new Error(`GET /diff: ${d.status} ${JSON.stringify(d.json)}`);
+  return Object.fromEntries(
+    (d.json.candidates as Array<{ application: string; from: { digest: string } }>).map((c) => [
+      c.application,
+      c.from.digest,
+    ]),
+  );
+}
+
 const terminal = (p: PromotionPlan) =>
   ['Complete', 'Incomplete', 'Failed', 'RolledBack'].includes(p.status?.phase ?? '');
 
@@ -593,7 +605,7 @@ describe('promotions backend plugin in a real test backend against the real cont
       ['GET', '/plans'],
       ['POST', '/plans', { from: 'dev', to: 'stable', applications: ['cart'] }],
       ['GET', `/plans/${NS}/nope`],
-      ['POST', `/plans/${NS}/nope/approve`, {}],
+      ['POST', `/plans/${NS}/nope/approve`, { uid: '00000000-0000-0000-0000-000000000000' }],
       ['POST', `/plans/${NS}/nope/rollback`, {}],
       ['GET', '/history'],
       ['GET', '/insights/dora'],
@@ -729,13 +741,21 @@ describe('promotions backend plugin in a real test backend against the real cont
       body: { from: 'dev', to: 'stable', applications: ['billing'], name: `billing-${RUN}` },
     });
     expect(billing.status).toBe(201);
-    expect((await api(`/plans/${NS}/billing-${RUN}/approve`, { user: MALLORY, method: 'POST' })).status).toBe(403);
+    const billingUid = { uid: billing.json.plan.metadata.uid };
+    const billingShown = { billing: billing.json.plan.spec.candidates[0].from.digest };
+    expect(
+      (await api(`/plans/${NS}/billing-${RUN}/approve`, { user: MALLORY, method: 'POST', body: billingUid })).status,
+    ).toBe(403);
     expect((await api(`/plans/${NS}/billing-${RUN}`, { user: MALLORY })).status).toBe(403);
-    const refused = await api(`/plans/${NS}/billing-${RUN}/approve`, { user: ALICE, method: 'POST' });
+    const refused = await api(`/plans/${NS}/billing-${RUN}/approve`, { user: ALICE, method: 'POST', body: billingUid });
     expect(refused.status, JSON.stringify(refused.json)).toBe(403);
     expect(refused.json.error.message).toMatch(/promotion.plan.approve for component:default\/billing/);
     // bob passes the Backstage policy, but Kubernetes RBAC gives him no approve verb: the controller refuses.
-    const bobRefused = await api(`/plans/${NS}/billing-${RUN}/approve`, { user: BOB, method: 'POST' });
+    const bobRefused = await api(`/plans/${NS}/billing-${RUN}/approve`, {
+      user: BOB,
+      method: 'POST',
+      body: billingUid,
+    });
     expect(bobRefused.status, JSON.stringify(bobRefused.json)).toBe(403);
     expect(bobRefused.json.error).toEqual({
       name: 'NotAllowedError',
@@ -749,7 +769,14 @@ describe('promotions backend plugin in a real test backend against the real cont
     const both = await api('/plans', {
       user: ALICE,
       method: 'POST',
-      body: { from: 'dev', to: 'stable', applications: ['billing'], approve: true, name: `billing2-${RUN}` },
+      body: {
+        from: 'dev',
+        to: 'stable',
+        applications: ['billing'],
+        approve: true,
+        expect: billingShown,
+        name: `billing2-${RUN}`,
+      },
     });
     expect(both.status).toBe(403);
     expect(
@@ -758,7 +785,14 @@ describe('promotions backend plugin in a real test backend against the real cont
     const bobBoth = await api('/plans', {
       user: BOB,
       method: 'POST',
-      body: { from: 'dev', to: 'stable', applications: ['billing'], approve: true, name: `billing3-${RUN}` },
+      body: {
+        from: 'dev',
+        to: 'stable',
+        applications: ['billing'],
+        approve: true,
+        expect: billingShown,
+        name: `billing3-${RUN}`,
+      },
     });
     expect(bobBoth.status).toBe(403);
     expect(bobBoth.json.error.message).toMatch(
@@ -775,12 +809,19 @@ describe('promotions backend plugin in a real test backend against the real cont
     });
     expect(created.status).toBe(201);
     expect(created.json.plan.spec.candidates.map((c: { application: string }) => c.application)).toEqual(['cart']);
+    // An approval that names no plan uid is refused before anything else: it binds to nothing shown.
+    const blind = await api(`/plans/${NS}/rest-${RUN}/approve`, { user: ALICE, method: 'POST', body: {} });
+    expect(blind.status, JSON.stringify(blind.json)).toBe(400);
+    expect(blind.json.error.message).toBe(
+      'invalid request body: uid: is required: send the metadata.uid of the plan you reviewed (GET /plans/{namespace}/{name}, `kpromo plan get <name> -o json`, or the uid returned when it was created); the approval binds to that plan',
+    );
+    expect((await getPlan(dev, NS, `rest-${RUN}`)).spec.approvals).toBeUndefined();
     // The approver is never taken from the body: an approvedBy naming someone else is ignored (the
     // contract drops unknown fields) and the approval is recorded for the signed-in user.
     const approved = await api(`/plans/${NS}/rest-${RUN}/approve`, {
       user: ALICE,
       method: 'POST',
-      body: { approvedBy: ADMIN, comment: 'cart 2.0 is ready' },
+      body: { approvedBy: ADMIN, comment: 'cart 2.0 is ready', uid: created.json.plan.metadata.uid },
     });
     expect(approved.status, JSON.stringify(approved.json)).toBe(200);
     // The approval names the Backstage user and her groups (admission checked both against the request).
@@ -789,7 +830,11 @@ describe('promotions backend plugin in a real test backend against the real cont
       { user: ALICE, groups: [TEAM_A], comment: 'cart 2.0 is ready', planUID: created.json.plan.metadata.uid },
     ]);
     expect(approved.json.progress.approvers.map((a: { user: string }) => a.user)).toEqual([ALICE]);
-    const again = await api(`/plans/${NS}/rest-${RUN}/approve`, { user: ALICE, method: 'POST' });
+    const again = await api(`/plans/${NS}/rest-${RUN}/approve`, {
+      user: ALICE,
+      method: 'POST',
+      body: { uid: created.json.plan.metadata.uid },
+    });
     expect(again.status).toBe(409);
     // Live per-app progress through the route until the plan is done.
     const done = await waitFor(
@@ -938,7 +983,8 @@ describe('promotions backend plugin in a real test backend against the real cont
         name: `mcp-${RUN}`,
       });
       expect(planned.created).toBe(true);
-      const promoted = await call('promote', { namespace: NS, plan: `mcp-${RUN}` });
+      // The uid the plan tool showed binds the approval to that plan.
+      const promoted = await call('promote', { namespace: NS, plan: `mcp-${RUN}`, uid: planned.plan.uid });
       expect(promoted.plan.approvals).toEqual([{ user: ADMIN }]);
       expect(promoted.plan.requestedBy).toBe(ADMIN);
       const real = await waitPlan(dev, NS, `mcp-${RUN}`, terminal);
@@ -978,7 +1024,11 @@ describe('promotions backend plugin in a real test backend against the real cont
         name: `mcp-bob-${RUN}`,
       });
       expect(bobPlan.isError, JSON.stringify(bobPlan.content)).toBeFalsy();
-      const bobPromote = await toolAs(BOB, 'promote', { namespace: NS, plan: `mcp-bob-${RUN}` });
+      const bobPromote = await toolAs(BOB, 'promote', {
+        namespace: NS,
+        plan: `mcp-bob-${RUN}`,
+        uid: bobPlan.structuredContent?.plan.uid,
+      });
       expect(bobPromote.isError).toBe(true);
       expect(bobPromote.content[0].text).toBe(
         `forbidden: ${BOB} (via ${BACKEND_USER}) may not approve plans into environment stable in namespace ${NS} (Kubernetes RBAC: needs verb approve on environments/stable or on promotionplans)`,
@@ -1240,7 +1290,15 @@ describe('promotions backend plugin in a real test backend against the real cont
       runId: `r2-${RUN}`,
       action: 'kpromo_promote',
       user: 'alice@example.com',
-      inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['cart'], name: `port-${RUN}` },
+      // What the application entity shows for dev (its versions property), as kpromo_promote sends it.
+      inputs: {
+        namespace: NS,
+        from: 'dev',
+        to: 'stable',
+        applications: ['cart'],
+        name: `port-${RUN}`,
+        expect: { cart: devDigest.cart },
+      },
     };
     expect((await portWebhook(promote, portSign(JSON.stringify(promote)))).status).toBe(202);
     const r2 = await waitFor(
@@ -1266,7 +1324,14 @@ describe('promotions backend plugin in a real test backend against the real cont
       runId: `r3-${RUN}`,
       action: 'kpromo_promote',
       user: 'mallory@example.com',
-      inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['billing'], name: `port-mallory-${RUN}` },
+      inputs: {
+        namespace: NS,
+        from: 'dev',
+        to: 'stable',
+        applications: ['billing'],
+        name: `port-mallory-${RUN}`,
+        expect: { billing: devDigest.billing },
+      },
     };
     expect((await portWebhook(denied, portSign(JSON.stringify(denied)))).status).toBe(202);
     const r3 = await waitFor(
@@ -1414,7 +1479,14 @@ describe('promotions backend plugin in a real test backend against the real cont
     const promoted = await api('/plans', {
       user: ADMIN,
       method: 'POST',
-      body: { from: 'dev', to: 'stable', applications: ['billing'], approve: true, name: `billing-adm-${RUN}` },
+      body: {
+        from: 'dev',
+        to: 'stable',
+        applications: ['billing'],
+        approve: true,
+        expect: await shownDigests(ADMIN, ['billing']),
+        name: `billing-adm-${RUN}`,
+      },
     });
     expect(promoted.status, JSON.stringify(promoted.json)).toBe(201);
     const billingDone = await waitPlan(dev, NS, `billing-adm-${RUN}`, terminal);
@@ -1430,7 +1502,8 @@ describe('promotions backend plugin in a real test backend against the real cont
     // alice holds the rollback verb on environments/stable (Kubernetes would let her), but her
     // Backstage policy allows promotion.rollback only for entities she owns, and billing is team-b's.
     decisions.length = 0;
-    const alice = await api(`/plans/${NS}/billing-rb-${RUN}/approve`, { user: ALICE, method: 'POST', body: {} });
+    const rbUid = { uid: rb.json.plan.metadata.uid };
+    const alice = await api(`/plans/${NS}/billing-rb-${RUN}/approve`, { user: ALICE, method: 'POST', body: rbUid });
     expect(alice.status, JSON.stringify(alice.json)).toBe(403);
     expect(alice.json.error).toEqual({
       name: 'NotAllowedError',
@@ -1446,7 +1519,7 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(still.spec.approvals).toBeUndefined();
     await expectStableImage('billing', devDigest.billing);
     // The admin's policy allows it: the same route approves, and the rollback runs.
-    const admin = await api(`/plans/${NS}/billing-rb-${RUN}/approve`, { user: ADMIN, method: 'POST', body: {} });
+    const admin = await api(`/plans/${NS}/billing-rb-${RUN}/approve`, { user: ADMIN, method: 'POST', body: rbUid });
     expect(admin.status, JSON.stringify(admin.json)).toBe(200);
     expect(decisions).toContainEqual({ user: ADMIN, permission: 'promotion.rollback', result: AuthorizeResult.ALLOW });
     const done = await waitPlan(dev, NS, `billing-rb-${RUN}`, terminal);

@@ -36,12 +36,13 @@ describe('PromotionsClient', () => {
       url.endsWith('/plans') ? json({ items: [plan] }) : json({ plan, progress: { phase: 'Pending' } }, 200),
     );
     expect((await c.getPlan('shop', 'p1')).metadata.name).toBe('p1');
-    expect((await c.approvePlan('shop', 'p1')).metadata.name).toBe('p1');
+    expect((await c.approvePlan('shop', 'p1', { uid: 'uid-1' })).metadata.name).toBe('p1');
     expect((await c.rollbackPlan('shop', 'p1', { approve: true })).metadata.name).toBe('p1');
     expect((await c.listPlans())[0].metadata.name).toBe('p1');
-    expect((await c.approvePlan('shop', 'p1', { overrideFreeze: true, comment: 'hotfix INC-7' })).metadata.name).toBe(
-      'p1',
-    );
+    expect(
+      (await c.approvePlan('shop', 'p1', { uid: 'uid-1', overrideFreeze: true, comment: 'hotfix INC-7' })).metadata
+        .name,
+    ).toBe('p1');
     expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([
       'GET http://backstage.test/api/promotions/plans/shop/p1',
       'POST http://backstage.test/api/promotions/plans/shop/p1/approve',
@@ -49,10 +50,10 @@ describe('PromotionsClient', () => {
       'GET http://backstage.test/api/promotions/plans',
       'POST http://backstage.test/api/promotions/plans/shop/p1/approve',
     ]);
-    // The approver is never sent: the backend approves as the signed-in user.
-    expect(requests[1].body).toEqual({});
+    // The approver is never sent: the backend approves as the signed-in user, the plan of the uid shown.
+    expect(requests[1].body).toEqual({ uid: 'uid-1' });
     expect(requests[2].body).toEqual({ approve: true });
-    expect(requests[4].body).toEqual({ overrideFreeze: true, comment: 'hotfix INC-7' });
+    expect(requests[4].body).toEqual({ overrideFreeze: true, comment: 'hotfix INC-7', uid: 'uid-1' });
   });
 
   it('continues a wave of a fleet plan with the wave and the uid of the plan shown, never the user', async () => {
@@ -81,7 +82,9 @@ describe('PromotionsClient', () => {
         403,
       ),
     );
-    const err = await c.approvePlan('shop', 'p1').catch((e: Error & { response?: { status: number } }) => e);
+    const err = await c
+      .approvePlan('shop', 'p1', { uid: 'uid-1' })
+      .catch((e: Error & { response?: { status: number } }) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain('not allowed to promotion.plan.approve');
     expect((err as { response?: { status: number } }).response?.status).toBe(403);

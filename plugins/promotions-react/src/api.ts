@@ -61,7 +61,7 @@ export interface PromotionsApi {
   createPlan(request: CreatePlanRequest): Promise<CreatePlanResponse>;
   getPlan(namespace: string, name: string): Promise<PromotionPlan>;
   /** Adds the signed-in user's approval (optionally overriding a freeze window). */
-  approvePlan(namespace: string, name: string, opts?: ApproveOptions): Promise<PromotionPlan>;
+  approvePlan(namespace: string, name: string, opts: ApproveOptions): Promise<PromotionPlan>;
   /**
    * Lets the next wave of a fleet plan start after a pause, as the signed-in user: `wave` (default:
    * the one Waiting) and the `uid` of the plan the user was shown.
@@ -248,7 +248,7 @@ export class PromotionsClient implements PromotionsApi {
     return r.plan;
   }
 
-  async approvePlan(namespace: string, name: string, opts: ApproveOptions = {}) {
+  async approvePlan(namespace: string, name: string, opts: ApproveOptions) {
     const api = await this.api();
     const r = await answer(
       api.POST('/plans/{namespace}/{name}/approve', {
@@ -256,7 +256,8 @@ export class PromotionsClient implements PromotionsApi {
         body: {
           ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
           ...(opts.comment ? { comment: opts.comment } : {}),
-          ...(opts.uid ? { uid: opts.uid } : {}),
+          // Required: the approval binds to the plan the user was shown.
+          uid: opts.uid,
         },
       }),
     );
@@ -271,7 +272,8 @@ export class PromotionsClient implements PromotionsApi {
         body: {
           ...(opts.wave ? { wave: opts.wave } : {}),
           ...(opts.comment ? { comment: opts.comment } : {}),
-          ...(opts.uid ? { uid: opts.uid } : {}),
+          // Required: the approval binds to the plan the user was shown.
+          uid: opts.uid,
         },
       }),
     );

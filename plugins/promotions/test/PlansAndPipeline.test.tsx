@@ -136,9 +136,11 @@ describe('pipeline', () => {
     expect(within(dialog).getByTestId('candidate-checkout').textContent).toContain('checkout: v1.2.0 → v1.3.0');
     expect(api.calls.some((c) => c.startsWith('createPlan'))).toBe(false);
     fireEvent.click(within(dialog).getByRole('button', { name: 'Promote to stable' }));
+    // It approves exactly the digest the column showed (expect), never what runs in dev by the time it arrives.
+    const shown = plan().spec.candidates[0].from.digest;
     await waitFor(() =>
       expect(api.calls).toContain(
-        'createPlan({"namespace":"shop","flow":"shop","from":"dev","to":"stable","applications":["checkout"],"approve":true})',
+        `createPlan({"namespace":"shop","flow":"shop","from":"dev","to":"stable","applications":["checkout"],"expect":{"checkout":"${shown}"},"approve":true})`,
       ),
     );
   });

@@ -65,7 +65,15 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           applications: (z) => z.array(z.string()).optional(),
           teams: (z) => z.array(z.string()).optional(),
           name: (z) => z.string().optional(),
-          approve: (z) => z.boolean().optional().describe('Approve right away as the initiator (needs confirm: true)'),
+          approve: (z) =>
+            z.boolean().optional().describe('Approve right away as the initiator (needs confirm: true and expect)'),
+          expect: (z) =>
+            z
+              .record(z.string())
+              .optional()
+              .describe(
+                'Required with approve: per application, the digest the template showed (candidates[].from.digest of the diff); refused (409) unless the candidates are exactly these',
+              ),
           confirm: (z) =>
             z
               .boolean()
@@ -135,7 +143,8 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           {
             ...(ctx.input.overrideFreeze ? { overrideFreeze: true } : {}),
             ...(ctx.input.comment ? { comment: ctx.input.comment } : {}),
-            uid: ctx.input.uid,
+            // requireConfirmation refused a missing uid; the backend's contract would too.
+            uid: ctx.input.uid ?? '',
           },
         );
         ctx.logger.info(

@@ -188,6 +188,8 @@ const createApprovedTemplate = {
           to: 'stable',
           applications: ['cart'],
           approve: true,
+          // The digest the template showed (here fixed; a real template takes it from its diff step).
+          expect: { cart: `sha256:${'c'.repeat(64)}` },
           confirm: tpl('parameters.confirm'),
         },
       },
@@ -429,7 +431,7 @@ describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
     expect(calls.at(-1)).toMatchObject({
       method: 'POST',
       path: '/plans',
-      body: { approve: true, applications: ['cart'] },
+      body: { approve: true, applications: ['cart'], expect: { cart: `sha256:${'c'.repeat(64)}` } },
     });
     expect(calls.at(-1)?.body).not.toHaveProperty('confirm');
   });

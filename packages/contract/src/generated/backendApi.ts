@@ -1575,7 +1575,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;
@@ -1591,6 +1591,9 @@ export interface operations {
                         [key: string]: string;
                     };
                     approve?: boolean;
+                    expect?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -1729,12 +1732,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     overrideFreeze?: boolean;
                     comment?: string;
-                    uid?: string;
+                    uid: string;
                 };
             };
         };
@@ -2247,7 +2250,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;

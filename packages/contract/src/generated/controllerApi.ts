@@ -1478,7 +1478,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;
@@ -1494,6 +1494,9 @@ export interface operations {
                         [key: string]: string;
                     };
                     approve?: boolean;
+                    expect?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -1632,12 +1635,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     overrideFreeze?: boolean;
                     comment?: string;
-                    uid?: string;
+                    uid: string;
                 };
             };
         };
@@ -2017,7 +2020,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     /** @enum {string} */
@@ -2230,7 +2233,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     namespace?: string;
@@ -2383,7 +2386,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     version?: string;

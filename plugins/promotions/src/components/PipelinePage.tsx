@@ -268,6 +268,8 @@ function TransitionColumn({ t, apps }: { t: Transition; apps: ApplicationSummary
         from: t.from,
         to: t.to,
         applications: candidates.map((c) => c.application),
+        // The digests this column showed: a deploy to the source since is refused, never approved unseen.
+        expect: Object.fromEntries(candidates.map((c) => [c.application, c.from.digest])),
         ...(approvePerm.allowed ? { approve: true } : {}),
       });
       setOpen(false);

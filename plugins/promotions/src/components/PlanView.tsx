@@ -547,7 +547,7 @@ export function PlanDetails({
           setError(undefined);
         }}
         onConfirm={() =>
-          run(async () => onChange(await api.approvePlan(ns, plan.metadata.name, { uid: plan.metadata.uid })))
+          run(async () => onChange(await api.approvePlan(ns, plan.metadata.name, { uid: plan.metadata.uid ?? '' })))
         }
       >
         <Text as="p">
@@ -580,7 +580,7 @@ export function PlanDetails({
           run(async () =>
             onChange(
               await api.approvePlan(ns, plan.metadata.name, {
-                uid: plan.metadata.uid,
+                uid: plan.metadata.uid ?? '',
                 overrideFreeze: true,
                 ...(reason.trim() ? { comment: reason.trim() } : {}),
               }),
