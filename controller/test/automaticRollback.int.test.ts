@@ -38,6 +38,7 @@ import {
   seedTwoStageRelease,
   type TestUser,
   waitPlan,
+  withShown,
 } from './e2eHelpers.js';
 
 await needComponents('prometheus');
@@ -192,7 +193,11 @@ describe('automatic rollback, attacked', () => {
     const r = await callApi(ctl.port, '/api/v1/plans', {
       method: 'POST',
       token: rm.token,
-      body: { namespace: NS, from: 'dev', to: 'stable', applications: ['orders'], name: 'bad', approve: true },
+      body: await withShown(
+        ctl.port,
+        { namespace: NS, from: 'dev', to: 'stable', applications: ['orders'], name: 'bad', approve: true },
+        rm.token,
+      ),
     });
     expect(r.status, await r.clone().text()).toBe(201);
 
