@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type Running, startController } from '@kpromo/controller';
+import { ADMISSION_POLICIES } from '@kpromo/controller/doctor';
 import {
   applyCr,
   applyHelmRelease,
@@ -171,7 +172,7 @@ describe('kpromo doctor', () => {
     const lines = r.out.trim().split('\n');
     expect(lines.filter((l) => l.startsWith('FAIL') || l.startsWith('WARN'))).toEqual([]);
     expect(lines.filter((l) => /^PASS {2}crds/.test(l))).toHaveLength(6);
-    expect(lines.filter((l) => /^PASS {2}admission/.test(l))).toHaveLength(5);
+    expect(lines.filter((l) => /^PASS {2}admission/.test(l))).toHaveLength(ADMISSION_POLICIES.length);
     expect(r.out).toContain(
       `PASS  environments Environment stable: cluster stable reachable, namespace ${APPS_NS} exists`,
     );
@@ -189,7 +190,7 @@ describe('kpromo doctor', () => {
     expect(r.out).toContain(
       `PASS  rbac         RBAC in namespace ${NS} and cluster-wide: no role grants approve, govern, override-freeze, continue or automate through a wildcard`,
     );
-    expect(lines.at(-1)).toBe('21 passed, 0 warning(s), 0 failed');
+    expect(lines.at(-1)).toBe(`${16 + ADMISSION_POLICIES.length} passed, 0 warning(s), 0 failed`);
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
@@ -303,7 +304,7 @@ describe('kpromo doctor', () => {
       expect(r.out).toContain(
         `FAIL  admission    ValidatingAdmissionPolicyBinding ${NARROW}-plan-approvals: its matchResources.namespaceSelector leaves out namespace ${APPS_NS}, which the controller reconciles: nothing enforces who may approve, and that approvals name themselves there`,
       );
-      expect(r.out.split('\n').filter((l) => l.startsWith('FAIL'))).toHaveLength(5);
+      expect(r.out.split('\n').filter((l) => l.startsWith('FAIL'))).toHaveLength(ADMISSION_POLICIES.length);
       expect(r.out).toContain(
         "fix: select every reconciled namespace in the binding (the chart's admissionPolicy.namespaces",
       );
@@ -316,7 +317,8 @@ describe('kpromo doctor', () => {
   it('fails where kpromo is not installed, naming the fix', async () => {
     const r = await kpromo(['doctor', '-n', NS, '--context', 'prod', '--check', 'crds', 'admission']);
     expect(r.code).toBe(EXIT.FAILURE);
-    expect(r.err).toBe('11 check(s) failed');
+    // Six CRDs and every policy.
+    expect(r.err).toBe(`${6 + ADMISSION_POLICIES.length} check(s) failed`);
     expect(r.out).toContain(
       'FAIL  crds         CustomResourceDefinition promotionplans.promotions.kpromo.dev: not installed',
     );

@@ -10,6 +10,10 @@ export const ADMISSION_POLICIES = [
   { suffix: 'plan-approvals', guards: 'who may approve, and that approvals name themselves' },
   { suffix: 'status-writers', guards: 'that only the controller writes plan and application status' },
   { suffix: 'governance', guards: 'that release policy (flows, environments) changes need the govern verb' },
+  {
+    suffix: 'application-release',
+    guards: 'that what a release targets and how it is judged (Application fields) stay put while it runs',
+  },
   { suffix: 'history-writers', guards: 'that the release history cannot be rewritten' },
   { suffix: 'line-stops', guards: 'that a line stop records its real author' },
 ] as const;
