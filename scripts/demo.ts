@@ -142,23 +142,35 @@ async function main() {
     ['stable', 'prod', 'release-manager'],
   ] as const) {
     const name = `shop-${to}-${stamp}`;
+    // What the developer reviews; approving at creation carries the digests shown (expect), so a
+    // version deployed to the source in between is refused, not approved unseen.
+    const diff = await api(`/diff?${new URLSearchParams({ namespace: NS, flow: 'shop', from, to })}`, 'developer');
+    if (!diff.ok)
+      throw new Error(`reading candidates ${from} -> ${to} failed: HTTP ${diff.status} ${await diff.text()}`);
+    const shown = (await diff.json()) as { candidates: Array<{ application: string; from: { digest: string } }> };
+    const approveNow = to !== 'prod';
     const res = await api('/plans', 'developer', {
       namespace: NS,
       flow: 'shop',
       from,
       to,
       name,
-      approve: to !== 'prod',
+      approve: approveNow,
+      ...(approveNow
+        ? { expect: Object.fromEntries(shown.candidates.map((c) => [c.application, c.from.digest])) }
+        : {}),
     });
     if (!res.ok) throw new Error(`creating plan ${from} -> ${to} failed: HTTP ${res.status} ${await res.text()}`);
     const created = (await res.json()) as { plan: PromotionPlan };
     const planName = created.plan.metadata.name;
     if (to === 'prod') {
-      const denied = await api(`/plans/${NS}/${planName}/approve`, 'developer', {});
+      // Approvals name the plan reviewed (its uid): a plan recreated under this name is not approved.
+      const uid = created.plan.metadata.uid;
+      const denied = await api(`/plans/${NS}/${planName}/approve`, 'developer', { uid });
       say(
         `developer approves ${planName}: HTTP ${denied.status} ${((await denied.json()) as { error: string }).error}`,
       );
-      const ok = await api(`/plans/${NS}/${planName}/approve`, approver, {});
+      const ok = await api(`/plans/${NS}/${planName}/approve`, approver, { uid });
       if (!ok.ok) throw new Error(`approving ${planName} failed: HTTP ${ok.status} ${await ok.text()}`);
     }
     say(`plan ${planName}: ${from} -> ${to}, approved by ${approver}; promoting…`);

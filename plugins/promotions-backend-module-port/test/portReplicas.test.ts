@@ -59,7 +59,15 @@ const run = (runId: string, name: string) =>
     runId,
     action: 'kpromo_promote',
     user: 'alice@example.com',
-    inputs: { namespace: NS, from: 'dev', to: 'stable', applications: ['cart'], name },
+    // The digest the cart entity showed, which kpromo_promote sends (create-and-approve must carry it).
+    inputs: {
+      namespace: NS,
+      from: 'dev',
+      to: 'stable',
+      applications: ['cart'],
+      name,
+      expect: { cart: `sha256:${'2'.repeat(64)}` },
+    },
   });
 
 async function replica(): Promise<TestBackend> {
