@@ -288,7 +288,7 @@ describe('kpromo doctor', () => {
             ? {
                 ...spec,
                 policyName: String(spec.policyName).replace(/^kpromo-/, `${NARROW}-`),
-                ...(spec.paramRef
+                ...((spec.paramRef as { name?: string } | undefined)?.name
                   ? {
                       paramRef: {
                         ...(spec.paramRef as object),
