@@ -36,6 +36,11 @@ const say = (m: string) => console.log(`\x1b[36m▸\x1b[0m ${m}`);
 
 async function runAgainstExistingCluster(kubeconfig: string) {
   say(`using ${kubeconfig}; starting the controller (Ctrl-C to stop)`);
+  // The controller runs as your kubeconfig user: where kpromo's admission policies are installed
+  // they trust only the usernames their controller identity ConfigMap lists (docs/security.md).
+  say(
+    'if kpromo admission policies are installed there, list your kubeconfig user in their ConfigMap kpromo-controller-identity, or its status writes are refused',
+  );
   // Demo against your own kubeconfig: Environments in every namespace may use every context of it
   // (a real deployment lists namespaces and contexts in clusterAccess; absent = none).
   const cfg = loadConfig({

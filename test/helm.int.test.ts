@@ -25,7 +25,8 @@ await needComponents('helm', 'kubectl');
 const CHART = join(REPO_ROOT, 'deploy/helm/kpromo');
 const EXAMPLES = join(REPO_ROOT, 'examples/deploy');
 const APP_VERSION = (parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion;
-const KPROMO_VERBS = ['approve', 'rollback', 'override-freeze', 'continue'];
+// automate: the verb that once marked the controller for admission, which now knows it by its username.
+const KPROMO_VERBS = ['approve', 'rollback', 'override-freeze', 'continue', 'automate'];
 
 type Rule = { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs: string[] };
 type Doc = Manifest & {
@@ -171,6 +172,7 @@ const POLICIES = [
   'application-release',
   'history-writers',
   'line-stops',
+  'controller-identity',
 ];
 
 describe('deploy/helm/kpromo: helm template', () => {
@@ -188,6 +190,7 @@ describe('deploy/helm/kpromo: helm template', () => {
         'ClusterRole',
         'ClusterRoleBinding',
         'ClusterRoleBinding',
+        'ConfigMap',
         'ConfigMap',
         'Deployment',
         'NetworkPolicy',
@@ -289,15 +292,12 @@ describe('deploy/helm/kpromo: helm template', () => {
       );
   });
 
-  it('defaults: the admission policies are those of examples/deploy/admission-policy.yaml', async () => {
+  it('defaults: the admission policies and their controller identity are those of examples/deploy/admission-policy.yaml', async () => {
     const docs = await render();
-    for (const name of [
-      'kpromo-plan-approvals',
-      'kpromo-status-writers',
-      'kpromo-governance',
-      'kpromo-application-release',
-      'kpromo-history-writers',
-    ]) {
+    expect(
+      loadYaml(join(EXAMPLES, 'admission-policy.yaml')).filter((d) => d.kind === 'ValidatingAdmissionPolicy'),
+    ).toHaveLength(POLICIES.length);
+    for (const name of POLICIES.map((p) => `kpromo-${p}`)) {
       expect(one(docs, 'ValidatingAdmissionPolicy', name).spec, name).toEqual(
         exampleDoc('admission-policy.yaml', 'ValidatingAdmissionPolicy', name).spec,
       );
@@ -305,6 +305,39 @@ describe('deploy/helm/kpromo: helm template', () => {
         exampleDoc('admission-policy.yaml', 'ValidatingAdmissionPolicyBinding', name).spec,
       );
     }
+    // The parameter: the controller's ServiceAccount (release kpromo in namespace kpromo is the example's).
+    const identity = one(docs, 'ConfigMap', 'kpromo-controller-identity');
+    const example = exampleDoc('admission-policy.yaml', 'ConfigMap', 'kpromo-controller-identity');
+    expect(identity.metadata?.namespace).toBe(example.metadata?.namespace);
+    expect(identity.data).toEqual(example.data);
+    expect(identity.data).toEqual({
+      controller: `system:serviceaccount:kpromo:${one(docs, 'ServiceAccount', 'kpromo-controller').metadata?.name}`,
+    });
+    expect(identity.metadata?.labels?.['promotions.kpromo.dev/controller-identity']).toBe(
+      example.metadata?.labels?.['promotions.kpromo.dev/controller-identity'],
+    );
+  });
+
+  it('the controller identity follows the release namespace and ServiceAccount; extraControllerUsernames adds other controllers', async () => {
+    const docs = await render(
+      [
+        'serviceAccount.name=promoter',
+        'admissionPolicy.extraControllerUsernames={system:serviceaccount:kpromo:kpromo-green-controller}',
+      ],
+      { release: 'blue', namespace: 'ops' },
+    );
+    const identity = one(docs, 'ConfigMap', 'blue-kpromo-controller-identity');
+    expect(identity.metadata?.namespace).toBe('ops');
+    expect(identity.data).toEqual({
+      controller: 'system:serviceaccount:ops:promoter',
+      'extra-0': 'system:serviceaccount:kpromo:kpromo-green-controller',
+    });
+    for (const p of ['plan-approvals', 'status-writers', 'history-writers', 'line-stops'])
+      expect(one(docs, 'ValidatingAdmissionPolicyBinding', `blue-kpromo-${p}`).spec.paramRef, p).toEqual({
+        name: 'blue-kpromo-controller-identity',
+        namespace: 'ops',
+        parameterNotFoundAction: 'Deny',
+      });
   });
 
   it('defaults: config.yaml is accepted by the controller config loader', async () => {
@@ -589,6 +622,7 @@ describe('deploy/helm/kpromo: helm template', () => {
     const off = await render(['admissionPolicy.enabled=false', 'rbac.exampleRoles.enabled=false']);
     expect(find(off, 'ValidatingAdmissionPolicy')).toHaveLength(0);
     expect(find(off, 'ValidatingAdmissionPolicyBinding')).toHaveLength(0);
+    expect(find(off, 'ConfigMap').map((d) => d.metadata?.name)).toEqual(['kpromo-controller']);
     expect(
       find(off, 'ClusterRole')
         .map((d) => d.metadata?.name)
@@ -597,7 +631,11 @@ describe('deploy/helm/kpromo: helm template', () => {
     const scoped = await render(['admissionPolicy.namespaces={shop,payments}']);
     const bindings = find(scoped, 'ValidatingAdmissionPolicyBinding');
     expect(bindings).toHaveLength(POLICIES.length);
-    for (const b of bindings)
+    // The guard of the controller identity ConfigMap (in the release namespace) is never narrowed.
+    expect(
+      one(scoped, 'ValidatingAdmissionPolicyBinding', 'kpromo-controller-identity').spec.matchResources,
+    ).toBeUndefined();
+    for (const b of bindings.filter((x) => x.metadata?.name !== 'kpromo-controller-identity'))
       expect(b.spec.matchResources, b.metadata?.name).toEqual({
         namespaceSelector: {
           matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['shop', 'payments'] }],
@@ -798,7 +836,6 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         ?.allowed ?? false;
     const group = 'promotions.kpromo.dev';
     expect(await can({ group, resource: 'promotionplans', verb: 'create', namespace: ns })).toBe(true);
-    expect(await can({ group, resource: 'promotionplans', verb: 'automate', namespace: ns })).toBe(true);
     expect(await can({ group, resource: 'promotionplans', subresource: 'status', verb: 'patch', namespace: ns })).toBe(
       true,
     );
@@ -884,7 +921,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         `leases.coordination.k8s.io [${full}-controller] [get update]`,
         'configmaps [] [get list create update delete]',
         'secrets [] [get]',
-        'promotionplans.promotions.kpromo.dev [] [get list watch create patch automate]',
+        'promotionplans.promotions.kpromo.dev [] [get list watch create patch]',
         'customresourcedefinitions.apiextensions.k8s.io [helmreleases.helm.toolkit.fluxcd.io] [get list watch]',
         'customresourcedefinitions.apiextensions.k8s.io [rollouts.argoproj.io] [get list watch]',
         'applications.promotions.kpromo.dev [] [get list watch]',

@@ -170,8 +170,8 @@ describe('kubectl as a user of kpromo', () => {
         JSON.stringify([{ op: 'add', path: '/spec/approvals', value: [{ user, planUID }] }]),
       );
     // alice (example developer role: she may create plans) names someone else as approver. (The
-    // admin running these tests holds every verb, automate included, which admission reserves for
-    // the controller, so the forgery is tried as her.)
+    // admin running these tests is also the controller identity applyCrds installs, whom admission
+    // lets record someone else, so the forgery is tried as her.)
     const forgedFile = join(mkdtempSync(join(tmpdir(), 'kpromo-kubectl-')), 'forged.yaml');
     writeFileSync(
       forgedFile,

@@ -40,8 +40,18 @@ export async function applyManifest<T extends k8s.KubernetesObject>(
 export const ADMISSION_POLICY = join(REPO_ROOT, 'examples/deploy/admission-policy.yaml');
 
 /**
- * Applies the generated kpromo CRDs and the approval admission policy (examples/deploy), and waits
- * until the apiserver serves the CRDs and enforces the policy.
+ * The admission policies' parameter naming the kpromo controller's identity (its username): the
+ * example's ConfigMap, in the namespace examples/deploy/controller.yaml deploys to.
+ */
+export const CONTROLLER_IDENTITY = { namespace: 'kpromo', name: 'kpromo-controller-identity' } as const;
+
+/** The harness admin's username (client certificate CN, test/cluster/controlPlane.ts): the identity the test controllers run as. */
+export const HARNESS_CONTROLLER_USER = 'kpromo-admin';
+
+/**
+ * Applies the generated kpromo CRDs and the admission policies (examples/deploy), and waits until
+ * the apiserver serves the CRDs and enforces the policies. Their controller identity parameter lists
+ * the harness admin besides the example's ServiceAccount: the test controllers run as the admin.
  */
 export async function applyCrds(kc: k8s.KubeConfig): Promise<void> {
   const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
@@ -54,15 +64,29 @@ export async function applyCrds(kc: k8s.KubeConfig): Promise<void> {
       return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
     });
   }
-  for (const doc of loadYaml(ADMISSION_POLICY)) await applyManifest(kc, doc);
+  await ensureNamespace(kc, CONTROLLER_IDENTITY.namespace);
+  for (const doc of loadYaml(ADMISSION_POLICY)) await applyManifest(kc, withHarnessController(doc));
   await waitForAdmissionPolicy(kc);
+}
+
+/** The example's controller identity ConfigMap, listing the harness admin too; any other document as it is. */
+function withHarnessController(doc: Manifest): Manifest {
+  const m = doc.metadata;
+  if (
+    doc.kind !== 'ConfigMap' ||
+    m?.name !== CONTROLLER_IDENTITY.name ||
+    m?.namespace !== CONTROLLER_IDENTITY.namespace
+  )
+    return doc;
+  return { ...doc, data: { ...(doc.data as Record<string, string>), harness: HARNESS_CONTROLLER_USER } };
 }
 
 /**
  * The apiserver compiles a new policy asynchronously: probe with a server-side dry run of a plan
  * whose approval names another plan's uid until it is refused (a rule that binds every writer,
- * the admin running the tests included; other rules exempt the controller's `automate` verb,
- * which an admin holds).
+ * the admin running the tests included; other rules exempt the controller, which the admin is
+ * here). The policy refuses everything until it sees its controller identity parameter, with
+ * another message: the probe waits for that too.
  */
 async function waitForAdmissionPolicy(kc: k8s.KubeConfig): Promise<void> {
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);

@@ -469,7 +469,7 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
     )
     .option(
       '--controller-service-account <namespace/name>',
-      "the controller's ServiceAccount, which the rbac check leaves out (the chart's: <release namespace>/<release>-controller)",
+      "the controller's ServiceAccount: the admission check wants it in the policies' controller identity ConfigMap, the rbac check leaves it out (the chart's: <release namespace>/<release>-controller)",
     )
     .action(async (o: DoctorCliOptions, cmd: Command) => {
       const results = await doctorCommand(o, cmd.optsWithGlobals<GlobalOptions>());

@@ -56,13 +56,17 @@ const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 /** kpromo's policies and bindings as another release on `prod` (where kpromo is not installed). */
 const NARROW = `doctor-${RUN}`;
+/** Its controller identity parameter, in namespace default of prod. */
+const NARROW_IDENTITY = `/api/v1/namespaces/default/configmaps/${NARROW}-controller-identity`;
 const removeNarrow = async () => {
   for (const d of loadYaml(ADMISSION_POLICY)) {
+    if (d.kind === 'ConfigMap') continue;
     const kind =
       d.kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings';
     const name = String(d.metadata?.name).replace(/^kpromo-/, `${NARROW}-`);
     await prod.delete(`${ADMISSION}/${kind}/${name}`).catch(() => undefined);
   }
+  await prod.delete(NARROW_IDENTITY).catch(() => undefined);
 };
 const dir = mkdtempSync(join(tmpdir(), 'kpromo-doctor-'));
 const WRONG = 'WRONG-pw-7f3a';
@@ -172,7 +176,11 @@ describe('kpromo doctor', () => {
     const lines = r.out.trim().split('\n');
     expect(lines.filter((l) => l.startsWith('FAIL') || l.startsWith('WARN'))).toEqual([]);
     expect(lines.filter((l) => /^PASS {2}crds/.test(l))).toHaveLength(6);
-    expect(lines.filter((l) => /^PASS {2}admission/.test(l))).toHaveLength(ADMISSION_POLICIES.length);
+    // Every policy, and the controller identity they trust (applyCrds: the harness admin among them).
+    expect(lines.filter((l) => /^PASS {2}admission/.test(l))).toHaveLength(ADMISSION_POLICIES.length + 1);
+    expect(r.out).toMatch(
+      /PASS {2}admission {4}ConfigMap kpromo\/kpromo-controller-identity: the controller identity of kpromo-plan-approvals, kpromo-status-writers, kpromo-history-writers, kpromo-line-stops: .*kpromo-admin/,
+    );
     expect(r.out).toContain(
       `PASS  environments Environment stable: cluster stable reachable, namespace ${APPS_NS} exists`,
     );
@@ -188,9 +196,9 @@ describe('kpromo doctor', () => {
     );
     expect(r.out).toContain('PASS  mcp          MCP endpoint: off (mcp.enabled is false)');
     expect(r.out).toContain(
-      `PASS  rbac         RBAC in namespace ${NS} and cluster-wide: no role grants approve, govern, override-freeze, continue or automate through a wildcard`,
+      `PASS  rbac         RBAC in namespace ${NS} and cluster-wide: no role grants approve, rollback, override-freeze, continue or govern through a wildcard`,
     );
-    expect(lines.at(-1)).toBe(`${16 + ADMISSION_POLICIES.length} passed, 0 warning(s), 0 failed`);
+    expect(lines.at(-1)).toBe(`${17 + ADMISSION_POLICIES.length} passed, 0 warning(s), 0 failed`);
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
@@ -199,7 +207,7 @@ describe('kpromo doctor', () => {
     expect(json.code).toBe(EXIT.FAILURE);
   });
 
-  it('attack: a wildcard Role in a reconciled namespace gives a developer automate and approve; the doctor warns, naming role, binding and subject', async () => {
+  it('attack: a wildcard Role in a reconciled namespace gives a developer approve; the doctor warns, naming role, binding and subject', async () => {
     await dev.create(`${RBAC}/namespaces/${NS}/roles`, {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
@@ -217,7 +225,7 @@ describe('kpromo doctor', () => {
       ],
     });
     try {
-      // The apiserver agrees: the wildcard holds the custom verb.
+      // The apiserver agrees: the wildcard holds the custom verb (admission asks for approve).
       const review = await dev.create<{ status: { allowed: boolean } }>(
         '/apis/authorization.k8s.io/v1/subjectaccessreviews',
         {
@@ -229,7 +237,7 @@ describe('kpromo doctor', () => {
               namespace: NS,
               group: 'promotions.kpromo.dev',
               resource: 'promotionplans',
-              verb: 'automate',
+              verb: 'approve',
             },
           },
         },
@@ -247,7 +255,7 @@ describe('kpromo doctor', () => {
         `${NS}/kpromo-controller`,
       ]);
       expect(r.out).toContain(
-        `WARN  rbac         RoleBinding ${NS}/devs (Role ${NS}/plans-admin): User dev@example.com holds automate (label plans automatic, write plan status and release history, record other approvers), approve, override-freeze, continue in namespace ${NS} through verbs: ["*"]`,
+        `WARN  rbac         RoleBinding ${NS}/devs (Role ${NS}/plans-admin): User dev@example.com holds approve, rollback (approve rollbacks), override-freeze, continue in namespace ${NS} through verbs: ["*"]`,
       );
       // The controller's own ServiceAccount is left out.
       expect(r.out).not.toContain('ServiceAccount');
@@ -260,9 +268,17 @@ describe('kpromo doctor', () => {
   });
 
   it('attack: admission bindings whose namespaceSelector leaves out a reconciled namespace fail, naming binding and namespace', async () => {
-    // kpromo's policies as release "doctor-<run>" on prod, bound only in NS.
+    // kpromo's policies as release "doctor-<run>" on prod, bound only in NS; their controller
+    // identity in namespace default.
     for (const d of loadYaml(ADMISSION_POLICY)) {
       const name = String(d.metadata?.name).replace(/^kpromo-/, `${NARROW}-`);
+      if (d.kind === 'ConfigMap') {
+        await applyManifest(kubeConfigFor('prod', kubeconfig), {
+          ...d,
+          metadata: { ...d.metadata, name, namespace: 'default' },
+        });
+        continue;
+      }
       const spec = d.spec as Record<string, unknown>;
       await applyManifest(kubeConfigFor('prod', kubeconfig), {
         ...d,
@@ -272,6 +288,15 @@ describe('kpromo doctor', () => {
             ? {
                 ...spec,
                 policyName: String(spec.policyName).replace(/^kpromo-/, `${NARROW}-`),
+                ...((spec.paramRef as { name?: string } | undefined)?.name
+                  ? {
+                      paramRef: {
+                        ...(spec.paramRef as object),
+                        name: `${NARROW}-controller-identity`,
+                        namespace: 'default',
+                      },
+                    }
+                  : {}),
                 matchResources: {
                   namespaceSelector: {
                     matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [NS] }],

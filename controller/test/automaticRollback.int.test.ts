@@ -218,8 +218,8 @@ describe('automatic rollback, attacked', () => {
       expect((await getPlan(dev, NS, decoy)).status?.apps?.some((a) => a.written) ?? false, decoy).toBe(false);
   });
 
-  it('removing or changing the controller’s labels on its automatic rollback is refused to anyone without automate', async () => {
-    // The controller's kind of plan (created here as the admin, who holds automate).
+  it('removing or changing the controller’s labels on its automatic rollback is refused to anyone but the controller', async () => {
+    // The controller's kind of plan (created here as the admin, the controller identity applyCrds installs).
     await dev.create(
       `${base}/promotionplans`,
       rollbackBody('labelled', 'gone', {

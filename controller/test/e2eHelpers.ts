@@ -1,9 +1,18 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
-import { installFluxApiCrds, kubeConfigFor, pushTestImage, waitFor } from '@kpromo/test-harness';
+import {
+  CONTROLLER_IDENTITY,
+  installFluxApiCrds,
+  kubeConfigFor,
+  kubectlPath,
+  pushTestImage,
+  waitFor,
+} from '@kpromo/test-harness';
 import { stringify } from 'yaml';
 import { type Config, loadConfig } from '../src/config.js';
 import type { Workload } from '../src/kube/cacheView.js';
@@ -766,4 +775,56 @@ export async function serviceAccountKubeconfig(kubeconfig: string, ns: string, s
     }),
   );
   return file;
+}
+
+/** What a kubectl run returned: exit code and output (a refusal is exit 1 with the apiserver's message on stderr). */
+export interface KubectlRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * A person at a terminal: the pinned kubectl (test/cluster/kubectl.sh; call needComponents('kubectl')
+ * first) with `kubeconfigFile` as KUBECONFIG. Never throws on exit ≠ 0: the test reads the refusal.
+ */
+export async function kubectl(kubeconfigFile: string, ...args: string[]): Promise<KubectlRun> {
+  try {
+    const r = await promisify(execFile)(kubectlPath(), args, {
+      env: { ...process.env, KUBECONFIG: kubeconfigFile },
+      maxBuffer: 16 << 20,
+    });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    if (typeof x.code !== 'number') throw e;
+    return { code: x.code, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
+}
+
+/**
+ * Lists `username` as a kpromo controller, under `key`, in the admission policies' controller
+ * identity parameter (the ConfigMap applyCrds installs, naming the harness admin), and waits until
+ * admission recognises it: a dry-run status write of `statusPath` by `asController` (that identity)
+ * is accepted. For a test running its controller as another identity (a ServiceAccount). Returns
+ * what removes the entry again: the ConfigMap is shared by every test file.
+ */
+export async function trustControllerUsername(
+  admin: KubeRest,
+  key: string,
+  username: string,
+  asController: KubeRest,
+  statusPath: string,
+): Promise<() => Promise<void>> {
+  const path = `/api/v1/namespaces/${CONTROLLER_IDENTITY.namespace}/configmaps/${CONTROLLER_IDENTITY.name}`;
+  await admin.mergePatch(path, { data: { [key]: username } });
+  await waitFor(`admission recognises ${username} as the kpromo controller`, async () =>
+    asController.mergePatch(`${statusPath}?dryRun=All`, { status: {} }).then(
+      () => true,
+      () => undefined,
+    ),
+  );
+  return async () => {
+    await admin.mergePatch(path, { data: { [key]: null } }).catch(() => undefined);
+  };
 }

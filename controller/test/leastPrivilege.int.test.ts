@@ -26,6 +26,7 @@ import {
   restFor,
   seedTwoStageRelease,
   type TestUser,
+  trustControllerUsername,
   waitPlan,
   withShown,
 } from './e2eHelpers.js';
@@ -52,6 +53,7 @@ const rita = user('rita', ['release-managers']);
 const mallory = user('mallory', ['shop-developers']);
 
 let ctl: Running;
+let untrust: (() => Promise<void>) | undefined;
 let saToken = '';
 let devDigest: Record<string, string> = {};
 
@@ -144,6 +146,14 @@ beforeAll(async () => {
     [read, { apiGroups: [GROUP], resources: ['promotionplans'], verbs: ['create', 'patch'] }],
     [mallory],
   );
+  // Admission recognises the controller by its username: this one is the ServiceAccount's.
+  untrust = await trustControllerUsername(
+    dev,
+    `lp-${RUN}`,
+    `system:serviceaccount:${NS}:${SA}`,
+    new KubeRest(kubeConfigFor('dev', kubeconfigAsServiceAccount(saToken)), 'dev'),
+    `/apis/${GROUP}/v1alpha1/namespaces/${NS}/applications/web/status`,
+  );
   ctl = await startController(
     controllerConfig(
       kubeconfigAsServiceAccount(saToken),
@@ -168,6 +178,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ctl?.stop().catch(() => undefined);
+  await untrust?.();
   for (const name of CLUSTER_ROLES) {
     await dev.delete(`${RBAC}/clusterrolebindings/${name}`).catch(() => undefined);
     await dev.delete(`${RBAC}/clusterroles/${name}`).catch(() => undefined);

@@ -347,7 +347,8 @@ export function approvalBy(caller: Caller, extra: Omit<Approval, 'user' | 'group
 /**
  * Writes a plan the caller was authorised to create (`access`, as the caller) with the controller's
  * own client: spec.requestedBy and approvals name the authenticated caller, and admission accepts
- * an actor other than the writer only from the controller (verb automate).
+ * an actor other than the writer only from the controller (its username, ConfigMap
+ * kpromo-controller-identity).
  */
 async function createObject(ctx: ApiContext, plan: PromotionPlan): Promise<PromotionPlan> {
   const ref = `PromotionPlan ${plan.metadata.namespace}/${plan.metadata.name}`;

@@ -33,7 +33,10 @@ export interface DoctorContext {
    * namespace) or its shard's namespace selector. Absent: the namespace given.
    */
   reconciled?: { namespaces: readonly string[]; shardSelector?: string };
-  /** The controller's own ServiceAccount (`--controller-service-account`): left out of the RBAC check. */
+  /**
+   * The controller's own ServiceAccount (`--controller-service-account`): the identity the admission
+   * policies' parameter must list; left out of the RBAC check.
+   */
   controllerServiceAccount?: { namespace: string; name: string };
   egress: Egress;
   now(): Date;

@@ -1,5 +1,11 @@
 // `@kpromo/controller/doctor`: checks of an installation, for `kpromo doctor`.
-export { ADMISSION_POLICIES, judgeAdmission } from './admission.js';
+export {
+  ADMISSION_POLICIES,
+  CONTROLLER_IDENTITY_LABEL,
+  identityParamRefs,
+  judgeAdmission,
+  judgeControllerIdentity,
+} from './admission.js';
 export type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
 export { DOCTOR_CHECKS, runDoctor } from './checks.js';
 export { DoctorUsageError, openDoctorContext } from './context.js';

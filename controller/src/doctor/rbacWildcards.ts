@@ -4,11 +4,12 @@ import { reconciledNamespaces } from './namespaces.js';
 /**
  * The verbs kpromo's admission policies ask RBAC about, and the resources each is asked on
  * (examples/deploy/admission-policy.yaml). RBAC's `*` matches custom verbs, resources and groups
- * alike, so a role written as "everything on plans" also holds these: issue 48 item 9.
+ * alike, so a role written as "everything on plans" also holds these: issue 48 item 9. (What only
+ * the controller may do takes no verb: admission knows it by its username, which no role grants.)
  */
 export const GUARDED_VERBS: Readonly<Record<string, readonly string[]>> = {
-  automate: ['promotionplans'],
   approve: ['promotionplans', 'environments'],
+  rollback: ['promotionplans', 'environments'],
   'override-freeze': ['promotionplans', 'environments'],
   continue: ['promotionplans', 'environments'],
   govern: ['promotionflows', 'environments'],
@@ -70,7 +71,7 @@ const subjectName = (s: RbacSubject) =>
   s.kind === 'ServiceAccount' ? `ServiceAccount ${s.namespace ?? '?'}/${s.name}` : `${s.kind} ${s.name}`;
 
 /**
- * Subjects left out: the controller's own ServiceAccount (it must hold `automate`), and the group
+ * Subjects left out: the controller's own ServiceAccount (`--controller-service-account`), and the group
  * system:masters, which the apiserver lets past authorization whatever RBAC says.
  */
 function exempt(s: RbacSubject, controller?: { namespace: string; name: string }): boolean {
@@ -129,8 +130,8 @@ export function findWildcardHolders(o: {
 }
 
 const WHAT: Record<string, string> = {
-  automate: 'automate (label plans automatic, write plan status and release history, record other approvers)',
   approve: 'approve',
+  rollback: 'rollback (approve rollbacks)',
   'override-freeze': 'override-freeze',
   continue: 'continue',
   govern: 'govern (change release policy)',
@@ -147,7 +148,7 @@ export function judgeWildcardHolders(holders: readonly WildcardHolder[], scope: 
         check: 'rbac',
         status: 'pass',
         subject: `RBAC in ${scope} and cluster-wide`,
-        message: 'no role grants approve, govern, override-freeze, continue or automate through a wildcard',
+        message: 'no role grants approve, rollback, override-freeze, continue or govern through a wildcard',
       },
     ];
   return holders.map((h) => ({

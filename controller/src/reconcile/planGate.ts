@@ -38,8 +38,8 @@ export function planGate(
   const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
   const approvals = plan.spec.approvals ?? [];
   // An automatic stage runs the controller's own plans without approval; a plan someone else created
-  // into it is approved like any other (admission lets only holders of the `automate` verb, the
-  // controller, set the automatic label).
+  // into it is approved like any other (admission lets only the controller, recognised by its
+  // username, set the automatic label).
   const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !isRollback;
   const v = evaluateApprovals({
     mode:

@@ -13,24 +13,26 @@ describe('wildcardGrants: the kpromo verbs a rule grants through a wildcard', ()
     [
       'verbs * on plans',
       { apiGroups: [G], resources: ['promotionplans'], verbs: ['*'] },
-      ['automate', 'approve', 'override-freeze', 'continue'],
+      ['approve', 'rollback', 'override-freeze', 'continue'],
     ],
     [
       'verbs * on environments',
       { apiGroups: [G], resources: ['environments'], verbs: ['*'] },
-      ['approve', 'override-freeze', 'continue', 'govern'],
+      ['approve', 'rollback', 'override-freeze', 'continue', 'govern'],
     ],
     [
       'everything everywhere',
       { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
-      ['automate', 'approve', 'override-freeze', 'continue', 'govern'],
+      ['approve', 'rollback', 'override-freeze', 'continue', 'govern'],
     ],
     ['approve named, resources *', { apiGroups: [G], resources: ['*'], verbs: ['approve'] }, ['approve']],
     [
-      'automate named, apiGroups *',
-      { apiGroups: ['*'], resources: ['promotionplans'], verbs: ['automate'] },
-      ['automate'],
+      'rollback named, apiGroups *',
+      { apiGroups: ['*'], resources: ['promotionplans'], verbs: ['rollback'] },
+      ['rollback'],
     ],
+    // automate no longer makes anyone the controller (admission knows it by its username).
+    ['automate named, apiGroups *', { apiGroups: ['*'], resources: ['promotionplans'], verbs: ['automate'] }, []],
     [
       'explicit grant: on purpose, not listed',
       { apiGroups: [G], resources: ['promotionplans'], verbs: ['approve'] },
@@ -50,7 +52,7 @@ const role = (name: string, rules: RbacRule[], namespace?: string) => ({ metadat
 const everythingOnPlans = { apiGroups: [G], resources: ['promotionplans', 'environments'], verbs: ['*'] };
 
 describe('findWildcardHolders', () => {
-  it('attack: a namespace admin Role with verbs ["*"] on promotionplans grants a developer automate; the doctor names role, binding and subject', () => {
+  it('attack: a namespace admin Role with verbs ["*"] on promotionplans grants a developer approve; the doctor names role, binding and subject', () => {
     const holders = findWildcardHolders({
       namespaces: ['team-a'],
       roles: [role('plans-admin', [everythingOnPlans], 'team-a')],
@@ -67,7 +69,7 @@ describe('findWildcardHolders', () => {
     const [r] = judgeWildcardHolders(holders, 'namespace team-a');
     expect(r).toMatchObject({ status: 'warn', subject: 'RoleBinding team-a/devs (Role team-a/plans-admin)' });
     expect(r.message).toBe(
-      'User dev@example.com holds automate (label plans automatic, write plan status and release history, record other approvers), approve, override-freeze, continue, govern (change release policy) in namespace team-a through verbs: ["*"]',
+      'User dev@example.com holds approve, rollback (approve rollbacks), override-freeze, continue, govern (change release policy) in namespace team-a through verbs: ["*"]',
     );
     expect(r.fix).toContain('instead of "*"');
   });

@@ -65,7 +65,7 @@ export function personsRollback(
 
 /**
  * Pure: the controller's own automatic rollback of `failed` (uid `failedUID`) for this scope among
- * `plans`: the auto label (only the `automate` holder, the controller, adds or removes it), the
+ * `plans`: the auto label (only the controller, by its username, adds or removes it), the
  * failed plan's uid in its label (a plan recreated under the same name is another plan), and the
  * spec the controller gives it (fixed at creation). Found after a crash between the create and
  * recording its uid, so that a retry or a new leader never creates a second one.

@@ -196,10 +196,11 @@ app.kubernetes.io/component: exporter
   verbs: [get, list, watch, create, delete]
 - apiGroups: [promotions.kpromo.dev]
   # create/patch: automatic plans, and the plans and approvals of people RBAC allowed (checked as them
-  # with SubjectAccessReview); automate: label automatic plans, write status, record another user
-  # as requester or approver (admission accepts that only from automate holders). No impersonation.
+  # with SubjectAccessReview). Automatic labels, status and recording another user as requester or
+  # approver need no verb: admission accepts them from the controller's username alone
+  # (<release>-controller-identity ConfigMap). No impersonation.
   resources: [promotionplans]
-  verbs: [get, list, watch, create, patch, automate]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [promotions.kpromo.dev]
   resources: [promotionplans/status, applications/status, promotionflows/status, environments/status, notifications/status]
   verbs: [get, update, patch]
