@@ -114,6 +114,7 @@ function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
       {g.requestedBy ? (
         <Text as="p" variant="body-small" data-testid="requested-by">
           Requested by <EntityName entityRef={g.requestedBy} />
+          {g.requestedByPerson && g.requestedByPerson !== g.requestedBy ? ` as ${g.requestedByPerson}` : ''}
         </Text>
       ) : null}
       {g.approvers.length ? (
@@ -122,9 +123,10 @@ function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
             <li key={a.user}>
               <Text variant="body-small">
                 Approved by <EntityName entityRef={a.user} />
+                {a.person && a.person !== a.user ? ` as ${a.person}` : ''}
                 {a.observedAt ? ` at ${formatTime(a.observedAt)}` : ' (not yet seen by the controller)'}
                 {a.overrideFreeze ? ' (overriding the freeze)' : ''}
-                {a.counted === false ? ' (does not count toward the approval policy)' : ''}
+                {a.counted === false ? ` (does not count toward the approval policy${a.why ? `: ${a.why}` : ''})` : ''}
                 {a.comment ? ` – “${a.comment}”` : ''}
               </Text>
             </li>
