@@ -528,6 +528,32 @@ describe('deploy/helm/kpromo: helm template', () => {
     ).rejects.toThrow(/namespace/);
   });
 
+  it('config.persons: the identity -> person mapping the controller accepts; a rule without {rest} is refused by the values schema', async () => {
+    const persons = {
+      identities: { 'user:default/alice': 'alice@example.com' },
+      prefixes: [{ prefix: 'port:', person: '{rest}' }],
+    };
+    const docs = await render([], { extra: ['--set-json', `config.persons=${JSON.stringify(persons)}`] });
+    const dir = mkdtempSync(join(tmpdir(), 'kpromo-cfg-'));
+    try {
+      writeFileSync(join(dir, 'c.yaml'), one(docs, 'ConfigMap', 'kpromo-controller').data?.['config.yaml'] ?? '');
+      expect(loadConfig({ file: join(dir, 'c.yaml'), env: {} }).persons).toEqual(persons);
+      // Without values: no mapping, each identity its own person.
+      writeFileSync(
+        join(dir, 'c.yaml'),
+        one(await render(), 'ConfigMap', 'kpromo-controller').data?.['config.yaml'] ?? '',
+      );
+      expect(loadConfig({ file: join(dir, 'c.yaml'), env: {} }).persons).toEqual({ identities: {}, prefixes: [] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await expect(
+      render([], {
+        extra: ['--set-json', 'config.persons.prefixes=[{"prefix":"port:","person":"alice@example.com"}]'],
+      }),
+    ).rejects.toThrow(/persons/);
+  });
+
   it('config.shard: the shard config the controller accepts, its own Lease, its rules cluster-wide plus reading Namespaces', async () => {
     const docs = await render(['config.shard.name=blue', 'config.namespaces={team-a}'], { namespace: 'ops' });
     const dir = mkdtempSync(join(tmpdir(), 'kpromo-cfg-'));

@@ -11,6 +11,7 @@ import {
   type DiffResult,
   type EnvironmentView,
   type LineStopView,
+  type PlanApprover,
   planProgress,
   reasonCounts,
   skippedNotListed,
@@ -165,15 +166,23 @@ export function plansTable(
   );
 }
 
+/** One approval: the user, the person the controller judged it as when another, and why it does not count. */
+function approverText(a: PlanApprover): string {
+  const as = a.person && a.person !== a.user ? ` as ${a.person}` : '';
+  return `${a.user}${as}${a.counted === false ? ` (not counted${a.why ? `: ${a.why}` : ''})` : ''}`;
+}
+
 /** `plan get`: the plan's display and who asked and approved. */
 export function planText(plan: PromotionPlan, now: Date): string {
   const p = planProgress(plan);
   const facts = [
-    p.requestedBy ? `requested by: ${p.requestedBy}` : undefined,
+    p.requestedBy
+      ? `requested by: ${p.requestedBy}${p.requestedByPerson && p.requestedByPerson !== p.requestedBy ? ` as ${p.requestedByPerson}` : ''}`
+      : undefined,
     p.rollbackOf ? `rolls back: ${p.rollbackOf}` : undefined,
     // What an approval binds to: `plan approve --uid` refuses a plan recreated since this was shown.
     plan.metadata.uid ? `uid: ${plan.metadata.uid}` : undefined,
-    `approvals: ${p.approvers.map((a) => `${a.user}${a.counted === false ? ' (not counted)' : ''}`).join(', ') || 'none'}`,
+    `approvals: ${p.approvers.map(approverText).join(', ') || 'none'}`,
   ].filter((x): x is string => !!x);
   const [head, ...rest] = planFrame(plan, now);
   return [head, ...facts.map((f) => printable(f)), ...rest, ...evidenceLines(plan).map((l) => printable(l))].join('\n');

@@ -237,6 +237,34 @@ describe('fleet plans: waves', () => {
     );
   });
 
+  it('plan get names the person each approval and the request counted as, and why an approval does not count', () => {
+    const p = plan(
+      ['cart'],
+      {
+        phase: 'Pending',
+        gate: {
+          approved: false,
+          required: 1,
+          requestedByPerson: 'alice@example.com',
+          approvers: [
+            {
+              user: 'port:alice@example.com',
+              person: 'alice@example.com',
+              counted: false,
+              why: 'creator of the plan: alice@example.com requested it as user:default/alice',
+            },
+            { user: 'carol', person: 'carol', counted: true },
+          ],
+        },
+      },
+      { requestedBy: 'user:default/alice', approvals: [{ user: 'port:alice@example.com' }, { user: 'carol' }] },
+    );
+    expect(planText(p, NOW).split('\n').slice(1, 3)).toEqual([
+      'requested by: user:default/alice as alice@example.com',
+      'approvals: port:alice@example.com as alice@example.com (not counted: creator of the plan: alice@example.com requested it as user:default/alice), carol',
+    ]);
+  });
+
   it('plan get shows the waves after the applications', () => {
     const text = planText(promoting, NOW).split('\n');
     expect(text.slice(-4)).toEqual([

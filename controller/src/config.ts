@@ -8,6 +8,7 @@ import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
 import { ClusterAccessSchema } from './credentials/clusterAccess.js';
 import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
 import { EGRESS_DEFAULTS, EgressConfigSchema } from './net/egressConfig.js';
+import { PERSONS_DEFAULTS, PersonsConfigSchema } from './policy/persons.js';
 import { SUPPLY_CHAIN_DEFAULTS, SupplyChainConfigSchema } from './supplychain/trustAnchors.js';
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -91,6 +92,12 @@ export const ConfigSchema = z
      * tenant namespaces whose flows may name it. Empty: no flow may use any.
      */
     supplyChain: SupplyChainConfigSchema.default(SUPPLY_CHAIN_DEFAULTS),
+    /**
+     * Which identities are one person (docs/auth.md, "One person, one approver"): approval policies
+     * count persons, so one human never gives two approvals of `count: 2` nor approves their own
+     * plan from another door. Empty: each identity is its own person.
+     */
+    persons: PersonsConfigSchema.default(PERSONS_DEFAULTS),
     /**
      * Custom resources (`<plural>.<group>`, exactly) that POST /api/v1/resources may create, patch
      * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none. Never

@@ -33,6 +33,8 @@ export interface ControllerOptions {
   lineStopNamespace?: string;
   /** The platform's trust anchors (config supplyChain): keys flows may name, by namespace. */
   supplyChain?: PromotionDeps['supplyChain'];
+  /** Which identities are one person (config persons): approval policies count persons. */
+  persons?: PromotionDeps['persons'];
   workers: number;
   leaderElection: {
     enabled: boolean;
@@ -142,6 +144,7 @@ export class Controller {
       maxAttempts: o.maxAttempts,
       lineStopNamespace: o.lineStopNamespace,
       supplyChain: o.supplyChain,
+      persons: o.persons,
       claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
       // Without leader election (one replica) there is nothing to fence against.
@@ -162,6 +165,7 @@ export class Controller {
       namespace: o.defaultNamespace,
       resolveDigest: o.resolveDigest,
       resourceKinds: o.resourceKinds ?? [],
+      persons: o.persons,
       environmentClient: (env: Environment) => o.clients.forEnvironment(env),
     };
     if (o.leaderElection.enabled) {

@@ -82,6 +82,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     defaultNamespace: cfg.defaultNamespace,
     lineStopNamespace: cfg.lineStopNamespace,
     supplyChain: cfg.supplyChain,
+    persons: cfg.persons,
     workers: cfg.workers,
     leaderElection: { ...cfg.leaderElection, identity: cfg.leaderElection.identity ?? `kpromo-${process.pid}` },
     copyImage: (req) => copyImage(req),

@@ -1,6 +1,7 @@
 import type { Environment } from '@kpromo/api';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
+import type { PersonMapping } from '../policy/persons.js';
 import type { Access } from './access.js';
 
 /** What the API functions need; shared by the HTTP server, the CLI and the MCP server. */
@@ -19,6 +20,11 @@ export interface ApiContext {
   namespace: string;
   /** Custom resources (`<plural>.<group>`) POST /resources may write as the caller; none when absent. */
   resourceKinds?: readonly string[];
+  /**
+   * The platform's identity -> person mapping (config persons), as the controller judges approvals
+   * with it; absent (the CLI): each identity is its own person, and the controller judges.
+   */
+  persons?: PersonMapping;
   /**
    * A client of an Environment's cluster as the controller (clusterAccess decides, as for
    * promotions): what POST /adopt reads workloads with. Absent in sessions that cannot (the CLI).

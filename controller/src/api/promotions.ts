@@ -33,6 +33,7 @@ import { registryEndpoint } from '../extension/credentials.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
+import { personOf } from '../policy/persons.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
 import { who } from './access.js';
@@ -494,8 +495,16 @@ export async function checkApproval(
   // kubectl needs patch on the plan to add an approval; so does every other door.
   await ctx.access.require(caller, { verb: 'patch', resource: 'promotionplans', namespace, name });
   const approvals = p.spec.approvals ?? [];
-  if (approvals.some((a) => a.user === caller.username))
-    throw new ApiError(409, `${ref} is already approved by ${who(caller)}`);
+  // One person, one approval: the same human under another door's name would not count again.
+  const me = personOf(caller.username, ctx.persons);
+  const mine = approvals.find((a) => personOf(a.user, ctx.persons) === me);
+  if (mine)
+    throw new ApiError(
+      409,
+      mine.user === caller.username
+        ? `${ref} is already approved by ${who(caller)}`
+        : `${ref} is already approved by ${me} (as ${mine.user}); a second approval of one person does not count`,
+    );
   if (p.status?.gate?.approved && !opts.overrideFreeze)
     throw new ApiError(
       409,

@@ -6,6 +6,7 @@ import {
   type PromotionPlan,
   TERMINAL_WAVE_PHASES,
 } from '@kpromo/api';
+import { planApprovers } from '@kpromo/contract';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { clip, redactMap } from './redact.js';
@@ -124,7 +125,19 @@ export const PlanOut = z.object({
   rollbackOf: z.string().optional(),
   requestedBy: z.string().optional(),
   approved: z.boolean().describe("The target stage's approval policy is met"),
-  approvals: z.array(z.object({ user: z.string(), overrideFreeze: z.boolean().optional() })),
+  approvals: z.array(
+    z.object({
+      user: z.string(),
+      person: z
+        .string()
+        .optional()
+        .describe(
+          'The person the controller judged the approval as (one person counts once, never for their own plan)',
+        ),
+      counted: z.boolean().optional().describe('Whether it counts toward the approval policy (absent: not judged yet)'),
+      overrideFreeze: z.boolean().optional(),
+    }),
+  ),
   waitingFor: z.string().optional().describe('Who still must approve'),
   frozen: z
     .object({ window: z.string(), reason: z.string().optional(), until: z.string().optional() })
@@ -241,7 +254,9 @@ export function planOut(p: PromotionPlan): PlanOut {
     rollbackOf: p.spec.rollbackOf,
     requestedBy: p.spec.requestedBy,
     approved: p.status?.gate?.approved === true,
-    approvals: (p.spec.approvals ?? []).map((a) => defined({ user: a.user, overrideFreeze: a.overrideFreeze })),
+    approvals: planApprovers(p).map((a) =>
+      defined({ user: a.user, person: a.person, counted: a.counted, overrideFreeze: a.overrideFreeze }),
+    ),
     waitingFor: p.status?.gate?.waitingFor,
     frozen: p.status?.gate?.frozen
       ? defined({

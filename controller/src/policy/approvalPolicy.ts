@@ -1,4 +1,5 @@
 import type { Approval, RequiredApprovers } from '@kpromo/api';
+import { type PersonMapping, personOf } from './persons.js';
 
 export type ApprovalMode = 'manual' | 'auto';
 
@@ -6,7 +7,10 @@ export interface ApprovalVerdict {
   approved: boolean;
   /** Qualifying approvals needed; 0 for auto stages. */
   required: number;
-  approvers: Array<{ user: string; counted: boolean; why?: string; overrideFreeze?: boolean }>;
+  /** Each approval, with the person it is (config persons) and whether it counts, and why not. */
+  approvers: Array<{ user: string; person: string; counted: boolean; why?: string; overrideFreeze?: boolean }>;
+  /** The person of spec.requestedBy; set when it is. */
+  requestedByPerson?: string;
   /** Who still must approve, in words; set while not approved. */
   waitingFor?: string;
   /** User of the first approval asking to override a freeze window. */
@@ -24,8 +28,12 @@ export function stageApprovalMode(
 /**
  * Whether a plan's approvals satisfy the target stage. Admission has already checked that each
  * entry names its own user and groups and that the user holds the approve verb, so this only
- * decides which entries count: listed users or groups (anyone when neither is listed), each user
- * once, never the plan's creator under forbidSelfApproval.
+ * decides which entries count: listed users or groups (anyone when neither is listed), each person
+ * once, never the plan's creator's person under forbidSelfApproval. Persons come from the
+ * platform's mapping (`persons`) applied to the admission-verified user names, never from a field
+ * someone wrote: one human approving as `user:default/alice` and as `port:alice@example.com` is one
+ * approver. Required `users` are matched against the identity itself (a mapping never makes
+ * someone a required approver).
  */
 export function evaluateApprovals(input: {
   mode: ApprovalMode;
@@ -34,14 +42,22 @@ export function evaluateApprovals(input: {
   requestedBy?: string;
   /** The plan's metadata.uid: an approval naming another plan (planUID) never counts. */
   planUID?: string;
+  /** The platform's identity -> person mapping (config persons); none: each identity is a person. */
+  persons?: PersonMapping;
 }): ApprovalVerdict {
-  const { mode, approvers: policy = {}, approvals, requestedBy, planUID } = input;
+  const { mode, approvers: policy = {}, approvals, requestedBy, planUID, persons } = input;
+  const person = (user: string) => personOf(user, persons);
+  const requester = requestedBy ? person(requestedBy) : undefined;
   // An override is recorded even when its approval does not count: admission checked the verb.
   const forOtherPlan = (a: Approval) => !!a.planUID && !!planUID && a.planUID !== planUID;
   const overrideFreezeBy = approvals.find((a) => a.overrideFreeze && !forOtherPlan(a))?.user;
-  const withOverride = overrideFreezeBy !== undefined ? { overrideFreezeBy } : {};
+  const common = {
+    ...(overrideFreezeBy !== undefined ? { overrideFreezeBy } : {}),
+    ...(requester !== undefined ? { requestedByPerson: requester } : {}),
+  };
   const entry = (a: Approval, counted: boolean, why?: string) => ({
     user: a.user,
+    person: person(a.user),
     counted,
     ...(why ? { why } : {}),
     ...(a.overrideFreeze ? { overrideFreeze: true } : {}),
@@ -52,7 +68,7 @@ export function evaluateApprovals(input: {
       approved: true,
       required: 0,
       approvers: approvals.map((a) => entry(a, false, 'stage needs no approval (auto)')),
-      ...withOverride,
+      ...common,
     };
   }
 
@@ -69,34 +85,49 @@ export function evaluateApprovals(input: {
       approvers: approvals.map((a) => entry(a, false, 'spec.requestedBy is unset')),
       waitingFor:
         'spec.requestedBy is unset, so self-approval cannot be ruled out (forbidSelfApproval); recreate the plan',
-      ...withOverride,
+      ...common,
     };
   }
 
-  const seen = new Set<string>();
+  // Person -> the user whose approval counted for them.
+  const seen = new Map<string, string>();
   const listed: ApprovalVerdict['approvers'] = [];
   for (const a of approvals) {
+    const p = person(a.user);
     if (forOtherPlan(a)) {
       listed.push(entry(a, false, `approved another plan (uid ${a.planUID})`));
       continue;
     }
-    if (seen.has(a.user)) {
-      listed.push(entry(a, false, 'already counted for this user'));
+    const counted = seen.get(p);
+    if (counted !== undefined) {
+      listed.push(
+        entry(
+          a,
+          false,
+          counted === a.user ? 'already counted for this user' : `already counted for ${p}: same person as ${counted}`,
+        ),
+      );
       continue;
     }
-    if (policy.forbidSelfApproval && a.user === requestedBy) {
-      listed.push(entry(a, false, 'creator of the plan'));
+    if (policy.forbidSelfApproval && p === requester) {
+      listed.push(
+        entry(
+          a,
+          false,
+          a.user === requestedBy ? 'creator of the plan' : `creator of the plan: ${p} requested it as ${requestedBy}`,
+        ),
+      );
       continue;
     }
     if (anyone || users.includes(a.user) || (a.groups ?? []).some((g) => groups.includes(g))) {
-      seen.add(a.user);
+      seen.set(p, a.user);
       listed.push(entry(a, true));
     } else {
       listed.push(entry(a, false, 'not a required approver'));
     }
   }
   const missing = required - seen.size;
-  if (missing <= 0) return { approved: true, required, approvers: listed, ...withOverride };
+  if (missing <= 0) return { approved: true, required, approvers: listed, ...common };
   const from = [users.length ? `users ${users.join(', ')}` : '', groups.length ? `groups ${groups.join(', ')}` : '']
     .filter(Boolean)
     .join(' or ');
@@ -105,6 +136,6 @@ export function evaluateApprovals(input: {
     required,
     approvers: listed,
     waitingFor: `${missing} more approval${missing === 1 ? '' : 's'}${from ? ` from ${from}` : ''}`,
-    ...withOverride,
+    ...common,
   };
 }

@@ -4,6 +4,7 @@ import { evaluateApprovals, stageApprovalMode } from '../policy/approvalPolicy.j
 import { parseDuration } from '../policy/duration.js';
 import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
 import { lineStopMessage } from '../policy/lineStop.js';
+import type { PersonMapping } from '../policy/persons.js';
 import { soakGate } from '../policy/soak.js';
 import { soakingSince, verifiedAt } from '../verification/verifiedSince.js';
 import { AUTO_LABEL } from './autoPromote.js';
@@ -23,6 +24,7 @@ export interface Hold {
  * known-good versions: they need approvals (the rollback verb) but are held by neither freezes, a
  * stopped line nor soak time. `stops`: the LineStops holding this plan, oldest first
  * (policy/lineStop.ts stopsHolding); an approval with overrideFreeze passes them as it passes a freeze.
+ * `persons`: the platform's identity -> person mapping (config persons), recorded with each approver.
  */
 export function planGate(
   plan: PromotionPlan,
@@ -32,6 +34,7 @@ export function planGate(
   cache: Pick<CacheView, 'getApplication'> & Partial<Pick<CacheView, 'getPlan' | 'plans'>>,
   now: Date,
   stops: readonly LineStop[] = [],
+  persons?: PersonMapping,
 ): { gate: PlanGate; hold?: Hold } {
   const ns = plan.metadata.namespace ?? 'default';
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
@@ -51,6 +54,7 @@ export function planGate(
     approvals,
     requestedBy: plan.spec.requestedBy,
     planUID: plan.metadata.uid,
+    persons,
   });
   const gate: PlanGate = {
     approved: v.approved,
@@ -59,11 +63,14 @@ export function planGate(
       ? {
           approvers: v.approvers.map((a) => ({
             user: a.user,
+            person: a.person,
             counted: a.counted,
+            ...(a.why ? { why: a.why } : {}),
             ...(a.overrideFreeze ? { overrideFreeze: true } : {}),
           })),
         }
       : {}),
+    ...(v.requestedByPerson !== undefined ? { requestedByPerson: v.requestedByPerson } : {}),
     ...(v.waitingFor ? { waitingFor: v.waitingFor } : {}),
   };
   if (!v.approved)

@@ -1,6 +1,7 @@
 import type { Approval } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { evaluateApprovals, stageApprovalMode } from '../../src/policy/approvalPolicy.js';
+import { PersonsConfigSchema } from '../../src/policy/persons.js';
 
 const ok = (user: string, over: Partial<Approval> = {}): Approval => ({ user, ...over });
 
@@ -31,7 +32,7 @@ describe('evaluateApprovals', () => {
     expect(none).toMatchObject({ approved: false, required: 1, waitingFor: '1 more approval' });
     const one = evaluateApprovals({ mode: 'manual', approvals: [ok('anyone')] });
     expect(one.approved).toBe(true);
-    expect(one.approvers).toEqual([{ user: 'anyone', counted: true }]);
+    expect(one.approvers).toEqual([{ user: 'anyone', person: 'anyone', counted: true }]);
   });
 
   it('counts listed users only', () => {
@@ -94,8 +95,8 @@ describe('evaluateApprovals', () => {
     });
     expect(v.approved).toBe(false);
     expect(v.approvers).toEqual([
-      { user: 'alice', counted: false, why: 'creator of the plan' },
-      { user: 'bob', counted: true },
+      { user: 'alice', person: 'alice', counted: false, why: 'creator of the plan' },
+      { user: 'bob', person: 'bob', counted: true },
     ]);
     expect(v.waitingFor).toBe('1 more approval');
     const withCarol = evaluateApprovals({
@@ -136,5 +137,115 @@ describe('evaluateApprovals', () => {
     expect(evaluateApprovals({ mode: 'auto', approvals: [ok('bob', { overrideFreeze: true })] }).overrideFreezeBy).toBe(
       'bob',
     );
+  });
+});
+
+describe('evaluateApprovals judges persons', () => {
+  // alice's names at each door: Backstage, Port, kubectl with an OIDC email claim.
+  const persons = PersonsConfigSchema.parse({
+    identities: { 'user:default/alice': 'alice@example.com', 'user:default/bob': 'bob@example.com' },
+    prefixes: [{ prefix: 'port:', person: '{rest}' }],
+  });
+  const verdict = (
+    o: { count?: number; forbidSelf?: boolean; requestedBy?: string; users?: string[] },
+    approvals: string[],
+  ) =>
+    evaluateApprovals({
+      mode: 'manual',
+      approvers: {
+        ...(o.count ? { count: o.count } : {}),
+        ...(o.forbidSelf ? { forbidSelfApproval: true } : {}),
+        ...(o.users ? { users: o.users } : {}),
+      },
+      approvals: approvals.map((u) => ok(u)),
+      requestedBy: o.requestedBy,
+      persons,
+    });
+
+  it.each([
+    {
+      name: 'requested in Backstage, approved from Port: self-approval',
+      policy: { forbidSelf: true, requestedBy: 'user:default/alice' },
+      approvals: ['port:alice@example.com'],
+      counted: [false],
+      approved: false,
+      why: 'creator of the plan: alice@example.com requested it as user:default/alice',
+    },
+    {
+      name: 'requested in Port, approved with kubectl (email claim): self-approval',
+      policy: { forbidSelf: true, requestedBy: 'port:alice@example.com' },
+      approvals: ['alice@example.com', 'user:default/bob'],
+      counted: [false, true],
+      approved: true,
+    },
+    {
+      name: 'one person twice for count 2: one counts',
+      policy: { count: 2 },
+      approvals: ['user:default/alice', 'port:alice@example.com', 'alice@example.com'],
+      counted: [true, false, false],
+      approved: false,
+      why: 'already counted for alice@example.com: same person as user:default/alice',
+    },
+    {
+      name: 'an unmapped identity is its own person',
+      policy: { count: 2 },
+      approvals: ['user:default/alice', 'user:default/carol'],
+      counted: [true, true],
+      approved: true,
+    },
+    {
+      name: 'unmapped identities compare exactly',
+      policy: { count: 2 },
+      approvals: ['carol', 'Carol'],
+      counted: [true, true],
+      approved: true,
+    },
+    {
+      name: 'without forbidSelfApproval the creator counts under any name',
+      policy: { requestedBy: 'user:default/alice' },
+      approvals: ['port:alice@example.com'],
+      counted: [true],
+      approved: true,
+    },
+    {
+      name: 'required users match the identity, never the person it maps to',
+      policy: { users: ['alice@example.com'] },
+      approvals: ['port:alice@example.com', 'user:default/alice'],
+      counted: [false, false],
+      approved: false,
+    },
+    {
+      name: 'a required user under another name of the same person does not count twice',
+      policy: { users: ['alice@example.com', 'port:alice@example.com'], count: 2 },
+      approvals: ['alice@example.com', 'port:alice@example.com'],
+      counted: [true, false],
+      approved: false,
+    },
+  ])('$name', ({ policy, approvals, counted, approved, why }) => {
+    const v = verdict(policy, approvals);
+    expect(v.approvers.map((a) => a.counted)).toEqual(counted);
+    expect(v.approved).toBe(approved);
+    if (why) expect(v.approvers.find((a) => !a.counted)?.why).toBe(why);
+  });
+
+  it('records the person of each approval and of the creator', () => {
+    const v = verdict({ forbidSelf: true, requestedBy: 'user:default/alice' }, ['port:alice@example.com', 'carol']);
+    expect(v.requestedByPerson).toBe('alice@example.com');
+    expect(v.approvers.map((a) => [a.user, a.person])).toEqual([
+      ['port:alice@example.com', 'alice@example.com'],
+      ['carol', 'carol'],
+    ]);
+  });
+
+  it('an approval of another plan does not use up its person', () => {
+    const v = evaluateApprovals({
+      mode: 'manual',
+      approvers: { count: 1 },
+      approvals: [ok('user:default/alice', { planUID: 'other' }), ok('port:alice@example.com', { planUID: 'this' })],
+      planUID: 'this',
+      persons,
+    });
+    expect(v.approvers.map((a) => a.counted)).toEqual([false, true]);
+    expect(v.approved).toBe(true);
   });
 });

@@ -17,12 +17,13 @@ const Waiting = 'Waiting' as const;
 
 /**
  * One approval of a plan: the user from spec.approvals (what they asked for) with what the
- * controller observed in status.gate (when it saw the approval, whether it counts for the policy).
+ * controller observed in status.gate (when it saw the approval, the person it judged it as,
+ * whether it counts for the policy and why not).
  */
 export const PlanApprover = Type.Composite(
   [
     Type.Pick(Approval, ['user', 'groups', 'overrideFreeze', 'comment']),
-    Type.Partial(Type.Pick(PlanGateApprover, ['observedAt', 'counted'])),
+    Type.Partial(Type.Pick(PlanGateApprover, ['observedAt', 'person', 'counted', 'why'])),
   ],
   { $id: 'PlanApprover' },
 );
@@ -36,6 +37,11 @@ export const PlanProgress = Type.Object(
     from: Type.String(),
     to: Type.String(),
     requestedBy: Type.Optional(Type.String({ description: 'Who created the plan (spec.requestedBy).' })),
+    requestedByPerson: Type.Optional(
+      Type.String({
+        description: 'The person the controller judged spec.requestedBy as (status.gate.requestedByPerson).',
+      }),
+    ),
     rollbackOf: Type.Optional(Type.String({ description: 'The plan this one rolls back (spec.rollbackOf).' })),
     approved: Type.Boolean({ description: 'The approval policy of the target stage is met (status.gate.approved).' }),
     approvers: Type.Array(PlanApprover, { description: 'spec.approvals in order, with what status.gate observed.' }),
@@ -77,7 +83,9 @@ export function planApprovers(plan: PromotionPlan): PlanApprover[] {
       ...(a.overrideFreeze ? { overrideFreeze: true } : {}),
       ...(a.comment ? { comment: a.comment } : {}),
       ...(g?.observedAt ? { observedAt: g.observedAt } : {}),
+      ...(g?.person ? { person: g.person } : {}),
       ...(g ? { counted: g.counted } : {}),
+      ...(g?.why ? { why: g.why } : {}),
     };
   });
 }
@@ -97,6 +105,7 @@ export function planProgress(plan: PromotionPlan): PlanProgress {
     from: plan.spec.from,
     to: plan.spec.to,
     ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
+    ...(plan.spec.requestedBy && gate?.requestedByPerson ? { requestedByPerson: gate.requestedByPerson } : {}),
     ...(plan.spec.rollbackOf ? { rollbackOf: plan.spec.rollbackOf } : {}),
     approved: gate?.approved === true,
     approvers: planApprovers(plan),

@@ -109,6 +109,39 @@ describe('PlanView', () => {
     expect(screen.queryByText('You approved this plan')).toBeNull();
   });
 
+  it('names the person each approval and the request counted as, and why an approval does not count', async () => {
+    const selfApproved = plan(
+      { requestedBy: 'user:default/bob', approvals: [{ user: 'port:bob@example.com' }] },
+      {
+        phase: 'Pending',
+        gate: {
+          approved: false,
+          required: 1,
+          requestedByPerson: 'bob@example.com',
+          approvers: [
+            {
+              user: 'port:bob@example.com',
+              person: 'bob@example.com',
+              counted: false,
+              why: 'creator of the plan: bob@example.com requested it as user:default/bob',
+              observedAt: '2026-12-02T10:05:00Z',
+            },
+          ],
+          waitingFor: '1 more approval',
+        },
+      },
+    );
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => selfApproved }),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('requested-by')).textContent).toBe('Requested by bob as bob@example.com');
+    expect(screen.getByTestId('approvers').textContent).toBe(
+      // The Port identity shows as its address, which is the person already.
+      'Approved by bob@example.com at 2026-12-02 10:05:00 UTC (does not count toward the approval policy: creator of the plan: bob@example.com requested it as user:default/bob)',
+    );
+  });
+
   it('does not repeat a stale waitingFor while the controller has not seen the newest approval', async () => {
     // What the approve call answers: the approval is in the spec, status.gate is from before it.
     const justApproved = plan(

@@ -7,6 +7,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import type { KubeRest } from '../../kube/rest.js';
 import type { Egress } from '../../net/guardedFetch.js';
 import type { CopyImageRequest, CopyImageResult, RegistryEndpoint } from '../../oci/copyImage.js';
+import type { PersonMapping } from '../../policy/persons.js';
 import type { SupplyChainConfig } from '../../supplychain/trustAnchors.js';
 
 /** Registry endpoint as the OCI module takes it. */
@@ -59,6 +60,11 @@ export interface PromotionDeps {
    * namespace. Absent: none, so every signature policy and promotion attestation is refused.
    */
   supplyChain?: SupplyChainConfig;
+  /**
+   * The platform's identity -> person mapping (config persons): approval policies count persons.
+   * Absent: every identity is its own person.
+   */
+  persons?: PersonMapping;
   /**
    * The digest a tag names in a registry now: what ran before a plan, when its workload pins a tag
    * only (appSteps.ts chooseTarget). Without it such an app's previous version has no digest.

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { PlanGate } from '@kpromo/api';
 import { stopsHolding } from '../../policy/lineStop.js';
+import { userAsPerson } from '../../policy/persons.js';
 import { type Hold, planGate } from '../planGate.js';
 import { iso } from '../time.js';
 import type { ReconcileOutcome } from './deps.js';
@@ -8,7 +9,7 @@ import type { PlanRun } from './run.js';
 import { recordCandidateSignatures } from './supplyChainSteps.js';
 
 export function approvedMessage(gate: PlanGate | undefined): string {
-  const by = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.user);
+  const by = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => userAsPerson(a.user, a.person ?? a.user));
   return by.length ? `approved by ${by.join(', ')}` : 'approved by policy (automatic stage)';
 }
 
@@ -25,6 +26,7 @@ function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
     deps.cache,
     now(),
     stopsHolding(deps.cache.lineStops(), { namespace, environment: plan.spec.to }, deps.lineStopNamespace),
+    deps.persons,
   );
   const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
   for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());

@@ -146,6 +146,7 @@ app.kubernetes.io/component: exporter
   "egress" (dict "allowedCidrs" $c.egress.allowedCidrs)
   "clusterAccess" $access
   "supplyChain" $supplyChain
+  "persons" (dict "identities" (default (dict) $c.persons.identities) "prefixes" (default (list) $c.persons.prefixes))
   "maxAttempts" (int $c.maxAttempts)
   "resourceKinds" (default (list) $c.resourceKinds)
   "shutdownGraceSeconds" (int $c.shutdownGraceSeconds)

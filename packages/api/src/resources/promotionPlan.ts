@@ -134,11 +134,21 @@ export const PlanGate = Type.Object({
     Type.Array(
       Type.Object({
         user: Type.String(),
+        person: Type.Optional(
+          Type.String({
+            description:
+              "The person the controller judged this approval as: the user mapped by the controller config's persons (the user itself when unmapped). forbidSelfApproval and count compare persons.",
+          }),
+        ),
         counted: Type.Boolean({ description: 'Whether this approval counts toward the policy.' }),
+        why: Type.Optional(Type.String({ description: 'Why it does not count.' })),
         observedAt: Type.Optional(Type.String({ format: 'date-time' })),
         overrideFreeze: Type.Optional(Type.Boolean()),
       }),
     ),
+  ),
+  requestedByPerson: Type.Optional(
+    Type.String({ description: 'The person of spec.requestedBy, as the approvers are judged (forbidSelfApproval).' }),
   ),
   waitingFor: Type.Optional(Type.String({ description: 'Who still must approve, in words.' })),
   frozen: Type.Optional(

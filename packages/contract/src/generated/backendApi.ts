@@ -706,8 +706,12 @@ export interface components {
             comment?: string;
             /** Format: date-time */
             observedAt?: string;
+            /** @description The person the controller judged this approval as: the user mapped by the controller config's persons (the user itself when unmapped). forbidSelfApproval and count compare persons. */
+            person?: string;
             /** @description Whether this approval counts toward the policy. */
             counted?: boolean;
+            /** @description Why it does not count. */
+            why?: string;
         };
         PlanDetails: {
             plan: components["schemas"]["PromotionPlan"];
@@ -729,6 +733,8 @@ export interface components {
             to: string;
             /** @description Who created the plan (spec.requestedBy). */
             requestedBy?: string;
+            /** @description The person the controller judged spec.requestedBy as (status.gate.requestedByPerson). */
+            requestedByPerson?: string;
             /** @description The plan this one rolls back (spec.rollbackOf). */
             rollbackOf?: string;
             /** @description The approval policy of the target stage is met (status.gate.approved). */
@@ -1046,12 +1052,18 @@ export interface components {
                     required: number;
                     approvers?: {
                         user: string;
+                        /** @description The person the controller judged this approval as: the user mapped by the controller config's persons (the user itself when unmapped). forbidSelfApproval and count compare persons. */
+                        person?: string;
                         /** @description Whether this approval counts toward the policy. */
                         counted: boolean;
+                        /** @description Why it does not count. */
+                        why?: string;
                         /** Format: date-time */
                         observedAt?: string;
                         overrideFreeze?: boolean;
                     }[];
+                    /** @description The person of spec.requestedBy, as the approvers are judged (forbidSelfApproval). */
+                    requestedByPerson?: string;
                     /** @description Who still must approve, in words. */
                     waitingFor?: string;
                     frozen?: {

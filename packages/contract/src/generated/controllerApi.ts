@@ -940,12 +940,18 @@ export interface components {
                     required: number;
                     approvers?: {
                         user: string;
+                        /** @description The person the controller judged this approval as: the user mapped by the controller config's persons (the user itself when unmapped). forbidSelfApproval and count compare persons. */
+                        person?: string;
                         /** @description Whether this approval counts toward the policy. */
                         counted: boolean;
+                        /** @description Why it does not count. */
+                        why?: string;
                         /** Format: date-time */
                         observedAt?: string;
                         overrideFreeze?: boolean;
                     }[];
+                    /** @description The person of spec.requestedBy, as the approvers are judged (forbidSelfApproval). */
+                    requestedByPerson?: string;
                     /** @description Who still must approve, in words. */
                     waitingFor?: string;
                     frozen?: {

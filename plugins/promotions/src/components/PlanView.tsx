@@ -89,6 +89,13 @@ export function rollbackOf(plan: PromotionPlan, plans: PromotionPlan[] | undefin
   );
 }
 
+/**
+ * The person the controller judged `user` as (config persons: one person counts once, never for
+ * their own plan), when it is not what the page shows for the user already.
+ */
+const asPerson = (user: string, person: string | undefined) =>
+  person && person !== user && person !== shortRef(user) ? ` as ${person}` : '';
+
 /** A user or group ref as a link to its catalog page. */
 function EntityName({ entityRef, kind = 'user' }: { entityRef: string; kind?: string }) {
   const link = useEntityLinks()(entityRef, kind);
@@ -114,6 +121,7 @@ function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
       {g.requestedBy ? (
         <Text as="p" variant="body-small" data-testid="requested-by">
           Requested by <EntityName entityRef={g.requestedBy} />
+          {asPerson(g.requestedBy, g.requestedByPerson)}
         </Text>
       ) : null}
       {g.approvers.length ? (
@@ -122,9 +130,10 @@ function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
             <li key={a.user}>
               <Text variant="body-small">
                 Approved by <EntityName entityRef={a.user} />
+                {asPerson(a.user, a.person)}
                 {a.observedAt ? ` at ${formatTime(a.observedAt)}` : ' (not yet seen by the controller)'}
                 {a.overrideFreeze ? ' (overriding the freeze)' : ''}
-                {a.counted === false ? ' (does not count toward the approval policy)' : ''}
+                {a.counted === false ? ` (does not count toward the approval policy${a.why ? `: ${a.why}` : ''})` : ''}
                 {a.comment ? ` – “${a.comment}”` : ''}
               </Text>
             </li>
