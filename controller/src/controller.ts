@@ -4,6 +4,7 @@ import { Access } from './api/access.js';
 import type { ApiContext } from './api/context.js';
 import { Authorizer } from './auth/authorizer.js';
 import { workloadsFor } from './candidates/runningVersion.js';
+import type { ResolveDigest } from './candidates/tagDigest.js';
 import { DeliveryAccessTracker } from './delivery/deliveryAccess.js';
 import type { ControllerExtensions } from './extension/plugin.js';
 import type { ClusterClients } from './kube/clusters.js';
@@ -47,7 +48,8 @@ export interface ControllerOptions {
   };
   copyImage: PromotionDeps['copyImage'];
   commitImageChange: PromotionDeps['commitImageChange'];
-  resolveDigest?: ApiContext['resolveDigest'];
+  /** The digest a tag names in a registry (oci/copyImage.ts resolveDigest): binds candidates of tag-only sources. */
+  resolveDigest: ResolveDigest;
   /**
    * One shard of several controllers: only the namespaces the selector picks (followed live) are
    * cached and reconciled; `leaderElection.name` is already this shard's Lease.

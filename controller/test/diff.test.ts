@@ -51,6 +51,13 @@ describe('diff with digests resolved from the registry', () => {
     });
     const d = await diff(ctx, caller, { namespace: 'ns', from: 'dev', to: 'stable' });
     expect(d.candidates).toEqual([]);
-    expect(d.skipped).toEqual([expect.objectContaining({ application: 'cart', reason: 'NoDigest' })]);
+    expect(d.skipped).toEqual([
+      {
+        application: 'cart',
+        reason: 'NoDigest',
+        message:
+          'dev runs v1.1.0 without a pinned digest, and the registry of Environment dev could not be read for its digest: registry unreachable',
+      },
+    ]);
   });
 });

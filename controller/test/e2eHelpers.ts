@@ -828,3 +828,31 @@ export async function trustControllerUsername(
     await admin.mergePatch(path, { data: { [key]: null } }).catch(() => undefined);
   };
 }
+
+/**
+ * RBAC rules of a kpromo user of one namespace as examples/deploy/rbac-examples.yaml grants them:
+ * kpromo-viewer's reads, `create` and `patch` on plans (a plan creator, as kpromo-developer), and
+ * with `approveInto` the approve verb for those Environments only. For {@link grantRole}.
+ */
+export function planUserRules(o: { approveInto?: string[] } = {}): object[] {
+  const group = 'promotions.kpromo.dev';
+  return [
+    {
+      apiGroups: [group],
+      resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
+      verbs: ['get', 'list', 'watch'],
+    },
+    { apiGroups: [group], resources: ['promotionplans'], verbs: ['create', 'patch'] },
+    ...(o.approveInto?.length
+      ? [{ apiGroups: [group], resources: ['environments'], resourceNames: o.approveInto, verbs: ['approve'] }]
+      : []),
+  ];
+}
+
+/** The tags a test registry lists for a repository (none for a repository never pushed). */
+export async function registryTags(host: string, repository: string): Promise<string[]> {
+  const r = await fetch(`http://${host}/v2/${repository}/tags/list`);
+  if (r.status === 404) return [];
+  if (!r.ok) throw new Error(`GET ${host}/v2/${repository}/tags/list: ${r.status} ${await r.text()}`);
+  return ((await r.json()) as { tags?: string[] | null }).tags ?? [];
+}

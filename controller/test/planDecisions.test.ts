@@ -3,11 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { planContentDigest } from '../src/reconcile/planContent.js';
 import {
   appsToWorkOn,
-  candidatesNotInSource,
+  checkCandidatesInSource,
   claimKey,
   governanceProblems,
   planOutcome,
   promotionBlocker,
+  tagDigestsToRead,
   validatePlan,
 } from '../src/reconcile/planDecisions.js';
 import { app, dg, env, flow } from './fixtures.js';
@@ -188,7 +189,7 @@ describe('promotionBlocker', () => {
   });
 });
 
-describe('governanceProblems and candidatesNotInSource', () => {
+describe('governanceProblems and checkCandidatesInSource', () => {
   const apps = new Map([
     ['cart', app('cart')],
     ['search', app('search')],
@@ -231,19 +232,121 @@ describe('governanceProblems and candidatesNotInSource', () => {
         "not promoted under PromotionFlow main's policy: cart is governed into stable by PromotionFlow main and also by PromotionFlow other: narrow their selectors so one flow governs it",
     });
   });
-  it('names candidates that are not the version running in the source: digest when known, else tag', () => {
+  const one = (tag: string, digest: string) => plan({ candidates: [{ application: 'cart', from: { tag, digest } }] });
+  const notIn = (m: string) => ({
+    refused: {
+      reason: 'CandidateNotInSource',
+      message: `candidates must be the version running in dev when the plan starts: ${m}; create a new plan from the candidates shown now (kpromo diff)`,
+    },
+  });
+  const byTag = (m: string) => ({
+    refused: {
+      reason: 'CandidateDigestMismatch',
+      message: `candidates must be the version running in dev when the plan starts (for a workload that runs a tag only, the digest that tag names in the registry of Environment dev): ${m}; create a new plan from the candidates shown now (kpromo diff), which carry the digest the tag names`,
+    },
+  });
+  const waits = (m: string) => ({
+    unread: `waiting to read the digest of the tag dev runs from the registry of Environment dev before starting (a candidate is bound to it; nothing starts until the registry answers): ${m}`,
+  });
+  it.each([
+    ['pinned, same digest', one('v1', dg('a')), { tag: 'v1', digest: dg('a') }, undefined, {}],
+    [
+      'pinned, another digest',
+      one('v1', dg('b')),
+      { tag: 'v1', digest: dg('a') },
+      undefined,
+      notIn(`cart: dev runs v1@${dg('a')}, not the candidate v1@${dg('b')}`),
+    ],
+    [
+      'runs nothing',
+      one('v1', dg('a')),
+      undefined,
+      undefined,
+      notIn(`cart: dev runs nothing, not the candidate v1@${dg('a')}`),
+    ],
+    [
+      'tag only, another tag: refused without a look-up',
+      one('v2', dg('a')),
+      { tag: 'v1' },
+      undefined,
+      notIn(`cart: dev runs v1, not the candidate v2@${dg('a')}`),
+    ],
+    ['tag only, the tag names the candidate digest', one('v1', dg('a')), { tag: 'v1' }, { digest: dg('a') }, {}],
+    [
+      'tag only, the tag names another digest (an older build named)',
+      one('v1', dg('0')),
+      { tag: 'v1' },
+      { digest: dg('a') },
+      byTag(
+        `cart: dev runs v1 by tag only, and v1 names ${dg('a')} in the registry of Environment dev, not the candidate's ${dg('0')}`,
+      ),
+    ],
+    [
+      'tag only, no such tag in the registry',
+      one('v1', dg('a')),
+      { tag: 'v1' },
+      { digest: undefined },
+      byTag(
+        `cart: dev runs v1 by tag only, and the registry of Environment dev has no tag v1 for shop/cart: the candidate's ${dg('a')} cannot be bound to what runs`,
+      ),
+    ],
+    [
+      'tag only, the registry faulted: waits',
+      one('v1', dg('a')),
+      { tag: 'v1' },
+      { error: '503 Service Unavailable' },
+      waits('cart (dev runs v1 by tag only): 503 Service Unavailable'),
+    ],
+    [
+      'tag only, not read: waits, never passes',
+      one('v1', dg('a')),
+      { tag: 'v1' },
+      undefined,
+      waits('cart (dev runs v1 by tag only): not read yet'),
+    ],
+  ] as const)('checkCandidatesInSource: %s', (_, p, runs, tagDigest, expected) => {
+    expect(
+      checkCandidatesInSource(
+        p,
+        apps,
+        () => runs,
+        () => tagDigest,
+      ),
+    ).toEqual(expected);
+  });
+  it('checkCandidatesInSource: a refusal wins over a registry that did not answer, and lists every problem', () => {
     const p = plan({
       candidates: [
-        { application: 'cart', from: { tag: 'v1.0.0', digest: dg('a') } },
-        { application: 'search', from: { tag: 'v2.0.0', digest: dg('b') } },
+        { application: 'cart', from: { tag: 'v1', digest: dg('a') } },
+        { application: 'search', from: { tag: 'v2', digest: dg('b') } },
       ],
     });
-    expect(candidatesNotInSource(p, apps, () => ({ tag: 'v1.0.0', digest: dg('a') }))).toEqual([
-      `search: dev runs v1.0.0@${dg('a')}, not the candidate v2.0.0@${dg('b')}`,
-    ]);
-    expect(candidatesNotInSource(p, apps, (a) => (a.metadata.name === 'cart' ? { tag: 'v1.0.0' } : undefined))).toEqual(
-      [`search: dev runs nothing, not the candidate v2.0.0@${dg('b')}`],
+    const r = checkCandidatesInSource(
+      p,
+      apps,
+      (a) => (a.metadata.name === 'cart' ? { tag: 'v1' } : { tag: 'v2', digest: dg('c') }),
+      () => ({ error: 'timeout' }),
     );
+    expect(r).toEqual({
+      refused: {
+        reason: 'CandidateNotInSource',
+        message: `candidates must be the version running in dev when the plan starts (for a workload that runs a tag only, the digest that tag names in the registry of Environment dev): search: dev runs v2@${dg('c')}, not the candidate v2@${dg('b')}; create a new plan from the candidates shown now (kpromo diff), which carry the digest the tag names`,
+      },
+    });
+  });
+  it('tagDigestsToRead: only candidates whose source runs their tag without a digest', () => {
+    const p = plan({
+      candidates: [
+        { application: 'cart', from: { tag: 'v1', digest: dg('a') } },
+        { application: 'search', from: { tag: 'v2', digest: dg('b') } },
+      ],
+    });
+    const runs = new Map([
+      ['cart', { tag: 'v1' }],
+      ['search', { tag: 'v3' }],
+    ]);
+    expect(tagDigestsToRead(p, apps, (a) => runs.get(a.metadata.name)).map((a) => a.metadata.name)).toEqual(['cart']);
+    expect(tagDigestsToRead(p, apps, () => ({ tag: 'v1', digest: dg('a') }))).toEqual([]);
   });
 });
 

@@ -413,3 +413,100 @@ describe('reconcilePlan (journal around every side effect)', () => {
     expect(w.plan('src').status?.phase).toBe('Complete');
   });
 });
+
+describe('reconcilePlan: a tag-only source binds the digest its tag names in the source registry', () => {
+  /** dev runs cart by tag only; the plan names that tag with `digest`. */
+  function tagOnly(digest: string) {
+    const w = world();
+    w.addPlan('t1', { candidates: [{ application: 'cart', from: { tag: 'v2', digest } }] });
+    w.deploy('dev', 'cart', 'reg-dev.local:5000/shop/cart:v2');
+    return w;
+  }
+  const sideEffects = (w: PlanWorld) =>
+    w.trace.filter((e) => e.op === 'copy' || (e.op === 'write' && e.cluster !== 'control'));
+
+  it('the candidate names an older digest of the tag: refused before the start (CandidateDigestMismatch), nothing copied or written', async () => {
+    const w = tagOnly(dg('0'));
+    w.tagDigest('reg-dev.local:5000/shop/cart:v2', dg('a'));
+    await drive(w, 't1');
+    const p = w.plan('t1');
+    expect(p.status?.phase).toBe('Failed');
+    expect(p.status?.apps).toBeUndefined();
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'CandidateDigestMismatch',
+      message: `candidates must be the version running in dev when the plan starts (for a workload that runs a tag only, the digest that tag names in the registry of Environment dev): cart: dev runs v2 by tag only, and v2 names ${dg('a')} in the registry of Environment dev, not the candidate's ${dg('0')}; create a new plan from the candidates shown now (kpromo diff), which carry the digest the tag names`,
+    });
+    expect(sideEffects(w)).toEqual([]);
+  });
+
+  it('the candidate names the digest the tag names: the plan runs it', async () => {
+    const w = tagOnly(dg('a'));
+    w.tagDigest('reg-dev.local:5000/shop/cart:v2', dg('a'));
+    await drive(w, 't1');
+    expect(w.plan('t1').status?.phase).toBe('Complete');
+    expect(w.trace.find((e) => e.op === 'copy')).toMatchObject({ from: `reg-dev.local:5000/shop/cart@${dg('a')}` });
+  });
+
+  it('the source registry faults: the plan waits (SourceTagUnresolved, naming the app, the tag and the fault) without side effects, then starts once it answers', async () => {
+    const w = tagOnly(dg('a'));
+    w.tagDigest('reg-dev.local:5000/shop/cart:v2', new Error('registry reg-dev.local:5000: 503 Service Unavailable'));
+    const out = await reconcilePlan(w.deps, 'ns', 't1');
+    w.syncPlan('t1');
+    expect(out).toEqual({ requeueAfterMs: 10_000 });
+    const p = w.plan('t1');
+    expect(p.status?.phase ?? 'Pending').toBe('Pending');
+    expect(p.status?.apps).toBeUndefined();
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'SourceTagUnresolved',
+      message:
+        'waiting to read the digest of the tag dev runs from the registry of Environment dev before starting (a candidate is bound to it; nothing starts until the registry answers): cart (dev runs v2 by tag only): registry reg-dev.local:5000: 503 Service Unavailable',
+    });
+    // The same wait again writes nothing more.
+    const writes = w.trace.length;
+    expect(await reconcilePlan(w.deps, 'ns', 't1')).toEqual({ requeueAfterMs: 10_000 });
+    expect(w.trace.length).toBe(writes);
+    expect(sideEffects(w)).toEqual([]);
+    w.tagDigest('reg-dev.local:5000/shop/cart:v2', dg('a'));
+    await drive(w, 't1');
+    expect(w.plan('t1').status?.phase).toBe('Complete');
+  });
+
+  it("reads the tag's digest in the source Environment's registry with that Environment's credentials", async () => {
+    const registry = { host: 'reg-dev.local:5000', insecure: true, credentialsSecretRef: { name: 'pull' } };
+    const w = world({ envs: [env('dev', { registry }), env('stable'), env('prod')] });
+    const auths = { auths: { 'reg-dev.local:5000': { username: 'bot', password: 'pw' } } };
+    w.control.seed(resourcePath(SECRET, 'ns', 'pull'), {
+      metadata: { name: 'pull', labels: { 'promotions.kpromo.dev/credential': 'true' } },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { '.dockerconfigjson': Buffer.from(JSON.stringify(auths)).toString('base64') },
+    } as never);
+    w.addPlan('t1', { candidates: [{ application: 'cart', from: { tag: 'v2', digest: dg('a') } }] });
+    w.deploy('dev', 'cart', 'reg-dev.local:5000/shop/cart:v2');
+    const asked: unknown[] = [];
+    w.deps.resolveDigest = async (ep, repository, tag) => {
+      asked.push({ host: ep.host, auth: ep.auth, repository, tag });
+      return dg('a');
+    };
+    await drive(w, 't1');
+    expect(w.plan('t1').status?.phase).toBe('Complete');
+    expect(asked[0]).toEqual({
+      host: 'reg-dev.local:5000',
+      auth: { username: 'bot', password: 'pw' },
+      repository: 'shop/cart',
+      tag: 'v2',
+    });
+  });
+
+  it('the registry has no such tag: refused (CandidateDigestMismatch), saying the digest cannot be bound', async () => {
+    const w = tagOnly(dg('a'));
+    await drive(w, 't1');
+    const ready = w.plan('t1').status?.conditions?.find((c) => c.type === 'Ready');
+    expect(ready?.reason).toBe('CandidateDigestMismatch');
+    expect(ready?.message).toContain(
+      `cart: dev runs v2 by tag only, and the registry of Environment dev has no tag v2 for shop/cart: the candidate's ${dg('a')} cannot be bound to what runs`,
+    );
+    expect(sideEffects(w)).toEqual([]);
+  });
+});

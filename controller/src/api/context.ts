@@ -1,4 +1,5 @@
 import type { Environment } from '@kpromo/api';
+import type { ResolveDigest } from '../candidates/tagDigest.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { PersonMapping } from '../policy/persons.js';
@@ -30,12 +31,11 @@ export interface ApiContext {
    * promotions): what POST /adopt reads workloads with. Absent in sessions that cannot (the CLI).
    */
   environmentClient?(env: Environment): Promise<KubeRest>;
-  /** Resolves a tag to a digest in an Environment registry when a workload does not pin one. */
-  resolveDigest?(
-    env: { host: string; insecure?: boolean },
-    repository: string,
-    tag: string,
-  ): Promise<string | undefined>;
+  /**
+   * Resolves a tag to a digest in an Environment's registry (with its credentials) when a workload
+   * does not pin one; without it, such a workload's version is no candidate (NoDigest).
+   */
+  resolveDigest?: ResolveDigest;
 }
 
 export { ApiError } from './apiError.js';

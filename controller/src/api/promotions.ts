@@ -28,6 +28,7 @@ import {
   type SkippedApp,
   stagePairs,
 } from '../candidates/computeCandidates.js';
+import { environmentTagDigest } from '../candidates/tagDigest.js';
 import { versionReader } from '../candidates/versionReader.js';
 import { registryEndpoint } from '../extension/credentials.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
@@ -234,9 +235,11 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
     if (!envs.has(n)) throw new ApiError(404, `Environment "${n}" not found in namespace ${ns}`);
   const apps = ctx.cache.applications(ns);
   const read = versionReader(ctx.cache);
-  // A workload image with a tag but no digest: the digest from the registry, in a copy (the reader's
-  // versions are shared). Only those are looked up; every other version is read as it is.
+  // A workload image with a tag but no digest: the digest that tag names in the Environment's
+  // registry now (with its credentials, as the controller binds it when the plan starts), in a copy
+  // (the reader's versions are shared). Only those are looked up; every other version is read as it is.
   const resolved = new Map<string, Map<Application, EnvironmentVersion>>();
+  const unread = new Map<Application, string>();
   if (ctx.resolveDigest) {
     for (const e of [q.from, q.to]) {
       const env = envs.get(e)!;
@@ -245,13 +248,10 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
       for (const a of apps) {
         const v = read(a, env);
         if (!v.tag || v.digest) continue;
-        const digest = await ctx
-          .resolveDigest(
-            { host: env.spec.registry.host, insecure: env.spec.registry.insecure },
-            registryRepository(env.spec.registry.prefix, a.spec.image.repository),
-            v.tag,
-          )
-          .catch(() => undefined);
+        const digest = await environmentTagDigest(ctx.resolveDigest, ctx.control, env, a, v.tag).catch((err: Error) => {
+          if (e === q.from) unread.set(a, err.message);
+          return undefined;
+        });
         inEnv.set(a, { ...v, digest });
       }
     }
@@ -259,9 +259,19 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
   const versionOf = (a: Application, e: string) => resolved.get(e)?.get(a) ?? read(a, envs.get(e)!);
   try {
     const r = computeCandidates(flow, apps, versionOf, q.from, q.to, q);
+    // A source whose registry did not answer is no candidate (its digest cannot be bound): say why.
+    const byName = new Map([...unread].map(([a, m]) => [a.metadata.name, m]));
+    const skipped = r.skipped.map((s) =>
+      s.reason === 'NoDigest' && byName.has(s.application)
+        ? {
+            ...s,
+            message: `${s.message}, and the registry of Environment ${q.from} could not be read for its digest: ${byName.get(s.application)}`,
+          }
+        : s,
+    );
     return {
       ...r,
-      ...summariseSkipped(r.skipped, q.skippedLimit ?? DEFAULT_SKIPPED_SHOWN),
+      ...summariseSkipped(skipped, q.skippedLimit ?? DEFAULT_SKIPPED_SHOWN),
       flow: flow.metadata.name,
     };
   } catch (e) {

@@ -175,27 +175,118 @@ export function governanceProblems(
 }
 
 /**
- * Pure: candidates that are not the version running in the source environment now (checked when a
- * plan starts: an approver approves a version that ran there, not any digest of the registry). The
- * digest is compared when the source's is known, else the tag. Empty when all are.
+ * What the source Environment's registry answered for the tag a source workload runs without a
+ * digest: the digest that tag names now (undefined: the registry has no such tag), or why it could
+ * not be read.
  */
-export function candidatesNotInSource(
+export type SourceTagDigest = { digest: string | undefined } | { error: string };
+
+/** The version an app runs in the plan's source environment (the workload's tag and digest). */
+type SourceVersionOf = (app: Application) => Pick<EnvironmentVersion, 'tag' | 'digest'> | undefined;
+
+/**
+ * Pure: the applications whose source workload runs the candidate's tag without a digest. Their
+ * tag's digest is read from the source Environment's registry before the plan starts
+ * ({@link checkCandidatesInSource}); a tag that differs is refused without a look-up.
+ */
+export function tagDigestsToRead(
   plan: PromotionPlan,
   apps: ReadonlyMap<string, Application>,
-  /** The version `app` runs in the plan's source environment. */
-  versionOf: (app: Application) => Pick<EnvironmentVersion, 'tag' | 'digest'> | undefined,
-): string[] {
+  versionOf: SourceVersionOf,
+): Application[] {
+  const out: Application[] = [];
+  for (const c of plan.spec.candidates) {
+    const app = apps.get(c.application);
+    const v = app && versionOf(app);
+    if (app && v?.tag && !v.digest && v.tag === c.from.tag) out.push(app);
+  }
+  return out;
+}
+
+/** Problems listed in one message (a condition stays readable for a release train); the rest are counted. */
+const LISTED = 10;
+const listed = (items: string[]) =>
+  `${items.slice(0, LISTED).join('; ')}${items.length > LISTED ? ` (and ${items.length - LISTED} more)` : ''}`;
+
+export interface SourceCheck {
+  /** The plan is refused: the first problem's reason, every problem in the message. */
+  refused?: { reason: 'CandidateNotInSource' | 'CandidateDigestMismatch'; message: string };
+  /** Nothing refused, but the source's registry could not be read for some candidates: the plan waits. */
+  unread?: string;
+}
+
+/**
+ * Pure: whether the candidates of a promote plan are the versions running in its source
+ * environment now (checked when a plan starts: an approver approves a version that ran there, not
+ * any digest of the registry). The digest is always bound: compared with the workload's when it
+ * pins one; when it runs a tag only, the tag is compared and then the digest that tag names in the
+ * source Environment's registry now (`tagDigestOf`, read by the caller for {@link tagDigestsToRead}),
+ * so an older build or a build that failed verification under the same tag is refused. A registry
+ * that could not be read neither passes nor refuses: the plan waits (`unread`). Empty when all are.
+ */
+export function checkCandidatesInSource(
+  plan: PromotionPlan,
+  apps: ReadonlyMap<string, Application>,
+  versionOf: SourceVersionOf,
+  tagDigestOf: (app: Application) => SourceTagDigest | undefined = () => undefined,
+): SourceCheck {
   const from = plan.spec.from;
-  const out: string[] = [];
+  const registry = `the registry of Environment ${from}`;
+  const problems: string[] = [];
+  const unread: string[] = [];
+  type Reason = NonNullable<SourceCheck['refused']>['reason'];
+  let reason: Reason | undefined;
+  let tagOnly = false;
+  const refuse = (r: Reason, m: string) => {
+    reason ??= r;
+    problems.push(m);
+  };
   for (const c of plan.spec.candidates) {
     const app = apps.get(c.application);
     if (!app) continue;
     const v = versionOf(app);
     const runs = v?.tag || v?.digest ? `${v.tag ?? ''}${v.digest ? `@${v.digest}` : ''}` : 'nothing';
-    const same = v?.digest ? v.digest === c.from.digest : !!v?.tag && v.tag === c.from.tag;
-    if (!same) out.push(`${c.application}: ${from} runs ${runs}, not the candidate ${c.from.tag}@${c.from.digest}`);
+    const candidate = `${c.from.tag}@${c.from.digest}`;
+    if (v?.digest) {
+      if (v.digest !== c.from.digest)
+        refuse('CandidateNotInSource', `${c.application}: ${from} runs ${runs}, not the candidate ${candidate}`);
+      continue;
+    }
+    if (!v?.tag || v.tag !== c.from.tag) {
+      refuse('CandidateNotInSource', `${c.application}: ${from} runs ${runs}, not the candidate ${candidate}`);
+      continue;
+    }
+    // A tag only: the digest is the one that tag names in the source's registry now.
+    tagOnly = true;
+    const byTag = `${c.application}: ${from} runs ${v.tag} by tag only`;
+    const t = tagDigestOf(app);
+    if (!t) unread.push(`${c.application} (${from} runs ${v.tag} by tag only): not read yet`);
+    else if ('error' in t) unread.push(`${c.application} (${from} runs ${v.tag} by tag only): ${t.error}`);
+    else if (!t.digest)
+      refuse(
+        'CandidateDigestMismatch',
+        `${byTag}, and ${registry} has no tag ${v.tag} for ${app.spec.image.repository}: the candidate's ${c.from.digest} cannot be bound to what runs`,
+      );
+    else if (t.digest !== c.from.digest)
+      refuse(
+        'CandidateDigestMismatch',
+        `${byTag}, and ${v.tag} names ${t.digest} in ${registry}, not the candidate's ${c.from.digest}`,
+      );
   }
-  return out;
+  if (reason) {
+    const bound = tagOnly ? ` (for a workload that runs a tag only, the digest that tag names in ${registry})` : '';
+    return {
+      refused: {
+        reason,
+        message: `candidates must be the version running in ${from} when the plan starts${bound}: ${listed(problems)}; create a new plan from the candidates shown now (kpromo diff)${tagOnly ? ', which carry the digest the tag names' : ''}`,
+      },
+    };
+  }
+  if (unread.length)
+    return {
+      unread: `waiting to read the digest of the tag ${from} runs from ${registry} before starting (a candidate is bound to it; nothing starts until the registry answers): ${listed(unread)}`,
+    };
+  return {};
 }
 
 /**

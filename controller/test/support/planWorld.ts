@@ -102,6 +102,8 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
   let clock = new Date('2026-12-02T10:00:00Z');
   const copyFailures: Array<Error & { code?: string }> = [];
   let commits = 0;
+  /** What the fake registries answer for `<host>/<repository>:<tag>`: a digest, or the fault they raise; no entry: no such tag. */
+  const tags = new Map<string, string | Error>();
   const deps: PromotionDeps = {
     cache,
     control: control.rest,
@@ -127,6 +129,11 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
         auth: req.auth,
       });
       return { commit: `${String(++commits).padStart(2, '0')}${'c'.repeat(38)}`, changed: true };
+    },
+    resolveDigest: async (ep, repository, tag) => {
+      const d = tags.get(`${ep.host}/${repository}:${tag}`);
+      if (d instanceof Error) throw d;
+      return d;
     },
     readSecret: async () => undefined,
     events: {
@@ -193,6 +200,8 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
     plan,
     planPath,
     failCopy: (e: Error & { code?: string }) => copyFailures.push(e),
+    /** Sets what a fake registry answers for `<host>/<repository>:<tag>` (an Error: the registry faults). */
+    tagDigest: (ref: string, digest: string | Error) => tags.set(ref, digest),
     tick: (ms: number) => {
       clock = new Date(clock.getTime() + ms);
     },

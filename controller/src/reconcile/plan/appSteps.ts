@@ -1,5 +1,6 @@
 import type { EnvironmentVersion } from '@kpromo/api';
 import { runningVersion, workloadsFor } from '../../candidates/runningVersion.js';
+import { environmentTagDigest } from '../../candidates/tagDigest.js';
 import { builtinDeliveryMethods } from '../../delivery/registry.js';
 import { registryEndpoint } from '../../extension/credentials.js';
 import type { DeliveryResult } from '../../extension/deliveryMethod.js';
@@ -117,12 +118,11 @@ async function chooseTarget(c: AppStep): Promise<void> {
   // (whoever creates the plan writes it, and a rollback deploys it without a copy or signature check).
   const recorded = app.status?.versions?.find((v) => v.environment === plan.spec.to);
   const prev = observedPrevious(before, recorded, c.cluster);
-  if (prev?.tag && !prev.digest && deps.resolveDigest) {
+  if (prev?.tag && !prev.digest) {
     // A workload pinned by tag only: the digest that tag names in the target registry now.
-    const repo = targetRepository(c);
-    const digest = await deps
-      .resolveDigest(await registryEndpoint(deps.control, r.toEnv, repo), repo, prev.tag)
-      .catch(() => undefined);
+    const digest = await environmentTagDigest(deps.resolveDigest, deps.control, r.toEnv, app, prev.tag).catch(
+      () => undefined,
+    );
     if (digest) prev.digest = digest;
   }
   if (prev) ap.previous = prev;

@@ -1,4 +1,5 @@
 import type { Environment } from '@kpromo/api';
+import type { ResolveDigest } from '../../candidates/tagDigest.js';
 import type { CommitImageChangeRequest } from '../../extension/deliveryMethod.js';
 import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { DeliveryMethods, WorkloadKinds } from '../../extension/plugin.js';
@@ -66,10 +67,11 @@ export interface PromotionDeps {
    */
   persons?: PersonMapping;
   /**
-   * The digest a tag names in a registry now: what ran before a plan, when its workload pins a tag
-   * only (appSteps.ts chooseTarget). Without it such an app's previous version has no digest.
+   * The digest a tag names in a registry now (undefined: no such tag), for workloads that run a tag
+   * only: what a candidate's digest is bound to in the source before a plan starts (sourceCheck.ts)
+   * and what ran in the target before it (appSteps.ts chooseTarget).
    */
-  resolveDigest?(ep: Endpoint, repository: string, tag: string): Promise<string | undefined>;
+  resolveDigest: ResolveDigest;
   /** Rollout judges by workload kind (built-ins and plugins); the built-ins when absent. */
   workloadKinds?: WorkloadKinds;
 }

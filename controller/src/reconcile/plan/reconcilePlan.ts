@@ -1,8 +1,7 @@
 import type { Environment, PromotionPlan } from '@kpromo/api';
-import { versionReader } from '../../candidates/versionReader.js';
 import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
 import { planContentDigest } from '../planContent.js';
-import { candidatesNotInSource, TERMINAL_PLAN_PHASES, validatePlan } from '../planDecisions.js';
+import { TERMINAL_PLAN_PHASES, validatePlan } from '../planDecisions.js';
 import { advanceApps } from './appRunner.js';
 import type { PromotionDeps, ReconcileOutcome } from './deps.js';
 import { concludePass } from './finish.js';
@@ -11,6 +10,7 @@ import { holdAtGate, holdMidRun } from './gate.js';
 import { stopInvalidPlan } from './invalid.js';
 import { actOnVerificationFailures } from './onFailure.js';
 import { type PlanRun, planRun } from './run.js';
+import { checkSource } from './sourceCheck.js';
 import { startPlan } from './start.js';
 
 /**
@@ -80,13 +80,8 @@ async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<Reconci
     // The source's versions decide whether the candidates still run there: not before its watch has
     // synced (a shard that just took the namespace over, a cluster being reached). Waiting, not failing.
     if (!isRollback && !deps.cache.environmentSynced(r.fromEnv)) return waitForSource(run, r.fromEnv);
-    const read = versionReader(deps.cache);
-    const stale = isRollback ? [] : candidatesNotInSource(plan, r.apps, (a) => read(a, r.fromEnv));
-    if (stale.length)
-      return stopInvalidPlan(run, {
-        reason: 'CandidateNotInSource',
-        message: `candidates must be the version running in ${plan.spec.from} when the plan starts: ${stale.join('; ')}; create a new plan`,
-      });
+    const refusedOrWaiting = isRollback ? undefined : await checkSource(run, r);
+    if (refusedOrWaiting) return refusedOrWaiting;
     await startPlan(run, r, isRollback, content);
   }
   if (status.waves) {
