@@ -1907,6 +1907,7 @@ export interface operations {
                 "application/json": {
                     approve?: boolean;
                     name?: string;
+                    uid?: string;
                 };
             };
         };

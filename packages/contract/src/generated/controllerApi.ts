@@ -1810,6 +1810,7 @@ export interface operations {
                 "application/json": {
                     approve?: boolean;
                     name?: string;
+                    uid?: string;
                 };
             };
         };
