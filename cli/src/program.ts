@@ -361,20 +361,30 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
 
   following(
     forPlan(plan.command('rollback').description('create a plan restoring the versions that a plan replaced'))
-      .option('--approve', 'approve it right away (needs the rollback verb for the target environment)')
-      .option('--name <name>', 'name of the rollback plan (default: <name>-rollback)'),
-  ).action(async (name: string, o: FollowOptions & { approve?: boolean; name?: string }, cmd: Command) => {
-    const n = planName(name);
-    const b = parseInput(RollbackBody, { approve: o.approve, name: o.name }, 'arguments');
-    await session(cmd, {}, async (s) => {
-      const p = await rollbackPlan(s.api, s.caller, s.api.namespace, n, {
-        approve: b.approve === true,
-        rollbackName: b.name,
+      .option(
+        '--approve',
+        'approve it right away (needs the rollback verb for the target environment, and --uid of the plan you reviewed)',
+      )
+      .option(
+        '--uid <uid>',
+        'metadata.uid of the plan to roll back, as you reviewed it (plan get -o json); required with --approve; refused if the plan was deleted and created again since',
+      )
+      .option('--name <name>', 'name of the rollback plan (default: generated, <name>-rollback-<random>, printed)'),
+  ).action(
+    async (name: string, o: FollowOptions & { approve?: boolean; name?: string; uid?: string }, cmd: Command) => {
+      const n = planName(name);
+      const b = parseInput(RollbackBody, { approve: o.approve, name: o.name, uid: o.uid }, 'arguments');
+      await session(cmd, {}, async (s) => {
+        const p = await rollbackPlan(s.api, s.caller, s.api.namespace, n, {
+          approve: b.approve === true,
+          rollbackName: b.name,
+          uid: b.uid,
+        });
+        print(cmd, p, () => rollbackText(p, cli));
+        if (o.watch) await follow(cmd, s, p.metadata.name, o);
       });
-      print(cmd, p, () => rollbackText(p, cli));
-      if (o.watch) await follow(cmd, s, p.metadata.name, o);
-    });
-  });
+    },
+  );
 
   const line = program
     .command('line')

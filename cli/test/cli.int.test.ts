@@ -215,11 +215,29 @@ describe('kpromo (the built CLI) against the local clusters', () => {
   });
 
   it('plan rollback --approve --watch: restores the previous version and exits 0 once RolledBack', async () => {
-    const r = await kpromo(['plan', 'rollback', 'cli-p1', '-n', NS, '--approve', '--watch', '--timeout', '150s']);
+    // The plan as reviewed (plan get -o json): the rollback is bound to its uid.
+    const uid = (await getPlan(dev, NS, 'cli-p1')).metadata.uid ?? '';
+    const r = await kpromo([
+      'plan',
+      'rollback',
+      'cli-p1',
+      '-n',
+      NS,
+      '--approve',
+      '--uid',
+      uid,
+      '--watch',
+      '--timeout',
+      '150s',
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`promotionplan ${NS}/cli-p1-rollback created: rolls back cli-p1 in stable`);
-    expect(r.stdout).toMatch(new RegExp(`rollback ${NS}/cli-p1-rollback dev → stable: RolledBack`));
-    expect((await getPlan(dev, NS, 'cli-p1-rollback')).spec.approvals?.map((a) => a.user)).toEqual(['kpromo-admin']);
+    // Its name is generated (a squatted cli-p1-rollback blocks nothing) and printed.
+    const name = new RegExp(
+      `promotionplan ${NS}/(cli-p1-rollback-[a-z0-9]{5}) created: rolls back cli-p1 in stable`,
+    ).exec(r.stdout)?.[1];
+    expect(name, r.stdout).toBeDefined();
+    expect(r.stdout).toMatch(new RegExp(`rollback ${NS}/${name} dev → stable: RolledBack`));
+    expect((await getPlan(dev, NS, name ?? '')).spec.approvals?.map((a) => a.user)).toEqual(['kpromo-admin']);
     expect(await deploymentImage(stable, APPS_NS, 'cart')).toContain(seeded.stableOld.cart);
   });
 

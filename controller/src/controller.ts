@@ -163,6 +163,7 @@ export class Controller {
     this.api = {
       cache: this.cache,
       control,
+      asController: true,
       access: new Access(this.authorizer),
       namespace: o.defaultNamespace,
       resolveDigest: o.resolveDigest,

@@ -516,7 +516,7 @@ describe('controller against real clusters, registries and git', () => {
   it('rolls back a completed plan to the previous versions', async () => {
     const r = await api(ctl, `/api/v1/plans/${NS}/failing-stable/rollback`, {
       method: 'POST',
-      body: { approve: true, name: 'failing-rollback' },
+      body: { approve: true, name: 'failing-rollback', uid: (await getPlan(dev, NS, 'failing-stable')).metadata.uid },
     });
     expect(r.status).toBe(201);
     const p = await waitPlan(dev, NS, 'failing-rollback', terminal, 90_000);

@@ -207,7 +207,10 @@ describe('release history', () => {
       phase: 'Failed',
       reason: 'ImageNotFound',
     });
-    rollback = await post<PromotionPlan>(`/plans/${NS}/${promoted.metadata.name}/rollback`, { approve: true });
+    rollback = await post<PromotionPlan>(`/plans/${NS}/${promoted.metadata.name}/rollback`, {
+      approve: true,
+      uid: promoted.metadata.uid,
+    });
     rollback = await finished(NS, rollback.metadata.name);
     expect(rollback.status?.phase).toBe('RolledBack');
     expect((await promote(OTHER)).status?.phase).toBe('Complete');

@@ -490,7 +490,7 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
   it('rollback restores the previous versions', async () => {
     const c = await client(rw.url, ADMIN_TOKEN, { elicit: 'accept' });
     const r = ok<{ plan: { name: string; action: string; approvals: unknown[]; rollbackOf: string } }>(
-      await call(c, 'rollback', { plan: 'mcp-web' }),
+      await call(c, 'rollback', { plan: 'mcp-web', name: 'mcp-web-rollback', uid: await uidOf(dev, NS, 'mcp-web') }),
     );
     expect(r.plan).toMatchObject({
       name: 'mcp-web-rollback',
@@ -605,7 +605,8 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     });
     await legacy.setLoggingLevel('info');
     const rbProgress: number[] = [];
-    const rb = (await legacy.callTool({ name: 'rollback', arguments: { plan: 'mcp-progress' } }, CallToolResultSchema, {
+    const rbArgs = { plan: 'mcp-progress', name: 'mcp-progress-rollback', uid: await uidOf(dev, NS, 'mcp-progress') };
+    const rb = (await legacy.callTool({ name: 'rollback', arguments: rbArgs }, CallToolResultSchema, {
       onprogress: (p) => void rbProgress.push(p.progress),
       timeout: 60_000,
       resetTimeoutOnProgress: true,
@@ -658,7 +659,13 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
         : undefined,
     );
     // Put report back where the stdio tests expect it.
-    ok(await call(await client(rw.url), 'rollback', { plan: 'mcp-cancel' }));
+    ok(
+      await call(await client(rw.url), 'rollback', {
+        plan: 'mcp-cancel',
+        name: 'mcp-cancel-rollback',
+        uid: await uidOf(dev, NS, 'mcp-cancel'),
+      }),
+    );
     await waitPlan(dev, NS, 'mcp-cancel-rollback', terminal);
   });
 
@@ -701,7 +708,13 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     );
     expect(promoted.plan.approvals).toEqual([{ user: `mcp-admin-${RUN}` }]);
     await waitPlan(dev, NS, 'mcp-confirm', terminal);
-    ok(await call(await client(rw.url), 'rollback', { plan: 'mcp-confirm' }));
+    ok(
+      await call(await client(rw.url), 'rollback', {
+        plan: 'mcp-confirm',
+        name: 'mcp-confirm-rollback',
+        uid: await uidOf(dev, NS, 'mcp-confirm'),
+      }),
+    );
     await waitPlan(dev, NS, 'mcp-confirm-rollback', terminal);
   });
 
@@ -1219,7 +1232,9 @@ describe('MCP over stdio (kpromo-controller mcp --stdio)', () => {
     expect((await getDeployment(stable, APPS_NS, 'checkout')).spec?.template?.spec?.containers?.[0]?.image).toContain(
       devDigest.checkout,
     );
-    const rb = ok<{ plan: { name: string } }>(await call(c, 'rollback', { plan: 'mcp-stdio', name: 'mcp-stdio-undo' }));
+    const rb = ok<{ plan: { name: string } }>(
+      await call(c, 'rollback', { plan: 'mcp-stdio', name: 'mcp-stdio-undo', uid: await uidOf(dev, NS, 'mcp-stdio') }),
+    );
     expect(rb.plan.name).toBe('mcp-stdio-undo');
     const undone = await waitPlan(dev, NS, 'mcp-stdio-undo', (x) =>
       ['RolledBack', 'Complete', 'Incomplete', 'Failed'].includes(x.status?.phase ?? ''),

@@ -49,6 +49,37 @@ describe('validatePlan', () => {
     expect(v.ok ? 'ok' : v.reason).toBe(reason);
   });
   it.each([
+    ['no uid label (kubectl, older API plans): the plan of that name', undefined, true],
+    ['the uid of the plan rolled back', 'uid-rel', true],
+    ['another uid: the plan was deleted and created again since', 'uid-old', false],
+  ])('a rollback bound by the rollback-of-uid label, %s: starts %s', (_what, boundTo, starts) => {
+    const c = new MemoryCache();
+    c.envs = cache.envs;
+    c.flowList = cache.flowList;
+    c.apps = cache.apps;
+    c.planList = [
+      {
+        ...plan({}),
+        metadata: { name: 'rel', namespace: 'ns', uid: 'uid-rel' },
+        status: {
+          phase: 'Complete',
+          apps: [{ application: 'cart', phase: 'Succeeded', written: true } as AppProgress],
+        },
+      },
+    ];
+    const rb = plan({ action: 'rollback', rollbackOf: 'rel', candidates: [] });
+    if (boundTo) rb.metadata.labels = { 'promotions.kpromo.dev/rollback-of-uid': boundTo };
+    const v = validatePlan(rb, c);
+    expect(v.ok).toBe(starts);
+    if (!v.ok)
+      expect(v).toEqual({
+        ok: false,
+        reason: 'InvalidRollback',
+        message:
+          'PromotionPlan "rel" (spec.rollbackOf) is not the plan this rollback was made for: that was uid uid-old, it is now uid uid-rel (deleted and created again); roll the new plan back with a new rollback if that is wanted',
+      });
+  });
+  it.each([
     [{ method: 'git' as const }, 'Environment stable: delivery.git is required when method is git'],
     [
       { method: 'helmRelease' as const },

@@ -14,7 +14,14 @@ import {
   STATEFULSET,
 } from '../kube/paths.js';
 import { isNotFound, KubeError, type KubeRest } from '../kube/rest.js';
-import type { AdoptKind, FoundEnvironment, FoundImagePolicy, FoundKustomization, FoundWorkload } from './propose.js';
+import type {
+  AdoptKind,
+  FoundEnvironment,
+  FoundImagePolicy,
+  FoundKustomization,
+  FoundWorkload,
+  UnreadReference,
+} from './propose.js';
 
 interface Obj {
   metadata: {
@@ -47,14 +54,25 @@ async function list(rest: KubeRest, t: ResourceType, namespace?: string): Promis
 }
 
 /**
- * Reads what runs in one namespace of one cluster, as the caller (their kubeconfig, their RBAC):
- * workloads of every kind kpromo judges, the Flux HelmReleases there, the Kustomizations and
- * GitRepositories that apply them, and the ImagePolicies scanning images. Kinds whose CRD is not
- * installed are skipped; a forbidden list fails with the apiserver's message (what to grant).
+ * How far discovery reads besides the workloads and HelmReleases of the environment's namespace.
+ * `caller` (kpromo adopt, with the person's own kubeconfig): the Kustomizations and GitRepositories
+ * the workloads' labels name wherever they are, and ImagePolicies in every namespace the caller may
+ * list, as their RBAC allows. `namespace` (POST /adopt, MCP propose_adoption: the controller's
+ * identity, which reads more than the caller may): only the environment's namespace, the one its
+ * Environment is granted and the caller is shown; references elsewhere are reported as unread.
+ */
+export type DiscoveryScope = 'caller' | 'namespace';
+
+/**
+ * Reads what runs in one namespace of one cluster: workloads of every kind kpromo judges, the Flux
+ * HelmReleases there, the Kustomizations and GitRepositories that apply them, and the ImagePolicies
+ * scanning images, as far as `scope` allows. Kinds whose CRD is not installed are skipped; a
+ * forbidden list fails with the apiserver's message (what to grant).
  */
 export async function discoverEnvironment(
   rest: KubeRest,
   env: { name: string; context: string; namespace: string },
+  scope: DiscoveryScope = 'caller',
 ): Promise<FoundEnvironment> {
   const workloads: FoundWorkload[] = [];
   for (const [kind, type, podSpec] of WORKLOADS) {
@@ -75,6 +93,15 @@ export async function discoverEnvironment(
     name: h.metadata.name,
     values: h.spec?.values ?? {},
   }));
+  const unread: UnreadReference[] = [];
+  // Labels and references are the workloads' owners' to write: with scope namespace they never
+  // make discovery read another namespace.
+  const readable = (kind: UnreadReference['kind'], namespace: string, name: string, by: string) => {
+    if (scope === 'caller' || namespace === env.namespace) return true;
+    if (!unread.some((u) => u.kind === kind && u.namespace === namespace && u.name === name))
+      unread.push({ kind, namespace, name, by });
+    return false;
+  };
   // Kustomizations named by the workloads' labels, and the git source each applies.
   const kustomizations: FoundKustomization[] = [];
   const named = new Set(
@@ -87,10 +114,13 @@ export async function discoverEnvironment(
   );
   for (const key of named) {
     const [ns, name] = key.split('/');
+    if (!readable('Kustomization', ns, name, 'workload labels')) continue;
     const ks = await rest.getOrUndefined<Obj>(resourcePath(KUSTOMIZATION, ns, name)).catch(() => undefined);
     const src = ks?.spec?.sourceRef as { kind?: string; name?: string; namespace?: string } | undefined;
     const repo =
-      src?.kind === 'GitRepository' && src.name
+      src?.kind === 'GitRepository' &&
+      src.name &&
+      readable('GitRepository', src.namespace ?? ns, src.name, `Kustomization ${ns}/${name}`)
         ? await rest
             .getOrUndefined<Obj>(resourcePath(GITREPOSITORY, src.namespace ?? ns, src.name))
             .catch(() => undefined)
@@ -104,23 +134,24 @@ export async function discoverEnvironment(
       ...(url ? { git: { url, ...(branch ? { branch } : {}) } } : {}),
     });
   }
-  // ImagePolicies anywhere in the cluster the caller may list, with the image their ImageRepository scans.
+  // ImagePolicies scanning images: in every namespace the caller may list, or only this one.
   const imagePolicies: FoundImagePolicy[] = [];
-  const policies = await list(rest, IMAGEPOLICY).catch((e) => {
+  const policies = await list(rest, IMAGEPOLICY, scope === 'namespace' ? env.namespace : undefined).catch((e) => {
     if (e instanceof KubeError && e.status === 403) return undefined;
     throw e;
   });
   for (const p of policies ?? []) {
     const ref = p.spec?.imageRepositoryRef as { name?: string; namespace?: string } | undefined;
     const ns = ref?.namespace ?? p.metadata.namespace!;
-    const ir = ref?.name
-      ? await rest.getOrUndefined<Obj>(resourcePath(IMAGEREPOSITORY, ns, ref.name)).catch(() => undefined)
-      : undefined;
+    const ir =
+      ref?.name && readable('ImageRepository', ns, ref.name, `ImagePolicy ${p.metadata.namespace}/${p.metadata.name}`)
+        ? await rest.getOrUndefined<Obj>(resourcePath(IMAGEREPOSITORY, ns, ref.name)).catch(() => undefined)
+        : undefined;
     imagePolicies.push({
       name: p.metadata.name,
       namespace: p.metadata.namespace!,
       ...(typeof ir?.spec?.image === 'string' ? { image: ir.spec.image } : {}),
     });
   }
-  return { ...env, workloads, helmReleases, kustomizations, imagePolicies };
+  return { ...env, workloads, helmReleases, kustomizations, imagePolicies, ...(unread.length ? { unread } : {}) };
 }

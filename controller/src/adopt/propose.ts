@@ -36,6 +36,15 @@ export interface FoundImagePolicy {
   image?: string;
 }
 
+/** A Flux object discovery was pointed at (by labels or a reference) and did not read. */
+export interface UnreadReference {
+  kind: 'Kustomization' | 'GitRepository' | 'ImageRepository';
+  namespace: string;
+  name: string;
+  /** What pointed at it: `workload labels`, `Kustomization <ns>/<name>`, `ImagePolicy <ns>/<name>`. */
+  by: string;
+}
+
 /** What discovery read in one environment (a kubeconfig context and namespace). */
 export interface FoundEnvironment {
   name: string;
@@ -45,6 +54,8 @@ export interface FoundEnvironment {
   helmReleases: FoundHelmRelease[];
   kustomizations: FoundKustomization[];
   imagePolicies: FoundImagePolicy[];
+  /** Flux objects outside the environment's namespace that discovery was told not to read. */
+  unread?: UnreadReference[];
   /**
    * The registry of an Environment that exists already: its host and prefix are taken as they are
    * instead of inferred (images from elsewhere are reported, as for an inferred one).
@@ -172,6 +183,13 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
   const undecided = (subject: string, message: string) => findings.push({ level: 'undecided', subject, message });
   const ownerLabel = input.ownerLabel ?? 'team';
   const incomplete = new Set<string>();
+
+  for (const env of input.environments)
+    for (const r of env.unread ?? [])
+      note(
+        `${r.kind} ${r.namespace}/${r.name}`,
+        `named by ${r.by} in Environment ${env.name}, outside its namespace ${env.namespace}: not read (adoption through the controller reads only the Environment's namespace); fill in what it holds by hand, or run kpromo adopt --env with your own access`,
+      );
 
   // 1. Every container image, and each environment's registry.
   const uses: Use[] = [];

@@ -41,8 +41,11 @@ const gates = new WeakMap<ApiContext, ScanGate>();
 
 /**
  * The portal's onboarding (POST /adopt): reads what runs in each Environment of a flow (with the
- * controller's access to that cluster, which clusterAccess already grants for the Environment) and
- * proposes Applications for it, narrowed to the workloads the caller chose. Nothing is written:
+ * controller's access to that cluster, which clusterAccess already grants for the Environment),
+ * in the Environment's namespace only: Flux objects that workload labels or references name in
+ * other namespaces, and ImagePolicies elsewhere in the cluster, are never read with the
+ * controller's identity (a caller would learn of namespaces they cannot read). It proposes
+ * Applications for what it found, narrowed to the workloads the caller chose. Nothing is written:
  * the controller holds no right to create Applications, Environments or flows, and creating them
  * is the caller's own act (a pull request, kubectl), judged by RBAC and admission as the caller.
  * The caller must hold RBAC create on applications in the namespace (adopting is creating
@@ -153,7 +156,12 @@ async function discover(ctx: ApiContext, env: Environment): Promise<FoundEnviron
   let timer: NodeJS.Timeout | undefined;
   try {
     const f = await Promise.race([
-      discoverEnvironment(rest, { name: env.metadata.name, context: clusterKey(env), namespace: env.spec.namespace }),
+      // The controller's identity reads more than the caller may: the Environment's namespace only.
+      discoverEnvironment(
+        rest,
+        { name: env.metadata.name, context: clusterKey(env), namespace: env.spec.namespace },
+        'namespace',
+      ),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(new Error(`no answer within ${DISCOVERY_TIMEOUT_MS / 1000}s`)),

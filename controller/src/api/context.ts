@@ -15,6 +15,12 @@ export interface ApiContext {
    * controller. For the local CLI it is the user's own kubeconfig identity.
    */
   control: KubeRest;
+  /**
+   * Whether `control` is the controller's own identity (the HTTP API and MCP server): only it may
+   * write what admission reserves to the controller, such as a rollback's
+   * promotions.kpromo.dev/rollback-of-uid label. Absent for the local CLI.
+   */
+  asController?: boolean;
   /** Authorisation of every read and write as the caller. */
   access: Access;
   /** Default namespace for CRs when a call does not name one. */

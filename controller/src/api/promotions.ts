@@ -35,6 +35,7 @@ import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
 import { personOf } from '../policy/persons.js';
+import { ROLLBACK_OF_UID_LABEL, rollbackNamePrefix } from '../reconcile/rollbackPlans.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
 import { who } from './access.js';
@@ -354,6 +355,11 @@ export function approvalBy(caller: Caller, extra: Omit<Approval, 'user' | 'group
   return { user: caller.username, ...(groups.length ? { groups } : {}), ...extra };
 }
 
+/** A plan to create: named, or named by the apiserver from a prefix (generateName). */
+type NewPlan = Omit<PromotionPlan, 'metadata'> & {
+  metadata: Omit<PromotionPlan['metadata'], 'name'> & ({ name: string } | { generateName: string });
+};
+
 /** apiserver refusals (RBAC, admission, schema) keep their message; they are the caller's to fix. */
 /**
  * Writes a plan the caller was authorised to create (`access`, as the caller) with the controller's
@@ -361,8 +367,9 @@ export function approvalBy(caller: Caller, extra: Omit<Approval, 'user' | 'group
  * an actor other than the writer only from the controller (its username, ConfigMap
  * kpromo-controller-identity).
  */
-async function createObject(ctx: ApiContext, plan: PromotionPlan): Promise<PromotionPlan> {
-  const ref = `PromotionPlan ${plan.metadata.namespace}/${plan.metadata.name}`;
+async function createObject(ctx: ApiContext, plan: NewPlan): Promise<PromotionPlan> {
+  const m = plan.metadata;
+  const ref = `PromotionPlan ${m.namespace}/${'name' in m ? m.name : `${m.generateName}…`}`;
   try {
     return await ctx.control.create<PromotionPlan>(
       resourcePath(KPROMO_TYPES.PromotionPlan, plan.metadata.namespace),
@@ -476,7 +483,7 @@ export function stalePlanMessage(
   ref: string,
   shown: string,
   current: string | undefined,
-  before: 'approving' | 'continuing' = 'approving',
+  before: 'approving' | 'continuing' | 'rolling back' = 'approving',
 ): string {
   return `${ref} changed since you opened it: you reviewed uid ${shown}, it is now uid ${current ?? '(none)'} (deleted and created again, perhaps with other candidates); review it again before ${before}`;
 }
@@ -524,17 +531,23 @@ export async function checkApproval(
 
 /**
  * Everything {@link rollbackPlan} checks on the plan to roll back, as the caller, before it
- * creates anything: `create` on plans, the rollback verb for the target environment when the
- * rollback is approved at once, and that the plan is a promotion that changed something.
+ * creates anything: with approve, the uid of the plan the caller reviewed (required: approving a
+ * rollback by name alone would undo whatever plan holds the name when the request arrives); any uid
+ * sent must be the plan's (409 otherwise); `create` on plans, the rollback verb for the target
+ * environment when the rollback is approved at once, and that the plan is a promotion that changed
+ * something. A door that asks a person to confirm (MCP) asks this first.
  */
 export async function checkRollback(
   ctx: ApiContext,
   caller: Caller,
   orig: PromotionPlan,
-  opts: { approve?: boolean } = {},
+  opts: { approve?: boolean; uid?: string } = {},
 ): Promise<void> {
   const namespace = orig.metadata.namespace ?? '';
   const ref = `PromotionPlan ${namespace}/${orig.metadata.name}`;
+  if (opts.approve && !opts.uid) throw new ApiError(400, `${ref}: uid ${UID_REQUIRED}`);
+  if (opts.uid && opts.uid !== orig.metadata.uid)
+    throw new ApiError(409, stalePlanMessage(ref, opts.uid, orig.metadata.uid, 'rolling back'));
   await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace });
   if (opts.approve) await ctx.access.requireRelease(caller, 'rollback', namespace, orig.spec.to);
   if ((orig.spec.action ?? 'promote') === 'rollback') throw new ApiError(400, `${ref} is a rollback itself`);
@@ -590,23 +603,34 @@ export async function approvePlan(
   }
 }
 
-/** Creates a rollback plan restoring the versions that `name` replaced, approved by the caller if asked. */
+/**
+ * Creates a rollback plan restoring the versions that `name` replaced, approved by the caller if
+ * asked (then `uid`, the plan the caller reviewed, is required). Named by the caller, or generated
+ * from `<name>-rollback-` like the controller's automatic rollbacks, so a plan squatting a
+ * predictable name blocks nobody; the name is in the plan returned. Written by the controller, it
+ * is labelled with the uid of the plan rolled back and does not start if that plan is recreated
+ * meanwhile (planDecisions.ts).
+ */
 export async function rollbackPlan(
   ctx: ApiContext,
   caller: Caller,
   namespace: string,
   name: string,
-  opts: { approve?: boolean; rollbackName?: string } = {},
+  opts: { approve?: boolean; rollbackName?: string; uid?: string } = {},
 ): Promise<PromotionPlan> {
   const orig = await readPlan(ctx, caller, namespace, name);
   await checkRollback(ctx, caller, orig, opts);
-  const plan: PromotionPlan = {
+  const plan: NewPlan = {
     apiVersion: API_VERSION,
     kind: 'PromotionPlan',
     metadata: {
-      name: opts.rollbackName ?? `${name}-rollback`,
+      ...(opts.rollbackName ? { name: opts.rollbackName } : { generateName: rollbackNamePrefix(name) }),
       namespace,
-      labels: { 'promotions.kpromo.dev/flow': orig.spec.flow },
+      labels: {
+        'promotions.kpromo.dev/flow': orig.spec.flow,
+        // Only the controller may set it (admission); the CLI writes as its user, checked at the click only.
+        ...(ctx.asController && orig.metadata.uid ? { [ROLLBACK_OF_UID_LABEL]: orig.metadata.uid } : {}),
+      },
     },
     spec: {
       flow: orig.spec.flow,

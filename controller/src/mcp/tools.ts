@@ -777,7 +777,17 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
       inputSchema: z.object({
         namespace: nsArg,
         plan: name('plan').describe('The plan to roll back'),
-        name: name('name').optional().describe('Name of the rollback plan (default <plan>-rollback)'),
+        // Optional in the schema only so that a call without it hears the operation's own refusal.
+        uid: z
+          .string()
+          .max(64)
+          .optional()
+          .describe(
+            'Required with approve: uid of the plan to roll back as you reviewed it (from plan/list/state); if the plan was recreated since, the rollback is refused',
+          ),
+        name: name('name')
+          .optional()
+          .describe('Name of the rollback plan (default: generated, <plan>-rollback-<random>, returned)'),
         approve: z.boolean().default(true).describe('Approve the rollback plan right away'),
       }),
       outputSchema: z.object({ plan: PlanOut }),
@@ -798,15 +808,17 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
         async (caller) => {
           const orig = await getPlan(ctx, caller, ns, args.plan);
           // What rollbackPlan will check, asked before the person is asked to confirm.
-          await checkRollback(ctx, caller, orig, { approve: args.approve });
+          await checkRollback(ctx, caller, orig, { approve: args.approve, uid: args.uid });
           const ask = confirm(
             extra,
             `Roll back plan ${ns}/${args.plan} in ${orig.spec.to} to the versions it replaced?`,
           );
           if (ask) return ask;
+          // Bound to the plan the caller reviewed (and confirmed): a plan recreated meanwhile is a 409.
           const p = await rollbackPlan(ctx, caller, ns, args.plan, {
             approve: args.approve,
             rollbackName: args.name,
+            uid: args.uid,
           });
           await extra.mcpReq
             .log(

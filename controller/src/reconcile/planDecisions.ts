@@ -19,6 +19,7 @@ import {
 import { builtinDeliveryMethods, deliveryProblem } from '../delivery/registry.js';
 import type { DeliveryMethods } from '../extension/plugin.js';
 import type { CacheView } from '../kube/cacheView.js';
+import { ROLLBACK_OF_UID_LABEL } from './rollbackPlans.js';
 
 export const TERMINAL_APP_PHASES = new Set<AppProgress['phase']>(['Succeeded', 'Failed', 'RolledBack']);
 export const TERMINAL_PLAN_PHASES = new Set<NonNullable<PromotionPlanStatus['phase']>>([
@@ -77,6 +78,14 @@ export function validatePlan(
       return fail(
         'InvalidRollback',
         `PromotionPlan "${s.rollbackOf}" (spec.rollbackOf) does not exist in namespace ${ns}`,
+      );
+    // Bound at creation to the plan the person (or the controller) rolled back: a plan created
+    // again under that name since holds other changes, which nobody chose to undo.
+    const boundTo = plan.metadata.labels?.[ROLLBACK_OF_UID_LABEL];
+    if (boundTo && boundTo !== original.metadata.uid)
+      return fail(
+        'InvalidRollback',
+        `PromotionPlan "${s.rollbackOf}" (spec.rollbackOf) is not the plan this rollback was made for: that was uid ${boundTo}, it is now uid ${original.metadata.uid ?? '(none)'} (deleted and created again); roll the new plan back with a new rollback if that is wanted`,
       );
     if (original.spec.to !== s.to || original.spec.flow !== s.flow) {
       return fail(

@@ -216,6 +216,8 @@ export function createApp(d: ServerDeps): express.Express {
       return rollbackPlan(d.api, callerOf(req), p.namespace, p.name, {
         approve: b.approve === true,
         rollbackName: b.name,
+        // The plan the caller reviewed (required with approve): another uid is a 409.
+        uid: b.uid,
       });
     },
     // Release history and DORA keys: only namespaces where the caller may list PromotionPlans (api/history.ts).

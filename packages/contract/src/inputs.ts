@@ -206,8 +206,16 @@ export const ContinueBody = z.object({
   uid: reviewedUid,
 });
 
-/** `approve` defaults to false: a rollback needs its own approval unless the caller asks for it here. */
-export const RollbackBody = z.object({ approve: flag, name: optional(k8sName) });
+/**
+ * `approve` defaults to false: a rollback needs its own approval unless the caller asks for it
+ * here, and then names the plan to roll back as the caller reviewed it (`uid`, required with
+ * approve): a plan deleted and created again under the name since is not rolled back (409). `name`
+ * names the rollback plan; by default the apiserver generates one (`<plan>-rollback-<random>`),
+ * returned in the response.
+ */
+export const RollbackBody = z
+  .object({ approve: flag, name: optional(k8sName), uid: reviewedUid })
+  .refine((b) => b.approve !== true || b.uid !== undefined, { path: ['uid'], message: UID_REQUIRED });
 
 export const PlanParams = z.object({ namespace: k8sName, name: k8sName });
 

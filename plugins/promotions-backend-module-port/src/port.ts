@@ -10,6 +10,7 @@ import {
 import {
   isTerminalPlan,
   namespaceProblem,
+  noCandidatesMessage,
   nothingToAdoptMessage,
   type PlanProgress,
 } from '@kpromo/plugin-promotions-common';
@@ -204,6 +205,27 @@ export class ReplayGuard implements PortReplayGuard {
   }
 }
 
+/**
+ * The digests a promote run says its user reviewed (`inputs.expect`): an object, or the JSON text
+ * of one as a Port text input holds it. Undefined (absent, null, empty string or object): the run
+ * previews the candidates instead of promoting. Anything else is passed on for the contract to judge.
+ */
+export function shownDigests(v: unknown): unknown {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') {
+    if (!v.trim()) return undefined;
+    try {
+      return shownDigests(JSON.parse(v));
+    } catch {
+      throw new InputError(
+        'inputs.expect is not JSON: send the object the preview run printed, {"<application>": "sha256:..."}',
+      );
+    }
+  }
+  if (typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length) return undefined;
+  return v;
+}
+
 /** A message as the first words of a sentence (Port's run summary). */
 const capitalized = (m: string) => `${m.charAt(0).toUpperCase()}${m.slice(1)}`;
 
@@ -252,11 +274,13 @@ export const PortWebhookBody = z.object({
       reason: z.string().max(1024).optional(),
       /** adopt: the owning team where no workload label names one (checked by the contract's AdoptBody). */
       owner: z.string().optional(),
-      /** promote of a plan: the metadata.uid of the plan entity the user ran it on (required by the contract). */
+      /** promote or rollback of a plan: the metadata.uid of the plan entity the user ran it on (required by the contract). */
       uid: z.string().optional(),
       /**
-       * promote from filters: per application, the digest the entity showed for `from` (required by
-       * the contract; the plan is created only if the candidates are exactly these). Checked there.
+       * promote from filters: per application, the digest the user reviewed, as the preview run
+       * listed it (an object, or its JSON text). Absent, null, empty: the run is that preview and
+       * promotes nothing. Present: the plan is created and approved only if the candidates are
+       * exactly these (checked by the contract and the controller).
        */
       expect: z.unknown().optional(),
     })
@@ -298,8 +322,10 @@ export function createPortActionsClient(o: {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Runs one Port action run: promote (create + approve a plan from the inputs, or approve the named
- * plan) or rollback, follows the plan until it is terminal and reports logs and the final status.
+ * Runs one Port action run: promote (from the inputs, in two runs: without `inputs.expect` a
+ * preview listing the candidates and their digests, with it create + approve a plan of exactly
+ * those; or approve the named plan) or rollback, follows the plan until it is terminal and reports
+ * logs and the final status.
  *
  * Before anything runs: the signature and its timestamp (401), the body (400), the exact action
  * identifier (`promotions.port.actions`, 400), replays (409; 503 when too many runs are remembered).
@@ -444,10 +470,11 @@ export class PortRunner {
       let name: string;
       if (kind === 'rollback') {
         if (!namespace || !i.plan) throw new InputError('rollback needs inputs.plan and a namespace');
+        // The plan the user ran the action on (its entity's uid), never whatever holds the name now.
         const r = await this.svc.rollback(
           caller,
           { namespace, name: i.plan },
-          { approve: true, ...(i.name ? { name: i.name } : {}) },
+          { approve: true, uid: i.uid, ...(i.name ? { name: i.name } : {}) },
         );
         ns = namespace;
         name = r.plan.metadata.name;
@@ -460,6 +487,9 @@ export class PortRunner {
         name = i.plan;
         await this.log(b.runId, { message: `Plan ${ns}/${name} approved by ${caller.identity}` });
       } else {
+        const expect = shownDigests(i.expect);
+        // Step one: the candidates and their digests, for the person to review; nothing runs.
+        if (expect === undefined) return await this.preview(b, caller, namespace);
         const r = await this.svc.createPlan(caller, {
           namespace,
           flow: i.flow,
@@ -468,8 +498,8 @@ export class PortRunner {
           applications: i.applications,
           name: i.name,
           approve: true,
-          // The digests the entity showed: a deploy to `from` since is refused (409), not approved unseen.
-          expect: i.expect,
+          // Step two: the digests the preview showed; a deploy to `from` since is refused (409), not approved unseen.
+          expect,
         });
         ns = r.plan.metadata.namespace ?? '';
         name = r.plan.metadata.name;
@@ -494,6 +524,38 @@ export class PortRunner {
     } catch (e) {
       await this.fail(b.runId, e);
     }
+  }
+
+  /**
+   * Step one of a promote from filters (no `inputs.expect`): the candidates `from -> to` as the
+   * run's identity may see them (the controller's GET /diff), each with the digest it would
+   * promote, logged to the run and summarised with the `expect` to send to promote exactly these.
+   * Nothing is created or approved. Step two, the same action with that `expect`, is the one
+   * create-and-approve every door makes.
+   */
+  private async preview(b: PortWebhookBody, caller: Caller, namespace: string | undefined): Promise<void> {
+    const i = b.inputs;
+    const d = await this.svc.diff(caller, {
+      namespace,
+      flow: i.flow,
+      from: i.from,
+      to: i.to,
+      applications: i.applications,
+    });
+    if (!d.candidates.length) {
+      const none = `${capitalized(noCandidatesMessage(d.from, d.to, d))}. Nothing was promoted.`;
+      await this.log(b.runId, { message: none, terminationStatus: 'SUCCESS', statusLabel: 'Nothing to promote' });
+      await this.patch(b.runId, { status: 'SUCCESS', statusLabel: 'Nothing to promote', summary: none });
+      return;
+    }
+    for (const c of d.candidates)
+      await this.log(b.runId, {
+        message: `${c.application}: ${d.from} runs ${c.from.tag} (${c.from.digest}); ${d.to} runs ${c.to?.tag ?? c.to?.digest ?? 'nothing yet'}`,
+      });
+    const expect = JSON.stringify(Object.fromEntries(d.candidates.map((c) => [c.application, c.from.digest])));
+    const summary = `Preview, nothing promoted: ${d.candidates.length} candidate(s) from ${d.from} to ${d.to} (flow ${d.flow}), listed in this run's logs. To promote exactly these, run ${b.action} again with the same inputs and expect ${expect}; if ${d.from} runs anything else by then, that run promotes nothing.`;
+    await this.log(b.runId, { message: summary, terminationStatus: 'SUCCESS', statusLabel: 'Previewed' });
+    await this.patch(b.runId, { status: 'SUCCESS', statusLabel: 'Previewed', summary });
   }
 
   /**

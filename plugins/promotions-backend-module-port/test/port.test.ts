@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { PromotionPlan } from '@kpromo/api';
 import { planProgress } from '@kpromo/plugin-promotions-common';
 import { describe, expect, it } from 'vitest';
-import { verifyPortSignature } from '../src/port.js';
+import { shownDigests, verifyPortSignature } from '../src/port.js';
 
 const SECRET = 'port-client-secret';
 const body = Buffer.from(JSON.stringify({ runId: 'r1', action: 'kpromo_promote', inputs: {} }));
@@ -136,5 +136,26 @@ describe('planProgress', () => {
       status: { phase: 'Pending', gate: { approved: false, required: 2, waitingFor: '2 more approvals' } },
     });
     expect(waiting).toMatchObject({ approved: false, approvers: [], waitingFor: '2 more approvals' });
+  });
+});
+
+describe('shownDigests (a promote run previews unless it names the digests reviewed)', () => {
+  const shown = { cart: `sha256:${'2'.repeat(64)}` };
+  it.each([
+    ['absent', undefined, undefined],
+    ['null (an empty Port object input)', null, undefined],
+    ['an empty string', '  ', undefined],
+    ['an empty object', {}, undefined],
+    ['the JSON text of an empty object', '{}', undefined],
+    ['the object the preview printed', shown, shown],
+    ['its JSON text (a Port text input)', JSON.stringify(shown), shown],
+    ['anything else, for the contract to refuse', ['cart'], ['cart']],
+  ])('%s: %j', (_what, input, out) => {
+    expect(shownDigests(input)).toEqual(out);
+  });
+  it('refuses text that is not JSON, saying what to send', () => {
+    expect(() => shownDigests('cart=sha256:2')).toThrow(
+      'inputs.expect is not JSON: send the object the preview run printed, {"<application>": "sha256:..."}',
+    );
   });
 });

@@ -211,16 +211,21 @@ describe('PortRunner: a signed delivery', () => {
     expect(permissionCalls).toEqual([]);
   });
 
-  it('a promote run that sends no digests shown (create-and-approve of whatever runs in dev when it arrives) fails: no plan is created', async () => {
+  it('a promote run that sends no digests shown is a preview: it reports the candidates and their digests and what to send, and creates nothing', async () => {
     const r = runner();
     const { expect: _shown, ...inputs } = promote('blind-1').inputs;
-    const d = delivery(promote('blind-1', { inputs }));
+    const d = delivery(promote('blind-1', { inputs: { ...inputs, expect: null } }));
     await (await r.prepare(d.raw, d.headers))();
-    expect(lastPatch('blind-1')).toMatchObject({ status: 'FAILURE' });
-    expect(lastPatch('blind-1')?.summary).toContain(
-      'invalid request body: expect: is required with approve: send, per application, the digest you reviewed',
-    );
-    expect(controllerCalls.filter((c) => c.method === 'POST')).toEqual([]);
+    const summary =
+      'Preview, nothing promoted: 1 candidate(s) from dev to stable (flow main), listed in this run\'s logs. To promote exactly these, run kpromo_promote again with the same inputs and expect {"cart":"sha256:2"}; if dev runs anything else by then, that run promotes nothing.';
+    expect(lastPatch('blind-1')).toEqual({ status: 'SUCCESS', statusLabel: 'Previewed', summary });
+    expect(port.get('blind-1')?.logs.map((l) => l.message)).toEqual([
+      'cart: dev runs v2 (sha256:2); stable runs nothing yet',
+      summary,
+    ]);
+    // Read as the run's identity; nothing written.
+    expect(controllerCalls.map((c) => `${c.method} ${c.path}`)).toEqual(['GET /api/v1/diff']);
+    expect(controllerCalls[0].headers['x-kpromo-user']).toBe('port:alice@example.com');
   });
 
   it('a promote run on a plan that sends no uid (approving whatever plan holds the name) fails: nothing is approved', async () => {
@@ -242,6 +247,25 @@ describe('PortRunner: a signed delivery', () => {
     expect(controllerCalls.find((c) => c.method === 'POST')).toMatchObject({
       path: `/api/v1/plans/${NS}/p-existing/approve`,
       body: { uid: '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11' },
+    });
+  });
+
+  it("a rollback run that sends no uid (rolling back whatever plan holds the name) fails: nothing is created; with the plan entity's uid, the rollback names that plan", async () => {
+    const r = runner();
+    const rb = (runId: string, inputs: Record<string, unknown>) =>
+      delivery({ runId, action: 'kpromo_rollback', user: 'alice@example.com', inputs });
+    const blind = rb('rb-blind-1', { namespace: NS, plan: 'p-existing' });
+    await (await r.prepare(blind.raw, blind.headers))();
+    expect(lastPatch('rb-blind-1')).toMatchObject({ status: 'FAILURE' });
+    expect(lastPatch('rb-blind-1')?.summary).toContain(
+      'invalid request body: uid: is required: send the metadata.uid of the plan you reviewed',
+    );
+    expect(controllerCalls.filter((c) => c.method === 'POST')).toEqual([]);
+    const named = rb('rb-uid-1', { namespace: NS, plan: 'p-existing', uid: '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11' });
+    await (await r.prepare(named.raw, named.headers))();
+    expect(controllerCalls.find((c) => c.method === 'POST')).toMatchObject({
+      path: `/api/v1/plans/${NS}/p-existing/rollback`,
+      body: { approve: true, uid: '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11' },
     });
   });
 

@@ -21,14 +21,14 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
 
   /**
    * The uid guard shared by promote (required there: the contract refuses an approval without it,
-   * with its own message) and continue-wave.
+   * with its own message), rollback (required unless approve is false) and continue-wave.
    */
-  const reviewedUid = (z: typeof import('zod/v3').z, required = false) =>
+  const reviewedUid = (z: typeof import('zod/v3').z, required: boolean | string = false) =>
     z
       .string()
       .optional()
       .describe(
-        `${required ? 'Required: ' : ''}metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused`,
+        `${required === true ? 'Required: ' : required ? `Required ${required}: ` : ''}metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused`,
       );
 
   registry.register({
@@ -144,13 +144,15 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
   registry.register({
     name: 'rollback',
     title: 'Roll back a plan',
-    description: 'Creates (and by default approves) a plan restoring the versions a promotion replaced. Destructive.',
+    description:
+      'Creates (and by default approves) a plan restoring the versions a promotion replaced; its name is generated unless given, and returned. Destructive.',
     attributes: { destructive: true, readOnly: false, idempotent: false },
     schema: {
       input: (z) =>
         z.object({
           namespace: z.string(),
           plan: z.string(),
+          uid: reviewedUid(z, 'unless approve is false'),
           name: z.string().optional(),
           approve: z.boolean().optional(),
         }),
@@ -163,6 +165,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
         {
           ...(input.name ? { name: input.name } : {}),
           ...(input.approve !== undefined ? { approve: input.approve } : {}),
+          ...(input.uid ? { uid: input.uid } : {}),
         },
       );
       return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };

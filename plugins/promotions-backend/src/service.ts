@@ -34,6 +34,7 @@ import {
   promotionPlanReadPermission,
   promotionRollbackPermission,
   type ResourceActionResult,
+  UID_REQUIRED,
 } from '@kpromo/plugin-promotions-common';
 import {
   type Actor,
@@ -493,6 +494,10 @@ export class PromotionsService implements PromotionsOperations {
   async rollback(c: Caller, params: unknown, body: unknown): Promise<PlanDetails> {
     const p = parseInput(PlanParams, params, 'plan reference');
     const b = parseInput(RollbackBody, body, 'request body');
+    // Approved by the caller unless the body says approve: false (the route's documented default),
+    // and an approval names the plan the caller reviewed, here as at the controller.
+    const approve = b.approve ?? true;
+    if (approve && !b.uid) throw new InputError(`invalid request body: uid: ${UID_REQUIRED}`);
     await this.requireBasic(c, promotionPlanReadPermission); // the plan is read first
     const user = identityOf(c);
     const plan = await this.readPlan(c, p.namespace, p.name);
@@ -506,8 +511,9 @@ export class PromotionsService implements PromotionsOperations {
     const out = await this.controller(p.namespace).call(await this.actorOf(c), (api) =>
       api.POST('/plans/{namespace}/{name}/rollback', {
         params: { path: p },
-        // Approved by the caller unless the body says approve: false (the route's documented default).
-        body: { approve: b.approve ?? true, ...(b.name ? { name: b.name } : {}) },
+        // The plan the caller was shown: the controller refuses (409) to roll back a plan recreated
+        // under this name since, even one authorised above.
+        body: { approve, ...(b.name ? { name: b.name } : {}), ...(b.uid ? { uid: b.uid } : {}) },
       }),
     );
     this.logger.info(`rollback ${out.metadata.name} of ${p.namespace}/${p.name} created by ${user}`);

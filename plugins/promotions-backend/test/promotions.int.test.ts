@@ -606,7 +606,7 @@ describe('promotions backend plugin in a real test backend against the real cont
       ['POST', '/plans', { from: 'dev', to: 'stable', applications: ['cart'] }],
       ['GET', `/plans/${NS}/nope`],
       ['POST', `/plans/${NS}/nope/approve`, { uid: '00000000-0000-0000-0000-000000000000' }],
-      ['POST', `/plans/${NS}/nope/rollback`, {}],
+      ['POST', `/plans/${NS}/nope/rollback`, { uid: '00000000-0000-0000-0000-000000000000' }],
       ['GET', '/history'],
       ['GET', '/insights/dora'],
     ];
@@ -1235,7 +1235,8 @@ describe('promotions backend plugin in a real test backend against the real cont
       runId: `r1-${RUN}`,
       action: 'kpromo_rollback',
       user: 'alice@example.com',
-      inputs: { namespace: NS, plan: `rest-${RUN}` },
+      // The plan entity's uid (kpromo_rollback.json sends it): the rollback binds to that plan.
+      inputs: { namespace: NS, plan: `rest-${RUN}`, uid: (await getPlan(dev, NS, `rest-${RUN}`)).metadata.uid },
     };
     const stale = await portWebhook(body, portSign(JSON.stringify(body), String(Date.now() - 6 * 60_000)));
     expect(stale.status).toBe(401);
@@ -1257,8 +1258,12 @@ describe('promotions backend plugin in a real test backend against the real cont
     );
     // A rollback plan that restored everything ends in phase RolledBack.
     expect(r1.patches.at(-1), JSON.stringify(r1.logs)).toMatchObject({ status: 'SUCCESS', statusLabel: 'RolledBack' });
-    expect(r1.logs.map((l) => l.message).join('\n')).toMatch(/Rollback plan .*rest-.*-rollback created/);
-    const rb = await getPlan(dev, NS, `rest-${RUN}-rollback`);
+    // Its name is generated (rest-RUN-rollback-xxxxx: a squatted rest-RUN-rollback blocks nothing) and logged.
+    const rbName = new RegExp(`Rollback plan ${NS}/(rest-${RUN}-rollback-[a-z0-9]{5}) created`).exec(
+      r1.logs.map((l) => l.message).join('\n'),
+    )?.[1];
+    expect(rbName, JSON.stringify(r1.logs)).toBeDefined();
+    const rb = await getPlan(dev, NS, rbName ?? '');
     expect(rb.status?.phase).toBe('RolledBack');
     expect(rb.status?.succeeded).toBe(1);
     // The run acted as port:<trigger user's email>: recorded as creator and approver.
@@ -1424,27 +1429,32 @@ describe('promotions backend plugin in a real test backend against the real cont
       `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans`,
     );
     expect(plans.items.filter((p) => p.spec.rollbackOf === `rest-${RUN}`).map((p) => p.metadata.name)).toEqual([
-      `rest-${RUN}-rollback`,
+      rbName,
     ]);
     expect(
       plans.items
         .filter((p) => p.spec.requestedBy === PORT_ALICE)
         .map((p) => p.metadata.name)
         .sort(),
-    ).toEqual([`port-${RUN}`, `rest-${RUN}-rollback`].sort());
+    ).toEqual([`port-${RUN}`, rbName].sort());
     // Every Port call matched the spec (requests and the stand-in's responses).
     expect(standIn.violations).toEqual([]);
     expect(standIn.callCount(/^PATCH \/v1\/actions\/runs\//)).toBeGreaterThanOrEqual(6);
   });
 
   it('rolls back through the REST route (alice owns search)', async () => {
-    const denied = await api(`/plans/${NS}/tpl-${RUN}/rollback`, { user: MALLORY, method: 'POST', body: {} });
+    // The plan as shown: a rollback approved at once (the backend's default) names its uid.
+    const uid = (await getPlan(dev, NS, `tpl-${RUN}`)).metadata.uid;
+    const blind = await api(`/plans/${NS}/tpl-${RUN}/rollback`, { user: ALICE, method: 'POST', body: {} });
+    expect(blind.status).toBe(400);
+    expect(blind.json.error.message).toMatch(/^invalid request body: uid: is required: send the metadata.uid/);
+    const denied = await api(`/plans/${NS}/tpl-${RUN}/rollback`, { user: MALLORY, method: 'POST', body: { uid } });
     expect(denied.status).toBe(403);
     // bob passes the Backstage policy but holds no rollback verb: the controller refuses and creates nothing.
     const bob = await api(`/plans/${NS}/tpl-${RUN}/rollback`, {
       user: BOB,
       method: 'POST',
-      body: { name: `tpl-rb-bob-${RUN}` },
+      body: { name: `tpl-rb-bob-${RUN}`, uid },
     });
     expect(bob.status).toBe(403);
     expect(bob.json.error.message).toBe(
@@ -1458,7 +1468,7 @@ describe('promotions backend plugin in a real test backend against the real cont
     const r = await api(`/plans/${NS}/tpl-${RUN}/rollback`, {
       user: ALICE,
       method: 'POST',
-      body: { name: `tpl-rb-${RUN}` },
+      body: { name: `tpl-rb-${RUN}`, uid },
     });
     expect(r.status).toBe(201);
     const p = await waitPlan(dev, NS, `tpl-rb-${RUN}`, terminal);

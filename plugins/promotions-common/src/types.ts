@@ -91,4 +91,5 @@ export {
   StopLineBody,
   skippedNotListed,
   tagPatternProblem,
+  UID_REQUIRED,
 } from '@kpromo/contract';

@@ -2,6 +2,7 @@ import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
   type AdoptionProposal,
   type CreatePlanResponse,
+  type DiffWithImages,
   KPROMO_GROUPS_HEADER,
   KPROMO_USER_HEADER,
   type LiftResult,
@@ -81,6 +82,8 @@ export interface PromotionsOperations {
   readonly controllerMcp?: { url: string; token: string };
   /** The identity (and, for a user, ownership groups) controller calls name for this caller. */
   actorOf(c: PromotionsCaller): Promise<Actor>;
+  /** The release candidates between two stages, as the caller may see them (GET /diff); nothing is written. */
+  diff(c: PromotionsCaller, query: unknown): Promise<DiffWithImages>;
   createPlan(c: PromotionsCaller, body: unknown): Promise<CreatePlanResponse>;
   getPlan(c: PromotionsCaller, params: unknown): Promise<PlanDetails>;
   approve(c: PromotionsCaller, params: unknown, body?: unknown): Promise<PlanDetails>;

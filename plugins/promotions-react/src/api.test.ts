@@ -37,7 +37,7 @@ describe('PromotionsClient', () => {
     );
     expect((await c.getPlan('shop', 'p1')).metadata.name).toBe('p1');
     expect((await c.approvePlan('shop', 'p1', { uid: 'uid-1' })).metadata.name).toBe('p1');
-    expect((await c.rollbackPlan('shop', 'p1', { approve: true })).metadata.name).toBe('p1');
+    expect((await c.rollbackPlan('shop', 'p1', { approve: true, uid: 'uid-1' })).metadata.name).toBe('p1');
     expect((await c.listPlans())[0].metadata.name).toBe('p1');
     expect(
       (await c.approvePlan('shop', 'p1', { uid: 'uid-1', overrideFreeze: true, comment: 'hotfix INC-7' })).metadata
@@ -52,7 +52,7 @@ describe('PromotionsClient', () => {
     ]);
     // The approver is never sent: the backend approves as the signed-in user, the plan of the uid shown.
     expect(requests[1].body).toEqual({ uid: 'uid-1' });
-    expect(requests[2].body).toEqual({ approve: true });
+    expect(requests[2].body).toEqual({ approve: true, uid: 'uid-1' });
     expect(requests[4].body).toEqual({ overrideFreeze: true, comment: 'hotfix INC-7', uid: 'uid-1' });
   });
 

@@ -67,7 +67,11 @@ export interface PromotionsApi {
    * the one Waiting) and the `uid` of the plan the user was shown.
    */
   continuePlan(namespace: string, name: string, opts?: ContinueOptions): Promise<PromotionPlan>;
-  rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean }): Promise<PromotionPlan>;
+  /**
+   * Creates a rollback of a plan (approved with `approve`), bound to the plan the user was shown:
+   * `uid` is required with approve. The rollback's name is generated: read it from the plan returned.
+   */
+  rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean; uid?: string }): Promise<PromotionPlan>;
   /** One page of the release history, newest first (`continue` from the previous page). */
   listHistory(filter?: HistoryFilter): Promise<HistoryList>;
   /** The DORA four keys over a window, in total and per namespace, flow, team and environment. */
@@ -280,7 +284,7 @@ export class PromotionsClient implements PromotionsApi {
     return r.plan;
   }
 
-  async rollbackPlan(namespace: string, name: string, opts: { approve?: boolean } = {}) {
+  async rollbackPlan(namespace: string, name: string, opts: { approve?: boolean; uid?: string } = {}) {
     const api = await this.api();
     const r = await answer(
       api.POST('/plans/{namespace}/{name}/rollback', { params: { path: { namespace, name } }, body: opts }),

@@ -276,7 +276,12 @@ describe('PlanView', () => {
     const dialog = await screen.findByRole('dialog');
     expect(within(dialog).getByTestId('rollback-list').textContent).toContain('checkout: v1.3.0-20261202T100000Z → ?');
     fireEvent.click(within(dialog).getByRole('button', { name: 'Roll back' }));
-    await waitFor(() => expect(api.calls).toContain('rollbackPlan("shop","shop-prod-1",{"approve":true})'));
+    // Bound to the plan shown: its uid goes with the rollback.
+    await waitFor(() =>
+      expect(api.calls).toContain(
+        'rollbackPlan("shop","shop-prod-1",{"approve":true,"uid":"6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11"})',
+      ),
+    );
   });
 
   it('hides approve and rollback without permission and says whom to ask', async () => {

@@ -120,16 +120,19 @@ describe('rollback plans', () => {
     expect(screen.queryByRole('button', { name: 'Roll back' })).toBeNull();
   });
 
-  it('goes to the rollback someone else created meanwhile instead of showing a 409', async () => {
-    let plans = [finished()];
+  it('shows the refusal (409) when the plan shown was deleted and created again before the rollback', async () => {
+    const sent: unknown[] = [];
     const api = fakeApi({
-      getPlan: async (_ns, name) => (name === 'shop-prod-1' ? finished() : rollback('Promoting')),
-      listPlans: async () => plans,
-      rollbackPlan: async () => {
-        plans = [finished(), rollback('Promoting')]; // another tab was quicker
-        throw Object.assign(new Error('PromotionPlan shop/shop-prod-1-rollback already exists (HTTP 409)'), {
-          response: { status: 409 },
-        });
+      getPlan: async () => finished(),
+      listPlans: async () => [finished()],
+      rollbackPlan: async (_ns, _name, opts) => {
+        sent.push(opts);
+        throw Object.assign(
+          new Error(
+            'PromotionPlan shop/shop-prod-1 changed since you opened it: you reviewed uid 6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11, it is now uid 0000 (deleted and created again, perhaps with other candidates); review it again before rolling back (HTTP 409)',
+          ),
+          { response: { status: 409 } },
+        );
       },
     });
     renderWith(
@@ -140,8 +143,11 @@ describe('rollback plans', () => {
     );
     fireEvent.click(await screen.findByRole('button', { name: 'Roll back' }));
     fireEvent.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Roll back' }));
-    await waitFor(() => expect(screen.getByRole('heading', { level: 2, name: 'shop-prod-1-rollback' })).toBeTruthy());
-    expect(screen.queryByText(/already exists/)).toBeNull();
+    // The dialog stays open with the refusal: nothing was created, nowhere to go.
+    await waitFor(() =>
+      expect(within(screen.getByRole('dialog')).getByText(/changed since you opened it/)).toBeTruthy(),
+    );
+    expect(sent).toEqual([{ approve: true, uid: '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11' }]);
   });
 
   it('tells the plan history from creation to the rollback, with durations', () => {

@@ -180,7 +180,7 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
               .optional()
               .describe('metadata.uid of the plan to roll back, as the template showed it (unless approve is false)'),
         },
-        output: { plan: (z) => z.string() },
+        output: { plan: (z) => z.string().describe('Name of the rollback plan (generated unless name is given)') },
       },
       async handler(ctx) {
         checkNamespace(ctx.input.namespace);
@@ -208,6 +208,8 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           {
             ...(ctx.input.name ? { name: ctx.input.name } : {}),
             ...(ctx.input.approve !== undefined ? { approve: ctx.input.approve } : {}),
+            // The plan the template showed: the controller refuses (409) one recreated after the check above.
+            ...(ctx.input.uid ? { uid: ctx.input.uid } : {}),
           },
         );
         ctx.logger.info(`created rollback ${r.plan.metadata.name} of ${ctx.input.namespace}/${ctx.input.plan}`);

@@ -80,8 +80,8 @@ export class PromotionsBackendClient {
     );
   }
 
-  /** `POST /plans/{namespace}/{name}/rollback` `{name?, approve?}`. */
-  rollback(credentials: BackstageCredentials, plan: PlanRef, body: { name?: string; approve?: boolean }) {
+  /** `POST /plans/{namespace}/{name}/rollback` `{name?, approve?, uid?}` (uid: the plan reviewed, required unless approve is false; 409 if it changed). */
+  rollback(credentials: BackstageCredentials, plan: PlanRef, body: { name?: string; approve?: boolean; uid?: string }) {
     return this.call(credentials, (api) =>
       api.POST('/plans/{namespace}/{name}/rollback', { params: { path: plan }, body }),
     );

@@ -425,7 +425,8 @@ describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
       'GET /plans/team-a/p1',
       'POST /plans/team-a/p1/rollback',
     ]);
-    expect(calls[1].body).toEqual({});
+    // Sent on: the controller refuses a plan recreated after the check above (409).
+    expect(calls[1].body).toEqual({ uid: 'uid-p1' });
     const created = await runTask(mockCredentials.user.header(ALICE), { confirm: true }, 'kpromo-create-approved');
     expect(created.error).toBeUndefined();
     expect(calls.at(-1)).toMatchObject({

@@ -3,6 +3,7 @@ import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
 import { failedCheck } from '../../verification/verdict.js';
 import { AUTO_LABEL, FLOW_LABEL } from '../autoPromote.js';
 import { TERMINAL_APP_PHASES, TERMINAL_PLAN_PHASES } from '../planDecisions.js';
+import { ROLLBACK_OF_UID_LABEL, rollbackNamePrefix } from '../rollbackPlans.js';
 import { iso } from '../time.js';
 import type { PlanRun } from './run.js';
 
@@ -17,18 +18,8 @@ export const VERIFICATION_FAILURE_REASONS: ReadonlySet<string> = new Set([
 const failedVerifications = (apps: readonly AppProgress[]) =>
   apps.filter((a) => a.phase === 'Failed' && VERIFICATION_FAILURE_REASONS.has(a.reason ?? '') && a.verification);
 
-/** Label of the controller's automatic rollback plans: the uid of the plan they roll back. */
-export const ROLLBACK_OF_UID_LABEL = 'promotions.kpromo.dev/rollback-of-uid';
-
-/**
- * Pure: the generateName of an automatic rollback plan. The apiserver adds a random suffix (and
- * cuts a long prefix to 58 characters), so nobody can create the plan's name beforehand; the
- * controller binds its plan by the uid the create returned, never by name.
- */
-export function rollbackNamePrefix(plan: string, application?: string): string {
-  const base = application ? `${plan}-rollback-${application}` : `${plan}-rollback`;
-  return `${base.slice(0, 57).replace(/[-.]+$/, '')}-`;
-}
+// Shared with the API's rollback (api/promotions.ts): one label, one name prefix.
+export { ROLLBACK_OF_UID_LABEL, rollbackNamePrefix } from '../rollbackPlans.js';
 
 /** Pure: whether a status.automaticRollbacks entry is the one for this scope (and app). */
 export const sameRollback = (

@@ -1919,6 +1919,7 @@ export interface operations {
                 "application/json": {
                     approve?: boolean;
                     name?: string;
+                    uid?: string;
                 };
             };
         };

@@ -1816,6 +1816,7 @@ export interface operations {
                 "application/json": {
                     approve?: boolean;
                     name?: string;
+                    uid?: string;
                 };
             };
         };

@@ -19,7 +19,6 @@ import {
   DigestText,
   EmptyState,
   ErrorState,
-  errorStatus,
   formatCountdown,
   formatRelative,
   formatTime,
@@ -307,18 +306,14 @@ export function PlanDetails({
     }
   };
 
+  // Bound to the plan shown (its uid): one deleted and created again since is refused (409), and the
+  // refusal is shown. The rollback's name is generated: go to the one created.
   const rollback = async () => {
-    try {
-      const rb = await api.rollbackPlan(ns, plan.metadata.name, { approve: !!approvePerm.allowed });
-      navigate(links.plan(rb.metadata.namespace ?? ns, rb.metadata.name));
-    } catch (e) {
-      // Someone rolled it back meanwhile (another tab, the CLI): go to that rollback instead.
-      if (errorStatus(e) === 409) {
-        const existing = rollbackOf(plan, await api.listPlans({ namespace: ns }).catch(() => []));
-        if (existing) return navigate(links.plan(ns, existing.metadata.name));
-      }
-      throw e;
-    }
+    const rb = await api.rollbackPlan(ns, plan.metadata.name, {
+      approve: !!approvePerm.allowed,
+      ...(plan.metadata.uid ? { uid: plan.metadata.uid } : {}),
+    });
+    navigate(links.plan(rb.metadata.namespace ?? ns, rb.metadata.name));
   };
 
   const subtitle = isRollback ? (

@@ -300,7 +300,8 @@ describe('example portal in Chromium', () => {
       .poll(() => dialog.getByTestId('rollback-list').textContent())
       .toMatch(/checkout: v1\.1\.0-\S+ → v1\.0\.0/);
     await dialog.getByRole('button', { name: 'Roll back' }).click();
-    await page.waitForURL(/-rollback$/);
+    // The rollback's name is generated (<plan>-rollback-<random>): a squatted <plan>-rollback blocks nothing.
+    await page.waitForURL(/-rollback-[a-z0-9]{5}$/);
     rollbackPath = new URL(page.url()).pathname;
     const phase = page.getByTestId('plan-phase');
     await expect.poll(() => phase.textContent(), { timeout: 150_000, interval: 500 }).toBe('RolledBack');
@@ -311,7 +312,7 @@ describe('example portal in Chromium', () => {
     const cells = await row.getByRole('gridcell').allTextContents();
     expect(cells[0]).toMatch(/^v1\.1\.0-/); // stable before the rollback
     expect(cells[1]).toMatch(/^v1\.0\.0/); // what it restores
-    await checkPage('rollback', { title: /-rollback · Plans/ });
+    await checkPage('rollback', { title: /-rollback-[a-z0-9]{5} · Plans/ });
     expect(await deploymentTag('stable', 'checkout')).toBe('v1.0.0');
   }, 240_000);
 
