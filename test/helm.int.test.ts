@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chooseControlCluster, loadConfig } from '@kpromo/controller';
+import { ADMISSION_POLICIES } from '@kpromo/controller/doctor';
 import { parseConfig as parseExporterConfig } from '@kpromo/exporter';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -164,16 +165,11 @@ describe('deploy/helm/kpromo: chart files', () => {
   });
 });
 
-/** The chart's admission policies (examples/deploy/admission-policy.yaml), each with one binding. */
-const POLICIES = [
-  'plan-approvals',
-  'status-writers',
-  'governance',
-  'application-release',
-  'history-writers',
-  'line-stops',
-  'controller-identity',
-];
+/**
+ * The chart's admission policies, each with one binding: the one list kpromo doctor checks
+ * (ADMISSION_POLICIES, itself checked against examples/deploy/admission-policy.yaml).
+ */
+const POLICIES = ADMISSION_POLICIES.map((p) => p.suffix);
 
 describe('deploy/helm/kpromo: helm template', () => {
   it('defaults: the controller as examples/deploy/controller.yaml deploys it', async () => {

@@ -6,48 +6,30 @@
 // the alerts to Alertmanager's API v2 as a Prometheus server would. The attacks at the end post to
 // the receiver directly, as other authenticated callers would.
 import type { LineStop, PromotionPlan } from '@kpromo/api';
-import {
-  type Alertmanager,
-  applyCrds,
-  kubeConfigFor,
-  needComponents,
-  startAlertmanager,
-  waitFor,
-} from '@kpromo/test-harness';
+import { type Alertmanager, needComponents, startAlertmanager, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 import {
   callApi,
-  controllerConfig,
-  deleteNs,
-  ensureNs,
   grantClusterRole,
   grantRole,
   isTerminalPlan,
-  restFor,
-  runNamespaces,
-  seedTwoStageRelease,
-  type TestUser,
+  twoStageWorld,
   waitPlan,
   withShown,
 } from './e2eHelpers.js';
 
 await needComponents('alertmanager');
 
-const names = runNamespaces('amstop');
-const NS = names.ns;
-const GLOBAL = `amstop-global-${names.run}`;
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('amstop', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: ['web'],
+});
+const { ns: NS, run, dev, user } = world;
+const GLOBAL = world.namespace('global');
 const stops = (ns: string) => `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${ns}/linestops`;
 
-const user = (name: string): TestUser => ({
-  token: `${name}-${names.run}-0123456789abcdef`,
-  username: `${name}-${names.run}`,
-});
 /** Alertmanager's identity at the controller: may create and delete LineStops, nothing else. */
 const alerting = user('alertmanager');
 /** Any other caller of the receiver. */
@@ -56,7 +38,7 @@ const stranger = user('stranger');
 const manager = user('manager');
 /** May record alerts in the line-stop namespace only (a Role there), not in every namespace. */
 const regional = user('regional');
-const ALERTS_EVERYWHERE = `amstop-alerts-everywhere-${names.run}`;
+const ALERTS_EVERYWHERE = `amstop-alerts-everywhere-${run}`;
 let revokeEverywhere: (() => Promise<void>) | undefined;
 
 let ctl: Running;
@@ -65,22 +47,7 @@ let am: Alertmanager;
 const listStops = async (ns: string) => (await dev.get<{ items: LineStop[] }>(stops(ns))).items;
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  for (const ns of [NS, GLOBAL]) await ensureNs(dev, ns);
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: names.apps,
-    source,
-    target,
-    repo: `amstop${names.run}`,
-    apps: ['web'],
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `amstop-${names.run}`,
-    applications: {},
-  });
+  await world.seed();
   const lineStops = (verbs: string[]) => [{ apiGroups: ['promotions.kpromo.dev'], resources: ['linestops'], verbs }];
   // Alertmanager: the verb `alert` lets it record alerts as the cause of the stops it creates;
   // bound cluster-wide, an alert naming no namespace may stop every namespace.
@@ -89,19 +56,9 @@ beforeAll(async () => {
   revokeEverywhere = await grantClusterRole(dev, ALERTS_EVERYWHERE, lineStops(['alert']), [alerting]);
   await grantRole(dev, NS, 'manager', lineStops(['get', 'list', 'create', 'delete']), [manager]);
   await grantRole(dev, GLOBAL, 'regional', lineStops(['get', 'list', 'create', 'delete', 'alert']), [regional]);
-  ctl = await startController(
-    controllerConfig(
-      kubeconfig,
-      NS,
-      {
-        leaderElection: { enabled: false },
-        namespaces: [NS, GLOBAL],
-        lineStopNamespace: GLOBAL,
-        lineStopAlerts: { liftOnResolve: true },
-      },
-      [alerting, stranger, manager, regional],
-    ),
-    { log: createLogger({ level: 'warn' }) },
+  ctl = await world.start(
+    { namespaces: [NS, GLOBAL], lineStopNamespace: GLOBAL, lineStopAlerts: { liftOnResolve: true } },
+    [alerting, stranger, manager, regional],
   );
   am = await startAlertmanager({
     webhook: `http://127.0.0.1:${ctl.port}/api/v1/alertmanager`,
@@ -111,10 +68,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await am?.stop();
-  await ctl?.stop().catch(() => undefined);
   await revokeEverywhere?.();
-  for (const ns of [NS, GLOBAL]) await deleteNs(dev, ns);
-  for (const c of [dev, stable]) await deleteNs(c, names.apps);
+  await world.stop();
 });
 
 describe('Alertmanager stops the line', () => {

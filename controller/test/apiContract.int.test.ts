@@ -5,40 +5,22 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { CONTROLLER_API } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
-import {
-  applyCr,
-  callApi,
-  controllerConfig,
-  deleteNs,
-  ensureNs,
-  getPlan,
-  restFor,
-  seedTwoStageRelease,
-  type TestUser,
-  uidOf,
-  waitPlan,
-} from './e2eHelpers.js';
+import type { Running } from '../src/runtime.js';
+import { applyCr, callApi, getPlan, twoStageWorld, uidOf, waitPlan } from './e2eHelpers.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `contract-${RUN}`;
-const APPS_NS = `contract-apps-${RUN}`;
 const APPS = ['alpha', 'beta', 'delta', 'eps', 'gamma'];
 const TEAM = (app: string) => (['alpha', 'beta'].includes(app) ? 'team-b' : 'team-a');
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
-const releaser = (name: string): TestUser => ({
-  token: `${name}-${RUN}-0123456789abcdef`,
-  username: `${name}-${RUN}`,
-  groups: ['system:masters'],
+const world = twoStageWorld('contract', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+  applications: { owner: TEAM, labels: (app) => ({ tier: app === 'gamma' ? 'web' : 'api' }) },
 });
-const bob = releaser('bob');
-const carol = releaser('carol');
+const { ns: NS, dev } = world;
+const bob = world.user('bob', ['system:masters']);
+const carol = world.user('carol', ['system:masters']);
 const check = responseChecker(CONTROLLER_API);
 let ctl: Running;
 
@@ -57,22 +39,7 @@ async function call(
 }
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: `contract${RUN}`,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `contract-${RUN}`,
-    applications: { owner: TEAM, labels: (app) => ({ tier: app === 'gamma' ? 'web' : 'api' }) },
-  });
+  await world.seed();
   await applyCr(dev, {
     kind: 'PromotionFlow',
     metadata: { name: 'main', namespace: NS },
@@ -81,26 +48,11 @@ beforeAll(async () => {
       rolloutTimeoutSeconds: 120,
     },
   });
-  ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [bob, carol]), {
-    log: createLogger({ level: 'warn' }),
-  });
-  await waitFor(
-    'cache warm with every app running in dev',
-    async () =>
-      ctl.controller.cache.applications(NS).length === APPS.length &&
-      ctl.controller.cache.environments(NS).every((e) => ctl.controller.cache.environmentSynced(e)) &&
-      ctl.controller.cache.getFlow(NS, 'main')
-        ? true
-        : undefined,
-    90_000,
-  );
+  ctl = await world.start({}, [bob, carol]);
+  await waitFor('every app cached', async () => ctl.controller.cache.applications(NS).length === APPS.length, 90_000);
 }, 300_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('GET /applications pages and filters server-side', () => {
   it('walks every application exactly once in pages of 2, in name order, with the total on each page', async () => {

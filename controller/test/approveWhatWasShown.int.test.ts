@@ -4,50 +4,30 @@
 // whose source changed between the view and the click creates nothing and copies nothing. Real
 // control plane with the admission policies installed (applyCrds).
 import type { PromotionPlan } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 import {
   applyDeployment,
   callApi,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
-  ensureNs,
   getPlan,
-  grantRole,
+  insiderWorld,
   pushTestImage,
-  restFor,
-  seedTwoStageRelease,
-  type TestUser,
   waitPlan,
   waitReady,
 } from './e2eHelpers.js';
 import { call, httpClient, ok, text } from './mcpHelpers.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `aws-${RUN}`;
-const APPS_NS = `aws-apps-${RUN}`;
-const REPO = `aws${RUN}`;
 const APPS = ['alpha', 'beta', 'gamma'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
-const GROUP = 'promotions.kpromo.dev';
-const base = `/apis/${GROUP}/v1alpha1/namespaces/${NS}`;
+const world = insiderWorld('aws', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });
+const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, source, base, untouched } = world;
 
-/** The example kpromo-developer: creates plans and approves into stable. */
-const devon: TestUser = {
-  token: `devon-${RUN}-0123456789abcdef`,
-  username: `devon-${RUN}`,
-  groups: ['shop-developers'],
-};
+/** A developer (INSIDER_ROLES): creates plans and approves into stable. */
+const devon = world.insider('devon', 'developer');
 
 let ctl: Running;
 let devDigest: Record<string, string> = {};
-let stableOld: Record<string, string> = {};
 
 const post = (path: string, body: unknown = {}) =>
   callApi(ctl.port, path, { method: 'POST', body, token: devon.token });
@@ -62,70 +42,13 @@ const candidatesShown = async (app: string) => {
 const createPlan = (name: string, app: string) =>
   post('/api/v1/plans', { namespace: NS, from: 'dev', to: 'stable', name, applications: [app] });
 
-/** Nothing of `app` reached stable: its workload still runs the old digest, and no new tag was pushed. */
-async function untouched(app: string) {
-  expect(await deploymentImage(stable, APPS_NS, app)).toContain(stableOld[app]);
-  const tags = await fetch(`http://${target}/v2/stable/${REPO}/${app}/tags/list`).then(
-    (r) => r.json() as Promise<{ tags?: string[] }>,
-  );
-  expect(tags.tags ?? []).toEqual(['v1.0.0']);
-}
-
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  ({ devDigest, stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `aws-${RUN}`,
-    applications: {},
-  }));
-  await grantRole(
-    dev,
-    NS,
-    'developers',
-    [
-      {
-        apiGroups: [GROUP],
-        resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
-        verbs: ['get', 'list', 'watch'],
-      },
-      { apiGroups: [GROUP], resources: ['promotionplans'], verbs: ['create', 'patch'] },
-      { apiGroups: [GROUP], resources: ['environments'], resourceNames: ['stable'], verbs: ['approve'] },
-    ],
-    [devon],
-  );
-  const flags = { leaderElection: { enabled: false }, mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } };
-  ctl = await startController(controllerConfig(kubeconfig, NS, flags, [devon]), {
-    log: createLogger({ level: 'warn' }),
-  });
-  await waitFor(
-    'cache warm',
-    async () => {
-      const envs = ctl.controller.cache.environments(NS);
-      return (
-        envs.length === 2 &&
-        envs.every((e) => ctl.controller.cache.environmentSynced(e)) &&
-        ctl.controller.cache.getFlow(NS, 'main') !== undefined
-      );
-    },
-    60_000,
-  );
+  await world.setUp();
+  ({ devDigest } = world);
+  ctl = await world.start({ mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } });
 }, 240_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('an approval names the plan it approves, at every door', () => {
   it('an API approval that names no plan uid is refused (400, saying which field to send and where to read it) and the plan stays unapproved', async () => {

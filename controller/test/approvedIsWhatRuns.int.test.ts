@@ -4,67 +4,45 @@
 // test states the attack in its title and checks that nothing reached the target environment: no
 // tag in stable's registry, stable's workload unchanged.
 import type { PromotionPlan } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 import {
   applyCr,
   callApi,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
   ensureNs,
   getPlan,
-  grantRole,
+  insiderWorld,
   pushTestImage,
   rejection,
-  restFor,
-  seedTwoStageRelease,
   type TestUser,
   waitPlan,
 } from './e2eHelpers.js';
 import { call, httpClient, ok, text } from './mcpHelpers.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `awr-${RUN}`;
-const APPS_NS = `awr-apps-${RUN}`;
-const REPO = `awr${RUN}`;
 const APPS = ['alpha', 'beta', 'gamma', 'delta'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = insiderWorld('awr', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });
+const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, source, target, base, as, untouched } = world;
 const GROUP = 'promotions.kpromo.dev';
-const base = `/apis/${GROUP}/v1alpha1/namespaces/${NS}`;
 const planPath = (name: string) => `${base}/promotionplans/${name}`;
 
-const user = (name: string, groups: string[]): TestUser => ({
-  token: `${name}-${RUN}-0123456789abcdef`,
-  username: `${name}-${RUN}`,
-  groups,
-});
 /** The example kpromo-developer: creates plans, approves into stable, edits flows (not their policy). */
-const dev1 = user('devon', ['shop-developers']);
+const dev1 = world.insider('devon', 'developer');
 /** A second developer. */
-const dev2 = user('dana', ['shop-developers']);
+const dev2 = world.insider('dana', 'developer');
 /** Release managers: approve anywhere in the namespace. */
-const rm1 = user('rita', ['release-managers']);
-const rm2 = user('rick', ['release-managers']);
+const rm1 = world.insider('rita', 'release-manager');
+const rm2 = world.insider('rick', 'release-manager');
 /** Platform admin: holds govern. */
-const admin = user('pat', ['platform-admins']);
+const admin = world.insider('pat', 'platform-admin');
 
 let ctl: Running;
 let devDigest: Record<string, string> = {};
-let stableOld: Record<string, string> = {};
 
-const as = (who: TestUser): KubeRest => dev.as({ username: who.username, groups: who.groups ?? [] });
 const post = (path: string, who: TestUser, body: unknown = {}) =>
   callApi(ctl.port, path, { method: 'POST', body, token: who.token });
 const errorOf = async (r: Response) => ((await r.json()) as { error: string }).error;
-
-const grant = (name: string, rules: object[], subjects: TestUser[]) => grantRole(dev, NS, name, rules, subjects);
 
 const planBody = (name: string, flow: string, app: string, from: { tag: string; digest: string }) => ({
   apiVersion: `${GROUP}/v1alpha1`,
@@ -72,15 +50,6 @@ const planBody = (name: string, flow: string, app: string, from: { tag: string; 
   metadata: { name, namespace: NS },
   spec: { flow, from: 'dev', to: 'stable', candidates: [{ application: app, from }] },
 });
-
-/** Nothing of `app` reached stable: its workload still runs the old digest, and no new tag was pushed. */
-async function untouched(app: string) {
-  expect(await deploymentImage(stable, APPS_NS, app)).toContain(stableOld[app]);
-  const tags = await fetch(`http://${target}/v2/stable/${REPO}/${app}/tags/list`).then(
-    (r) => r.json() as Promise<{ tags?: string[] }>,
-  );
-  expect(tags.tags ?? []).toEqual(['v1.0.0']);
-}
 
 const flowOf = (name: string, apps: string[], stableStage: Record<string, unknown>) => ({
   kind: 'PromotionFlow',
@@ -93,22 +62,10 @@ const flowOf = (name: string, apps: string[], stableStage: Record<string, unknow
 });
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  ({ devDigest, stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `awr-${RUN}`,
-    applications: {},
-  }));
+  // The insiders' roles: kpromo-developer (examples/deploy/rbac-examples.yaml) plus the edit rights a
+  // team often has on its flows and environments, and even on plan status (INSIDER_ROLES).
+  await world.setUp();
+  ({ devDigest } = world);
   // One flow per app into stable (the seeded catch-all would govern them all as well).
   await dev.delete(`${base}/promotionflows/main`);
   await applyCr(
@@ -118,80 +75,10 @@ beforeAll(async () => {
     }),
   );
   await applyCr(dev, flowOf('lax', ['gamma', 'delta'], {}));
-  const everyone = [dev1, dev2, rm1, rm2, admin];
-  // kpromo-developer (examples/deploy/rbac-examples.yaml) plus the edit rights a team often has on
-  // its flows and environments, and even on plan status: admission must hold without relying on RBAC
-  // being narrow.
-  await grant(
-    'developers',
-    [
-      {
-        apiGroups: [GROUP],
-        resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
-        verbs: ['get', 'list', 'watch'],
-      },
-      { apiGroups: [GROUP], resources: ['promotionplans'], verbs: ['create', 'patch', 'delete'] },
-      { apiGroups: [GROUP], resources: ['environments'], resourceNames: ['stable'], verbs: ['approve'] },
-      {
-        apiGroups: [GROUP],
-        resources: ['promotionflows', 'environments'],
-        verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'],
-      },
-      { apiGroups: [GROUP], resources: ['promotionplans/status', 'applications/status'], verbs: ['update', 'patch'] },
-    ],
-    [dev1, dev2],
-  );
-  await grant(
-    'release-managers',
-    [
-      {
-        apiGroups: [GROUP],
-        resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
-        verbs: ['get', 'list', 'watch'],
-      },
-      {
-        apiGroups: [GROUP],
-        resources: ['promotionplans'],
-        verbs: ['create', 'patch', 'approve', 'rollback', 'override-freeze'],
-      },
-    ],
-    [rm1, rm2],
-  );
-  await grant(
-    'platform-admins',
-    [
-      {
-        apiGroups: [GROUP],
-        resources: ['applications', 'environments', 'promotionflows', 'notifications'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-      { apiGroups: [GROUP], resources: ['environments', 'promotionflows'], verbs: ['govern'] },
-    ],
-    [admin],
-  );
-  const flags = { leaderElection: { enabled: false }, mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } };
-  ctl = await startController(controllerConfig(kubeconfig, NS, flags, everyone), {
-    log: createLogger({ level: 'warn' }),
-  });
-  await waitFor(
-    'cache warm',
-    async () => {
-      const envs = ctl.controller.cache.environments(NS);
-      return (
-        envs.length === 2 &&
-        envs.every((e) => ctl.controller.cache.environmentSynced(e)) &&
-        ctl.controller.cache.getFlow(NS, 'lax') !== undefined
-      );
-    },
-    60_000,
-  );
+  ctl = await world.start({ mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } }, [], 'lax');
 }, 240_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('a plan cannot be changed under an approval (or without one)', () => {
   it('a developer retargets a pending plan to another environment or swaps its digest: the CRD refuses both', async () => {

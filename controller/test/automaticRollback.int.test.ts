@@ -5,72 +5,44 @@
 // controller's labels cannot be taken off its plans, and a rollback never deploys a digest typed
 // into a plan. Each test checks what runs in stable afterwards.
 import type { PromotionPlan } from '@kpromo/api';
-import {
-  applyCrds,
-  kubeConfigFor,
-  type MetricsEndpoint,
-  needComponents,
-  type Prometheus,
-  startMetricsEndpoint,
-  startPrometheus,
-} from '@kpromo/test-harness';
+import { needComponents } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 import {
-  applyCr,
   applyDeployment,
   appOf,
   automaticRollbackOf,
   callApi,
-  controllerConfig,
-  deleteNs,
+  createAndApprove,
   deploymentImage,
-  ensureNs,
   getPlan,
   grantRole,
   isTerminalPlan,
   pushTestImage,
   rejection,
-  restFor,
-  runNamespaces,
-  seedTwoStageRelease,
-  type TestUser,
+  verificationWorld,
   waitPlan,
-  withShown,
 } from './e2eHelpers.js';
 
 await needComponents('prometheus');
 
-const names = runNamespaces('arb');
-const NS = names.ns;
-const APPS_NS = names.apps;
-const REPO = `arb${names.run}`;
 /** Every app's new version fails a fifth of its requests: each release fails verification. */
 const APPS = ['orders', 'ledger'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = verificationWorld('arb', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+});
+const { ns: NS, appsNs: APPS_NS, repo: REPO, dev, stable, target, base, run, as } = world;
 const GROUP = 'promotions.kpromo.dev';
-const base = `/apis/${GROUP}/v1alpha1/namespaces/${NS}`;
 const planPath = (name: string) => `${base}/promotionplans/${name}`;
 
-const user = (name: string): TestUser => ({
-  token: `${name}-${names.run}-0123456789abcdef`,
-  username: `${name}-${names.run}`,
-  groups: [],
-});
 /** Creates and edits plans; approves nothing, rolls nothing back. */
-const mallory = user('mallory');
+const mallory = world.user('mallory');
 /** Release manager: approves and rolls back. */
-const rm = user('rita');
-const as = (who: TestUser): KubeRest => dev.as({ username: who.username, groups: who.groups ?? [] });
+const rm = world.user('rita');
 
 let ctl: Running;
-let prom: Prometheus;
-let metrics: MetricsEndpoint;
 let devDigest: Record<string, string> = {};
 let stableOld: Record<string, string> = {};
 
@@ -82,67 +54,13 @@ const rollbackBody = (name: string, rollbackOf: string, labels?: Record<string, 
 });
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  metrics = await startMetricsEndpoint();
-  for (const app of APPS) metrics.setTraffic(app, 'any', 20, 0.2);
-  prom = await startPrometheus({ targets: [metrics.target] });
-  await prom.waitForTargets();
-  ({ devDigest, stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `arb-${names.run}`,
-    applications: {},
-  }));
-  await applyCr(dev, {
-    kind: 'Environment',
-    metadata: { name: 'stable', namespace: NS },
-    spec: {
-      cluster: { context: 'stable' },
-      namespace: APPS_NS,
-      registry: { host: target, prefix: 'stable', insecure: true },
-      delivery: { method: 'patch' },
-      metrics: { prometheus: { url: prom.url } },
+  await world.setUp({
+    traffic: (metrics) => {
+      for (const app of APPS) metrics.setTraffic(app, 'any', 20, 0.2);
     },
+    releaseManagers: [rm],
   });
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: NS },
-    spec: {
-      stages: [
-        { environment: 'dev' },
-        {
-          environment: 'stable',
-          verification: {
-            checks: [
-              {
-                name: 'error-rate',
-                prometheus: {
-                  query:
-                    'sum(rate(http_requests_total{app="{application}",code="500"}[10s])) / sum(rate(http_requests_total{app="{application}"}[10s]))',
-                  max: 0.05,
-                },
-              },
-            ],
-            window: '6s',
-            interval: '2s',
-            minSamples: 2,
-            onFailure: 'rollbackRelease',
-          },
-        },
-      ],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-    },
-  });
+  ({ devDigest, stableOld } = world);
   await grantRole(
     dev,
     NS,
@@ -157,49 +75,21 @@ beforeAll(async () => {
     ],
     [mallory],
   );
-  await grantRole(
-    dev,
-    NS,
-    'release-manager',
-    [
-      {
-        apiGroups: [GROUP],
-        resources: ['promotionplans'],
-        verbs: ['get', 'list', 'create', 'patch', 'approve', 'rollback'],
-      },
-      { apiGroups: [GROUP], resources: ['applications', 'environments', 'promotionflows'], verbs: ['get', 'list'] },
-    ],
-    [rm],
-  );
-  ctl = await startController(
-    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false }, namespaces: [NS] }, [rm, mallory]),
-    { log: createLogger({ level: 'warn' }) },
-  );
+  ctl = await world.start({}, [rm, mallory]);
 }, 300_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await prom?.stop().catch(() => undefined);
-  await metrics?.close().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('automatic rollback, attacked', () => {
   it('decoy rollback plans (one squatting <plan>-rollback, one under another name) do not switch the automatic rollback off: the failed version is gone from stable', async () => {
     // Before the release, the attacker creates rollbacks of it nobody approves.
     await as(mallory).create(`${base}/promotionplans`, rollbackBody('bad-rollback', 'bad'));
     await as(mallory).create(`${base}/promotionplans`, rollbackBody('bad-undo', 'bad'));
-    const r = await callApi(ctl.port, '/api/v1/plans', {
-      method: 'POST',
-      token: rm.token,
-      body: await withShown(
-        ctl.port,
-        { namespace: NS, from: 'dev', to: 'stable', applications: ['orders'], name: 'bad', approve: true },
-        rm.token,
-      ),
-    });
-    expect(r.status, await r.clone().text()).toBe(201);
+    await createAndApprove(
+      ctl.port,
+      { namespace: NS, from: 'dev', to: 'stable', applications: ['orders'], name: 'bad' },
+      rm.token,
+    );
 
     const bound = await automaticRollbackOf(dev, NS, 'bad');
     expect(bound.metadata.name).toMatch(/^bad-rollback-[a-z0-9]{5}$/);
@@ -260,7 +150,7 @@ describe('automatic rollback, attacked', () => {
         host: target,
         repository: `stable/${REPO}/ledger`,
         tag: 'evil',
-        seed: `arb-evil-${names.run}`,
+        seed: `arb-evil-${run}`,
       })
     ).digest;
     // The attacker writes the plan by hand: the real candidate, and "what runs now" of their choosing.

@@ -6,11 +6,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
 import {
+  applyCrds,
   CONTROLLER_IDENTITY,
   installFluxApiCrds,
   kubeConfigFor,
   kubectlPath,
+  type MetricsEndpoint,
+  type Prometheus,
   pushTestImage,
+  startMetricsEndpoint,
+  startPrometheus,
   waitFor,
 } from '@kpromo/test-harness';
 import { stringify } from 'yaml';
@@ -18,6 +23,8 @@ import { type Config, loadConfig } from '../src/config.js';
 import type { Workload } from '../src/kube/cacheView.js';
 import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, ROLLOUT, resourcePath } from '../src/kube/paths.js';
 import { isNotFound, KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 export const restFor = (kubeconfig: string, ctx: string) => new KubeRest(kubeConfigFor(ctx, kubeconfig), ctx);
 
@@ -192,6 +199,24 @@ export async function withShown<
   if (r.status !== 200) throw new Error(`GET /api/v1/diff: ${r.status} ${await r.text()}`);
   const d = (await r.json()) as { candidates: Array<{ application: string; from: { digest: string } }> };
   return { ...body, expect: Object.fromEntries(d.candidates.map((c) => [c.application, c.from.digest])) };
+}
+
+/**
+ * Creates and approves a plan through the API in one request, approving what GET /diff shows now
+ * ({@link withShown}), as TEST_ADMIN unless another token is given; fails unless it was created.
+ */
+export async function createAndApprove(
+  port: number | undefined,
+  body: { namespace?: string; flow?: string; from: string; to: string; applications?: string[]; name?: string },
+  token?: string,
+): Promise<PromotionPlan> {
+  const r = await callApi(port, '/api/v1/plans', {
+    method: 'POST',
+    body: await withShown(port, { ...body, approve: true }, token),
+    ...(token === undefined ? {} : { token }),
+  });
+  if (r.status !== 201) throw new Error(`POST /api/v1/plans: ${r.status} ${await r.text()}`);
+  return ((await r.json()) as { plan: PromotionPlan }).plan;
 }
 
 /** The image of a Deployment's first container. */
@@ -588,9 +613,9 @@ export async function playHelmController(
 /**
  * A two-stage release for API-level tests: each app runs `newTag` in dev (dev registry) and
  * `oldTag` in stable (release registry under `stable/`), both pinned by digest; Environments dev and
- * stable (patch delivery) and a PromotionFlow "main" over all apps. Waits until dev is Ready. With
- * `applications`, also an Application per app (Deployment workload, image `<repo>/<app>`; owner
- * `team-a` unless given).
+ * stable (patch delivery) and a PromotionFlow "main" over all apps (`flow` adds to its spec). Waits
+ * until dev is Ready. With `applications`, also an Application per app (Deployment workload, image
+ * `<repo>/<app>`; owner `team-a` unless given).
  */
 export async function seedTwoStageRelease(o: {
   dev: KubeRest;
@@ -605,6 +630,7 @@ export async function seedTwoStageRelease(o: {
   oldTag: string;
   seed: string;
   applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
+  flow?: Record<string, unknown>;
 }): Promise<{ devDigest: Record<string, string>; stableOld: Record<string, string> }> {
   const devDigest: Record<string, string> = {};
   const stableOld: Record<string, string> = {};
@@ -644,6 +670,7 @@ export async function seedTwoStageRelease(o: {
       stages: [{ environment: 'dev' }, { environment: 'stable' }],
       selector: { applications: ['*'] },
       rolloutTimeoutSeconds: 120,
+      ...o.flow,
     },
   });
   if (o.applications)
@@ -659,6 +686,341 @@ export async function seedTwoStageRelease(o: {
       });
   return { devDigest, stableOld };
 }
+
+const GROUP = 'promotions.kpromo.dev';
+/** Read access to what a person needs to see to release. */
+const READ_ALL = {
+  apiGroups: [GROUP],
+  resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
+  verbs: ['get', 'list', 'watch'],
+};
+
+/** The harness registries (`inject('registries')`): dev pulls from `source`, stable from `target`. */
+export interface TestRegistries {
+  source: string;
+  target: string;
+}
+
+/** What a {@link TwoStageWorld} is made of. */
+export interface TwoStageWorldOptions {
+  kubeconfig: string;
+  registries: TestRegistries;
+  apps: readonly string[];
+  /** The Applications of the apps ({@link seedTwoStageRelease}'s `applications`; default owner team-a). */
+  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
+  /** What the flow "main" adds to its spec ({@link seedTwoStageRelease}'s `flow`). */
+  flow?: Record<string, unknown>;
+}
+
+/**
+ * One test file's world on the local clusters (dev is the control cluster), the one most API-level
+ * tests run in: the run's names (namespaces, image repository, users), the release of
+ * {@link seedTwoStageRelease} (`apps` at v2.0.0 in dev, v1.0.0 in stable, an Application each) and
+ * an in-process controller. Nothing touches a cluster before {@link TwoStageWorld.seed}; `stop()`
+ * (afterAll) removes what it made. {@link verificationWorld} and {@link insiderWorld} build on it.
+ */
+export class TwoStageWorld {
+  readonly run: string;
+  /** The namespace of the kpromo CRs. */
+  readonly ns: string;
+  /** The namespace of the workloads, in dev and stable. */
+  readonly appsNs: string;
+  /** The image repository of the apps: `<repo>/<app>` in dev, `stable/<repo>/<app>` in stable. */
+  readonly repo: string;
+  readonly dev: KubeRest;
+  readonly stable: KubeRest;
+  readonly source: string;
+  readonly target: string;
+  /** API path of the CR namespace: `${base}/promotionplans/<name>`. */
+  readonly base: string;
+  /** Per app, the digest seeded in dev (v2.0.0) and the one seeded in stable (v1.0.0). */
+  devDigest: Record<string, string> = {};
+  stableOld: Record<string, string> = {};
+  ctl?: Running;
+  /** Control namespaces besides `ns` ({@link TwoStageWorld.namespace}). */
+  private readonly others: string[] = [];
+
+  constructor(
+    readonly prefix: string,
+    readonly options: TwoStageWorldOptions,
+  ) {
+    const names = runNamespaces(prefix);
+    this.run = names.run;
+    this.ns = names.ns;
+    this.appsNs = names.apps;
+    this.repo = `${prefix}${names.run}`;
+    this.dev = restFor(options.kubeconfig, 'dev');
+    this.stable = restFor(options.kubeconfig, 'stable');
+    this.source = options.registries.source;
+    this.target = options.registries.target;
+    this.base = `/apis/${GROUP}/v1alpha1/namespaces/${this.ns}`;
+  }
+
+  /** A static-token user of this run (name and token carry the run, so runs do not collide). */
+  readonly user = (name: string, groups: string[] = []): TestUser => ({
+    token: `${name}-${this.run}-0123456789abcdef`,
+    username: `${name}-${this.run}`,
+    groups,
+  });
+
+  /** Another control namespace of this run, `<prefix>-<name>-<run>`: created by seed(), deleted by stop(). */
+  namespace(name: string): string {
+    const ns = `${this.prefix}-${name}-${this.run}`;
+    this.others.push(ns);
+    return ns;
+  }
+
+  /** The control cluster as `who` (impersonation, as `kubectl --as`). */
+  readonly as = (who: TestUser): KubeRest => this.dev.as({ username: who.username, groups: who.groups ?? [] });
+
+  /** Installs the CRDs and admission policies, creates the namespaces and seeds the release. */
+  async seed(): Promise<void> {
+    await applyCrds(kubeConfigFor('dev', this.options.kubeconfig));
+    for (const ns of [this.ns, ...this.others]) await ensureNs(this.dev, ns);
+    ({ devDigest: this.devDigest, stableOld: this.stableOld } = await seedTwoStageRelease({
+      dev: this.dev,
+      stable: this.stable,
+      ns: this.ns,
+      appsNs: this.appsNs,
+      source: this.source,
+      target: this.target,
+      repo: this.repo,
+      apps: this.options.apps,
+      newTag: 'v2.0.0',
+      oldTag: 'v1.0.0',
+      seed: `${this.prefix}-${this.run}`,
+      applications: this.options.applications ?? {},
+      flow: this.options.flow,
+    }));
+  }
+
+  /**
+   * Starts the controller on `ns` (no leader election; `flags` over {@link controllerConfig}'s) for
+   * `users`, and waits until its cache holds both Environments, synced, and the flow `flow`.
+   */
+  async start(flags: Record<string, unknown> = {}, users: TestUser[] = [], flow = 'main'): Promise<Running> {
+    const ctl = await startController(
+      controllerConfig(this.options.kubeconfig, this.ns, { leaderElection: { enabled: false }, ...flags }, users),
+      { log: createLogger({ level: 'warn' }) },
+    );
+    this.ctl = ctl;
+    await waitFor(
+      'cache warm',
+      async () => {
+        const envs = ctl.controller.cache.environments(this.ns);
+        return (
+          ['dev', 'stable'].every((name) =>
+            envs.some((e) => e.metadata.name === name && ctl.controller.cache.environmentSynced(e)),
+          ) && ctl.controller.cache.getFlow(this.ns, flow) !== undefined
+        );
+      },
+      60_000,
+    );
+    return ctl;
+  }
+
+  /**
+   * Throws unless nothing of `app` reached stable: its workload still runs the digest seeded there,
+   * and stable's registry holds no tag but v1.0.0.
+   */
+  readonly untouched = async (app: string): Promise<void> => {
+    const image = await deploymentImage(this.stable, this.appsNs, app);
+    if (!image?.includes(this.stableOld[app]))
+      throw new Error(`stable ${this.appsNs}/${app} runs ${image}, not the seeded ${this.stableOld[app]}`);
+    const tags = await fetch(`http://${this.target}/v2/stable/${this.repo}/${app}/tags/list`).then(
+      (r) => r.json() as Promise<{ tags?: string[] }>,
+    );
+    if (JSON.stringify(tags.tags ?? []) !== '["v1.0.0"]')
+      throw new Error(`stable/${this.repo}/${app} has tags ${JSON.stringify(tags.tags)}, not just v1.0.0`);
+  };
+
+  /** Stops the controller, then what the world started for it, and deletes the namespaces (missing ones are fine). */
+  async stop(): Promise<void> {
+    await this.ctl?.stop().catch(() => undefined);
+    await this.stopServices();
+    for (const ns of [this.ns, ...this.others]) await deleteNs(this.dev, ns);
+    for (const c of [this.dev, this.stable]) await deleteNs(c, this.appsNs);
+  }
+
+  /** What a world adds stops here (after the controller, before the namespaces go). */
+  protected async stopServices(): Promise<void> {}
+}
+
+export const twoStageWorld = (prefix: string, o: TwoStageWorldOptions) => new TwoStageWorld(prefix, o);
+
+/** The verification world's stage check: an app's error ratio over the last 10 s, as a team would write it. */
+export const ERROR_RATE =
+  'sum(rate(http_requests_total{app="{application}",code="500"}[10s])) / sum(rate(http_requests_total{app="{application}"}[10s]))';
+
+/**
+ * A {@link TwoStageWorld} whose stable stage is verified by a real Prometheus (built by
+ * test/prometheus/build.sh; the file must `await needComponents('prometheus')`) scraping a metrics
+ * endpoint the test feeds: stable's Environment names it, and the flow "main" checks
+ * {@link ERROR_RATE} ≤ 0.05 over 6 s (every 2 s, 2 samples at least) and rolls the whole release
+ * back when a check fails. Release managers may create, approve and roll back plans.
+ */
+export class VerificationWorld extends TwoStageWorld {
+  metrics?: MetricsEndpoint;
+  prom?: Prometheus;
+
+  /**
+   * Starts the metrics endpoint (`traffic` sets what it serves) and Prometheus, seeds the release,
+   * points stable at Prometheus, writes the flow (`flow` adds to its spec) and grants the
+   * `releaseManagers`.
+   */
+  async setUp(o: {
+    traffic: (metrics: MetricsEndpoint) => void;
+    flow?: Record<string, unknown>;
+    releaseManagers: TestUser[];
+  }): Promise<void> {
+    this.metrics = await startMetricsEndpoint();
+    o.traffic(this.metrics);
+    this.prom = await startPrometheus({ targets: [this.metrics.target] });
+    await this.prom.waitForTargets();
+    await this.seed();
+    await applyCr(this.dev, {
+      kind: 'Environment',
+      metadata: { name: 'stable', namespace: this.ns },
+      spec: {
+        cluster: { context: 'stable' },
+        namespace: this.appsNs,
+        registry: { host: this.target, prefix: 'stable', insecure: true },
+        delivery: { method: 'patch' },
+        metrics: { prometheus: { url: this.prom.url } },
+      },
+    });
+    await applyCr(this.dev, {
+      kind: 'PromotionFlow',
+      metadata: { name: 'main', namespace: this.ns },
+      spec: {
+        stages: [
+          { environment: 'dev' },
+          {
+            environment: 'stable',
+            verification: {
+              checks: [{ name: 'error-rate', prometheus: { query: ERROR_RATE, max: 0.05 } }],
+              window: '6s',
+              interval: '2s',
+              minSamples: 2,
+              onFailure: 'rollbackRelease',
+            },
+          },
+        ],
+        selector: { applications: ['*'] },
+        rolloutTimeoutSeconds: 120,
+        ...o.flow,
+      },
+    });
+    await grantRole(
+      this.dev,
+      this.ns,
+      'release-manager',
+      [
+        {
+          apiGroups: [GROUP],
+          resources: ['promotionplans'],
+          verbs: ['get', 'list', 'create', 'patch', 'approve', 'rollback'],
+        },
+        { apiGroups: [GROUP], resources: ['applications', 'environments', 'promotionflows'], verbs: ['get', 'list'] },
+      ],
+      o.releaseManagers,
+    );
+  }
+
+  protected override async stopServices(): Promise<void> {
+    await this.prom?.stop().catch(() => undefined);
+    await this.metrics?.close().catch(() => undefined);
+  }
+}
+
+export const verificationWorld = (prefix: string, o: TwoStageWorldOptions) => new VerificationWorld(prefix, o);
+
+/**
+ * The roles insiders hold in {@link insiderWorld}, each bound (as a Role of that name) to the
+ * insiders given it; a person's group is the role's, as examples/deploy/rbac-examples.yaml binds
+ * its roles to groups.
+ */
+export const INSIDER_ROLES = {
+  /**
+   * The example kpromo-developer (creates plans, approves into stable) plus the edit rights a team
+   * often has on its Applications, flows and Environments, and even on status: admission must hold
+   * without relying on RBAC being narrow.
+   */
+  developer: {
+    group: 'shop-developers',
+    role: 'developers',
+    rules: [
+      READ_ALL,
+      { apiGroups: [GROUP], resources: ['promotionplans'], verbs: ['create', 'patch', 'delete'] },
+      { apiGroups: [GROUP], resources: ['environments'], resourceNames: ['stable'], verbs: ['approve'] },
+      {
+        apiGroups: [GROUP],
+        resources: ['applications', 'promotionflows', 'environments'],
+        verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'],
+      },
+      { apiGroups: [GROUP], resources: ['promotionplans/status', 'applications/status'], verbs: ['update', 'patch'] },
+    ],
+  },
+  /** Approves anywhere in the namespace, rolls back, overrides a freeze. */
+  'release-manager': {
+    group: 'release-managers',
+    role: 'release-managers',
+    rules: [
+      READ_ALL,
+      {
+        apiGroups: [GROUP],
+        resources: ['promotionplans'],
+        verbs: ['create', 'patch', 'approve', 'rollback', 'override-freeze'],
+      },
+    ],
+  },
+  /** The example kpromo-platform-admin: edits release policy and holds govern. */
+  'platform-admin': {
+    group: 'platform-admins',
+    role: 'platform-admins',
+    rules: [
+      {
+        apiGroups: [GROUP],
+        resources: ['applications', 'environments', 'promotionflows', 'notifications'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
+      { apiGroups: [GROUP], resources: ['environments', 'promotionflows', 'applications'], verbs: ['govern'] },
+    ],
+  },
+} as const;
+export type InsiderRole = keyof typeof INSIDER_ROLES;
+
+/**
+ * A {@link TwoStageWorld} of insiders with ordinary roles ({@link INSIDER_ROLES}), where the attack
+ * tests next to approvedIsWhatRuns.int.test.ts run: declare the people at module load with
+ * `insider()`, then `setUp()` (seed and grants) and `start()` (the controller knows every insider).
+ */
+export class InsiderWorld extends TwoStageWorld {
+  readonly insiders: Array<{ user: TestUser; role: InsiderRole }> = [];
+
+  /** A person of this run holding `role`, a member of its group. */
+  insider(name: string, role: InsiderRole): TestUser {
+    const user = this.user(name, [INSIDER_ROLES[role].group]);
+    this.insiders.push({ user, role });
+    return user;
+  }
+
+  /** Seeds the release and grants each insider its role. */
+  async setUp(): Promise<void> {
+    await this.seed();
+    for (const [role, { role: name, rules }] of Object.entries(INSIDER_ROLES)) {
+      const holders = this.insiders.filter((i) => i.role === role).map((i) => i.user);
+      if (holders.length) await grantRole(this.dev, this.ns, name, [...rules], holders);
+    }
+  }
+
+  /** Starts the controller for every insider (see {@link TwoStageWorld.start}). */
+  override start(flags: Record<string, unknown> = {}, users: TestUser[] = [], flow = 'main'): Promise<Running> {
+    return super.start(flags, [...this.insiders.map((i) => i.user), ...users], flow);
+  }
+}
+
+export const insiderWorld = (prefix: string, o: TwoStageWorldOptions) => new InsiderWorld(prefix, o);
 
 /**
  * The refusal of a write that must be refused (RBAC or admission): its HTTP status and message.

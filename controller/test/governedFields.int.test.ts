@@ -3,50 +3,25 @@
 // developer role would attack it, with kubectl-equivalent writes (impersonation) on the real control
 // plane with the admission policies of examples/deploy/admission-policy.yaml installed (applyCrds).
 // Neighbour of approvedIsWhatRuns.int.test.ts ("release policy needs the govern verb").
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
-import {
-  controllerConfig,
-  deleteNs,
-  ensureNs,
-  grantRole,
-  rejection,
-  restFor,
-  seedTwoStageRelease,
-  type TestUser,
-  untilAdmissionRefuses,
-  waitPlan,
-} from './e2eHelpers.js';
+import { insiderWorld, rejection, type TestUser, untilAdmissionRefuses, waitPlan } from './e2eHelpers.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `gov-${RUN}`;
-const APPS_NS = `gov-apps-${RUN}`;
-const REPO = `gov${RUN}`;
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = insiderWorld('gov', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: ['alpha', 'beta'],
+});
+const { ns: NS, repo: REPO, dev, base, as } = world;
 const GROUP = 'promotions.kpromo.dev';
-const base = `/apis/${GROUP}/v1alpha1/namespaces/${NS}`;
 const CHANGED_BY = 'promotions.kpromo.dev/changed-by';
 
-const user = (name: string, groups: string[]): TestUser => ({
-  token: `${name}-${RUN}-0123456789abcdef`,
-  username: `${name}-${RUN}`,
-  groups,
-});
 /** The example kpromo-developer, plus edit rights on applications, flows and Environments. */
-const dev1 = user('devon', ['shop-developers']);
+const dev1 = world.insider('devon', 'developer');
 /** Platform admin: holds govern on flows, Environments and Applications. */
-const admin = user('pat', ['platform-admins']);
+const admin = world.insider('pat', 'platform-admin');
 
-let ctl: Running;
 let devDigest: Record<string, string> = {};
-const as = (who: TestUser): KubeRest => dev.as({ username: who.username, groups: who.groups ?? [] });
-const grant = (name: string, rules: object[], subjects: TestUser[]) => grantRole(dev, NS, name, rules, subjects);
 const policyRefusal = (field: string, kind: string, resource: string, name: string) =>
   `user ${dev1.username} may not change ${field} of ${kind} ${NS}/${name}: that is release policy (RBAC: needs verb govern on ${resource}/${name} in namespace ${NS})`;
 
@@ -73,63 +48,14 @@ const digestRecorded = (path: string, field: string) =>
   );
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  ({ devDigest } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: ['alpha', 'beta'],
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `gov-${RUN}`,
-    applications: {},
-  }));
-  await grant(
-    'developers',
-    [
-      {
-        apiGroups: [GROUP],
-        resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
-        verbs: ['get', 'list', 'watch'],
-      },
-      { apiGroups: [GROUP], resources: ['promotionplans'], verbs: ['create', 'patch', 'delete'] },
-      // App teams own their Applications; a team often may edit its flows and Environments too:
-      // admission must hold without relying on RBAC being narrow.
-      {
-        apiGroups: [GROUP],
-        resources: ['applications', 'promotionflows', 'environments'],
-        verbs: ['create', 'update', 'patch', 'delete'],
-      },
-    ],
-    [dev1],
-  );
-  await grant(
-    'platform-admins',
-    [
-      {
-        apiGroups: [GROUP],
-        resources: ['applications', 'environments', 'promotionflows'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-      { apiGroups: [GROUP], resources: ['environments', 'promotionflows', 'applications'], verbs: ['govern'] },
-    ],
-    [admin],
-  );
-  ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [dev1, admin]), {
-    log: createLogger({ level: 'warn' }),
-  });
+  // App teams own their Applications; a team often may edit its flows and Environments too
+  // (INSIDER_ROLES): admission must hold without relying on RBAC being narrow.
+  await world.setUp();
+  ({ devDigest } = world);
+  await world.start();
 }, 240_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('every field that decides what is delivered where, or how it is judged, needs govern', () => {
   it('a developer who may edit Environments points the stage checks at their own Prometheus, or re-points the Environment at a fleet: refused naming the field and the verb; a platform admin may, recorded as a PolicyChanged Event', async () => {

@@ -4,50 +4,36 @@
 // recorded stopper truthful. Real controller, real apiserver with the admission policies of
 // examples/deploy/admission-policy.yaml (applyCrds), real registries, workloads on kwok.
 import type { LineStop, PromotionPlan } from '@kpromo/api';
-import { applyCrds, kubeConfigFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 import {
-  applyCr,
   appOf,
   callApi,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
-  ensureNs,
   grantRole,
   isTerminalPlan,
   rejection,
-  restFor,
-  runNamespaces,
-  seedTwoStageRelease,
   type TestUser,
+  twoStageWorld,
   uidOf,
   waitPlan,
   withShown,
 } from './e2eHelpers.js';
 
-const names = runNamespaces('lstop');
-const NS = names.ns;
-const APPS_NS = names.apps;
-/** The controller's lineStopNamespace: an AllNamespaces LineStop here stops every namespace. */
-const GLOBAL = `lstop-global-${names.run}`;
-const REPO = `lstop${names.run}`;
 const APPS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('lstop', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+  // One app at a time, so that a running plan has apps left to hold when the line stops.
+  flow: { concurrency: 1 },
+});
+const { ns: NS, appsNs: APPS_NS, dev, stable, user, as } = world;
+/** The controller's lineStopNamespace: an AllNamespaces LineStop here stops every namespace. */
+const GLOBAL = world.namespace('global');
 const stopsPath = (ns: string, name?: string) =>
   `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${ns}/linestops${name ? `/${name}` : ''}`;
 
-const user = (name: string, groups: string[] = []): TestUser => ({
-  token: `${name}-${names.run}-0123456789abcdef`,
-  username: `${name}-${names.run}`,
-  groups,
-});
 /** On-call release manager: plans, approvals, override-freeze, and create/delete on linestops. */
 const rm = user('rita');
 /** A developer: creates plans, holds no right on linestops. */
@@ -55,7 +41,6 @@ const devon = user('devon');
 
 let ctl: Running;
 let stableOld: Record<string, string> = {};
-const as = (who: TestUser): KubeRest => dev.as({ username: who.username, groups: who.groups ?? [] });
 const post = (path: string, who: TestUser | undefined, body: unknown = {}) =>
   callApi(ctl.port, path, { method: 'POST', body, ...(who ? { token: who.token } : {}) });
 const errorOf = async (r: Response) => ((await r.json()) as { error: string }).error;
@@ -72,33 +57,8 @@ async function createPlan(name: string, apps: string[], who?: TestUser, approve 
 const readyReason = (p: PromotionPlan) => p.status?.conditions?.find((c) => c.type === 'Ready')?.reason;
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  for (const ns of [NS, GLOBAL]) await ensureNs(dev, ns);
-  ({ stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `lstop-${names.run}`,
-    applications: {},
-  }));
-  // One app at a time, so that a running plan has apps left to hold when the line stops.
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-      concurrency: 1,
-    },
-  });
+  await world.seed();
+  ({ stableOld } = world);
   const onCall = [
     {
       apiGroups: ['promotions.kpromo.dev'],
@@ -144,22 +104,10 @@ beforeAll(async () => {
     ],
     [devon],
   );
-  ctl = await startController(
-    controllerConfig(
-      kubeconfig,
-      NS,
-      { leaderElection: { enabled: false }, namespaces: [NS, GLOBAL], lineStopNamespace: GLOBAL },
-      [rm, devon],
-    ),
-    { log: createLogger({ level: 'warn' }) },
-  );
+  ctl = await world.start({ namespaces: [NS, GLOBAL], lineStopNamespace: GLOBAL }, [rm, devon]);
 }, 300_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  for (const ns of [NS, GLOBAL]) await deleteNs(dev, ns);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('stop the line', () => {
   it('a developer may neither stop nor lift the line, and nobody but the controller records someone else as the stopper', async () => {

@@ -6,54 +6,38 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROMOTION_PREDICATE_TYPE, type PromotionPlan } from '@kpromo/api';
-import {
-  applyCrds,
-  cosign,
-  cosignAttest,
-  cosignKeyPair,
-  cosignSign,
-  kubeConfigFor,
-  needComponents,
-  spdxDocument,
-  waitFor,
-} from '@kpromo/test-harness';
+import { cosign, cosignAttest, cosignKeyPair, cosignSign, needComponents, spdxDocument } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   appOf,
   approveAsAdmin,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
-  ensureNs,
   eventReasons,
   isTerminalPlan,
-  restFor,
-  seedTwoStageRelease,
+  twoStageWorld,
   waitPlan,
 } from './e2eHelpers.js';
 
 await needComponents('cosign');
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `sc-${RUN}`;
-/** The controller's namespace: the platform's key Secrets (supplyChain), out of the tenant's reach. */
-const PLATFORM_NS = `sc-platform-${RUN}`;
-const APPS_NS = `sc-apps-${RUN}`;
-const REPO = `sc${RUN}`;
 const APPS = ['signed', 'unsigned'];
 const SPDX = 'https://spdx.dev/Document';
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('sc', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+  flow: {
+    signaturePolicy: { keys: [{ name: 'build' }], attestations: [{ predicateType: SPDX }] },
+    promotionAttestation: { signingKey: 'promotion' },
+  },
+});
+const { ns: NS, appsNs: APPS_NS, repo: REPO, dev, stable, source, target } = world;
+/** The controller's namespace: the platform's key Secrets (supplyChain), out of the tenant's reach. */
+const PLATFORM_NS = world.namespace('platform');
 const insecure = ['--allow-insecure-registry', '--allow-http-registry'];
 
-let ctl: Running;
 let devDigest: Record<string, string> = {};
-let stableOld: Record<string, string> = {};
 let keys: Awaited<ReturnType<typeof cosignKeyPair>>;
 const signing = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const signingPub = signing.publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -66,24 +50,9 @@ const secret = (name: string, data: Record<string, string>) => ({
 });
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  await ensureNs(dev, PLATFORM_NS);
   keys = await cosignKeyPair();
-  ({ devDigest, stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `sc-${RUN}`,
-    applications: {},
-  }));
+  await world.seed();
+  ({ devDigest } = world);
   // The release pipeline signs `signed` and attests its SBOM; `unsigned` was pushed by hand.
   const image = `${source}/${REPO}/signed@${devDigest.signed}`;
   await cosignSign(keys, image);
@@ -96,44 +65,16 @@ beforeAll(async () => {
     `/api/v1/namespaces/${PLATFORM_NS}/secrets`,
     secret('kpromo-signing', { 'key.pem': signing.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }),
   );
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-      signaturePolicy: { keys: [{ name: 'build' }], attestations: [{ predicateType: SPDX }] },
-      promotionAttestation: { signingKey: 'promotion' },
+  await world.start({
+    supplyChain: {
+      namespace: PLATFORM_NS,
+      trustedKeys: [{ name: 'build', secret: 'release-keys', namespaces: [NS] }],
+      signingKeys: [{ name: 'promotion', secret: 'kpromo-signing', namespaces: [NS] }],
     },
   });
-  ctl = await startController(
-    controllerConfig(kubeconfig, NS, {
-      leaderElection: { enabled: false },
-      supplyChain: {
-        namespace: PLATFORM_NS,
-        trustedKeys: [{ name: 'build', secret: 'release-keys', namespaces: [NS] }],
-        signingKeys: [{ name: 'promotion', secret: 'kpromo-signing', namespaces: [NS] }],
-      },
-    }),
-    { log: createLogger({ level: 'warn' }) },
-  );
-  await waitFor(
-    'cache warm',
-    async () =>
-      ctl.controller.cache.environments(NS).length === 2 &&
-      ctl.controller.cache.environments(NS).every((e) => ctl.controller.cache.environmentSynced(e)) &&
-      !!ctl.controller.cache.getFlow(NS, 'main')?.spec.signaturePolicy,
-    60_000,
-  );
 }, 300_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  await deleteNs(dev, PLATFORM_NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('only signed images move, with their evidence, and each promotion leaves a signed record', () => {
   let plan: PromotionPlan;
@@ -176,11 +117,7 @@ describe('only signed images move, with their evidence, and each promotion leave
     );
     expect(refused.message).toContain('nothing was copied');
     // Nothing of it reached stable: no new tag, the workload runs the old digest.
-    const tags = (await (await fetch(`http://${target}/v2/stable/${REPO}/unsigned/tags/list`)).json()) as {
-      tags: string[];
-    };
-    expect(tags.tags).toEqual(['v1.0.0']);
-    expect(await deploymentImage(stable, APPS_NS, 'unsigned')).toContain(stableOld.unsigned);
+    await world.untouched('unsigned');
     expect(await eventReasons(dev, NS, 'rel-1')).toContain('PromotionAttested');
   });
 

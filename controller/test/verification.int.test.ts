@@ -8,56 +8,32 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PromotionPlan } from '@kpromo/api';
-import {
-  applyCrds,
-  kubeConfigFor,
-  type MetricsEndpoint,
-  needComponents,
-  type Prometheus,
-  startMetricsEndpoint,
-  startPrometheus,
-  waitFor,
-} from '@kpromo/test-harness';
+import { needComponents, waitFor } from '@kpromo/test-harness';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 import {
   applyCr,
   appOf,
   automaticRollbackOf,
-  callApi,
-  controllerConfig,
-  deleteNs,
+  createAndApprove,
   deploymentImage,
-  ensureNs,
   eventReasons,
-  grantRole,
   isTerminalPlan,
-  restFor,
-  runNamespaces,
-  seedTwoStageRelease,
-  type TestUser,
+  verificationWorld,
   waitPlan,
-  withShown,
 } from './e2eHelpers.js';
 import { call, httpClient, ok } from './mcpHelpers.js';
 
 await needComponents('prometheus');
 
-const names = runNamespaces('verify');
-const NS = names.ns;
-const APPS_NS = names.apps;
-const REPO = `verify${names.run}`;
 const APPS = ['web', 'cart', 'orders', 'shop', 'search'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
-const rm: TestUser = { token: `rm-${names.run}-0123456789abcdef`, username: `rm-${names.run}`, groups: [] };
-
-/** Error ratio of an app over the last 10 s, the way a team would write it. */
-const ERROR_RATE =
-  'sum(rate(http_requests_total{app="{application}",code="500"}[10s])) / sum(rate(http_requests_total{app="{application}"}[10s]))';
+const world = verificationWorld('verify', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+});
+const { ns: NS, appsNs: APPS_NS, repo: REPO, dev, stable } = world;
+const rm = world.user('rm');
 
 /**
  * The same for the version being promoted (every series not of the version it replaces, as a
@@ -68,63 +44,30 @@ const NEW_ERROR_RATE =
 const OLD_ERROR_RATE = NEW_ERROR_RATE.replaceAll('!=', '=');
 
 let ctl: Running;
-let prom: Prometheus;
-let metrics: MetricsEndpoint;
 let stableOld: Record<string, string> = {};
 /** Release notifications the controller sent to the test's webhook (type and data). */
 const hooks: Array<{ type: string; data: { application?: string; plan: string; message?: string } }> = [];
 let hookServer: Server;
 
 async function createPlan(name: string, apps: string[]): Promise<void> {
-  const r = await callApi(ctl.port, '/api/v1/plans', {
-    method: 'POST',
-    token: rm.token,
-    body: await withShown(
-      ctl.port,
-      { namespace: NS, from: 'dev', to: 'stable', applications: apps, name, approve: true },
-      rm.token,
-    ),
-  });
-  expect(r.status, await r.clone().text()).toBe(201);
+  await createAndApprove(ctl.port, { namespace: NS, from: 'dev', to: 'stable', applications: apps, name }, rm.token);
 }
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  metrics = await startMetricsEndpoint();
-  // Every app serves 20 requests/s; orders' new version is the bad one: a fifth of them fail.
-  for (const app of APPS) if (app !== 'search') metrics.setTraffic(app, 'any', 20, app === 'orders' ? 0.2 : 0);
-  // search's running version (v1.0.0, seeded in stable) fails 1% of its requests; the new one 4%:
-  // within the stage's 5% bound, but 3 points worse than the version it replaces.
-  metrics.setTraffic('search', 'v1.0.0', 20, 0.01);
-  metrics.setTraffic('search', 'new', 20, 0.04);
-  prom = await startPrometheus({ targets: [metrics.target] });
-  await prom.waitForTargets();
-  ({ stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `verify-${names.run}`,
-    applications: {},
-  }));
-  await applyCr(dev, {
-    kind: 'Environment',
-    metadata: { name: 'stable', namespace: NS },
-    spec: {
-      cluster: { context: 'stable' },
-      namespace: APPS_NS,
-      registry: { host: target, prefix: 'stable', insecure: true },
-      delivery: { method: 'patch' },
-      metrics: { prometheus: { url: prom.url } },
+  await world.setUp({
+    traffic: (metrics) => {
+      // Every app serves 20 requests/s; orders' new version is the bad one: a fifth of them fail.
+      for (const app of APPS) if (app !== 'search') metrics.setTraffic(app, 'any', 20, app === 'orders' ? 0.2 : 0);
+      // search's running version (v1.0.0, seeded in stable) fails 1% of its requests; the new one 4%:
+      // within the stage's 5% bound, but 3 points worse than the version it replaces.
+      metrics.setTraffic('search', 'v1.0.0', 20, 0.01);
+      metrics.setTraffic('search', 'new', 20, 0.04);
     },
+    // One app at a time, so that the release has apps verified, failing and not started.
+    flow: { concurrency: 1 },
+    releaseManagers: [rm],
   });
+  ({ stableOld } = world);
   // search adds a check of its own: its error ratio per version against the version it replaces.
   await applyCr(dev, {
     kind: 'Application',
@@ -144,29 +87,6 @@ beforeAll(async () => {
           },
         ],
       },
-    },
-  });
-  // One app at a time, so that the release has apps verified, failing and not started.
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: NS },
-    spec: {
-      stages: [
-        { environment: 'dev' },
-        {
-          environment: 'stable',
-          verification: {
-            checks: [{ name: 'error-rate', prometheus: { query: ERROR_RATE, max: 0.05 } }],
-            window: '6s',
-            interval: '2s',
-            minSamples: 2,
-            onFailure: 'rollbackRelease',
-          },
-        },
-      ],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-      concurrency: 1,
     },
   });
   // A Notification webhook on loopback (the egress policy of the test config allows 127.0.0.1).
@@ -189,42 +109,12 @@ beforeAll(async () => {
       webhook: { url: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook` },
     },
   });
-  await grantRole(
-    dev,
-    NS,
-    'release-manager',
-    [
-      {
-        apiGroups: ['promotions.kpromo.dev'],
-        resources: ['promotionplans'],
-        verbs: ['get', 'list', 'create', 'patch', 'approve', 'rollback'],
-      },
-      {
-        apiGroups: ['promotions.kpromo.dev'],
-        resources: ['applications', 'environments', 'promotionflows'],
-        verbs: ['get', 'list'],
-      },
-    ],
-    [rm],
-  );
-  ctl = await startController(
-    controllerConfig(
-      kubeconfig,
-      NS,
-      { leaderElection: { enabled: false }, namespaces: [NS], mcp: { enabled: true, host: '127.0.0.1', port: 0 } },
-      [rm],
-    ),
-    { log: createLogger({ level: 'warn' }) },
-  );
+  ctl = await world.start({ mcp: { enabled: true, host: '127.0.0.1', port: 0 } }, [rm]);
 }, 300_000);
 
 afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await prom?.stop().catch(() => undefined);
-  await metrics?.close().catch(() => undefined);
+  await world.stop();
   await new Promise<void>((r) => (hookServer ? hookServer.close(() => r()) : r()));
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
 
 describe('verification', () => {
