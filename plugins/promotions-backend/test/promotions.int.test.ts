@@ -855,6 +855,8 @@ describe('promotions backend plugin in a real test backend against the real cont
     expect(done.progress.approvers).toEqual([
       {
         user: ALICE,
+        // No persons mapping here: the Backstage identity is its own person.
+        person: ALICE,
         groups: [TEAM_A],
         comment: 'cart 2.0 is ready',
         counted: true,
