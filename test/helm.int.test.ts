@@ -983,14 +983,17 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         approvals: [{ user: 'somebody-else', planUID: 'not-this-plan' }],
       },
     };
+    let last = 'the dry run was accepted';
     const msg = await waitFor('the release’s admission policy enforced', async () => {
       try {
         await client.create(plan, undefined, 'All');
         return false;
       } catch (e) {
-        const m = serverMessage(e);
-        return /must name the plan it approves/.test(m) && m;
+        last = serverMessage(e);
+        return /must name the plan it approves/.test(last) && last;
       }
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}; last answer: ${last}`);
     });
     // When it is the only policy on the cluster, the refusal is attributable to it.
     if (others.length === 0) expect(msg).toContain(`${full}-plan-approvals`);

@@ -31,7 +31,7 @@ mkdir -p "$work/ui/app/dist/elm" "$work/ui/app/dist/mantine"
 echo '<!doctype html><title>Alertmanager (kpromo test build: no UI)</title>' >"$work/ui/app/dist/elm/index.html"
 cp "$work/ui/app/dist/elm/index.html" "$work/ui/app/dist/mantine/index.html"
 echo "alertmanager/build.sh: building Alertmanager ${ALERTMANAGER_VERSION} (a few minutes the first time)" >&2
-(cd "$work" && GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -ldflags "-s -w" -o "$bin.tmp" ./cmd/alertmanager >&2)
+(cd "$work" && GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -gcflags "$test_gcflags" -ldflags "-s -w" -o "$bin.tmp" ./cmd/alertmanager >&2)
 mv "$bin.tmp" "$bin"
 rm -rf "$work"
 echo "alertmanager/build.sh: built in $(($(date +%s) - start))s" >&2

@@ -57,7 +57,7 @@ GO
 p="$mod/utils/version"
 ldflags="-s -w -X $p.version=${version#v} -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 echo "argo/build.sh: building rollouts-controller $version" >&2
-(cd "$work" && go build -ldflags "$ldflags" -o "$dir/bin/rollouts-controller.tmp" "$mod/cmd/rollouts-controller")
+(cd "$work" && go build -gcflags "$test_gcflags" -ldflags "$ldflags" -o "$dir/bin/rollouts-controller.tmp" "$mod/cmd/rollouts-controller")
 mv "$dir/bin/rollouts-controller.tmp" "$dir/bin/rollouts-controller"
 for f in "$src"/manifests/crds/*-crd.yaml; do cp "$f" "$dir/crds/"; done
 chmod u+w "$dir"/crds/*.yaml

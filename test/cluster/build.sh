@@ -12,9 +12,8 @@
 # only that one and prints its bin dir.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=versions.env
-source "$here/versions.env"
-cache_root="${PROMO_CACHE_DIR:-$here/../../.cache}"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_r${BUILD_REV}"
 out="$cache_root/k8s/$key/bin"
 want=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
@@ -168,7 +167,7 @@ build_helm() {
     f+=" -X $p/$pkg.k8sVersionMajor=1 -X $p/$pkg.k8sVersionMinor=$k8s_minor"
   done
   echo "build.sh: building helm $HELM_VERSION" >&2
-  GOBIN="$helm_out" go install -ldflags "$ldflags $f" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  GOBIN="$helm_out" go install -gcflags "$test_gcflags" -ldflags "$ldflags $f" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
 build_registry() {

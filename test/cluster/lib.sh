@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by each script that builds or installs an upstream component into the cache keyed by version
-# (test/*/build.sh, test/cluster/kubectl.sh, test/flux/crdgen.sh, test/llm/install.sh), right after
+# (test/*/build.sh, test/cluster/build.sh and kubectl.sh, test/flux/crdgen.sh, test/llm/install.sh), right after
 # `set -euo pipefail`: loads the pinned versions and sets `cache_root`.
 lib_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
@@ -35,3 +35,11 @@ module_path() {
   [[ -e "$path" ]] || { echo "$script_name: go mod download $2 gave no $1:" >&2; echo "$info" >&2; exit 1; }
   echo "$path"
 }
+
+# Go compiler flags for the components only some tests run (Flux, Argo Rollouts, Prometheus,
+# Alertmanager, cosign, the OTel Collector, helm, controller-gen), not for the control plane, kubectl
+# (which shares its build cache) and the registry that every test talks to: no optimisation and no
+# inlining. Measured on Alertmanager from an empty Go build cache: 205 against 285 CPU-seconds (-28%);
+# the tests ask little work of these processes. Not part of any cache key: the binaries behave the
+# same, so optimised builds already in a cache stay valid.
+test_gcflags='all=-N -l'

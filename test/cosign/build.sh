@@ -23,7 +23,7 @@ start=$(date +%s)
 src="$(module_path Dir "github.com/sigstore/cosign/v3@${COSIGN_VERSION}")"
 mkdir -p "$dir/bin"
 echo "cosign/build.sh: building cosign ${COSIGN_VERSION} (a few minutes the first time)" >&2
-(cd "$src" && GOWORK=off GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -ldflags "-s -w" -o "$bin.tmp" ./cmd/cosign >&2)
+(cd "$src" && GOWORK=off GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -gcflags "$test_gcflags" -ldflags "-s -w" -o "$bin.tmp" ./cmd/cosign >&2)
 mv "$bin.tmp" "$bin"
 echo "cosign/build.sh: built in $(($(date +%s) - start))s" >&2
 echo "$bin"

@@ -75,7 +75,7 @@ build_one() {
   cp "$src/go.sum" "$work/go.sum"
   chmod u+w "$work/go.mod" "$work/go.sum"
   echo "flux/build.sh: building $name $version" >&2
-  (cd "$work" && go build -ldflags "-s -w" -o "$dir/bin/$name.tmp" "$mod")
+  (cd "$work" && go build -gcflags "$test_gcflags" -ldflags "-s -w" -o "$dir/bin/$name.tmp" "$mod")
   mv "$dir/bin/$name.tmp" "$dir/bin/$name"
   cp "$src"/config/crd/bases/*.yaml "$dir/crds/"
   chmod u+w "$dir"/crds/*.yaml

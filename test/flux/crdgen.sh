@@ -40,7 +40,7 @@ mkdir -p "$dir/bin"
 
 if [[ ! -x "$dir/bin/controller-gen" ]]; then
   echo "flux/crdgen.sh: building controller-gen $CONTROLLER_TOOLS_VERSION" >&2
-  GOBIN="$dir/bin" go install -ldflags "-s -w" "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"
+  GOBIN="$dir/bin" go install -gcflags "$test_gcflags" -ldflags "-s -w" "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"
 fi
 
 # Into a fresh directory, renamed into place only when every module generated (no half output).

@@ -84,7 +84,7 @@ printf 'module kpromo.local/otelcol\n\ngo 1.25.0\n' >"$work/go.mod"
     "go.opentelemetry.io/collector/receiver@${OTELCOL_STABLE_VERSION}" >&2
   go mod tidy >&2
   echo "otel/build.sh: building the collector ${OTELCOL_VERSION} (a few minutes the first time)" >&2
-  nice -n 19 go build -ldflags "-s -w" -o "$bin.tmp" . >&2
+  nice -n 19 go build -gcflags "$test_gcflags" -ldflags "-s -w" -o "$bin.tmp" . >&2
 )
 mv "$bin.tmp" "$bin"
 rm -rf "$work"

@@ -24,7 +24,7 @@ start=$(date +%s)
 src="$(module_path Dir "github.com/prometheus/prometheus@${PROMETHEUS_VERSION}")"
 mkdir -p "$dir/bin"
 echo "prometheus/build.sh: building Prometheus ${PROMETHEUS_VERSION} (a few minutes the first time)" >&2
-(cd "$src" && GOWORK=off GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -tags remove_all_sd -ldflags "-s -w" -o "$bin.tmp" ./cmd/prometheus >&2)
+(cd "$src" && GOWORK=off GOFLAGS="$GOFLAGS -mod=mod" nice -n 19 go build -gcflags "$test_gcflags" -tags remove_all_sd -ldflags "-s -w" -o "$bin.tmp" ./cmd/prometheus >&2)
 mv "$bin.tmp" "$bin"
 echo "prometheus/build.sh: built in $(($(date +%s) - start))s" >&2
 echo "$bin"
