@@ -1,6 +1,6 @@
 import type { PromotionPlan } from '@kpromo/api';
-import { isTerminalPlan } from '@kpromo/api';
-import { type PlanProgress, planProgress } from '@kpromo/contract';
+import { isRollback, isTerminalPlan } from '@kpromo/api';
+import { type PlanProgress, planProgress, planWaves } from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
 /** One application of a plan as the CLI shows it. */
@@ -47,28 +47,18 @@ export interface WaveRow {
 
 export const WAVE_COLUMNS = ['wave', 'phase', 'succeeded', 'failed', 'message'];
 
-/**
- * The waves of a fleet plan (status.waves), in order; none for a plan into one cluster. The counts
- * are the wave's own once the controller judged it, until then what its clusters (status.targets)
- * show so far.
- */
+/** The waves of a fleet plan (the read model's), in order; none for a plan into one cluster. */
 export function waveRows(plan: PromotionPlan): WaveRow[] {
-  const waves = plan.status?.waves ?? [];
-  if (!waves.length) return [];
-  const lanes = new Map((plan.status?.targets ?? []).map((t) => [t.cluster, t]));
-  return waves.map((w) => {
-    const mine = w.clusters.flatMap((c) => lanes.get(c) ?? []);
-    return {
-      wave: w.name,
-      phase: w.phase,
-      clusters: w.clusters,
-      succeeded: w.succeeded ?? mine.filter((l) => l.apps.every((a) => a.phase === 'Succeeded')).length,
-      failed: w.failed ?? mine.filter((l) => l.apps.some((a) => a.phase === 'Failed')).length,
-      message:
-        w.message ??
-        (w.soakUntil ? `soaking until ${w.soakUntil}` : w.continuedBy ? `continued by ${w.continuedBy}` : ''),
-    };
-  });
+  return planWaves(plan).map((w) => ({
+    wave: w.name,
+    phase: w.phase,
+    clusters: w.clusters,
+    succeeded: w.succeeded,
+    failed: w.failed,
+    message:
+      w.message ??
+      (w.soakUntil ? `soaking until ${w.soakUntil}` : w.continuedBy ? `continued by ${w.continuedBy}` : ''),
+  }));
 }
 
 /** The wave section of a fleet plan's display: one row per wave; nothing for other plans. */
@@ -145,6 +135,6 @@ export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan
  */
 export function planSucceeded(plan: PromotionPlan): boolean | undefined {
   if (!isTerminalPlan(plan)) return undefined;
-  const want = (plan.spec.action ?? 'promote') === 'rollback' ? 'RolledBack' : 'Complete';
+  const want = isRollback(plan) ? 'RolledBack' : 'Complete';
   return plan.status?.phase === want;
 }

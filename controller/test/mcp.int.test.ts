@@ -537,6 +537,27 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     const r = await c.callTool({ name: 'list', arguments: { namespace: NS, team: 'team-b' } });
     expect(sortedNames(structured(r) as { applications: Array<{ name: string }> })).toEqual(['batch', 'report']);
     expect((r.content as Array<{ text: string }>)[0].text).toMatch(/^2 application\(s\) in /);
+    // Plans as GET /plans lists them: `environment` is the target (both plans go dev → stable),
+    // newest first, paged by the API's continue token; each carries the read model's fields.
+    type PlanPage = {
+      total: number;
+      nextCursor?: string;
+      plans: Array<{ name: string; isRollback: boolean; affectedApplications: string[] }>;
+    };
+    const listPlans = async (args: Record<string, unknown>) =>
+      structured(
+        await c.callTool({ name: 'list', arguments: { namespace: NS, kind: 'plans', name: 'mcp-web*', ...args } }),
+      ) as PlanPage;
+    const first = await listPlans({ environment: 'stable', pageSize: 1 });
+    expect([first.total, first.plans.map((p) => [p.name, p.isRollback])]).toEqual([2, [['mcp-web-rollback', true]]]);
+    const second = await listPlans({ environment: 'stable', pageSize: 1, cursor: first.nextCursor });
+    expect([second.plans.map((p) => [p.name, p.isRollback]), second.nextCursor]).toEqual([
+      [['mcp-web', false]],
+      undefined,
+    ]);
+    // The rollback restores exactly what the promotion changed.
+    expect(first.plans[0]?.affectedApplications).toEqual(second.plans[0]?.affectedApplications);
+    expect((await listPlans({ environment: 'dev' })).total).toBe(0);
     const st = structured(await c.callTool({ name: 'state', arguments: { plan: 'mcp-web' } }));
     // A rolled-back plan does not read as a success.
     expect(st.plan).toMatchObject({ phase: 'RolledBack', outcome: 'rolled-back' });

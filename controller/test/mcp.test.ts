@@ -201,16 +201,17 @@ describe('mcp text summaries', () => {
     const fleet = fleetPlan({ name: 'p1', namespace: 'ns', from: 'dev', to: 'stable', tag: 'v2' });
     const v = planOut(fleet);
     expect(v.waves).toEqual([
-      { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0 },
+      { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0, budget: 0 },
       {
         name: 'eu',
         phase: 'Waiting',
         clusters: ['prod-eu-2', 'prod-eu-3'],
         succeeded: 0,
         failed: 0,
+        budget: 0,
         message: 'waiting for someone with the RBAC verb continue to let it start: kpromo plan continue p1 --wave eu',
       },
-      { name: 'rest', phase: 'Pending', clusters: ['prod-us-1'], succeeded: 0, failed: 0 },
+      { name: 'rest', phase: 'Pending', clusters: ['prod-us-1'], succeeded: 0, failed: 0, budget: 1 },
     ]);
     expect(v.currentWave).toBe('eu');
     // What the state tool declares as its output accepts it.

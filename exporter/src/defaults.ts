@@ -193,46 +193,47 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
             blueprint: '"kpromoPromotionPlan"',
             properties: {
               ...common,
-              phase: '.status.phase // "Pending"',
+              // `.progress` is the plan's read model (planProgress, what every door shows), added by
+              // the exporter (src/readModel.ts).
+              phase: '.progress.phase',
               // What an approval of this plan must name (inputs.uid of a promote run on it).
               uid: '.metadata.uid',
               // The approval policy is met (the controller's gate), not merely that someone approved.
-              approved: '.status.gate.approved // false',
-              approvers: '[(.spec.approvals // [])[].user]',
-              waitingFor: '.status.gate.waitingFor',
+              approved: '.progress.approved',
+              approvers: '[.progress.approvers[].user]',
+              waitingFor: '.progress.waitingFor',
               // Only while the freeze holds the plan (not once an approver overrode it).
-              frozenUntil: 'if .status.gate.frozen.overriddenBy then null else .status.gate.frozen.until end',
-              eligibleAt: '.status.gate.eligibleAt',
-              action: '.spec.action // "promote"',
+              frozenUntil: 'if .progress.frozen.overriddenBy then null else .progress.frozen.until end',
+              eligibleAt: '.progress.eligibleAt',
+              action: '.progress.action',
               // While a LineStop holds the plan (not once a hotfix approver overrode it).
               lineStopped:
-                'if .status.gate.lineStopped and (.status.gate.lineStopped.overriddenBy | not) then "\\(.status.gate.lineStopped.stoppedBy // "someone"): \\(.status.gate.lineStopped.reason)" else null end',
+                'if .progress.lineStopped and (.progress.lineStopped.overriddenBy | not) then "\\(.progress.lineStopped.stoppedBy // "someone"): \\(.progress.lineStopped.reason)" else null end',
               // Per app: the verdict and each check's condition, verdict and last measured value.
               verification:
-                '[(.status.apps // [])[] | select(.verification) | {application, verdict: .verification.verdict, checks: [.verification.checks[] | {name, verdict, condition, last: ([(.samples // [])[] | select(.value != null) | .value] | last)}]}] | if length == 0 then null else . end',
+                '[.progress.apps[] | select(.verification) | {application, verdict: .verification.verdict, checks: [.verification.checks[] | {name, verdict, condition, last: ([(.samples // [])[] | select(.value != null) | .value] | last)}]}] | if length == 0 then null else . end',
               // The rollback plans a failed check caused, and why.
               automaticRollbacks:
-                '[(.status.automaticRollbacks // [])[] | "\\(.plan // "(being created)"): \\(.application) failed check \\(.check)"] | if length == 0 then null else join("; ") end',
+                '[.progress.automaticRollbacks[] | "\\(.plan // "(being created)"): \\(.application) failed check \\(.check)"] | if length == 0 then null else join("; ") end',
               // Per candidate: the signature policy verdict (the copy-time one, else the one judged
               // while the plan waited for approval for the same digest).
               signatures:
-                '[.status as $s | .spec.candidates[] as $c | ((($s.apps // []) | map(select(.application == $c.application))[0].signature) // (($s.candidateSignatures // []) | map(select(.application == $c.application and .digest == $c.from.digest))[0])) | select(. != null) | {application: $c.application, verdict, mode, message}] | if length == 0 then null else . end',
+                '[.progress.signatures[] | {application, verdict, mode, message}] | if length == 0 then null else . end',
               // The signed promotion records kpromo attached to the promoted digests.
               promotionAttestations:
-                '[(.status.apps // [])[] | select(.attestation) | "\\(.application): signed by \\(.attestation.signedBy)"] | if length == 0 then null else join("; ") end',
-              // Fleet plans (status.waves, fixed when the plan starts): each wave's progress in order;
-              // [] for a plan into a one-cluster Environment or one not started yet.
-              waves:
-                '[(.status.waves // [])[] | {name, phase, clusters: (.clusters // []), succeeded: (.succeeded // 0), failed: (.failed // 0)}]',
+                '[.progress.apps[] | select(.attestation) | "\\(.application): signed by \\(.attestation.signedBy)"] | if length == 0 then null else join("; ") end',
+              // Fleet plans: each wave's progress in order; [] for a plan into a one-cluster
+              // Environment or one not started yet.
+              waves: '[.progress.waves[] | {name, phase, clusters, succeeded, failed}]',
               // The first wave not final (Succeeded, Failed, Halted); none (null) once every wave is.
-              currentWave:
-                '[(.status.waves // [])[] | select(.phase != "Succeeded" and .phase != "Failed" and .phase != "Halted") | .name][0]',
+              currentWave: '.progress.currentWave',
             },
             relations: {
               flow: sibling('.spec.flow'),
               from: sibling('.spec.from'),
               to: sibling('.spec.to'),
-              applications: `[.spec.candidates[].application as $a | ${sibling('$a')}]`,
+              // What the plan changes: a rollback has no candidates of its own.
+              applications: `[.progress.affectedApplications[] as $a | ${sibling('$a')}]`,
             },
           },
         ],

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ConfigDialect, EntityMapping, JqTree, ResourceConfig } from './config.js';
 import { jqEnvironment, loadJq, prelude, runJqSync } from './jq.js';
+import { withReadModel } from './readModel.js';
 
 /**
  * An entity in Port's shape with string identifiers, teams and relations: what every sink gets
@@ -316,10 +317,11 @@ export async function mapObjects(
 ): Promise<MapResult[]> {
   const o: MapOptions = typeof opts === 'string' ? { stateKey: opts } : opts;
   const jq = await loadJq();
+  const input = withReadModel(compiled.resource.kind, objects);
   const out: MapResult[] = [];
   // Chunks keep jq's WASM heap small: it grows to the largest input and never shrinks.
   for (let i = 0; i < objects.length; i += MAP_CHUNK) {
-    const chunk = objects.slice(i, i + MAP_CHUNK);
+    const chunk = input.slice(i, i + MAP_CHUNK);
     let results: ObjectResult[];
     try {
       results = runJqSync(jq, chunk, compiled.program) as ObjectResult[];

@@ -15,7 +15,14 @@ export interface Config {
       /** Run ids remembered at most (replay protection); a run needing more is refused with 503 (default 10000). */
       maxRecentRuns?: number;
       /** Exact Port action identifiers (default kpromo_promote / kpromo_rollback). */
-      actions?: { promote?: string; rollback?: string; stopLine?: string; resumeLine?: string; adopt?: string };
+      actions?: {
+        promote?: string;
+        rollback?: string;
+        continue?: string;
+        stopLine?: string;
+        resumeLine?: string;
+        adopt?: string;
+      };
       /** Namespaces runs may act in (default: promotions.controller.defaultNamespace). */
       namespaces?: string[];
       /** x-kpromo-user of a run; `{email}` exactly once (default `port:{email}`). */

@@ -1,18 +1,12 @@
-import { isTerminalPlan, type PromotionPlan } from '@kpromo/api';
-import { globMatcher, type ListResponse, PatternError, type PlansQuery } from '@kpromo/contract';
+import { isRollback, isTerminalPlan, type PromotionPlan } from '@kpromo/api';
+import { globMatcher, type ListResponse, PatternError, type PlansQuery, planProgress } from '@kpromo/contract';
 import type { Caller } from '../auth/identity.js';
 import { type ApiContext, ApiError } from './context.js';
 import { listPlans } from './promotions.js';
 
 // GET /plans: the plans the caller may list, filtered and paged on the server, newest first.
 
-const actionOf = (p: PromotionPlan) => p.spec.action ?? 'promote';
-
-/** The applications a plan changes: its candidates, or for a rollback the apps in its status. */
-export const applicationsOfPlan = (p: PromotionPlan): string[] =>
-  actionOf(p) === 'rollback'
-    ? (p.status?.apps ?? []).map((a) => a.application)
-    : p.spec.candidates.map((c) => c.application);
+const actionOf = (p: PromotionPlan) => (isRollback(p) ? 'rollback' : 'promote');
 
 /** Pure: the plans matching every filter of the query (paging aside). Throws PatternError for a bad glob. */
 export function filterPlans(
@@ -27,7 +21,7 @@ export function filterPlans(
       (!q.environment || p.spec.to === q.environment) &&
       (!q.action || actionOf(p) === q.action) &&
       (!q.phase || (q.phase === 'active' ? !isTerminalPlan(p) : (p.status?.phase ?? 'Pending') === q.phase)) &&
-      (!app || applicationsOfPlan(p).some((a) => app.test(a))) &&
+      (!app || planProgress(p).affectedApplications.some((a) => app.test(a))) &&
       (!who || (p.spec.requestedBy ?? '').toLowerCase().includes(who)),
   );
 }

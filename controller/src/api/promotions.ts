@@ -1,5 +1,5 @@
 import type { Application, Approval, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
-import { API_VERSION, fleetPlanTooLarge, fleetTargets, isFleet } from '@kpromo/api';
+import { API_VERSION, fleetPlanTooLarge, fleetTargets, isFleet, isRollback } from '@kpromo/api';
 import {
   type ApplicationsQuery,
   type ApplicationView,
@@ -506,7 +506,7 @@ export async function checkApproval(
   const ref = `PromotionPlan ${namespace}/${name}`;
   if (!opts.uid) throw new ApiError(400, `${ref}: uid ${UID_REQUIRED}`);
   if (opts.uid !== p.metadata.uid) throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
-  const verb = (p.spec.action ?? 'promote') === 'rollback' ? 'rollback' : 'approve';
+  const verb = isRollback(p) ? 'rollback' : 'approve';
   await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
   if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
   // kubectl needs patch on the plan to add an approval; so does every other door.
@@ -550,7 +550,7 @@ export async function checkRollback(
     throw new ApiError(409, stalePlanMessage(ref, opts.uid, orig.metadata.uid, 'rolling back'));
   await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace });
   if (opts.approve) await ctx.access.requireRelease(caller, 'rollback', namespace, orig.spec.to);
-  if ((orig.spec.action ?? 'promote') === 'rollback') throw new ApiError(400, `${ref} is a rollback itself`);
+  if (isRollback(orig)) throw new ApiError(400, `${ref} is a rollback itself`);
   if (!orig.status?.apps?.some((a) => a.written))
     throw new ApiError(400, `${ref} has not changed any application; nothing to roll back`);
 }

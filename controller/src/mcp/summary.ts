@@ -46,7 +46,7 @@ const OUTCOME_TEXT: Record<PlanOut['outcome'], string> = {
 
 export function planLine(p: PlanOut): string {
   const verdict =
-    p.action === 'rollback' && p.outcome === 'rolled-back'
+    p.isRollback && p.outcome === 'rolled-back'
       ? `rollback of ${p.rollbackOf ?? '?'} complete: previous versions restored`
       : OUTCOME_TEXT[p.outcome];
   const counts =
@@ -55,7 +55,7 @@ export function planLine(p: PlanOut): string {
       : '';
   const who = p.waitingFor ? `; ${p.waitingFor}` : '';
   const frozen = p.frozen ? `; frozen by ${p.frozen.window}${p.frozen.until ? ` until ${p.frozen.until}` : ''}` : '';
-  const n = p.action === 'rollback' ? '' : `, ${p.candidates.length} candidate(s)`;
+  const n = p.isRollback ? '' : `, ${p.candidates.length} candidate(s)`;
   return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}`;
 }
 

@@ -1,4 +1,4 @@
-import type { Application, PromotionPlan } from '@kpromo/api';
+import { type Application, isRollback, type PromotionPlan } from '@kpromo/api';
 import { DEFAULT_SKIPPED_SHOWN, MAX_SKIPPED_SHOWN, skippedSummaryOf } from '@kpromo/contract';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -14,6 +14,7 @@ import { who } from '../api/access.js';
 import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
 import { checkContinue, continuePlan } from '../api/continueWave.js';
+import { filterPlans, InvalidPlanContinue, pagePlans } from '../api/planList.js';
 import {
   approvePlan,
   checkApproval,
@@ -216,7 +217,9 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
     namespace: nsArg,
     environment: name('environment')
       .optional()
-      .describe('Only versions in this environment (applications); plans from/to it'),
+      .describe(
+        'Only versions in this environment (applications); plans into it (their target, as the HTTP API filters)',
+      ),
     type: z
       .enum(['service', 'job', 'workflow', 'rollout'])
       .optional()
@@ -294,22 +297,32 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
             };
           }
           if (args.kind === 'plans') {
-            const plans = (await listPlans(ctx, caller, { namespace: ns }))
-              .filter((pl) => !glob || glob.test(pl.metadata.name))
-              .filter((pl) => !args.environment || pl.spec.to === args.environment || pl.spec.from === args.environment)
-              .sort(byName);
-            const p = page(plans, args, key, dfltPage);
-            const out = p.slice.map(planOut);
+            // The HTTP API's filter (environment: the plan's target) and paging (newest first, its
+            // continue token as nextCursor), so both doors list the same plans the same way.
+            const named = (await listPlans(ctx, caller, { namespace: ns })).filter(
+              (pl) => !glob || glob.test(pl.metadata.name),
+            );
+            let p: ReturnType<typeof pagePlans>;
+            try {
+              p = pagePlans(filterPlans(named, { environment: args.environment }), {
+                limit: args.pageSize ?? dfltPage,
+                continue: args.cursor,
+              });
+            } catch (e) {
+              if (e instanceof InvalidPlanContinue) throw new BadRequest(`invalid cursor: ${e.message}`);
+              throw e;
+            }
+            const out = p.items.map(planOut);
             return {
               data: {
                 kind: args.kind,
                 namespace: ns,
                 total: p.total,
-                ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+                ...(p.continue ? { nextCursor: p.continue } : {}),
                 plans: out,
               },
               text: capped([
-                `${p.total} plan(s) in ${ns} ${pageNote(out.length, p.total, p.nextCursor)}`.trim(),
+                `${p.total} plan(s) in ${ns} ${pageNote(out.length, p.total, p.continue)}`.trim(),
                 ...out.map((x) => `  ${planLine(x)}`),
               ]),
             };
@@ -736,10 +749,9 @@ export function registerTools(server: McpServer, ctx: ApiContext, o: McpServerOp
           const w = await checkContinue(ctx, caller, p, { wave: args.wave, uid: args.uid });
           const waves = p.status?.waves ?? [];
           const before = waves[waves.findIndex((x) => x.name === w.name) - 1];
-          const what =
-            (p.spec.action ?? 'promote') === 'rollback'
-              ? `roll back in ${p.spec.to}`
-              : `promote ${p.spec.candidates.length} application(s) into ${p.spec.to}`;
+          const what = isRollback(p)
+            ? `roll back in ${p.spec.to}`
+            : `promote ${p.spec.candidates.length} application(s) into ${p.spec.to}`;
           const ask = confirm(
             extra,
             `Let wave ${w.name} of plan ${ns}/${args.plan} start: ${what} on ${w.clusters.length} more cluster(s) (${w.clusters.join(', ')})?${before ? ` Wave ${before.name} is ${before.phase}${before.message ? `: ${before.message}` : ''}.` : ''}`,

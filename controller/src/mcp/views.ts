@@ -1,12 +1,5 @@
-import {
-  type Application,
-  type Condition,
-  type Environment,
-  type EnvironmentVersion,
-  type PromotionPlan,
-  TERMINAL_WAVE_PHASES,
-} from '@kpromo/api';
-import { planApprovers } from '@kpromo/contract';
+import type { Application, Condition, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import { planProgress } from '@kpromo/contract';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { clip, redactMap } from './redact.js';
@@ -111,6 +104,7 @@ export const WaveOut = z.object({
   clusters: z.array(z.string()).describe('The clusters of this wave, fixed when the plan started'),
   succeeded: z.number().int().describe('Clusters where every application succeeded'),
   failed: z.number().int().describe('Clusters where an application failed'),
+  budget: z.number().int().describe('Clusters of the wave that may fail without failing it'),
   message: z.string().optional(),
 });
 
@@ -122,7 +116,11 @@ export const PlanOut = z.object({
   from: z.string(),
   to: z.string(),
   action: z.enum(['promote', 'rollback']),
+  isRollback: z.boolean().describe('A rollback plan: it restores the versions rollbackOf replaced'),
   rollbackOf: z.string().optional(),
+  affectedApplications: z
+    .array(z.string())
+    .describe("What the plan changes: a promotion's candidates, the applications a rollback restores"),
   requestedBy: z.string().optional(),
   approved: z.boolean().describe("The target stage's approval policy is met"),
   approvals: z.array(
@@ -242,46 +240,46 @@ export function conditionsOut(cs: readonly Condition[] | undefined): z.infer<typ
   );
 }
 
+/** The MCP shape of a plan: the read model (planProgress), with free text clipped. */
 export function planOut(p: PromotionPlan): PlanOut {
+  const g = planProgress(p);
+  const signatures = new Map(g.signatures.map((s) => [s.application, s]));
+  const signatureOut = (s: { verdict: string; mode: string; message: string } | undefined) =>
+    s ? { verdict: s.verdict, mode: s.mode, message: clip(s.message) ?? '' } : undefined;
   return defined({
-    namespace: p.metadata.namespace ?? '',
-    name: p.metadata.name,
+    namespace: g.namespace,
+    name: g.name,
     uid: p.metadata.uid,
     flow: p.spec.flow,
-    from: p.spec.from,
-    to: p.spec.to,
-    action: p.spec.action ?? 'promote',
-    rollbackOf: p.spec.rollbackOf,
-    requestedBy: p.spec.requestedBy,
-    approved: p.status?.gate?.approved === true,
-    approvals: planApprovers(p).map((a) =>
+    from: g.from,
+    to: g.to,
+    action: g.action,
+    isRollback: g.isRollback,
+    rollbackOf: g.rollbackOf,
+    affectedApplications: g.affectedApplications,
+    requestedBy: g.requestedBy,
+    approved: g.approved,
+    approvals: g.approvers.map((a) =>
       defined({ user: a.user, person: a.person, counted: a.counted, overrideFreeze: a.overrideFreeze }),
     ),
-    waitingFor: p.status?.gate?.waitingFor,
-    frozen: p.status?.gate?.frozen
-      ? defined({
-          window: p.status.gate.frozen.window,
-          reason: clip(p.status.gate.frozen.reason),
-          until: p.status.gate.frozen.until,
-        })
+    waitingFor: g.waitingFor,
+    frozen: g.frozen
+      ? defined({ window: g.frozen.window, reason: clip(g.frozen.reason), until: g.frozen.until })
       : undefined,
-    eligibleAt: p.status?.gate?.eligibleAt,
-    phase: p.status?.phase ?? 'Pending',
+    eligibleAt: g.eligibleAt,
+    phase: g.phase,
     outcome: planOutcome(p),
     succeeded: p.status?.succeeded,
     failed: p.status?.failed,
     createdAt: p.metadata.creationTimestamp,
-    candidates: p.spec.candidates.map((c) => {
-      const sig =
-        p.status?.apps?.find((a) => a.application === c.application)?.signature ??
-        p.status?.candidateSignatures?.find((x) => x.application === c.application && x.digest === c.from.digest);
-      return defined({
+    candidates: p.spec.candidates.map((c) =>
+      defined({
         application: c.application,
         tag: c.from.tag,
         digest: c.from.digest,
-        signature: sig ? { verdict: sig.verdict, mode: sig.mode, message: clip(sig.message) ?? '' } : undefined,
-      });
-    }),
+        signature: signatureOut(signatures.get(c.application)),
+      }),
+    ),
     apps: (p.status?.apps ?? []).map((a) =>
       defined({
         application: a.application,
@@ -309,37 +307,36 @@ export function planOut(p: PromotionPlan): PlanOut {
               ),
             })
           : undefined,
-        signature: a.signature
-          ? { verdict: a.signature.verdict, mode: a.signature.mode, message: clip(a.signature.message) ?? '' }
-          : undefined,
+        signature: signatureOut(a.signature),
         attestation: a.attestation
           ? { manifestDigest: a.attestation.manifestDigest, signedBy: a.attestation.signedBy }
           : undefined,
       }),
     ),
-    lineStopped: p.status?.gate?.lineStopped
-      ? defined({ ...p.status.gate.lineStopped, reason: clip(p.status.gate.lineStopped.reason) ?? '' })
+    lineStopped: g.lineStopped ? defined({ ...g.lineStopped, reason: clip(g.lineStopped.reason) ?? '' }) : undefined,
+    automaticRollbacks: g.automaticRollbacks.length
+      ? g.automaticRollbacks.map((r) => ({
+          plan: r.plan,
+          scope: r.scope,
+          application: r.application,
+          check: r.check,
+          message: clip(r.message) ?? '',
+        }))
       : undefined,
-    automaticRollbacks: p.status?.automaticRollbacks?.map((r) => ({
-      plan: r.plan,
-      scope: r.scope,
-      application: r.application,
-      check: r.check,
-      message: clip(r.message) ?? '',
-    })),
-    waves: p.status?.waves?.length
-      ? p.status.waves.map((w) =>
+    waves: g.waves.length
+      ? g.waves.map((w) =>
           defined({
             name: w.name,
             phase: w.phase,
             clusters: w.clusters,
-            succeeded: w.succeeded ?? 0,
-            failed: w.failed ?? 0,
+            succeeded: w.succeeded,
+            failed: w.failed,
+            budget: w.budget,
             message: clip(w.message),
           }),
         )
       : undefined,
-    currentWave: p.status?.waves?.find((w) => !TERMINAL_WAVE_PHASES.has(w.phase))?.name,
+    currentWave: g.currentWave,
     conditions: conditionsOut(p.status?.conditions),
   });
 }

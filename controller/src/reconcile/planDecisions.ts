@@ -7,7 +7,7 @@ import type {
   PromotionPlan,
   PromotionPlanStatus,
 } from '@kpromo/api';
-import { fleetPlanTooLarge } from '@kpromo/api';
+import { fleetPlanTooLarge, isRollback, rollbackApplications } from '@kpromo/api';
 import {
   DEFAULT_TAG_PATTERN,
   flowTagPattern,
@@ -71,7 +71,7 @@ export function validatePlan(
   const apps = new Map<string, Application>();
   let original: PromotionPlan | undefined;
   let names: string[];
-  if ((s.action ?? 'promote') === 'rollback') {
+  if (isRollback(plan)) {
     if (!s.rollbackOf) return fail('InvalidRollback', 'spec.rollbackOf is required when action is rollback');
     original = cache.getPlan(ns, s.rollbackOf);
     if (!original)
@@ -93,16 +93,12 @@ export function validatePlan(
         `plan ${s.rollbackOf} promoted ${original.spec.flow}: ${original.spec.from} -> ${original.spec.to}; a rollback must use the same flow, from and to`,
       );
     }
-    if ((original.spec.action ?? 'promote') === 'rollback')
-      return fail('InvalidRollback', `plan ${s.rollbackOf} is itself a rollback`);
+    if (isRollback(original)) return fail('InvalidRollback', `plan ${s.rollbackOf} is itself a rollback`);
     if (!original.status?.apps?.some((a) => a.written)) {
       return fail('NothingToRollBack', `plan ${s.rollbackOf} has not changed any application yet`);
     }
-    const only = s.applications ? new Set(s.applications) : undefined;
-    names = original.status.apps
-      .filter((a) => a.written && (!only || only.has(a.application)))
-      .map((a) => a.application);
-    if (only && !names.length)
+    names = rollbackApplications(plan, original);
+    if (s.applications && !names.length)
       return fail(
         'NothingToRollBack',
         `plan ${s.rollbackOf} has not changed ${s.applications!.join(', ')} (spec.applications)`,

@@ -1,4 +1,11 @@
-import type { Environment, LineStop, PlanGate, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import {
+  type Environment,
+  isRollback,
+  type LineStop,
+  type PlanGate,
+  type PromotionFlow,
+  type PromotionPlan,
+} from '@kpromo/api';
 import type { CacheView } from '../kube/cacheView.js';
 import { evaluateApprovals, stageApprovalMode } from '../policy/approvalPolicy.js';
 import { parseDuration } from '../policy/duration.js';
@@ -38,12 +45,12 @@ export function planGate(
 ): { gate: PlanGate; hold?: Hold } {
   const ns = plan.metadata.namespace ?? 'default';
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
-  const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
+  const rollback = isRollback(plan);
   const approvals = plan.spec.approvals ?? [];
   // An automatic stage runs the controller's own plans without approval; a plan someone else created
   // into it is approved like any other (admission lets only the controller, recognised by its
   // username, set the automatic label).
-  const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !isRollback;
+  const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !rollback;
   const v = evaluateApprovals({
     mode:
       (automatic && stageApprovalMode(flow?.spec.approval, stage?.approval) === 'auto') ||
@@ -78,7 +85,7 @@ export function planGate(
       gate,
       hold: { reason: 'AwaitingApproval', message: `waiting for approval: ${v.waitingFor ?? ''}`.trim() },
     };
-  if (isRollback) return { gate };
+  if (rollback) return { gate };
 
   const windows: SourcedWindow[] = [
     ...(toEnv?.spec.freezeWindows ?? []).map((window) => ({ window, source: `Environment ${plan.spec.to}` })),
@@ -159,7 +166,7 @@ export function planGate(
  * written by the flow's owners, is the approval.
  */
 export function automaticRollback(plan: PromotionPlan, cache: Partial<Pick<CacheView, 'getPlan'>>): boolean {
-  if ((plan.spec.action ?? 'promote') !== 'rollback' || plan.metadata.labels?.[AUTO_LABEL] !== 'true') return false;
+  if (!isRollback(plan) || plan.metadata.labels?.[AUTO_LABEL] !== 'true') return false;
   if (!plan.spec.rollbackOf) return false;
   const original = cache.getPlan?.(plan.metadata.namespace ?? 'default', plan.spec.rollbackOf);
   return !!original?.status?.automaticRollbacks?.some(

@@ -2,11 +2,18 @@ import {
   APP_PHASES,
   AppProgress as AppProgressSchema,
   Approval,
+  AutomaticRollback,
+  isRollback,
   isTerminalPlan,
   PLAN_PHASES,
   PlanGate,
   type PromotionPlan,
+  rollbackApplications,
+  SignatureState,
   StringEnum,
+  TERMINAL_WAVE_PHASES,
+  WaveContinuation,
+  WaveProgress,
 } from '@kpromo/api';
 import { type Static, Type } from '@sinclair/typebox';
 import { PromotionPlanObject } from './views.js';
@@ -28,12 +35,46 @@ export const PlanApprover = Type.Composite(
   { $id: 'PlanApprover' },
 );
 
-/** Per-application progress of a plan and what its gate says: one view for the portal, CLI and MCP. */
+/** One wave of a fleet plan with its counts, as every door shows it. */
+export const PlanWave = Type.Composite(
+  [
+    Type.Omit(WaveProgress, ['succeeded', 'failed', 'failureBudget']),
+    Type.Object({
+      succeeded: Type.Integer({
+        minimum: 0,
+        description:
+          "Clusters where every application succeeded: the wave's own count once judged, else its clusters' so far.",
+      }),
+      failed: Type.Integer({ minimum: 0, description: 'Clusters where an application failed.' }),
+      budget: Type.Integer({ minimum: 0, description: 'Clusters of the wave that may fail without failing it.' }),
+      current: Type.Boolean({ description: 'The first wave not Succeeded, Failed or Halted.' }),
+      pendingContinuation: Type.Optional(
+        Type.Pick(WaveContinuation, ['user', 'comment'], {
+          description: 'A continuation of this wave in spec.continuations the controller has not acted on yet.',
+        }),
+      ),
+    }),
+  ],
+  { $id: 'PlanWave' },
+);
+
+/** A candidate's signature verdict: the copy-time one, else the one judged while the plan waited. */
+export const PlanSignature = Type.Composite(
+  [Type.Object({ application: Type.String() }), Type.Pick(SignatureState, ['digest', 'verdict', 'mode', 'message'])],
+  { $id: 'PlanSignature' },
+);
+
+/**
+ * The plan's one read model: per-application progress, what its gate says, its waves, signatures,
+ * line stop and automatic rollbacks. The portal, the backend, the CLI, MCP, the exporter and the
+ * catalog render this; none projects status itself.
+ */
 export const PlanProgress = Type.Object(
   {
     namespace: Type.String(),
     name: Type.String(),
     action: StringEnum(['promote', 'rollback'] as const),
+    isRollback: Type.Boolean({ description: 'spec.action is rollback.' }),
     from: Type.String(),
     to: Type.String(),
     requestedBy: Type.Optional(Type.String({ description: 'Who created the plan (spec.requestedBy).' })),
@@ -43,11 +84,16 @@ export const PlanProgress = Type.Object(
       }),
     ),
     rollbackOf: Type.Optional(Type.String({ description: 'The plan this one rolls back (spec.rollbackOf).' })),
+    affectedApplications: Type.Array(Type.String(), {
+      description:
+        "What the plan changes: a promotion's candidates; a rollback's applications, once started those it restores (status.apps), before that those the rolled-back plan wrote (narrowed to spec.applications) when that plan was at hand, else spec.applications.",
+    }),
     approved: Type.Boolean({ description: 'The approval policy of the target stage is met (status.gate.approved).' }),
     approvers: Type.Array(PlanApprover, { description: 'spec.approvals in order, with what status.gate observed.' }),
     waitingFor: Type.Optional(Type.String({ description: 'Who still must approve, in words.' })),
     frozen: Type.Optional(PlanGate.properties.frozen),
     eligibleAt: Type.Optional(Type.String({ description: 'When every candidate has soaked long enough.' })),
+    lineStopped: Type.Optional(PlanGate.properties.lineStopped),
     phase: StringEnum(PLAN_PHASES),
     done: Type.Boolean({ description: 'The phase is final: nothing about the plan changes any more.' }),
     succeeded: Type.Integer({ minimum: 0 }),
@@ -59,6 +105,12 @@ export const PlanProgress = Type.Object(
         Type.Object({ application: Type.String(), phase: StringEnum([...APP_PHASES, Waiting]) }),
       ]),
     ),
+    signatures: Type.Array(PlanSignature, { description: 'Per candidate with a verdict, in candidate order.' }),
+    waves: Type.Array(PlanWave, { description: 'Fleet plans: the waves in order; none for a plan into one cluster.' }),
+    currentWave: Type.Optional(Type.String({ description: 'Fleet plans: the first wave not final.' })),
+    automaticRollbacks: Type.Array(AutomaticRollback, {
+      description: 'Rollback plans a failed verification caused (status.automaticRollbacks).',
+    }),
   },
   { $id: 'PlanProgress' },
 );
@@ -66,6 +118,8 @@ export const PlanProgress = Type.Object(
 export const PlanDetails = Type.Object({ plan: PromotionPlanObject, progress: PlanProgress }, { $id: 'PlanDetails' });
 
 export type PlanApprover = Static<typeof PlanApprover>;
+export type PlanWave = Static<typeof PlanWave>;
+export type PlanSignature = Static<typeof PlanSignature>;
 export type PlanProgress = Static<typeof PlanProgress>;
 export interface PlanDetails {
   plan: PromotionPlan;
@@ -90,7 +144,51 @@ export function planApprovers(plan: PromotionPlan): PlanApprover[] {
   });
 }
 
-export function planProgress(plan: PromotionPlan): PlanProgress {
+/** The waves of a fleet plan in order with their counts; none for a plan into one cluster. */
+export function planWaves(plan: PromotionPlan): PlanWave[] {
+  const waves = plan.status?.waves ?? [];
+  const lanes = new Map((plan.status?.targets ?? []).map((t) => [t.cluster, t]));
+  const current = waves.find((w) => !TERMINAL_WAVE_PHASES.has(w.phase))?.name;
+  return waves.map(({ succeeded, failed, failureBudget, ...wave }) => {
+    const mine = wave.clusters.flatMap((c) => lanes.get(c) ?? []);
+    const continuation = plan.spec.continuations?.find((c) => c.wave === wave.name);
+    return {
+      ...wave,
+      clusters: [...wave.clusters],
+      succeeded: succeeded ?? mine.filter((l) => l.apps.length && l.apps.every((a) => a.phase === 'Succeeded')).length,
+      failed: failed ?? mine.filter((l) => l.apps.some((a) => a.phase === 'Failed')).length,
+      budget: failureBudget ?? 0,
+      current: wave.name === current,
+      ...(continuation && wave.phase === 'Waiting'
+        ? {
+            pendingContinuation: {
+              user: continuation.user,
+              ...(continuation.comment ? { comment: continuation.comment } : {}),
+            },
+          }
+        : {}),
+    };
+  });
+}
+
+/** Each candidate's signature verdict: the copy-time one, else the one judged while the plan waited for the same digest. */
+export function planSignatures(plan: PromotionPlan): PlanSignature[] {
+  const st = plan.status;
+  return plan.spec.candidates.flatMap((c) => {
+    const s =
+      st?.apps?.find((a) => a.application === c.application)?.signature ??
+      st?.candidateSignatures?.find((x) => x.application === c.application && x.digest === c.from.digest);
+    return s
+      ? [{ application: c.application, digest: s.digest, verdict: s.verdict, mode: s.mode, message: s.message }]
+      : [];
+  });
+}
+
+/**
+ * The plan's read model. `rollbackOf`, the plan a rollback rolls back when the caller has it at
+ * hand, tells what a rollback not started yet will restore.
+ */
+export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: PromotionPlan } = {}): PlanProgress {
   const st = plan.status ?? {};
   const gate = st.gate;
   const byApp = new Map((st.apps ?? []).map((a) => [a.application, a]));
@@ -98,20 +196,32 @@ export function planProgress(plan: PromotionPlan): PlanProgress {
     ? plan.spec.candidates.map((c) => c.application)
     : (st.apps ?? []).map((a) => a.application);
   const phase = st.phase ?? 'Pending';
+  const rollback = isRollback(plan);
+  const waves = planWaves(plan);
+  const currentWave = waves.find((w) => w.current)?.name;
   return {
     namespace: plan.metadata.namespace ?? '',
     name: plan.metadata.name,
-    action: plan.spec.action ?? 'promote',
+    action: rollback ? 'rollback' : 'promote',
+    isRollback: rollback,
     from: plan.spec.from,
     to: plan.spec.to,
     ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
     ...(plan.spec.requestedBy && gate?.requestedByPerson ? { requestedByPerson: gate.requestedByPerson } : {}),
     ...(plan.spec.rollbackOf ? { rollbackOf: plan.spec.rollbackOf } : {}),
+    affectedApplications: !rollback
+      ? names
+      : names.length
+        ? names
+        : opts.rollbackOf
+          ? rollbackApplications(plan, opts.rollbackOf)
+          : [...(plan.spec.applications ?? [])],
     approved: gate?.approved === true,
     approvers: planApprovers(plan),
     ...(gate?.waitingFor ? { waitingFor: gate.waitingFor } : {}),
     ...(gate?.frozen ? { frozen: { ...gate.frozen } } : {}),
     ...(gate?.eligibleAt ? { eligibleAt: gate.eligibleAt } : {}),
+    ...(gate?.lineStopped ? { lineStopped: { ...gate.lineStopped } } : {}),
     phase,
     done: isTerminalPlan(phase),
     succeeded: st.succeeded ?? 0,
@@ -121,5 +231,9 @@ export function planProgress(plan: PromotionPlan): PlanProgress {
       const a = byApp.get(application);
       return a ? { ...a } : { application, phase: Waiting };
     }),
+    signatures: planSignatures(plan),
+    waves,
+    ...(currentWave ? { currentWave } : {}),
+    automaticRollbacks: (st.automaticRollbacks ?? []).map((r) => ({ ...r })),
   };
 }

@@ -12,7 +12,7 @@ import { namespaceProblem } from '@kpromo/plugin-promotions-common';
  *     clientSecret: ${PORT_CLIENT_SECRET}             # also the webhook signing key
  *     maxSignatureAgeSeconds: 300                     # timestamp window; also how long run ids are remembered
  *     maxRecentRuns: 10000                            # run ids remembered at most (replay protection); 503 beyond
- *     actions: { promote: kpromo_promote, rollback: kpromo_rollback, stopLine: kpromo_stop_line, resumeLine: kpromo_resume_line, adopt: kpromo_adopt } # exact Port action identifiers
+ *     actions: { promote: kpromo_promote, rollback: kpromo_rollback, continue: kpromo_continue, stopLine: kpromo_stop_line, resumeLine: kpromo_resume_line, adopt: kpromo_adopt } # exact Port action identifiers
  *     namespaces: [kpromo]                            # namespaces runs may act in (default: controller.defaultNamespace)
  *     identity: 'port:{email}'                        # x-kpromo-user of a run ({email}: the trigger user)
  *     waitTimeoutSeconds: 1800
@@ -33,7 +33,7 @@ export interface PortConfig {
   /** At most this many run ids are remembered; a delivery that would need more is refused (503). */
   maxRecentRuns: number;
   /** Exact Port action identifiers: anything else is refused (400). */
-  actions: { promote: string; rollback: string; stopLine: string; resumeLine: string; adopt: string };
+  actions: { promote: string; rollback: string; continue: string; stopLine: string; resumeLine: string; adopt: string };
   /**
    * Namespaces a run may act in. Unset: `controller.defaultNamespace` only, or, when that is unset
    * too, only runs naming no namespace (the controller's own default).
@@ -88,6 +88,7 @@ export function readPortConfig(port: Config): PortConfig {
     stopLine: identifier('actions.stopLine', 'kpromo_stop_line'),
     resumeLine: identifier('actions.resumeLine', 'kpromo_resume_line'),
     adopt: identifier('actions.adopt', 'kpromo_adopt'),
+    continue: identifier('actions.continue', 'kpromo_continue'),
   };
   const ids = Object.entries(actions);
   for (const [k, v] of ids) {

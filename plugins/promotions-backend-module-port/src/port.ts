@@ -13,6 +13,7 @@ import {
   noCandidatesMessage,
   nothingToAdoptMessage,
   type PlanProgress,
+  TERMINAL_WAVE_PHASES,
 } from '@kpromo/plugin-promotions-common';
 import type { PromotionsCaller as Caller, PromotionsOperations } from '@kpromo/plugin-promotions-node';
 import { createPortClient, type PortApi, type paths, portMessage } from '@kpromo/port-client';
@@ -274,8 +275,14 @@ export const PortWebhookBody = z.object({
       reason: z.string().max(1024).optional(),
       /** adopt: the owning team where no workload label names one (checked by the contract's AdoptBody). */
       owner: z.string().optional(),
-      /** promote or rollback of a plan: the metadata.uid of the plan entity the user ran it on (required by the contract). */
+      /** promote, rollback or continue of a plan: the metadata.uid of the plan entity the user ran it on (required by the contract). */
       uid: z.string().optional(),
+      /** continue: the wave to let start (default: the wave that is Waiting; checked by the contract's ContinueBody). */
+      wave: z
+        .string()
+        .nullish()
+        .transform((v) => v || undefined)
+        .optional(),
       /**
        * promote from filters: per application, the digest the user reviewed, as the preview run
        * listed it (an object, or its JSON text). Absent, null, empty: the run is that preview and
@@ -410,12 +417,19 @@ export class PortRunner {
     }
     const { promote, rollback, stopLine, resumeLine, adopt } = this.cfg.actions;
     const line = b.action === stopLine ? 'stop' : b.action === resumeLine ? 'resume' : undefined;
-    const kind = b.action === promote ? 'promote' : b.action === rollback ? 'rollback' : undefined;
+    const kind =
+      b.action === promote
+        ? 'promote'
+        : b.action === rollback
+          ? 'rollback'
+          : b.action === this.cfg.actions.continue
+            ? 'continue'
+            : undefined;
     const resource = kind ? undefined : this.cfg.resourceActions.find((x) => Object.hasOwn(x.actions, b.action));
     const adopting = b.action === adopt;
     if (!kind && !resource && !line && !adopting)
       throw new InputError(
-        `unsupported Port action ${show(b.action)}: expected ${promote}, ${rollback}, ${stopLine}, ${resumeLine} or ${adopt} (promotions.port.actions)${
+        `unsupported Port action ${show(b.action)}: expected ${promote}, ${rollback}, ${this.cfg.actions.continue}, ${stopLine}, ${resumeLine} or ${adopt} (promotions.port.actions)${
           this.cfg.resourceActions.length
             ? ` or one of ${this.cfg.resourceActions.flatMap((x) => Object.keys(x.actions)).join(', ')} (promotions.port.resourceActions)`
             : ''
@@ -459,7 +473,7 @@ export class PortRunner {
    * for that identity, and impersonation of it by the backend's token user) decides, as for every
    * other caller. The plan records it as requestedBy and approver.
    */
-  private async run(b: PortWebhookBody, kind: 'promote' | 'rollback'): Promise<void> {
+  private async run(b: PortWebhookBody, kind: 'promote' | 'rollback' | 'continue'): Promise<void> {
     const i = b.inputs;
     try {
       // Both checks come before any controller call.
@@ -468,6 +482,8 @@ export class PortRunner {
       this.logger.info(`Port run ${b.runId}: ${b.action} as ${caller.identity}`);
       let ns: string;
       let name: string;
+      /** continue: the wave let start; the run follows it, not the whole plan (a later wave may pause again). */
+      let wave: string | undefined;
       if (kind === 'rollback') {
         if (!namespace || !i.plan) throw new InputError('rollback needs inputs.plan and a namespace');
         // The plan the user ran the action on (its entity's uid), never whatever holds the name now.
@@ -479,6 +495,21 @@ export class PortRunner {
         ns = namespace;
         name = r.plan.metadata.name;
         await this.log(b.runId, { message: `Rollback plan ${ns}/${name} created and approved by ${caller.identity}` });
+      } else if (kind === 'continue') {
+        if (!namespace || !i.plan) throw new InputError('continue needs inputs.plan and a namespace');
+        // As promote and rollback of a plan: the run binds to the plan entity it was started on.
+        if (!i.uid)
+          throw new InputError(
+            'continue needs inputs.uid: the metadata.uid of the plan entity the run was started on (kpromo_continue.json sends it); nothing was started',
+          );
+        // The plan the user ran the action on (its entity's uid), never whatever holds the name now.
+        const r = await this.svc.continue(caller, { namespace, name: i.plan }, { uid: i.uid, wave: i.wave });
+        ns = namespace;
+        name = i.plan;
+        wave = i.wave ?? r.plan.spec.continuations?.at(-1)?.wave;
+        await this.log(b.runId, {
+          message: `Wave ${wave ?? '?'} of plan ${ns}/${name} continued by ${caller.identity}`,
+        });
       } else if (i.plan) {
         if (!namespace) throw new InputError('promote of a plan needs inputs.namespace');
         // The plan the user ran the action on (its entity's uid), never whatever holds the name now.
@@ -508,17 +539,22 @@ export class PortRunner {
         });
       }
       await this.patch(b.runId, { statusLabel: `Promoting (${ns}/${name})`, externalRunId: `${ns}/${name}` });
-      const p = await this.follow(b.runId, caller, ns, name);
-      // A rollback plan that restored every application ends in RolledBack.
-      const success = p.phase === (p.action === 'rollback' ? 'RolledBack' : 'Complete');
+      const waveOf = (x: PlanProgress) => x.waves.find((w) => w.name === wave);
+      const p = await this.follow(b.runId, caller, ns, name, (x) => TERMINAL_WAVE_PHASES.has(waveOf(x)?.phase ?? ''));
+      const w = waveOf(p);
+      // A rollback plan that restored every application ends in RolledBack; a continued wave, Succeeded.
+      const success = w ? w.phase === 'Succeeded' : p.phase === (p.isRollback ? 'RolledBack' : 'Complete');
+      const label = w ? `wave ${w.name} ${w.phase}` : p.phase;
       await this.log(b.runId, {
-        message: `Plan ${ns}/${name} finished: ${p.phase} (${p.succeeded} succeeded, ${p.failed} failed)`,
+        message: w
+          ? `Wave ${w.name} of plan ${ns}/${name} finished: ${w.phase} (${w.succeeded}/${w.clusters.length} clusters succeeded, ${w.failed} failed)`
+          : `Plan ${ns}/${name} finished: ${p.phase} (${p.succeeded} succeeded, ${p.failed} failed)`,
         terminationStatus: success ? 'SUCCESS' : 'FAILURE',
-        statusLabel: p.phase,
+        statusLabel: label,
       });
       await this.patch(b.runId, {
         status: success ? 'SUCCESS' : 'FAILURE',
-        statusLabel: p.phase,
+        statusLabel: label,
         summary: p.apps.map((a) => `${a.application}: ${a.phase}${a.message ? ` (${a.message})` : ''}`).join('\n'),
       });
     } catch (e) {
@@ -668,9 +704,17 @@ export class PortRunner {
     }
   }
 
-  private async follow(runId: string, caller: Caller, ns: string, name: string): Promise<PlanProgress> {
+  /** Logs the plan's progress to the run until it is final, or `done` says what the run waits for is. */
+  private async follow(
+    runId: string,
+    caller: Caller,
+    ns: string,
+    name: string,
+    done: (p: PlanProgress) => boolean = () => false,
+  ): Promise<PlanProgress> {
     const deadline = Date.now() + this.cfg.waitTimeoutSeconds * 1000;
     const reported = new Map<string, string>();
+    const waves = new Map<string, string>();
     let hold = '';
     for (;;) {
       const { progress } = await this.svc.getPlan(caller, { namespace: ns, name });
@@ -695,7 +739,12 @@ export class PortRunner {
           if (a.phase !== 'Waiting')
             await this.log(runId, { message: `${a.application}: ${a.phase}${a.message ? ` - ${a.message}` : ''}` });
         }
-      if (isTerminalPlan(progress.phase)) return progress;
+      for (const w of progress.waves)
+        if (waves.get(w.name) !== w.phase) {
+          waves.set(w.name, w.phase);
+          await this.log(runId, { message: `wave ${w.name}: ${w.phase}${w.message ? ` - ${w.message}` : ''}` });
+        }
+      if (isTerminalPlan(progress.phase) || done(progress)) return progress;
       if (Date.now() > deadline)
         throw new Error(
           `plan ${ns}/${name} not finished after ${this.cfg.waitTimeoutSeconds}s (phase ${progress.phase})`,

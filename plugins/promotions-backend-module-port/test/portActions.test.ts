@@ -22,9 +22,10 @@ const validate = ajv.getSchema('port#/paths/~1v1~1actions/post/requestBody/conte
 const files = readdirSync(join(root, 'examples/port')).filter((f) => f.endsWith('.json'));
 
 describe('examples/port action definitions', () => {
-  it('exist for promote, rollback, stopping and resuming the line, and adopting', () => {
+  it('exist for promote, rollback, continuing a wave, stopping and resuming the line, and adopting', () => {
     expect(files.sort()).toEqual([
       'kpromo_adopt.json',
+      'kpromo_continue.json',
       'kpromo_promote.json',
       'kpromo_resume_line.json',
       'kpromo_rollback.json',
@@ -54,6 +55,7 @@ describe('examples/port action definitions', () => {
       [
         port?.actions.promote,
         port?.actions.rollback,
+        port?.actions.continue,
         port?.actions.stopLine,
         port?.actions.resumeLine,
         port?.actions.adopt,
@@ -61,6 +63,7 @@ describe('examples/port action definitions', () => {
     );
     expect(ids.sort()).toEqual([
       'kpromo_adopt',
+      'kpromo_continue',
       'kpromo_promote',
       'kpromo_resume_line',
       'kpromo_rollback',

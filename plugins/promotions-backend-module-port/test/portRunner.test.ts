@@ -64,9 +64,24 @@ beforeAll(async () => {
         const b = JSON.parse(raw) as Record<string, string>;
         return send(200, { ...b, apiVersion: `${b.group}/${b.version}`, kind: 'Widget', spec: undefined });
       }
-      const m = /^\/api\/v1\/plans\/[^/]+\/([^/]+)(\/rollback)?$/.exec(path);
-      if (m?.[2])
+      const m = /^\/api\/v1\/plans\/[^/]+\/([^/]+)(\/rollback|\/continue)?$/.exec(path);
+      if (m?.[2] === '/rollback')
         return send(201, { ...plan(`${m[1]}-rollback`, 'Pending'), spec: { ...plan('x').spec, action: 'rollback' } });
+      // A fleet plan: wave eu, continued, has succeeded; the last wave pauses again.
+      if (m?.[1].startsWith('fleet'))
+        return send(200, {
+          ...plan(m[1], 'Promoting'),
+          spec: { ...plan('x').spec, continuations: [{ wave: 'eu', user: 'port:alice@example.com' }] },
+          status: {
+            phase: 'Promoting',
+            apps: [{ application: 'cart', phase: 'Pending' }],
+            waves: [
+              { name: 'canary', clusters: ['c1'], phase: 'Succeeded', pause: true },
+              { name: 'eu', clusters: ['c2', 'c3'], phase: 'Succeeded', succeeded: 2, failed: 0, pause: true },
+              { name: 'rest', clusters: ['c4'], phase: 'Waiting' },
+            ],
+          },
+        });
       if (m) return send(200, plan(m[1]));
       send(404, { error: 'not found' });
     });
@@ -128,6 +143,7 @@ const portCfg = (o: Partial<PortConfig> = {}): PortConfig => ({
   actions: {
     promote: 'kpromo_promote',
     rollback: 'kpromo_rollback',
+    continue: 'kpromo_continue',
     stopLine: 'kpromo_stop_line',
     resumeLine: 'kpromo_resume_line',
     adopt: 'kpromo_adopt',
@@ -269,6 +285,32 @@ describe('PortRunner: a signed delivery', () => {
     });
   });
 
+  it("a continue run lets the wave start as port:<email> for the plan entity's uid and reports that wave, not the whole plan; without a uid nothing starts", async () => {
+    const r = runner();
+    const go = (runId: string, inputs: Record<string, unknown>) =>
+      delivery({ runId, action: 'kpromo_continue', user: 'alice@example.com', inputs });
+    const blind = go('cont-blind-1', { namespace: NS, plan: 'fleet-1', wave: 'eu' });
+    await (await r.prepare(blind.raw, blind.headers))();
+    expect(lastPatch('cont-blind-1')).toMatchObject({ status: 'FAILURE' });
+    expect(lastPatch('cont-blind-1')?.summary).toContain('continue needs inputs.uid');
+    expect(controllerCalls).toEqual([]);
+    const uid = '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11';
+    // Port sends an empty input as null: the wave that is waiting.
+    const named = go('cont-uid-1', { namespace: NS, plan: 'fleet-1', uid, wave: null });
+    await (await r.prepare(named.raw, named.headers))();
+    const post = controllerCalls.find((c) => c.method === 'POST');
+    expect(post).toMatchObject({ path: `/api/v1/plans/${NS}/fleet-1/continue`, body: { uid } });
+    expect(post?.headers['x-kpromo-user']).toBe('port:alice@example.com');
+    expect(lastPatch('cont-uid-1')).toMatchObject({ status: 'SUCCESS', statusLabel: 'wave eu Succeeded' });
+    expect(port.get('cont-uid-1')?.logs.map((l) => l.message)).toEqual(
+      expect.arrayContaining([
+        'Wave eu of plan kpromo/fleet-1 continued by port:alice@example.com',
+        'wave rest: Waiting',
+        'Wave eu of plan kpromo/fleet-1 finished: Succeeded (2/2 clusters succeeded, 0 failed)',
+      ]),
+    );
+  });
+
   it('refuses a replay of the same run (409) and does nothing: no controller call, no Port report', async () => {
     const r = runner();
     const d = delivery(promote('replay-1'));
@@ -315,7 +357,7 @@ describe('PortRunner: a signed delivery', () => {
       await expect(r.prepare(d.raw, d.headers), action).rejects.toThrow(
         expect.objectContaining({
           name: 'InputError',
-          message: `unsupported Port action "${action}": expected kpromo_promote, kpromo_rollback, kpromo_stop_line, kpromo_resume_line or kpromo_adopt (promotions.port.actions)`,
+          message: `unsupported Port action "${action}": expected kpromo_promote, kpromo_rollback, kpromo_continue, kpromo_stop_line, kpromo_resume_line or kpromo_adopt (promotions.port.actions)`,
         }),
       );
     }
@@ -324,6 +366,7 @@ describe('PortRunner: a signed delivery', () => {
       actions: {
         promote: 'acme_release',
         rollback: 'acme_undo',
+        continue: 'acme_continue',
         stopLine: 'acme_stop',
         resumeLine: 'acme_resume',
         adopt: 'acme_adopt',
@@ -331,7 +374,7 @@ describe('PortRunner: a signed delivery', () => {
     });
     const old = delivery(promote('act-custom-1'));
     await expect(custom.prepare(old.raw, old.headers)).rejects.toThrow(
-      /expected acme_release, acme_undo, acme_stop, acme_resume or acme_adopt/,
+      /expected acme_release, acme_undo, acme_continue, acme_stop, acme_resume or acme_adopt/,
     );
     const ok = delivery(promote('act-custom-2', { action: 'acme_release' }));
     expect(typeof (await custom.prepare(ok.raw, ok.headers))).toBe('function');
@@ -522,7 +565,7 @@ describe('PortRunner: a signed delivery', () => {
     it('accepts only the configured action identifiers (400 naming them)', async () => {
       const d = act('res-x', 'delete_gadget', { name: 'g', namespace: NS });
       await expect(runner(cfg).prepare(d.raw, d.headers)).rejects.toThrow(
-        /expected kpromo_promote, kpromo_rollback, kpromo_stop_line, kpromo_resume_line or kpromo_adopt \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
+        /expected kpromo_promote, kpromo_rollback, kpromo_continue, kpromo_stop_line, kpromo_resume_line or kpromo_adopt \(promotions.port.actions\) or one of create_widget, update_widget, delete_widget/,
       );
       const none = act('res-y', 'create_widget', { name: 'w', namespace: NS });
       await expect(runner().prepare(none.raw, none.headers)).rejects.toThrow(/unsupported Port action "create_widget"/);
@@ -598,6 +641,7 @@ describe('readPortConfig: promotions.port', () => {
       actions: {
         promote: 'kpromo_promote',
         rollback: 'kpromo_rollback',
+        continue: 'kpromo_continue',
         stopLine: 'kpromo_stop_line',
         resumeLine: 'kpromo_resume_line',
         adopt: 'kpromo_adopt',

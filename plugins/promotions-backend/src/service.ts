@@ -17,6 +17,7 @@ import {
   type EnvironmentInfo,
   type FlowView,
   type HistoryList,
+  isRollback,
   type LiftResult,
   type LineStopList,
   type LineStopView,
@@ -34,6 +35,7 @@ import {
   promotionPlanReadPermission,
   promotionRollbackPermission,
   type ResourceActionResult,
+  rollbackApplications,
   UID_REQUIRED,
 } from '@kpromo/plugin-promotions-common';
 import {
@@ -399,7 +401,7 @@ export class PromotionsService implements PromotionsOperations {
     await this.requireBasic(c, promotionPlanReadPermission); // the plan is read first
     const user = identityOf(c);
     const plan = await this.readPlan(c, p.namespace, p.name);
-    if ((plan.spec.action ?? 'promote') === 'rollback')
+    if (isRollback(plan))
       await this.requireForApps(
         c,
         promotionRollbackPermission,
@@ -449,10 +451,10 @@ export class PromotionsService implements PromotionsOperations {
       c,
       promotionContinuePermission,
       p.namespace,
-      (plan.spec.action ?? 'promote') === 'rollback'
+      isRollback(plan)
         ? await this.rollbackApplications(c, p.namespace, plan)
         : plan.spec.candidates.map((x) => x.application),
-      `${(plan.spec.action ?? 'promote') === 'rollback' ? 'rollback plan' : 'plan'} ${p.namespace}/${p.name}`,
+      `${isRollback(plan) ? 'rollback plan' : 'plan'} ${p.namespace}/${p.name}`,
     );
     const uid = b.uid ?? plan.metadata.uid;
     const out = await this.controller(p.namespace).call(await this.actorOf(c), (api) =>
@@ -473,21 +475,20 @@ export class PromotionsService implements PromotionsOperations {
   }
 
   /**
-   * The applications a rollback plan restores: those its own status lists and those the plan it
-   * rolls back (spec.rollbackOf) changed, read as the caller. Empty when neither can be read.
+   * The applications a rollback plan restores, as the read model says (the controller's rule:
+   * once started its own status, before that what the rolled-back plan wrote, narrowed to
+   * spec.applications), the rolled-back plan read as the caller. Empty when neither can be read.
    */
   private async rollbackApplications(c: Caller, namespace: string, plan: PromotionPlan): Promise<string[]> {
     if (c.kind === 'port') return []; // no Backstage decision to make (see Caller)
-    const apps = new Set((plan.status?.apps ?? []).map((a) => a.application));
-    if (plan.spec.rollbackOf) {
-      const orig = await this.readPlan(c, namespace, plan.spec.rollbackOf).catch((e: Error) => {
-        if (e.name === 'NotFoundError') return undefined;
-        throw e;
-      });
-      const changed = (orig?.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
-      for (const a of changed.length ? changed : (orig?.spec.candidates ?? []).map((x) => x.application)) apps.add(a);
-    }
-    return [...apps];
+    const original =
+      plan.spec.rollbackOf && !plan.status?.apps?.length
+        ? await this.readPlan(c, namespace, plan.spec.rollbackOf).catch((e: Error) => {
+            if (e.name === 'NotFoundError') return undefined;
+            throw e;
+          })
+        : undefined;
+    return planProgress(plan, { rollbackOf: original }).affectedApplications;
   }
 
   /** Creates a rollback plan; needs promotion.rollback for every application the plan changed. */
@@ -501,7 +502,7 @@ export class PromotionsService implements PromotionsOperations {
     await this.requireBasic(c, promotionPlanReadPermission); // the plan is read first
     const user = identityOf(c);
     const plan = await this.readPlan(c, p.namespace, p.name);
-    const changed = (plan.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
+    const changed = rollbackApplications({ spec: {} }, plan);
     await this.requireForApps(
       c,
       promotionRollbackPermission,

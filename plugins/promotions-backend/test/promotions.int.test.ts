@@ -1289,7 +1289,7 @@ describe('promotions backend plugin in a real test backend against the real cont
     const badAction = await portWebhook(lookalike, portSign(JSON.stringify(lookalike)));
     expect(badAction.status).toBe(400);
     expect(badAction.json.error.message).toBe(
-      'unsupported Port action "not_kpromo_promote": expected kpromo_promote, kpromo_rollback, kpromo_stop_line, kpromo_resume_line or kpromo_adopt (promotions.port.actions)',
+      'unsupported Port action "not_kpromo_promote": expected kpromo_promote, kpromo_rollback, kpromo_continue, kpromo_stop_line, kpromo_resume_line or kpromo_adopt (promotions.port.actions)',
     );
     expect(runs.has(`r-act-${RUN}`)).toBe(false);
 

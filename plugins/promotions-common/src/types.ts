@@ -15,7 +15,13 @@ export type {
   WaveContinuation,
   WaveProgress,
 } from '@kpromo/api';
-export { isTerminalPlan, TERMINAL_PLAN_PHASES } from '@kpromo/api';
+export {
+  isRollback,
+  isTerminalPlan,
+  rollbackApplications,
+  TERMINAL_PLAN_PHASES,
+  TERMINAL_WAVE_PHASES,
+} from '@kpromo/api';
 /** GET /environments item. */
 export type { EnvironmentView as EnvironmentInfo } from '@kpromo/contract';
 export {
@@ -78,10 +84,13 @@ export {
   type PlanDetails,
   PlanParams,
   type PlanProgress,
+  type PlanSignature,
   PlansQuery,
   type PlansQueryInput,
+  type PlanWave,
   planApprovers,
   planProgress,
+  planWaves,
   ResourceActionBody,
   type ResourceActionResult,
   RollbackBody,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cellLabel, cellTitle, fleetGrid, isFleetPlan, isProblemPhase, problemsOnly, waveRows } from './fleet';
+import { cellLabel, cellTitle, fleetGrid, isFleetPlan, isProblemPhase, problemsOnly } from './fleet';
 import type { PromotionPlan } from './types';
 
 const plan = (status: PromotionPlan['status'], continuations?: PromotionPlan['spec']['continuations']) =>
@@ -38,25 +38,6 @@ describe('fleet plans', () => {
     expect(isFleetPlan(fleet)).toBe(true);
     expect(isFleetPlan(plan({ phase: 'Promoting', apps: [] }))).toBe(false);
     expect(isFleetPlan(plan(undefined))).toBe(false);
-  });
-
-  it('counts each wave from its clusters until the controller judged it, and its budget', () => {
-    expect(waveRows(fleet).map((r) => [r.wave.name, r.succeeded, r.failed, r.budget])).toEqual([
-      ['canary', 1, 0, 0],
-      ['eu', 0, 1, 1],
-      ['rest', 0, 0, 0],
-    ]);
-    const judged = plan({ waves: [{ name: 'all', clusters: ['a', 'b'], phase: 'Failed', succeeded: 1, failed: 1 }] });
-    expect(waveRows(judged).map((r) => [r.succeeded, r.failed])).toEqual([[1, 1]]);
-  });
-
-  it('notes a continuation the controller has not acted on while its wave waits', () => {
-    const waiting = plan({ waves: [{ name: 'eu', clusters: ['b'], phase: 'Waiting' }] }, [{ wave: 'eu', user: 'bob' }]);
-    expect(waveRows(waiting)[0]?.pendingContinuation).toEqual({ wave: 'eu', user: 'bob' });
-    const started = plan({ waves: [{ name: 'eu', clusters: ['b'], phase: 'Promoting' }] }, [
-      { wave: 'eu', user: 'bob' },
-    ]);
-    expect(waveRows(started)[0]?.pendingContinuation).toBeUndefined();
   });
 
   it('lays out applications × clusters by wave; a cluster not started yet is Pending', () => {

@@ -1,7 +1,7 @@
 // A fleet plan (a plan into an Environment over many clusters) as the portal shows it: its waves
 // (status.waves) and each application in each cluster (status.targets), grouped by wave. Pure, so
-// the plan view and its tests share it.
-import type { AppPhase, AppProgress, PromotionPlan, WaveContinuation, WaveProgress } from './types';
+// the plan view and its tests share it. The waves' counts are the read model's (planWaves).
+import type { AppPhase, AppProgress, PromotionPlan } from './types';
 
 /** App phases while the controller works on an app (copy, write, roll-out, verification). */
 export const IN_FLIGHT_PHASES: ReadonlySet<string> = new Set(['Copying', 'Writing', 'RollingOut', 'Verifying']);
@@ -12,37 +12,6 @@ export const isProblemPhase = (phase: string | undefined): boolean =>
 
 /** Whether the plan runs (or ran) wave by wave over a fleet; plans into one cluster have no waves. */
 export const isFleetPlan = (plan: PromotionPlan): boolean => !!plan.status?.waves?.length;
-
-/** One wave as the plan view lists it. */
-export interface WaveRow {
-  wave: WaveProgress;
-  /** Clusters where every application succeeded: the wave's own count once judged, else its clusters' so far. */
-  succeeded: number;
-  /** Clusters where an application failed. */
-  failed: number;
-  /** Clusters of the wave that may fail without failing the wave. */
-  budget: number;
-  /** A continuation of this wave in the spec the controller has not acted on yet (the wave still Waiting). */
-  pendingContinuation?: WaveContinuation;
-}
-
-/** The waves of a fleet plan in order, with their counts; none for a plan into one cluster. */
-export function waveRows(plan: PromotionPlan): WaveRow[] {
-  const waves = plan.status?.waves ?? [];
-  const lanes = new Map((plan.status?.targets ?? []).map((t) => [t.cluster, t]));
-  return waves.map((wave) => {
-    const mine = wave.clusters.flatMap((c) => lanes.get(c) ?? []);
-    const continuation = plan.spec.continuations?.find((c) => c.wave === wave.name);
-    return {
-      wave,
-      succeeded:
-        wave.succeeded ?? mine.filter((l) => l.apps.length && l.apps.every((a) => a.phase === 'Succeeded')).length,
-      failed: wave.failed ?? mine.filter((l) => l.apps.some((a) => a.phase === 'Failed')).length,
-      budget: wave.failureBudget ?? 0,
-      ...(continuation && wave.phase === 'Waiting' ? { pendingContinuation: continuation } : {}),
-    };
-  });
-}
 
 /** One application in one cluster. */
 export interface FleetCell {

@@ -28,12 +28,20 @@ export type {
   PlanDetails,
   PlanGate,
   PlanProgress,
+  PlanSignature,
+  PlanWave,
   PromotionPlan,
   TargetProgress,
   WaveContinuation,
   WaveProgress,
 } from '@kpromo/plugin-promotions-common';
-export { PLAN_PHASE_FILTERS, planApprovers, planProgress } from '@kpromo/plugin-promotions-common';
+export {
+  isRollback,
+  PLAN_PHASE_FILTERS,
+  planApprovers,
+  planProgress,
+  planWaves,
+} from '@kpromo/plugin-promotions-common';
 
 import type {
   ApplicationInfo,

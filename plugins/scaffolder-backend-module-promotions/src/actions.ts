@@ -29,6 +29,7 @@ function requireConfirmation(
   what: string,
   input: { confirm?: boolean; uid?: string },
   needsUid: boolean,
+  nothingDone = 'nothing was approved',
 ): void {
   const missing = [
     ...(input.confirm === true ? [] : ['confirm: true']),
@@ -36,7 +37,7 @@ function requireConfirmation(
   ];
   if (missing.length)
     throw new InputError(
-      `${action} ${what} only with an explicit confirmation: set ${missing.join(' and ')} in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); nothing was approved`,
+      `${action} ${what} only with an explicit confirmation: set ${missing.join(' and ')} in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); ${nothingDone}`,
     );
 }
 
@@ -157,6 +158,59 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           r.progress.approvers.map((a) => a.user),
         );
         if (r.progress.waitingFor) ctx.output('waitingFor', r.progress.waitingFor);
+      },
+    }),
+    createTemplateAction({
+      id: 'kpromo:plan:continue',
+      description:
+        'Lets the next wave of a kpromo fleet PromotionPlan start after a wave with pause, as the task initiator (verb continue).',
+      schema: {
+        input: {
+          namespace: (z) => z.string(),
+          plan: (z) => z.string(),
+          wave: (z) => z.string().optional().describe('The wave to let start (default: the wave that is Waiting)'),
+          comment: (z) => z.string().max(1024).optional(),
+          confirm: (z) =>
+            z.boolean().optional().describe('Must be true: the initiator confirmed letting this wave start'),
+          uid: (z) =>
+            z
+              .string()
+              .optional()
+              .describe(
+                'Required: metadata.uid of the plan the template showed; another uid (the plan was recreated) is refused (409)',
+              ),
+        },
+        output: {
+          phase: (z) => z.string(),
+          wave: (z) => z.string().optional().describe('The wave the continuation lets start'),
+          currentWave: (z) => z.string().optional().describe('The first wave not final, as the plan reads now'),
+        },
+      },
+      async handler(ctx) {
+        checkNamespace(ctx.input.namespace);
+        requireConfirmation(
+          'kpromo:plan:continue',
+          `lets a wave of plan ${ctx.input.namespace}/${ctx.input.plan} start`,
+          ctx.input,
+          true,
+          'no wave was continued',
+        );
+        const r = await client.continuePlan(
+          await as(ctx),
+          { namespace: ctx.input.namespace, name: ctx.input.plan },
+          {
+            ...(ctx.input.wave ? { wave: ctx.input.wave } : {}),
+            ...(ctx.input.comment ? { comment: ctx.input.comment } : {}),
+            // requireConfirmation refused a missing uid; the backend's contract would too.
+            uid: ctx.input.uid ?? '',
+          },
+        );
+        // The wave asked for, else the one the controller's appended continuation names.
+        const wave = ctx.input.wave ?? r.plan.spec.continuations?.at(-1)?.wave;
+        ctx.logger.info(`wave ${wave ?? '(waiting)'} of plan ${ctx.input.namespace}/${ctx.input.plan} continued`);
+        ctx.output('phase', r.progress.phase);
+        if (wave) ctx.output('wave', wave);
+        if (r.progress.currentWave) ctx.output('currentWave', r.progress.currentWave);
       },
     }),
     createTemplateAction({

@@ -80,6 +80,17 @@ export class PromotionsBackendClient {
     );
   }
 
+  /** `POST /plans/{namespace}/{name}/continue` `{uid, wave?, comment?}` (uid: the plan reviewed; 409 if it changed). */
+  continuePlan(
+    credentials: BackstageCredentials,
+    plan: PlanRef,
+    body: { wave?: string; comment?: string; uid: string },
+  ) {
+    return this.call(credentials, (api) =>
+      api.POST('/plans/{namespace}/{name}/continue', { params: { path: plan }, body }),
+    );
+  }
+
   /** `POST /plans/{namespace}/{name}/rollback` `{name?, approve?, uid?}` (uid: the plan reviewed, required unless approve is false; 409 if it changed). */
   rollback(credentials: BackstageCredentials, plan: PlanRef, body: { name?: string; approve?: boolean; uid?: string }) {
     return this.call(credentials, (api) =>

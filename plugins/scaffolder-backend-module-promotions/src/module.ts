@@ -5,7 +5,7 @@ import { PromotionsBackendClient } from './client.js';
 
 /**
  * Scaffolder module (pluginId `scaffolder`): registers `kpromo:plan:create`, `kpromo:plan:promote`,
- * `kpromo:plan:rollback`, `kpromo:release:status` and `kpromo:adopt:propose`, which call the promotions backend plugin on
+ * `kpromo:plan:continue`, `kpromo:plan:rollback`, `kpromo:release:status` and `kpromo:adopt:propose`, which call the promotions backend plugin on
  * behalf of the task's initiator.
  */
 export const scaffolderModulePromotions = createBackendModule({

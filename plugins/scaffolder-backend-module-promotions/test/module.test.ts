@@ -58,7 +58,7 @@ const promotionsStandIn = createBackendPlugin({
             res.writeHead(status, { 'content-type': 'application/json' });
             res.end(JSON.stringify(json));
           };
-          const m = /^\/plans\/([^/]+)\/([^/]+)(?:\/(approve|rollback))?$/.exec(url.pathname);
+          const m = /^\/plans\/([^/]+)\/([^/]+)(?:\/(approve|rollback|continue))?$/.exec(url.pathname);
           if (req.method === 'POST' && url.pathname === '/plans')
             return send(201, {
               plan: plan(body?.namespace ?? 'kpromo', body?.name ?? 'generated', body?.applications ?? []),
@@ -79,6 +79,14 @@ const promotionsStandIn = createBackendPlugin({
               },
             });
           }
+          if (m && req.method === 'POST' && m[3] === 'continue')
+            return send(200, {
+              plan: {
+                ...plan(m[1], m[2], ['cart']),
+                spec: { candidates: [], continuations: [{ wave: body?.wave ?? 'eu', user: principal.userEntityRef }] },
+              },
+              progress: { phase: 'Promoting', currentWave: body?.wave ?? 'eu', done: false },
+            });
           if (m && req.method === 'POST' && m[3] === 'rollback')
             return send(201, { plan: plan(m[1], body?.name ?? `${m[2]}-rollback`, ['cart']), progress: {} });
           if (m && req.method === 'GET' && !m[3])
@@ -166,6 +174,31 @@ const rollbackTemplate = {
       },
     ],
     output: { rollback: tpl('steps.rollback.output.plan') },
+  },
+};
+
+/** Lets the waiting wave of the plan the user picked start, confirming it with the uid shown. */
+const continueTemplate = {
+  apiVersion: 'scaffolder.backstage.io/v1beta3',
+  kind: 'Template',
+  metadata: { name: 'kpromo-continue', namespace: 'default' },
+  spec: {
+    owner: ALICE,
+    type: 'service',
+    parameters: [{ properties: { plan: { type: 'string' }, uid: { type: 'string' }, confirm: { type: 'boolean' } } }],
+    steps: [
+      {
+        id: 'continue',
+        action: 'kpromo:plan:continue',
+        input: {
+          namespace: 'team-a',
+          plan: tpl('parameters.plan'),
+          uid: tpl('parameters.uid'),
+          confirm: tpl('parameters.confirm'),
+        },
+      },
+    ],
+    output: { wave: tpl('steps.continue.output.wave'), currentWave: tpl('steps.continue.output.currentWave') },
   },
 };
 
@@ -259,6 +292,7 @@ beforeAll(async () => {
         entities: [
           template,
           rollbackTemplate,
+          continueTemplate,
           createApprovedTemplate,
           adoptOutsideTemplate,
           // The same rollback in a namespace that is not one (a dot: an object name, not a DNS label).
@@ -306,13 +340,14 @@ describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
     expect(calls).toEqual([]);
   });
 
-  it('registers the five actions with the scaffolder', async () => {
+  it('registers the six actions with the scaffolder', async () => {
     const res = await fetch(`${base}/api/scaffolder/v2/actions`, {
       headers: { authorization: mockCredentials.user.header(ALICE) },
     });
     const ids = ((await res.json()) as Array<{ id: string }>).map((a) => a.id).filter((id) => id.startsWith('kpromo:'));
     expect(ids.sort()).toEqual([
       'kpromo:adopt:propose',
+      'kpromo:plan:continue',
       'kpromo:plan:create',
       'kpromo:plan:promote',
       'kpromo:plan:rollback',
@@ -358,6 +393,26 @@ describe('scaffolder module kpromo:* actions in real scaffolder tasks', () => {
     // The approval names the plan the initiator confirmed (the controller refuses another uid: 409).
     expect(calls[1].body).toEqual({ uid: 'uid-p1' });
     expect(calls[4].body).toEqual({ approve: false });
+  });
+
+  it('kpromo:plan:continue continues the plan shown as the initiator, and refuses without confirm and uid before calling', async () => {
+    const r = await runTask(
+      mockCredentials.user.header(ALICE),
+      { plan: 'fleet-1', uid: 'uid-fleet-1', confirm: true },
+      'kpromo-continue',
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.output).toEqual({ wave: 'eu', currentWave: 'eu' });
+    expect(calls.map((c) => [c.method, c.path, c.principal.userEntityRef, c.body])).toEqual([
+      ['POST', '/plans/team-a/fleet-1/continue', ALICE, { uid: 'uid-fleet-1' }],
+    ]);
+    calls.length = 0;
+    const unconfirmed = await runTask(mockCredentials.user.header(ALICE), { plan: 'fleet-1' }, 'kpromo-continue');
+    expect(unconfirmed.status).toBe('Run completed with status: failed');
+    expect(unconfirmed.error?.message).toBe(
+      "kpromo:plan:continue lets a wave of plan team-a/fleet-1 start only with an explicit confirmation: set confirm: true and uid (the metadata.uid of the plan the template showed) in the step's input (e.g. from a confirmation checkbox and the plan shown in the template); no wave was continued",
+    );
+    expect(calls).toEqual([]);
   });
 
   it("fails the task with the backend's refusal (name and message) when the initiator may not act", async () => {

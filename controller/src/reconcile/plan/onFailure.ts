@@ -1,4 +1,4 @@
-import { API_VERSION, type AppProgress, type AutomaticRollback, type PromotionPlan } from '@kpromo/api';
+import { API_VERSION, type AppProgress, type AutomaticRollback, isRollback, type PromotionPlan } from '@kpromo/api';
 import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
 import { failedCheck } from '../../verification/verdict.js';
 import { AUTO_LABEL, FLOW_LABEL } from '../autoPromote.js';
@@ -45,7 +45,7 @@ export function personsRollback(
 ): PromotionPlan | undefined {
   return plans.find(
     (p) =>
-      p.spec.action === 'rollback' &&
+      isRollback(p) &&
       p.spec.rollbackOf === failed &&
       p.metadata.labels?.[AUTO_LABEL] !== 'true' &&
       p.status?.gate?.approved === true &&
@@ -72,7 +72,7 @@ export function ownRollback(
     (p) =>
       p.metadata.labels?.[AUTO_LABEL] === 'true' &&
       p.metadata.labels?.[ROLLBACK_OF_UID_LABEL] === failedUID &&
-      p.spec.action === 'rollback' &&
+      isRollback(p) &&
       p.spec.rollbackOf === failed &&
       (scope === 'release'
         ? !p.spec.applications?.length

@@ -1,4 +1,4 @@
-import type { Environment, PromotionPlan } from '@kpromo/api';
+import { type Environment, isRollback, type PromotionPlan } from '@kpromo/api';
 import { KPROMO_TYPES, resourcePath } from '../../kube/paths.js';
 import { planContentDigest } from '../planContent.js';
 import { TERMINAL_PLAN_PHASES, validatePlan } from '../planDecisions.js';
@@ -75,24 +75,24 @@ async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<Reconci
   const v = validatePlan(plan, deps.cache, deps.deliveryMethods);
   if (!v.ok) return stopInvalidPlan(run, v);
   const r = v.resolved;
-  const isRollback = (plan.spec.action ?? 'promote') === 'rollback';
+  const rollback = isRollback(plan);
   if (!started) {
     // The source's versions decide whether the candidates still run there: not before its watch has
     // synced (a shard that just took the namespace over, a cluster being reached). Waiting, not failing.
-    if (!isRollback && !deps.cache.environmentSynced(r.fromEnv)) return waitForSource(run, r.fromEnv);
-    const refusedOrWaiting = isRollback ? undefined : await checkSource(run, r);
+    if (!rollback && !deps.cache.environmentSynced(r.fromEnv)) return waitForSource(run, r.fromEnv);
+    const refusedOrWaiting = rollback ? undefined : await checkSource(run, r);
     if (refusedOrWaiting) return refusedOrWaiting;
-    await startPlan(run, r, isRollback, content);
+    await startPlan(run, r, rollback, content);
   }
   if (status.waves) {
     // A fleet plan: wave by wave; a failed verification fails its app in that cluster, and the
     // wave's failure budget and the stage's onWaveFailure decide.
-    const fleetPass = await advanceFleet(run, r, isRollback, held);
-    return concludeFleet(run, r, isRollback, fleetPass);
+    const fleetPass = await advanceFleet(run, r, rollback, held);
+    return concludeFleet(run, r, rollback, fleetPass);
   }
-  const pass = await advanceApps(run, r, isRollback, held);
-  await actOnVerificationFailures(run, isRollback);
-  return concludePass(run, r, isRollback, pass);
+  const pass = await advanceApps(run, r, rollback, held);
+  await actOnVerificationFailures(run, rollback);
+  return concludePass(run, r, rollback, pass);
 }
 
 /** A plan about to start whose source Environment has not synced: says so (once) and looks again soon. */

@@ -199,6 +199,24 @@ export function isTerminalPlan(p: { status?: { phase?: string } } | string | und
   return !!phase && TERMINAL_PLAN_PHASES.has(phase);
 }
 
+/** Whether the plan is a rollback (spec.action rollback) rather than a promotion. */
+export const isRollback = (p: { spec: { action?: string } }): boolean => (p.spec.action ?? 'promote') === 'rollback';
+
+/**
+ * The applications a rollback plan restores, the controller's rule: those the plan it rolls back
+ * (spec.rollbackOf) wrote, narrowed to spec.applications when given. Empty when that plan is
+ * unknown or wrote nothing (the controller then refuses the rollback).
+ */
+export function rollbackApplications(
+  rollback: { spec: { applications?: readonly string[] } },
+  original: { status?: { apps?: ReadonlyArray<{ application: string; written?: boolean }> } } | undefined,
+): string[] {
+  const only = rollback.spec.applications ? new Set(rollback.spec.applications) : undefined;
+  return (original?.status?.apps ?? [])
+    .filter((a) => a.written && (!only || only.has(a.application)))
+    .map((a) => a.application);
+}
+
 export const AppProgress = Type.Object({
   application: Name('Application name.'),
   phase: AppPhase,

@@ -729,6 +729,8 @@ export interface components {
             name: string;
             /** @enum {string} */
             action: "promote" | "rollback";
+            /** @description spec.action is rollback. */
+            isRollback: boolean;
             from: string;
             to: string;
             /** @description Who created the plan (spec.requestedBy). */
@@ -737,6 +739,8 @@ export interface components {
             requestedByPerson?: string;
             /** @description The plan this one rolls back (spec.rollbackOf). */
             rollbackOf?: string;
+            /** @description What the plan changes: a promotion's candidates; a rollback's applications, once started those it restores (status.apps), before that those the rolled-back plan wrote (narrowed to spec.applications) when that plan was at hand, else spec.applications. */
+            affectedApplications: string[];
             /** @description The approval policy of the target stage is met (status.gate.approved). */
             approved: boolean;
             /** @description spec.approvals in order, with what status.gate observed. */
@@ -752,6 +756,15 @@ export interface components {
             };
             /** @description When every candidate has soaked long enough. */
             eligibleAt?: string;
+            /** @description The line is stopped for this plan (a LineStop); absent when it runs. */
+            lineStopped?: {
+                /** @description The LineStop holding the plan, <namespace>/<name>. */
+                lineStop: string;
+                reason: string;
+                stoppedBy?: string;
+                /** @description The override-freeze approver a hotfix runs under. */
+                overriddenBy?: string;
+            };
             /** @enum {string} */
             phase: "Pending" | "Promoting" | "Complete" | "Incomplete" | "Failed" | "RolledBack";
             /** @description The phase is final: nothing about the plan changes any more. */
@@ -852,6 +865,70 @@ export interface components {
                 /** @enum {string} */
                 phase: "Pending" | "Copying" | "Writing" | "RollingOut" | "Verifying" | "Succeeded" | "Failed" | "RolledBack" | "Waiting";
             }[];
+            /** @description Per candidate with a verdict, in candidate order. */
+            signatures: components["schemas"]["PlanSignature"][];
+            /** @description Fleet plans: the waves in order; none for a plan into one cluster. */
+            waves: components["schemas"]["PlanWave"][];
+            /** @description Fleet plans: the first wave not final. */
+            currentWave?: string;
+            /** @description Rollback plans a failed verification caused (status.automaticRollbacks). */
+            automaticRollbacks: {
+                /** @description The rollback PromotionPlan, once created (its name is generated: nobody can create it beforehand). Absent while only the intent is recorded. */
+                plan?: string;
+                /** @description metadata.uid the create returned: only the plan with this uid runs without approval, whatever its name. */
+                planUID?: string;
+                /** @enum {string} */
+                scope: "app" | "release";
+                /** @description The app whose verification failed. */
+                application: string;
+                /** @description The check that failed. */
+                check: string;
+                message: string;
+                /** Format: date-time */
+                at: string;
+            }[];
+        };
+        PlanSignature: {
+            application: string;
+            digest: string;
+            /** @enum {string} */
+            verdict: "Verified" | "Unsigned" | "Invalid" | "Error";
+            /** @enum {string} */
+            mode: "Enforce" | "Audit";
+            message: string;
+        };
+        PlanWave: {
+            name: string;
+            clusters: string[];
+            /** @enum {string} */
+            phase: "Pending" | "Waiting" | "Promoting" | "Soaking" | "Succeeded" | "Failed" | "Halted";
+            /** @description The wave's soak, as the stage said when the plan started. */
+            soak?: string;
+            /** @description The next wave waits for a continuation. */
+            pause?: boolean;
+            message?: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** Format: date-time */
+            finishedAt?: string;
+            /** Format: date-time */
+            soakUntil?: string;
+            /** @description Who let this wave start after a pause. */
+            continuedBy?: string;
+            /** @description Clusters where every application succeeded: the wave's own count once judged, else its clusters' so far. */
+            succeeded: number;
+            /** @description Clusters where an application failed. */
+            failed: number;
+            /** @description Clusters of the wave that may fail without failing it. */
+            budget: number;
+            /** @description The first wave not Succeeded, Failed or Halted. */
+            current: boolean;
+            /** @description A continuation of this wave in spec.continuations the controller has not acted on yet. */
+            pendingContinuation?: {
+                /** @description Who let it start: the requesting user. */
+                user: string;
+                comment?: string;
+            };
         };
         /** @description A PromotionPlan custom resource as the apiserver stores it. */
         PromotionPlan: {

@@ -6,6 +6,7 @@ import {
   ErrorState,
   formatRelative,
   formatTime,
+  isRollback,
   LoadingState,
   orderEnvironments,
   PhaseBadge,
@@ -54,7 +55,7 @@ function HistoryTable({ plans, app, label }: { plans: PromotionPlan[]; app?: str
         {plans.map((p) => {
           const pa = app ? p.status?.apps?.find((a) => a.application === app) : undefined;
           const c = app ? p.spec.candidates.find((x) => x.application === app) : undefined;
-          const rollback = p.spec.action === 'rollback';
+          const rollback = isRollback(p);
           const at = pa?.finishedAt ?? p.status?.completedAt ?? p.metadata.creationTimestamp ?? '';
           const version = app
             ? (pa?.targetTag ?? c?.from.tag ?? '—')

@@ -3,6 +3,7 @@ import {
   formatDuration,
   formatRelative,
   formatTime,
+  isRollback,
   PhaseBadge,
   type PhaseName,
   type PromotionPlan,
@@ -32,12 +33,11 @@ export function planTimeline(plan: PromotionPlan, rollback?: PromotionPlan): Tim
   const g = planProgress(plan);
   const st = plan.status ?? {};
   const events: TimelineEvent[] = [];
-  const isRollback = g.action === 'rollback';
   if (plan.metadata.creationTimestamp)
     events.push({
       at: plan.metadata.creationTimestamp,
       kind: 'created',
-      text: `${isRollback ? `Rollback of ${plan.spec.rollbackOf}` : `Plan ${plan.spec.from} → ${plan.spec.to}`} created${g.requestedBy ? ` by ${g.requestedBy}` : ''}`,
+      text: `${g.isRollback ? `Rollback of ${plan.spec.rollbackOf}` : `Plan ${plan.spec.from} → ${plan.spec.to}`} created${g.requestedBy ? ` by ${g.requestedBy}` : ''}`,
     });
   for (const a of g.approvers)
     events.push({
@@ -52,7 +52,7 @@ export function planTimeline(plan: PromotionPlan, rollback?: PromotionPlan): Tim
         at: a.startedAt,
         kind: 'app-started',
         application: a.application,
-        text: `${a.application}: ${isRollback ? 'restoring' : 'promoting'}${a.previous?.tag ? ` ${a.previous.tag}` : ''} → ${a.targetTag ?? '?'}`,
+        text: `${a.application}: ${g.isRollback ? 'restoring' : 'promoting'}${a.previous?.tag ? ` ${a.previous.tag}` : ''} → ${a.targetTag ?? '?'}`,
       });
     if (a.finishedAt)
       events.push({
@@ -151,7 +151,7 @@ export function PlanTimeline({ plan, rollback }: { plan: PromotionPlan; rollback
               {e.phase && (e.kind === 'app-finished' || e.kind === 'finished' || e.kind === 'rollback') ? (
                 <PhaseBadge
                   phase={e.phase}
-                  action={e.kind === 'rollback' || plan.spec.action === 'rollback' ? 'rollback' : 'promote'}
+                  action={e.kind === 'rollback' || isRollback(plan) ? 'rollback' : 'promote'}
                 />
               ) : null}
             </span>

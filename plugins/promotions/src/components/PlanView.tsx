@@ -26,6 +26,7 @@ import {
   isFinalPlan,
   isFleetPlan,
   isNotFound,
+  isRollback as isRollbackPlan,
   LiveAnnouncer,
   LoadingState,
   PhaseBadge,
@@ -58,7 +59,6 @@ import { VerificationChecks } from './VerificationChecks';
 export { formatCountdown, formatTime } from '@kpromo/plugin-promotions-react';
 export type { PlanChange } from './Confirm';
 
-const isRollbackPlan = (p: PromotionPlan) => (p.spec.action ?? 'promote') === 'rollback';
 const label = (v: { tag?: string; digest?: string } | undefined) => v?.tag ?? shortDigest(v?.digest);
 
 /**

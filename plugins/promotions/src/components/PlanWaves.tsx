@@ -22,8 +22,10 @@ import {
   formatTime,
   isProblemPhase,
   PhaseBadge,
+  type PlanWave,
   type PromotionPlan,
   phaseTone,
+  planWaves,
   problemsOnly,
   promotionContinuePermission,
   promotionsApiRef,
@@ -33,8 +35,6 @@ import {
   useCurrentUser,
   useNow,
   usePromotionPermission,
-  type WaveRow,
-  waveRows,
 } from '@kpromo/plugin-promotions-react';
 import { type CSSProperties, useState } from 'react';
 import { ConfirmDialog } from './Confirm';
@@ -57,9 +57,8 @@ const GLYPH: Record<string, string> = {
 };
 
 /** What a wave says beyond its phase: the controller's message, its soak, who continued it, its pause. */
-function WaveDetails({ row }: { row: WaveRow }) {
+function WaveDetails({ w }: { w: PlanWave }) {
   const now = useNow(1000); // here, not in the whole section: the grid does not re-render every second
-  const w = row.wave;
   const until = w.soakUntil;
   const soaking = w.phase === 'Soaking' && !!until;
   const notes = [
@@ -71,8 +70,8 @@ function WaveDetails({ row }: { row: WaveRow }) {
         ? `Soaks ${w.soak} once it succeeded`
         : '',
     w.continuedBy ? `Continued by ${shortRef(w.continuedBy)}` : '',
-    row.pendingContinuation
-      ? `Continued by ${shortRef(row.pendingContinuation.user)}; waiting for the controller to start it`
+    w.pendingContinuation
+      ? `Continued by ${shortRef(w.pendingContinuation.user)}; waiting for the controller to start it`
       : '',
     w.pause ? 'The next wave waits for a continuation' : '',
   ].filter(Boolean);
@@ -282,7 +281,7 @@ export function PlanWaves({
   const api = useApi(promotionsApiRef);
   const me = useCurrentUser();
   const ns = plan.metadata.namespace ?? 'default';
-  const rows = waveRows(plan);
+  const rows = planWaves(plan);
   // As the backend checks it: promotion.continue for every application the plan promotes (restores).
   const continuePerm = usePromotionPermission(promotionContinuePermission, { namespace: ns, applications });
   const [onlyProblems, setOnlyProblems] = useState(false);
@@ -293,13 +292,8 @@ export function PlanWaves({
   if (!rows.length) return null;
   const grid = fleetGrid(plan, applications);
   const shown = onlyProblems ? problemsOnly(grid) : grid;
-  const waiting = rows.find((r) => r.wave.name === dialog)?.wave;
-  const earlier = waiting
-    ? rows.slice(
-        0,
-        rows.findIndex((r) => r.wave === waiting),
-      )
-    : [];
+  const waiting = rows.find((w) => w.name === dialog);
+  const earlier = waiting ? rows.slice(0, rows.indexOf(waiting)) : [];
 
   const close = () => {
     setDialog(undefined);
@@ -339,57 +333,49 @@ export function PlanWaves({
           <Column>Details</Column>
         </TableHeader>
         <TableBody>
-          {rows.map((r) => {
-            const w = r.wave;
-            return (
-              <Row key={w.name} id={w.name}>
-                <Cell>
-                  <Text weight="bold">{w.name}</Text>
-                </Cell>
-                <Cell>
-                  <span data-testid={`wave-phase-${w.name}`}>
-                    <PhaseBadge phase={w.phase} />
-                  </span>
-                </Cell>
-                <Cell>
-                  <Flex direction="column" gap="0">
-                    <Text variant="body-small" data-testid={`wave-counts-${w.name}`}>
-                      {r.succeeded}/{w.clusters.length} succeeded · {r.failed} failed
-                    </Text>
-                    <Text variant="body-small" color="secondary" title={w.clusters.join(', ')}>
-                      {clusterList(w.clusters)}
-                    </Text>
-                  </Flex>
-                </Cell>
-                <Cell>
-                  <Text variant="body-small" data-testid={`wave-budget-${w.name}`}>
-                    {r.budget === 0
-                      ? 'no cluster may fail'
-                      : `${r.budget} cluster${r.budget === 1 ? '' : 's'} may fail`}
-                    {r.failed > r.budget ? ' · exceeded' : ''}
+          {rows.map((w) => (
+            <Row key={w.name} id={w.name}>
+              <Cell>
+                <Text weight="bold">{w.name}</Text>
+              </Cell>
+              <Cell>
+                <span data-testid={`wave-phase-${w.name}`}>
+                  <PhaseBadge phase={w.phase} />
+                </span>
+              </Cell>
+              <Cell>
+                <Flex direction="column" gap="0">
+                  <Text variant="body-small" data-testid={`wave-counts-${w.name}`}>
+                    {w.succeeded}/{w.clusters.length} succeeded · {w.failed} failed
                   </Text>
-                </Cell>
-                <Cell>
-                  <Flex direction="column" gap="1" align="start">
-                    <WaveDetails row={r} />
-                    {w.phase === 'Waiting' && !r.pendingContinuation && continuePerm.allowed ? (
-                      <Button variant="primary" size="small" onPress={() => setDialog(w.name)}>
-                        {`Continue wave ${w.name}`}
-                      </Button>
-                    ) : null}
-                    {w.phase === 'Waiting' &&
-                    !r.pendingContinuation &&
-                    !continuePerm.loading &&
-                    !continuePerm.allowed ? (
-                      <Text variant="body-small" color="secondary" data-testid={`wave-no-continue-${w.name}`}>
-                        You do not have the promotion.continue permission to let it start.
-                      </Text>
-                    ) : null}
-                  </Flex>
-                </Cell>
-              </Row>
-            );
-          })}
+                  <Text variant="body-small" color="secondary" title={w.clusters.join(', ')}>
+                    {clusterList(w.clusters)}
+                  </Text>
+                </Flex>
+              </Cell>
+              <Cell>
+                <Text variant="body-small" data-testid={`wave-budget-${w.name}`}>
+                  {w.budget === 0 ? 'no cluster may fail' : `${w.budget} cluster${w.budget === 1 ? '' : 's'} may fail`}
+                  {w.failed > w.budget ? ' · exceeded' : ''}
+                </Text>
+              </Cell>
+              <Cell>
+                <Flex direction="column" gap="1" align="start">
+                  <WaveDetails w={w} />
+                  {w.phase === 'Waiting' && !w.pendingContinuation && continuePerm.allowed ? (
+                    <Button variant="primary" size="small" onPress={() => setDialog(w.name)}>
+                      {`Continue wave ${w.name}`}
+                    </Button>
+                  ) : null}
+                  {w.phase === 'Waiting' && !w.pendingContinuation && !continuePerm.loading && !continuePerm.allowed ? (
+                    <Text variant="body-small" color="secondary" data-testid={`wave-no-continue-${w.name}`}>
+                      You do not have the promotion.continue permission to let it start.
+                    </Text>
+                  ) : null}
+                </Flex>
+              </Cell>
+            </Row>
+          ))}
         </TableBody>
       </TableRoot>
 
@@ -429,10 +415,9 @@ export function PlanWaves({
         {earlier.length ? (
           <ul data-testid="continue-earlier-waves" style={{ margin: 0, paddingLeft: 20 }}>
             {earlier.map((r) => (
-              <li key={r.wave.name}>
+              <li key={r.name}>
                 <Text variant="body-small">
-                  Wave {r.wave.name}: {r.wave.phase}, {r.succeeded}/{r.wave.clusters.length} succeeded, {r.failed}{' '}
-                  failed
+                  Wave {r.name}: {r.phase}, {r.succeeded}/{r.clusters.length} succeeded, {r.failed} failed
                 </Text>
               </li>
             ))}

@@ -28,6 +28,7 @@ import {
   type FlowView,
   flowTransitions,
   formatDuration,
+  isRollback,
   LoadingState,
   orderEnvironments,
   PhaseBadge,
@@ -310,9 +311,7 @@ function created(p: PromotionPlan) {
 }
 
 export const appsOfPlan = (p: PromotionPlan): string[] =>
-  (p.spec.action ?? 'promote') === 'rollback'
-    ? (p.status?.apps ?? []).map((a) => a.application)
-    : p.spec.candidates.map((c) => c.application);
+  isRollback(p) ? (p.status?.apps ?? []).map((a) => a.application) : p.spec.candidates.map((c) => c.application);
 
 const ALL = '';
 
@@ -487,9 +486,7 @@ export function PlansTable({
                     </Text>
                   </Cell>
                   <Cell>
-                    <Text variant="body-small">
-                      {(p.spec.action ?? 'promote') === 'rollback' ? p.spec.to : `${p.spec.from} → ${p.spec.to}`}
-                    </Text>
+                    <Text variant="body-small">{isRollback(p) ? p.spec.to : `${p.spec.from} → ${p.spec.to}`}</Text>
                   </Cell>
                   <Cell>
                     <PhaseBadge phase={p.status?.phase} action={p.spec.action ?? 'promote'} />
