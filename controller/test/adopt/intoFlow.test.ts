@@ -2,6 +2,7 @@ import type { Environment, PromotionFlow } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { adoptIntoFlow } from '../../src/adopt/intoFlow.js';
 import { type FoundEnvironment, proposeAdoption } from '../../src/adopt/propose.js';
+import { builtinDeliveryMethods } from '../../src/delivery/registry.js';
 
 const API = 'promotions.kpromo.dev/v1alpha1';
 const found = (name: string, prefix: string, apps: string[]): FoundEnvironment => ({
@@ -46,7 +47,7 @@ const proposal = (existing = environments) =>
     environments: [found('dev', '', ['cart', 'search', 'billing']), found('prod', 'prod', ['cart', 'search'])],
     owner: 'platform',
     flowName: 'main',
-    existing: { applications: [], environments: existing, flows: [] },
+    existing: { applications: [], environments: existing, flows: [] }, deliveryMethods: builtinDeliveryMethods,
   });
 
 describe('adoptIntoFlow', () => {
@@ -79,7 +80,7 @@ describe('adoptIntoFlow', () => {
     const p = proposeAdoption({
       namespace: 'n',
       environments: [local(found('dev', '', ['cart'])), { ...found('prod', 'prod', []), registry: undefined }],
-      owner: 'platform',
+      owner: 'platform', deliveryMethods: builtinDeliveryMethods,
     });
     expect(p.findings.map((f) => f.subject)).toEqual(['Environment prod', 'Environment dev', 'PromotionFlow']);
     const r = adoptIntoFlow({ proposal: p, flow: flow(), environments });

@@ -1,6 +1,7 @@
 import type { Application } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { type FoundEnvironment, findValuePath, proposeAdoption } from '../../src/adopt/propose.js';
+import { type FoundEnvironment, proposeAdoption } from '../../src/adopt/propose.js';
+import { builtinDeliveryMethods } from '../../src/delivery/registry.js';
 
 const D = (c: string) => `sha256:${c.repeat(64)}`;
 const deploy = (name: string, image: string, labels: Record<string, string> = {}, kind = 'Deployment' as const) => ({
@@ -49,7 +50,7 @@ const estate = () => [
 
 describe('proposeAdoption', () => {
   it('groups workloads by image, infers each registry prefix, and proposes a flow in the given order', () => {
-    const p = proposeAdoption({ namespace: 'kpromo-shop', environments: estate(), owner: 'platform' });
+    const p = proposeAdoption({ namespace: 'kpromo-shop', environments: estate(), owner: 'platform', deliveryMethods: builtinDeliveryMethods });
     expect(p.applications.map((a) => [a.metadata.name, a.spec])).toEqual([
       [
         'cart',
@@ -129,14 +130,14 @@ describe('proposeAdoption', () => {
   });
 
   it('a second run against what the first created proposes nothing, and only what changed after', () => {
-    const first = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform' });
+    const first = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', deliveryMethods: builtinDeliveryMethods });
     // The apiserver adds defaults (approval, tagPattern); they do not count as a change.
     const existing = {
       applications: first.applications,
       environments: first.environments,
       flows: [{ ...first.flow!, spec: { ...first.flow!.spec, approval: 'manual' as const } }],
     };
-    const again = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing });
+    const again = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing, deliveryMethods: builtinDeliveryMethods });
     expect(again.applications).toEqual([]);
     expect(again.environments).toEqual([]);
     expect(again.flow).toBeUndefined();
@@ -151,7 +152,7 @@ describe('proposeAdoption', () => {
     const grown = estate();
     grown[1].workloads.push(deploy('search', 'reg.example.com/stable/shop/search:v1'));
     grown[0].workloads.push(deploy('search', 'reg.example.com/shop/search:v2'));
-    const third = proposeAdoption({ namespace: 'n', environments: grown, owner: 'platform', existing });
+    const third = proposeAdoption({ namespace: 'n', environments: grown, owner: 'platform', existing, deliveryMethods: builtinDeliveryMethods });
     expect(third.applications.map((a) => a.metadata.name)).toEqual(['search']);
     expect(third.updates).toEqual(['PromotionFlow/main']);
   });
@@ -173,7 +174,7 @@ describe('proposeAdoption', () => {
       environments: [],
       flows: [],
     };
-    const p = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing });
+    const p = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing, deliveryMethods: builtinDeliveryMethods });
     const basket = p.applications.find((a) => a.metadata.name === 'basket');
     // Its own settings stay; cart-worker, which runs the same image, joins it.
     expect(basket?.spec).toEqual({
@@ -199,7 +200,7 @@ describe('proposeAdoption', () => {
       namespace: 'n',
       environments: estate(),
       owner: 'platform',
-      existing: { ...existing, applications: [basket!, existing.applications[1]] },
+      existing: { ...existing, applications: [basket!, existing.applications[1]] }, deliveryMethods: builtinDeliveryMethods,
     });
     expect(again.unchanged).toContain('Application/basket');
     expect(again.applications.some((a) => a.metadata.name === 'basket')).toBe(false);
@@ -214,7 +215,7 @@ describe('proposeAdoption', () => {
         { ...dev, registry: { host: 'reg.example.com', prefix: 'shop' } },
         { ...stable, registry: { host: 'reg.example.com', prefix: 'stable/shop' } },
       ],
-      owner: 'platform',
+      owner: 'platform', deliveryMethods: builtinDeliveryMethods,
     });
     expect(p.applications.map((a) => a.spec.image.repository).sort()).toEqual(['cart', 'report', 'web']);
     expect(p.environments.map((e) => e.spec.registry)).toEqual([
@@ -263,7 +264,7 @@ describe('proposeAdoption', () => {
             ],
           },
         ),
-      ],
+      ], deliveryMethods: builtinDeliveryMethods,
     });
     const byName = Object.fromEntries(p.environments.map((e) => [e.metadata.name, e.spec.delivery]));
     expect(byName.prod).toEqual({ method: 'helmRelease', helmRelease: { name: '{app}', valuesPath: 'image.tag' } });
@@ -296,7 +297,7 @@ describe('proposeAdoption', () => {
         env('prod', [deploy('a', 'r.io/x/a:1', { 'helm.toolkit.fluxcd.io/name': 'a' }), deploy('b', 'r.io/x/b:1')], {
           helmReleases: [{ name: 'a', values: { image: { tag: '1' } } }],
         }),
-      ],
+      ], deliveryMethods: builtinDeliveryMethods,
     });
     expect(p.findings).toContainEqual({
       level: 'undecided',
@@ -307,11 +308,3 @@ describe('proposeAdoption', () => {
   });
 });
 
-describe('findValuePath', () => {
-  it('finds the shallowest path holding the value, and ignores keys a dot path cannot spell', () => {
-    expect(findValuePath({ a: { tag: 'v1' }, image: { tag: 'v1' } }, 'v1')).toBe('a.tag');
-    expect(findValuePath({ deep: { er: { tag: 'v1' } }, image: { tag: 'v1' } }, 'v1')).toBe('image.tag');
-    expect(findValuePath({ 'a.b': 'v1' }, 'v1')).toBeUndefined();
-    expect(findValuePath('v1', 'v1')).toBeUndefined();
-  });
-});
