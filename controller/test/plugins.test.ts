@@ -1,10 +1,6 @@
 import type { Config } from '@kpromo/controller';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  CONFIGMAP_ANNOTATION,
-  configMapDelivery,
-  FROM_CONFIGMAP_LABEL,
-} from '../examples/plugin/configMapDelivery.js';
+import { CONFIGMAP_ANNOTATION, configMapDelivery, FROM_CONFIGMAP_LABEL } from '../examples/plugin/configMapDelivery.js';
 import { examplePlugin } from '../examples/plugin/index.js';
 import { slackNotifications } from '../examples/plugin/slackNotifications.js';
 import { type WebService, webServiceKind } from '../examples/plugin/webServiceKind.js';
@@ -16,8 +12,8 @@ import { runDoctor } from '../src/doctor/checks.js';
 import type { DeliveryMethod } from '../src/extension/deliveryMethod.js';
 import type { ReleaseEvent } from '../src/extension/notificationProvider.js';
 import { type ControllerPlugin, PluginError } from '../src/extension/plugin.js';
-import { NotificationProviders } from '../src/notify/registry.js';
 import type { KubeRest } from '../src/kube/rest.js';
+import { NotificationProviders } from '../src/notify/registry.js';
 import { reconcilePlan } from '../src/reconcile/plan/index.js';
 import { loadPlugins } from '../src/reconcile/plugins.js';
 import { deliveryCondition } from '../src/reconcile/reconcileStatus.js';
@@ -216,7 +212,11 @@ describe('example delivery method: configMap, through the seam hooks (no control
       get: async (path: string) => ({
         items: path.endsWith('/environments')
           ? [env('dev'), stable]
-          : [app('cart'), app('web'), app('devonly', { workloads: [{ kind: 'Deployment', name: 'x', environments: ['dev'] }] })],
+          : [
+              app('cart'),
+              app('web'),
+              app('devonly', { workloads: [{ kind: 'Deployment', name: 'x', environments: ['dev'] }] }),
+            ],
       }),
     } as unknown as KubeRest;
     const ctx = (deliveryMethods: DoctorContext['deliveryMethods']) =>

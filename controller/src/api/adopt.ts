@@ -153,10 +153,7 @@ function unreadable(e: unknown, env: Environment): string {
 }
 
 /** Discovery in one Environment's namespace, with its registry as configured. */
-async function discover(
-  adoption: NonNullable<ApiContext['adoption']>,
-  env: Environment,
-): Promise<FoundEnvironment> {
+async function discover(adoption: NonNullable<ApiContext['adoption']>, env: Environment): Promise<FoundEnvironment> {
   const rest = await adoption.environmentClient(env);
   let timer: NodeJS.Timeout | undefined;
   try {

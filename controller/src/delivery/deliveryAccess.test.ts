@@ -1,7 +1,7 @@
 import type { Application, Environment } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { deliveryCondition, environmentStatus } from '../reconcile/reconcileStatus.js';
 import type { DeliveryMethod } from '../extension/deliveryMethod.js';
+import { deliveryCondition, environmentStatus } from '../reconcile/reconcileStatus.js';
 import { builtinWorkloadKinds } from '../rollout/registry.js';
 import { deliveryNeeds } from './deliveryAccess.js';
 import { builtinDeliveryMethods } from './registry.js';

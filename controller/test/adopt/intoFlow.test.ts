@@ -47,7 +47,8 @@ const proposal = (existing = environments) =>
     environments: [found('dev', '', ['cart', 'search', 'billing']), found('prod', 'prod', ['cart', 'search'])],
     owner: 'platform',
     flowName: 'main',
-    existing: { applications: [], environments: existing, flows: [] }, deliveryMethods: builtinDeliveryMethods,
+    existing: { applications: [], environments: existing, flows: [] },
+    deliveryMethods: builtinDeliveryMethods,
   });
 
 describe('adoptIntoFlow', () => {
@@ -80,7 +81,8 @@ describe('adoptIntoFlow', () => {
     const p = proposeAdoption({
       namespace: 'n',
       environments: [local(found('dev', '', ['cart'])), { ...found('prod', 'prod', []), registry: undefined }],
-      owner: 'platform', deliveryMethods: builtinDeliveryMethods,
+      owner: 'platform',
+      deliveryMethods: builtinDeliveryMethods,
     });
     expect(p.findings.map((f) => f.subject)).toEqual(['Environment prod', 'Environment dev', 'PromotionFlow']);
     const r = adoptIntoFlow({ proposal: p, flow: flow(), environments });

@@ -34,7 +34,19 @@ describe('delivery.method git', () => {
     let head = '';
     beforeAll(() => {
       git('init', '-q', '-b', 'main', repo);
-      git('-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'i');
+      git(
+        '-C',
+        repo,
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@example.com',
+        'commit',
+        '-q',
+        '--allow-empty',
+        '-m',
+        'i',
+      );
       head = git('-C', repo, 'rev-parse', 'HEAD').slice(0, 12);
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,7 +78,9 @@ describe('delivery.method git', () => {
           status: 'fail',
           subject: `Environment prod git ${gone}`,
           message: expect.stringContaining('git ls-remote failed'),
-          fix: expect.stringContaining('check delivery.git.repository and the Secret named by delivery.git.credentialsSecretRef'),
+          fix: expect.stringContaining(
+            'check delivery.git.repository and the Secret named by delivery.git.credentialsSecretRef',
+          ),
         },
       ]);
     });
@@ -99,7 +113,12 @@ describe('delivery.method git', () => {
       ...(namespace ? { 'kustomize.toolkit.fluxcd.io/namespace': namespace } : {}),
     });
     const container = (labels: Record<string, string>) =>
-      ({ workload: { labels }, host: 'r', repository: 'shop/cart', application: 'cart' }) as unknown as AdoptedContainer;
+      ({
+        workload: { labels },
+        host: 'r',
+        repository: 'shop/cart',
+        application: 'cart',
+      }) as unknown as AdoptedContainer;
     const found = (kustomizations: FoundEnvironment['kustomizations']) =>
       ({ name: 'dev', kustomizations }) as unknown as FoundEnvironment;
 
@@ -110,7 +129,12 @@ describe('delivery.method git', () => {
     });
 
     it("proposes the repository and directory of most workloads' Kustomization, always for review", () => {
-      const apps = { name: 'apps', namespace: 'flux-system', path: './clusters/dev/', git: { url: 'https://g/shop.git' } };
+      const apps = {
+        name: 'apps',
+        namespace: 'flux-system',
+        path: './clusters/dev/',
+        git: { url: 'https://g/shop.git' },
+      };
       const r = gitDelivery.infer!.propose({
         found: found([apps]),
         containers: [container(ks('apps')), container(ks('apps', 'flux-system')), container(ks('other', 'team'))],

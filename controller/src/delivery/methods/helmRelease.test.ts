@@ -43,7 +43,10 @@ describe('delivery.method helmRelease', () => {
         fix: 'create them, or fix delivery.helmRelease.name (templates {app} and {environment}) of Environment prod',
       },
     ]);
-    cluster.seed(resourcePath(HELMRELEASE, 'app-prod', 'web'), hr('web', { status: 'False', message: 'install failed' }));
+    cluster.seed(
+      resourcePath(HELMRELEASE, 'app-prod', 'web'),
+      hr('web', { status: 'False', message: 'install failed' }),
+    );
     expect(await diagnose(apps, cluster.rest)).toEqual([
       {
         status: 'warn',
@@ -98,7 +101,7 @@ describe('delivery.method helmRelease', () => {
         application,
       }) as unknown as AdoptedContainer;
 
-    it("recognises workloads helm-controller renders (its label), as what manages them", () => {
+    it('recognises workloads helm-controller renders (its label), as what manages them', () => {
       expect(helmReleaseDelivery.infer).toMatchObject({ evidence: 'manages', by: 'Flux HelmReleases' });
       expect(helmReleaseDelivery.infer!.recognises(container('cart', 'cart'), found([]))).toBe(true);
       expect(helmReleaseDelivery.infer!.recognises(container('cart', undefined), found([]))).toBe(false);

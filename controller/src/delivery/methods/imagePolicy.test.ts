@@ -42,7 +42,9 @@ describe('delivery.method imagePolicy', () => {
       },
     ]);
     // In the control cluster: read there, not in the Environment's.
-    control.seed(resourcePath(IMAGEPOLICY, 'images', 'cart-prod'), { metadata: { name: 'cart-prod', namespace: 'images' } });
+    control.seed(resourcePath(IMAGEPOLICY, 'images', 'cart-prod'), {
+      metadata: { name: 'cart-prod', namespace: 'images' },
+    });
     expect(await diagnose({ name: '{app}-{environment}', namespace: 'images', cluster: 'control' })).toEqual([
       { status: 'pass', subject: 'Environment prod ImagePolicys', message: '1 found: cart-prod' },
     ]);
@@ -60,7 +62,12 @@ describe('delivery.method imagePolicy', () => {
     const found = (imagePolicies: FoundEnvironment['imagePolicies']) =>
       ({ name: 'prod', imagePolicies }) as unknown as FoundEnvironment;
     const container = (application: string) =>
-      ({ workload: { labels: {} }, host: 'reg.example.com', repository: `shop/${application}`, application }) as unknown as AdoptedContainer;
+      ({
+        workload: { labels: {} },
+        host: 'reg.example.com',
+        repository: `shop/${application}`,
+        application,
+      }) as unknown as AdoptedContainer;
 
     it('recognises workloads whose image an ImagePolicy scans, as weaker evidence than labels', () => {
       const policies = found([{ name: 'cart', namespace: 'images', image: 'reg.example.com/shop/cart' }]);

@@ -67,7 +67,14 @@ export const imagePolicyDelivery: DeliveryMethod = {
   accessNeeds({ env }) {
     const p = env.spec.delivery.imagePolicy;
     return (p?.cluster ?? 'environment') === 'environment'
-      ? [{ verb: 'get', group: IMAGEPOLICY.group, resource: IMAGEPOLICY.plural, namespace: p?.namespace ?? 'flux-system' }]
+      ? [
+          {
+            verb: 'get',
+            group: IMAGEPOLICY.group,
+            resource: IMAGEPOLICY.plural,
+            namespace: p?.namespace ?? 'flux-system',
+          },
+        ]
       : [];
   },
   /** Each Application's ImagePolicy renders a valid name, exists where delivery.imagePolicy says, and is Ready. */
@@ -100,9 +107,7 @@ export const imagePolicyDelivery: DeliveryMethod = {
       const image = (u: (typeof containers)[number]) => `${u.host}/${u.repository}`;
       const named = containers.every((u) => policies.some((p) => p.image === image(u) && p.name === u.application));
       // Where the policies scanning these apps live (other teams' policies elsewhere do not count).
-      const ns = majority(
-        policies.filter((p) => containers.some((u) => p.image === image(u))).map((p) => p.namespace),
-      );
+      const ns = majority(policies.filter((p) => containers.some((u) => p.image === image(u))).map((p) => p.namespace));
       return {
         delivery: { method: 'imagePolicy', imagePolicy: { name: '{app}', ...(ns ? { namespace: ns } : {}) } },
         undecided: named ? [] : ['ImagePolicy names differ from the Application names: set delivery.imagePolicy.name'],
