@@ -6,6 +6,7 @@ import {
   adoptReportLines,
   adoptYaml,
   applyProposal,
+  builtinDeliveryMethods,
   type Proposal,
   planAdoption,
   proposedResources,
@@ -64,6 +65,8 @@ export async function adoptCommand(
       ownerLabel: o.ownerLabel,
       flowName: o.flow,
       ...(o.apps?.length ? { applications: o.apps.flatMap((a) => a.split(',')).filter(Boolean) } : {}),
+      // The CLI loads no plugins: it recognises the built-in delivery methods.
+      deliveryMethods: builtinDeliveryMethods,
     });
   } catch (e) {
     if (e instanceof AdoptUsageError) throw new UsageError(e.message);

@@ -1,4 +1,5 @@
 import {
+  builtinDeliveryMethods,
   type CheckResult,
   DOCTOR_CHECKS,
   DoctorUsageError,
@@ -48,6 +49,8 @@ export async function doctorCommand(
       namespace: g.namespace,
       configFile: g.config,
       controllerServiceAccount: o.controllerServiceAccount,
+      // The CLI loads no plugins: Environments delivering by a plugin's method are not checked here.
+      deliveryMethods: builtinDeliveryMethods,
     });
   } catch (e) {
     if (e instanceof DoctorUsageError) throw new UsageError(e.message);

@@ -157,7 +157,7 @@ export class Controller {
       deliveryMethods: extensions.deliveryMethods,
       workloadKinds: extensions.workloadKinds,
     };
-    this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions.workloadKinds);
+    this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions);
     this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env));
     this.authorizer = new Authorizer(o.reviewClient ?? control);
     this.api = {
@@ -169,7 +169,10 @@ export class Controller {
       resolveDigest: o.resolveDigest,
       resourceKinds: o.resourceKinds ?? [],
       persons: o.persons,
-      environmentClient: (env: Environment) => o.clients.forEnvironment(env),
+      adoption: {
+        environmentClient: (env: Environment) => o.clients.forEnvironment(env),
+        deliveryMethods: extensions.deliveryMethods,
+      },
     };
     if (o.leaderElection.enabled) {
       // Its own client and rate limit: renewals never wait behind other requests (issue 31).

@@ -1,18 +1,26 @@
 import type { Config } from '@kpromo/controller';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CONFIGMAP_ANNOTATION, configMapDelivery } from '../examples/plugin/configMapDelivery.js';
+import { CONFIGMAP_ANNOTATION, configMapDelivery, FROM_CONFIGMAP_LABEL } from '../examples/plugin/configMapDelivery.js';
 import { examplePlugin } from '../examples/plugin/index.js';
 import { slackNotifications } from '../examples/plugin/slackNotifications.js';
 import { type WebService, webServiceKind } from '../examples/plugin/webServiceKind.js';
+import { type FoundEnvironment, proposeAdoption } from '../src/adopt/propose.js';
+import { DeliveryAccessTracker, deliveryNeeds } from '../src/delivery/deliveryAccess.js';
+import { builtinDeliveryMethods } from '../src/delivery/registry.js';
+import type { DoctorContext } from '../src/doctor/check.js';
+import { runDoctor } from '../src/doctor/checks.js';
 import type { DeliveryMethod } from '../src/extension/deliveryMethod.js';
 import type { ReleaseEvent } from '../src/extension/notificationProvider.js';
 import { type ControllerPlugin, PluginError } from '../src/extension/plugin.js';
+import type { KubeRest } from '../src/kube/rest.js';
 import { NotificationProviders } from '../src/notify/registry.js';
 import { reconcilePlan } from '../src/reconcile/plan/index.js';
 import { loadPlugins } from '../src/reconcile/plugins.js';
+import { deliveryCondition } from '../src/reconcile/reconcileStatus.js';
 import { checkRollout } from '../src/rollout/watchRollout.js';
 import { startController } from '../src/runtime.js';
 import { app, dg, env } from './fixtures.js';
+import { FakeKube } from './support/fakeKube.js';
 import { planWorld } from './support/planWorld.js';
 
 const SLACK = 'https://hooks.slack.invalid/T000/B000/XXXX';
@@ -161,6 +169,120 @@ describe('example delivery method: configMap', () => {
     expect(w.plan('none').status?.conditions?.find((c) => c.type === 'Valid')?.message).toBe(
       'Environment stable: delivery.method "configMap" is not a registered delivery method (registered: patch, helmRelease, git, imagePolicy)',
     );
+  });
+});
+
+describe('example delivery method: configMap, through the seam hooks (no controller code names it)', () => {
+  const ext = () => loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]);
+  const CONFIGMAPS = '/api/v1/namespaces/app-stable/configmaps';
+
+  it('accessNeeds: the DeliveryPermitted check asks for create and patch on ConfigMaps, and names what is missing', async () => {
+    const stable = stableVia('configMap');
+    const apps = [app('cart')];
+    expect(deliveryNeeds(stable, apps, ext())).toEqual([
+      { verb: 'create', group: '', resource: 'configmaps', namespace: 'app-stable' },
+      { verb: 'patch', group: '', resource: 'configmaps', namespace: 'app-stable' },
+    ]);
+    // The cluster grants patch only (SelfSubjectAccessReviews, nothing written).
+    const asked: unknown[] = [];
+    const rest = {
+      create: async (_path: string, review: { spec: { resourceAttributes: { verb: string } } }) => {
+        asked.push(review.spec.resourceAttributes);
+        return { status: { allowed: review.spec.resourceAttributes.verb === 'patch' } };
+      },
+    } as unknown as KubeRest;
+    const tracker = new DeliveryAccessTracker(async () => rest, ext());
+    await tracker.refresh(stable, apps);
+    expect(asked).toHaveLength(2);
+    expect(deliveryCondition(tracker.get(stable)!)).toMatchObject({
+      type: 'DeliveryPermitted',
+      status: 'False',
+      message:
+        "the controller's identity in this cluster may not create configmaps in namespace app-stable: promotions into this Environment fail until it is granted",
+    });
+    // Without the plugin the method is unknown: nothing to check (the plan fails it as unregistered).
+    expect(deliveryNeeds(stable, apps, loadPlugins([]))).toEqual([]);
+  });
+
+  it("diagnose: kpromo doctor checks each Application's ConfigMap in the Environment's cluster", async () => {
+    const stable = stableVia('configMap');
+    const cluster = new FakeKube('stable');
+    cluster.seed(`${CONFIGMAPS}/cart-release`, { metadata: { name: 'cart-release', namespace: 'app-stable' } });
+    const control = {
+      get: async (path: string) => ({
+        items: path.endsWith('/environments')
+          ? [env('dev'), stable]
+          : [
+              app('cart'),
+              app('web'),
+              app('devonly', { workloads: [{ kind: 'Deployment', name: 'x', environments: ['dev'] }] }),
+            ],
+      }),
+    } as unknown as KubeRest;
+    const ctx = (deliveryMethods: DoctorContext['deliveryMethods']) =>
+      ({
+        control,
+        namespace: 'ns',
+        clientFor: (context: string) => (context === 'stable' ? cluster.rest : undefined),
+        deliveryMethods,
+      }) as unknown as DoctorContext;
+    expect(await runDoctor(ctx(ext().deliveryMethods), ['delivery'])).toEqual([
+      {
+        check: 'delivery',
+        status: 'warn',
+        subject: 'Environment stable ConfigMaps',
+        message: 'not written yet: web-release',
+        fix: 'promote to write them',
+      },
+    ]);
+    cluster.seed(`${CONFIGMAPS}/web-release`, { metadata: { name: 'web-release', namespace: 'app-stable' } });
+    expect(await runDoctor(ctx(ext().deliveryMethods), ['delivery'])).toEqual([
+      { check: 'delivery', status: 'pass', subject: 'Environment stable ConfigMaps', message: '2 written' },
+    ]);
+    // The built-ins alone know nothing to check for it.
+    expect(await runDoctor(ctx(builtinDeliveryMethods), ['delivery'])).toEqual([]);
+  });
+
+  it('infer: adoption proposes delivery.method configMap for workloads the deploy job labels', () => {
+    const found = (name: string, cm?: string): FoundEnvironment => ({
+      name,
+      context: name,
+      namespace: 'shop',
+      workloads: [
+        {
+          kind: 'Deployment',
+          name: 'cart',
+          labels: cm ? { [FROM_CONFIGMAP_LABEL]: cm } : {},
+          containers: [{ name: 'main', image: 'reg.example.com/shop/cart:v1' }],
+        },
+      ],
+      helmReleases: [],
+      kustomizations: [],
+      imagePolicies: [],
+    });
+    const propose = (deliveryMethods: typeof builtinDeliveryMethods, stableCm = 'cart-release') =>
+      proposeAdoption({
+        namespace: 'n',
+        owner: 'o',
+        environments: [found('dev'), found('stable', stableCm)],
+        deliveryMethods,
+      });
+    const p = propose(ext().deliveryMethods);
+    expect(p.environments.map((e) => [e.metadata.name, e.spec.delivery])).toEqual([
+      ['dev', { method: 'patch' }],
+      ['stable', { method: 'configMap' }],
+    ]);
+    expect(p.incomplete).toEqual([]);
+    // A ConfigMap named otherwise is left to review.
+    const other = propose(ext().deliveryMethods, 'cart-config');
+    expect(other.incomplete).toEqual(['Environment/stable']);
+    expect(other.findings).toContainEqual({
+      level: 'undecided',
+      subject: 'Environment stable',
+      message: `cart follows ConfigMap cart-config, not cart-release: set annotation ${CONFIGMAP_ANNOTATION}`,
+    });
+    // Without the plugin the label means nothing: the workload is patched.
+    expect(propose(builtinDeliveryMethods).environments[1].spec.delivery).toEqual({ method: 'patch' });
   });
 });
 

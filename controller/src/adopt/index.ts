@@ -1,12 +1,16 @@
 // `@kpromo/controller/adopt`: discovery of what runs and the proposal of kpromo resources for it,
 // for `kpromo adopt` and the portal's onboarding (POST /adopt), the same code everywhere.
+// The built-in delivery methods are what `kpromo adopt` recognises; a host with plugins passes
+// loadPlugins(plugins).deliveryMethods (@kpromo/controller) instead.
+
+export { findValuePath } from '../delivery/methods/helmRelease.js';
+export { builtinDeliveryMethods } from '../delivery/registry.js';
 export { discoverEnvironment } from './discover.js';
 export { type AdoptionCandidate, adoptIntoFlow } from './intoFlow.js';
 export {
   type AdoptionInput,
   type Finding,
   type FoundEnvironment,
-  findValuePath,
   type Proposal,
   proposeAdoption,
   proposedResources,

@@ -1,5 +1,6 @@
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import { matchesSelector } from '../candidates/computeCandidates.js';
+import type { DeliveryMethods } from '../extension/plugin.js';
 import { type Finding, type FoundEnvironment, type Proposal, proposeAdoption } from './propose.js';
 
 /** One Application discovery proposes, offered for choosing (the portal's list of workloads to adopt). */
@@ -164,6 +165,8 @@ export function proposeIntoFlow(o: {
   owner: string;
   ownerLabel?: string;
   chosen?: readonly string[];
+  /** The delivery methods adoption recognises (the Environments exist: what they would be is only compared). */
+  deliveryMethods: DeliveryMethods;
 }): IntoFlowResult {
   const proposal = proposeAdoption({
     namespace: o.namespace,
@@ -172,6 +175,7 @@ export function proposeIntoFlow(o: {
     ownerLabel: o.ownerLabel,
     flowName: o.flow.metadata.name,
     existing: { applications: o.applications, environments: o.environments, flows: [o.flow] },
+    deliveryMethods: o.deliveryMethods,
   });
   return adoptIntoFlow({ proposal, flow: o.flow, environments: o.environments, chosen: o.chosen });
 }

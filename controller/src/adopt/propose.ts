@@ -1,67 +1,20 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Application, Environment, PromotionFlow, WorkloadRef } from '@kpromo/api';
+import type { AdoptedContainer, FoundEnvironment, FoundWorkload, InferredDelivery } from '../extension/adoption.js';
+import type { DeliveryMethod } from '../extension/deliveryMethod.js';
+import type { DeliveryMethods } from '../extension/plugin.js';
+import { majority } from '../util/collections.js';
 import { parseImageRef } from '../util/imageRef.js';
 
-/** Workload kinds `kpromo adopt` reads (Application.spec.workloads[].kind). */
-export type AdoptKind = WorkloadRef['kind'];
-
-/** A workload as discovered in one environment's namespace. */
-export interface FoundWorkload {
-  kind: AdoptKind;
-  name: string;
-  labels: Record<string, string>;
-  containers: Array<{ name: string; image: string }>;
-  /** `Kind/name` of a controlling owner (a Job a CronJob created is the CronJob's, not an app of its own). */
-  ownedBy?: string;
-}
-
-/** A Flux HelmRelease in the environment's namespace, with the values its chart renders from. */
-export interface FoundHelmRelease {
-  name: string;
-  values: unknown;
-}
-
-/** A Flux Kustomization and the git source it applies. */
-export interface FoundKustomization {
-  name: string;
-  namespace: string;
-  path?: string;
-  git?: { url: string; branch?: string };
-}
-
-/** A Flux ImagePolicy and the image its ImageRepository scans. */
-export interface FoundImagePolicy {
-  name: string;
-  namespace: string;
-  image?: string;
-}
-
-/** A Flux object discovery was pointed at (by labels or a reference) and did not read. */
-export interface UnreadReference {
-  kind: 'Kustomization' | 'GitRepository' | 'ImageRepository';
-  namespace: string;
-  name: string;
-  /** What pointed at it: `workload labels`, `Kustomization <ns>/<name>`, `ImagePolicy <ns>/<name>`. */
-  by: string;
-}
-
-/** What discovery read in one environment (a kubeconfig context and namespace). */
-export interface FoundEnvironment {
-  name: string;
-  context: string;
-  namespace: string;
-  workloads: FoundWorkload[];
-  helmReleases: FoundHelmRelease[];
-  kustomizations: FoundKustomization[];
-  imagePolicies: FoundImagePolicy[];
-  /** Flux objects outside the environment's namespace that discovery was told not to read. */
-  unread?: UnreadReference[];
-  /**
-   * The registry of an Environment that exists already: its host and prefix are taken as they are
-   * instead of inferred (images from elsewhere are reported, as for an inferred one).
-   */
-  registry?: { host: string; prefix?: string };
-}
+export type {
+  AdoptKind,
+  FoundEnvironment,
+  FoundHelmRelease,
+  FoundImagePolicy,
+  FoundKustomization,
+  FoundWorkload,
+  UnreadReference,
+} from '../extension/adoption.js';
 
 export interface AdoptionInput {
   /** Namespace of the kpromo resources proposed. */
@@ -76,6 +29,8 @@ export interface AdoptionInput {
   flowName?: string;
   /** What already exists in the namespace: identical resources are not proposed again. */
   existing?: { applications: Application[]; environments: Environment[]; flows: PromotionFlow[] };
+  /** The delivery methods whose `infer` recognises how an environment's workloads are delivered. */
+  deliveryMethods: DeliveryMethods;
 }
 
 /** Something adopt could not decide, or chose and wants reviewed. */
@@ -100,9 +55,6 @@ export interface Proposal {
 }
 
 const API = 'promotions.kpromo.dev/v1alpha1';
-const HELM_NAME = 'helm.toolkit.fluxcd.io/name';
-const KS_NAME = 'kustomize.toolkit.fluxcd.io/name';
-const KS_NAMESPACE = 'kustomize.toolkit.fluxcd.io/namespace';
 const APP_NAME = 'app.kubernetes.io/name';
 
 /** One container image of one workload in one environment. */
@@ -125,11 +77,6 @@ const groupBy = <T>(xs: T[], key: (x: T) => string): Map<string, T[]> => {
   for (const x of xs) out.set(key(x), [...(out.get(key(x)) ?? []), x]);
   return out;
 };
-const majority = <T>(xs: T[]): T | undefined => {
-  const counts = new Map<T, number>();
-  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
-  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
-};
 const dnsName = (s: string) =>
   s
     .toLowerCase()
@@ -150,18 +97,6 @@ function commonSuffix(paths: string[]): string[] {
   return out;
 }
 
-/** The dot path in a HelmRelease's values whose value is `want`, breadth first (shallowest wins). */
-export function findValuePath(values: unknown, want: string): string | undefined {
-  const queue: Array<[unknown, string[]]> = [[values, []]];
-  while (queue.length) {
-    const [v, path] = queue.shift()!;
-    if (v === want && path.length) return path.join('.');
-    if (v && typeof v === 'object' && !Array.isArray(v) && path.length < 8)
-      for (const [k, child] of Object.entries(v)) if (/^[A-Za-z0-9_-]+$/.test(k)) queue.push([child, [...path, k]]);
-  }
-  return undefined;
-}
-
 /**
  * Pure: proposes Applications, Environments and a PromotionFlow for what runs in the given
  * environments, and says what it could not decide.
@@ -172,10 +107,12 @@ export function findValuePath(values: unknown, want: string): string | undefined
  *   (`stable/shop/cart` in stable, `shop/cart` in dev: prefix `stable`).
  * - Workloads running the same repository are one Application (promotion moves an image), named by
  *   their common `app.kubernetes.io/name`, else their common name, else the repository's last part.
- * - Delivery: `helmRelease` when Flux's helm-controller manages the workloads (their
- *   `helm.toolkit.fluxcd.io/name` label) and the image tag sits at one values path; `git` when a
- *   Flux Kustomization applies them from a GitRepository (the file to edit is left to review);
- *   `imagePolicy` when Flux ImagePolicies scan the apps' repositories; otherwise `patch`.
+ * - Delivery: the registered method that recognises most of the environment's workloads, each
+ *   method's `infer` (DeliveryInference) judging. The built-ins: `helmRelease` when Flux's
+ *   helm-controller manages the workloads (their `helm.toolkit.fluxcd.io/name` label) and the image
+ *   tag sits at one values path; `git` when a Flux Kustomization applies them from a GitRepository
+ *   (the file to edit is left to review); `imagePolicy` when Flux ImagePolicies scan the apps'
+ *   repositories; otherwise `patch`.
  */
 export function proposeAdoption(input: AdoptionInput): Proposal {
   const findings: Finding[] = [];
@@ -352,13 +289,24 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
   for (const env of input.environments) {
     const host = hostOf.get(env.name);
     if (!host) continue;
-    const mine = uses.filter((u) => u.env === env && appOfRepo.has(stripPrefix(u.repo, prefixOf.get(env.name))));
-    const delivery = inferDelivery(
-      env,
-      mine,
-      (u) => appOfRepo.get(stripPrefix(u.repo, prefixOf.get(env.name)))!,
-      findings,
-    );
+    const containers = uses.flatMap((u): AdoptedContainer[] => {
+      const application = u.env === env ? appOfRepo.get(stripPrefix(u.repo, prefixOf.get(env.name))) : undefined;
+      return application
+        ? [
+            {
+              workload: u.w,
+              container: u.container,
+              host: u.host,
+              repository: u.repo,
+              tag: u.tag,
+              digest: u.digest,
+              application,
+            },
+          ]
+        : [];
+    });
+    const delivery = inferDelivery(input.deliveryMethods, env, containers, findings);
+    if (!delivery) continue;
     if (delivery.incomplete) incomplete.add(`Environment/${env.name}`);
     const prefix = prefixOf.get(env.name);
     if (isLoopback(host)) note(`Environment ${env.name}`, `registry ${host} is on loopback: insecure (plain http) set`);
@@ -431,108 +379,51 @@ function covers(old: unknown, proposed: unknown): boolean {
   return isDeepStrictEqual(old, proposed);
 }
 
-/** The delivery method of one environment from who manages its adopted workloads. */
+/** Strongest first: the order in which methods claim containers and win an environment. */
+const EVIDENCE = ['manages', 'scans', 'fallback'] as const;
+
+/**
+ * The delivery of one environment (DeliveryInference): each container goes to the first method
+ * that recognises it, strongest evidence first and then in registry order; the method with the most
+ * containers in the strongest evidence found wins (a tie: the earlier registered; a `fallback`
+ * method even with none) and proposes the settings. Undefined when no method can (no fallback).
+ */
 function inferDelivery(
+  methods: DeliveryMethods,
   env: FoundEnvironment,
-  uses: Use[],
-  appOf: (u: Use) => string,
+  containers: AdoptedContainer[],
   findings: Finding[],
-): { delivery: Environment['spec']['delivery']; incomplete?: boolean } {
+): InferredDelivery | undefined {
   const subject = `Environment ${env.name}`;
-  const byHelm = uses.filter((u) => u.w.labels[HELM_NAME]);
-  const byKs = uses.filter((u) => !u.w.labels[HELM_NAME] && u.w.labels[KS_NAME]);
-  const policies = env.imagePolicies.filter((p) => p.image);
-  const scanned = uses.filter((u) => policies.some((p) => p.image === `${u.host}/${u.repo}`));
-  const mixed = (method: string, n: number) => {
-    if (n < uses.length)
-      findings.push({
-        level: 'undecided',
-        subject,
-        message: `${n} of ${uses.length} workloads are managed by ${method}, the others are not: ${method} chosen; the others need an Environment of their own`,
-      });
-  };
-  if (byHelm.length && byHelm.length >= byKs.length) {
-    mixed('Flux HelmReleases', byHelm.length);
-    const nameIsApp = byHelm.every((u) => u.w.labels[HELM_NAME] === appOf(u));
-    const paths = byHelm.map((u) => {
-      const hr = env.helmReleases.find((h) => h.name === u.w.labels[HELM_NAME]);
-      return u.tag && hr ? findValuePath(hr.values, u.tag) : undefined;
-    });
-    const digestPaths = byHelm.map((u) => {
-      const hr = env.helmReleases.find((h) => h.name === u.w.labels[HELM_NAME]);
-      return u.digest && hr ? findValuePath(hr.values, u.digest) : undefined;
-    });
-    const valuesPath = majority(paths.filter((p): p is string => !!p));
-    const digestPath = majority(digestPaths.filter((p): p is string => !!p));
-    let incomplete = false;
-    if (!nameIsApp) {
-      findings.push({
-        level: 'undecided',
-        subject,
-        message:
-          'HelmRelease names differ from the Application names: set delivery.helmRelease.name (a {app} template)',
-      });
-      incomplete = true;
-    }
-    if (!valuesPath) {
-      findings.push({
-        level: 'undecided',
-        subject,
-        message:
-          "no values path holds the running tag in the HelmReleases' spec.values: set delivery.helmRelease.valuesPath",
-      });
-      incomplete = true;
-    }
-    return {
-      delivery: {
-        method: 'helmRelease',
-        helmRelease: { name: '{app}', valuesPath: valuesPath ?? 'image.tag', ...(digestPath ? { digestPath } : {}) },
-      },
-      incomplete,
-    };
+  const inferring = EVIDENCE.flatMap((evidence) => [...methods.values()].filter((m) => m.infer?.evidence === evidence));
+  const won = new Map<DeliveryMethod, AdoptedContainer[]>();
+  for (const c of containers) {
+    const m = inferring.find((x) => x.infer!.recognises(c, env));
+    if (m) won.set(m, [...(won.get(m) ?? []), c]);
   }
-  if (byKs.length) {
-    mixed('Flux Kustomizations', byKs.length);
-    const ksName = majority(byKs.map((u) => `${u.w.labels[KS_NAMESPACE] ?? 'flux-system'}/${u.w.labels[KS_NAME]}`))!;
-    const ks = env.kustomizations.find((k) => `${k.namespace}/${k.name}` === ksName);
-    const dir = (ks?.path ?? '.').replace(/^\.?\/*/, '').replace(/\/+$/, '');
-    findings.push({
-      level: 'undecided',
-      subject,
-      message: `applied by Flux Kustomization ${ksName}${ks?.git ? ` from ${ks.git.url}` : ''}: check delivery.git.path, the file holding each app's image (proposed ${dir ? `${dir}/` : ''}{app}.yaml), and add credentialsSecretRef`,
-    });
-    return {
-      delivery: {
-        method: 'git',
-        git: {
-          repository: ks?.git?.url ?? 'https://git.example.com/CHANGE-ME.git',
-          ...(ks?.git?.branch ? { branch: ks.git.branch } : {}),
-          path: `${dir ? `${dir}/` : ''}{app}.yaml`,
-          kustomization: { name: ksName.split('/')[1], namespace: ksName.split('/')[0] },
-        },
-      },
-      incomplete: true,
-    };
-  }
-  if (scanned.length) {
-    mixed('Flux ImagePolicies', scanned.length);
-    const named = scanned.every((u) => policies.some((p) => p.image === `${u.host}/${u.repo}` && p.name === appOf(u)));
-    // Where the policies scanning these apps live (other teams' policies elsewhere do not count).
-    const ns = majority(
-      policies.filter((p) => scanned.some((u) => p.image === `${u.host}/${u.repo}`)).map((p) => p.namespace),
-    );
-    if (!named)
+  const count = (m: DeliveryMethod) => won.get(m)?.length ?? 0;
+  for (const evidence of EVIDENCE) {
+    const best = inferring
+      .filter((m) => m.infer!.evidence === evidence && (evidence === 'fallback' || count(m) > 0))
+      .reduce<DeliveryMethod | undefined>((b, m) => (!b || count(m) > count(b) ? m : b), undefined);
+    if (!best) continue;
+    const { by } = best.infer!;
+    if (count(best) < containers.length)
       findings.push({
         level: 'undecided',
         subject,
-        message: 'ImagePolicy names differ from the Application names: set delivery.imagePolicy.name',
+        message: `${count(best)} of ${containers.length} workloads are managed by ${by}, the others are not: ${by} chosen; the others need an Environment of their own`,
       });
-    return {
-      delivery: { method: 'imagePolicy', imagePolicy: { name: '{app}', ...(ns ? { namespace: ns } : {}) } },
-      incomplete: !named,
-    };
+    const r = best.infer!.propose({ found: env, containers: won.get(best) ?? [] });
+    for (const message of r.undecided ?? []) findings.push({ level: 'undecided', subject, message });
+    return r;
   }
-  return { delivery: { method: 'patch' } };
+  findings.push({
+    level: 'undecided',
+    subject,
+    message: `no registered delivery method recognises how its workloads are delivered (registered: ${[...methods.keys()].join(', ')}): not proposed`,
+  });
+  return undefined;
 }
 
 /** The resources of a proposal in apply order (Environments, Applications, then the flow). */

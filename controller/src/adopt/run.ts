@@ -1,5 +1,6 @@
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import type * as k8s from '@kubernetes/client-node';
+import type { DeliveryMethods } from '../extension/plugin.js';
 import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextClients.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isNotFound, type KubeRest } from '../kube/rest.js';
@@ -27,6 +28,8 @@ export interface AdoptOptions {
   flowName?: string;
   /** Without targets: only these Applications of the proposal (the portal's choice). */
   applications?: string[];
+  /** The delivery methods to recognise on the workloads (`kpromo adopt`: the built-ins). */
+  deliveryMethods: DeliveryMethods;
 }
 
 /** A user error in the options (exit 2 in the CLI): the message says what to pass. */
@@ -121,6 +124,7 @@ export async function planAdoption(
       owner: o.owner,
       ownerLabel: o.ownerLabel,
       chosen: o.applications,
+      deliveryMethods: o.deliveryMethods,
     });
     return { namespace, control, proposal: r.proposal };
   }
@@ -131,6 +135,7 @@ export async function planAdoption(
     ownerLabel: o.ownerLabel,
     flowName: o.flowName,
     existing: { applications, environments, flows },
+    deliveryMethods: o.deliveryMethods,
   });
   return { namespace, control, proposal };
 }

@@ -74,7 +74,8 @@ export async function proposeAdoptionFor(ctx: ApiContext, caller: Caller, b: Ado
       );
     return e;
   });
-  if (!ctx.environmentClient)
+  const adoption = ctx.adoption;
+  if (!adoption)
     throw new ApiError(400, 'this kpromo session cannot read Environment clusters for adoption: use kpromo adopt');
   const scanned: AdoptionProposal['scanned'] = [];
   const found: FoundEnvironment[] = [];
@@ -85,7 +86,7 @@ export async function proposeAdoptionFor(ctx: ApiContext, caller: Caller, b: Ado
     for (const env of environments) {
       const row = { environment: env.metadata.name, namespace: env.spec.namespace };
       try {
-        const f = await discover(ctx, env);
+        const f = await discover(adoption, env);
         found.push(f);
         scanned.push({ ...row, workloads: f.workloads.length });
       } catch (e) {
@@ -104,6 +105,7 @@ export async function proposeAdoptionFor(ctx: ApiContext, caller: Caller, b: Ado
     owner: b.owner ?? 'unowned',
     ownerLabel: b.ownerLabel,
     chosen: b.applications,
+    deliveryMethods: adoption.deliveryMethods,
   });
   for (const s of scanned.filter((x) => x.error))
     into.proposal.findings.unshift({
@@ -151,8 +153,8 @@ function unreadable(e: unknown, env: Environment): string {
 }
 
 /** Discovery in one Environment's namespace, with its registry as configured. */
-async function discover(ctx: ApiContext, env: Environment): Promise<FoundEnvironment> {
-  const rest = await ctx.environmentClient!(env);
+async function discover(adoption: NonNullable<ApiContext['adoption']>, env: Environment): Promise<FoundEnvironment> {
+  const rest = await adoption.environmentClient(env);
   let timer: NodeJS.Timeout | undefined;
   try {
     const f = await Promise.race([

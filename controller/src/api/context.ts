@@ -1,5 +1,6 @@
 import type { Environment } from '@kpromo/api';
 import type { ResolveDigest } from '../candidates/tagDigest.js';
+import type { DeliveryMethods } from '../extension/plugin.js';
 import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { PersonMapping } from '../policy/persons.js';
@@ -33,10 +34,14 @@ export interface ApiContext {
    */
   persons?: PersonMapping;
   /**
-   * A client of an Environment's cluster as the controller (clusterAccess decides, as for
-   * promotions): what POST /adopt reads workloads with. Absent in sessions that cannot (the CLI).
+   * What POST /adopt scans with: a client of an Environment's cluster as the controller
+   * (clusterAccess decides, as for promotions), and the delivery methods it recognises on the
+   * workloads. Absent in sessions that cannot (the CLI).
    */
-  environmentClient?(env: Environment): Promise<KubeRest>;
+  adoption?: {
+    environmentClient(env: Environment): Promise<KubeRest>;
+    deliveryMethods: DeliveryMethods;
+  };
   /**
    * Resolves a tag to a digest in an Environment's registry (with its credentials) when a workload
    * does not pin one; without it, such a workload's version is no candidate (NoDigest).

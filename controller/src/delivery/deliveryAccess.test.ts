@@ -1,8 +1,10 @@
 import type { Application, Environment } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
+import type { DeliveryMethod } from '../extension/deliveryMethod.js';
 import { deliveryCondition, environmentStatus } from '../reconcile/reconcileStatus.js';
 import { builtinWorkloadKinds } from '../rollout/registry.js';
 import { deliveryNeeds } from './deliveryAccess.js';
+import { builtinDeliveryMethods } from './registry.js';
 
 const env = (method: 'patch' | 'helmRelease' | 'git' | 'imagePolicy', extra: Record<string, unknown> = {}) =>
   ({
@@ -24,44 +26,46 @@ const app = (name: string, workloads: Application['spec']['workloads']) =>
     spec: { owner: 't', image: { repository: name }, workloads },
   }) as Application;
 
+const registry = { deliveryMethods: builtinDeliveryMethods, workloadKinds: builtinWorkloadKinds };
+
 describe("the controller's delivery rights per Environment", () => {
-  it('needs patch on each workload kind its Applications name there, create and delete for Jobs', () => {
+  it("asks the Environment's delivery method, with the registered kinds its Applications name there, sorted", () => {
     const apps = [
       app('cart', [
         { kind: 'Deployment', name: 'cart' },
         { kind: 'Job', name: 'migrate' },
+        // Not registered: the promotion fails on it with its own reason, nothing to check.
+        { kind: 'WebService' as 'Deployment', name: 'edge' },
       ]),
       app('web', [{ kind: 'StatefulSet', name: 'web' }]),
       // Only in dev: nothing needed in prod for it.
       app('report', [{ kind: 'CronJob', name: 'report', environments: ['dev'] }]),
     ];
-    expect(deliveryNeeds(env('patch'), apps, builtinWorkloadKinds)).toEqual([
+    const seen: string[][] = [];
+    const probe: DeliveryMethod = {
+      name: 'probe',
+      deliver: async () => undefined,
+      accessNeeds: ({ env: e, workloadKinds }) => {
+        seen.push(workloadKinds.map((k) => k.kind));
+        return [{ verb: 'get', group: 'example.com', resource: 'probes', namespace: e.spec.namespace }];
+      },
+    };
+    const withProbe = { ...registry, deliveryMethods: new Map([['probe', probe]]) };
+    expect(deliveryNeeds(env('probe' as 'patch'), apps, withProbe)).toEqual([
+      { verb: 'get', group: 'example.com', resource: 'probes', namespace: 'web' },
+    ]);
+    expect(seen).toEqual([['Deployment', 'Job', 'StatefulSet']]);
+    // The built-in patch method turns those kinds into verbs (its own rule: methods/patch.test.ts).
+    expect(deliveryNeeds(env('patch'), apps, registry)).toEqual([
       { verb: 'patch', group: 'apps', resource: 'deployments', namespace: 'web' },
       { verb: 'create', group: 'batch', resource: 'jobs', namespace: 'web' },
       { verb: 'delete', group: 'batch', resource: 'jobs', namespace: 'web' },
       { verb: 'patch', group: 'apps', resource: 'statefulsets', namespace: 'web' },
     ]);
-    expect(deliveryNeeds(env('helmRelease'), apps, builtinWorkloadKinds)).toEqual([
-      { verb: 'patch', group: 'helm.toolkit.fluxcd.io', resource: 'helmreleases', namespace: 'web' },
-    ]);
-    // git and imagePolicy write nothing in the cluster; their verdict reads Flux's object there.
-    expect(deliveryNeeds(env('git'), apps, builtinWorkloadKinds)).toEqual([]);
-    const git = { repository: 'https://g/x.git', path: '{app}.yaml' };
-    expect(
-      deliveryNeeds(env('git', { git: { ...git, kustomization: { name: 'apps' } } }), apps, builtinWorkloadKinds),
-    ).toEqual([
-      { verb: 'get', group: 'kustomize.toolkit.fluxcd.io', resource: 'kustomizations', namespace: 'flux-system' },
-    ]);
-    expect(
-      deliveryNeeds(
-        env('git', { git: { ...git, kustomization: { name: 'apps', cluster: 'control' } } }),
-        apps,
-        builtinWorkloadKinds,
-      ),
-    ).toEqual([]);
-    expect(
-      deliveryNeeds(env('imagePolicy', { imagePolicy: { namespace: 'images' } }), apps, builtinWorkloadKinds),
-    ).toEqual([{ verb: 'get', group: 'image.toolkit.fluxcd.io', resource: 'imagepolicies', namespace: 'images' }]);
+    // A method that is not registered, or has no accessNeeds, needs nothing checked.
+    expect(deliveryNeeds(env('probe' as 'patch'), apps, registry)).toEqual([]);
+    const silent = new Map([['probe', { ...probe, accessNeeds: undefined }]]);
+    expect(deliveryNeeds(env('probe' as 'patch'), apps, { ...registry, deliveryMethods: silent })).toEqual([]);
   });
 
   it('records DeliveryPermitted on the Environment: False naming each missing verb, Unknown when it could not ask', () => {

@@ -1,17 +1,10 @@
 import type { Application, Environment } from '@kpromo/api';
 import { workloadsFor } from '../candidates/runningVersion.js';
-import type { WorkloadKinds } from '../extension/plugin.js';
-import { HELMRELEASE, IMAGEPOLICY, KUSTOMIZATION } from '../kube/paths.js';
-
+import type { AccessNeed } from '../extension/deliveryMethod.js';
+import type { ControllerExtensions } from '../extension/plugin.js';
 import type { KubeRest } from '../kube/rest.js';
 
-/** One verb the controller's identity needs in an Environment's cluster to deliver there. */
-export interface AccessNeed {
-  verb: string;
-  group: string;
-  resource: string;
-  namespace: string;
-}
+export type { AccessNeed } from '../extension/deliveryMethod.js';
 
 /** What the controller may not do in an Environment's cluster; `checkedAt` ms. */
 export interface DeliveryAccess {
@@ -21,61 +14,27 @@ export interface DeliveryAccess {
   checkedAt: number;
 }
 
+/** The registries the needs come from: the Environment's delivery method, and the kinds of its workloads. */
+export type DeliveryRegistry = Pick<ControllerExtensions, 'deliveryMethods' | 'workloadKinds'>;
+
 export const describeNeed = (n: AccessNeed) =>
   `${n.verb} ${n.group ? `${n.resource}.${n.group}` : n.resource} in namespace ${n.namespace}`;
 
 /**
  * Pure: the verbs the controller's identity needs in the Environment's cluster to deliver its
- * Applications there, by delivery method. `patch`: patch (or, for kinds replaced on change such as
- * Jobs, create and delete) each workload kind its Applications name; `helmRelease`: patch
- * HelmReleases. `git` and `imagePolicy` write nothing in the cluster (Flux does), but their verdict
- * reads the Flux object there: get on the Kustomization or the ImagePolicies, when Flux runs in
- * the Environment's cluster (objects in the control cluster are read with the controller's
- * control-cluster rights, not judged here).
+ * Applications there: what its delivery method's `accessNeeds` says, given the registered workload
+ * kinds its Applications name for it (sorted by kind). A method without `accessNeeds`, or one that
+ * is not registered, needs nothing checked.
  */
-export function deliveryNeeds(env: Environment, apps: readonly Application[], kinds: WorkloadKinds): AccessNeed[] {
-  const ns = env.spec.namespace;
-  const d = env.spec.delivery;
-  const method = d.method;
-  if (method === 'helmRelease')
-    return [{ verb: 'patch', group: HELMRELEASE.group, resource: HELMRELEASE.plural, namespace: ns }];
-  if (method === 'git') {
-    const k = d.git?.kustomization;
-    return k && (k.cluster ?? 'environment') === 'environment'
-      ? [
-          {
-            verb: 'get',
-            group: KUSTOMIZATION.group,
-            resource: KUSTOMIZATION.plural,
-            namespace: k.namespace ?? 'flux-system',
-          },
-        ]
-      : [];
-  }
-  if (method === 'imagePolicy') {
-    const p = d.imagePolicy;
-    return (p?.cluster ?? 'environment') === 'environment'
-      ? [
-          {
-            verb: 'get',
-            group: IMAGEPOLICY.group,
-            resource: IMAGEPOLICY.plural,
-            namespace: p?.namespace ?? 'flux-system',
-          },
-        ]
-      : [];
-  }
-  if (method !== 'patch') return [];
+export function deliveryNeeds(env: Environment, apps: readonly Application[], r: DeliveryRegistry): AccessNeed[] {
+  const method = r.deliveryMethods.get(env.spec.delivery.method);
+  if (!method?.accessNeeds) return [];
   const used = new Set(apps.flatMap((a) => workloadsFor(a, env.metadata.name).map((w) => w.kind)));
-  const out: AccessNeed[] = [];
-  for (const k of [...used].sort()) {
-    const kind = kinds.get(k);
-    if (!kind?.patch) continue; // a kind that cannot be patched fails the promotion with its own reason
-    const { group, plural } = kind.resource;
-    const verbs = kind.patch === 'recreate' ? ['create', 'delete'] : ['patch'];
-    for (const verb of verbs) out.push({ verb, group, resource: plural, namespace: ns });
-  }
-  return out;
+  const workloadKinds = [...used].sort().flatMap((k) => {
+    const kind = r.workloadKinds.get(k);
+    return kind ? [kind] : [];
+  });
+  return [...method.accessNeeds({ env, workloadKinds })];
 }
 
 /**
@@ -111,7 +70,7 @@ export class DeliveryAccessTracker {
 
   constructor(
     private readonly clientFor: (env: Environment) => Promise<KubeRest>,
-    private readonly kinds: WorkloadKinds,
+    private readonly registry: DeliveryRegistry,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -123,7 +82,7 @@ export class DeliveryAccessTracker {
 
   /** Asks again when the needs or the cluster changed, or the last answer is old. */
   async refresh(env: Environment, apps: readonly Application[]): Promise<void> {
-    const needs = deliveryNeeds(env, apps, this.kinds);
+    const needs = deliveryNeeds(env, apps, this.registry);
     const key = JSON.stringify([env.spec.cluster, needs]);
     const prev = this.known.get(DeliveryAccessTracker.id(env.metadata.namespace, env.metadata.name));
     if (prev && prev.key === key && this.now() - prev.access.checkedAt < RECHECK_MS) return;

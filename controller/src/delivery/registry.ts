@@ -6,7 +6,11 @@ import { helmReleaseDelivery } from './methods/helmRelease.js';
 import { imagePolicyDelivery } from './methods/imagePolicy.js';
 import { patchDelivery } from './methods/patch.js';
 
-/** The methods the Environment CRD names (its `spec.delivery.method` enum). */
+/**
+ * The methods the Environment CRD names (its `spec.delivery.method` enum). The order is adoption's
+ * tie-break (DeliveryInference): helmRelease before git, so a workload helm-controller renders is
+ * the HelmRelease's, whichever Kustomization applied the HelmRelease.
+ */
 export const BUILTIN_DELIVERY_METHODS: readonly DeliveryMethod[] = [
   patchDelivery,
   helmReleaseDelivery,

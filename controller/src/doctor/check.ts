@@ -1,6 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { JwtAuthenticatorConfig } from '../auth/config.js';
 import type { ClusterAccessRule } from '../credentials/clusterAccess.js';
+import type { DeliveryMethods } from '../extension/plugin.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { McpConfig } from '../mcp/config.js';
 import type { Egress } from '../net/guardedFetch.js';
@@ -23,6 +24,8 @@ export interface DoctorContext {
   /** The caller's kubeconfig (to reach Environment clusters by context). */
   kubeconfig: k8s.KubeConfig;
   clientFor(context: string): KubeRest | undefined;
+  /** The delivery methods whose checks (`diagnose`) check `delivery` runs, by `spec.delivery.method`. */
+  deliveryMethods: DeliveryMethods;
   /** From the controller config (`--config`), when given. */
   clusterAccess?: readonly ClusterAccessRule[];
   lease?: { namespace: string; name: string; durationSeconds: number };
@@ -49,5 +52,4 @@ export interface DoctorCheck {
   run(ctx: DoctorContext): Promise<CheckResult[]>;
 }
 
-/** An error's first line: what a result line shows (stack traces and apiserver bodies stay out). */
-export const why = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0] : String(e));
+export { why } from '../util/errors.js';

@@ -1,4 +1,5 @@
 import { loadConfig } from '../config.js';
+import type { DeliveryMethods } from '../extension/plugin.js';
 import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextClients.js';
 import { Egress } from '../net/guardedFetch.js';
 import type { DoctorContext } from './check.js';
@@ -20,6 +21,8 @@ export function openDoctorContext(o: {
   configFile?: string;
   /** `namespace/name` of the controller's ServiceAccount. */
   controllerServiceAccount?: string;
+  /** The delivery methods to check Environments with (`kpromo doctor`: the built-ins). */
+  deliveryMethods: DeliveryMethods;
 }): DoctorContext & { close(): Promise<void> } {
   const kc = loadKubeconfig(o.kubeconfig);
   const context = o.context ?? kc.getCurrentContext();
@@ -38,6 +41,7 @@ export function openDoctorContext(o: {
     namespace: o.namespace ?? kc.getContextObject(context)?.namespace ?? 'default',
     kubeconfig: kc,
     clientFor: (ctx) => clientForContext(kc, ctx),
+    deliveryMethods: o.deliveryMethods,
     ...(config
       ? {
           clusterAccess: config.clusterAccess,

@@ -1,4 +1,7 @@
 // `@kpromo/controller/doctor`: checks of an installation, for `kpromo doctor`.
+// The built-in delivery methods are what `kpromo doctor` checks Environments with; a host with
+// plugins passes loadPlugins(plugins).deliveryMethods (@kpromo/controller) instead.
+export { builtinDeliveryMethods } from '../delivery/registry.js';
 export {
   ADMISSION_POLICIES,
   CONTROLLER_IDENTITY_LABEL,

@@ -1,5 +1,7 @@
 import type { Application, Environment, PromotionPlan } from '@kpromo/api';
 import type { KubeRest } from '../kube/rest.js';
+import type { DeliveryInference } from './adoption.js';
+import type { WorkloadKind } from './workloadKind.js';
 
 /** What the controller's GitOps writer ({@link DeliveryContext.commitImageChange}) commits and pushes. */
 export interface CommitImageChangeRequest {
@@ -72,6 +74,47 @@ export type DeliveryVerdict =
   | { state: 'Applied' | 'Progressing'; message: string }
   | { state: 'Failed'; reason: string; message: string };
 
+/** One verb the controller's identity needs in an Environment's cluster to deliver there. */
+export interface AccessNeed {
+  verb: string;
+  /** API group; empty for the core group (`configmaps`). */
+  group: string;
+  resource: string;
+  namespace: string;
+}
+
+/** What {@link DeliveryMethod.accessNeeds} is asked about. */
+export interface AccessNeedsContext {
+  env: Environment;
+  /**
+   * The registered workload kinds the Environment's Applications name for it, by kind name (a kind
+   * that is not registered fails the promotion with its own reason, so it needs nothing here).
+   */
+  workloadKinds: readonly WorkloadKind[];
+}
+
+/** One line of `kpromo doctor` (check `delivery`) about an Environment's delivery. */
+export interface DeliveryDiagnosis {
+  status: 'pass' | 'warn' | 'fail';
+  /** What was checked: `Environment prod HelmReleases`. */
+  subject: string;
+  message: string;
+  /** The command or change that fixes it (fail and warn only). */
+  fix?: string;
+}
+
+/** What {@link DeliveryMethod.diagnose} reads with: `kpromo doctor` runs as a person (their kubeconfig, their RBAC). */
+export interface DiagnoseContext {
+  /** The Environment (one cluster of a fleet) delivering by this method. */
+  env: Environment;
+  /** The Applications with workloads in it. */
+  apps: readonly Application[];
+  /** The control cluster, as the caller. */
+  control: KubeRest;
+  /** The Environment's cluster as the caller; undefined when the caller's kubeconfig has no context for it. */
+  client(): KubeRest | undefined;
+}
+
 /** What the step runner records in the plan status (`apps[].commit`). */
 export interface DeliveryResult {
   commit?: string;
@@ -99,6 +142,19 @@ export interface DeliveryMethod {
    * applied the commit. Nothing (undefined) means the method has no part to judge.
    */
   rollout?(ctx: DeliveryVerdictContext): Promise<DeliveryVerdict | undefined>;
+  /**
+   * Optional, pure: what the controller's identity must be allowed in the Environment's cluster to
+   * deliver there. The controller asks the cluster (SelfSubjectAccessReviews, nothing written) and
+   * reports the answer as the Environment's DeliveryPermitted condition; without it nothing is checked.
+   */
+  accessNeeds?(c: AccessNeedsContext): readonly AccessNeed[];
+  /**
+   * Optional: `kpromo doctor`'s checks of an Environment delivering this way (check `delivery`), read
+   * as the caller and never written. A thrown error fails the check with its message.
+   */
+  diagnose?(c: DiagnoseContext): Promise<readonly DeliveryDiagnosis[]>;
+  /** Optional: how adoption recognises this method on running workloads and proposes its settings. */
+  infer?: DeliveryInference;
 }
 
 /** `namespace/name` of the plan, as annotations and commit messages name it. */

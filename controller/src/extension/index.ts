@@ -3,14 +3,31 @@
 // interfaces (delivery/methods, rollout/kinds, notify/notifier.ts); reconcile/ consumes them. This
 // folder imports only low-level modules (kube, credentials, oci), never delivery, rollout, notify or
 // reconcile: `yarn deps:check` fails on an import cycle.
+export type {
+  AdoptedContainer,
+  AdoptKind,
+  DeliveryInference,
+  FoundEnvironment,
+  FoundHelmRelease,
+  FoundImagePolicy,
+  FoundKustomization,
+  FoundWorkload,
+  InferContext,
+  InferredDelivery,
+  UnreadReference,
+} from './adoption.js';
 export { gitDeliveryAuth, registryAuth, registryEndpoint } from './credentials.js';
 export type {
+  AccessNeed,
+  AccessNeedsContext,
   CommitImageChangeRequest,
   DeliveryContext,
+  DeliveryDiagnosis,
   DeliveryMethod,
   DeliveryResult,
   DeliveryVerdict,
   DeliveryVerdictContext,
+  DiagnoseContext,
 } from './deliveryMethod.js';
 export { PermanentAppError } from './errors.js';
 export type { NotificationProvider, ReleaseEvent } from './notificationProvider.js';

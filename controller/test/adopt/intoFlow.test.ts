@@ -2,6 +2,7 @@ import type { Environment, PromotionFlow } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { adoptIntoFlow } from '../../src/adopt/intoFlow.js';
 import { type FoundEnvironment, proposeAdoption } from '../../src/adopt/propose.js';
+import { builtinDeliveryMethods } from '../../src/delivery/registry.js';
 
 const API = 'promotions.kpromo.dev/v1alpha1';
 const found = (name: string, prefix: string, apps: string[]): FoundEnvironment => ({
@@ -47,6 +48,7 @@ const proposal = (existing = environments) =>
     owner: 'platform',
     flowName: 'main',
     existing: { applications: [], environments: existing, flows: [] },
+    deliveryMethods: builtinDeliveryMethods,
   });
 
 describe('adoptIntoFlow', () => {
@@ -80,6 +82,7 @@ describe('adoptIntoFlow', () => {
       namespace: 'n',
       environments: [local(found('dev', '', ['cart'])), { ...found('prod', 'prod', []), registry: undefined }],
       owner: 'platform',
+      deliveryMethods: builtinDeliveryMethods,
     });
     expect(p.findings.map((f) => f.subject)).toEqual(['Environment prod', 'Environment dev', 'PromotionFlow']);
     const r = adoptIntoFlow({ proposal: p, flow: flow(), environments });

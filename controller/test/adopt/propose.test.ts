@@ -1,6 +1,7 @@
 import type { Application } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { type FoundEnvironment, findValuePath, proposeAdoption } from '../../src/adopt/propose.js';
+import { type FoundEnvironment, proposeAdoption } from '../../src/adopt/propose.js';
+import { builtinDeliveryMethods } from '../../src/delivery/registry.js';
 
 const D = (c: string) => `sha256:${c.repeat(64)}`;
 const deploy = (name: string, image: string, labels: Record<string, string> = {}, kind = 'Deployment' as const) => ({
@@ -49,7 +50,12 @@ const estate = () => [
 
 describe('proposeAdoption', () => {
   it('groups workloads by image, infers each registry prefix, and proposes a flow in the given order', () => {
-    const p = proposeAdoption({ namespace: 'kpromo-shop', environments: estate(), owner: 'platform' });
+    const p = proposeAdoption({
+      namespace: 'kpromo-shop',
+      environments: estate(),
+      owner: 'platform',
+      deliveryMethods: builtinDeliveryMethods,
+    });
     expect(p.applications.map((a) => [a.metadata.name, a.spec])).toEqual([
       [
         'cart',
@@ -129,14 +135,25 @@ describe('proposeAdoption', () => {
   });
 
   it('a second run against what the first created proposes nothing, and only what changed after', () => {
-    const first = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform' });
+    const first = proposeAdoption({
+      namespace: 'n',
+      environments: estate(),
+      owner: 'platform',
+      deliveryMethods: builtinDeliveryMethods,
+    });
     // The apiserver adds defaults (approval, tagPattern); they do not count as a change.
     const existing = {
       applications: first.applications,
       environments: first.environments,
       flows: [{ ...first.flow!, spec: { ...first.flow!.spec, approval: 'manual' as const } }],
     };
-    const again = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing });
+    const again = proposeAdoption({
+      namespace: 'n',
+      environments: estate(),
+      owner: 'platform',
+      existing,
+      deliveryMethods: builtinDeliveryMethods,
+    });
     expect(again.applications).toEqual([]);
     expect(again.environments).toEqual([]);
     expect(again.flow).toBeUndefined();
@@ -151,7 +168,13 @@ describe('proposeAdoption', () => {
     const grown = estate();
     grown[1].workloads.push(deploy('search', 'reg.example.com/stable/shop/search:v1'));
     grown[0].workloads.push(deploy('search', 'reg.example.com/shop/search:v2'));
-    const third = proposeAdoption({ namespace: 'n', environments: grown, owner: 'platform', existing });
+    const third = proposeAdoption({
+      namespace: 'n',
+      environments: grown,
+      owner: 'platform',
+      existing,
+      deliveryMethods: builtinDeliveryMethods,
+    });
     expect(third.applications.map((a) => a.metadata.name)).toEqual(['search']);
     expect(third.updates).toEqual(['PromotionFlow/main']);
   });
@@ -173,7 +196,13 @@ describe('proposeAdoption', () => {
       environments: [],
       flows: [],
     };
-    const p = proposeAdoption({ namespace: 'n', environments: estate(), owner: 'platform', existing });
+    const p = proposeAdoption({
+      namespace: 'n',
+      environments: estate(),
+      owner: 'platform',
+      existing,
+      deliveryMethods: builtinDeliveryMethods,
+    });
     const basket = p.applications.find((a) => a.metadata.name === 'basket');
     // Its own settings stay; cart-worker, which runs the same image, joins it.
     expect(basket?.spec).toEqual({
@@ -200,6 +229,7 @@ describe('proposeAdoption', () => {
       environments: estate(),
       owner: 'platform',
       existing: { ...existing, applications: [basket!, existing.applications[1]] },
+      deliveryMethods: builtinDeliveryMethods,
     });
     expect(again.unchanged).toContain('Application/basket');
     expect(again.applications.some((a) => a.metadata.name === 'basket')).toBe(false);
@@ -215,6 +245,7 @@ describe('proposeAdoption', () => {
         { ...stable, registry: { host: 'reg.example.com', prefix: 'stable/shop' } },
       ],
       owner: 'platform',
+      deliveryMethods: builtinDeliveryMethods,
     });
     expect(p.applications.map((a) => a.spec.image.repository).sort()).toEqual(['cart', 'report', 'web']);
     expect(p.environments.map((e) => e.spec.registry)).toEqual([
@@ -264,6 +295,7 @@ describe('proposeAdoption', () => {
           },
         ),
       ],
+      deliveryMethods: builtinDeliveryMethods,
     });
     const byName = Object.fromEntries(p.environments.map((e) => [e.metadata.name, e.spec.delivery]));
     expect(byName.prod).toEqual({ method: 'helmRelease', helmRelease: { name: '{app}', valuesPath: 'image.tag' } });
@@ -297,6 +329,7 @@ describe('proposeAdoption', () => {
           helmReleases: [{ name: 'a', values: { image: { tag: '1' } } }],
         }),
       ],
+      deliveryMethods: builtinDeliveryMethods,
     });
     expect(p.findings).toContainEqual({
       level: 'undecided',
@@ -305,13 +338,48 @@ describe('proposeAdoption', () => {
         '1 of 2 workloads are managed by Flux HelmReleases, the others are not: Flux HelmReleases chosen; the others need an Environment of their own',
     });
   });
-});
 
-describe('findValuePath', () => {
-  it('finds the shallowest path holding the value, and ignores keys a dot path cannot spell', () => {
-    expect(findValuePath({ a: { tag: 'v1' }, image: { tag: 'v1' } }, 'v1')).toBe('a.tag');
-    expect(findValuePath({ deep: { er: { tag: 'v1' } }, image: { tag: 'v1' } }, 'v1')).toBe('image.tag');
-    expect(findValuePath({ 'a.b': 'v1' }, 'v1')).toBeUndefined();
-    expect(findValuePath('v1', 'v1')).toBeUndefined();
+  it('each workload goes to the strongest evidence, then the earlier method; most workloads win among equals', () => {
+    const HELM = { 'helm.toolkit.fluxcd.io/name': 'a' };
+    const KS = { 'kustomize.toolkit.fluxcd.io/name': 'apps' };
+    const scanned = { imagePolicies: [{ name: 'a', namespace: 'flux-system', image: 'r.io/x/a' }] };
+    const methodOf = (workloads: FoundEnvironment['workloads'], extra: Partial<FoundEnvironment> = {}) => {
+      const p = proposeAdoption({
+        namespace: 'n',
+        owner: 'o',
+        environments: [env('dev', workloads, extra)],
+        deliveryMethods: builtinDeliveryMethods,
+      });
+      return p.environments[0].spec.delivery.method;
+    };
+    // Labels of what applies a workload outweigh an ImagePolicy scanning its image, however many.
+    expect(
+      methodOf([deploy('a', 'r.io/x/a:1', HELM), deploy('b', 'r.io/x/a:1'), deploy('c', 'r.io/x/a:1')], scanned),
+    ).toBe('helmRelease');
+    expect(methodOf([deploy('a', 'r.io/x/a:1')], scanned)).toBe('imagePolicy');
+    // Labelled by both: the HelmRelease's (registered before git), so git has one workload to helm's one: a tie, helm.
+    expect(methodOf([deploy('a', 'r.io/x/a:1', { ...HELM, ...KS }), deploy('b', 'r.io/x/b:1', KS)])).toBe(
+      'helmRelease',
+    );
+    expect(
+      methodOf([deploy('a', 'r.io/x/a:1', HELM), deploy('b', 'r.io/x/b:1', KS), deploy('c', 'r.io/x/c:1', KS)]),
+    ).toBe('git');
+  });
+
+  it('says so, and proposes no Environment, when no registered method can recognise the workloads', () => {
+    const onlyGit = new Map([['git', builtinDeliveryMethods.get('git')!]]);
+    const p = proposeAdoption({
+      namespace: 'n',
+      owner: 'o',
+      environments: [env('dev', [deploy('a', 'r.io/x/a:1')])],
+      deliveryMethods: onlyGit,
+    });
+    expect(p.environments).toEqual([]);
+    expect(p.findings).toContainEqual({
+      level: 'undecided',
+      subject: 'Environment dev',
+      message:
+        'no registered delivery method recognises how its workloads are delivered (registered: git): not proposed',
+    });
   });
 });

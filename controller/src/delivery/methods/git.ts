@@ -1,9 +1,75 @@
 import { gitDeliveryAuth } from '../../extension/credentials.js';
-import { type DeliveryMethod, planRef } from '../../extension/deliveryMethod.js';
+import {
+  type DeliveryDiagnosis,
+  type DeliveryMethod,
+  type DiagnoseContext,
+  planRef,
+} from '../../extension/deliveryMethod.js';
 import { KUSTOMIZATION, resourcePath } from '../../kube/paths.js';
 import { isNotFound } from '../../kube/rest.js';
+import { majority } from '../../util/collections.js';
+import { why } from '../../util/errors.js';
+import { judgeFlux } from '../fluxDiagnosis.js';
 import { type Kustomization, kustomizationVerdict } from '../fluxKustomization.js';
+import { remoteBranchCommit } from '../gitCommit.js';
 import { checkRepoFilePath } from '../yamlEdit.js';
+
+/** The labels kustomize-controller sets on the objects a Kustomization applies. */
+const KS_NAME = 'kustomize.toolkit.fluxcd.io/name';
+const KS_NAMESPACE = 'kustomize.toolkit.fluxcd.io/namespace';
+
+/** The GitOps repository and branch answer with the delivery's credentials, and its Kustomization is there. */
+async function diagnoseGit(c: DiagnoseContext): Promise<DeliveryDiagnosis[]> {
+  const { env } = c;
+  const g = env.spec.delivery.git!;
+  const subject = `Environment ${env.metadata.name} git ${g.repository}`;
+  const branch = g.branch ?? 'main';
+  const out: DeliveryDiagnosis[] = [];
+  let auth: Awaited<ReturnType<typeof gitDeliveryAuth>>;
+  let note = '';
+  try {
+    auth = await gitDeliveryAuth(c.control, env);
+  } catch (e) {
+    note = ` (its credentials Secret could not be used here: ${why(e)}; tried without)`;
+  }
+  try {
+    const commit = await remoteBranchCommit({ repository: g.repository, branch, ...(auth ? { auth } : {}) });
+    out.push(
+      commit
+        ? {
+            status: note ? 'warn' : 'pass',
+            subject,
+            message: `branch ${branch} at ${commit.slice(0, 12)}${auth ? ', with its credentials' : ''}${note}`,
+          }
+        : {
+            status: 'fail',
+            subject,
+            message: `the repository has no branch ${branch}`,
+            fix: `fix delivery.git.branch of Environment ${env.metadata.name}, or push the branch`,
+          },
+    );
+  } catch (e) {
+    out.push({
+      status: 'fail',
+      subject,
+      message: `${why(e)}${note}`,
+      fix: `check delivery.git.repository and the Secret named by delivery.git.credentialsSecretRef (kubernetes.io/basic-auth, labelled promotions.kpromo.dev/credential=true, annotation promotions.kpromo.dev/destinations naming the repository)`,
+    });
+  }
+  if (g.kustomization) {
+    const k = g.kustomization;
+    const wanted = [
+      {
+        namespace: k.namespace ?? 'flux-system',
+        name: k.name.replaceAll('{environment}', env.metadata.name),
+        app: 'the Environment',
+      },
+    ];
+    // A name per app ({app}) is judged by the promotion itself: here only the Environment-wide one.
+    if (!k.name.includes('{app}')) out.push(await judgeFlux(c, KUSTOMIZATION, k.cluster ?? 'environment', wanted));
+  }
+  return out;
+}
 
 /** delivery.method=git: commit the image reference to a GitOps repository (its agent applies it). */
 export const gitDelivery: DeliveryMethod = {
@@ -42,5 +108,55 @@ export const gitDelivery: DeliveryMethod = {
       throw e;
     });
     return kustomizationVerdict(obj, `${ns}/${name}`, c.commit);
+  },
+  /**
+   * Nothing is written in the cluster (Flux applies the commit), but with delivery.git.kustomization
+   * in the Environment's cluster the verdict reads it there: get on Kustomizations in its namespace.
+   * One in the control cluster is read with the controller's control-cluster rights, not judged here.
+   */
+  accessNeeds({ env }) {
+    const k = env.spec.delivery.git?.kustomization;
+    return k && (k.cluster ?? 'environment') === 'environment'
+      ? [
+          {
+            verb: 'get',
+            group: KUSTOMIZATION.group,
+            resource: KUSTOMIZATION.plural,
+            namespace: k.namespace ?? 'flux-system',
+          },
+        ]
+      : [];
+  },
+  diagnose: diagnoseGit,
+  /**
+   * Workloads a Flux Kustomization applies (its labels), from the GitRepository it reads: the file
+   * holding each app's image is a guess, so the Environment is always left to review.
+   */
+  infer: {
+    evidence: 'manages',
+    by: 'Flux Kustomizations',
+    recognises: (c) => !!c.workload.labels[KS_NAME],
+    propose({ found, containers }) {
+      const ksName = majority(
+        containers.map((u) => `${u.workload.labels[KS_NAMESPACE] ?? 'flux-system'}/${u.workload.labels[KS_NAME]}`),
+      )!;
+      const ks = found.kustomizations.find((k) => `${k.namespace}/${k.name}` === ksName);
+      const dir = (ks?.path ?? '.').replace(/^\.?\/*/, '').replace(/\/+$/, '');
+      return {
+        delivery: {
+          method: 'git',
+          git: {
+            repository: ks?.git?.url ?? 'https://git.example.com/CHANGE-ME.git',
+            ...(ks?.git?.branch ? { branch: ks.git.branch } : {}),
+            path: `${dir ? `${dir}/` : ''}{app}.yaml`,
+            kustomization: { name: ksName.split('/')[1], namespace: ksName.split('/')[0] },
+          },
+        },
+        undecided: [
+          `applied by Flux Kustomization ${ksName}${ks?.git ? ` from ${ks.git.url}` : ''}: check delivery.git.path, the file holding each app's image (proposed ${dir ? `${dir}/` : ''}{app}.yaml), and add credentialsSecretRef`,
+        ],
+        incomplete: true,
+      };
+    },
   },
 };

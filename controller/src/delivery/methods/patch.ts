@@ -8,4 +8,24 @@ export const patchDelivery: DeliveryMethod = {
   async deliver(c) {
     await patchWorkloadImage(await c.client(), c.env, c.app, c.ref, planRef(c.plan));
   },
+  /**
+   * Patch on each workload kind the Environment's Applications name there; create and delete for
+   * kinds replaced on change (Jobs, whose template is immutable). A kind that cannot be patched fails
+   * the promotion with its own reason (UnsupportedWorkloadKind), so it needs nothing.
+   */
+  accessNeeds: ({ env, workloadKinds }) =>
+    workloadKinds.flatMap((kind) => {
+      if (!kind.patch) return [];
+      const { group, plural } = kind.resource;
+      const verbs = kind.patch === 'recreate' ? ['create', 'delete'] : ['patch'];
+      return verbs.map((verb) => ({ verb, group, resource: plural, namespace: env.spec.namespace }));
+    }),
+  // The controller check already reports its rights in the Environment's cluster (DeliveryPermitted): no diagnose.
+  /** Any workload can be patched: chosen when nothing else is seen to deliver the workloads. */
+  infer: {
+    evidence: 'fallback',
+    by: 'kpromo patching the workloads',
+    recognises: () => true,
+    propose: () => ({ delivery: { method: 'patch' } }),
+  },
 };
