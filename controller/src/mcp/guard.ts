@@ -1,7 +1,6 @@
 import type { AuthInfo, CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import { ApiError } from '../api/context.js';
-import type { Authorizer } from '../auth/authorizer.js';
 import type { Caller } from '../auth/identity.js';
 import { KubeError } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
@@ -9,10 +8,10 @@ import { redactDeep } from './redact.js';
 
 export type Extra = ServerContext;
 
+/** Authorisation is the API context's (ctx.access): every check is made as the caller there. */
 export interface McpServerOptions {
   /** Write mode: promote, rollback and plan creation. Off unless explicitly enabled. */
   write: boolean;
-  authorizer: Pick<Authorizer, 'check'>;
   log: Logger;
   /** The caller when the transport carries no identity (stdio: the kubeconfig user). */
   localCaller?: Caller;
