@@ -111,7 +111,7 @@ const cases: Array<[string, Record<string, unknown>]> = [
 console.log(`${APPS} applications x ${ENVS.length} environments cached, ${ITER} calls each\n`);
 
 {
-  const server = createMcpServer(ctx, { write: false, authorizer: allow, log, localCaller: caller });
+  const server = createMcpServer(ctx, { write: false, log, localCaller: caller });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
   const client = new Client({ name: 'bench', version: '1' });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fleetPlan } from '@kpromo/test-harness/fleetPlan';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { AuthError, Authenticator, loadStaticTokens } from '../src/auth/authenticator.js';
 import { loadConfig } from '../src/config.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
@@ -10,6 +11,7 @@ import { SessionEventStore } from '../src/mcp/eventStore.js';
 import { metadataPaths, metadataUrl, protectedResourceMetadata } from '../src/mcp/oauth.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
 import { age, appLine, candidateLines, planDetail, planLine, shortDigest } from '../src/mcp/summary.js';
+import { TOOLS } from '../src/mcp/tools/index.js';
 import { parseUri } from '../src/mcp/uris.js';
 import { PlanOut, planOut, planOutcome } from '../src/mcp/views.js';
 
@@ -293,5 +295,47 @@ describe('diff and plan tool text', () => {
     expect(lines.filter((l) => l.startsWith('  app-'))).toHaveLength(50);
     expect(lines).toContain('  … and 10 more (every candidate is in the structured content)');
     expect(lines.at(-1)).toBe('4001 skipped (1 SourceNotHealthy, 4000 UpToDate): x (SourceNotHealthy), and 4000 more');
+  });
+});
+
+describe('mcp tool rows and the contract', () => {
+  it('every tool but list and state takes the request of an HTTP operation', () => {
+    expect(TOOLS.filter((t) => !t.contract).map((t) => t.name)).toEqual(['list', 'state']);
+  });
+  it("a tool's arguments are the contract request's fields, but for the differences its row declares", () => {
+    for (const t of TOOLS) {
+      if (!t.contract) continue;
+      const mine = Object.keys(t.input.shape);
+      const theirs = Object.keys(t.contract.schema.shape);
+      expect({
+        tool: t.name,
+        mcpOnly: mine.filter((k) => !theirs.includes(k)).sort(),
+        notOffered: theirs.filter((k) => !mine.includes(k)).sort(),
+      }).toEqual({
+        tool: t.name,
+        mcpOnly: [...(t.contract.mcpOnly ?? [])].sort(),
+        notOffered: [...(t.contract.notOffered ?? [])].sort(),
+      });
+    }
+  });
+  it('accepts no field longer or larger than the HTTP API does', () => {
+    const props = (s: z.ZodType) =>
+      (z.toJSONSchema(s, { io: 'input' }).properties ?? {}) as Record<string, Record<string, unknown>>;
+    const compared: string[] = [];
+    const over: string[] = [];
+    for (const t of TOOLS) {
+      if (!t.contract) continue;
+      const mine = props(t.input);
+      for (const [field, theirs] of Object.entries(props(t.contract.schema)))
+        for (const limit of ['maxLength', 'maximum', 'maxItems']) {
+          const max = theirs[limit];
+          if (typeof max !== 'number' || !mine[field]) continue;
+          compared.push(`${t.name}.${field}`);
+          const m = mine[field][limit];
+          if (typeof m !== 'number' || m > max) over.push(`${t.name}.${field}: ${limit} ${m} (HTTP API: ${max})`);
+        }
+    }
+    expect(over).toEqual([]);
+    expect(compared).toEqual(expect.arrayContaining(['diff.applications', 'stop_line.reason', 'history.limit']));
   });
 });

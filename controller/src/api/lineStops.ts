@@ -50,6 +50,28 @@ const stopName = (now: Date) =>
     .toLowerCase()}`;
 
 /**
+ * Everything {@link stopLine} checks before it writes: the name and reason, and RBAC `create` on
+ * linestops in the namespace, as the caller. A door that asks a person to confirm (MCP) asks this
+ * first. Returns the namespace, name and reason to write.
+ */
+export async function checkStopLine(
+  ctx: ApiContext,
+  caller: Caller,
+  req: StopLineRequest,
+  now = new Date(),
+): Promise<{ namespace: string; name: string; reason: string }> {
+  const namespace = req.namespace ?? ctx.namespace;
+  const name = req.name ?? stopName(now);
+  if (!NAME.test(name) || name.length > 63)
+    throw new ApiError(400, `LineStop name "${name}" must be a DNS label (lower-case letters, digits, '-')`);
+  const reason = req.reason?.trim();
+  if (!reason) throw new ApiError(400, 'reason is required: say why the line stops (it is shown on every held plan)');
+  if (reason.length > 1024) throw new ApiError(400, 'reason must be at most 1024 characters');
+  await ctx.access.require(caller, { verb: 'create', resource: RESOURCE, namespace });
+  return { namespace, name, reason };
+}
+
+/**
  * Stops the line as the caller: needs `create` on linestops in the namespace (as kubectl would).
  * The LineStop records the authenticated caller as stoppedBy, never a name from the request.
  */
@@ -59,14 +81,7 @@ export async function stopLine(
   req: StopLineRequest,
   now = new Date(),
 ): Promise<LineStop> {
-  const namespace = req.namespace ?? ctx.namespace;
-  const name = req.name ?? stopName(now);
-  if (!NAME.test(name) || name.length > 63)
-    throw new ApiError(400, `LineStop name "${name}" must be a DNS label (lower-case letters, digits, '-')`);
-  const reason = req.reason?.trim();
-  if (!reason) throw new ApiError(400, 'reason is required: say why the line stops (it is shown on every held plan)');
-  if (reason.length > 1024) throw new ApiError(400, 'reason must be at most 1024 characters');
-  await ctx.access.require(caller, { verb: 'create', resource: RESOURCE, namespace });
+  const { namespace, name, reason } = await checkStopLine(ctx, caller, req, now);
   const body: LineStop = {
     apiVersion: API_VERSION,
     kind: 'LineStop',
@@ -91,11 +106,19 @@ export async function stopLine(
   }
 }
 
+/**
+ * Everything {@link liftLineStop} checks before it deletes, as the caller: `get` on the LineStop (a
+ * denied read answers like a missing one) and `delete`. A door that asks a person to confirm asks this first.
+ */
+export async function checkLiftLineStop(ctx: ApiContext, caller: Caller, namespace: string, name: string) {
+  await ctx.access.requireGet(caller, RESOURCE, namespace, name, `LineStop ${namespace}/${name} not found`);
+  await ctx.access.require(caller, { verb: 'delete', resource: RESOURCE, namespace, name });
+}
+
 /** Lifts a LineStop as the caller: needs `delete` on linestops in its namespace. */
 export async function liftLineStop(ctx: ApiContext, caller: Caller, namespace: string, name: string): Promise<void> {
   const ref = `LineStop ${namespace}/${name}`;
-  await ctx.access.requireGet(caller, RESOURCE, namespace, name, `${ref} not found`);
-  await ctx.access.require(caller, { verb: 'delete', resource: RESOURCE, namespace, name });
+  await checkLiftLineStop(ctx, caller, namespace, name);
   try {
     await ctx.control.delete(resourcePath(KPROMO_TYPES.LineStop, namespace, name));
   } catch (e) {

@@ -1,7 +1,6 @@
 import type { AuthInfo, CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import { ApiError } from '../api/context.js';
-import type { AccessRequest, Authorizer } from '../auth/authorizer.js';
 import type { Caller } from '../auth/identity.js';
 import { KubeError } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
@@ -9,17 +8,16 @@ import { redactDeep } from './redact.js';
 
 export type Extra = ServerContext;
 
+/** Authorisation is the API context's (ctx.access): every check is made as the caller there. */
 export interface McpServerOptions {
   /** Write mode: promote, rollback and plan creation. Off unless explicitly enabled. */
   write: boolean;
-  authorizer: Pick<Authorizer, 'check'>;
   log: Logger;
   /** The caller when the transport carries no identity (stdio: the kubeconfig user). */
   localCaller?: Caller;
-  defaultPageSize?: number;
 }
 
-/** A call the server declines: read-only mode, RBAC, no confirmation. Logged as `refused`. */
+/** A call the server declines: read-only mode, no confirmation. Logged as `refused` (as are 401/403 ApiErrors). */
 export class Refused extends Error {
   constructor(message: string) {
     super(message);
@@ -44,16 +42,6 @@ export function callerOf(extra: Extra, o: McpServerOptions): Caller {
   const c = (extra.http?.authInfo?.extra as { caller?: Caller } | undefined)?.caller ?? o.localCaller;
   if (!c) throw new Refused('unauthenticated: no caller identity on this connection');
   return c;
-}
-
-export async function authorize(o: McpServerOptions, caller: Caller, reqs: AccessRequest[]): Promise<void> {
-  for (const r of reqs) {
-    const d = await o.authorizer.check(caller, r);
-    if (!d.allowed)
-      throw new Refused(
-        `forbidden: ${caller.username}${caller.via ? ` (via ${caller.via.username})` : ''} may not ${r.verb} ${r.resource}${r.namespace ? ` in namespace ${r.namespace}` : ''} (Kubernetes RBAC)`,
-      );
-  }
 }
 
 /** A message safe to show a client: no stack traces, no internals beyond the error text. */
@@ -97,16 +85,17 @@ export class Cancelled extends Error {
 }
 
 /**
- * Runs one tool call: identity, write-mode gate, RBAC, the call (abandoned when the client cancels),
- * and one audit line whatever happens. Text content is a short summary; structuredContent carries
- * the data. A call may instead ask the client for input (confirmation), returned as is.
+ * Runs one tool call: identity, write-mode gate, the call (abandoned when the client cancels; it
+ * authorises itself through the API layer), and one audit line whatever happens. Text content is a
+ * short summary; structuredContent carries the data. A call may instead ask the client for input
+ * (confirmation), returned as is.
  */
 export async function runTool(
   o: McpServerOptions,
   tool: string,
   args: Record<string, unknown>,
   extra: Extra,
-  gate: { write?: boolean; access: (caller: Caller) => AccessRequest[] },
+  write: boolean,
   fn: (caller: Caller) => Promise<ToolOutcome | InputRequiredResult>,
 ): Promise<CallToolResult | InputRequiredResult> {
   const t0 = Date.now();
@@ -115,11 +104,9 @@ export async function runTool(
   let message: string | undefined;
   try {
     caller = callerOf(extra, o);
-    if (gate.write && !o.write)
+    if (write && !o.write)
       throw new Refused(`${tool} is refused: the MCP server runs in read-only mode (enable mcp.write to allow it)`);
-    await untilCancelled(extra.mcpReq.signal, authorize(o, caller, gate.access(caller)));
-    const who = caller;
-    const out = await untilCancelled(extra.mcpReq.signal, fn(who));
+    const out = await untilCancelled(extra.mcpReq.signal, fn(caller));
     if (isInputRequiredResult(out)) {
       result = 'input_required';
       return out;

@@ -113,8 +113,7 @@ class CallerScopedBus implements ServerEventBus {
  */
 export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHttpDeps): Promise<McpHttp> {
   const log = deps.log.child({ component: 'mcp' });
-  const authorizer = deps.auth.authorizer;
-  const serverOpts: McpServerOptions = { write: cfg.write, authorizer, log };
+  const serverOpts: McpServerOptions = { write: cfg.write, log };
   const sessions = new Map<string, Session>();
   const streams = new Map<string, Stream>();
   let allowedHosts: string[] = [];
@@ -148,9 +147,8 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
     };
   };
   const stopListChanges = feed.onList((resource, namespace) =>
-    bus.publishWhere(
-      { kind: 'resources_list_changed' },
-      async (caller) => (await authorizer.check(caller, { verb: 'list', resource, namespace })).allowed,
+    bus.publishWhere({ kind: 'resources_list_changed' }, (caller) =>
+      ctx.access.may(caller, { verb: 'list', resource, namespace }),
     ),
   );
 
@@ -350,7 +348,7 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
       if (notifications && Array.isArray(notifications.resourceSubscriptions)) {
         const allowed: string[] = [];
         for (const uri of notifications.resourceSubscriptions)
-          if (typeof uri === 'string' && (await mayRead(serverOpts, caller, uri))) allowed.push(uri);
+          if (typeof uri === 'string' && (await mayRead(ctx, caller, uri))) allowed.push(uri);
         body = {
           ...body,
           params: { ...body.params, notifications: { ...notifications, resourceSubscriptions: allowed } },

@@ -10,10 +10,9 @@ import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
 import { diff, getPlan } from '../api/promotions.js';
 import type { Caller } from '../auth/identity.js';
-import { versionReader } from '../candidates/versionReader.js';
 import { BadRequest, callerOf, errorText, type McpServerOptions, Refused } from './guard.js';
 import { APPLICATION_TEMPLATE, applicationJson, applicationUri, PLAN_TEMPLATE, parseUri, planUri } from './uris.js';
-import { appOut, arrivalIndex, pipelineEnvironments, planOut, versionOut } from './views.js';
+import { appsView, pipelineEnvironments, planOut } from './views.js';
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? '';
 
@@ -31,28 +30,19 @@ export function protocolError(e: unknown): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InternalError, errorText(e));
 }
 
-async function mayList(o: McpServerOptions, caller: Caller, resource: string, namespace: string): Promise<boolean> {
-  return (await o.authorizer.check(caller, { verb: 'list', resource, namespace })).allowed;
-}
-
-/** Namespaces (among those given) where RBAC lets the caller list `resource`. */
-async function visibleNamespaces(o: McpServerOptions, caller: Caller, resource: string, nss: string[]) {
-  const out: string[] = [];
-  for (const ns of [...new Set(nss)]) if (await mayList(o, caller, resource, ns)) out.push(ns);
-  return out;
-}
-
 /**
  * May the caller read the resource behind a kpromo URI? A denied read answers exactly like a
  * missing resource, so neither reads nor subscriptions are an oracle for what exists.
  */
-export async function mayRead(o: McpServerOptions, caller: Caller, uri: string): Promise<boolean> {
+export async function mayRead(ctx: ApiContext, caller: Caller, uri: string): Promise<boolean> {
   const ref = parseUri(uri);
   if (!ref) return false;
-  return (
-    await o.authorizer.check(caller, { verb: 'get', resource: ref.resource, namespace: ref.namespace, name: ref.name })
-  ).allowed;
+  return ctx.access.may(caller, { verb: 'get', resource: ref.resource, namespace: ref.namespace, name: ref.name });
 }
+
+/** Namespaces (among those given) where RBAC lets the caller list `resource`. */
+const visibleNamespaces = (ctx: ApiContext, caller: Caller, resource: string, nss: string[]) =>
+  ctx.access.listable(caller, resource, [...new Set(nss)], (ns) => ns);
 
 export function registerResources(server: McpServer, ctx: ApiContext, o: McpServerOptions): void {
   server.registerResource(
@@ -62,7 +52,7 @@ export function registerResources(server: McpServer, ctx: ApiContext, o: McpServ
         const caller = callerOf(extra, o);
         const plans = ctx.cache.plans();
         const nss = await visibleNamespaces(
-          o,
+          ctx,
           caller,
           'promotionplans',
           plans.map((p) => p.metadata.namespace ?? ''),
@@ -106,7 +96,7 @@ export function registerResources(server: McpServer, ctx: ApiContext, o: McpServ
         const caller = callerOf(extra, o);
         const apps = ctx.cache.applications();
         const nss = await visibleNamespaces(
-          o,
+          ctx,
           caller,
           'applications',
           apps.map((a) => a.metadata.namespace ?? ''),
@@ -140,7 +130,7 @@ export function registerResources(server: McpServer, ctx: ApiContext, o: McpServ
       } catch (e) {
         throw protocolError(e);
       }
-      if (!(await mayRead(o, caller, uri.href))) throw new ResourceNotFoundError(uri.href, missing);
+      if (!(await mayRead(ctx, caller, uri.href))) throw new ResourceNotFoundError(uri.href, missing);
       const a = applicationJson(ctx, ns, name);
       if (!a) throw new ResourceNotFoundError(uri.href, missing);
       return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(a) }] };
@@ -199,22 +189,11 @@ export function registerPrompts(server: McpServer, ctx: ApiContext, o: McpServer
         const ns = args.namespace || ctx.namespace;
         const caller = callerOf(extra, o);
         for (const resource of ['applications', 'promotionplans'])
-          if (!(await mayList(o, caller, resource, ns)))
-            throw new Refused(
-              `forbidden: ${caller.username} may not list ${resource} in namespace ${ns} (Kubernetes RBAC)`,
-            );
-        const now = Date.now();
-        const idx = arrivalIndex(ctx, ns);
+          await ctx.access.require(caller, { verb: 'list', resource, namespace: ns });
         const envs = pipelineEnvironments(ctx, ns).filter(
           (e) => !args.environment || e.metadata.name === args.environment,
         );
-        const read = versionReader(ctx.cache);
-        const apps = ctx.cache.applications(ns).map((a) =>
-          appOut(
-            a,
-            envs.map((e) => versionOut(ctx, a, read(a, e), now, idx)),
-          ),
-        );
+        const apps = appsView(ctx, ctx.cache.applications(ns), args.environment);
         const plans = ctx.cache
           .plans(ns)
           .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))
@@ -382,11 +361,14 @@ export function registerCompletions(server: McpServer, ctx: ApiContext, o: McpSe
           (x) => x.metadata.namespace ?? '',
         ),
       ].filter(Boolean);
-      values = await visibleNamespaces(o, caller, resourceForNamespaces, all);
+      values = await visibleNamespaces(ctx, caller, resourceForNamespaces, all);
     } else {
       const c = COMPLETABLE[field];
       const ns = given.namespace || ctx.namespace;
-      values = c && (await mayList(o, caller, c.resource, ns)) ? c.values(ctx, ns) : [];
+      values =
+        c && (await ctx.access.may(caller, { verb: 'list', resource: c.resource, namespace: ns }))
+          ? c.values(ctx, ns)
+          : [];
       if (field === 'environment' || field === 'from' || field === 'to') {
         const order = pipelineEnvironments(ctx, ns).map((e) => e.metadata.name);
         values = values.filter((v) => order.includes(v)).sort((a, b) => order.indexOf(a) - order.indexOf(b));

@@ -4,7 +4,7 @@ import type { Caller } from '../auth/identity.js';
 import type { McpServerOptions } from './guard.js';
 import { registerCompletions, registerPrompts, registerResources } from './resources.js';
 import { registerLegacySubscriptions } from './subscriptions.js';
-import { registerTools } from './tools.js';
+import { registerRow, TOOLS } from './tools/index.js';
 
 export type { McpServerOptions } from './guard.js';
 
@@ -54,7 +54,7 @@ export function createMcpServer(
       'resources/read': { ttlMs: 0, cacheScope: 'private' },
     },
   });
-  registerTools(server, ctx, opts);
+  for (const row of TOOLS) registerRow(server, ctx, opts, row);
   registerResources(server, ctx, opts);
   registerPrompts(server, ctx, opts);
   registerCompletions(server, ctx, opts);

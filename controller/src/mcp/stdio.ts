@@ -97,7 +97,7 @@ export function serveMcpStdio(
     if (!Array.isArray(uris)) return m;
     const allowed: string[] = [];
     for (const uri of uris)
-      if (typeof uri === 'string' && (await mayRead(opts, opts.localCaller, uri))) allowed.push(uri);
+      if (typeof uri === 'string' && (await mayRead(ctx, opts.localCaller, uri))) allowed.push(uri);
     for (const uri of allowed)
       if (!followed.has(uri))
         followed.set(
@@ -152,10 +152,10 @@ export async function runMcpStdio(
   await Promise.all(
     cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
   );
-  const authorizer = new Authorizer(clients.control);
+  const access = new Access(new Authorizer(clients.control));
   const served = serveMcpStdio(
-    { cache, control: clients.control, access: new Access(authorizer), namespace: cfg.defaultNamespace, resolveDigest },
-    { write: cfg.mcp.write, authorizer, log, localCaller: await localCaller(clients.control) },
+    { cache, control: clients.control, access, namespace: cfg.defaultNamespace, resolveDigest },
+    { write: cfg.mcp.write, log, localCaller: await localCaller(clients.control) },
   );
   let closed = false;
   const close = async () => {

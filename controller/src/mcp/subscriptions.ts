@@ -46,7 +46,7 @@ export function registerLegacySubscriptions(
         { uri },
       );
     // Subscribing to a plan that does not exist yet is allowed (it may be created), reading it is not.
-    if (!(await mayRead(o, caller, uri))) throw new ResourceNotFoundError(uri);
+    if (!(await mayRead(ctx, caller, uri))) throw new ResourceNotFoundError(uri);
     if (!subs.has(uri)) subs.set(uri, feed.onResource(uri, send));
     return {};
   });
@@ -60,10 +60,10 @@ export function registerLegacySubscriptions(
   let pending: NodeJS.Timeout | undefined;
   const stopList = owner
     ? feed.onList((resource, namespace) => {
-        void o.authorizer
-          .check(owner, { verb: 'list', resource, namespace })
-          .then((d) => {
-            if (!d.allowed || pending) return;
+        void ctx.access
+          .may(owner, { verb: 'list', resource, namespace })
+          .then((allowed) => {
+            if (!allowed || pending) return;
             pending = setTimeout(() => {
               pending = undefined;
               server.sendResourceListChanged();

@@ -2,6 +2,7 @@ import type { Application, Condition, Environment, EnvironmentVersion, Promotion
 import { planProgress } from '@kpromo/contract';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
+import { versionReader } from '../candidates/versionReader.js';
 import { clip, redactMap } from './redact.js';
 
 // Everything returned to a client is a projection of cluster objects into these shapes: CR text is
@@ -424,5 +425,74 @@ export function pipelineEnvironments(ctx: ApiContext, ns: string): Environment[]
     const ra = rank.get(a.metadata.name) ?? Number.MAX_SAFE_INTEGER;
     const rb = rank.get(b.metadata.name) ?? Number.MAX_SAFE_INTEGER;
     return ra - rb || a.metadata.name.localeCompare(b.metadata.name);
+  });
+}
+
+export const CandidateOut = z.object({
+  application: z.string(),
+  from: z.object({
+    tag: z.string(),
+    digest: z.string(),
+    since: z.string().optional(),
+    ageSeconds: z.number().optional(),
+  }),
+  to: z
+    .object({
+      tag: z.string().optional(),
+      digest: z.string().optional(),
+      since: z.string().optional(),
+      ageSeconds: z.number().optional(),
+    })
+    .optional(),
+});
+/** The skipped applications an answer lists (the first skippedLimit, actionable first) and counts of all. */
+export const skippedOut = {
+  skipped: z.array(z.object({ application: z.string(), reason: z.string(), message: z.string() })),
+  skippedTotal: z.number().int(),
+  skippedByReason: z.record(z.string(), z.number().int()),
+};
+
+/** Candidates of a diff or plan with when each version arrived where it runs. */
+export function withAges(
+  ctx: ApiContext,
+  ns: string,
+  from: string,
+  to: string,
+  cands: Array<{ application: string; from: { tag: string; digest: string }; to?: { tag?: string; digest?: string } }>,
+): z.infer<typeof CandidateOut>[] {
+  const now = Date.now();
+  const idx = arrivalIndex(ctx, ns);
+  const age = (appName: string, env: string, v: { tag?: string; digest?: string }) => {
+    const a = ctx.cache.getApplication(ns, appName);
+    if (!a) return {};
+    const out = versionOut(ctx, a, { environment: env, tag: v.tag, digest: v.digest, health: 'Unknown' }, now, idx);
+    return defined({ since: out.since, ageSeconds: out.ageSeconds });
+  };
+  return cands.map((c) => ({
+    application: c.application,
+    from: { tag: c.from.tag, digest: c.from.digest, ...age(c.application, from, c.from) },
+    ...(c.to
+      ? {
+          to: defined({
+            tag: c.to.tag || undefined,
+            digest: c.to.digest || undefined,
+            ...age(c.application, to, c.to),
+          }),
+        }
+      : {}),
+  }));
+}
+
+/** Applications with the version and health in every Environment of their namespace (or in `env`), in pipeline order. */
+export function appsView(ctx: ApiContext, apps: Application[], env?: string): AppOut[] {
+  const now = Date.now();
+  const idx = arrivalIndex(ctx, apps.length === 1 ? apps[0].metadata.namespace : undefined);
+  const read = versionReader(ctx.cache);
+  return apps.map((a) => {
+    const envs = pipelineEnvironments(ctx, a.metadata.namespace ?? '').filter((e) => !env || e.metadata.name === env);
+    return appOut(
+      a,
+      envs.map((e) => versionOut(ctx, a, read(a, e), now, idx)),
+    );
   });
 }
