@@ -1,6 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { JwtAuthenticatorConfig } from '../auth/config.js';
-import type { ClusterAccessRule } from '../credentials/clusterAccess.js';
+import type { ClusterAccessRule } from '../kube/clusterAccess.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { McpConfig } from '../mcp/config.js';
 import type { Egress } from '../net/guardedFetch.js';

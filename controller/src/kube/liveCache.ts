@@ -8,10 +8,10 @@ import type {
   PromotionPlan,
 } from '@kpromo/api';
 import { fleetTargets, isFleet } from '@kpromo/api';
-import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
 import type { WatchedWorkloadKind } from '../rollout/builtinKind.js';
 import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
+import { CLUSTER_NOT_ALLOWED } from './clusterAccess.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
 import { Informer, type InformerLog, type KObject, slimHelmRelease } from './informer.js';
 import { type KpromoEvent, KpromoEventCache } from './kpromoEvents.js';
