@@ -11,6 +11,7 @@ import { AUTH_DEFAULTS } from '../src/auth/config.js';
 import { httpAuthFrom } from '../src/auth/httpAuth.js';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -135,7 +136,7 @@ beforeAll(async () => {
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
     { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [] },
   ]);
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
   await cache.start(AbortSignal.timeout(30_000));
   await waitFor('cart cached', async () => !!cache.getApplication(NS, 'cart'), 30_000);
   const authorizer = new Authorizer(clients.control);

@@ -15,6 +15,7 @@ import { IssuerUnavailable, JwtAuthenticator } from '../src/auth/oidc.js';
 import { loadConfig } from '../src/config.js';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { Egress } from '../src/net/guardedFetch.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -178,7 +179,7 @@ beforeAll(async () => {
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
     { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [] },
   ]);
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
   await cache.start(AbortSignal.timeout(30_000));
   await waitFor('cart cached', async () => !!cache.getApplication(NS, 'cart'), 30_000);
   authorizer = new Authorizer(clients.control);

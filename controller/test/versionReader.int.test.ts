@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { versionReader } from '../src/candidates/versionReader.js';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 import { DEPLOYMENT, resourcePath } from '../src/kube/paths.js';
 import type { KubeRest } from '../src/kube/rest.js';
 import { applyCr, applyDeployment, crs, deleteNs, ensureNs, waitReady } from './e2eHelpers.js';
@@ -39,7 +40,7 @@ beforeAll(async () => {
     await applyCr(dev, crs.application(NS, name, 'team-a'));
     await applyDeployment(dev, APPS_NS, name, `127.0.0.1:5000/shop/${name}:v1.0.0@${digest('a')}`);
   }
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
   await cache.start(AbortSignal.timeout(60_000));
   await waitFor('applications and environment cached', async () => {
     const env = cache.getEnvironment(NS, 'dev');

@@ -9,6 +9,7 @@ import { ClusterClients } from '../kube/clusters.js';
 import { LiveCache, targetKey } from '../kube/liveCache.js';
 import { KPROMO_TYPES } from '../kube/paths.js';
 import { resolveDigest } from '../oci/copyImage.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
 import { Access, who } from './access.js';
 import { type ApiContext, ApiError } from './context.js';
 
@@ -95,7 +96,10 @@ export async function openLocalApi(o: LocalApiOptions): Promise<LocalApi> {
   const access = new Access(new Authorizer(clients.control));
   const namespaces = o.namespaces ?? [namespace];
   await requireCacheAccess(access, caller, namespaces);
-  const cache = new LiveCache(clients, [...namespaces], undefined, undefined, undefined, OPTIONAL_KINDS);
+  const cache = new LiveCache(clients, [...namespaces], {
+    workloadKinds: BUILTIN_WORKLOAD_KINDS,
+    optionalKinds: OPTIONAL_KINDS,
+  });
   try {
     await cache.start(AbortSignal.timeout(30_000));
     if (o.environmentsWaitMs) await settleEnvironments(cache, cache.environments(), o.environmentsWaitMs);

@@ -12,6 +12,7 @@ import { LiveCache } from '../kube/liveCache.js';
 import { Egress, setDefaultEgress } from '../net/guardedFetch.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { resolveDigest } from '../oci/copyImage.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
 import type { McpConfig } from './config.js';
 import { changeFeed } from './feed.js';
 import type { McpServerOptions } from './guard.js';
@@ -147,7 +148,7 @@ export async function runMcpStdio(
   // Digests are resolved in Environment registries: through the same egress guard as the controller.
   const restoreEgress = setDefaultEgress(new Egress({ allowedCidrs: cfg.egress?.allowedCidrs ?? [] }));
   const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess, cfg.kubeClient);
-  const cache = new LiveCache(clients, cfg.namespaces, log);
+  const cache = new LiveCache(clients, cfg.namespaces, { workloadKinds: BUILTIN_WORKLOAD_KINDS, log });
   await cache.start(AbortSignal.timeout(60_000));
   await Promise.all(
     cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
