@@ -1,4 +1,5 @@
-// `@kpromo/controller/doctor`: checks of an installation, for `kpromo doctor`.
+// `@kpromo/controller/doctor`: checks of an installation, for `kpromo doctor` (whose session,
+// openDoctorContext, is opened by `@kpromo/controller/session`).
 export {
   ADMISSION_POLICIES,
   CONTROLLER_IDENTITY_LABEL,
@@ -6,8 +7,7 @@ export {
   judgeAdmission,
   judgeControllerIdentity,
 } from './admission.js';
-export type { CheckResult, DoctorCheck, DoctorContext } from './check.js';
+export { type CheckResult, type DoctorCheck, type DoctorContext, DoctorUsageError } from './check.js';
 export { DOCTOR_CHECKS, runDoctor } from './checks.js';
-export { DoctorUsageError, openDoctorContext } from './context.js';
 export { selectorMatches } from './namespaces.js';
 export { findWildcardHolders, GUARDED_VERBS, judgeWildcardHolders, wildcardGrants } from './rbacWildcards.js';
