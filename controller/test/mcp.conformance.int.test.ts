@@ -4,6 +4,7 @@ import { createServer, request, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Access } from '../src/api/access.js';
 import { Authorizer } from '../src/auth/authorizer.js';
@@ -11,11 +12,10 @@ import { AUTH_DEFAULTS } from '../src/auth/config.js';
 import { httpAuthFrom } from '../src/auth/httpAuth.js';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
-import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { createLogger } from '../src/observability/logger.js';
-import { deleteNs, ensureNs, restFor } from './e2eHelpers.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 
 // The conformance runner cannot send an Authorization header, so it talks to the server through a
 // tiny proxy that adds a static token and keeps Host/Origin as sent (the DNS-rebinding scenario

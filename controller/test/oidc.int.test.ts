@@ -4,6 +4,8 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { applyCr, deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
+import { INIT, modernClient, ok, rawPost, type ToolOut, text } from '@kpromo/test-harness/mcpClient';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Access } from '../src/api/access.js';
@@ -15,13 +17,11 @@ import { IssuerUnavailable, JwtAuthenticator } from '../src/auth/oidc.js';
 import { loadConfig } from '../src/config.js';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
-import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { Egress } from '../src/net/guardedFetch.js';
 import { createLogger } from '../src/observability/logger.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 import { createApp, listen } from '../src/server/httpServer.js';
-import { applyCr, deleteNs, ensureNs, restFor } from './e2eHelpers.js';
-import { INIT, modernClient, ok, rawPost, type ToolOut, text } from './mcpHelpers.js';
 
 // The issuer is real: the dev cluster's kube-apiserver, whose service-account issuer publishes an
 // OIDC discovery document and JWKS (kube's ServiceAccountIssuerDiscovery). Tokens come from its

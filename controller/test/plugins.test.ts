@@ -1,4 +1,5 @@
 import type { Config } from '@kpromo/controller';
+import { app, dg, env } from '@kpromo/test-harness/objects';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CONFIGMAP_ANNOTATION, configMapDelivery } from '../examples/plugin/configMapDelivery.js';
 import { examplePlugin } from '../examples/plugin/index.js';
@@ -12,7 +13,6 @@ import { reconcilePlan } from '../src/reconcile/plan/index.js';
 import { loadPlugins } from '../src/reconcile/plugins.js';
 import { checkRollout } from '../src/rollout/watchRollout.js';
 import { startController } from '../src/runtime.js';
-import { app, dg, env } from './fixtures.js';
 import { planWorld } from './support/planWorld.js';
 
 const SLACK = 'https://hooks.slack.invalid/T000/B000/XXXX';
