@@ -7,7 +7,7 @@
  *   BENCH_ARGS_FLOOD="--rate 2000 --seconds 20" yarn bench --only flood
  *
  * Starts (or reuses) the local clusters and two registries, seeds a release of `--apps` apps dev ->
- * stable (controller/test/faultScenario.ts, patch delivery), starts the controller as its own process
+ * stable (test/controller/faultScenario.ts, patch delivery), starts the controller as its own process
  * (`kpromo-controller run`, leader election on a 4 s Lease renewed every second, static tokens for
  * the valid traffic), and for each entry of --sources (how many loopback addresses the junk comes
  * from: 1 is one attacker, 64 a spread one that per-source limits alone do not stop) approves a plan
@@ -39,9 +39,16 @@ import {
   startRegistry,
   waitFor,
 } from '@kpromo/test-harness';
+import {
+  appOf,
+  chunk,
+  getPlan,
+  restFor,
+  setUpFaultScenario,
+  TEST_ADMIN,
+  testTokensFile,
+} from '@kpromo/test-harness/controller';
 import { stringify } from 'yaml';
-import { appOf, getPlan, restFor, TEST_ADMIN, testTokensFile } from '../controller/test/e2eHelpers.js';
-import { chunk, setUpFaultScenario } from '../controller/test/faultScenario.js';
 
 const { values } = parseArgs({
   options: {

@@ -8,10 +8,10 @@ import {
   applyProposal,
   builtinDeliveryMethods,
   type Proposal,
-  planAdoption,
   proposedResources,
   resourceFileName,
 } from '@kpromo/controller/adopt';
+import { planAdoption } from '@kpromo/controller/session';
 import { stringify } from 'yaml';
 import { UsageError } from './exitCodes.js';
 import { printable } from './table.js';

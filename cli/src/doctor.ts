@@ -3,9 +3,9 @@ import {
   type CheckResult,
   DOCTOR_CHECKS,
   DoctorUsageError,
-  openDoctorContext,
   runDoctor,
 } from '@kpromo/controller/doctor';
+import { openDoctorContext } from '@kpromo/controller/session';
 import { CliFailure, EXIT, UsageError } from './exitCodes.js';
 import { printable } from './table.js';
 

@@ -16,7 +16,6 @@ import {
   createPlan,
   diff,
   getPlan,
-  type LocalApi,
   liftLineStop,
   lineStopView,
   listApplications,
@@ -27,6 +26,7 @@ import {
   rollbackPlan,
   stopLine,
 } from '@kpromo/controller/api';
+import type { LocalApi } from '@kpromo/controller/session';
 import { Argument, Command, Option } from 'commander';
 import { type AdoptCliOptions, adoptCommand } from './adopt.js';
 import { parseDuration, parseExpect } from './args.js';

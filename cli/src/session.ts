@@ -1,13 +1,6 @@
 import { NamespaceQuery } from '@kpromo/contract';
-import {
-  type ClusterAccessRule,
-  ConfigError,
-  type LocalApi,
-  type LocalApiOptions,
-  loadConfig,
-  parseInput,
-  withLocalApi,
-} from '@kpromo/controller/api';
+import { type ClusterAccessRule, ConfigError, parseInput } from '@kpromo/controller/api';
+import { type LocalApi, type LocalApiOptions, loadConfig, withLocalApi } from '@kpromo/controller/session';
 import { UsageError } from './exitCodes.js';
 import type { OutputFormat } from './output.js';
 

@@ -1,6 +1,7 @@
 import { isTerminalPlan, type PromotionPlan } from '@kpromo/api';
 import { planProgress } from '@kpromo/contract';
-import { getPlan, type LocalApi } from '@kpromo/controller/api';
+import { getPlan } from '@kpromo/controller/api';
+import type { LocalApi } from '@kpromo/controller/session';
 import { stringify } from 'yaml';
 import { CliFailure, EXIT } from './exitCodes.js';
 import type { OutputFormat } from './output.js';

@@ -8,17 +8,6 @@
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import { type Running, startController } from '@kpromo/controller';
 import {
-  applyDeployment,
-  applyHelmRelease,
-  controllerConfig,
-  deleteNs,
-  deploymentImage,
-  ensureNs,
-  pushTestImage,
-  restFor,
-  waitReady,
-} from '@kpromo/controller/testing';
-import {
   applyCrds,
   ensureFluxBinaries,
   gitRepository,
@@ -29,6 +18,17 @@ import {
   needComponents,
   waitFor,
 } from '@kpromo/test-harness';
+import {
+  applyDeployment,
+  applyHelmRelease,
+  controllerConfig,
+  deleteNs,
+  deploymentImage,
+  ensureNs,
+  pushTestImage,
+  restFor,
+  waitReady,
+} from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { EXIT } from '../src/exitCodes.js';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import type { ApplicationView } from '@kpromo/contract';
 import { type Running, startController } from '@kpromo/controller';
+import { applyCrds, kubeConfigFor, REPO_ROOT } from '@kpromo/test-harness';
 import {
   controllerConfig,
   deleteNs,
@@ -17,8 +18,7 @@ import {
   restFor,
   seedTwoStageRelease,
   serviceAccountKubeconfig,
-} from '@kpromo/controller/testing';
-import { applyCrds, kubeConfigFor, REPO_ROOT } from '@kpromo/test-harness';
+} from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 

@@ -11,16 +11,6 @@ import { dirname, join } from 'node:path';
 import { type Running, startController } from '@kpromo/controller';
 import { ADMISSION_POLICIES } from '@kpromo/controller/doctor';
 import {
-  applyCr,
-  applyHelmRelease,
-  controllerConfig,
-  deleteNs,
-  ensureNs,
-  pushTestImage,
-  restFor,
-  serviceAccountKubeconfig,
-} from '@kpromo/controller/testing';
-import {
   ADMISSION_POLICY,
   applyCrds,
   applyManifest,
@@ -34,6 +24,16 @@ import {
   startGitHttpServer,
   waitFor,
 } from '@kpromo/test-harness';
+import {
+  applyCr,
+  applyHelmRelease,
+  controllerConfig,
+  deleteNs,
+  ensureNs,
+  pushTestImage,
+  restFor,
+  serviceAccountKubeconfig,
+} from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { EXIT } from '../src/exitCodes.js';

@@ -3,10 +3,11 @@
  * Prints candidate computation time for 500 apps x 5 environments from an in-memory cache (the same
  * CacheView the live informers implement) and the memory held by 5,000 cached Applications.
  */
+
+import { app, deployment, env, flow as flowOf } from '@kpromo/test-harness/objects';
 import { computeCandidates, stagePairs } from '../src/candidates/computeCandidates.js';
 import { runningVersion } from '../src/candidates/runningVersion.js';
-import { app, deployment, env, flow as flowOf } from '../test/fixtures.js';
-import { MemoryCache } from '../test/support/memoryCache.js';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 
 const ENVS = ['dev', 'qa', 'stable', 'preprod', 'prod'];
 const digest = (i: number, e: number) => `sha256:${(i * 7919 + e).toString(16).padStart(64, '0')}`;

@@ -8,11 +8,6 @@
  * not counted as the plan's. Cleans up.
  */
 import { defaultKubeconfigPath, ensureClusters, pushTestImage, startRegistry } from '@kpromo/test-harness';
-import { createPlan } from '../src/api/promotions.js';
-import type { Caller } from '../src/auth/identity.js';
-import { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -25,7 +20,12 @@ import {
   setupNamespaces,
   waitPlan,
   waitReady,
-} from '../test/e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { createPlan } from '../src/api/promotions.js';
+import type { Caller } from '../src/auth/identity.js';
+import { KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { startController } from '../src/runtime.js';
 import { StatusWriteLog } from './statusWriteLog.js';
 
 /** The kubeconfig's admin, calling the API in-process (checks run as SelfSubjectAccessReviews). */

@@ -18,8 +18,7 @@ import {
   startFlux,
   startRegistry,
 } from '@kpromo/test-harness';
-import { getPlan, restFor } from '../test/e2eHelpers.js';
-import { chunk, type Outcome, setUpFaultScenario } from '../test/faultScenario.js';
+import { chunk, getPlan, type Outcome, restFor, setUpFaultScenario } from '@kpromo/test-harness/controller';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
 const RUNS = values.quick ? 2 : 10;

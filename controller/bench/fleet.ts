@@ -25,11 +25,6 @@ import {
   startRegistry,
   waitFor,
 } from '@kpromo/test-harness';
-import pLimit from 'p-limit';
-import { createPlan, diff } from '../src/api/promotions.js';
-import type { Caller } from '../src/auth/identity.js';
-import { createLogger } from '../src/observability/logger.js';
-import { startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -40,7 +35,12 @@ import {
   restFor,
   waitPlan,
   waitReady,
-} from '../test/e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import pLimit from 'p-limit';
+import { createPlan, diff } from '../src/api/promotions.js';
+import type { Caller } from '../src/auth/identity.js';
+import { createLogger } from '../src/observability/logger.js';
+import { startController } from '../src/runtime.js';
 import { gcStats, pct, startRequestLog } from './requestLog.js';
 
 const BENCH_ADMIN: Caller = { username: 'kpromo-admin', groups: ['system:masters'], source: 'local' };

@@ -14,12 +14,12 @@ import { Access } from '../src/api/access.js';
 import type { ApiContext } from '../src/api/context.js';
 import type { Caller } from '../src/auth/identity.js';
 import type { Workload } from '../src/kube/cacheView.js';
+import { ChangeLoggingCache } from '../src/kube/memoryCache.js';
 import { KubeRest } from '../src/kube/rest.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { startMcpHttp } from '../src/mcp/http.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { createLogger } from '../src/observability/logger.js';
-import { ChangeLoggingCache } from '../test/support/memoryCache.js';
 
 // `-- --apps 5000`: the size of the scale benchmark (controller/bench/scale.ts) without its clusters.
 const APPS = Number(process.argv[process.argv.indexOf('--apps') + 1]) || 500;

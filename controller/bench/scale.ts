@@ -59,14 +59,6 @@ import {
   startRegistry,
   waitFor,
 } from '@kpromo/test-harness';
-import pLimit from 'p-limit';
-import { createPlan, diff } from '../src/api/promotions.js';
-import type { Caller } from '../src/auth/identity.js';
-import { DEPLOYMENT, resourcePath } from '../src/kube/paths.js';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { metrics } from '../src/observability/metrics.js';
-import { startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -82,8 +74,16 @@ import {
   TEST_ADMIN,
   testTokensFile,
   withShown,
-} from '../test/e2eHelpers.js';
-import { call, httpClient, ok } from '../test/mcpHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { call, httpClient, ok } from '@kpromo/test-harness/mcpClient';
+import pLimit from 'p-limit';
+import { createPlan, diff } from '../src/api/promotions.js';
+import type { Caller } from '../src/auth/identity.js';
+import { DEPLOYMENT, resourcePath } from '../src/kube/paths.js';
+import type { KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { metrics } from '../src/observability/metrics.js';
+import { startController } from '../src/runtime.js';
 import {
   buildBundle,
   byVerb,

@@ -23,10 +23,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PromotionPlan } from '@kpromo/api';
 import { defaultKubeconfigPath, ensureClusters, startControllerProcess, waitFor } from '@kpromo/test-harness';
-import pLimit from 'p-limit';
-import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -39,7 +35,11 @@ import {
   runNamespaces,
   setupNamespaces,
   withShown,
-} from '../test/e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import pLimit from 'p-limit';
+import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import { startController } from '../src/runtime.js';
 import {
   buildBundle,
   byVerb,

@@ -5,11 +5,12 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { resourceKindEntryProblem } from './api/resourceKinds.js';
 import { AUTH_DEFAULTS, AuthConfigSchema } from './auth/config.js';
-import { ClusterAccessSchema } from './credentials/clusterAccess.js';
+import { ClusterAccessSchema } from './kube/clusterAccess.js';
 import { MCP_DEFAULTS, McpConfigSchema } from './mcp/config.js';
 import { EGRESS_DEFAULTS, EgressConfigSchema } from './net/egressConfig.js';
 import { PERSONS_DEFAULTS, PersonsConfigSchema } from './policy/persons.js';
 import { SUPPLY_CHAIN_DEFAULTS, SupplyChainConfigSchema } from './supplychain/trustAnchors.js';
+import { ConfigError } from './util/configError.js';
 
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
@@ -185,12 +186,7 @@ export const ConfigSchema = z
 
 export type Config = z.infer<typeof ConfigSchema>;
 
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid controller configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /** env var -> config path; values are strings, coerced by the schema. */
 const ENV_MAP: Record<string, string[]> = {

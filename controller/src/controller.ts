@@ -24,6 +24,7 @@ import { loadPlugins } from './reconcile/plugins.js';
 import { changedPolicyFields, type Governed, policyChangeMessage, policyDigests } from './reconcile/policyChange.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
 import { environmentReconciler, reconcileFlow } from './reconcile/reconcileStatus.js';
+import { BUILTIN_WORKLOAD_KINDS } from './rollout/registry.js';
 
 export interface ControllerOptions {
   clients: ClusterClients;
@@ -122,7 +123,7 @@ export class Controller {
     const shard = o.shard;
     const scope = shard ? new NamespaceShard(o.clients.control, shard.namespaceSelector, o.log) : undefined;
     if (scope) scope.onChange(() => this.reportShard());
-    this.cache = new LiveCache(o.clients, scope ?? o.namespaces, o.log);
+    this.cache = new LiveCache(o.clients, scope ?? o.namespaces, { workloadKinds: BUILTIN_WORKLOAD_KINDS, log: o.log });
     this.scope = scope;
     const control = o.clients.control;
     const extensions = o.extensions ?? loadPlugins();

@@ -1,22 +1,8 @@
-export * from './api/context.js';
-export * from './api/promotions.js';
-export * from './candidates/computeCandidates.js';
-export * from './candidates/runningVersion.js';
-export * from './config.js';
-export * from './controller.js';
-// The extension contract (also alone as @kpromo/controller/plugin).
-export * from './extension/index.js';
-export * from './kube/cacheView.js';
-export * from './kube/clusters.js';
+// `@kpromo/controller`: the host API, for a process that runs the controller (kpromo-controller
+// itself, a platform team's own entry point with plugins as in PLUGINS.md, the demo, tests): read
+// the config, start the controller. Plugins implement `@kpromo/controller/plugin`; local front ends
+// open their session with `@kpromo/controller/session` and call `@kpromo/controller/api`.
+export { type Config, ConfigError, loadConfig } from './config.js';
+// Where a config puts the control cluster (in a pod or not), as startController decides it.
 export { type ControlClusterChoice, chooseControlCluster } from './kube/controlCluster.js';
-export * from './kube/liveCache.js';
-export type { ResourceType } from './kube/paths.js';
-export * from './kube/rest.js';
-export * from './leader/leaderElection.js';
-export * from './queue/workQueue.js';
-export * from './reconcile/plan/index.js';
-export * from './reconcile/planDecisions.js';
-export * from './reconcile/plugins.js';
-export * from './reconcile/tagTemplate.js';
-export * from './rollout/rolloutVerdict.js';
-export * from './runtime.js';
+export { type Running, type StartOptions, startController } from './runtime.js';

@@ -3,8 +3,8 @@ import pkg from '../package.json' with { type: 'json' };
 import { ApiError } from './api/context.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ShardSelectorError } from './kube/namespaceShard.js';
-import { runMcpStdio } from './mcp/stdio.js';
 import { startController } from './runtime.js';
+import { runMcpStdio } from './session/mcpStdio.js';
 
 // The controller binary only serves: `run` (the controller) and `mcp --stdio` (MCP for a local agent).
 // People use the one user CLI, `kpromo` (cli/), over the same api/ layer.

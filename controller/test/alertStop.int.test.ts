@@ -7,8 +7,6 @@
 // the receiver directly, as other authenticated callers would.
 import type { LineStop, PromotionPlan } from '@kpromo/api';
 import { type Alertmanager, needComponents, startAlertmanager, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Running } from '../src/runtime.js';
 import {
   callApi,
   grantClusterRole,
@@ -17,7 +15,9 @@ import {
   twoStageWorld,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Running } from '../src/runtime.js';
 
 await needComponents('alertmanager');
 

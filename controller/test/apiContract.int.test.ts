@@ -6,9 +6,9 @@ import type { PromotionPlan } from '@kpromo/api';
 import { CONTROLLER_API } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
 import { waitFor } from '@kpromo/test-harness';
+import { applyCr, callApi, getPlan, twoStageWorld, uidOf, waitPlan } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Running } from '../src/runtime.js';
-import { applyCr, callApi, getPlan, twoStageWorld, uidOf, waitPlan } from './e2eHelpers.js';
 
 const APPS = ['alpha', 'beta', 'delta', 'eps', 'gamma'];
 const TEAM = (app: string) => (['alpha', 'beta'].includes(app) ? 'team-b' : 'team-a');

@@ -5,8 +5,6 @@
 // control plane with the admission policies installed (applyCrds).
 import type { PromotionPlan } from '@kpromo/api';
 import { waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Running } from '../src/runtime.js';
 import {
   applyDeployment,
   callApi,
@@ -16,8 +14,10 @@ import {
   pushTestImage,
   waitPlan,
   waitReady,
-} from './e2eHelpers.js';
-import { call, httpClient, ok, text } from './mcpHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { call, httpClient, ok, text } from '@kpromo/test-harness/mcpClient';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Running } from '../src/runtime.js';
 
 const APPS = ['alpha', 'beta', 'gamma'];
 const world = insiderWorld('aws', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });

@@ -5,8 +5,6 @@
 // tag in stable's registry, stable's workload unchanged.
 import type { PromotionPlan } from '@kpromo/api';
 import { waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Running } from '../src/runtime.js';
 import {
   applyCr,
   callApi,
@@ -18,8 +16,10 @@ import {
   rejection,
   type TestUser,
   waitPlan,
-} from './e2eHelpers.js';
-import { call, httpClient, ok, text } from './mcpHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { call, httpClient, ok, text } from '@kpromo/test-harness/mcpClient';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Running } from '../src/runtime.js';
 
 const APPS = ['alpha', 'beta', 'gamma', 'delta'];
 const world = insiderWorld('awr', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });

@@ -3,10 +3,6 @@
 // (required approvers, freeze windows, soak time, automatic stages) hold or run plans.
 import type { PromotionPlan } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   callApi,
@@ -23,7 +19,11 @@ import {
   type TestUser,
   uidOf,
   waitPlan,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `authz-${RUN}`;

@@ -1,8 +1,8 @@
 import type { Candidate, PromotionPlan } from '@kpromo/api';
+import { env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 import { AUTO_LABEL, autoPlanDecision, autoPromote, autoStageRefusal } from '../src/reconcile/autoPromote.js';
-import { env, flow } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
 
 const cand = (application: string, d: string): Candidate => ({
   application,

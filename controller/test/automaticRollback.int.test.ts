@@ -6,8 +6,6 @@
 // into a plan. Each test checks what runs in stable afterwards.
 import type { PromotionPlan } from '@kpromo/api';
 import { needComponents } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Running } from '../src/runtime.js';
 import {
   applyDeployment,
   appOf,
@@ -22,7 +20,9 @@ import {
   rejection,
   verificationWorld,
   waitPlan,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Running } from '../src/runtime.js';
 
 await needComponents('prometheus');
 

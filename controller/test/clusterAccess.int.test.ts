@@ -4,12 +4,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Environment } from '@kpromo/api';
 import { waitFor } from '@kpromo/test-harness';
+import {
+  applyCr,
+  applyDeployment,
+  controllerConfig,
+  crs,
+  deleteNs,
+  ensureNs,
+  restFor,
+} from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
-import { applyCr, applyDeployment, controllerConfig, crs, deleteNs, ensureNs, restFor } from './e2eHelpers.js';
 
 // Environments in ALLOWED may use context prod; in REFUSED only dev. The prod context of the
 // controller's kubeconfig goes through a TCP proxy that counts connections: a refused Environment

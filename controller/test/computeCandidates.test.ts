@@ -1,9 +1,9 @@
 import type { Application, Environment, EnvironmentVersion } from '@kpromo/api';
+import { app, deployment, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { computeCandidates, globToRegExp, matchesSelector } from '../src/candidates/computeCandidates.js';
 import { fleetVersion, runningVersion } from '../src/candidates/runningVersion.js';
-import { app, deployment, dg, env, flow } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 
 const versions =
   (m: Record<string, Record<string, Partial<EnvironmentVersion>>>) =>

@@ -8,8 +8,8 @@ import { checkContinue, continuePlan } from '../src/api/continueWave.js';
 import { stalePlanMessage } from '../src/api/promotions.js';
 import type { AccessRequest, UrlAccessRequest } from '../src/auth/authorizer.js';
 import type { Caller } from '../src/auth/identity.js';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 import { KubeError } from '../src/kube/rest.js';
-import { MemoryCache } from './support/memoryCache.js';
 
 const alice: Caller = { username: 'alice', groups: ['release-managers'], source: 'static' };
 const UID = '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11';

@@ -15,11 +15,6 @@ import {
   stateDir,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ControllerOptions } from '../src/controller.js';
-import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -42,7 +37,12 @@ import {
   waitPlan,
   waitReady,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ControllerOptions } from '../src/controller.js';
+import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('flux');

@@ -15,9 +15,6 @@ import {
   kubeConfigFor,
   needComponents,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { stringify } from 'yaml';
-import { HISTORY_LABEL } from '../src/history/segments.js';
 import {
   deleteNs,
   ensureNs,
@@ -27,7 +24,10 @@ import {
   kubectl,
   restFor,
   serviceAccountKubeconfig,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { HISTORY_LABEL } from '../src/history/segments.js';
 
 await needComponents('kubectl');
 

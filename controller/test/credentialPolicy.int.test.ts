@@ -11,13 +11,20 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Notification } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import {
+  applyCr,
+  controllerConfig,
+  deleteNamespaces,
+  restFor,
+  runNamespaces,
+  setupNamespaces,
+} from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
 import { createLogger } from '../src/observability/logger.js';
 import type { PlanEvent } from '../src/reconcile/plan/index.js';
 import { type Running, startController } from '../src/runtime.js';
-import { applyCr, controllerConfig, deleteNamespaces, restFor, runNamespaces, setupNamespaces } from './e2eHelpers.js';
 
 const names = runNamespaces('ctl-cpol');
 const { ns: NS } = names;

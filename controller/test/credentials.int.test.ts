@@ -1,8 +1,5 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { type LocalRegistry, startBasicAuthProxy, startRegistry } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -20,7 +17,10 @@ import {
   waitPlan,
   waitReady,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Registries behind Basic auth: A (alice) holds the image, B (bob) receives it, C (carol) has no
 // entry in the credentials Secret. One dockerconfigjson Secret serves every Environment; each

@@ -1,13 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Environment, PromotionPlan, PromotionPlanStatus } from '@kpromo/api';
 import { applyCrds, freePort, kubeConfigFor, needComponents, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { isConflict } from '../src/kube/rest.js';
-import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
-import { createLogger } from '../src/observability/logger.js';
-import { StatusConflictError, StatusWriter } from '../src/reconcile/statusWriter.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -31,7 +24,14 @@ import {
   waitPlan,
   waitReady,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { HELMRELEASE, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { isConflict } from '../src/kube/rest.js';
+import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
+import { createLogger } from '../src/observability/logger.js';
+import { StatusConflictError, StatusWriter } from '../src/reconcile/statusWriter.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('helm', 'flux-crds');
@@ -60,7 +60,7 @@ type HelmStatus = {
 
 /**
  * helm-controller is not run here (only its CRD schema is real): the test plays it with
- * playHelmController (e2eHelpers), which releases the HelmRelease web and fails every upgrade of api.
+ * playHelmController (@kpromo/test-harness/controller), which releases the HelmRelease web and fails every upgrade of api.
  */
 const releaseWeb = () => playHelmController(prod, APPS, 'web', { released: true }).then(() => undefined);
 const UPGRADE_ERROR = 'context deadline exceeded';

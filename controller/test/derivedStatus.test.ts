@@ -1,12 +1,12 @@
 import type { PromotionFlow } from '@kpromo/api';
+import { app, deployment, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it, vi } from 'vitest';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { deriveAndWrite } from '../src/reconcile/derivedStatus.js';
 import { reconcileApplication } from '../src/reconcile/reconcileApplication.js';
 import { reconcileEnvironment, reconcileFlow } from '../src/reconcile/reconcileStatus.js';
-import { app, deployment, dg, env, flow } from './fixtures.js';
 import { FakeKube } from './support/fakeKube.js';
-import { MemoryCache } from './support/memoryCache.js';
 
 describe('deriveAndWrite', () => {
   type S = { a: number; b: { c: number }; d?: string };

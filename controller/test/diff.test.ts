@@ -1,13 +1,14 @@
 // diff() over a cache that reports its changes: digests resolved from the registry for tag-only
 // images land in the answer without changing the versions kept for later answers.
+
+import { app, deployment, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { Access } from '../src/api/access.js';
 import type { ApiContext } from '../src/api/context.js';
 import { diff } from '../src/api/promotions.js';
 import type { Caller } from '../src/auth/identity.js';
 import { versionReader } from '../src/candidates/versionReader.js';
-import { app, deployment, dg, env, flow } from './fixtures.js';
-import { ChangeLoggingCache } from './support/memoryCache.js';
+import { ChangeLoggingCache } from '../src/kube/memoryCache.js';
 
 const caller: Caller = { username: 'alice', groups: [], source: 'static' };
 

@@ -17,9 +17,15 @@ import {
   startFlux,
   waitFor,
 } from '@kpromo/test-harness';
+import {
+  appOf,
+  type FaultScenario,
+  getDeployment,
+  getPlan,
+  restFor,
+  setUpFaultScenario,
+} from '@kpromo/test-harness/controller';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { appOf, getDeployment, getPlan, restFor } from './e2eHelpers.js';
-import { type FaultScenario, setUpFaultScenario } from './faultScenario.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('flux');

@@ -3,11 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan, WaveProgress } from '@kpromo/api';
 import { applyCrds, cleanClusters, ensureClusters, freePortBlock, kubeConfigFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ControllerOptions } from '../src/controller.js';
-import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -26,8 +21,13 @@ import {
   restFor,
   waitPlan,
   waitReady,
-} from './e2eHelpers.js';
-import { modernClient } from './mcpHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { modernClient } from '@kpromo/test-harness/mcpClient';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ControllerOptions } from '../src/controller.js';
+import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 /**
  * Fleets on a private control plane of seven real clusters (kube-apiserver, controller-manager,

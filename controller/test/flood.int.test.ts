@@ -16,7 +16,6 @@ import {
   startControllerProcess,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   callApi,
   deleteNs,
@@ -28,7 +27,8 @@ import {
   testTokensFile,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `flood-${RUN}`;

@@ -10,29 +10,33 @@ import {
   startFlux,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse as parseYaml, stringify } from 'yaml';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
+  appliedCommit,
   applyCr,
   applyDeployment,
+  applyDevProdEnvironments,
   appOf,
   callApi,
   controllerConfig,
   crs,
   deleteNs,
   ensureNs,
+  fluxPath,
+  type Gitops,
   getDeployment,
   pushTestImage,
   restFor,
   runNamespaces,
+  startGitops,
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
   withShown,
-} from './e2eHelpers.js';
-import { appliedCommit, applyDevProdEnvironments, fluxPath, type Gitops, startGitops } from './gitopsFixture.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse as parseYaml, stringify } from 'yaml';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('flux');

@@ -4,8 +4,14 @@
 // plane with the admission policies of examples/deploy/admission-policy.yaml installed (applyCrds).
 // Neighbour of approvedIsWhatRuns.int.test.ts ("release policy needs the govern verb").
 import { waitFor } from '@kpromo/test-harness';
+import {
+  insiderWorld,
+  rejection,
+  type TestUser,
+  untilAdmissionRefuses,
+  waitPlan,
+} from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { insiderWorld, rejection, type TestUser, untilAdmissionRefuses, waitPlan } from './e2eHelpers.js';
 
 const world = insiderWorld('gov', {
   kubeconfig: inject('kubeconfig'),

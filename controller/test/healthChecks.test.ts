@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { app, deployment, dg, env } from '@kpromo/test-harness/objects';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 import { Egress, registerOwnListener } from '../src/net/guardedFetch.js';
 import { checkRollout, runHealthChecks } from '../src/rollout/watchRollout.js';
-import { app, deployment, dg, env } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
 
 // A real loopback HTTP server: /ok answers 200, /stable-down 503 (the {environment} placeholder picks the path).
 const requests: string[] = [];

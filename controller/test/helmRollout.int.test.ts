@@ -1,9 +1,4 @@
 import { type ArgoRollouts, needComponents, startArgoRollouts, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { HELMRELEASE, ROLLOUT, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import type { Rollout } from '../src/rollout/kinds/rollout.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -20,14 +15,19 @@ import {
   pushTestImage,
   registryDigest,
   restFor,
+  rolloutApplication,
   runNamespaces,
   setupNamespaces,
   isTerminalPlan as terminal,
   waitPlan,
   waitReady,
   withShown,
-} from './e2eHelpers.js';
-import { rolloutApplication } from './gitopsFixture.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { HELMRELEASE, ROLLOUT, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import type { Rollout } from '../src/rollout/kinds/rollout.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('helm', 'argo', 'flux-crds');
@@ -42,7 +42,7 @@ await needComponents('helm', 'argo', 'flux-crds');
  * the real v2 schema.
  *
  * Played: Flux's helm-controller, which cannot be built here. The test plays it with
- * playHelmController (e2eHelpers): it renders `values.image` into the Rollout of the same name, as
+ * playHelmController (@kpromo/test-harness/controller): it renders `values.image` into the Rollout of the same name, as
  * the chart would (canary steps from `values.canary.steps`), then writes the HelmRelease status as
  * helm-controller does. No Helm release is installed and no chart is fetched.
  *

@@ -6,12 +6,6 @@ import type { PromotionPlan } from '@kpromo/api';
 import { CONTROLLER_API, type DoraReport, type HistoryEntry, type HistoryList } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { HISTORY_LABEL } from '../src/history/segments.js';
-import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -29,8 +23,14 @@ import {
   waitPlan,
   waitReady,
   withShown,
-} from './e2eHelpers.js';
-import { call, httpClient, ok, text } from './mcpHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { call, httpClient, ok, text } from '@kpromo/test-harness/mcpClient';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { HISTORY_LABEL } from '../src/history/segments.js';
+import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `hist-${RUN}`;

@@ -11,37 +11,35 @@ import {
   startArgoRollouts,
   startFlux,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { stringify } from 'yaml';
-import { IMAGEPOLICY, IMAGEREPOSITORY, ROLLOUT, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
+  appliedCommit,
   applyCr,
   applyDeployment,
+  applyDevProdEnvironments,
   appOf,
   callApi,
   controllerConfig,
   crs,
   deleteNs,
   ensureNs,
+  type Gitops,
   getDeployment,
   pushTestImage,
   registryDigest,
   restFor,
+  rolloutApplication,
+  rolloutManifest,
   runNamespaces,
+  startGitops,
   isTerminalPlan as terminal,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
-import {
-  appliedCommit,
-  applyDevProdEnvironments,
-  type Gitops,
-  rolloutApplication,
-  rolloutManifest,
-  startGitops,
-} from './gitopsFixture.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { IMAGEPOLICY, IMAGEREPOSITORY, ROLLOUT, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('argo', 'flux', 'flux-crds');

@@ -1,6 +1,6 @@
+import { dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { formatImageRef, parseImageRef } from '../src/util/imageRef.js';
-import { dg } from './fixtures.js';
 
 describe('image references', () => {
   it('parses image references with registry ports, tags and digests', () => {

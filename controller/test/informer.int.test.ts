@@ -1,9 +1,9 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { defaultKubeconfigPath, waitFor } from '@kpromo/test-harness';
+import { deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer, type InformerEvent, type KObject } from '../src/kube/informer.js';
 import { KubeRest, type RequestOptions } from '../src/kube/rest.js';
-import { deleteNs, ensureNs, restFor } from './e2eHelpers.js';
 
 const kubeconfig = process.env.KUBECONFIG ?? defaultKubeconfigPath();
 const dev = restFor(kubeconfig, 'dev');

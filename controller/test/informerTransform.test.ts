@@ -1,10 +1,10 @@
+import { app, dg, env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { runningVersion } from '../src/candidates/runningVersion.js';
 import type { HelmRelease, Workload } from '../src/kube/cacheView.js';
 import { type KObject, slimHelmRelease, slimWorkload, withoutManagedFields } from '../src/kube/informer.js';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 import { containerOf, rolloutVerdict, workloadReady } from '../src/rollout/rolloutVerdict.js';
-import { app, dg, env } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
 
 const managedFields = [
   {

@@ -4,10 +4,10 @@
 // the apiserver) instead of retrying a 403 forever.
 
 import { waitFor } from '@kpromo/test-harness';
+import { deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KpromoEventCache } from '../src/kube/kpromoEvents.js';
 import { EVENT, resourcePath } from '../src/kube/paths.js';
-import { deleteNs, ensureNs, restFor } from './e2eHelpers.js';
 
 const NS = `kev-${Math.random().toString(36).slice(2, 7)}`;
 const rest = restFor(inject('kubeconfig'), 'dev');

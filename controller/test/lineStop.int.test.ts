@@ -4,8 +4,6 @@
 // recorded stopper truthful. Real controller, real apiserver with the admission policies of
 // examples/deploy/admission-policy.yaml (applyCrds), real registries, workloads on kwok.
 import type { LineStop, PromotionPlan } from '@kpromo/api';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Running } from '../src/runtime.js';
 import {
   appOf,
   callApi,
@@ -18,7 +16,9 @@ import {
   uidOf,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Running } from '../src/runtime.js';
 
 const APPS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 const world = twoStageWorld('lstop', {

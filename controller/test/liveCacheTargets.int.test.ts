@@ -13,6 +13,7 @@ import {
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('argo');
@@ -26,7 +27,7 @@ beforeAll(async () => {
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
     { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [`${NS}-*`] },
   ]);
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
 }, 1_200_000);
 
 afterAll(() => cache?.stop());

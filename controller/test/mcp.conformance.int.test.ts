@@ -4,6 +4,7 @@ import { createServer, request, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Access } from '../src/api/access.js';
 import { Authorizer } from '../src/auth/authorizer.js';
@@ -14,7 +15,7 @@ import { LiveCache } from '../src/kube/liveCache.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { createLogger } from '../src/observability/logger.js';
-import { deleteNs, ensureNs, restFor } from './e2eHelpers.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 
 // The conformance runner cannot send an Authorization header, so it talks to the server through a
 // tiny proxy that adds a static token and keeps Host/Origin as sent (the DNS-rebinding scenario
@@ -70,7 +71,7 @@ beforeAll(async () => {
       targetNamespaces: [],
     },
   ]);
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
   await cache.start(AbortSignal.timeout(30_000));
   const authorizer = new Authorizer(clients.control);
   mcp = await startMcpHttp(

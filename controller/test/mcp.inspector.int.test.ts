@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { applyCrds, kubeConfigFor, REPO_ROOT, waitFor } from '@kpromo/test-harness';
+import { applyCr, deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Access } from '../src/api/access.js';
 import { Authorizer } from '../src/auth/authorizer.js';
@@ -14,7 +15,7 @@ import { LiveCache } from '../src/kube/liveCache.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { createLogger } from '../src/observability/logger.js';
-import { applyCr, deleteNs, ensureNs, restFor } from './e2eHelpers.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 
 // The MCP Inspector's CLI (`@modelcontextprotocol/inspector --cli`, the client most people debug
 // servers with) against the server, in both protocol eras it can pick with --protocol-era:
@@ -135,7 +136,7 @@ beforeAll(async () => {
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
     { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [] },
   ]);
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
   await cache.start(AbortSignal.timeout(30_000));
   await waitFor('cart cached', async () => !!cache.getApplication(NS, 'cart'), 30_000);
   const authorizer = new Authorizer(clients.control);

@@ -3,6 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import {
+  applyCr,
+  deleteNs,
+  ensureNs,
+  getDeployment,
+  getPlan,
+  restFor,
+  seedTwoStageRelease,
+  uidOf,
+  waitPlan,
+} from '@kpromo/test-harness/controller';
+import { call, httpClient, INIT, modernClient, ok, rawPost, text } from '@kpromo/test-harness/mcpClient';
 import { Client as ModernStdioClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,19 +30,23 @@ import { httpAuthFrom } from '../src/auth/httpAuth.js';
 import { loadConfig } from '../src/config.js';
 import { type McpConfig, McpConfigSchema } from '../src/mcp/config.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
+import { createLogger, type Logger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
-import {
-  applyCr,
-  deleteNs,
-  ensureNs,
-  getDeployment,
-  getPlan,
-  restFor,
-  seedTwoStageRelease,
-  uidOf,
-  waitPlan,
-} from './e2eHelpers.js';
-import { call, capturingLogger, httpClient, INIT, modernClient, ok, rawPost, text } from './mcpHelpers.js';
+
+/** A logger whose JSON lines the test can read (audit assertions). */
+function capturingLogger(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
+  const buf: string[] = [];
+  const log = createLogger({ level: 'info', destination: { write: (s: string) => void buf.push(s) } });
+  return {
+    log,
+    lines: () =>
+      buf
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `mcp-${RUN}`;

@@ -8,11 +8,6 @@
  */
 import type { Notification } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -28,7 +23,12 @@ import {
   waitPlan,
   waitReady,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
+import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 import { type SaasReceivers, startSaasReceivers } from './support/saasReceivers.js';
 
 const names = runNamespaces('ctl-ntf');

@@ -4,6 +4,8 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { applyCr, deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
+import { INIT, modernClient, ok, rawPost, type ToolOut, text } from '@kpromo/test-harness/mcpClient';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Access } from '../src/api/access.js';
@@ -18,9 +20,8 @@ import { LiveCache } from '../src/kube/liveCache.js';
 import { type McpHttp, startMcpHttp } from '../src/mcp/http.js';
 import { Egress } from '../src/net/guardedFetch.js';
 import { createLogger } from '../src/observability/logger.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 import { createApp, listen } from '../src/server/httpServer.js';
-import { applyCr, deleteNs, ensureNs, restFor } from './e2eHelpers.js';
-import { INIT, modernClient, ok, rawPost, type ToolOut, text } from './mcpHelpers.js';
 
 // The issuer is real: the dev cluster's kube-apiserver, whose service-account issuer publishes an
 // OIDC discovery document and JWKS (kube's ServiceAccountIssuerDiscovery). Tokens come from its
@@ -178,7 +179,7 @@ beforeAll(async () => {
   const clients = ClusterClients.fromFile(kubeconfig, 'dev', [
     { namespaces: [NS], contexts: ['dev'], kubeconfigSecrets: [], inCluster: false, targetNamespaces: [] },
   ]);
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
   await cache.start(AbortSignal.timeout(30_000));
   await waitFor('cart cached', async () => !!cache.getApplication(NS, 'cart'), 30_000);
   authorizer = new Authorizer(clients.control);

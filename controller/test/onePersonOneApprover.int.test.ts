@@ -8,10 +8,6 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { planProgress } from '@kpromo/contract';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   callApi,
@@ -25,7 +21,11 @@ import {
   seedTwoStageRelease,
   type TestUser,
   waitPlan,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `opoa-${RUN}`;

@@ -1,9 +1,9 @@
+import { app, dg, env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { PLAN_ANNOTATION, patchWorkloadImage, UnpatchableWorkloadError } from '../src/delivery/patchWorkload.js';
 import { defineWorkloadKind } from '../src/extension/workloadKind.js';
 import { KubeError, type KubeRest, type RequestOptions } from '../src/kube/rest.js';
 import { loadPlugins } from '../src/reconcile/plugins.js';
-import { app, dg, env } from './fixtures.js';
 
 const NS = '/namespaces/app-stable';
 const IMAGE = `reg-stable.local:5000/shop/cart:v2@${dg('a')}`;

@@ -1,5 +1,7 @@
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
+import { app, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 import { planContentDigest } from '../src/reconcile/planContent.js';
 import {
   appsToWorkOn,
@@ -11,8 +13,6 @@ import {
   tagDigestsToRead,
   validatePlan,
 } from '../src/reconcile/planDecisions.js';
-import { app, dg, env, flow } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
 
 const plan = (spec: Partial<PromotionPlan['spec']>): PromotionPlan => ({
   apiVersion: 'promotions.kpromo.dev/v1alpha1',

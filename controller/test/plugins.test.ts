@@ -1,4 +1,5 @@
 import type { Config } from '@kpromo/controller';
+import { app, dg, env } from '@kpromo/test-harness/objects';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CONFIGMAP_ANNOTATION, configMapDelivery, FROM_CONFIGMAP_LABEL } from '../examples/plugin/configMapDelivery.js';
 import { examplePlugin } from '../examples/plugin/index.js';
@@ -19,7 +20,6 @@ import { loadPlugins } from '../src/reconcile/plugins.js';
 import { deliveryCondition } from '../src/reconcile/reconcileStatus.js';
 import { checkRollout } from '../src/rollout/watchRollout.js';
 import { startController } from '../src/runtime.js';
-import { app, dg, env } from './fixtures.js';
 import { FakeKube } from './support/fakeKube.js';
 import { planWorld } from './support/planWorld.js';
 

@@ -1,6 +1,6 @@
+import { app, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { changedPolicyFields, policyChangeMessage, policyDigests } from '../src/reconcile/policyChange.js';
-import { app, env, flow } from './fixtures.js';
 
 describe('policy changes of flows and Environments', () => {
   const strict = flow(['dev', 'stable'], {

@@ -6,9 +6,6 @@ import type { PromotionPlan } from '@kpromo/api';
 import { CONTROLLER_API, type DiffWithImages } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   applyDeployment,
@@ -21,7 +18,10 @@ import {
   seedTwoStageRelease,
   type TestUser,
   waitReady,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `portal-${RUN}`;

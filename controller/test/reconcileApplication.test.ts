@@ -1,6 +1,6 @@
+import { app, dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { applicationStatus, mergeVersions } from '../src/reconcile/reconcileApplication.js';
-import { app, dg } from './fixtures.js';
 
 describe('application status', () => {
   const t1 = new Date('2026-12-02T10:00:00Z');

@@ -1,10 +1,10 @@
 import type { PromotionPlan } from '@kpromo/api';
+import { app, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { HELMRELEASE, resourcePath, SECRET } from '../src/kube/paths.js';
 import { FencedError } from '../src/leader/leaderElection.js';
 import { reconcilePlan } from '../src/reconcile/plan/index.js';
 import { StatusConflictError } from '../src/reconcile/statusWriter.js';
-import { app, dg, env, flow } from './fixtures.js';
 import { type PlanWorld, planWorld, type TraceEntry } from './support/planWorld.js';
 
 const TAG = 'v2-20261202T100000Z'; // the flow's default tagTemplate at the plan start

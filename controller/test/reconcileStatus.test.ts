@@ -1,9 +1,9 @@
 import type { Condition } from '@kpromo/api';
+import { app, deployment, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 import { groupCommit } from '../src/reconcile/plan/index.js';
 import { environmentStatus, flowStatus } from '../src/reconcile/reconcileStatus.js';
-import { app, deployment, dg, env, flow } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
 
 const now = new Date('2026-12-02T10:00:00Z');
 const later = new Date('2026-12-02T11:00:00Z');

@@ -18,10 +18,6 @@ import {
   needComponents,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyDeployment,
   callApi,
@@ -40,8 +36,12 @@ import {
   uidOf,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
-import { call, httpClient, text } from './mcpHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { call, httpClient, text } from '@kpromo/test-harness/mcpClient';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Adoption reads real Kustomization, GitRepository and ImagePolicy objects: their CRDs come from Flux.
 await needComponents('flux', 'flux-crds');

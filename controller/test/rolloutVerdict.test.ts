@@ -1,6 +1,6 @@
+import { deployment, dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { rolloutVerdict } from '../src/rollout/rolloutVerdict.js';
-import { deployment, dg } from './fixtures.js';
 
 const startedAt = new Date('2026-12-02T10:00:00Z');
 const at = (s: number) => new Date(startedAt.getTime() + s * 1000);

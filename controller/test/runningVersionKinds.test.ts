@@ -1,8 +1,8 @@
+import { app, dg, env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { runningVersion } from '../src/candidates/runningVersion.js';
 import type { Workload } from '../src/kube/cacheView.js';
-import { app, dg, env } from './fixtures.js';
-import { MemoryCache } from './support/memoryCache.js';
+import { MemoryCache } from '../src/kube/memoryCache.js';
 
 const IMAGE = `reg/shop/x:v2@${dg('a')}`;
 /** As listed by an informer: no `kind` on the object, the Application's reference names it. */

@@ -15,9 +15,6 @@ import {
   startControllerProcess,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { NamespaceShard, ShardSelectorError } from '../src/kube/namespaceShard.js';
-import { LEASE, resourcePath } from '../src/kube/paths.js';
 import {
   applyCr,
   deleteNs,
@@ -27,7 +24,10 @@ import {
   restFor,
   seedTwoStageRelease,
   waitPlan,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { NamespaceShard, ShardSelectorError } from '../src/kube/namespaceShard.js';
+import { LEASE, resourcePath } from '../src/kube/paths.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const SHARDS = { a: `a${RUN}`, b: `b${RUN}` } as const;

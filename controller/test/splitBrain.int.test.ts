@@ -9,10 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, REPO_ROOT, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { stringify } from 'yaml';
-import { FencedError, LeaderElector } from '../src/leader/leaderElection.js';
-import { StatusConflictError, StatusWriter } from '../src/reconcile/statusWriter.js';
 import {
   applyCr,
   applyDeployment,
@@ -26,7 +22,11 @@ import {
   seedTwoStageRelease,
   testTokensFile,
   waitPlan,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { FencedError, LeaderElector } from '../src/leader/leaderElection.js';
+import { StatusConflictError, StatusWriter } from '../src/reconcile/statusWriter.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `split-${RUN}`;

@@ -7,7 +7,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROMOTION_PREDICATE_TYPE, type PromotionPlan } from '@kpromo/api';
 import { cosign, cosignAttest, cosignKeyPair, cosignSign, needComponents, spdxDocument } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   applyCr,
   appOf,
@@ -17,7 +16,8 @@ import {
   isTerminalPlan,
   twoStageWorld,
   waitPlan,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 await needComponents('cosign');
 

@@ -12,9 +12,6 @@ import {
   startCollector,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   callApi,
   controllerConfig,
@@ -25,7 +22,10 @@ import {
   seedTwoStageRelease,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('otel');

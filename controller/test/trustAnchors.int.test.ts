@@ -17,10 +17,6 @@ import {
   needComponents,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   appOf,
@@ -37,7 +33,11 @@ import {
   type TestUser,
   testClusterAccess,
   waitPlan,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KubeRest } from '../src/kube/rest.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 await needComponents('cosign');
 

@@ -9,8 +9,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PromotionPlan } from '@kpromo/api';
 import { needComponents, waitFor } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Running } from '../src/runtime.js';
 import {
   applyCr,
   appOf,
@@ -21,8 +19,10 @@ import {
   isTerminalPlan,
   verificationWorld,
   waitPlan,
-} from './e2eHelpers.js';
-import { call, httpClient, ok } from './mcpHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { call, httpClient, ok } from '@kpromo/test-harness/mcpClient';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Running } from '../src/runtime.js';
 
 await needComponents('prometheus');
 

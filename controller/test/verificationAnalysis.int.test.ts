@@ -16,10 +16,6 @@ import {
   startPrometheus,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ROLLOUT, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   appOf,
@@ -34,7 +30,11 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ROLLOUT, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type Running, startController } from '../src/runtime.js';
 
 await needComponents('argo', 'prometheus');
 

@@ -3,13 +3,14 @@
 // the versions of applications whose workloads did not change are kept instead of being read again.
 import type { Environment } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { applyCr, applyDeployment, crs, deleteNs, ensureNs, waitReady } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { versionReader } from '../src/candidates/versionReader.js';
 import { ClusterClients } from '../src/kube/clusters.js';
 import { LiveCache } from '../src/kube/liveCache.js';
 import { DEPLOYMENT, resourcePath } from '../src/kube/paths.js';
 import type { KubeRest } from '../src/kube/rest.js';
-import { applyCr, applyDeployment, crs, deleteNs, ensureNs, waitReady } from './e2eHelpers.js';
+import { BUILTIN_WORKLOAD_KINDS } from '../src/rollout/registry.js';
 
 const NS = `vr-${process.pid}`;
 const APPS_NS = `${NS}-apps`;
@@ -39,7 +40,7 @@ beforeAll(async () => {
     await applyCr(dev, crs.application(NS, name, 'team-a'));
     await applyDeployment(dev, APPS_NS, name, `127.0.0.1:5000/shop/${name}:v1.0.0@${digest('a')}`);
   }
-  cache = new LiveCache(clients, [NS]);
+  cache = new LiveCache(clients, [NS], { workloadKinds: BUILTIN_WORKLOAD_KINDS });
   await cache.start(AbortSignal.timeout(60_000));
   await waitFor('applications and environment cached', async () => {
     const env = cache.getEnvironment(NS, 'dev');

@@ -1,9 +1,9 @@
 import type { Application } from '@kpromo/api';
+import { app, deployment, dg, env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { versionReader } from '../src/candidates/versionReader.js';
+import { ChangeLoggingCache, MemoryCache } from '../src/kube/memoryCache.js';
 import { WorkloadChangeLog } from '../src/kube/workloadChangeLog.js';
-import { app, deployment, dg, env } from './fixtures.js';
-import { ChangeLoggingCache, MemoryCache } from './support/memoryCache.js';
 
 describe('WorkloadChangeLog (what changed since a cursor)', () => {
   it('cannot tell on the first read, then lists the names changed after each cursor in order', () => {

@@ -1,4 +1,5 @@
 import type { AppProgress, FleetTarget, Stage, TargetProgress, WaveProgress } from '@kpromo/api';
+import { dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import {
   compactLaneApp,
@@ -8,7 +9,6 @@ import {
   rollupApps,
   startWaves,
 } from '../src/reconcile/waveDecisions.js';
-import { dg } from './fixtures.js';
 
 const ap = (application: string, phase: AppProgress['phase'], extra: Partial<AppProgress> = {}): AppProgress => ({
   application,

@@ -1,6 +1,6 @@
+import { app } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { indexByWorkloadName } from '../src/kube/liveCache.js';
-import { app } from './fixtures.js';
 
 describe('indexByWorkloadName (which Applications a workload event concerns)', () => {
   it('finds every Application naming the workload in its namespace, once each, and no other', () => {

@@ -7,11 +7,6 @@ import {
   startArgoRollouts,
   waitFor,
 } from '@kpromo/test-harness';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { KPROMO_TYPES, ROLLOUT, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { builtinWorkloadKinds } from '../src/rollout/registry.js';
-import { type Running, startController } from '../src/runtime.js';
 import {
   applyCr,
   appOf,
@@ -27,7 +22,12 @@ import {
   isTerminalPlan as terminal,
   waitPlan,
   withShown,
-} from './e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { KPROMO_TYPES, ROLLOUT, resourcePath } from '../src/kube/paths.js';
+import { createLogger } from '../src/observability/logger.js';
+import { builtinWorkloadKinds } from '../src/rollout/registry.js';
+import { type Running, startController } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('argo');

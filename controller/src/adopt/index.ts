@@ -1,5 +1,6 @@
 // `@kpromo/controller/adopt`: discovery of what runs and the proposal of kpromo resources for it,
-// for `kpromo adopt` and the portal's onboarding (POST /adopt), the same code everywhere.
+// for `kpromo adopt` and the portal's onboarding (POST /adopt), the same code everywhere. `kpromo
+// adopt` opens the caller's kubeconfig with planAdoption from `@kpromo/controller/session`.
 // The built-in delivery methods are what `kpromo adopt` recognises; a host with plugins passes
 // loadPlugins(plugins).deliveryMethods (@kpromo/controller) instead.
 
@@ -17,9 +18,10 @@ export {
 } from './propose.js';
 export { adoptReportLines, adoptYaml, resourceFileName, resourceYaml } from './render.js';
 export {
+  type AdoptClusters,
   type AdoptOptions,
   type AdoptTarget,
   AdoptUsageError,
   applyProposal,
-  planAdoption,
+  planAdoptionIn,
 } from './run.js';

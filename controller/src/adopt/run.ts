@@ -1,7 +1,5 @@
 import type { Application, Environment, PromotionFlow } from '@kpromo/api';
-import type * as k8s from '@kubernetes/client-node';
 import type { DeliveryMethods } from '../extension/plugin.js';
-import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextClients.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isNotFound, type KubeRest } from '../kube/rest.js';
 import { discoverEnvironment } from './discover.js';
@@ -37,10 +35,16 @@ export class AdoptUsageError extends Error {
   override name = 'AdoptUsageError';
 }
 
-function clientFor(base: k8s.KubeConfig, context: string): KubeRest {
-  const rest = clientForContext(base, context);
-  if (!rest) throw new AdoptUsageError(`the kubeconfig has no context "${context}" ${contextsOf(base)}`);
-  return rest;
+/** The caller's kubeconfig, opened (session/adopt.ts): what adoption scans and writes with. */
+export interface AdoptClusters {
+  /** The control cluster, where the kpromo resources go. */
+  control: KubeRest;
+  /** Namespace of the kpromo resources. */
+  namespace: string;
+  /** A client of one context, as the caller; throws AdoptUsageError when the kubeconfig has none. */
+  clientFor(context: string): KubeRest;
+  /** The namespace of one context, else `default`. */
+  namespaceOf(context: string): string;
 }
 
 async function listKpromo<T>(rest: KubeRest, kind: 'Application' | 'Environment' | 'PromotionFlow', ns: string) {
@@ -56,14 +60,11 @@ async function listKpromo<T>(rest: KubeRest, kind: 'Application' | 'Environment'
  * Scans the environments with the caller's kubeconfig (their RBAC decides what is seen) and
  * proposes kpromo resources for the control cluster's namespace, compared with what exists there.
  */
-export async function planAdoption(
+export async function planAdoptionIn(
+  clusters: AdoptClusters,
   o: AdoptOptions,
 ): Promise<{ namespace: string; control: KubeRest; proposal: Proposal }> {
-  const base = loadKubeconfig(o.kubeconfig);
-  const controlContext = o.context ?? base.getCurrentContext();
-  if (!controlContext) throw new AdoptUsageError('the kubeconfig names no current context; pass --context');
-  const control = clientFor(base, controlContext);
-  const namespace = o.namespace ?? base.getContextObject(controlContext)?.namespace ?? 'default';
+  const { control, namespace } = clusters;
   const [applications, environments, flows] = await Promise.all([
     listKpromo<Application>(control, 'Application', namespace),
     listKpromo<Environment>(control, 'Environment', namespace),
@@ -109,8 +110,8 @@ export async function planAdoption(
   }
   const found = [];
   for (const t of targets) {
-    const rest = clientFor(base, t.context);
-    const ns = t.namespace ?? base.getContextObject(t.context)?.namespace ?? 'default';
+    const rest = clusters.clientFor(t.context);
+    const ns = t.namespace ?? clusters.namespaceOf(t.context);
     const env = into?.environments.find((e) => e.metadata.name === t.name);
     const f = await discoverEnvironment(rest, { name: t.name, context: t.context, namespace: ns });
     found.push(env ? withConfiguredRegistry(f, env) : f);

@@ -1,7 +1,7 @@
 import type { EnvironmentVersion } from '@kpromo/api';
 import { compileTagPattern, globMatcher, MAX_MATCH_INPUT, tagPatternProblem } from '@kpromo/contract';
+import { app, dg, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
-import { app, dg, flow } from '../../test/fixtures.js';
 import {
   computeCandidates,
   DEFAULT_TAG_PATTERN,

@@ -1,6 +1,4 @@
 import type { KubeRest } from '../kube/rest.js';
-import type { RegistryEndpoint } from '../oci/registryClient.js';
-import { type CredentialSecretMeta, credentialRefusal } from './credentialPolicy.js';
 import {
   credentialsFor,
   DOCKER_CONFIG_JSON_KEY,
@@ -8,7 +6,9 @@ import {
   type DockerConfig,
   DockerConfigError,
   parseDockerConfig,
-} from './dockerConfig.js';
+} from '../oci/dockerConfig.js';
+import type { RegistryEndpoint } from '../oci/registryClient.js';
+import { type CredentialSecretMeta, credentialRefusal } from './credentialPolicy.js';
 import { CredentialsError, readTypedSecret } from './secrets.js';
 
 export type EndpointCredentials = Pick<RegistryEndpoint, 'auth' | 'realmAuth' | 'noAuthReason'>;

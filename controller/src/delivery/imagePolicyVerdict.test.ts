@@ -1,5 +1,5 @@
+import { env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
-import { env } from '../../test/fixtures.js';
 import {
   type ImagePolicy,
   imagePolicyTarget,

@@ -1,10 +1,15 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { JwtAuthenticatorConfig } from '../auth/config.js';
-import type { ClusterAccessRule } from '../credentials/clusterAccess.js';
 import type { DeliveryMethods } from '../extension/plugin.js';
+import type { ClusterAccessRule } from '../kube/clusterAccess.js';
 import type { KubeRest } from '../kube/rest.js';
 import type { McpConfig } from '../mcp/config.js';
 import type { Egress } from '../net/guardedFetch.js';
+
+/** A problem with the options (exit 2 in the CLI). */
+export class DoctorUsageError extends Error {
+  override name = 'DoctorUsageError';
+}
 
 /** One line of `kpromo doctor`: what was checked, how it went, and what to do about it. */
 export interface CheckResult {

@@ -1,5 +1,5 @@
 import type { Environment } from '@kpromo/api';
-import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
+import { CLUSTER_NOT_ALLOWED } from '../kube/clusterAccess.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { DELIVERY_PERMITTED } from '../reconcile/reconcileStatus.js';
 import type { CheckResult, DoctorCheck } from './check.js';

@@ -1,7 +1,7 @@
 import type { Application, Environment } from '@kpromo/api';
 import { fleetTargets } from '@kpromo/api';
-import { clusterAccessRefusal } from '../credentials/clusterAccess.js';
 import { registryEndpoint } from '../extension/credentials.js';
+import { clusterAccessRefusal } from '../kube/clusterAccess.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { KubeError } from '../kube/rest.js';
 import { OciError } from '../oci/errors.js';

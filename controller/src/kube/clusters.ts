@@ -1,9 +1,9 @@
 import type { ClusterRef, Environment } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import { type Config, ConfigError } from '../config.js';
-import { CLUSTER_NOT_ALLOWED, type ClusterAccessRule, clusterAccessRefusal } from '../credentials/clusterAccess.js';
 import { metrics } from '../observability/metrics.js';
+import { ConfigError } from '../util/configError.js';
+import { CLUSTER_NOT_ALLOWED, type ClusterAccessRule, clusterAccessRefusal } from './clusterAccess.js';
 import { chooseControlCluster, runningInPod } from './controlCluster.js';
 import { resourcePath, SECRET } from './paths.js';
 import { ClientRateLimiter, DEFAULT_RATE_LIMIT, type RateLimitOptions } from './rateLimit.js';
@@ -62,7 +62,11 @@ export class ClusterClients {
    * to set) a kubeconfig or context that would silently become the control cluster in a pod.
    */
   static fromConfig(
-    cfg: Pick<Config, 'kubeconfig' | 'context' | 'controlCluster' | 'clusterAccess'> & {
+    cfg: {
+      kubeconfig?: string;
+      context?: string;
+      controlCluster: { inCluster: boolean };
+      clusterAccess: readonly ClusterAccessRule[];
       kubeClient?: RateLimitOptions;
     },
     inPod = runningInPod(),

@@ -8,10 +8,8 @@ import type {
   PromotionPlan,
 } from '@kpromo/api';
 import { fleetTargets, isFleet } from '@kpromo/api';
-import { CLUSTER_NOT_ALLOWED } from '../credentials/clusterAccess.js';
-import type { WatchedWorkloadKind } from '../rollout/builtinKind.js';
-import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
+import { CLUSTER_NOT_ALLOWED } from './clusterAccess.js';
 import { type ClusterClients, clusterKey } from './clusters.js';
 import { Informer, type InformerLog, type KObject, slimHelmRelease } from './informer.js';
 import { type KpromoEvent, KpromoEventCache } from './kpromoEvents.js';
@@ -192,6 +190,36 @@ class CrdWatch {
 }
 
 /**
+ * A workload kind the cache watches: where its objects live and what is kept of each. The built-in
+ * kinds (rollout/registry.ts BUILTIN_WORKLOAD_KINDS) are handed in by whoever builds the cache: the
+ * kinds sit above the cache (they read it), so the cache does not import them.
+ */
+export interface CachedWorkloadKind {
+  kind: string;
+  resource: ResourceType;
+  /** What the cache keeps of an object: every field the controller reads of it. */
+  slim(obj: Workload): Workload;
+}
+
+export interface LiveCacheOptions {
+  /** The workload kinds to watch (the built-in ones, BUILTIN_WORKLOAD_KINDS). */
+  workloadKinds: readonly CachedWorkloadKind[];
+  log?: InformerLog;
+  /**
+   * Cap of the HelmRelease discovery backoff (1 s, 2 s, 4 s, ...), used only where the HelmRelease
+   * CRD cannot be watched; also the cap of that watch's retry backoff. Default 300 000.
+   */
+  discoveryMaxMs?: number;
+  /**
+   * kpromo kinds this cache can do without: their informers count as settled when the apiserver
+   * refuses them (403) or does not serve them (404), instead of holding start() until its time
+   * limit. The CLI's session passes LineStop (a viewer may not list them, an older install has no
+   * such CRD); the controller passes none: it must see every stop of the line.
+   */
+  optionalKinds?: ReadonlySet<KpromoKind>;
+}
+
+/**
  * The one in-memory cache: informers for the five kpromo kinds in the control cluster, plus an
  * informer per watched workload kind (Deployment, StatefulSet, DaemonSet, CronJob, Job; Rollout and
  * HelmRelease where their CRDs are served) for every distinct cluster+namespace that an Environment
@@ -206,6 +234,11 @@ export class LiveCache implements CacheView {
   private stopped = false;
   private scopeWired = false;
 
+  private readonly log?: InformerLog;
+  private readonly discoveryMaxMs: number;
+  private readonly workloadKinds: readonly CachedWorkloadKind[];
+  private readonly optionalKinds: ReadonlySet<KpromoKind>;
+
   constructor(
     private readonly clients: ClusterClients,
     /**
@@ -213,22 +246,13 @@ export class LiveCache implements CacheView {
      * namespaces, followed live (one watch over all namespaces, keeping only the shard's objects).
      */
     private readonly namespaces: string[] | NamespaceScope,
-    private readonly log?: InformerLog,
-    /**
-     * Cap of the HelmRelease discovery backoff (1 s, 2 s, 4 s, ...), used only where the HelmRelease
-     * CRD cannot be watched; also the cap of that watch's retry backoff.
-     */
-    private readonly discoveryMaxMs = 300_000,
-    /** The workload kinds to watch (the built-in ones). */
-    private readonly workloadKinds: readonly WatchedWorkloadKind[] = BUILTIN_WORKLOAD_KINDS,
-    /**
-     * kpromo kinds this cache can do without: their informers count as settled when the apiserver
-     * refuses them (403) or does not serve them (404), instead of holding start() until its time
-     * limit. The CLI's session passes LineStop (a viewer may not list them, an older install has no
-     * such CRD); the controller passes none: it must see every stop of the line.
-     */
-    private readonly optionalKinds: ReadonlySet<KpromoKind> = new Set(),
-  ) {}
+    o: LiveCacheOptions,
+  ) {
+    this.log = o.log;
+    this.discoveryMaxMs = o.discoveryMaxMs ?? 300_000;
+    this.workloadKinds = o.workloadKinds;
+    this.optionalKinds = o.optionalKinds ?? new Set();
+  }
   /** CRD watches (HelmRelease, CRD-backed workload kinds), by `clusterKey|crd name`. */
   private readonly crdWatches = new Map<string, CrdWatch>();
   /** ensureTarget calls in flight, by target key. */
@@ -400,7 +424,7 @@ export class LiveCache implements CacheView {
     };
     // Only what the controller reads of a workload is kept (each kind's `slim`); listed items carry no
     // kind, so it is set here for verdicts that go by it.
-    const workloads = (k: WatchedWorkloadKind) =>
+    const workloads = (k: CachedWorkloadKind) =>
       new Informer<Workload>(rest, resourcePath(k.resource, ns), this.log, {
         transform: (o) => k.slim(o.kind ? o : { ...o, kind: k.kind }),
       });

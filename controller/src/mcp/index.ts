@@ -2,4 +2,4 @@ export { AuthError, Authenticator, Authorizer, type Caller, loadStaticTokens } f
 export { MCP_DEFAULTS, type McpConfig, McpConfigSchema } from './config.js';
 export { type McpHttp, startMcpHttp } from './http.js';
 export { createMcpServer, MCP_SERVER_INFO, type McpConnection, type McpServerOptions } from './server.js';
-export { runMcpStdio, serveMcpStdio } from './stdio.js';
+export { serveMcpStdio } from './stdio.js';

@@ -1,18 +1,7 @@
 import type { JSONRPCMessage, McpServer, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { pino } from 'pino';
-import { Access } from '../api/access.js';
 import type { ApiContext } from '../api/context.js';
-import { Authorizer } from '../auth/authorizer.js';
 import type { Caller } from '../auth/identity.js';
-import { localCaller } from '../auth/localIdentity.js';
-import type { Config } from '../config.js';
-import { ClusterClients } from '../kube/clusters.js';
-import { LiveCache } from '../kube/liveCache.js';
-import { Egress, setDefaultEgress } from '../net/guardedFetch.js';
-import { createLogger, type Logger } from '../observability/logger.js';
-import { resolveDigest } from '../oci/copyImage.js';
-import type { McpConfig } from './config.js';
 import { changeFeed } from './feed.js';
 import type { McpServerOptions } from './guard.js';
 import { mayRead } from './resources.js';
@@ -128,46 +117,4 @@ export function serveMcpStdio(
       release();
     },
   };
-}
-
-/**
- * `kpromo-controller mcp --stdio`: a local MCP server over stdin/stdout, reading through its own
- * informer cache. The caller is whoever runs it: every call is authorised as the kubeconfig
- * identity (SelfSubjectAccessReview), write mode comes from mcp.write. Logs must go to stderr.
- */
-export async function runMcpStdio(
-  cfg: Pick<Config, 'kubeconfig' | 'context' | 'namespaces' | 'defaultNamespace' | 'logLevel' | 'clusterAccess'> &
-    Partial<Pick<Config, 'kubeClient' | 'egress'>> & {
-      mcp: McpConfig;
-    },
-  opts: { log?: Logger; exitOnClose?: boolean } = {},
-): Promise<{ close(): Promise<void> }> {
-  // stdout carries the protocol: logs go to stderr.
-  const log = opts.log ?? createLogger({ level: cfg.logLevel, destination: pino.destination(2) });
-  // Digests are resolved in Environment registries: through the same egress guard as the controller.
-  const restoreEgress = setDefaultEgress(new Egress({ allowedCidrs: cfg.egress?.allowedCidrs ?? [] }));
-  const clients = ClusterClients.fromFile(cfg.kubeconfig, cfg.context, cfg.clusterAccess, cfg.kubeClient);
-  const cache = new LiveCache(clients, cfg.namespaces, log);
-  await cache.start(AbortSignal.timeout(60_000));
-  await Promise.all(
-    cache.environments().map((e) => cache.waitForEnvironment(e, AbortSignal.timeout(30_000)).catch(() => undefined)),
-  );
-  const access = new Access(new Authorizer(clients.control));
-  const served = serveMcpStdio(
-    { cache, control: clients.control, access, namespace: cfg.defaultNamespace, resolveDigest },
-    { write: cfg.mcp.write, log, localCaller: await localCaller(clients.control) },
-  );
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await served.close().catch(() => undefined);
-    cache.stop();
-    restoreEgress();
-    if (opts.exitOnClose) process.exit(0);
-  };
-  // The client closing our stdin ends the session.
-  void served.closed.then(close);
-  log.info({ write: cfg.mcp.write }, 'mcp stdio server ready');
-  return { close };
 }

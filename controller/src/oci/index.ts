@@ -2,8 +2,8 @@
 // controller (deploy/image pushes and pulls the controller's own images with them) — the same code,
 // with the same egress guard, that copies release images.
 
-export { credentialsFor, parseDockerConfig } from '../credentials/dockerConfig.js';
 export { Egress, type EgressOptions } from '../net/guardedFetch.js';
+export { credentialsFor, parseDockerConfig } from './dockerConfig.js';
 export {
   type Descriptor,
   isDigest,

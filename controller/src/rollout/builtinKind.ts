@@ -1,11 +1,15 @@
 import type { KubeObject, WorkloadKind } from '../extension/workloadKind.js';
 import type { Workload } from '../kube/cacheView.js';
+import type { CachedWorkloadKind } from '../kube/liveCache.js';
 
 // What the built-in kinds add to the WorkloadKind contract (extension/workloadKind.ts): the informers
 // watch them. And the pod-template helpers the rollout checks and `delivery.method: patch` share.
 
-/** A built-in kind, watched by the controller's informers: what they keep of each object is its own. */
-export interface WatchedWorkloadKind extends WorkloadKind {
+/**
+ * A built-in kind, watched by the controller's informers (handed to the cache as a
+ * CachedWorkloadKind): what they keep of each object is its own.
+ */
+export interface WatchedWorkloadKind extends WorkloadKind, CachedWorkloadKind {
   /** What the cache keeps of an object: every field `containers`, `ready` and the rollout checks read. */
   slim(obj: Workload): Workload;
 }

@@ -1,7 +1,3 @@
-import { checkInput, type InputWhere } from '@kpromo/contract';
-import type { z } from 'zod';
-import { ApiError } from '../api/context.js';
-
 // The route schemas are the wire contract's (@kpromo/contract), shared with every other door.
 export {
   ApplicationsQuery,
@@ -15,9 +11,5 @@ export {
   RollbackBody,
 } from '@kpromo/contract';
 
-/** Parses `value` or throws a 400 naming every bad field, e.g. `invalid query: from: is required`. */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: InputWhere): z.output<S> {
-  const r = checkInput(schema, value, what);
-  if (!r.ok) throw new ApiError(400, r.message);
-  return r.value;
-}
+// Every door parses its input the same way (api/input.ts).
+export { parseInput } from '../api/input.js';

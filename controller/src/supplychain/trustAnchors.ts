@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { globMatch } from '../credentials/clusterAccess.js';
+import { globMatch } from '../kube/clusterAccess.js';
 
 const namespaceName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name');
 const anchorName = z

@@ -1,10 +1,10 @@
 import type { Environment } from '@kpromo/api';
+import { app, env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import type { DoctorContext } from '../../src/doctor/check.js';
 import { deliveryCheck } from '../../src/doctor/delivery.js';
 import type { DeliveryMethod, DiagnoseContext } from '../../src/extension/deliveryMethod.js';
 import type { KubeRest } from '../../src/kube/rest.js';
-import { app, env } from '../fixtures.js';
 
 describe('doctor check delivery', () => {
   it("runs the diagnose of each Environment's delivery method, cluster by cluster of a fleet, with the Applications there", async () => {

@@ -4,12 +4,6 @@
 // no object is left behind except the plans that valid requests created.
 import { type PromotionPlan, validateResource } from '@kpromo/api';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runningVersion } from '../../src/candidates/runningVersion.js';
-import { KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { type Running, startController } from '../../src/runtime.js';
 import {
   callApi,
   controllerConfig,
@@ -18,7 +12,13 @@ import {
   restFor,
   seedTwoStageRelease,
   TEST_ADMIN,
-} from '../e2eHelpers.js';
+} from '@kpromo/test-harness/controller';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runningVersion } from '../../src/candidates/runningVersion.js';
+import { KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { type Running, startController } from '../../src/runtime.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 const NS = `fuzz-${RUN}`;

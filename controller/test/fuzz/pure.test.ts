@@ -5,6 +5,7 @@
 // FUZZ_SCALE=10 multiplies the run counts for a deeper local hunt.
 import type { Application, EnvironmentVersion, FreezeWindow } from '@kpromo/api';
 import { compileTagPattern, globMatcher, PatternError } from '@kpromo/contract';
+import { app, dg, flow } from '@kpromo/test-harness/objects';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/context.js';
@@ -34,7 +35,6 @@ import {
   parseInput,
   RollbackBody,
 } from '../../src/server/schemas.js';
-import { app, dg, flow } from '../fixtures.js';
 import { DeadlineWorker } from './deadline.js';
 
 /** FUZZ_SCALE=20 for a deeper local hunt; the default keeps the suite to a few seconds. */

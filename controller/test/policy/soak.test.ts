@@ -1,7 +1,7 @@
 import type { Candidate, EnvironmentVersion } from '@kpromo/api';
+import { dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { soakGate } from '../../src/policy/soak.js';
-import { dg } from '../fixtures.js';
 
 const HOUR = 3_600_000;
 const now = new Date('2026-03-02T12:00:00Z');

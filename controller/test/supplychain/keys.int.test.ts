@@ -3,10 +3,10 @@
 // (supplyChain), never from the flow's namespace; and a private key is never accepted where a
 // public one belongs (nor the other way round).
 import { generateKeyPairSync } from 'node:crypto';
+import { deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { signingKey, trustedKeys } from '../../src/supplychain/keys.js';
 import { SupplyChainConfigSchema } from '../../src/supplychain/trustAnchors.js';
-import { deleteNs, ensureNs, restFor } from '../e2eHelpers.js';
 
 const RUN = Math.random().toString(36).slice(2, 7);
 /** The controller's namespace, holding the platform's key Secrets. */

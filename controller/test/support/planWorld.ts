@@ -1,13 +1,13 @@
 import type { Application, Environment, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import { app as appFixture, dg, env as envFixture, flow as flowFixture } from '@kpromo/test-harness/objects';
 import type { Workload } from '../../src/kube/cacheView.js';
 import type { EventRecorder } from '../../src/kube/events.js';
+import { MemoryCache } from '../../src/kube/memoryCache.js';
 import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 import type { PromotionDeps } from '../../src/reconcile/plan/index.js';
 import { builtinWorkloadKinds } from '../../src/rollout/registry.js';
-import { app as appFixture, dg, env as envFixture, flow as flowFixture } from '../fixtures.js';
 import { FakeKube } from './fakeKube.js';
-import { MemoryCache } from './memoryCache.js';
 
 /** One entry per side effect or emission of a reconcile, in the order they happened. */
 export type TraceEntry =

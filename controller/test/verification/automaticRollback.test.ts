@@ -1,6 +1,7 @@
 // Automatic rollbacks are bound by uid, not guessed by name (issue 48 item 1), and what a rollback
 // restores is what the controller observed, never what a plan's creator typed (item 3).
 import type { AppProgress, PromotionPlan, TargetProgress, WaveProgress } from '@kpromo/api';
+import { dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { AUTO_LABEL } from '../../src/reconcile/autoPromote.js';
 import { observedPrevious } from '../../src/reconcile/plan/appSteps.js';
@@ -15,7 +16,6 @@ import {
 import { planRun } from '../../src/reconcile/plan/run.js';
 import { automaticRollback } from '../../src/reconcile/planGate.js';
 import { waveRollbackCause } from '../../src/reconcile/waveDecisions.js';
-import { dg } from '../fixtures.js';
 import { type PlanWorld, planWorld } from '../support/planWorld.js';
 
 const rb = (

@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
 import type { PromotionPlan } from '@kpromo/api';
 import { type Running, startController } from '@kpromo/controller';
+import { runJq } from '@kpromo/exporter';
+import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
+import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import {
   applyDeployment,
   callApi,
@@ -27,10 +30,7 @@ import {
   seedTwoStageRelease,
   type TestUser,
   waitReady,
-} from '@kpromo/controller/testing';
-import { runJq } from '@kpromo/exporter';
-import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+} from '@kpromo/test-harness/controller';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { promotionsModulePort } from '../src/index.js';

@@ -14,10 +14,10 @@ import { mockServices, startTestBackend, type TestBackend } from '@backstage/bac
 import { CONTROLLER_API } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
 import { loadConfig, type Running, startController } from '@kpromo/controller';
-import { deleteNs, ensureNs, restFor } from '@kpromo/controller/testing';
 import { type Crd, crdToPortActions, type PortAction, runJq } from '@kpromo/exporter';
 import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
 import { waitFor } from '@kpromo/test-harness';
+import { deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { promotionsModulePort } from '../src/index.js';

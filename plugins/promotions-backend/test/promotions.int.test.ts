@@ -18,6 +18,10 @@ import type { PromotionPlan } from '@kpromo/api';
 import { BACKEND_API } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
 import { loadConfig, type Running, startController } from '@kpromo/controller';
+import { promotionsModulePort } from '@kpromo/plugin-promotions-backend-module-port';
+import type { ControllerApi, PlanDetails } from '@kpromo/plugin-promotions-common';
+import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
+import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
   applyDeployment,
@@ -30,11 +34,7 @@ import {
   restFor,
   seedTwoStageRelease,
   waitPlan,
-} from '@kpromo/controller/testing';
-import { promotionsModulePort } from '@kpromo/plugin-promotions-backend-module-port';
-import type { ControllerApi, PlanDetails } from '@kpromo/plugin-promotions-common';
-import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+} from '@kpromo/test-harness/controller';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

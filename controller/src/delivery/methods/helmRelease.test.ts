@@ -1,6 +1,6 @@
 import type { Application, Environment } from '@kpromo/api';
+import { app, env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
-import { app, env } from '../../../test/fixtures.js';
 import { FakeKube } from '../../../test/support/fakeKube.js';
 import type { AdoptedContainer, FoundEnvironment } from '../../extension/adoption.js';
 import type { DiagnoseContext } from '../../extension/deliveryMethod.js';

@@ -1,5 +1,5 @@
+import { env } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
-import { env } from '../../../test/fixtures.js';
 import type { AdoptedContainer, FoundEnvironment } from '../../extension/adoption.js';
 import type { WorkloadKind } from '../../extension/workloadKind.js';
 import { builtinWorkloadKinds } from '../../rollout/registry.js';

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Delivery } from '@kpromo/api';
+import type { KubeRest } from '@kpromo/controller/kube';
+import { stringify } from 'yaml';
 import {
   createBareRepo,
   type Flux,
@@ -11,10 +13,8 @@ import {
   startGitHttpServer,
   stateDir,
   waitFor,
-} from '@kpromo/test-harness';
-import { stringify } from 'yaml';
-import type { KubeRest } from '../src/kube/rest.js';
-import { applyCr, crs } from './e2eHelpers.js';
+} from '../index.js';
+import { applyCr, crs } from './e2e.js';
 
 /**
  * A GitOps repository that the real Flux source-controller pulls over smart HTTP (basic auth, one

@@ -1,13 +1,8 @@
 import { loadConfig } from '../config.js';
+import { type DoctorContext, DoctorUsageError } from '../doctor/check.js';
 import type { DeliveryMethods } from '../extension/plugin.js';
-import { clientForContext, contextsOf, loadKubeconfig } from '../kube/contextClients.js';
 import { Egress } from '../net/guardedFetch.js';
-import type { DoctorContext } from './check.js';
-
-/** A problem with the options (exit 2 in the CLI). */
-export class DoctorUsageError extends Error {
-  override name = 'DoctorUsageError';
-}
+import { openKubeconfig } from './kubeconfig.js';
 
 /**
  * The doctor's view: the caller's kubeconfig (their RBAC), the namespace, and, from the controller
@@ -24,11 +19,13 @@ export function openDoctorContext(o: {
   /** The delivery methods to check Environments with (`kpromo doctor`: the built-ins). */
   deliveryMethods: DeliveryMethods;
 }): DoctorContext & { close(): Promise<void> } {
-  const kc = loadKubeconfig(o.kubeconfig);
-  const context = o.context ?? kc.getCurrentContext();
-  const control = context ? clientForContext(kc, context) : undefined;
-  if (!context || !control)
-    throw new DoctorUsageError(`the kubeconfig has no context "${context ?? ''}" ${contextsOf(kc)}; pass --context`);
+  const kube = openKubeconfig(
+    { kubeconfig: o.kubeconfig, context: o.context },
+    (p) =>
+      new DoctorUsageError(
+        `the kubeconfig has no context "${p.kind === 'unknownContext' ? p.context : ''}" ${p.contexts}; pass --context`,
+      ),
+  );
   const config = o.configFile ? loadConfig({ file: o.configFile, env: {} }) : undefined;
   const [saNs, saName, ...rest] = o.controllerServiceAccount?.split('/') ?? [];
   if (o.controllerServiceAccount !== undefined && (!saNs || !saName || rest.length))
@@ -37,10 +34,10 @@ export function openDoctorContext(o: {
     );
   const egress = new Egress({ allowedCidrs: ['0.0.0.0/0', '::/0'] });
   return {
-    control,
-    namespace: o.namespace ?? kc.getContextObject(context)?.namespace ?? 'default',
-    kubeconfig: kc,
-    clientFor: (ctx) => clientForContext(kc, ctx),
+    control: kube.requireClient(kube.context),
+    namespace: o.namespace ?? kube.namespace,
+    kubeconfig: kube.kubeconfig,
+    clientFor: kube.clientFor,
     deliveryMethods: o.deliveryMethods,
     ...(config
       ? {

@@ -4,8 +4,8 @@ import type { Environment } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../config.js';
-import { ClusterClients, ClusterNotAllowedError, unsafeKubeconfigFields } from '../kube/clusters.js';
 import { type ClusterAccessRule, ClusterAccessSchema, clusterAccessRefusal, globMatch } from './clusterAccess.js';
+import { ClusterClients, ClusterNotAllowedError, unsafeKubeconfigFields } from './clusters.js';
 
 const env = (namespace: string, cluster: Environment['spec']['cluster']): Environment =>
   ({

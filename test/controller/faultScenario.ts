@@ -1,22 +1,12 @@
-// A release on the local clusters for fault injection (controller/test/faults.int.test.ts and
-// controller/bench/faults.ts): N apps dev -> stable, real registries (the target one behind a
+// A release on the local clusters for fault injection (controller/test/faults.int.test.ts,
+// controller/bench/faults.ts and bench/flood.ts): N apps dev -> stable, real registries (the target one behind a
 // switchable fault proxy), patch or git delivery, and the measurements the fault table reports.
 // With git delivery the GitOps agent is upstream Flux (test/flux): source-controller pulls the repo
 // over smart HTTP and kustomize-controller, running against dev, applies each app's folder to stable.
 import type { PromotionPlan } from '@kpromo/api';
-import { type Flux, headCommit, kustomizeAppFiles, startFaultProxy } from '@kpromo/test-harness';
-import type { KubeRest } from '../src/kube/rest.js';
-import {
-  applyCr,
-  applyDeployment,
-  appOf,
-  crs,
-  deleteNs,
-  ensureNs,
-  getPlan,
-  pushTestImage,
-  waitReady,
-} from './e2eHelpers.js';
+import type { KubeRest } from '@kpromo/controller/kube';
+import { type Flux, headCommit, kustomizeAppFiles, startFaultProxy } from '../index.js';
+import { applyCr, applyDeployment, appOf, crs, deleteNs, ensureNs, getPlan, pushTestImage, waitReady } from './e2e.js';
 import { appliedCommit, type Gitops, startGitops } from './gitopsFixture.js';
 
 export interface Outcome {

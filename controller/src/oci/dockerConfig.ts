@@ -1,4 +1,4 @@
-import type { RegistryAuth } from '../oci/registryClient.js';
+import type { RegistryAuth } from './registryClient.js';
 
 /** Secret type and key of registry credentials, as for Pod imagePullSecrets. */
 export const DOCKER_CONFIG_JSON_TYPE = 'kubernetes.io/dockerconfigjson';

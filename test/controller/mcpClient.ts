@@ -1,3 +1,4 @@
+// Clients of a controller's MCP endpoint (Streamable HTTP), for tests and benchmarks.
 import { request as httpRequest } from 'node:http';
 import {
   Client as ModernClient,
@@ -6,8 +7,6 @@ import {
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../src/observability/logger.js';
-import { createLogger } from '../src/observability/logger.js';
 
 export interface ToolOut {
   isError?: boolean;
@@ -119,18 +118,3 @@ export const INIT = {
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
-
-/** A logger whose JSON lines the test can read (audit assertions). */
-export function capturingLogger(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
-  const buf: string[] = [];
-  const log = createLogger({ level: 'info', destination: { write: (s: string) => void buf.push(s) } });
-  return {
-    log,
-    lines: () =>
-      buf
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}

@@ -5,6 +5,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
+import { type Config, loadConfig, type Running, startController } from '@kpromo/controller';
+import {
+  DEPLOYMENT,
+  HELMRELEASE,
+  isNotFound,
+  KPROMO_TYPES,
+  KubeRest,
+  ROLLOUT,
+  resourcePath,
+  type Workload,
+} from '@kpromo/controller/kube';
+import { stringify } from 'yaml';
 import {
   applyCrds,
   CONTROLLER_IDENTITY,
@@ -17,14 +29,7 @@ import {
   startMetricsEndpoint,
   startPrometheus,
   waitFor,
-} from '@kpromo/test-harness';
-import { stringify } from 'yaml';
-import { type Config, loadConfig } from '../src/config.js';
-import type { Workload } from '../src/kube/cacheView.js';
-import { DEPLOYMENT, HELMRELEASE, KPROMO_TYPES, ROLLOUT, resourcePath } from '../src/kube/paths.js';
-import { isNotFound, KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+} from '../index.js';
 
 export const restFor = (kubeconfig: string, ctx: string) => new KubeRest(kubeConfigFor(ctx, kubeconfig), ctx);
 
@@ -799,9 +804,14 @@ export class TwoStageWorld {
    * `users`, and waits until its cache holds both Environments, synced, and the flow `flow`.
    */
   async start(flags: Record<string, unknown> = {}, users: TestUser[] = [], flow = 'main'): Promise<Running> {
+    // Logs at warn whatever the flags say (the controller's logger follows the config's logLevel).
     const ctl = await startController(
-      controllerConfig(this.options.kubeconfig, this.ns, { leaderElection: { enabled: false }, ...flags }, users),
-      { log: createLogger({ level: 'warn' }) },
+      controllerConfig(
+        this.options.kubeconfig,
+        this.ns,
+        { leaderElection: { enabled: false }, ...flags, logLevel: 'warn' },
+        users,
+      ),
     );
     this.ctl = ctl;
     await waitFor(

@@ -1,7 +1,7 @@
 import type { Application, Environment, LineStop, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import { fleetTargets, isFleet, targetCluster } from '@kpromo/api';
-import type { CacheView, EnvironmentState, HelmRelease, Workload } from '../../src/kube/cacheView.js';
-import { WorkloadChangeLog } from '../../src/kube/workloadChangeLog.js';
+import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
+import { WorkloadChangeLog } from './workloadChangeLog.js';
 
 /** In-memory CacheView for unit tests and the benchmark. */
 export class MemoryCache implements CacheView {
