@@ -41,6 +41,28 @@ function requireConfirmation(
     );
 }
 
+/** The zod an action's input fields are given (the scaffolder's own). */
+type ActionInputFields = Exclude<
+  NonNullable<Parameters<typeof createTemplateAction>[0]['schema']>['input'],
+  ((...a: never[]) => unknown) | undefined
+>;
+type Zod = Parameters<ActionInputFields[string]>[0];
+
+/** The inputs of an action on one plan the template showed: which plan, its uid, and the initiator's confirmation. */
+const reviewedPlanInput = (confirming: string) => ({
+  namespace: (z: Zod) => z.string(),
+  plan: (z: Zod) => z.string(),
+  comment: (z: Zod) => z.string().max(1024).optional(),
+  confirm: (z: Zod) => z.boolean().optional().describe(`Must be true: the initiator confirmed ${confirming}`),
+  uid: (z: Zod) =>
+    z
+      .string()
+      .optional()
+      .describe(
+        'Required: metadata.uid of the plan the template showed; another uid (the plan was recreated) is refused (409)',
+      ),
+});
+
 /**
  * The kpromo:* scaffolder actions. Each call goes to the promotions backend as the user who started
  * the task (`ctx.getInitiatorCredentials()`, see {@link PromotionsBackendClient}): the same
@@ -109,19 +131,9 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
         "Adds the task initiator's approval to a kpromo PromotionPlan; the controller promotes it once the target stage's approval policy is met.",
       schema: {
         input: {
-          namespace: (z) => z.string(),
-          plan: (z) => z.string(),
+          ...reviewedPlanInput('approving this plan'),
           overrideFreeze: (z) =>
             z.boolean().optional().describe('Run despite a freeze window (needs the override-freeze verb)'),
-          comment: (z) => z.string().max(1024).optional(),
-          confirm: (z) => z.boolean().optional().describe('Must be true: the initiator confirmed approving this plan'),
-          uid: (z) =>
-            z
-              .string()
-              .optional()
-              .describe(
-                'Required: metadata.uid of the plan the template showed; another uid (the plan was recreated) is refused (409)',
-              ),
         },
         output: {
           phase: (z) => z.string(),
@@ -166,19 +178,8 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
         'Lets the next wave of a kpromo fleet PromotionPlan start after a wave with pause, as the task initiator (verb continue).',
       schema: {
         input: {
-          namespace: (z) => z.string(),
-          plan: (z) => z.string(),
+          ...reviewedPlanInput('letting this wave start'),
           wave: (z) => z.string().optional().describe('The wave to let start (default: the wave that is Waiting)'),
-          comment: (z) => z.string().max(1024).optional(),
-          confirm: (z) =>
-            z.boolean().optional().describe('Must be true: the initiator confirmed letting this wave start'),
-          uid: (z) =>
-            z
-              .string()
-              .optional()
-              .describe(
-                'Required: metadata.uid of the plan the template showed; another uid (the plan was recreated) is refused (409)',
-              ),
         },
         output: {
           phase: (z) => z.string(),
