@@ -218,7 +218,7 @@ export function verifyText(r: VerifyReport): string {
     if (x.requestedBy) lines.push(`  requested by  ${p(x.requestedBy)}`);
     for (const a of x.approvals)
       lines.push(
-        `  approved by   ${p(a.user)}${a.groups?.length ? ` (${a.groups.map(p).join(', ')})` : ''}${a.observedAt ? ` at ${p(a.observedAt)}` : ''}`,
+        `  approved by   ${p(a.user)}${a.groups?.length ? ` (${a.groups.map(p).join(', ')})` : ''}${a.person && a.person !== a.user ? ` as ${p(a.person)}` : ''}${a.observedAt ? ` at ${p(a.observedAt)}` : ''}${a.counted === false ? ', not counted' : ''}`,
       );
     if (!x.approvals.length) lines.push('  approved by   policy (automatic stage)');
     lines.push(`  from          ${p(x.source.image)}${x.source.tag ? ` (tag ${p(x.source.tag)})` : ''}`);

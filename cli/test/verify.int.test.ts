@@ -63,13 +63,17 @@ const facts = (digest: string, repo: string): PromotionFacts => ({
       to: 'prod',
       candidates: [],
       requestedBy: 'user:devon',
-      approvals: [{ user: 'rita', groups: ['release-managers'] }],
+      approvals: [{ user: 'rita', groups: ['release-managers'] }, { user: 'rick' }],
     },
     status: {
       gate: {
         approved: true,
         required: 1,
-        approvers: [{ user: 'rita', counted: true, observedAt: '2026-12-05T09:00:00Z' }],
+        approvers: [
+          { user: 'rita', person: 'rita@example.com', counted: true, observedAt: '2026-12-05T09:00:00Z' },
+          // Another identity of the requester: judged as that person, so it does not count.
+          { user: 'rick', person: 'devon@example.com', counted: false, observedAt: '2026-12-05T09:00:30Z' },
+        ],
       },
     },
   } as PromotionPlan,
@@ -99,7 +103,7 @@ beforeAll(async () => {
 afterAll(async () => Promise.all([reg?.stop(), loopback.close()]));
 
 describe('kpromo verify', () => {
-  it('prints the chain: built by (SLSA provenance), signed by, promoted with who requested and approved', async () => {
+  it('prints the chain: built by (SLSA provenance), signed by, promoted with who requested and approved (the person each approval counted as, and one that did not count)', async () => {
     const { digest } = await pushTestImage({ host: reg.host, repository: 'prod/cart', tag: 'v3.1.0-20261205' });
     const image = `${reg.host}/prod/cart@${digest}`;
     await cosignSign(build, image);
@@ -127,7 +131,8 @@ describe('kpromo verify', () => {
       `attested  https://slsa.dev/provenance/v1 by ${buildKey}, built by https://ci.example.com/builders/shop`,
       `promoted  stable -> prod at 2026-12-05T09:01:00Z by plan team-a/rel-7 (flow main), attestation signed by ${kpromoKey}`,
       '  requested by  user:devon',
-      '  approved by   rita (release-managers) at 2026-12-05T09:00:00Z',
+      '  approved by   rita (release-managers) as rita@example.com at 2026-12-05T09:00:00Z',
+      '  approved by   rick as devon@example.com at 2026-12-05T09:00:30Z, not counted',
       `  from          stable.example.com/shop/cart@${digest} (tag v3.1.0)`,
       '',
     ]);

@@ -17,7 +17,11 @@ export interface PromotionPredicate {
   source: { image: string; tag?: string };
   target: { image: string; tag: string };
   requestedBy?: string;
-  approvals: Array<{ user: string; groups?: string[]; observedAt?: string }>;
+  /**
+   * `person`: who the controller judged the approval as (the controller config's persons; one person
+   * counts once, never for their own plan); `counted`: whether it counted toward the stage's policy.
+   */
+  approvals: Array<{ user: string; groups?: string[]; observedAt?: string; person?: string; counted?: boolean }>;
   sourceSignatures?: Pick<SignatureState, 'verdict' | 'message'> & { signedBy?: string[] };
   promotedAt: string;
   controller: { name: 'kpromo'; version: string };
@@ -33,13 +37,14 @@ export interface PromotionFacts {
 
 /**
  * Pure: the in-toto statement kpromo signs for one promoted digest. Approvers are the identities
- * admission bound to their approvals (and the time the controller saw each); the requester is the
- * one admission recorded: never a string from a request body.
+ * admission bound to their approvals, with what the controller judged of each (when it saw it, the
+ * person it counted as, whether it counted); the requester is the one admission recorded: never a
+ * string from a request body.
  */
 export function promotionStatement(f: PromotionFacts): Statement {
   const { plan, app } = f;
   const [alg, hex] = app.digest!.split(':');
-  const observed = new Map((plan.status?.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
+  const judged = new Map((plan.status?.gate?.approvers ?? []).map((a) => [a.user, a]));
   const predicate: PromotionPredicate = {
     plan: { namespace: plan.metadata.namespace!, name: plan.metadata.name!, uid: plan.metadata.uid ?? '' },
     flow: plan.spec.flow,
@@ -52,11 +57,16 @@ export function promotionStatement(f: PromotionFacts): Statement {
     },
     target: { image: `${f.target.host}/${f.target.repository}:${app.targetTag}@${app.digest}`, tag: app.targetTag! },
     ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
-    approvals: (plan.spec.approvals ?? []).map((a) => ({
-      user: a.user,
-      ...(a.groups?.length ? { groups: a.groups } : {}),
-      ...(observed.get(a.user) ? { observedAt: observed.get(a.user) } : {}),
-    })),
+    approvals: (plan.spec.approvals ?? []).map((a) => {
+      const g = judged.get(a.user);
+      return {
+        user: a.user,
+        ...(a.groups?.length ? { groups: a.groups } : {}),
+        ...(g?.observedAt ? { observedAt: g.observedAt } : {}),
+        ...(g?.person ? { person: g.person } : {}),
+        ...(g ? { counted: g.counted } : {}),
+      };
+    }),
     ...(app.signature
       ? {
           sourceSignatures: {

@@ -111,7 +111,16 @@ describe('promotion statement and bundle', () => {
       requestedBy: 'user:devon',
       approvals: [{ user: 'rita', groups: ['rm'], comment: 'ship it' }, { user: 'rick' }],
     },
-    status: { gate: { approved: true, required: 2, approvers: [{ user: 'rita', counted: true, observedAt: 't1' }] } },
+    status: {
+      gate: {
+        approved: true,
+        required: 2,
+        approvers: [
+          { user: 'rita', person: 'rita@example.com', counted: true, observedAt: 't1' },
+          { user: 'rick', person: 'devon@example.com', counted: false, why: 'the requester (devon@example.com)' },
+        ],
+      },
+    },
   } as PromotionPlan;
   const facts = {
     plan,
@@ -121,7 +130,7 @@ describe('promotion statement and bundle', () => {
     controllerVersion: '9.9.9',
   };
 
-  it('names the target digest as subject and records approvers as admission bound them, with the time first seen', () => {
+  it('names the target digest as subject and records approvers as admission bound them, with the time first seen, the person each counted as and whether it counted', () => {
     const s = promotionStatement(facts);
     expect(s).toEqual({
       _type: 'https://in-toto.io/Statement/v1',
@@ -136,7 +145,10 @@ describe('promotion statement and bundle', () => {
         source: { image: `src.example.com/shop/cart@${D}`, tag: 'v1' },
         target: { image: `prod.example.com/prod/shop/cart:v1-x@${D}`, tag: 'v1-x' },
         requestedBy: 'user:devon',
-        approvals: [{ user: 'rita', groups: ['rm'], observedAt: 't1' }, { user: 'rick' }],
+        approvals: [
+          { user: 'rita', groups: ['rm'], observedAt: 't1', person: 'rita@example.com', counted: true },
+          { user: 'rick', person: 'devon@example.com', counted: false },
+        ],
         promotedAt: 't2',
         controller: { name: 'kpromo', version: '9.9.9' },
       },
