@@ -1,5 +1,5 @@
 import { isRollback, isTerminalPlan, type PromotionPlan } from '@kpromo/api';
-import { globMatcher, type ListResponse, PatternError, type PlansQuery, planProgress } from '@kpromo/contract';
+import { affectedApplications, globMatcher, type ListResponse, PatternError, type PlansQuery } from '@kpromo/contract';
 import type { Caller } from '../auth/identity.js';
 import { type ApiContext, ApiError } from './context.js';
 import { listPlans } from './promotions.js';
@@ -21,7 +21,7 @@ export function filterPlans(
       (!q.environment || p.spec.to === q.environment) &&
       (!q.action || actionOf(p) === q.action) &&
       (!q.phase || (q.phase === 'active' ? !isTerminalPlan(p) : (p.status?.phase ?? 'Pending') === q.phase)) &&
-      (!app || planProgress(p).affectedApplications.some((a) => app.test(a))) &&
+      (!app || affectedApplications(p).some((a) => app.test(a))) &&
       (!who || (p.spec.requestedBy ?? '').toLowerCase().includes(who)),
   );
 }

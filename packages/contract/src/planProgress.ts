@@ -184,6 +184,22 @@ export function planSignatures(plan: PromotionPlan): PlanSignature[] {
   });
 }
 
+/** The applications the plan lists: its candidates, or (a rollback has none) those in its status. */
+const listedApplications = (plan: PromotionPlan): string[] =>
+  plan.spec.candidates.length
+    ? plan.spec.candidates.map((c) => c.application)
+    : (plan.status?.apps ?? []).map((a) => a.application);
+
+/**
+ * What the plan changes (PlanProgress.affectedApplications), on its own for callers that need
+ * nothing else of the read model (a filter over every plan).
+ */
+export function affectedApplications(plan: PromotionPlan, rollbackOf?: PromotionPlan): string[] {
+  const names = listedApplications(plan);
+  if (!isRollback(plan) || names.length) return names;
+  return rollbackOf ? rollbackApplications(plan, rollbackOf) : [...(plan.spec.applications ?? [])];
+}
+
 /**
  * The plan's read model. `rollbackOf`, the plan a rollback rolls back when the caller has it at
  * hand, tells what a rollback not started yet will restore.
@@ -192,9 +208,7 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
   const st = plan.status ?? {};
   const gate = st.gate;
   const byApp = new Map((st.apps ?? []).map((a) => [a.application, a]));
-  const names = plan.spec.candidates.length
-    ? plan.spec.candidates.map((c) => c.application)
-    : (st.apps ?? []).map((a) => a.application);
+  const names = listedApplications(plan);
   const phase = st.phase ?? 'Pending';
   const rollback = isRollback(plan);
   const waves = planWaves(plan);
@@ -209,13 +223,7 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
     ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
     ...(plan.spec.requestedBy && gate?.requestedByPerson ? { requestedByPerson: gate.requestedByPerson } : {}),
     ...(plan.spec.rollbackOf ? { rollbackOf: plan.spec.rollbackOf } : {}),
-    affectedApplications: !rollback
-      ? names
-      : names.length
-        ? names
-        : opts.rollbackOf
-          ? rollbackApplications(plan, opts.rollbackOf)
-          : [...(plan.spec.applications ?? [])],
+    affectedApplications: affectedApplications(plan, opts.rollbackOf),
     approved: gate?.approved === true,
     approvers: planApprovers(plan),
     ...(gate?.waitingFor ? { waitingFor: gate.waitingFor } : {}),
