@@ -1,5 +1,6 @@
-// `yarn test`: static checks first (cheap, catch stale generated files), then every vitest project,
-// while the upstream components the integration tests need build in the background.
+// `yarn test [vitest args]`: static checks first (cheap, catch stale generated files), then the unit
+// project with every core kept busy, then the integration projects, while the upstream components the
+// integration tests need build in the background. The closing line sums both test runs.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,6 +8,9 @@ import { createInterface } from 'node:readline';
 import { cacheRoot } from '../test/cluster/paths.js';
 import { formatPhases, readPhases, recordPhase } from '../test/cluster/phases.js';
 
+const args = process.argv.slice(2);
+// With a file or name filter, a project may have nothing to run; the sum below still must not be 0.
+const filtered = args.length ? ['--passWithNoTests', ...args] : [];
 const steps: Array<[string, string[]]> = [
   ['CRD manifests up to date', ['tsx', 'packages/api/scripts/generateCrds.ts', '--check']],
   ['Port client types up to date', ['tsx', 'packages/port-client/scripts/generate.ts', '--check']],
@@ -14,7 +18,10 @@ const steps: Array<[string, string[]]> = [
   ['typecheck', ['tsc', '-p', 'tsconfig.json']],
   ['lint', ['biome', 'check', '.']],
   ['no import cycles, every import declared (dependency-cruiser)', ['yarn', 'deps:check']],
-  ['tests', ['vitest', 'run', ...process.argv.slice(2)]],
+  // The unit and jsdom tests run while a CPU hog keeps every core busy (scripts/underLoad.ts): a
+  // test that passes only on an idle machine fails here, in every run, not now and then in CI.
+  ['tests: unit, every core busy', ['tsx', 'scripts/underLoad.ts', '--runs', '1', ...filtered]],
+  ['tests: integration', ['vitest', 'run', '--project', 'integration', '--project', 'integration-alone', ...filtered]],
 ];
 
 /**
@@ -81,14 +88,20 @@ async function main(): Promise<void> {
     writeFileSync(phasesFile, '');
     process.env.KPROMO_PHASES = phasesFile;
   }
-  let closing: string | undefined;
+  // Each test step's runner ends with "N passed, M failed[, K skipped]"; the run's closing line sums them.
+  const counts = { passed: 0, failed: 0, skipped: 0, runs: 0 };
+  const closingLine = () =>
+    counts.runs === 0
+      ? undefined
+      : `${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}`;
   const components = buildComponentsInBackground();
   let componentsReady = false;
   void components.done.then((b) => {
     componentsReady = b.ok;
   });
-  for (const [name, [cmd, ...args]] of steps) {
-    console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
+  let testsFailed: number | undefined;
+  for (const [name, [cmd, ...stepArgs]] of steps) {
+    console.log(`\n=== ${name}: ${cmd} ${stepArgs.join(' ')}`);
     const started = Date.now();
     // Everything built before the tests start (the warm case): test/sequencer.ts need not hold back
     // the files that need components, and Vitest's slowest-first order packs the workers better.
@@ -96,35 +109,54 @@ async function main(): Promise<void> {
     // Asynchronous, so that the background build's lines appear as they come; the output passes
     // through as it comes, and the test runner's closing count is kept to be repeated last.
     const status = await new Promise<number | null>((resolve) => {
-      const child = spawn(cmd, args, { stdio: ['inherit', 'pipe', 'inherit'], env });
+      const child = spawn(cmd, stepArgs, { stdio: ['inherit', 'pipe', 'inherit'], env });
       createInterface({ input: child.stdout }).on('line', (line) => {
         console.log(line);
-        if (/^\d+ passed, \d+ failed/.test(line)) closing = line;
+        const m = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/.exec(line);
+        if (m) {
+          counts.passed += Number(m[1]);
+          counts.failed += Number(m[2]);
+          counts.skipped += Number(m[3] ?? 0);
+          counts.runs++;
+        }
       });
       child.on('close', resolve);
     });
     const seconds = (Date.now() - started) / 1000;
+    const isTests = name.startsWith('tests');
     recordPhase(phasesFile, {
-      name: name === 'tests' ? 'tests' : `check: ${name}`,
+      name: isTests ? name : `check: ${name}`,
       state: status === 0 ? 'ok' : 'failed',
       seconds,
     });
-    if (name !== 'tests') console.log(`=== ${name}: ${seconds.toFixed(1)} s`);
+    if (!isTests) console.log(`=== ${name}: ${seconds.toFixed(1)} s`);
     if (status !== 0) {
       console.error(`\n${name} failed (exit ${status}).`);
+      // Failed unit tests do not stop the integration tests: one run shows every failure.
+      if (isTests) {
+        testsFailed ??= status ?? 1;
+        continue;
+      }
       components.stop();
-      // The test runner prints its own closing line; a failed static check gets one too.
-      finish(status ?? 1, phasesFile, name === 'tests' ? closing : '0 passed, 1 failed');
+      finish(status ?? 1, phasesFile, '0 passed, 1 failed');
     }
+  }
+  if (testsFailed !== undefined) {
+    components.stop();
+    finish(testsFailed, phasesFile, closingLine());
   }
   // Every component is used by some test, so a failed build has failed a test already; say why.
   const built = await components.done;
   if (!built.ok) {
     console.error(`\nbuilding the test components failed; the end of ${built.log}:`);
     console.error(readFileSync(built.log, 'utf8').split('\n').slice(-40).join('\n'));
-    finish(1, phasesFile, closing);
+    finish(1, phasesFile, closingLine());
   }
-  finish(0, phasesFile, closing);
+  if (counts.passed + counts.failed === 0) {
+    console.error(`\nno test matched ${args.join(' ')}`);
+    finish(1, phasesFile, '0 passed, 1 failed');
+  }
+  finish(0, phasesFile, closingLine());
 }
 
 void main();

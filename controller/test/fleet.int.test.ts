@@ -69,7 +69,7 @@ const prodEnv = (extra: object[] = []) => ({
   spec: {
     tier: 'production',
     namespace: APPS,
-    registry: { host: target, prefix: 'prod', insecure: true },
+    registry: { host: target, prefix: 'fleet-prod', insecure: true },
     delivery: { method: 'patch' },
     clusters: [
       ...PROD.map((c) => ({
@@ -92,20 +92,30 @@ beforeAll(async () => {
 
   for (const app of ['web', 'api', 'bad', 'cart']) {
     srcDigest[app] = (
-      await pushTestImage({ host: source, repository: `src/shop/${app}`, tag: 'v2.0.0', seed: `fleet-new-${app}` })
+      await pushTestImage({
+        host: source,
+        repository: `fleet-src/shop/${app}`,
+        tag: 'v2.0.0',
+        seed: `fleet-new-${app}`,
+      })
     ).digest;
     oldDigest[app] = (
-      await pushTestImage({ host: target, repository: `prod/shop/${app}`, tag: 'v1.0.0', seed: `fleet-old-${app}` })
+      await pushTestImage({
+        host: target,
+        repository: `fleet-prod/shop/${app}`,
+        tag: 'v1.0.0',
+        seed: `fleet-old-${app}`,
+      })
     ).digest;
-    await applyDeployment(rest('src'), APPS, app, `${source}/src/shop/${app}:v2.0.0@${srcDigest[app]}`);
+    await applyDeployment(rest('src'), APPS, app, `${source}/fleet-src/shop/${app}:v2.0.0@${srcDigest[app]}`);
     for (const c of PROD)
-      await applyDeployment(rest(c), APPS, app, `${target}/prod/shop/${app}:v1.0.0@${oldDigest[app]}`, {
+      await applyDeployment(rest(c), APPS, app, `${target}/fleet-prod/shop/${app}:v1.0.0@${oldDigest[app]}`, {
         // bad never runs in prod-1 and cart never in prod-3: their rollouts there time out.
         stuck: (app === 'bad' && c === 'prod-1') || (app === 'cart' && c === 'prod-3'),
       });
   }
   // A seventh cluster entry added mid-plan: prod-6's apiserver, another namespace.
-  await applyDeployment(rest('prod-6'), 'fleet-extra', 'web', `${target}/prod/shop/web:v1.0.0@${oldDigest.web}`);
+  await applyDeployment(rest('prod-6'), 'fleet-extra', 'web', `${target}/fleet-prod/shop/web:v1.0.0@${oldDigest.web}`);
   for (const app of ['web', 'api', 'bad', 'cart']) await waitReady(rest('src'), APPS, app);
 
   await applyCr(rest('src'), {
@@ -114,7 +124,7 @@ beforeAll(async () => {
     spec: {
       cluster: { context: 'src' },
       namespace: APPS,
-      registry: { host: source, prefix: 'src', insecure: true },
+      registry: { host: source, prefix: 'fleet-src', insecure: true },
       delivery: { method: 'patch' },
     },
   });
@@ -210,7 +220,7 @@ describe('a fleet stage promoted in waves (seven real clusters)', () => {
     const web = waiting.status?.apps?.find((a) => a.application === 'web');
     expect(web).toMatchObject({ phase: 'RollingOut', digest: srcDigest.web, copied: true, written: true });
     expect(web?.message).toContain('1/6 cluster(s) succeeded');
-    expect(copies.filter((c) => c.startsWith('prod/shop/web:'))).toHaveLength(1);
+    expect(copies.filter((c) => c.startsWith('fleet-prod/shop/web:'))).toHaveLength(1);
   }, 120_000);
 
   it('refuses to continue a wave for a user without the continue verb (API, kubectl, MCP), and accepts one who holds it (MCP)', async () => {
@@ -330,8 +340,8 @@ describe('a fleet stage promoted in waves (seven real clusters)', () => {
     expect(done.status?.apps?.map((a) => a.phase)).toEqual(['Succeeded', 'Succeeded']);
     for (const app of ['web', 'api']) for (const c of PROD) expect(await runs(c, app)).toContain(`@${srcDigest[app]}`);
     expect(await runs('prod-6', 'web', 'fleet-extra')).toContain(`@${oldDigest.web}`);
-    expect(copies.filter((c) => c.startsWith('prod/shop/web:'))).toHaveLength(1);
-    expect(copies.filter((c) => c.startsWith('prod/shop/api:'))).toHaveLength(1);
+    expect(copies.filter((c) => c.startsWith('fleet-prod/shop/web:'))).toHaveLength(1);
+    expect(copies.filter((c) => c.startsWith('fleet-prod/shop/api:'))).toHaveLength(1);
 
     const diff = (await (
       await callApi(ctl.port, `/api/v1/diff?namespace=${NS}&flow=fleet&from=src&to=prod`)
