@@ -1,5 +1,11 @@
 import { coreServices, createServiceFactory } from '@backstage/backend-plugin-api';
-import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+  type TestBackend,
+  type TestBackendOptions,
+} from '@backstage/backend-test-utils';
 
 /**
  * The one way the Backstage plugin tests start a test backend (@backstage/backend-test-utils'
@@ -8,9 +14,8 @@ import { mockCredentials, mockServices, startTestBackend, type TestBackend } fro
  * modules and what it configures; the rest is the same everywhere.
  */
 
-type Features = NonNullable<Parameters<typeof startTestBackend>[0]['features']>;
 /** A config object, as mockServices.rootConfig takes it. */
-export type ConfigData = NonNullable<NonNullable<Parameters<typeof mockServices.rootConfig.factory>[0]>['data']>;
+export type ConfigData = NonNullable<mockServices.rootConfig.Options['data']>;
 
 /** promotions.controller: where the promotions backend sends controller calls, and with which token. */
 export interface ControllerConfig {
@@ -26,7 +31,7 @@ export interface ControllerConfig {
 
 export interface BackstageTestBackendOptions {
   /** The plugins, modules and service factories (the root config is made from the options below). */
-  features: Features;
+  features: NonNullable<TestBackendOptions<[]>['features']>;
   /** promotions.controller. */
   controller?: ControllerConfig;
   /** The rest of promotions.* (port, assistant, entityRef, ...). */
