@@ -8,10 +8,10 @@ import {
 import {
   type ApplicationView,
   type CreatePlanResponse,
+  continuedWave,
   type DiffResult,
   type EnvironmentView,
   type LineStopView,
-  continuedWave,
   type PlanApprover,
   planProgress,
   reasonCounts,

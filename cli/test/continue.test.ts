@@ -42,7 +42,9 @@ describe('kpromo plan continue', () => {
     expect(continuedText(p, 'rita')).toBe(
       'promotionplan shop/release-42: wave eu (prod-eu-2, prod-eu-3) continued by rita',
     );
-    expect(continuedText(p, 'sam', 'rest')).toBe('promotionplan shop/release-42: wave rest (prod-us-1) continued by sam');
+    expect(continuedText(p, 'sam', 'rest')).toBe(
+      'promotionplan shop/release-42: wave rest (prod-us-1) continued by sam',
+    );
     expect(continuedText(p, 'uma')).toBe('promotionplan shop/release-42: wave ? continued by uma');
   });
 });

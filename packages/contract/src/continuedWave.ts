@@ -21,7 +21,9 @@ export function continuedWave(
   plan: PromotionPlan,
   asked: { wave?: string; user?: string } = {},
 ): ContinuedWave | undefined {
-  const continuations = (plan.spec.continuations ?? []).filter((c) => asked.user === undefined || c.user === asked.user);
+  const continuations = (plan.spec.continuations ?? []).filter(
+    (c) => asked.user === undefined || c.user === asked.user,
+  );
   const name = asked.wave || continuations.at(-1)?.wave;
   if (!name) return undefined;
   const wave = plan.status?.waves?.find((w) => w.name === name);

@@ -37,7 +37,12 @@ const rows: Row[] = [
   ['an empty wave counts as none asked for', both, { wave: '', user: 'alice' }, { name: 'eu', clusters: ['b', 'c'] }],
   ['no continuation naming the caller, none asked for: none', both, { user: 'carol' }, undefined],
   ['a plan without continuations: none', plan(undefined), {}, undefined],
-  ['a wave the status does not list yet: its name only', plan([{ wave: 'eu', user: 'alice' }], false), {}, { name: 'eu' }],
+  [
+    'a wave the status does not list yet: its name only',
+    plan([{ wave: 'eu', user: 'alice' }], false),
+    {},
+    { name: 'eu' },
+  ],
 ];
 
 describe('continuedWave: the wave a continue call let start', () => {

@@ -15,6 +15,7 @@ import { type Running, startController } from '@kpromo/controller';
 import { runJq } from '@kpromo/exporter';
 import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import {
   applyDeployment,
   callApi,
@@ -31,7 +32,6 @@ import {
   type TestUser,
   waitReady,
 } from '@kpromo/test-harness/controller';
-import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { promotionsModulePort } from '../src/index.js';
@@ -166,7 +166,13 @@ beforeAll(async () => {
     features: [promotionsPlugin, promotionsModulePort],
     controller: { baseUrl: `http://127.0.0.1:${ctl.port}`, token: backendUser.token, defaultNamespace: NS },
     promotions: {
-      port: { baseUrl: standIn.url, clientId: PORT_ID, clientSecret: PORT_SECRET, namespaces: [NS], pollIntervalMs: 200 },
+      port: {
+        baseUrl: standIn.url,
+        clientId: PORT_ID,
+        clientSecret: PORT_SECRET,
+        namespaces: [NS],
+        pollIntervalMs: 200,
+      },
     },
   }));
 }, 240_000);

@@ -289,9 +289,9 @@ describe('promotionsActionsExtensionPoint', () => {
         });
       },
     });
-    await expect(
-      startBackstageTestBackend({ features: [promotionsPlugin, clash], ...options }),
-    ).rejects.toThrow(/promotions:promote.*already registered/);
+    await expect(startBackstageTestBackend({ features: [promotionsPlugin, clash], ...options })).rejects.toThrow(
+      /promotions:promote.*already registered/,
+    );
   });
 });
 

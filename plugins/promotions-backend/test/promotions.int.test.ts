@@ -22,6 +22,7 @@ import { promotionsModulePort } from '@kpromo/plugin-promotions-backend-module-p
 import type { ControllerApi, PlanDetails } from '@kpromo/plugin-promotions-common';
 import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import {
   applyCr,
   applyDeployment,
@@ -35,7 +36,6 @@ import {
   seedTwoStageRelease,
   waitPlan,
 } from '@kpromo/test-harness/controller';
-import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
