@@ -6,11 +6,12 @@
  *   yarn tsx bench/exporterCatalog.ts [--n 2000] [--clusters dev,stable]
  */
 import { parseArgs } from 'node:util';
-import { mockCredentials, mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import catalogBackend from '@backstage/plugin-catalog-backend';
 import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
 import { catalogModulePromotions } from '@kpromo/plugin-catalog-backend-module-promotions';
 import { defaultKubeconfigPath, kubeConfigFor } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import * as k8s from '@kubernetes/client-node';
 
 async function main(): Promise<void> {
@@ -54,33 +55,27 @@ async function main(): Promise<void> {
   );
   const selector = { query: `.metadata.namespace == "${NS}"` };
   const start = Date.now();
-  const backend = await startTestBackend({
-    features: [
-      catalogBackend,
-      catalogModulePromotions,
-      mockServices.rootConfig.factory({
-        data: {
-          catalog: { processingInterval: { seconds: 5 } },
-          kpromo: JSON.parse(
-            JSON.stringify({
-              catalog: { fullSyncSeconds: 3600 },
-              exporter: {
-                stateKey: NS,
-                clusters: CLUSTERS.map((name) => ({ name, context: name, kubeconfig })),
-                includeDefaults: false,
-                resources: DEFAULT_RESOURCES.map((r) => ({ ...r, selector })),
-                blueprints: DEFAULT_BLUEPRINTS,
-              },
-            }),
-          ),
-        },
-      }),
-    ],
+  const { backend, base } = await startBackstageTestBackend({
+    features: [catalogBackend, catalogModulePromotions],
+    config: {
+      catalog: { processingInterval: { seconds: 5 } },
+      kpromo: JSON.parse(
+        JSON.stringify({
+          catalog: { fullSyncSeconds: 3600 },
+          exporter: {
+            stateKey: NS,
+            clusters: CLUSTERS.map((name) => ({ name, context: name, kubeconfig })),
+            includeDefaults: false,
+            resources: DEFAULT_RESOURCES.map((r) => ({ ...r, selector })),
+            blueprints: DEFAULT_BLUEPRINTS,
+          },
+        }),
+      ),
+    },
   });
-  const { port } = backend.server.address() as { port: number };
   const count = async () => {
     const res = await fetch(
-      `http://127.0.0.1:${port}/api/catalog/entities/by-query?filter=kind=component,metadata.annotations.kpromo.dev/cluster&limit=1`,
+      `${base}/api/catalog/entities/by-query?filter=kind=component,metadata.annotations.kpromo.dev/cluster&limit=1`,
       {
         headers: { Authorization: mockCredentials.user.header() },
       },

@@ -354,7 +354,7 @@ export function buildProgram(cli = 'kpromo', io: Io = processIo): Command {
         comment: b.comment,
         uid: b.uid,
       });
-      print(cmd, p, () => continuedText(p, s.caller.username));
+      print(cmd, p, () => continuedText(p, s.caller.username, b.wave));
       if (o.watch) await follow(cmd, s, p.metadata.name, o);
     });
   });

@@ -8,6 +8,7 @@ import {
 import {
   type ApplicationView,
   type CreatePlanResponse,
+  continuedWave,
   type DiffResult,
   type EnvironmentView,
   type LineStopView,
@@ -262,12 +263,11 @@ export function approvedText(plan: PromotionPlan, user: string): string {
   return printable(`promotionplan ${plan.metadata.namespace}/${plan.metadata.name} approved by ${user}`);
 }
 
-/** After `plan continue`: the wave the caller's continuation (the last one naming them) lets start. */
-export function continuedText(plan: PromotionPlan, user: string): string {
-  const c = (plan.spec.continuations ?? []).filter((x) => x.user === user).at(-1);
-  const wave = c ? (plan.status?.waves ?? []).find((w) => w.name === c.wave) : undefined;
+/** After `plan continue`: the wave the call let start (`wave`: the one asked for, if any), see continuedWave. */
+export function continuedText(plan: PromotionPlan, user: string, wave?: string): string {
+  const w = continuedWave(plan, { wave, user });
   return printable(
-    `promotionplan ${plan.metadata.namespace}/${plan.metadata.name}: wave ${c?.wave ?? '?'}${wave ? ` (${wave.clusters.join(', ')})` : ''} continued by ${user}`,
+    `promotionplan ${plan.metadata.namespace}/${plan.metadata.name}: wave ${w?.name ?? '?'}${w?.clusters ? ` (${w.clusters.join(', ')})` : ''} continued by ${user}`,
   );
 }
 

@@ -1,8 +1,10 @@
 // `kpromo plan continue`: its flags, and arguments refused by the wire contract (ContinueBody) before
 // any session is opened (no cluster needed).
+import { fleetPlan } from '@kpromo/test-harness/fleetPlan';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exitCodes.js';
 import { buildProgram } from '../src/program.js';
+import { continuedText } from '../src/views.js';
 import { runKpromo } from './inProcess.js';
 
 describe('kpromo plan continue', () => {
@@ -29,5 +31,20 @@ describe('kpromo plan continue', () => {
     });
     const name = await runKpromo(['plan', 'continue', 'Rollout!']);
     expect(name).toMatchObject({ code: EXIT.USAGE, err: expect.stringMatching(/^invalid arguments: name: /) });
+  });
+
+  it("prints the wave the caller's continuation let start, with its clusters", () => {
+    const p = fleetPlan();
+    p.spec.continuations = [
+      { wave: 'eu', user: 'rita' },
+      { wave: 'rest', user: 'sam' },
+    ];
+    expect(continuedText(p, 'rita')).toBe(
+      'promotionplan shop/release-42: wave eu (prod-eu-2, prod-eu-3) continued by rita',
+    );
+    expect(continuedText(p, 'sam', 'rest')).toBe(
+      'promotionplan shop/release-42: wave rest (prod-us-1) continued by sam',
+    );
+    expect(continuedText(p, 'uma')).toBe('promotionplan shop/release-42: wave ? continued by uma');
   });
 });

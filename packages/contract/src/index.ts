@@ -1,4 +1,5 @@
 export * from './client.js';
+export * from './continuedWave.js';
 export * from './headers.js';
 export * from './inputs.js';
 export * from './mount.js';

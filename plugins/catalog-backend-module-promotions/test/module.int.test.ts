@@ -1,6 +1,7 @@
-import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials, type TestBackend } from '@backstage/backend-test-utils';
 import catalogBackend from '@backstage/plugin-catalog-backend';
 import { kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { app, crs, deleteNamespace, ensureKpromoCrds, ensureNamespace, env } from '@kpromo/test-harness/crs';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,12 +13,12 @@ const NS = `exp-bs-${Math.random().toString(36).slice(2, 7)}`;
 const CLUSTERS = ['dev', 'stable'];
 const kcs: Record<string, k8s.KubeConfig> = {};
 let backend: TestBackend;
+let base = '';
 
 type CatalogEntity = { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
 
 async function getEntity(kind: string, name: string): Promise<CatalogEntity | undefined> {
-  const { port } = backend.server.address() as { port: number };
-  const res = await fetch(`http://127.0.0.1:${port}/api/catalog/entities/by-name/${kind}/default/${name}`, {
+  const res = await fetch(`${base}/api/catalog/entities/by-name/${kind}/default/${name}`, {
     headers: { Authorization: mockCredentials.user.header() },
   });
   if (res.status === 404) return undefined;
@@ -38,35 +39,29 @@ describe('catalog module against the real clusters', () => {
     await dev.create('applications', app('checkout', 'team-a', ['dev']));
     await crs(kcs.stable, NS).create('applications', app('checkout', 'team-b'));
     const onlyNs = { query: `.metadata.namespace == "${NS}"` };
-    backend = await startTestBackend({
-      features: [
-        catalogBackend,
-        catalogModulePromotions,
-        mockServices.rootConfig.factory({
-          data: {
-            backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
-            catalog: { processingInterval: { seconds: 1 } },
-            kpromo: JSON.parse(
-              JSON.stringify({
-                // The same Application on two clusters: fully qualified names keep them apart.
-                catalog: { fullSyncSeconds: 3600, entityNames: 'qualified' },
-                exporter: {
-                  stateKey: NS,
-                  clusters: CLUSTERS.map((name) => ({ name, context: name, kubeconfig })),
-                  includeDefaults: false,
-                  // The defaults, restricted to this test's namespace.
-                  resources: (await import('@kpromo/exporter')).DEFAULT_RESOURCES.map((r) => ({
-                    ...r,
-                    selector: onlyNs,
-                  })),
-                  blueprints: (await import('@kpromo/exporter')).DEFAULT_BLUEPRINTS,
-                },
-              }),
-            ),
-          },
-        }),
-      ],
-    });
+    ({ backend, base } = await startBackstageTestBackend({
+      features: [catalogBackend, catalogModulePromotions],
+      config: {
+        catalog: { processingInterval: { seconds: 1 } },
+        kpromo: JSON.parse(
+          JSON.stringify({
+            // The same Application on two clusters: fully qualified names keep them apart.
+            catalog: { fullSyncSeconds: 3600, entityNames: 'qualified' },
+            exporter: {
+              stateKey: NS,
+              clusters: CLUSTERS.map((name) => ({ name, context: name, kubeconfig })),
+              includeDefaults: false,
+              // The defaults, restricted to this test's namespace.
+              resources: (await import('@kpromo/exporter')).DEFAULT_RESOURCES.map((r) => ({
+                ...r,
+                selector: onlyNs,
+              })),
+              blueprints: (await import('@kpromo/exporter')).DEFAULT_BLUEPRINTS,
+            },
+          }),
+        ),
+      },
+    }));
   });
 
   afterAll(async () => {

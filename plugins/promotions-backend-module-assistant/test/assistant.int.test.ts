@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials, type TestBackend } from '@backstage/backend-test-utils';
 import type { PromotionPlan } from '@kpromo/api';
 import { loadConfig, type Running, startController } from '@kpromo/controller';
 import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
@@ -26,6 +26,7 @@ import {
   startLlamaServer,
   waitFor,
 } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createChatClient } from '../src/assistant/chatClient.js';
@@ -148,29 +149,11 @@ beforeAll(async () => {
     },
     60_000,
   );
-  backend = await startTestBackend({
-    features: [
-      promotionsPlugin,
-      promotionsModuleAssistant,
-      mockServices.rootConfig.factory({
-        data: {
-          backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
-          promotions: {
-            controller: {
-              baseUrl: `http://127.0.0.1:${ctl.port}`,
-              mcpUrl: ctl.mcp!.url,
-              token: TOKEN,
-              defaultNamespace: NS,
-            },
-            assistant: {
-              llm: assistantLlmConfig(llama),
-            },
-          },
-        },
-      }),
-    ],
-  });
-  base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+  ({ backend, base } = await startBackstageTestBackend({
+    features: [promotionsPlugin, promotionsModuleAssistant],
+    controller: { baseUrl: `http://127.0.0.1:${ctl.port}`, mcpUrl: ctl.mcp!.url, token: TOKEN, defaultNamespace: NS },
+    promotions: { assistant: { llm: assistantLlmConfig(llama) } },
+  }));
 }, 1_800_000);
 
 afterAll(async () => {

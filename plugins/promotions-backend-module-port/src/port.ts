@@ -8,6 +8,7 @@ import {
   ServiceUnavailableError,
 } from '@backstage/errors';
 import {
+  continuedWave,
   isTerminalPlan,
   namespaceProblem,
   noCandidatesMessage,
@@ -506,7 +507,7 @@ export class PortRunner {
         const r = await this.svc.continue(caller, { namespace, name: i.plan }, { uid: i.uid, wave: i.wave });
         ns = namespace;
         name = i.plan;
-        wave = i.wave ?? r.plan.spec.continuations?.at(-1)?.wave;
+        wave = continuedWave(r.plan, { wave: i.wave, user: caller.identity })?.name;
         await this.log(b.runId, {
           message: `Wave ${wave ?? '?'} of plan ${ns}/${name} continued by ${caller.identity}`,
         });

@@ -9,12 +9,13 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import type { TestBackend } from '@backstage/backend-test-utils';
 import type { PromotionPlan } from '@kpromo/api';
 import { type Running, startController } from '@kpromo/controller';
 import { runJq } from '@kpromo/exporter';
 import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import {
   applyDeployment,
   callApi,
@@ -161,28 +162,19 @@ beforeAll(async () => {
     60_000,
   );
   await standIn.start();
-  backend = await startTestBackend({
-    features: [
-      promotionsPlugin,
-      promotionsModulePort,
-      mockServices.rootConfig.factory({
-        data: {
-          backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
-          promotions: {
-            controller: { baseUrl: `http://127.0.0.1:${ctl.port}`, token: backendUser.token, defaultNamespace: NS },
-            port: {
-              baseUrl: standIn.url,
-              clientId: PORT_ID,
-              clientSecret: PORT_SECRET,
-              namespaces: [NS],
-              pollIntervalMs: 200,
-            },
-          },
-        },
-      }),
-    ],
-  });
-  base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+  ({ backend, base } = await startBackstageTestBackend({
+    features: [promotionsPlugin, promotionsModulePort],
+    controller: { baseUrl: `http://127.0.0.1:${ctl.port}`, token: backendUser.token, defaultNamespace: NS },
+    promotions: {
+      port: {
+        baseUrl: standIn.url,
+        clientId: PORT_ID,
+        clientSecret: PORT_SECRET,
+        namespaces: [NS],
+        pollIntervalMs: 200,
+      },
+    },
+  }));
 }, 240_000);
 
 afterAll(async () => {

@@ -4,9 +4,10 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseManager } from '@backstage/backend-defaults/database';
-import { mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import { mockServices, type TestBackend } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
+import { type BackstageTestBackend, startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promotionsModulePort } from '../src/index.js';
@@ -70,26 +71,13 @@ const run = (runId: string, name: string) =>
     },
   });
 
-async function replica(): Promise<TestBackend> {
-  return startTestBackend({
-    features: [
-      promotionsPlugin,
-      promotionsModulePort,
-      mockServices.rootConfig.factory({
-        data: {
-          backend: {
-            baseUrl: 'http://localhost:0',
-            listen: { port: 0 },
-            // Both replicas: the same database (here SQLite files in one directory, <dir>/promotions.sqlite).
-            database: { client: 'better-sqlite3', connection: { directory: dir } },
-          },
-          promotions: {
-            controller: { baseUrl: controllerUrl, token: 'backend-token-0123456789', defaultNamespace: NS },
-            port: { baseUrl: standIn.url, clientId: CLIENT, clientSecret: SECRET, pollIntervalMs: 20 },
-          },
-        },
-      }),
-    ],
+async function replica(): Promise<BackstageTestBackend> {
+  return startBackstageTestBackend({
+    features: [promotionsPlugin, promotionsModulePort],
+    // Both replicas: the same database (here SQLite files in one directory, <dir>/promotions.sqlite).
+    backend: { database: { client: 'better-sqlite3', connection: { directory: dir } } },
+    controller: { baseUrl: controllerUrl, token: 'backend-token-0123456789', defaultNamespace: NS },
+    promotions: { port: { baseUrl: standIn.url, clientId: CLIENT, clientSecret: SECRET, pollIntervalMs: 20 } },
   });
 }
 
@@ -121,9 +109,9 @@ beforeAll(async () => {
   controllerUrl = `http://127.0.0.1:${(controller.address() as { port: number }).port}`;
   await standIn.start();
   for (let i = 0; i < 2; i++) {
-    const b = await replica();
-    replicas.push(b);
-    bases.push(`http://127.0.0.1:${(b.server.address() as { port: number }).port}`);
+    const { backend, base } = await replica();
+    replicas.push(backend);
+    bases.push(base);
   }
 });
 

@@ -10,13 +10,14 @@ import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import type { TestBackend } from '@backstage/backend-test-utils';
 import { CONTROLLER_API } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
 import { loadConfig, type Running, startController } from '@kpromo/controller';
 import { type Crd, crdToPortActions, type PortAction, runJq } from '@kpromo/exporter';
 import { promotionsPlugin } from '@kpromo/plugin-promotions-backend';
 import { waitFor } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { deleteNs, ensureNs, restFor } from '@kpromo/test-harness/controller';
 import { PortStandIn } from '@kpromo/test-harness/port';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -205,31 +206,22 @@ beforeAll(async () => {
     }),
   );
   await standIn.start();
-  backend = await startTestBackend({
-    features: [
-      promotionsPlugin,
-      promotionsModulePort,
-      mockServices.rootConfig.factory({
-        data: {
-          backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
-          promotions: {
-            controller: { baseUrl: `http://127.0.0.1:${ctl.port}`, token: TOKEN, defaultNamespace: NS },
-            port: {
-              baseUrl: standIn.url,
-              clientId: PORT_ID,
-              clientSecret: PORT_SECRET,
-              namespaces: [NS],
-              resourceActions: [
-                { blueprint: 'gizmo', apiVersion: `${GROUP}/v1`, plural: 'gizmos' },
-                { blueprint: 'gadget', apiVersion: `${GROUP}/v1`, plural: 'gadgets' },
-              ],
-            },
-          },
-        },
-      }),
-    ],
-  });
-  base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+  ({ backend, base } = await startBackstageTestBackend({
+    features: [promotionsPlugin, promotionsModulePort],
+    controller: { baseUrl: `http://127.0.0.1:${ctl.port}`, token: TOKEN, defaultNamespace: NS },
+    promotions: {
+      port: {
+        baseUrl: standIn.url,
+        clientId: PORT_ID,
+        clientSecret: PORT_SECRET,
+        namespaces: [NS],
+        resourceActions: [
+          { blueprint: 'gizmo', apiVersion: `${GROUP}/v1`, plural: 'gizmos' },
+          { blueprint: 'gadget', apiVersion: `${GROUP}/v1`, plural: 'gadgets' },
+        ],
+      },
+    },
+  }));
   // The definitions the exporter creates in Port for these CRDs (Port exporter config: blueprint = singular).
   const url = `${base}${WEBHOOK_PATH}`;
   actions = Object.fromEntries(

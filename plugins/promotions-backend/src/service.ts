@@ -12,6 +12,7 @@ import {
   type AdoptionProposal,
   type ApplicationInfo,
   type CreatePlanResponse,
+  continuedWave,
   type DiffWithImages,
   type DoraReport,
   type EnvironmentInfo,
@@ -469,7 +470,7 @@ export class PromotionsService implements PromotionsOperations {
         },
       }),
     );
-    const wave = (out.spec.continuations ?? []).filter((x) => x.user === user).at(-1)?.wave ?? b.wave;
+    const wave = continuedWave(out, { wave: b.wave, user })?.name;
     this.logger.info(`promotion plan ${p.namespace}/${p.name}: wave ${wave ?? '(waiting)'} continued by ${user}`);
     return { plan: out, progress: planProgress(out) };
   }

@@ -7,7 +7,7 @@ import {
   createServiceFactory,
   type PermissionsService,
 } from '@backstage/backend-plugin-api';
-import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials, type TestBackend } from '@backstage/backend-test-utils';
 import mcpActionsBackend from '@backstage/plugin-mcp-actions-backend';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
@@ -16,6 +16,7 @@ import {
   promotionsControllerLocatorExtensionPoint,
   promotionsRoutesExtensionPoint,
 } from '@kpromo/plugin-promotions-node';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import express from 'express';
@@ -133,12 +134,10 @@ const permissions = createServiceFactory({
   },
 });
 
-const config = {
-  backend: { baseUrl: 'http://localhost:0', listen: { port: 0 }, actions: { pluginSources: ['promotions'] } },
-  promotions: {
-    // Unreachable on purpose: the module's locator replaces it.
-    controller: { baseUrl: 'http://127.0.0.1:9', token: TOKEN, defaultNamespace: 'kpromo' },
-  },
+const options = {
+  backend: { actions: { pluginSources: ['promotions'] } },
+  // Unreachable on purpose: the module's locator replaces it.
+  controller: { baseUrl: 'http://127.0.0.1:9', token: TOKEN, defaultNamespace: 'kpromo' },
 };
 
 async function get(path: string, user: string) {
@@ -159,24 +158,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => controller.listen(0, '127.0.0.1', r));
   controllerUrl = `http://127.0.0.1:${(controller.address() as { port: number }).port}`;
-  backend = await startTestBackend({
-    features: [
-      promotionsPlugin,
-      locatorModule,
-      actionsModule,
-      routesModule,
-      mcpActionsBackend,
-      permissions,
-      mockServices.rootConfig.factory({
-        data: {
-          ...config,
-          // The module's locator may send calls only to URLs the config allows (the token goes there).
-          promotions: { controller: { ...config.promotions.controller, allowedBaseUrls: [controllerUrl] } },
-        },
-      }),
-    ],
-  });
-  base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+  ({ backend, base } = await startBackstageTestBackend({
+    features: [promotionsPlugin, locatorModule, actionsModule, routesModule, mcpActionsBackend, permissions],
+    ...options,
+    // The module's locator may send calls only to URLs the config allows (the token goes there).
+    controller: { ...options.controller, allowedBaseUrls: [controllerUrl] },
+  }));
 });
 
 afterAll(async () => {
@@ -232,9 +219,7 @@ describe('promotionsControllerLocatorExtensionPoint', () => {
       },
     });
     await expect(
-      startTestBackend({
-        features: [promotionsPlugin, locatorModule, second, mockServices.rootConfig.factory({ data: config })],
-      }),
+      startBackstageTestBackend({ features: [promotionsPlugin, locatorModule, second], ...options }),
     ).rejects.toThrow(/a controller locator is already set/);
   });
 });
@@ -304,9 +289,9 @@ describe('promotionsActionsExtensionPoint', () => {
         });
       },
     });
-    await expect(
-      startTestBackend({ features: [promotionsPlugin, clash, mockServices.rootConfig.factory({ data: config })] }),
-    ).rejects.toThrow(/promotions:promote.*already registered/);
+    await expect(startBackstageTestBackend({ features: [promotionsPlugin, clash], ...options })).rejects.toThrow(
+      /promotions:promote.*already registered/,
+    );
   });
 });
 
@@ -342,9 +327,7 @@ describe('promotionsRoutesExtensionPoint', () => {
       },
     });
     await expect(
-      startTestBackend({
-        features: [promotionsPlugin, routesModule, again, mockServices.rootConfig.factory({ data: config })],
-      }),
+      startBackstageTestBackend({ features: [promotionsPlugin, routesModule, again], ...options }),
     ).rejects.toThrow(/routes at \/hook are already added by another module/);
   });
 });

@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createBackendModule } from '@backstage/backend-plugin-api';
-import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials, type TestBackend } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import { promotionsModulePort } from '@kpromo/plugin-promotions-backend-module-port';
 import { isNamespaceName, namespaceProblem } from '@kpromo/plugin-promotions-common';
@@ -9,6 +9,7 @@ import {
   type PromotionsControllerLocateRequest,
   promotionsControllerLocatorExtensionPoint,
 } from '@kpromo/plugin-promotions-node';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPromotionsConfig } from '../src/config.js';
 import { promotionsPlugin } from '../src/index.js';
@@ -123,29 +124,17 @@ describe('a module locator built the documented way (from the namespace) cannot 
   });
 
   beforeAll(async () => {
-    backend = await startTestBackend({
-      features: [
-        promotionsPlugin,
-        documentedLocator,
-        promotionsModulePort,
-        mockServices.rootConfig.factory({
-          data: {
-            backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
-            promotions: {
-              controller: {
-                token: TOKEN,
-                defaultNamespace: 'kpromo',
-                mcpUrl: `http://kpromo-controller.kpromo:${port}/mcp`,
-                // The only places the token may go, whatever the locator answers.
-                allowedBaseUrls: [`http://kpromo-controller.kpromo:${port}`, `http://kpromo-controller.team-a:${port}`],
-              },
-              port: { clientId: 'id', clientSecret: 'port-secret-0123456789' },
-            },
-          },
-        }),
-      ],
-    });
-    base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+    ({ backend, base } = await startBackstageTestBackend({
+      features: [promotionsPlugin, documentedLocator, promotionsModulePort],
+      controller: {
+        token: TOKEN,
+        defaultNamespace: 'kpromo',
+        mcpUrl: `http://kpromo-controller.kpromo:${port}/mcp`,
+        // The only places the token may go, whatever the locator answers.
+        allowedBaseUrls: [`http://kpromo-controller.kpromo:${port}`, `http://kpromo-controller.team-a:${port}`],
+      },
+      promotions: { port: { clientId: 'id', clientSecret: 'port-secret-0123456789' } },
+    }));
   });
   afterAll(() => backend?.stop());
 
@@ -263,24 +252,14 @@ describe('the default locator maps namespaces to configured controllers (promoti
   let backend: TestBackend;
   let base = '';
   beforeAll(async () => {
-    backend = await startTestBackend({
-      features: [
-        promotionsPlugin,
-        mockServices.rootConfig.factory({
-          data: {
-            backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
-            promotions: {
-              controller: {
-                token: TOKEN,
-                baseUrl: `http://kpromo-controller.kpromo:${port}`,
-                byNamespace: [{ namespaces: ['team-a', 'team-b'], baseUrl: `http://kpromo-controller.teams:${port}/` }],
-              },
-            },
-          },
-        }),
-      ],
-    });
-    base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+    ({ backend, base } = await startBackstageTestBackend({
+      features: [promotionsPlugin],
+      controller: {
+        token: TOKEN,
+        baseUrl: `http://kpromo-controller.kpromo:${port}`,
+        byNamespace: [{ namespaces: ['team-a', 'team-b'], baseUrl: `http://kpromo-controller.teams:${port}/` }],
+      },
+    }));
   });
   afterAll(() => backend?.stop());
 

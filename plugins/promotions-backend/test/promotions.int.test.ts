@@ -3,8 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { coreServices, createBackendModule, createServiceFactory } from '@backstage/backend-plugin-api';
-import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import { createBackendModule } from '@backstage/backend-plugin-api';
+import { mockCredentials, type TestBackend } from '@backstage/backend-test-utils';
 import catalogBackend from '@backstage/plugin-catalog-backend';
 import { catalogConditions, createCatalogConditionalDecision } from '@backstage/plugin-catalog-backend/alpha';
 import catalogModuleTemplateKind from '@backstage/plugin-catalog-backend-module-scaffolder-entity-model';
@@ -22,6 +22,7 @@ import { promotionsModulePort } from '@kpromo/plugin-promotions-backend-module-p
 import type { ControllerApi, PlanDetails } from '@kpromo/plugin-promotions-common';
 import { scaffolderModulePromotions } from '@kpromo/plugin-scaffolder-backend-module-promotions';
 import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import {
   applyCr,
   applyDeployment,
@@ -126,49 +127,6 @@ const testPolicyModule = createBackendModule({
         policy.setPolicy(new TestPolicy());
       },
     });
-  },
-});
-
-/**
- * mockServices.httpAuth, except that a plugin's on-behalf-of token for a user carries an actor, as
- * real Backstage tokens do. Without it the real catalog refuses the permission backend's
- * apply-conditions call (user principal without actor), so conditional decisions could not be
- * evaluated against the real catalog in a test backend.
- */
-const httpAuthWithActors = createServiceFactory({
-  service: coreServices.httpAuth,
-  deps: { plugin: coreServices.pluginMetadata },
-  factory({ plugin }) {
-    const inner = mockServices.httpAuth({ pluginId: plugin.getId(), defaultCredentials: mockCredentials.none() });
-    return {
-      credentials: (async (req, options) => {
-        const c = await inner.credentials(req, options);
-        const p = c.principal as { type: string; userEntityRef?: string; actor?: unknown };
-        const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-        if (p.type === 'user' && token.startsWith('mock-service-token:') && !p.actor)
-          return mockCredentials.user(p.userEntityRef, { actor: { subject: 'plugin:on-behalf' } });
-        return c;
-      }) as typeof inner.credentials,
-      issueUserCookie: inner.issueUserCookie.bind(inner),
-    };
-  },
-});
-
-/**
- * The user info service: alice is in group team-a (her ownership entity refs), which the backend
- * sends as x-kpromo-groups; her Kubernetes read/create rights are granted to that group only.
- */
-const userInfoWithGroups = createServiceFactory({
-  service: coreServices.userInfo,
-  deps: {},
-  factory() {
-    const inner = mockServices.userInfo();
-    return {
-      async getUserInfo(credentials: Parameters<typeof inner.getUserInfo>[0]) {
-        const info = await inner.getUserInfo(credentials);
-        return info.userEntityRef === ALICE ? { ...info, ownershipEntityRefs: [ALICE, TEAM_A] } : info;
-      },
-    };
   },
 });
 
@@ -524,7 +482,7 @@ beforeAll(async () => {
     ].join('---\n'),
   );
 
-  backend = await startTestBackend({
+  ({ backend, base } = await startBackstageTestBackend({
     features: [
       catalogBackend,
       catalogModuleTemplateKind,
@@ -535,33 +493,29 @@ beforeAll(async () => {
       promotionsModulePort,
       scaffolderBackend,
       scaffolderModulePromotions,
-      // Requests without a token are unauthenticated (the mock default would be a user).
-      httpAuthWithActors,
-      userInfoWithGroups,
-      mockServices.rootConfig.factory({
-        data: {
-          backend: { baseUrl: 'http://localhost:0', listen: { port: 0 }, actions: { pluginSources: ['promotions'] } },
-          permission: { enabled: true },
-          catalog: {
-            processingInterval: { seconds: 1 },
-            rules: [{ allow: ['Component', 'Location', 'Template'] }],
-            locations: [{ type: 'file', target: catalogFile }],
-          },
-          promotions: {
-            controller: {
-              baseUrl: `http://127.0.0.1:${ctl.port}`,
-              mcpUrl: ctl.mcp!.url,
-              token: TOKEN,
-              defaultNamespace: NS,
-            },
-            entityRef: 'component:default/{name}',
-            port: { baseUrl: standIn.url, clientId: PORT_ID, clientSecret: PORT_SECRET, pollIntervalMs: 500 },
-          },
-        },
-      }),
     ],
-  });
-  base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+    // Requests without a token are unauthenticated (the mock default would be a user); plugins'
+    // on-behalf-of tokens carry an actor, without which the real catalog refuses the permission
+    // backend's apply-conditions call.
+    realAuth: true,
+    // Alice is in group team-a (her ownership entity refs), which the backend sends as
+    // x-kpromo-groups; her Kubernetes read/create rights are granted to that group only.
+    ownership: { [ALICE]: [ALICE, TEAM_A] },
+    backend: { actions: { pluginSources: ['promotions'] } },
+    config: {
+      permission: { enabled: true },
+      catalog: {
+        processingInterval: { seconds: 1 },
+        rules: [{ allow: ['Component', 'Location', 'Template'] }],
+        locations: [{ type: 'file', target: catalogFile }],
+      },
+    },
+    controller: { baseUrl: `http://127.0.0.1:${ctl.port}`, mcpUrl: ctl.mcp!.url, token: TOKEN, defaultNamespace: NS },
+    promotions: {
+      entityRef: 'component:default/{name}',
+      port: { baseUrl: standIn.url, clientId: PORT_ID, clientSecret: PORT_SECRET, pollIntervalMs: 500 },
+    },
+  }));
   // The catalog has processed the entities (the conditional decisions need their ownership relations).
   await waitFor(
     'catalog entities',

@@ -5,6 +5,7 @@ import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import { createTemplateAction } from '@backstage/plugin-scaffolder-node';
 import {
   type ApplicationInfo,
+  continuedWave,
   namespaceProblem,
   nothingToAdoptMessage,
   type PlanDetails,
@@ -196,8 +197,9 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
           true,
           'no wave was continued',
         );
+        const credentials = await as(ctx);
         const r = await client.continuePlan(
-          await as(ctx),
+          credentials,
           { namespace: ctx.input.namespace, name: ctx.input.plan },
           {
             ...(ctx.input.wave ? { wave: ctx.input.wave } : {}),
@@ -206,8 +208,9 @@ export function createPromotionsTemplateActions(o: { client: PromotionsBackendCl
             uid: ctx.input.uid ?? '',
           },
         );
-        // The wave asked for, else the one the controller's appended continuation names.
-        const wave = ctx.input.wave ?? r.plan.spec.continuations?.at(-1)?.wave;
+        // The initiator as the backend names them to the controller (a user's entity ref).
+        const user = (credentials.principal as { type: string; userEntityRef?: string }).userEntityRef;
+        const wave = continuedWave(r.plan, { wave: ctx.input.wave, user })?.name;
         ctx.logger.info(`wave ${wave ?? '(waiting)'} of plan ${ctx.input.namespace}/${ctx.input.plan} continued`);
         ctx.output('phase', r.progress.phase);
         if (wave) ctx.output('wave', wave);

@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
-import { mockCredentials, mockServices, startTestBackend, type TestBackend } from '@backstage/backend-test-utils';
+import { mockCredentials, type TestBackend } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import scaffolderBackend from '@backstage/plugin-scaffolder-backend';
+import { startBackstageTestBackend } from '@kpromo/test-harness/backstage';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { scaffolderModulePromotions } from '../src/index.js';
 
@@ -283,7 +284,7 @@ async function runTask(
 }
 
 beforeAll(async () => {
-  backend = await startTestBackend({
+  ({ backend, base } = await startBackstageTestBackend({
     features: [
       scaffolderBackend,
       scaffolderModulePromotions,
@@ -311,15 +312,9 @@ beforeAll(async () => {
           },
         ],
       }),
-      mockServices.rootConfig.factory({
-        data: {
-          backend: { baseUrl: 'http://localhost:0', listen: { port: 0 } },
-          promotions: { controller: { defaultNamespace: 'kpromo' } },
-        },
-      }),
     ],
-  });
-  base = `http://127.0.0.1:${(backend.server.address() as { port: number }).port}`;
+    controller: { defaultNamespace: 'kpromo' },
+  }));
 });
 
 afterAll(async () => {
