@@ -1,0 +1,175 @@
+import { Cell, Column, Flex, Link, Row, TableBody, TableHeader, TableRoot, Text } from '@backstage/ui';
+import {
+  type ApplicationSummary,
+  type AppProgress,
+  DigestText,
+  formatRelative,
+  gitCommitUrl,
+  isRollback as isRollbackPlan,
+  PhaseBadge,
+  type PromotionPlan,
+  readableMessage,
+  shortSha,
+} from '@kpromo/plugin-promotions-react';
+import { useEntityLinks } from '../routes';
+import { SupplyChainState } from './SupplyChain';
+import { VerificationChecks } from './VerificationChecks';
+
+function progressOf(plan: PromotionPlan, app: string): AppProgress | undefined {
+  return plan.status?.apps?.find((a) => a.application === app);
+}
+
+function AppName({ name, apps }: { name: string; apps?: ApplicationSummary[] }) {
+  const link = useEntityLinks();
+  const ref = apps?.find((a) => a.name === name)?.entityRef;
+  const href = ref ? link(ref) : undefined;
+  return href ? (
+    <Link href={href} weight="bold">
+      {name}
+    </Link>
+  ) : (
+    <Text weight="bold">{name}</Text>
+  );
+}
+
+/** The commit delivery wrote to the GitOps repository: linked on a known forge, else the short sha (copyable text). */
+function GitOpsCommit({ commit, repository }: { commit: string; repository?: string }) {
+  const href = gitCommitUrl(repository, commit);
+  return (
+    <Text variant="body-small" data-testid="gitops-commit">
+      GitOps commit{' '}
+      {href ? (
+        <Link href={href} target="_blank" rel="noopener noreferrer" variant="body-small" title={commit}>
+          {shortSha(commit)}
+        </Link>
+      ) : (
+        <code title={commit}>{shortSha(commit)}</code>
+      )}
+    </Text>
+  );
+}
+
+function Version({ v }: { v?: { tag?: string; digest?: string } }) {
+  if (!v?.tag && !v?.digest) return <Text variant="body-small">—</Text>;
+  return (
+    <Flex direction="column" gap="0">
+      <Text variant="body-small">{v.tag ?? '—'}</Text>
+      {v.digest ? <DigestText digest={v.digest} /> : null}
+    </Flex>
+  );
+}
+
+/** One application's progress details: the controller's reason, when it ran, supply chain, commit, checks. */
+function AppDetails({
+  plan,
+  app,
+  p,
+  now,
+  gitRepository,
+}: {
+  plan: PromotionPlan;
+  app: string;
+  p?: AppProgress;
+  now: number;
+  gitRepository?: string;
+}) {
+  const times = [
+    p?.startedAt ? `started ${formatRelative(p.startedAt, now)}` : '',
+    p?.finishedAt ? `finished ${formatRelative(p.finishedAt, now)}` : '',
+  ].filter(Boolean);
+  return (
+    <Flex direction="column" gap="0">
+      <Text variant="body-small">
+        {[p?.reason, p?.message ? readableMessage(p.message) : undefined].filter(Boolean).join(': ') ||
+          (p?.attempts && p.attempts > 1 ? `attempt ${p.attempts}` : '')}
+      </Text>
+      {times.length ? (
+        <Text variant="body-small" color="secondary">
+          {times.join(' · ')}
+        </Text>
+      ) : null}
+      <SupplyChainState plan={plan} app={app} />
+      {p?.commit ? <GitOpsCommit commit={p.commit} repository={gitRepository} /> : null}
+      {p?.verification ? <VerificationChecks verification={p.verification} app={app} /> : null}
+    </Flex>
+  );
+}
+
+/**
+ * The plan's applications: the target's version before, what the plan brings (or a rollback
+ * restores), and each one's progress.
+ */
+export function PlanApps({
+  plan,
+  apps,
+  original,
+  applications,
+  gitRepository,
+  now,
+}: {
+  plan: PromotionPlan;
+  apps: string[];
+  /** The plan a rollback restores from. */
+  original?: PromotionPlan;
+  applications?: ApplicationSummary[];
+  gitRepository?: string;
+  now: number;
+}) {
+  const isRollback = isRollbackPlan(plan);
+  if (apps.length === 0)
+    return (
+      <Text as="p" color="secondary">
+        {isRollback
+          ? 'The controller has not started this rollback yet; the applications appear here once it does.'
+          : 'This plan has no candidates.'}
+      </Text>
+    );
+  return (
+    <TableRoot aria-label="Plan applications">
+      <TableHeader>
+        <Column isRowHeader>Application</Column>
+        <Column>{plan.spec.to} before</Column>
+        <Column>{isRollback ? 'Restores' : `From ${plan.spec.from}`}</Column>
+        {isRollback ? null : <Column>Target tag</Column>}
+        <Column>Progress</Column>
+        <Column>Details</Column>
+      </TableHeader>
+      <TableBody>
+        {apps.map((app) => {
+          const c = plan.spec.candidates.find((x) => x.application === app);
+          const p = progressOf(plan, app);
+          const o = original?.status?.apps?.find((a) => a.application === app);
+          // Rollback: `previous` is what ran before the rollback, the target what it restores.
+          const before = isRollback
+            ? (p?.previous ?? (o ? { tag: o.targetTag, digest: o.digest } : undefined))
+            : (c?.to ?? p?.previous);
+          const after = isRollback ? (p?.targetTag ? { tag: p.targetTag, digest: p.digest } : o?.previous) : c?.from;
+          return (
+            <Row key={app} id={app}>
+              <Cell>
+                <AppName name={app} apps={applications} />
+              </Cell>
+              <Cell>{before ? <Version v={before} /> : <Text variant="body-small">not deployed</Text>}</Cell>
+              <Cell>
+                <Version v={after} />
+              </Cell>
+              {isRollback ? null : (
+                <Cell>
+                  <Text variant="body-small">{p?.targetTag ?? '—'}</Text>
+                </Cell>
+              )}
+              <Cell>
+                <span data-testid={`phase-${app}`}>
+                  <PhaseBadge phase={p?.phase ?? 'Pending'} />
+                </span>
+              </Cell>
+              <Cell>
+                <AppDetails plan={plan} app={app} p={p} now={now} gitRepository={gitRepository} />
+              </Cell>
+            </Row>
+          );
+        })}
+      </TableBody>
+    </TableRoot>
+  );
+}
