@@ -97,6 +97,22 @@ function commonSuffix(paths: string[]): string[] {
   return out;
 }
 
+/** The findings of one proposal, in the order they were made. */
+interface Report {
+  findings: Finding[];
+  note(subject: string, message: string): void;
+  undecided(subject: string, message: string): void;
+}
+
+function report(): Report {
+  const findings: Finding[] = [];
+  return {
+    findings,
+    note: (subject, message) => findings.push({ level: 'note', subject, message }),
+    undecided: (subject, message) => findings.push({ level: 'undecided', subject, message }),
+  };
+}
+
 /**
  * Pure: proposes Applications, Environments and a PromotionFlow for what runs in the given
  * environments, and says what it could not decide.
@@ -115,45 +131,57 @@ function commonSuffix(paths: string[]): string[] {
  *   repositories; otherwise `patch`.
  */
 export function proposeAdoption(input: AdoptionInput): Proposal {
-  const findings: Finding[] = [];
-  const note = (subject: string, message: string) => findings.push({ level: 'note', subject, message });
-  const undecided = (subject: string, message: string) => findings.push({ level: 'undecided', subject, message });
-  const ownerLabel = input.ownerLabel ?? 'team';
-  const incomplete = new Set<string>();
+  const r = report();
+  noteUnread(input.environments, r);
+  const { uses, hostOf } = containerImages(input.environments, r);
+  const prefixOf = registryPrefixes(input.environments, uses);
+  const { applications, appOfRepo } = proposeApplications(input, groupByRepository(uses, prefixOf, r), r);
+  const { environments, incomplete } = proposeEnvironments(input, { uses, hostOf, prefixOf, appOfRepo }, r);
+  const flow = proposeFlow(input, environments, applications, r);
+  return {
+    ...withoutUnchanged(input.existing, { applications, environments, flow }),
+    incomplete,
+    findings: r.findings,
+  };
+}
 
-  for (const env of input.environments)
-    for (const r of env.unread ?? [])
-      note(
-        `${r.kind} ${r.namespace}/${r.name}`,
-        `named by ${r.by} in Environment ${env.name}, outside its namespace ${env.namespace}: not read (adoption through the controller reads only the Environment's namespace); fill in what it holds by hand, or run kpromo adopt --env with your own access`,
+/** References an Environment names outside its namespace, which adoption through the controller does not read. */
+function noteUnread(environments: FoundEnvironment[], r: Report): void {
+  for (const env of environments)
+    for (const u of env.unread ?? [])
+      r.note(
+        `${u.kind} ${u.namespace}/${u.name}`,
+        `named by ${u.by} in Environment ${env.name}, outside its namespace ${env.namespace}: not read (adoption through the controller reads only the Environment's namespace); fill in what it holds by hand, or run kpromo adopt --env with your own access`,
       );
+}
 
-  // 1. Every container image, and each environment's registry.
+/** 1. Every container image, and each environment's registry (images from another registry are not adopted). */
+function containerImages(environments: FoundEnvironment[], r: Report): { uses: Use[]; hostOf: Map<string, string> } {
   const uses: Use[] = [];
   const hostOf = new Map<string, string>();
-  for (const env of input.environments) {
+  for (const env of environments) {
     const mine: Use[] = [];
     for (const w of env.workloads) {
       if (w.ownedBy) {
-        note(`${w.kind} ${env.name}/${w.name}`, `skipped: created by ${w.ownedBy}`);
+        r.note(`${w.kind} ${env.name}/${w.name}`, `skipped: created by ${w.ownedBy}`);
         continue;
       }
       for (const c of w.containers) {
-        const r = parseImageRef(c.image);
+        const ref = parseImageRef(c.image);
         mine.push({
           env,
           w,
           container: c.name,
-          host: r.host ?? 'docker.io',
-          repo: r.repository,
-          tag: r.tag,
-          digest: r.digest,
+          host: ref.host ?? 'docker.io',
+          repo: ref.repository,
+          tag: ref.tag,
+          digest: ref.digest,
         });
       }
     }
     const host = env.registry?.host ?? majority(mine.map((u) => u.host));
     if (!host || !mine.length) {
-      undecided(
+      r.undecided(
         `Environment ${env.name}`,
         `no workloads found in namespace ${env.namespace} of context ${env.context}`,
       );
@@ -163,17 +191,19 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
     for (const u of mine) {
       if (u.host === host) uses.push(u);
       else
-        undecided(
+        r.undecided(
           `${u.w.kind} ${env.name}/${u.w.name}`,
           `container ${u.container} runs ${u.host}/${u.repo}, not from ${host} (the registry the other workloads of ${env.name} use): not adopted; promote it from its own registry in an Environment of its own`,
         );
     }
   }
+  return { uses, hostOf };
+}
 
-  // 2. Each environment's prefix, from the same workload's repository in other environments.
-  const byWorkload = groupBy(uses, refKey);
+/** 2. Each environment's prefix, from the same workload's repository in other environments (or its registry as given). */
+function registryPrefixes(environments: FoundEnvironment[], uses: Use[]): Map<string, string> {
   const prefixVotes = new Map<string, string[]>();
-  for (const list of byWorkload.values()) {
+  for (const list of groupBy(uses, refKey).values()) {
     const envs = new Set(list.map((u) => u.env.name));
     if (envs.size < 2) continue;
     const suffix = commonSuffix(list.map((u) => u.repo));
@@ -187,14 +217,17 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
     }
   }
   const prefixOf = new Map([...prefixVotes].map(([env, votes]) => [env, majority(votes) ?? '']));
-  for (const env of input.environments) if (env.registry) prefixOf.set(env.name, env.registry.prefix ?? '');
+  for (const env of environments) if (env.registry) prefixOf.set(env.name, env.registry.prefix ?? '');
+  return prefixOf;
+}
 
-  // 3. Applications: workloads grouped by repository (without the environment's prefix).
+/** 3a. The images by repository, without the environment's prefix; one outside the prefix is not adopted. */
+function groupByRepository(uses: Use[], prefixOf: Map<string, string>, r: Report): Map<string, Use[]> {
   const groups = new Map<string, Use[]>();
   for (const u of uses) {
     const prefix = prefixOf.get(u.env.name) ?? '';
     if (prefix && !u.repo.startsWith(`${prefix}/`)) {
-      undecided(
+      r.undecided(
         `${u.w.kind} ${u.env.name}/${u.w.name}`,
         `runs ${u.repo}, which does not start with ${prefix}/ like the other repositories of ${u.env.name}: not adopted`,
       );
@@ -203,56 +236,45 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
     const repo = prefix ? u.repo.slice(prefix.length + 1) : u.repo;
     groups.set(repo, [...(groups.get(repo) ?? []), u]);
   }
+  return groups;
+}
+
+/**
+ * 3b. One Application per repository. One that already promotes the repository keeps its name, owner
+ * and settings and gains the workloads it does not list yet.
+ */
+function proposeApplications(
+  input: AdoptionInput,
+  groups: Map<string, Use[]>,
+  r: Report,
+): { applications: Application[]; appOfRepo: Map<string, string> } {
+  const ownerLabel = input.ownerLabel ?? 'team';
   const envNames = input.environments.map((e) => e.name);
   const taken = new Set<string>();
   const applications: Application[] = [];
   const appOfRepo = new Map<string, string>();
   for (const [repo, list] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
-    const labelled = [...new Set(list.map((u) => u.w.labels[APP_NAME]).filter(Boolean))];
     const names = [...new Set(list.map((u) => u.w.name))];
     // An Application that already promotes this repository keeps its name, owner and settings.
     const adopted = input.existing?.applications.find((a) => a.spec.image.repository === repo);
-    let name =
-      adopted?.metadata.name ??
-      dnsName(labelled.length === 1 ? labelled[0] : names.length === 1 ? names[0] : repo.split('/').at(-1)!);
-    const clash = (n: string) =>
-      taken.has(n) || !!input.existing?.applications.some((a) => a.metadata.name === n && a !== adopted);
-    if (clash(name)) {
-      const alt = dnsName(repo.replace(/\//g, '-'));
-      undecided(
-        `Application ${name}`,
-        `${taken.has(name) ? 'two repositories would both be named' : 'an Application promoting another repository is named'} ${name}; ${repo} is named ${alt}`,
-      );
-      name = alt;
-    }
+    const name = applicationName(input, repo, list, adopted, taken, r);
     taken.add(name);
     appOfRepo.set(repo, name);
     if (names.length > 1)
-      note(
+      r.note(
         `Application ${name}`,
         `${names.join(', ')} run the same image ${repo}: one Application with ${names.length} workloads (a promotion moves the image for all of them)`,
       );
     const owners = [...new Set(list.map((u) => u.w.labels[ownerLabel]).filter(Boolean))];
     if (owners.length !== 1 && !adopted)
-      note(
+      r.note(
         `Application ${name}`,
         owners.length
           ? `its workloads name several owners (${owners.join(', ')}); owner set to ${owners[0]}`
           : `no workload has label ${ownerLabel}; owner set to ${input.owner}`,
       );
     const kinds = new Set(list.map((u) => u.w.kind));
-    const refs: WorkloadRef[] = [];
-    for (const same of groupBy(list, refKey).values()) {
-      const u = same[0];
-      const inEnvs = [...new Set(same.map((x) => x.env.name))];
-      const multi = same.some((x) => x.w.containers.length > 1);
-      refs.push({
-        kind: u.w.kind,
-        name: u.w.name,
-        ...(multi ? { container: u.container } : {}),
-        ...(inEnvs.length < envNames.length ? { environments: envNames.filter((e) => inEnvs.includes(e)) } : {}),
-      });
-    }
+    const refs = workloadRefs(list, envNames);
     if (adopted) {
       // Workloads it lists stay (one may run where discovery could not read); new ones are added.
       const listed = new Set(adopted.spec.workloads.map(workloadKey));
@@ -262,7 +284,7 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
         metadata: { name, namespace: input.namespace },
         spec: {
           ...adopted.spec,
-          workloads: [...adopted.spec.workloads, ...refs.filter((r) => !listed.has(workloadKey(r)))],
+          workloads: [...adopted.spec.workloads, ...refs.filter((ref) => !listed.has(workloadKey(ref)))],
         },
       } as Application);
       continue;
@@ -283,9 +305,64 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
       },
     } as Application);
   }
+  return { applications, appOfRepo };
+}
 
-  // 4. Environments: registry, prefix and delivery method.
+/**
+ * The name of the Application of `repo`: the existing one's, else the workloads' common
+ * `app.kubernetes.io/name`, their common name, or the repository's last part; a name taken already
+ * (here or by an Application of another repository) becomes the whole repository's.
+ */
+function applicationName(
+  input: AdoptionInput,
+  repo: string,
+  list: Use[],
+  adopted: Application | undefined,
+  taken: Set<string>,
+  r: Report,
+): string {
+  const labelled = [...new Set(list.map((u) => u.w.labels[APP_NAME]).filter(Boolean))];
+  const names = [...new Set(list.map((u) => u.w.name))];
+  const name =
+    adopted?.metadata.name ??
+    dnsName(labelled.length === 1 ? labelled[0] : names.length === 1 ? names[0] : repo.split('/').at(-1)!);
+  const clash = (n: string) =>
+    taken.has(n) || !!input.existing?.applications.some((a) => a.metadata.name === n && a !== adopted);
+  if (!clash(name)) return name;
+  const alt = dnsName(repo.replace(/\//g, '-'));
+  r.undecided(
+    `Application ${name}`,
+    `${taken.has(name) ? 'two repositories would both be named' : 'an Application promoting another repository is named'} ${name}; ${repo} is named ${alt}`,
+  );
+  return alt;
+}
+
+/** An Application's workloads: one per workload container, with the environments it runs in unless all. */
+function workloadRefs(list: Use[], envNames: string[]): WorkloadRef[] {
+  const refs: WorkloadRef[] = [];
+  for (const same of groupBy(list, refKey).values()) {
+    const u = same[0];
+    const inEnvs = [...new Set(same.map((x) => x.env.name))];
+    const multi = same.some((x) => x.w.containers.length > 1);
+    refs.push({
+      kind: u.w.kind,
+      name: u.w.name,
+      ...(multi ? { container: u.container } : {}),
+      ...(inEnvs.length < envNames.length ? { environments: envNames.filter((e) => inEnvs.includes(e)) } : {}),
+    });
+  }
+  return refs;
+}
+
+/** 4. Environments: registry, prefix and delivery method; `incomplete` lists those to finish by hand. */
+function proposeEnvironments(
+  input: AdoptionInput,
+  found: { uses: Use[]; hostOf: Map<string, string>; prefixOf: Map<string, string>; appOfRepo: Map<string, string> },
+  r: Report,
+): { environments: Environment[]; incomplete: string[] } {
+  const { uses, hostOf, prefixOf, appOfRepo } = found;
   const environments: Environment[] = [];
+  const incomplete = new Set<string>();
   for (const env of input.environments) {
     const host = hostOf.get(env.name);
     if (!host) continue;
@@ -305,11 +382,12 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
           ]
         : [];
     });
-    const delivery = inferDelivery(input.deliveryMethods, env, containers, findings);
+    const delivery = inferDelivery(input.deliveryMethods, env, containers, r.findings);
     if (!delivery) continue;
     if (delivery.incomplete) incomplete.add(`Environment/${env.name}`);
     const prefix = prefixOf.get(env.name);
-    if (isLoopback(host)) note(`Environment ${env.name}`, `registry ${host} is on loopback: insecure (plain http) set`);
+    if (isLoopback(host))
+      r.note(`Environment ${env.name}`, `registry ${host} is on loopback: insecure (plain http) set`);
     environments.push({
       apiVersion: API,
       kind: 'Environment',
@@ -322,8 +400,16 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
       },
     } as Environment);
   }
+  return { environments, incomplete: [...incomplete] };
+}
 
-  // 5. The flow, in the order given, over exactly these applications.
+/** 5. The flow, in the order given, over exactly these applications. */
+function proposeFlow(
+  input: AdoptionInput,
+  environments: Environment[],
+  applications: Application[],
+  r: Report,
+): PromotionFlow | undefined {
   const flow: PromotionFlow | undefined =
     environments.length >= 2 && applications.length
       ? ({
@@ -336,30 +422,34 @@ export function proposeAdoption(input: AdoptionInput): Proposal {
           },
         } as PromotionFlow)
       : undefined;
-  if (!flow) undecided('PromotionFlow', 'needs at least two environments with adoptable workloads');
+  if (!flow) r.undecided('PromotionFlow', 'needs at least two environments with adoptable workloads');
+  return flow;
+}
 
-  // 6. Idempotence: what exists exactly as proposed is not proposed again.
+/** 6. Idempotence: what exists exactly as proposed is not proposed again. */
+function withoutUnchanged(
+  existing: AdoptionInput['existing'],
+  proposed: { applications: Application[]; environments: Environment[]; flow?: PromotionFlow },
+): Pick<Proposal, 'applications' | 'environments' | 'flow' | 'unchanged' | 'updates'> {
   const unchanged: string[] = [];
   const updates: string[] = [];
-  const keep = <T extends { kind: string; metadata: { name: string }; spec: unknown }>(proposed: T, existing: T[]) => {
-    const old = existing.find((e) => e.metadata.name === proposed.metadata.name);
+  const keep = <T extends { kind: string; metadata: { name: string }; spec: unknown }>(p: T, existingOfKind: T[]) => {
+    const old = existingOfKind.find((e) => e.metadata.name === p.metadata.name);
     if (!old) return true;
-    if (covers(old.spec, proposed.spec)) {
-      unchanged.push(`${proposed.kind}/${proposed.metadata.name}`);
+    if (covers(old.spec, p.spec)) {
+      unchanged.push(`${p.kind}/${p.metadata.name}`);
       return false;
     }
-    updates.push(`${proposed.kind}/${proposed.metadata.name}`);
+    updates.push(`${p.kind}/${p.metadata.name}`);
     return true;
   };
-  const ex = input.existing;
+  const { flow } = proposed;
   return {
-    applications: applications.filter((a) => keep(a, ex?.applications ?? [])),
-    environments: environments.filter((e) => keep(e, ex?.environments ?? [])),
-    ...(flow && keep(flow, ex?.flows ?? []) ? { flow } : {}),
+    applications: proposed.applications.filter((a) => keep(a, existing?.applications ?? [])),
+    environments: proposed.environments.filter((e) => keep(e, existing?.environments ?? [])),
+    ...(flow && keep(flow, existing?.flows ?? []) ? { flow } : {}),
     unchanged,
     updates,
-    incomplete: [...incomplete],
-    findings,
   };
 }
 
