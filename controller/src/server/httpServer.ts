@@ -93,8 +93,37 @@ function onChange(log: Logger | undefined, level: 'info' | 'warn') {
 export function createApp(d: ServerDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  // Anonymous probes answer a short state; the reasons (informer errors, shard namespaces, …) are
-  // internal and go to the log when they change.
+  mountProbes(app, d);
+  const authenticate = authenticator(d);
+  if (d.anonymousMetrics)
+    app.get('/metrics', async (_req, res) => {
+      res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+    });
+  else
+    app.get('/metrics', authenticate, async (req, res, next) => {
+      try {
+        if (!(await d.auth.authorizer.check(callerOf(req), { verb: 'get', path: '/metrics' })).allowed)
+          throw new ApiError(403, `forbidden: ${callerOf(req).username} may not get /metrics (Kubernetes RBAC)`);
+        res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
+      } catch (e) {
+        next(e);
+      }
+    });
+  app.use('/api', authenticate, express.json({ limit: '1mb' }));
+  app.use('/api', auditWrites(d.log));
+  app.use('/api/v1', apiRoutes(d));
+  app.use('/api', (req, res) => {
+    res.status(404).json({ error: `no such API route: ${req.method} ${req.baseUrl}${req.path}` });
+  });
+  app.use(errorHandler(d.log));
+  return app;
+}
+
+/**
+ * /healthz and /readyz. Anonymous probes answer a short state; the reasons (informer errors, shard
+ * namespaces, …) are internal and go to the log when they change.
+ */
+function mountProbes(app: express.Express, d: ServerDeps): void {
   const healthLog = onChange(d.log, 'warn');
   app.get('/healthz', (_req, res) => {
     const h = d.healthy();
@@ -111,11 +140,17 @@ export function createApp(d: ServerDeps): express.Express {
     // Only whether the caches are synced and this replica leads: no names, errors or namespaces.
     res.json({ ready: true, detail: { synced: r.detail.synced === true, leader: r.detail.leader === true } });
   });
-  // Refusals a stranger can cause (no token, a bad one, too many) are logged sampled; refusals of an
-  // authenticated caller (impersonation) are audit lines, always written.
+}
+
+/**
+ * The middleware that authenticates the bearer token and sets the caller. Refusals a stranger can
+ * cause (no token, a bad one, too many) are logged sampled; refusals of an authenticated caller
+ * (impersonation) are audit lines, always written.
+ */
+function authenticator(d: ServerDeps) {
   const refusals =
     d.auth.refusals ?? new SampledLog(d.log, { lines: 10, intervalMs: 10_000, what: 'requests refused' });
-  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
       (req as Authed).caller = await authenticateHttp(d.auth, req.headers, req.socket.remoteAddress);
       next();
@@ -136,26 +171,14 @@ export function createApp(d: ServerDeps): express.Express {
       res.status(e.status).json({ error: e.message });
     }
   };
-  if (d.anonymousMetrics)
-    app.get('/metrics', async (_req, res) => {
-      res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
-    });
-  else
-    app.get('/metrics', authenticate, async (req, res, next) => {
-      try {
-        if (!(await d.auth.authorizer.check(callerOf(req), { verb: 'get', path: '/metrics' })).allowed)
-          throw new ApiError(403, `forbidden: ${callerOf(req).username} may not get /metrics (Kubernetes RBAC)`);
-        res.type(metricsRegistry.contentType).send(await metricsRegistry.metrics());
-      } catch (e) {
-        next(e);
-      }
-    });
-  app.use('/api', authenticate, express.json({ limit: '1mb' }));
-  // Writes are logged with the authenticated identity (and the proxy it came through).
-  app.use('/api', (req, _res, next) => {
+}
+
+/** Writes are logged with the authenticated identity (and the proxy it came through). */
+function auditWrites(log: Logger | undefined) {
+  return (req: Request, _res: Response, next: NextFunction) => {
     if (req.method !== 'GET') {
       const c = callerOf(req);
-      d.log?.info(
+      log?.info(
         {
           audit: true,
           user: c.username,
@@ -167,13 +190,18 @@ export function createApp(d: ServerDeps): express.Express {
       );
     }
     next();
-  });
-  // Every query, body and path is checked against its schema (schemas.ts) first: a 400 naming the field.
+  };
+}
+
+/**
+ * The routes of the published contract (CONTROLLER_API), each from its operationId: a route
+ * without a handler, or a handler without a route, fails at start-up (and the map's type at
+ * compile time). Every query, body and path is checked against its schema (schemas.ts) first: a 400
+ * naming the field.
+ */
+function apiRoutes(d: ServerDeps): express.Router {
   const nsQuery = (req: Request) => parseInput(NamespaceQuery, req.query, 'query');
   const planParams = (req: Request) => parseInput(PlanParams, req.params, 'path');
-  // The routes of the published contract (CONTROLLER_API), each from its operationId: a route
-  // without a handler, or a handler without a route, fails at start-up (and the map's type at
-  // compile time).
   const api = express.Router();
   mountRoutes<ControllerOperationId, Request, Response>(api, CONTROLLER_API.routes, {
     listApplications: async (req) =>
@@ -249,16 +277,17 @@ export function createApp(d: ServerDeps): express.Express {
       return { lifted: `${p.namespace}/${p.name}` };
     },
   });
-  app.use('/api/v1', api);
-  app.use('/api', (req, res) => {
-    res.status(404).json({ error: `no such API route: ${req.method} ${req.baseUrl}${req.path}` });
-  });
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  return api;
+}
+
+/** API errors as JSON: a refusal's message; a 5xx in a few words, its detail in the log. */
+function errorHandler(log: Logger | undefined) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (err instanceof ApiError && err.status < 500) return void res.status(err.status).json({ error: err.message });
     if (err instanceof ApiError) {
       // A 5xx says what could not be done in a few words (the part before the parenthesis); the
       // detail (apiserver errors, addresses) goes to the log.
-      d.log?.warn(
+      log?.warn(
         { status: err.status, method: req.method, path: req.path, err: err.message },
         'api request unavailable',
       );
@@ -276,10 +305,9 @@ export function createApp(d: ServerDeps): express.Express {
       return void res
         .status(e.status)
         .json({ error: e.expose === true && typeof e.message === 'string' ? e.message : 'bad request' });
-    d.log?.error({ err: err instanceof Error ? err.message : String(err) }, 'api request failed');
+    log?.error({ err: err instanceof Error ? err.message : String(err) }, 'api request failed');
     res.status(500).json({ error: 'internal error; see the controller log' });
-  });
-  return app;
+  };
 }
 
 export function listen(app: express.Express, host: string, port: number): Promise<Server> {
