@@ -1,36 +1,48 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
 import type { PromotionsService } from './service.js';
 
+type Zod = typeof import('zod/v3').z;
+
+/** A plan's progress, as the actions that change a plan answer it. */
+const planOutput = (z: Zod) =>
+  z
+    .object({
+      namespace: z.string(),
+      name: z.string(),
+      phase: z.string(),
+      approved: z.boolean().describe("The target stage's approval policy is met"),
+      approvers: z
+        .array(z.object({ user: z.string() }).passthrough())
+        .describe('Who approved, with when the controller saw it (observedAt)'),
+      waitingFor: z.string().optional().describe('Who still must approve'),
+      done: z.boolean(),
+      apps: z.array(z.object({ application: z.string(), phase: z.string() }).passthrough()),
+    })
+    .passthrough();
+
+/**
+ * The uid guard shared by promote (required there: the contract refuses an approval without it,
+ * with its own message), rollback (required unless approve is false) and continue-wave.
+ */
+const reviewedUid = (z: Zod, required: boolean | string = false) =>
+  z
+    .string()
+    .optional()
+    .describe(
+      `${required === true ? 'Required: ' : required ? `Required ${required}: ` : ''}metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused`,
+    );
+
 /** Promotions in Backstage's actions registry (exposed as MCP tools by plugin-mcp-actions-backend). */
 export function registerActions(registry: ActionsRegistryService, svc: PromotionsService): void {
-  const plan = (z: typeof import('zod/v3').z) =>
-    z
-      .object({
-        namespace: z.string(),
-        name: z.string(),
-        phase: z.string(),
-        approved: z.boolean().describe("The target stage's approval policy is met"),
-        approvers: z
-          .array(z.object({ user: z.string() }).passthrough())
-          .describe('Who approved, with when the controller saw it (observedAt)'),
-        waitingFor: z.string().optional().describe('Who still must approve'),
-        done: z.boolean(),
-        apps: z.array(z.object({ application: z.string(), phase: z.string() }).passthrough()),
-      })
-      .passthrough();
+  registerCreatePlan(registry, svc);
+  registerPromote(registry, svc);
+  registerContinueWave(registry, svc);
+  registerRollback(registry, svc);
+  registerReleaseStatus(registry, svc);
+}
 
-  /**
-   * The uid guard shared by promote (required there: the contract refuses an approval without it,
-   * with its own message), rollback (required unless approve is false) and continue-wave.
-   */
-  const reviewedUid = (z: typeof import('zod/v3').z, required: boolean | string = false) =>
-    z
-      .string()
-      .optional()
-      .describe(
-        `${required === true ? 'Required: ' : required ? `Required ${required}: ` : ''}metadata.uid of the plan you reviewed; another uid (the plan was recreated) is refused`,
-      );
-
+/** `create-plan`: a plan of the release candidates from one stage to the next; approved only when asked, with the digests reviewed. */
+function registerCreatePlan(registry: ActionsRegistryService, svc: PromotionsService): void {
   registry.register({
     name: 'create-plan',
     title: 'Create a promotion plan',
@@ -75,7 +87,10 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
       };
     },
   });
+}
 
+/** `promote`: the caller's approval of the plan they reviewed (its uid). */
+function registerPromote(registry: ActionsRegistryService, svc: PromotionsService): void {
   registry.register({
     name: 'promote',
     title: 'Promote (approve) a plan',
@@ -94,7 +109,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
           comment: z.string().optional(),
           uid: reviewedUid(z, true),
         }),
-      output: (z) => z.object({ plan: plan(z) }),
+      output: (z) => z.object({ plan: planOutput(z) }),
     },
     action: async ({ input, credentials }) => {
       const r = await svc.approve(
@@ -109,7 +124,10 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
       return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };
     },
   });
+}
 
+/** `continue-wave`: lets a fleet plan's next wave start after a pause. */
+function registerContinueWave(registry: ActionsRegistryService, svc: PromotionsService): void {
   registry.register({
     name: 'continue-wave',
     title: "Continue a fleet plan's next wave",
@@ -125,7 +143,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
           comment: z.string().optional(),
           uid: reviewedUid(z),
         }),
-      output: (z) => z.object({ plan: plan(z) }),
+      output: (z) => z.object({ plan: planOutput(z) }),
     },
     action: async ({ input, credentials }) => {
       const r = await svc.continue(
@@ -140,7 +158,10 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
       return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };
     },
   });
+}
 
+/** `rollback`: a plan restoring what a promotion replaced, approved by default. */
+function registerRollback(registry: ActionsRegistryService, svc: PromotionsService): void {
   registry.register({
     name: 'rollback',
     title: 'Roll back a plan',
@@ -156,7 +177,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
           name: z.string().optional(),
           approve: z.boolean().optional(),
         }),
-      output: (z) => z.object({ plan: plan(z) }),
+      output: (z) => z.object({ plan: planOutput(z) }),
     },
     action: async ({ input, credentials }) => {
       const r = await svc.rollback(
@@ -171,7 +192,10 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
       return { output: { plan: JSON.parse(JSON.stringify(r.progress)) } };
     },
   });
+}
 
+/** `get-release-status`: a plan's progress or an application's versions (read-only). */
+function registerReleaseStatus(registry: ActionsRegistryService, svc: PromotionsService): void {
   registry.register({
     name: 'get-release-status',
     title: 'Release status',
@@ -180,7 +204,7 @@ export function registerActions(registry: ActionsRegistryService, svc: Promotion
     schema: {
       input: (z) =>
         z.object({ namespace: z.string().optional(), plan: z.string().optional(), application: z.string().optional() }),
-      output: (z) => z.object({ plan: plan(z).optional(), application: z.object({}).passthrough().optional() }),
+      output: (z) => z.object({ plan: planOutput(z).optional(), application: z.object({}).passthrough().optional() }),
     },
     action: async ({ input, credentials }) => {
       const r = await svc.releaseStatus({ kind: 'backstage', credentials }, input);
