@@ -96,52 +96,34 @@ export async function runConversation(
   history: ChatMessage[],
   resume?: { call: ChatToolCall; approve: boolean },
 ): Promise<void> {
-  const msgs = [...history];
-  const byName = new Map(o.tools.map((t) => [t.name, t]));
-  const openAiTools = toOpenAiTools(o.tools);
+  const c = new Conversation(o, history);
+  if (resume) await c.resume(resume);
+  await c.run();
+}
+
+/** One request's conversation: the messages so far and the read calls already answered. */
+class Conversation {
+  private readonly o: LoopOptions;
+  private readonly msgs: ChatMessage[];
+  private readonly byName: Map<string, McpTool>;
+  private readonly openAiTools: OpenAiTool[];
   /** The read calls run in this conversation so far (callKey). */
-  const answered = new Set<string>();
+  private readonly answered = new Set<string>();
 
-  const runTool = async (call: ChatToolCall, tool: McpTool, args: Record<string, unknown>) => {
-    o.emit({ type: 'tool_call', id: call.id, name: tool.name, arguments: args, safety: toolSafety(tool) });
-    let result: ToolResult;
-    try {
-      result = await o.callTool(tool.name, args);
-    } catch (e) {
-      result = { isError: true, content: [{ type: 'text', text: (e as Error).message }] };
-    }
-    if (!needsConfirmation(tool) && result.isError !== true) answered.add(callKey(tool.name, args));
-    const text = resultText(result).slice(0, o.maxToolResultChars);
-    const structured =
-      result.structuredContent !== undefined && JSON.stringify(result.structuredContent).length <= MAX_STRUCTURED_JSON
-        ? { structuredContent: result.structuredContent }
-        : {};
-    o.emit({
-      type: 'tool_result',
-      id: call.id,
-      name: tool.name,
-      isError: result.isError === true,
-      summary: text.slice(0, 2000),
-      ...structured,
-    });
-    msgs.push({
-      role: 'tool',
-      tool_call_id: call.id,
-      content: result.isError ? `Error: ${text}` : text || '(no output)',
-    });
-  };
+  constructor(o: LoopOptions, history: ChatMessage[]) {
+    this.o = o;
+    this.msgs = [...history];
+    this.byName = new Map(o.tools.map((t) => [t.name, t]));
+    this.openAiTools = toOpenAiTools(o.tools);
+  }
 
-  /** A call the loop answers itself without running anything (unknown tool, bad arguments). */
-  const refuse = (call: ChatToolCall, message: string) => {
-    o.emit({ type: 'tool_result', id: call.id, name: call.function.name, isError: true, summary: message });
-    msgs.push({ role: 'tool', tool_call_id: call.id, content: `Error: ${message}` });
-  };
-
-  if (resume) {
-    const tool = byName.get(resume.call.function.name);
+  /** The user's answer to a call that waited for confirmation: run it, or tell the model it was declined. */
+  async resume(resume: { call: ChatToolCall; approve: boolean }): Promise<void> {
+    const { o, msgs } = this;
+    const tool = this.byName.get(resume.call.function.name);
     const args = parseArgs(resume.call.function.arguments);
-    if (!tool || typeof args === 'string') refuse(resume.call, `cannot run ${resume.call.function.name}`);
-    else if (resume.approve) await runTool(resume.call, tool, args);
+    if (!tool || typeof args === 'string') this.refuse(resume.call, `cannot run ${resume.call.function.name}`);
+    else if (resume.approve) await this.runTool(resume.call, tool, args);
     else {
       o.emit({
         type: 'tool_result',
@@ -158,11 +140,73 @@ export async function runConversation(
     }
   }
 
-  for (let rounds = 0; ; ) {
+  /** Rounds of asking the model and running its read calls, until it answers, waits for the user, or hits the cap. */
+  async run(): Promise<void> {
+    const { o, msgs } = this;
+    for (let rounds = 0; ; ) {
+      const reply = await this.ask();
+      let calls = reply.toolCalls;
+      let content = reply.content;
+      if (!calls.length) {
+        const parsed = parseTextToolCalls(reply.content);
+        if (!parsed.ok) {
+          // Tell the model what was wrong and let it try again, within the round cap.
+          msgs.push({ role: 'assistant', content: reply.content });
+          msgs.push({
+            role: 'user',
+            content: `(Your ${parsed.error}: ${parsed.raw}. Write it as <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>, or answer in plain text.)`,
+          });
+          if (++rounds >= o.maxToolRounds) {
+            o.emit({
+              type: 'error',
+              code: 'malformed_tool_call',
+              message: `the model wrote a tool call that could not be read (${parsed.error}): ${parsed.raw}`,
+            });
+            o.emit({ type: 'done', reason: 'stopped', messages: msgs });
+            return;
+          }
+          continue;
+        }
+        content = parsed.text;
+        calls = parsed.calls.map((c) => ({
+          id: `call-${randomUUID().slice(0, 8)}`,
+          type: 'function' as const,
+          function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+        }));
+      }
+      if (content?.trim() && this.repeatsOnly(calls)) calls = [];
+      const assistant: Extract<ChatMessage, { role: 'assistant' }> = {
+        role: 'assistant',
+        content: content || null,
+        ...(calls.length ? { tool_calls: calls } : {}),
+      };
+      msgs.push(assistant);
+      if (!calls.length) {
+        o.emit({ type: 'done', reason: 'answered', messages: msgs });
+        return;
+      }
+      if (rounds++ >= o.maxToolRounds) {
+        // The model wants yet another round: stop, leaving these calls unanswered and unrun.
+        msgs.pop();
+        o.emit({
+          type: 'error',
+          code: 'max_rounds',
+          message: `stopped after ${o.maxToolRounds} rounds of tool calls without an answer (promotions.assistant.llm.maxToolRounds)`,
+        });
+        o.emit({ type: 'done', reason: 'stopped', messages: msgs });
+        return;
+      }
+      if ((await this.runCalls(assistant, calls)) === 'pending') return;
+    }
+  }
+
+  /** One round with the model; its text streams to the browser without the tool calls written as text. */
+  private async ask() {
+    const { o } = this;
     const filter = new ToolCallTextFilter();
     const reply = await o.chat({
-      messages: [...o.preamble, ...msgs],
-      tools: openAiTools,
+      messages: [...o.preamble, ...this.msgs],
+      tools: this.openAiTools,
       signal: o.signal,
       onText: (d) => {
         const visible = filter.push(d);
@@ -171,74 +215,41 @@ export async function runConversation(
     });
     const tail = filter.end();
     if (tail) o.emit({ type: 'text', delta: tail });
+    return reply;
+  }
 
-    let calls = reply.toolCalls;
-    let content = reply.content;
-    if (!calls.length) {
-      const parsed = parseTextToolCalls(reply.content);
-      if (!parsed.ok) {
-        // Tell the model what was wrong and let it try again, within the round cap.
-        msgs.push({ role: 'assistant', content: reply.content });
-        msgs.push({
-          role: 'user',
-          content: `(Your ${parsed.error}: ${parsed.raw}. Write it as <tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>, or answer in plain text.)`,
-        });
-        if (++rounds >= o.maxToolRounds) {
-          o.emit({
-            type: 'error',
-            code: 'malformed_tool_call',
-            message: `the model wrote a tool call that could not be read (${parsed.error}): ${parsed.raw}`,
-          });
-          o.emit({ type: 'done', reason: 'stopped', messages: msgs });
-          return;
-        }
-        continue;
-      }
-      content = parsed.text;
-      calls = parsed.calls.map((c) => ({
-        id: `call-${randomUUID().slice(0, 8)}`,
-        type: 'function' as const,
-        function: { name: c.name, arguments: JSON.stringify(c.arguments) },
-      }));
-    }
-    const repeatsOnly =
+  /** Whether every call only repeats a read call already answered. */
+  private repeatsOnly(calls: ChatToolCall[]): boolean {
+    return (
       calls.length > 0 &&
       calls.every((c) => {
-        const tool = byName.get(c.function.name);
+        const tool = this.byName.get(c.function.name);
         const args = parseArgs(c.function.arguments);
-        return !!tool && !needsConfirmation(tool) && typeof args !== 'string' && answered.has(callKey(tool.name, args));
-      });
-    if (content?.trim() && repeatsOnly) calls = [];
-    const assistant: Extract<ChatMessage, { role: 'assistant' }> = {
-      role: 'assistant',
-      content: content || null,
-      ...(calls.length ? { tool_calls: calls } : {}),
-    };
-    msgs.push(assistant);
-    if (!calls.length) {
-      o.emit({ type: 'done', reason: 'answered', messages: msgs });
-      return;
-    }
-    if (rounds++ >= o.maxToolRounds) {
-      // The model wants yet another round: stop, leaving these calls unanswered and unrun.
-      msgs.pop();
-      o.emit({
-        type: 'error',
-        code: 'max_rounds',
-        message: `stopped after ${o.maxToolRounds} rounds of tool calls without an answer (promotions.assistant.llm.maxToolRounds)`,
-      });
-      o.emit({ type: 'done', reason: 'stopped', messages: msgs });
-      return;
-    }
+        return (
+          !!tool && !needsConfirmation(tool) && typeof args !== 'string' && this.answered.has(callKey(tool.name, args))
+        );
+      })
+    );
+  }
+
+  /**
+   * Runs a reply's read calls in order; at the first call that changes something, the loop stops
+   * and waits for the user (`pending`).
+   */
+  private async runCalls(
+    assistant: Extract<ChatMessage, { role: 'assistant' }>,
+    calls: ChatToolCall[],
+  ): Promise<'pending' | undefined> {
+    const { o, msgs, byName } = this;
     for (const [i, call] of calls.entries()) {
       const tool = byName.get(call.function.name);
       if (!tool) {
-        refuse(call, `there is no tool "${call.function.name}"; the tools are: ${[...byName.keys()].join(', ')}`);
+        this.refuse(call, `there is no tool "${call.function.name}"; the tools are: ${[...byName.keys()].join(', ')}`);
         continue;
       }
       const args = parseArgs(call.function.arguments);
       if (typeof args === 'string') {
-        refuse(call, `${tool.name}: ${args}`);
+        this.refuse(call, `${tool.name}: ${args}`);
         continue;
       }
       if (needsConfirmation(tool)) {
@@ -260,9 +271,47 @@ export async function runConversation(
           expiresAt: expiresAt.toISOString(),
         });
         o.emit({ type: 'done', reason: 'pending', messages: msgs });
-        return;
+        return 'pending';
       }
-      await runTool(call, tool, args);
+      await this.runTool(call, tool, args);
     }
+    return undefined;
+  }
+
+  /** Runs a tool as the caller and hands its output to the model (and a summary to the browser). */
+  private async runTool(call: ChatToolCall, tool: McpTool, args: Record<string, unknown>): Promise<void> {
+    const { o } = this;
+    o.emit({ type: 'tool_call', id: call.id, name: tool.name, arguments: args, safety: toolSafety(tool) });
+    let result: ToolResult;
+    try {
+      result = await o.callTool(tool.name, args);
+    } catch (e) {
+      result = { isError: true, content: [{ type: 'text', text: (e as Error).message }] };
+    }
+    if (!needsConfirmation(tool) && result.isError !== true) this.answered.add(callKey(tool.name, args));
+    const text = resultText(result).slice(0, o.maxToolResultChars);
+    const structured =
+      result.structuredContent !== undefined && JSON.stringify(result.structuredContent).length <= MAX_STRUCTURED_JSON
+        ? { structuredContent: result.structuredContent }
+        : {};
+    o.emit({
+      type: 'tool_result',
+      id: call.id,
+      name: tool.name,
+      isError: result.isError === true,
+      summary: text.slice(0, 2000),
+      ...structured,
+    });
+    this.msgs.push({
+      role: 'tool',
+      tool_call_id: call.id,
+      content: result.isError ? `Error: ${text}` : text || '(no output)',
+    });
+  }
+
+  /** A call the loop answers itself without running anything (unknown tool, bad arguments). */
+  private refuse(call: ChatToolCall, message: string): void {
+    this.o.emit({ type: 'tool_result', id: call.id, name: call.function.name, isError: true, summary: message });
+    this.msgs.push({ role: 'tool', tool_call_id: call.id, content: `Error: ${message}` });
   }
 }
