@@ -263,40 +263,133 @@ function ClusterGrid({ grid, onlyProblems }: { grid: FleetGrid; onlyProblems: bo
   );
 }
 
+/** One row per wave: phase, clusters succeeded and failed, failure budget, details, and Continue on a wave that waits. */
+function WavesTable({
+  rows,
+  continuePerm,
+  onContinue,
+}: {
+  rows: PlanWave[];
+  /** The user holds promotion.continue for every application of the plan. */
+  continuePerm: { loading: boolean; allowed: boolean };
+  onContinue: (wave: string) => void;
+}) {
+  return (
+    <TableRoot aria-label="Plan waves">
+      <TableHeader>
+        <Column isRowHeader>Wave</Column>
+        <Column>Phase</Column>
+        <Column>Clusters</Column>
+        <Column>Failure budget</Column>
+        <Column>Details</Column>
+      </TableHeader>
+      <TableBody>
+        {rows.map((w) => (
+          <Row key={w.name} id={w.name}>
+            <Cell>
+              <Text weight="bold">{w.name}</Text>
+            </Cell>
+            <Cell>
+              <span data-testid={`wave-phase-${w.name}`}>
+                <PhaseBadge phase={w.phase} />
+              </span>
+            </Cell>
+            <Cell>
+              <Flex direction="column" gap="0">
+                <Text variant="body-small" data-testid={`wave-counts-${w.name}`}>
+                  {w.succeeded}/{w.clusters.length} succeeded · {w.failed} failed
+                </Text>
+                <Text variant="body-small" color="secondary" title={w.clusters.join(', ')}>
+                  {clusterList(w.clusters)}
+                </Text>
+              </Flex>
+            </Cell>
+            <Cell>
+              <Text variant="body-small" data-testid={`wave-budget-${w.name}`}>
+                {w.budget === 0 ? 'no cluster may fail' : `${w.budget} cluster${w.budget === 1 ? '' : 's'} may fail`}
+                {w.failed > w.budget ? ' · exceeded' : ''}
+              </Text>
+            </Cell>
+            <Cell>
+              <Flex direction="column" gap="1" align="start">
+                <WaveDetails w={w} />
+                {w.phase === 'Waiting' && !w.pendingContinuation && continuePerm.allowed ? (
+                  <Button variant="primary" size="small" onPress={() => onContinue(w.name)}>
+                    {`Continue wave ${w.name}`}
+                  </Button>
+                ) : null}
+                {w.phase === 'Waiting' && !w.pendingContinuation && !continuePerm.loading && !continuePerm.allowed ? (
+                  <Text variant="body-small" color="secondary" data-testid={`wave-no-continue-${w.name}`}>
+                    You do not have the promotion.continue permission to let it start.
+                  </Text>
+                ) : null}
+              </Flex>
+            </Cell>
+          </Row>
+        ))}
+      </TableBody>
+    </TableRoot>
+  );
+}
+
+/** Every application in every cluster, grouped by wave, with a filter for what needs attention. */
+function FleetClusters({ plan, applications }: { plan: PromotionPlan; applications: string[] }) {
+  const [onlyProblems, setOnlyProblems] = useState(false);
+  const grid = fleetGrid(plan, applications);
+  const shown = onlyProblems ? problemsOnly(grid) : grid;
+  return (
+    <>
+      <Flex justify="between" align="center" gap="3" style={{ flexWrap: 'wrap' }}>
+        <Text as="h3" variant="title-small">
+          Clusters
+        </Text>
+        <Switch label="Only problems" isSelected={onlyProblems} onChange={setOnlyProblems} />
+      </Flex>
+      <Text as="p" variant="body-small" color="secondary" data-testid="fleet-summary">
+        {grid.applications.length} application{grid.applications.length === 1 ? '' : 's'} × {grid.clusters.length}{' '}
+        cluster{grid.clusters.length === 1 ? '' : 's'} · {grid.failed} failed · {grid.inFlight} in flight
+      </Text>
+      <Legend />
+      {shown.applications.length ? (
+        <ClusterGrid grid={shown} onlyProblems={onlyProblems} />
+      ) : (
+        <Text as="p" variant="body-small" data-testid="fleet-no-problems">
+          {onlyProblems ? 'No application failed or is in flight in any cluster.' : 'This plan has no applications.'}
+        </Text>
+      )}
+    </>
+  );
+}
+
 /**
- * A fleet plan's waves (phase, clusters succeeded and failed, failure budget, soak, who continued
- * it) with "Continue wave" on a wave that waits, and every application in every cluster below,
- * grouped by wave, with a filter for what needs attention. Renders nothing for a plan into one cluster.
+ * The confirmation of letting `wave` start: its clusters, how the earlier waves went, and a comment.
+ * Bound to the plan shown (its uid).
  */
-export function PlanWaves({
+function ContinueWaveDialog({
   plan,
-  applications,
+  rows,
+  wave,
+  onClose,
   onChange,
 }: {
   plan: PromotionPlan;
-  /** The plan's applications, in the order the plan view lists them. */
-  applications: string[];
+  rows: PlanWave[];
+  /** The wave to confirm; none: the dialog is closed. */
+  wave?: string;
+  onClose: () => void;
   onChange: (p: PromotionPlan) => void;
 }) {
   const api = useApi(promotionsApiRef);
   const me = useCurrentUser();
   const ns = plan.metadata.namespace ?? 'default';
-  const rows = planWaves(plan);
-  // As the backend checks it: promotion.continue for every application the plan promotes (restores).
-  const continuePerm = usePromotionPermission(promotionContinuePermission, { namespace: ns, applications });
-  const [onlyProblems, setOnlyProblems] = useState(false);
-  const [dialog, setDialog] = useState<string | undefined>();
   const [comment, setComment] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
-  if (!rows.length) return null;
-  const grid = fleetGrid(plan, applications);
-  const shown = onlyProblems ? problemsOnly(grid) : grid;
-  const waiting = rows.find((w) => w.name === dialog);
+  const waiting = rows.find((w) => w.name === wave);
   const earlier = waiting ? rows.slice(0, rows.indexOf(waiting)) : [];
 
   const close = () => {
-    setDialog(undefined);
+    onClose();
     setError(undefined);
     setComment('');
   };
@@ -320,111 +413,72 @@ export function PlanWaves({
   };
 
   return (
+    <ConfirmDialog
+      isOpen={!!waiting}
+      title={`Continue wave ${waiting?.name ?? ''} of ${plan.metadata.name}?`}
+      confirmLabel={`Continue wave ${waiting?.name ?? ''}`}
+      busy={busy}
+      error={error}
+      onCancel={close}
+      onConfirm={() => waiting && continueWave(waiting.name)}
+    >
+      <Text as="p">
+        The controller starts promoting the {waiting?.clusters.length ?? 0} cluster
+        {waiting?.clusters.length === 1 ? '' : 's'} of wave {waiting?.name} in {plan.spec.to}:{' '}
+        {clusterList(waiting?.clusters ?? [], 10)}. Your continuation is recorded as {me ?? 'you'}.
+      </Text>
+      {earlier.length ? (
+        <ul data-testid="continue-earlier-waves" style={{ margin: 0, paddingLeft: 20 }}>
+          {earlier.map((r) => (
+            <li key={r.name}>
+              <Text variant="body-small">
+                Wave {r.name}: {r.phase}, {r.succeeded}/{r.clusters.length} succeeded, {r.failed} failed
+              </Text>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <TextField label="Comment" placeholder="e.g. canary looked good" value={comment} onChange={setComment} />
+    </ConfirmDialog>
+  );
+}
+
+/**
+ * A fleet plan's waves (phase, clusters succeeded and failed, failure budget, soak, who continued
+ * it) with "Continue wave" on a wave that waits, and every application in every cluster below,
+ * grouped by wave, with a filter for what needs attention. Renders nothing for a plan into one cluster.
+ */
+export function PlanWaves({
+  plan,
+  applications,
+  onChange,
+}: {
+  plan: PromotionPlan;
+  /** The plan's applications, in the order the plan view lists them. */
+  applications: string[];
+  onChange: (p: PromotionPlan) => void;
+}) {
+  const ns = plan.metadata.namespace ?? 'default';
+  const rows = planWaves(plan);
+  // As the backend checks it: promotion.continue for every application the plan promotes (restores).
+  const continuePerm = usePromotionPermission(promotionContinuePermission, { namespace: ns, applications });
+  const [dialog, setDialog] = useState<string | undefined>();
+  if (!rows.length) return null;
+
+  return (
     <Flex direction="column" gap="3" data-testid="plan-waves">
       <Text as="h3" variant="title-small">
         Waves
       </Text>
-      <TableRoot aria-label="Plan waves">
-        <TableHeader>
-          <Column isRowHeader>Wave</Column>
-          <Column>Phase</Column>
-          <Column>Clusters</Column>
-          <Column>Failure budget</Column>
-          <Column>Details</Column>
-        </TableHeader>
-        <TableBody>
-          {rows.map((w) => (
-            <Row key={w.name} id={w.name}>
-              <Cell>
-                <Text weight="bold">{w.name}</Text>
-              </Cell>
-              <Cell>
-                <span data-testid={`wave-phase-${w.name}`}>
-                  <PhaseBadge phase={w.phase} />
-                </span>
-              </Cell>
-              <Cell>
-                <Flex direction="column" gap="0">
-                  <Text variant="body-small" data-testid={`wave-counts-${w.name}`}>
-                    {w.succeeded}/{w.clusters.length} succeeded · {w.failed} failed
-                  </Text>
-                  <Text variant="body-small" color="secondary" title={w.clusters.join(', ')}>
-                    {clusterList(w.clusters)}
-                  </Text>
-                </Flex>
-              </Cell>
-              <Cell>
-                <Text variant="body-small" data-testid={`wave-budget-${w.name}`}>
-                  {w.budget === 0 ? 'no cluster may fail' : `${w.budget} cluster${w.budget === 1 ? '' : 's'} may fail`}
-                  {w.failed > w.budget ? ' · exceeded' : ''}
-                </Text>
-              </Cell>
-              <Cell>
-                <Flex direction="column" gap="1" align="start">
-                  <WaveDetails w={w} />
-                  {w.phase === 'Waiting' && !w.pendingContinuation && continuePerm.allowed ? (
-                    <Button variant="primary" size="small" onPress={() => setDialog(w.name)}>
-                      {`Continue wave ${w.name}`}
-                    </Button>
-                  ) : null}
-                  {w.phase === 'Waiting' && !w.pendingContinuation && !continuePerm.loading && !continuePerm.allowed ? (
-                    <Text variant="body-small" color="secondary" data-testid={`wave-no-continue-${w.name}`}>
-                      You do not have the promotion.continue permission to let it start.
-                    </Text>
-                  ) : null}
-                </Flex>
-              </Cell>
-            </Row>
-          ))}
-        </TableBody>
-      </TableRoot>
-
-      <Flex justify="between" align="center" gap="3" style={{ flexWrap: 'wrap' }}>
-        <Text as="h3" variant="title-small">
-          Clusters
-        </Text>
-        <Switch label="Only problems" isSelected={onlyProblems} onChange={setOnlyProblems} />
-      </Flex>
-      <Text as="p" variant="body-small" color="secondary" data-testid="fleet-summary">
-        {grid.applications.length} application{grid.applications.length === 1 ? '' : 's'} × {grid.clusters.length}{' '}
-        cluster{grid.clusters.length === 1 ? '' : 's'} · {grid.failed} failed · {grid.inFlight} in flight
-      </Text>
-      <Legend />
-      {shown.applications.length ? (
-        <ClusterGrid grid={shown} onlyProblems={onlyProblems} />
-      ) : (
-        <Text as="p" variant="body-small" data-testid="fleet-no-problems">
-          {onlyProblems ? 'No application failed or is in flight in any cluster.' : 'This plan has no applications.'}
-        </Text>
-      )}
-
-      <ConfirmDialog
-        isOpen={!!waiting}
-        title={`Continue wave ${waiting?.name ?? ''} of ${plan.metadata.name}?`}
-        confirmLabel={`Continue wave ${waiting?.name ?? ''}`}
-        busy={busy}
-        error={error}
-        onCancel={close}
-        onConfirm={() => waiting && continueWave(waiting.name)}
-      >
-        <Text as="p">
-          The controller starts promoting the {waiting?.clusters.length ?? 0} cluster
-          {waiting?.clusters.length === 1 ? '' : 's'} of wave {waiting?.name} in {plan.spec.to}:{' '}
-          {clusterList(waiting?.clusters ?? [], 10)}. Your continuation is recorded as {me ?? 'you'}.
-        </Text>
-        {earlier.length ? (
-          <ul data-testid="continue-earlier-waves" style={{ margin: 0, paddingLeft: 20 }}>
-            {earlier.map((r) => (
-              <li key={r.name}>
-                <Text variant="body-small">
-                  Wave {r.name}: {r.phase}, {r.succeeded}/{r.clusters.length} succeeded, {r.failed} failed
-                </Text>
-              </li>
-            ))}
-          </ul>
-        ) : null}
-        <TextField label="Comment" placeholder="e.g. canary looked good" value={comment} onChange={setComment} />
-      </ConfirmDialog>
+      <WavesTable rows={rows} continuePerm={continuePerm} onContinue={setDialog} />
+      <FleetClusters plan={plan} applications={applications} />
+      <ContinueWaveDialog
+        plan={plan}
+        rows={rows}
+        wave={dialog}
+        onClose={() => setDialog(undefined)}
+        onChange={onChange}
+      />
     </Flex>
   );
 }
