@@ -134,6 +134,47 @@ function DiffPreview({ preview }: { preview: DiffWithImages }) {
   );
 }
 
+/** The stage to promote and the filters of the new plan. */
+function QueryFields({
+  envs,
+  values,
+  onFrom,
+  onTo,
+  onTeams,
+  onApplications,
+}: {
+  envs: EnvironmentSummary[];
+  values: { from: string; to: string; teams: string; applications: string };
+  onFrom: (v: string) => void;
+  onTo: (v: string) => void;
+  onTeams: (v: string) => void;
+  onApplications: (v: string) => void;
+}) {
+  return (
+    <Flex gap="3" style={{ flexWrap: 'wrap' }} align="end">
+      <Select
+        label="From"
+        selectedKey={values.from}
+        onSelectionChange={(k) => onFrom(String(k))}
+        options={envs.map((e) => ({ value: e.name, label: e.name }))}
+      />
+      <Select
+        label="To"
+        selectedKey={values.to}
+        onSelectionChange={(k) => onTo(String(k))}
+        options={envs.map((e) => ({ value: e.name, label: e.name }))}
+      />
+      <TextField label="Teams" placeholder="all (comma separated)" value={values.teams} onChange={onTeams} />
+      <TextField
+        label="Applications"
+        placeholder="all (comma separated)"
+        value={values.applications}
+        onChange={onApplications}
+      />
+    </Flex>
+  );
+}
+
 export function NewPlanForm({
   environments,
   plans = [],
@@ -155,8 +196,10 @@ export function NewPlanForm({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
   const touched = useRef(false);
-  const setTouched = (v: boolean) => {
-    touched.current = v;
+  // A field the user changed is their choice: the initial stage no longer moves.
+  const edit = (set: (v: string) => void) => (v: string) => {
+    touched.current = true;
+    set(v);
   };
   const query = { from, to, teams: list(teams), applications: list(applications) };
 
@@ -201,44 +244,14 @@ export function NewPlanForm({
       </CardHeader>
       <CardBody>
         <Flex direction="column" gap="3">
-          <Flex gap="3" style={{ flexWrap: 'wrap' }} align="end">
-            <Select
-              label="From"
-              selectedKey={from}
-              onSelectionChange={(k) => {
-                setTouched(true);
-                setFrom(String(k));
-              }}
-              options={envs.map((e) => ({ value: e.name, label: e.name }))}
-            />
-            <Select
-              label="To"
-              selectedKey={to}
-              onSelectionChange={(k) => {
-                setTouched(true);
-                setTo(String(k));
-              }}
-              options={envs.map((e) => ({ value: e.name, label: e.name }))}
-            />
-            <TextField
-              label="Teams"
-              placeholder="all (comma separated)"
-              value={teams}
-              onChange={(v) => {
-                setTouched(true);
-                setTeams(v);
-              }}
-            />
-            <TextField
-              label="Applications"
-              placeholder="all (comma separated)"
-              value={applications}
-              onChange={(v) => {
-                setTouched(true);
-                setApplications(v);
-              }}
-            />
-          </Flex>
+          <QueryFields
+            envs={envs}
+            values={{ from, to, teams, applications }}
+            onFrom={edit(setFrom)}
+            onTo={edit(setTo)}
+            onTeams={edit(setTeams)}
+            onApplications={edit(setApplications)}
+          />
           <Flex gap="2" align="center" style={{ flexWrap: 'wrap' }}>
             <Button
               variant="secondary"
