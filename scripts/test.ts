@@ -1,7 +1,7 @@
 // `yarn test [vitest args]`: static checks first (cheap, catch stale generated files), then the unit
 // project with every core kept busy, then the integration projects, while the upstream components the
 // integration tests need build in the background. The closing line sums both test runs.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -74,6 +74,13 @@ function buildComponentsInBackground(): { done: Promise<{ ok: boolean; log: stri
 function finish(code: number, phasesFile: string, closing: string | undefined): never {
   const started = Number(process.env.KPROMO_RUN_STARTED) * 1000 || undefined;
   console.log(`\n${formatPhases(readPhases(phasesFile), started)}`);
+  // The structure targets (scripts/structure.ts): figures like the timings, never the run's verdict.
+  try {
+    console.log('');
+    execFileSync('tsx', ['scripts/structure.ts'], { stdio: 'inherit' });
+  } catch (e) {
+    console.log(`the structure figures could not be computed: ${(e as Error).message}`);
+  }
   if (closing) console.log(`\n${closing}`);
   process.exit(code);
 }
