@@ -214,7 +214,9 @@ describe('kpromo doctor', () => {
     const r = await kpromo([...args, '--config', configFile(`egress-${RUN}`, { egress: { allowedCidrs: [] } })]);
     expect(r.code).toBe(EXIT.FAILURE);
     expect(r.out).toMatch(
-      new RegExp(`FAIL {2}registries {3}Environment dev registry ${source.replace(/[.]/g, '\\.')}: .*blocked by egress policy`),
+      new RegExp(
+        `FAIL {2}registries {3}Environment dev registry ${source.replace(/[.]/g, '\\.')}: .*blocked by egress policy`,
+      ),
     );
     expect(r.out).toContain('egress.allowedCidrs of the controller config (chart: config.egress.allowedCidrs)');
     // Without the config there is no rule to apply: reached as you reach it.
