@@ -14,6 +14,7 @@ import {
   type PlanApprover,
   planProgress,
   reasonCounts,
+  shortDigest,
   skippedNotListed,
 } from '@kpromo/contract';
 import { planFrame } from './progress.js';
@@ -23,9 +24,6 @@ import { formatTable, printable } from './table.js';
 
 const withNamespace = (all: boolean, ns: string, row: unknown[]) => (all ? [ns, ...row] : row);
 const headersFor = (all: boolean, headers: string[]) => (all ? ['namespace', ...headers] : headers);
-
-/** "sha256:0123456789ab" from a full digest. */
-export const shortDigest = (d: string | undefined) => d?.replace(/^(sha256:[0-9a-f]{12})[0-9a-f]+$/, '$1');
 
 /** Age as kubectl shows it: 45s, 12m, 5h, 3d. */
 export function age(since: string | undefined, now: Date): string {

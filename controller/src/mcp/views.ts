@@ -1,5 +1,5 @@
 import type { Application, Condition, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
-import { planProgress } from '@kpromo/contract';
+import { planHold, planProgress } from '@kpromo/contract';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { versionReader } from '../candidates/versionReader.js';
@@ -64,10 +64,7 @@ export function planOutcome(p: PromotionPlan, now = Date.now()): PlanOutcome {
       return 'rolled-back';
   }
   const g = p.status?.gate;
-  if (g?.frozen && !g.frozen.overriddenBy) return 'frozen';
-  if (g && !g.approved) return 'awaiting-approval';
-  if (g?.eligibleAt && Date.parse(g.eligibleAt) > now) return 'soaking';
-  return 'pending';
+  return (g && planHold(g, now)) || 'pending';
 }
 
 /** Samples an agent sees per check: the latest few, enough to tell a trend from a blip. */

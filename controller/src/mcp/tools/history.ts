@@ -1,15 +1,16 @@
 import {
   type DoraKeys,
   DoraQuery,
+  durationText as age,
   type HistoryEntry,
   HistoryQuery,
   MAX_DORA_WINDOW_DAYS,
   parseTimeExpression,
+  shortDigest,
 } from '@kpromo/contract';
 import { z } from 'zod';
 import { doraInsights, listHistory } from '../../api/history.js';
 import { BadRequest } from '../guard.js';
-import { age, shortDigest } from '../summary.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
