@@ -10,7 +10,7 @@ import type { ApiContext } from '../api/context.js';
 import { ApiError } from '../api/context.js';
 import { diff, getPlan } from '../api/promotions.js';
 import type { Caller } from '../auth/identity.js';
-import { BadRequest, callerOf, errorText, type McpServerOptions, Refused } from './guard.js';
+import { callerOf, errorText, type McpServerOptions } from './guard.js';
 import { APPLICATION_TEMPLATE, applicationJson, applicationUri, PLAN_TEMPLATE, parseUri, planUri } from './uris.js';
 import { appsView, pipelineEnvironments, planOut } from './views.js';
 
@@ -23,9 +23,9 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
  */
 export function protocolError(e: unknown): ProtocolError {
   if (e instanceof ProtocolError) return e;
-  if (e instanceof BadRequest || (e instanceof ApiError && [400, 404, 409].includes(e.status)))
+  if (e instanceof ApiError && [400, 404, 409].includes(e.status))
     return new ProtocolError(ProtocolErrorCode.InvalidParams, errorText(e));
-  if (e instanceof Refused || (e instanceof ApiError && (e.status === 401 || e.status === 403)))
+  if (e instanceof ApiError && (e.status === 401 || e.status === 403))
     return new ProtocolError(ProtocolErrorCode.InvalidRequest, errorText(e));
   return new ProtocolError(ProtocolErrorCode.InternalError, errorText(e));
 }
@@ -281,7 +281,7 @@ export function registerPrompts(server: McpServer, ctx: ApiContext, o: McpServer
     (args, extra) =>
       guarded(async () => {
         const ns = args.namespace || ctx.namespace;
-        if (args.from === args.to) throw new BadRequest('from and to must be different environments');
+        if (args.from === args.to) throw new ApiError(400, 'from and to must be different environments');
         const d = await diff(ctx, callerOf(extra, o), {
           namespace: ns,
           from: args.from,

@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import type { ApiContext } from '../../api/context.js';
-import { ApiError } from '../../api/context.js';
+import { type ApiContext, ApiError } from '../../api/context.js';
 import { filterPlans, InvalidPlanContinue, pagePlans } from '../../api/planList.js';
 import { findApplications, listEnvironments, listPlans } from '../../api/promotions.js';
 import type { Caller } from '../../auth/identity.js';
 import { globToRegExp } from '../../candidates/computeCandidates.js';
-import { BadRequest } from '../guard.js';
 import { appLine, capped, planLine } from '../summary.js';
 import { AppOut, appsView, EnvOut, PlanOut, pipelineEnvironments, planOut } from '../views.js';
 import { name, nsArg } from './args.js';
@@ -26,7 +24,7 @@ function decodeCursor(cursor: string, key: string): number {
   } catch {
     // fall through
   }
-  throw new BadRequest('invalid cursor: pass the nextCursor returned by the same list query, unchanged');
+  throw new ApiError(400, 'invalid cursor: pass the nextCursor returned by the same list query, unchanged');
 }
 
 function page<T>(items: T[], args: { cursor?: string; pageSize?: number }, key: string) {
@@ -105,7 +103,7 @@ async function plans(ctx: ApiContext, c: Caller, ns: string, a: Args) {
       continue: a.cursor,
     });
   } catch (e) {
-    if (e instanceof InvalidPlanContinue) throw new BadRequest(`invalid cursor: ${e.message}`);
+    if (e instanceof InvalidPlanContinue) throw new ApiError(400, `invalid cursor: ${e.message}`);
     throw e;
   }
   const items = p.items.map(planOut);
