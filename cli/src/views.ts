@@ -1,9 +1,4 @@
-import {
-  type ClusterRef,
-  EnvironmentSpec,
-  type EnvironmentVersion,
-  type PromotionPlan,
-} from '@kpromo/api';
+import { type ClusterRef, EnvironmentSpec, type EnvironmentVersion, type PromotionPlan } from '@kpromo/api';
 import {
   type ApplicationView,
   type CreatePlanResponse,

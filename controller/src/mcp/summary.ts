@@ -1,4 +1,10 @@
-import { durationText as age, reasonCounts, type SkippedSummary, shortDigest, skippedNotListed } from '@kpromo/contract';
+import {
+  durationText as age,
+  reasonCounts,
+  type SkippedSummary,
+  shortDigest,
+  skippedNotListed,
+} from '@kpromo/contract';
 import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;

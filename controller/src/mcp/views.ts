@@ -394,22 +394,11 @@ export function pipelineEnvironments(ctx: ApiContext, ns: string): Environment[]
   });
 }
 
+const arrived = { since: z.string().optional(), ageSeconds: z.number().optional() };
 export const CandidateOut = z.object({
   application: z.string(),
-  from: z.object({
-    tag: z.string(),
-    digest: z.string(),
-    since: z.string().optional(),
-    ageSeconds: z.number().optional(),
-  }),
-  to: z
-    .object({
-      tag: z.string().optional(),
-      digest: z.string().optional(),
-      since: z.string().optional(),
-      ageSeconds: z.number().optional(),
-    })
-    .optional(),
+  from: z.object({ tag: z.string(), digest: z.string(), ...arrived }),
+  to: z.object({ tag: z.string().optional(), digest: z.string().optional(), ...arrived }).optional(),
 });
 /** The skipped applications an answer lists (the first skippedLimit, actionable first) and counts of all. */
 export const skippedOut = {

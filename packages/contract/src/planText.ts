@@ -35,4 +35,3 @@ export function planHold(
   if (g.eligibleAt && Date.parse(g.eligibleAt) > now) return 'soaking';
   return undefined;
 }
-

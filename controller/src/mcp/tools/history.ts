@@ -1,7 +1,7 @@
 import {
+  durationText as age,
   type DoraKeys,
   DoraQuery,
-  durationText as age,
   type HistoryEntry,
   HistoryQuery,
   MAX_DORA_WINDOW_DAYS,

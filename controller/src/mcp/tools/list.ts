@@ -5,11 +5,10 @@ import { findApplications, listEnvironments, listPlans } from '../../api/promoti
 import type { Caller } from '../../auth/identity.js';
 import { globToRegExp } from '../../candidates/computeCandidates.js';
 import { appLine, capped, planLine } from '../summary.js';
-import { AppOut, appsView, EnvOut, PlanOut, pipelineEnvironments, planOut } from '../views.js';
+import { AppOut, appsView, EnvOut, PlanOut, pipelineEnvironments, planOut, VersionOut } from '../views.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
-const HEALTH = ['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const;
 const DEFAULT_PAGE = 50;
 const RESOURCE = { applications: 'applications', environments: 'environments', plans: 'promotionplans' } as const;
 
@@ -53,7 +52,9 @@ const input = z.object({
   name: z.string().min(1).max(253).optional().describe('Name glob, e.g. "check*"'),
   team: z.string().min(1).optional().describe('Owning team'),
   labels: z.record(z.string(), z.string()).optional().describe('Labels that must all match'),
-  health: z.enum(HEALTH).optional().describe('Health in `environment`, or in any environment when none is given'),
+  health: VersionOut.shape.health
+    .optional()
+    .describe('Health in `environment`, or in any environment when none is given'),
   pageSize: z.number().int().min(1).max(200).optional().describe(`Items per page (default ${DEFAULT_PAGE})`),
   cursor: z.string().max(512).optional().describe('nextCursor from the previous page'),
 });
