@@ -1,15 +1,15 @@
 import {
+  durationText as age,
   type DoraKeys,
   DoraQuery,
   type HistoryEntry,
   HistoryQuery,
   MAX_DORA_WINDOW_DAYS,
-  parseTimeExpression,
+  shortDigest,
 } from '@kpromo/contract';
 import { z } from 'zod';
 import { doraInsights, listHistory } from '../../api/history.js';
-import { BadRequest } from '../guard.js';
-import { age, shortDigest } from '../summary.js';
+import { parseInput } from '../../api/input.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
@@ -78,13 +78,6 @@ export function doraLine(k: DoraKeys): string {
   return `deployment frequency ${k.deploymentFrequency.perDay.toFixed(2)}/day (${k.deploymentFrequency.count}); lead time ${lead}${unknown}; change failure rate ${cfr}; time to restore ${ttr}${open}`;
 }
 
-function instant(expr: string | undefined, field: string): string | undefined {
-  if (expr === undefined) return undefined;
-  const d = parseTimeExpression(expr, new Date());
-  if (!d) throw new BadRequest(`${field}: must be ${TIME_HELP}`);
-  return d.toISOString();
-}
-
 const filters = {
   namespace: nsArg,
   application: name('application').optional(),
@@ -113,8 +106,8 @@ export const history = row({
   }),
   annotations: READ,
   async run({ ctx, caller, ns, args }) {
-    const since = instant(args.since, 'since');
-    const until = instant(args.until, 'until');
+    // The contract parses the time expressions, as for GET /history.
+    const { since, until } = parseInput(HistoryQuery.pick({ since: true, until: true }), args, 'arguments');
     const r = await listHistory(ctx, caller, { ...args, namespace: ns, since, until, limit: args.limit });
     const entries = r.items.map(
       ({ key: _k, source: _s, deployed: _d, message: _m, sourceEnvironment: _e, rollbackOf: _r, ...e }) => e,
