@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AppProgress, PromotionPlan } from '@kpromo/api';
-import { type Config, loadConfig, type Running, startController } from '@kpromo/controller';
+import { type AppProgress, isTerminalPlan, type PromotionPlan } from '@kpromo/api';
+import { type Config, loadConfig, type Running, type StartOptions, startController } from '@kpromo/controller';
 import {
   DEPLOYMENT,
   HELMRELEASE,
@@ -222,6 +222,21 @@ export async function createAndApprove(
   });
   if (r.status !== 201) throw new Error(`POST /api/v1/plans: ${r.status} ${await r.text()}`);
   return ((await r.json()) as { plan: PromotionPlan }).plan;
+}
+
+/**
+ * A plan created and approved through the API ({@link createAndApprove}), as TEST_ADMIN unless
+ * `token` is given, read back once it is final (`timeoutMs`, default 120 s): the tests' "promote and
+ * wait". `rest` reads the plan in the body's namespace.
+ */
+export async function promoteAndWait(
+  port: number | undefined,
+  rest: KubeRest,
+  body: { namespace: string; flow?: string; from: string; to: string; applications?: string[]; name?: string },
+  o: { token?: string; timeoutMs?: number } = {},
+): Promise<PromotionPlan> {
+  const created = await createAndApprove(port, body, o.token);
+  return waitPlan(rest, body.namespace, created.metadata.name, isTerminalPlan, o.timeoutMs);
 }
 
 /** The image of a Deployment's first container. */
@@ -635,7 +650,8 @@ export async function seedTwoStageRelease(o: {
   oldTag: string;
   seed: string;
   applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
-  flow?: Record<string, unknown>;
+  /** What the flow "main" adds to its spec; `false`: no flow "main" (the test writes its own flows). */
+  flow?: Record<string, unknown> | false;
 }): Promise<{ devDigest: Record<string, string>; stableOld: Record<string, string> }> {
   const devDigest: Record<string, string> = {};
   const stableOld: Record<string, string> = {};
@@ -668,16 +684,17 @@ export async function seedTwoStageRelease(o: {
   });
   await applyCr(o.dev, env('dev', { host: o.source, insecure: true }));
   await applyCr(o.dev, env('stable', { host: o.target, prefix: 'stable', insecure: true }));
-  await applyCr(o.dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: o.ns },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-      ...o.flow,
-    },
-  });
+  if (o.flow !== false)
+    await applyCr(o.dev, {
+      kind: 'PromotionFlow',
+      metadata: { name: 'main', namespace: o.ns },
+      spec: {
+        stages: [{ environment: 'dev' }, { environment: 'stable' }],
+        selector: { applications: ['*'] },
+        rolloutTimeoutSeconds: 120,
+        ...o.flow,
+      },
+    });
   if (o.applications)
     for (const app of o.apps)
       await applyCr(o.dev, {
@@ -713,8 +730,11 @@ export interface TwoStageWorldOptions {
   apps: readonly string[];
   /** The Applications of the apps ({@link seedTwoStageRelease}'s `applications`; default owner team-a). */
   applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
-  /** What the flow "main" adds to its spec ({@link seedTwoStageRelease}'s `flow`). */
-  flow?: Record<string, unknown>;
+  /**
+   * What the flow "main" adds to its spec ({@link seedTwoStageRelease}'s `flow`); `false`: no flow
+   * "main", for a file whose apps each have a flow of their own (two flows may not govern one app).
+   */
+  flow?: Record<string, unknown> | false;
 }
 
 /**
@@ -800,10 +820,17 @@ export class TwoStageWorld {
   }
 
   /**
-   * Starts the controller on `ns` (no leader election; `flags` over {@link controllerConfig}'s) for
-   * `users`, and waits until its cache holds both Environments, synced, and the flow `flow`.
+   * Starts the controller on `ns` (no leader election; `flags` over {@link controllerConfig}'s, so
+   * `kubeconfig` or `auth` there replace the world's) for `users`, with `opts` (a logger of the
+   * test's, `customize`), and waits until its cache holds both Environments, synced, and the flow
+   * `flow` (none with `null`; by default "main" unless the world has no flow "main").
    */
-  async start(flags: Record<string, unknown> = {}, users: TestUser[] = [], flow = 'main'): Promise<Running> {
+  async start(
+    flags: Record<string, unknown> = {},
+    users: TestUser[] = [],
+    flow: string | null = this.options.flow === false ? null : 'main',
+    opts: StartOptions = {},
+  ): Promise<Running> {
     // Logs at warn whatever the flags say (the controller's logger follows the config's logLevel).
     const ctl = await startController(
       controllerConfig(
@@ -812,6 +839,7 @@ export class TwoStageWorld {
         { leaderElection: { enabled: false }, ...flags, logLevel: 'warn' },
         users,
       ),
+      opts,
     );
     this.ctl = ctl;
     await waitFor(
@@ -821,7 +849,8 @@ export class TwoStageWorld {
         return (
           ['dev', 'stable'].every((name) =>
             envs.some((e) => e.metadata.name === name && ctl.controller.cache.environmentSynced(e)),
-          ) && ctl.controller.cache.getFlow(this.ns, flow) !== undefined
+          ) &&
+          (flow === null || ctl.controller.cache.getFlow(this.ns, flow) !== undefined)
         );
       },
       60_000,
@@ -1025,8 +1054,13 @@ export class InsiderWorld extends TwoStageWorld {
   }
 
   /** Starts the controller for every insider (see {@link TwoStageWorld.start}). */
-  override start(flags: Record<string, unknown> = {}, users: TestUser[] = [], flow = 'main'): Promise<Running> {
-    return super.start(flags, [...this.insiders.map((i) => i.user), ...users], flow);
+  override start(
+    flags: Record<string, unknown> = {},
+    users: TestUser[] = [],
+    flow?: string | null,
+    opts?: StartOptions,
+  ): Promise<Running> {
+    return super.start(flags, [...this.insiders.map((i) => i.user), ...users], flow, opts);
   }
 }
 
