@@ -728,8 +728,13 @@ export interface TwoStageWorldOptions {
   kubeconfig: string;
   registries: TestRegistries;
   apps: readonly string[];
-  /** The Applications of the apps ({@link seedTwoStageRelease}'s `applications`; default owner team-a). */
-  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
+  /**
+   * The Applications of the apps ({@link seedTwoStageRelease}'s `applications`; default owner
+   * team-a); `false`: none (the test writes its own).
+   */
+  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> } | false;
+  /** The tags of the release: `new` runs in dev, `old` in stable (default v2.0.0 and v1.0.0). */
+  tags?: { new: string; old: string };
   /**
    * What the flow "main" adds to its spec ({@link seedTwoStageRelease}'s `flow`); `false`: no flow
    * "main", for a file whose apps each have a flow of their own (two flows may not govern one app).
@@ -740,7 +745,8 @@ export interface TwoStageWorldOptions {
 /**
  * One test file's world on the local clusters (dev is the control cluster), the one most API-level
  * tests run in: the run's names (namespaces, image repository, users), the release of
- * {@link seedTwoStageRelease} (`apps` at v2.0.0 in dev, v1.0.0 in stable, an Application each) and
+ * {@link seedTwoStageRelease} (`apps` at v2.0.0 in dev, v1.0.0 in stable unless `tags` say otherwise, an
+ * Application each) and
  * an in-process controller. Nothing touches a cluster before {@link TwoStageWorld.seed}; `stop()`
  * (afterAll) removes what it made. {@link verificationWorld} and {@link insiderWorld} build on it.
  */
@@ -758,7 +764,9 @@ export class TwoStageWorld {
   readonly target: string;
   /** API path of the CR namespace: `${base}/promotionplans/<name>`. */
   readonly base: string;
-  /** Per app, the digest seeded in dev (v2.0.0) and the one seeded in stable (v1.0.0). */
+  /** The tags of the release: `new` runs in dev, `old` in stable. */
+  readonly tags: { new: string; old: string };
+  /** Per app, the digest seeded in dev (tag `tags.new`) and the one seeded in stable (`tags.old`). */
   devDigest: Record<string, string> = {};
   stableOld: Record<string, string> = {};
   ctl?: Running;
@@ -779,6 +787,7 @@ export class TwoStageWorld {
     this.source = options.registries.source;
     this.target = options.registries.target;
     this.base = `/apis/${GROUP}/v1alpha1/namespaces/${this.ns}`;
+    this.tags = options.tags ?? { new: 'v2.0.0', old: 'v1.0.0' };
   }
 
   /** A static-token user of this run (name and token carry the run, so runs do not collide). */
@@ -811,10 +820,10 @@ export class TwoStageWorld {
       target: this.target,
       repo: this.repo,
       apps: this.options.apps,
-      newTag: 'v2.0.0',
-      oldTag: 'v1.0.0',
+      newTag: this.tags.new,
+      oldTag: this.tags.old,
       seed: `${this.prefix}-${this.run}`,
-      applications: this.options.applications ?? {},
+      applications: this.options.applications === false ? undefined : (this.options.applications ?? {}),
       flow: this.options.flow,
     }));
   }
@@ -860,7 +869,7 @@ export class TwoStageWorld {
 
   /**
    * Throws unless nothing of `app` reached stable: its workload still runs the digest seeded there,
-   * and stable's registry holds no tag but v1.0.0.
+   * and stable's registry holds no tag but the seeded one (`tags.old`).
    */
   readonly untouched = async (app: string): Promise<void> => {
     const image = await deploymentImage(this.stable, this.appsNs, app);
@@ -869,8 +878,8 @@ export class TwoStageWorld {
     const tags = await fetch(`http://${this.target}/v2/stable/${this.repo}/${app}/tags/list`).then(
       (r) => r.json() as Promise<{ tags?: string[] }>,
     );
-    if (JSON.stringify(tags.tags ?? []) !== '["v1.0.0"]')
-      throw new Error(`stable/${this.repo}/${app} has tags ${JSON.stringify(tags.tags)}, not just v1.0.0`);
+    if (JSON.stringify(tags.tags ?? []) !== JSON.stringify([this.tags.old]))
+      throw new Error(`stable/${this.repo}/${app} has tags ${JSON.stringify(tags.tags)}, not just ${this.tags.old}`);
   };
 
   /** Stops the controller, then what the world started for it, and deletes the namespaces (missing ones are fine). */
