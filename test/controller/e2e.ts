@@ -742,6 +742,21 @@ export interface TwoStageWorldOptions {
   flow?: Record<string, unknown> | false;
 }
 
+/** What a release of a {@link TwoStageWorld} is seeded with (the world's own takes its options). */
+export type WorldReleaseOptions = Pick<TwoStageWorldOptions, 'apps' | 'applications' | 'flow' | 'tags'>;
+
+/** Another release of a {@link TwoStageWorld} ({@link TwoStageWorld.release}): its names, and its digests once seeded. */
+export interface WorldRelease {
+  /** Its control namespace, `<prefix>-<name>-<run>`. */
+  readonly ns: string;
+  /** The namespace of its workloads in dev and stable, `<prefix>-<name>-apps-<run>`. */
+  readonly appsNs: string;
+  /** Its image repository, `<prefix><name><run>`. */
+  readonly repo: string;
+  devDigest: Record<string, string>;
+  stableOld: Record<string, string>;
+}
+
 /**
  * One test file's world on the local clusters (dev is the control cluster), the one most API-level
  * tests run in: the run's names (namespaces, image repository, users), the release of
@@ -772,6 +787,8 @@ export class TwoStageWorld {
   ctl?: Running;
   /** Control namespaces besides `ns` ({@link TwoStageWorld.namespace}). */
   private readonly others: string[] = [];
+  /** Releases besides the world's own ({@link TwoStageWorld.release}). */
+  private readonly releases: Array<{ release: WorldRelease; options: WorldReleaseOptions }> = [];
 
   constructor(
     readonly prefix: string,
@@ -804,6 +821,23 @@ export class TwoStageWorld {
     return ns;
   }
 
+  /**
+   * Another release of this run, for a file with a second tenant: in control namespace
+   * {@link TwoStageWorld.namespace}(`name`), seeded by seed() after the world's own as
+   * {@link seedTwoStageRelease} seeds it (`options` as the world's, defaults alike), deleted by stop().
+   */
+  release(name: string, options: WorldReleaseOptions): WorldRelease {
+    const release: WorldRelease = {
+      ns: this.namespace(name),
+      appsNs: `${this.prefix}-${name}-apps-${this.run}`,
+      repo: `${this.prefix}${name}${this.run}`,
+      devDigest: {},
+      stableOld: {},
+    };
+    this.releases.push({ release, options });
+    return release;
+  }
+
   /** The control cluster as `who` (impersonation, as `kubectl --as`). */
   readonly as = (who: TestUser): KubeRest => this.dev.as({ username: who.username, groups: who.groups ?? [] });
 
@@ -811,21 +845,32 @@ export class TwoStageWorld {
   async seed(): Promise<void> {
     await applyCrds(kubeConfigFor('dev', this.options.kubeconfig));
     for (const ns of [this.ns, ...this.others]) await ensureNs(this.dev, ns);
-    ({ devDigest: this.devDigest, stableOld: this.stableOld } = await seedTwoStageRelease({
+    ({ devDigest: this.devDigest, stableOld: this.stableOld } = await this.seedRelease(
+      { ns: this.ns, appsNs: this.appsNs, repo: this.repo },
+      this.options,
+    ));
+    for (const { release, options } of this.releases)
+      ({ devDigest: release.devDigest, stableOld: release.stableOld } = await this.seedRelease(release, options));
+  }
+
+  private seedRelease({ ns, appsNs, repo }: { ns: string; appsNs: string; repo: string }, o: WorldReleaseOptions) {
+    const tags = o.tags ?? { new: 'v2.0.0', old: 'v1.0.0' };
+    return seedTwoStageRelease({
       dev: this.dev,
       stable: this.stable,
-      ns: this.ns,
-      appsNs: this.appsNs,
+      ns,
+      appsNs,
       source: this.source,
       target: this.target,
-      repo: this.repo,
-      apps: this.options.apps,
-      newTag: this.tags.new,
-      oldTag: this.tags.old,
-      seed: `${this.prefix}-${this.run}`,
-      applications: this.options.applications === false ? undefined : (this.options.applications ?? {}),
-      flow: this.options.flow,
-    }));
+      repo,
+      apps: o.apps,
+      newTag: tags.new,
+      oldTag: tags.old,
+      // The images' content: unique to the release and the run.
+      seed: ns,
+      applications: o.applications === false ? undefined : (o.applications ?? {}),
+      flow: o.flow,
+    });
   }
 
   /**
@@ -887,7 +932,8 @@ export class TwoStageWorld {
     await this.ctl?.stop().catch(() => undefined);
     await this.stopServices();
     for (const ns of [this.ns, ...this.others]) await deleteNs(this.dev, ns);
-    for (const c of [this.dev, this.stable]) await deleteNs(c, this.appsNs);
+    for (const c of [this.dev, this.stable])
+      for (const ns of [this.appsNs, ...this.releases.map((r) => r.release.appsNs)]) await deleteNs(c, ns);
   }
 
   /** What a world adds stops here (after the controller, before the namespaces go). */
