@@ -760,10 +760,11 @@ export interface WorldRelease {
 /**
  * One test file's world on the local clusters (dev is the control cluster), the one most API-level
  * tests run in: the run's names (namespaces, image repository, users), the release of
- * {@link seedTwoStageRelease} (`apps` at v2.0.0 in dev, v1.0.0 in stable unless `tags` say otherwise, an
- * Application each) and
- * an in-process controller. Nothing touches a cluster before {@link TwoStageWorld.seed}; `stop()`
- * (afterAll) removes what it made. {@link verificationWorld} and {@link insiderWorld} build on it.
+ * {@link seedTwoStageRelease} (`apps` at v2.0.0 in dev, v1.0.0 in stable unless `tags` say
+ * otherwise, an Application each), a second tenant's release if the file declares one
+ * ({@link TwoStageWorld.release}), and an in-process controller. Nothing touches a cluster before
+ * {@link TwoStageWorld.seed}; `stop()` (afterAll) removes what it made. {@link verificationWorld}
+ * and {@link insiderWorld} build on it.
  */
 export class TwoStageWorld {
   readonly run: string;
