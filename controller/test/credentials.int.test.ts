@@ -7,13 +7,13 @@ import {
   controllerConfig,
   crs,
   deleteNamespaces,
+  promoteAndWait,
   pushTestImage,
   registryDigest,
   restFor,
   runNamespaces,
   setupNamespaces,
   waitReady,
-  promoteAndWait,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';

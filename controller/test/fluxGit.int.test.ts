@@ -23,12 +23,12 @@ import {
   fluxPath,
   type Gitops,
   getDeployment,
+  promoteAndWait,
   pushTestImage,
   restFor,
   runNamespaces,
   startGitops,
   waitReady,
-  promoteAndWait,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, loadYaml, REPO_ROOT, waitFor } from '@kpromo/test-harness';
+import { kubeConfigFor, loadYaml, REPO_ROOT, waitFor } from '@kpromo/test-harness';
 import {
   callApi,
   deploymentImage,

@@ -46,8 +46,9 @@ const APPS: Record<string, { team: string; type?: string; labels?: Record<string
 };
 const NAMES = Object.keys(APPS).sort();
 // The Applications are the file's own (below): annotations, types and labels the tests read.
+const kubeconfig = inject('kubeconfig');
 const world = twoStageWorld('mcp', {
-  kubeconfig: inject('kubeconfig'),
+  kubeconfig,
   registries: inject('registries'),
   apps: NAMES,
   applications: false,

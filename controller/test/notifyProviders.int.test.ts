@@ -26,7 +26,11 @@ import { createLogger } from '../src/observability/logger.js';
 import type { Running } from '../src/runtime.js';
 import { type SaasReceivers, startSaasReceivers } from './support/saasReceivers.js';
 
-const world = twoStageWorld('ntf', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: ['web'] });
+const world = twoStageWorld('ntf', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: ['web'],
+});
 const { ns: NS, appsNs: APPS, repo: REPO, dev, stable, source, target } = world;
 const SLACK_TOKEN = 'xoxb-int-test-token';
 const GITHUB_TOKEN = 'ghp_int_test_token';

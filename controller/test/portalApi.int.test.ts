@@ -6,12 +6,23 @@ import type { PromotionPlan } from '@kpromo/api';
 import { CONTROLLER_API, type DiffWithImages } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
 import { waitFor } from '@kpromo/test-harness';
-import { applyCr, applyDeployment, callApi, pushTestImage, twoStageWorld, waitReady } from '@kpromo/test-harness/controller';
+import {
+  applyCr,
+  applyDeployment,
+  callApi,
+  pushTestImage,
+  twoStageWorld,
+  waitReady,
+} from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Running } from '../src/runtime.js';
 
 const APPS = ['alpha', 'beta'];
-const world = twoStageWorld('portal', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });
+const world = twoStageWorld('portal', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+});
 const { ns: NS, appsNs: APPS_NS, repo, run: RUN, dev, stable, source, target } = world;
 const admin = world.user('admin', ['system:masters']);
 const other = world.user('other', ['system:masters']);

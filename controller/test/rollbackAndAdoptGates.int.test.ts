@@ -25,6 +25,7 @@ import {
   ensureNs,
   getPlan,
   grantRole,
+  isTerminalPlan,
   promoteAndWait,
   TEST_ADMIN,
   type TestUser,

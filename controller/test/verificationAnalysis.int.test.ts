@@ -24,10 +24,10 @@ import {
   crs,
   deleteNs,
   ensureNs,
+  promoteAndWait,
   pushTestImage,
   restFor,
   runNamespaces,
-  promoteAndWait,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ROLLOUT, resourcePath } from '../src/kube/paths.js';
