@@ -27,7 +27,7 @@ const kubeconfig = inject('kubeconfig');
 // Each app here is governed into stable by a flow of its own (below): no flow "main", which would
 // govern them too (the controller refuses an app that two flows govern).
 const world = twoStageWorld('authz', { kubeconfig, registries: inject('registries'), apps: APPS, flow: false });
-const { ns: NS, run: RUN, dev, user } = world;
+const { ns: NS, run: RUN, dev, user, flowOf } = world;
 
 const alice = user('alice', ['developers']); // may approve into stable only (environments/stable)
 const bob = user('bob', ['release-managers']); // approve, rollback, override-freeze namespace-wide
@@ -68,15 +68,7 @@ const grant = (name: string, rules: object[], subjects: TestUser[]) => grantRole
 
 /** Applies a dev -> stable flow for one app and waits until the controller's cache has this version. */
 async function flow(name: string, app: string, stable: Record<string, unknown>) {
-  const applied = (await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name, namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable', ...stable }],
-      selector: { applications: [app] },
-      rolloutTimeoutSeconds: 120,
-    },
-  })) as { metadata: { generation?: number } };
+  const applied = (await applyCr(dev, flowOf(name, [app], stable))) as { metadata: { generation?: number } };
   await waitFor(`flow ${name} cached`, async () =>
     (ctl.controller.cache.getFlow(NS, name)?.metadata.generation ?? 0) >= (applied.metadata.generation ?? 1)
       ? true

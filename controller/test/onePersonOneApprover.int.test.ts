@@ -29,7 +29,7 @@ const world = twoStageWorld('opoa', {
   apps: APPS,
   flow: false,
 });
-const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, target, base } = world;
+const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, target, base, flowOf } = world;
 const GROUP = 'promotions.kpromo.dev';
 const planPath = (name: string) => `${base}/promotionplans/${name}`;
 
@@ -87,16 +87,6 @@ async function untouched(app: string) {
   );
   expect(tags.tags ?? []).toEqual(['v1.0.0']);
 }
-
-const flowOf = (name: string, apps: string[], stableStage: Record<string, unknown>) => ({
-  kind: 'PromotionFlow',
-  metadata: { name, namespace: NS },
-  spec: {
-    stages: [{ environment: 'dev' }, { environment: 'stable', ...stableStage }],
-    selector: { applications: apps },
-    rolloutTimeoutSeconds: 120,
-  },
-});
 
 beforeAll(async () => {
   await world.seed();

@@ -31,7 +31,7 @@ import type { Running } from '../src/runtime.js';
 const APPS = ['older', 'shown', 'waiter'];
 const TAG = 'v2.0.0';
 const world = twoStageWorld('tos', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });
-const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, source, target, base, as } = world;
+const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, source, target, base, as, flowOf } = world;
 const GROUP = 'promotions.kpromo.dev';
 const user = (name: string) => world.user(name, ['shop']);
 /** Creates plans (kubectl and API); may not approve. */
@@ -70,16 +70,6 @@ async function untouched(app: string) {
   expect(await registryTags(target, `stable/${REPO}/${app}`)).toEqual(['v1.0.0']);
 }
 
-const flowOf = (name: string, from: string, apps: string[]) => ({
-  kind: 'PromotionFlow',
-  metadata: { name, namespace: NS },
-  spec: {
-    stages: [{ environment: from }, { environment: 'stable' }],
-    selector: { applications: apps },
-    rolloutTimeoutSeconds: 120,
-  },
-});
-
 beforeAll(async () => {
   await world.seed();
   ({ devDigest: firstBuild, stableOld } = world);
@@ -93,7 +83,7 @@ beforeAll(async () => {
   }
   for (const app of APPS) await waitReady(dev, APPS_NS, app);
   // waiter comes from an Environment on the same workloads whose registry cannot be reached.
-  await applyCr(dev, flowOf('main', 'dev', ['older', 'shown']));
+  await applyCr(dev, flowOf('main', ['older', 'shown']));
   await applyCr(dev, {
     kind: 'Environment',
     metadata: { name: 'mirror', namespace: NS },
@@ -104,7 +94,7 @@ beforeAll(async () => {
       delivery: { method: 'patch' },
     },
   });
-  await applyCr(dev, flowOf('mirrored', 'mirror', ['waiter']));
+  await applyCr(dev, flowOf('mirrored', ['waiter'], {}, 'mirror'));
   await grantRole(dev, NS, 'creators', planUserRules(), [creator]);
   await grantRole(dev, NS, 'approvers', planUserRules({ approveInto: ['stable'] }), [approver]);
   ctl = await world.start({}, [creator, approver]);

@@ -839,6 +839,21 @@ export class TwoStageWorld {
     return release;
   }
 
+  /**
+   * A PromotionFlow `name` of `ns` (write it with {@link applyCr}) from `from` to stable over `apps`,
+   * `stableStage` adding to the stable stage; rollouts get 120 s. For a file whose apps go by flows
+   * of their own, each with its own gate.
+   */
+  readonly flowOf = (name: string, apps: string[], stableStage: Record<string, unknown> = {}, from = 'dev') => ({
+    kind: 'PromotionFlow',
+    metadata: { name, namespace: this.ns },
+    spec: {
+      stages: [{ environment: from }, { environment: 'stable', ...stableStage }],
+      selector: { applications: apps },
+      rolloutTimeoutSeconds: 120,
+    },
+  });
+
   /** The control cluster as `who` (impersonation, as `kubectl --as`). */
   readonly as = (who: TestUser): KubeRest => this.dev.as({ username: who.username, groups: who.groups ?? [] });
 
