@@ -9,6 +9,7 @@ import { waitFor } from '@kpromo/test-harness';
 import {
   applyDeployment,
   callApi,
+  createAndApprove,
   isTerminalPlan,
   pushTestImage,
   TEST_ADMIN,
@@ -17,7 +18,6 @@ import {
   twoStageWorld,
   waitPlan,
   waitReady,
-  withShown,
 } from '@kpromo/test-harness/controller';
 import { call, httpClient, ok, text } from '@kpromo/test-harness/mcpClient';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -65,16 +65,12 @@ async function promote(ns: string): Promise<PromotionPlan> {
   let last = '';
   const created = await waitFor(
     `candidates in ${ns}`,
-    async () => {
-      const r = await callApi(ctl.port, '/api/v1/plans', {
-        method: 'POST',
-        body: await withShown(ctl.port, { namespace: ns, from: 'dev', to: 'stable', approve: true }),
-      });
-      if (r.status === 201) return ((await r.json()) as { plan: PromotionPlan }).plan;
-      last = await r.text();
-      expect(last).toContain('no release candidates');
-      return undefined;
-    },
+    async () =>
+      createAndApprove(ctl.port, { namespace: ns, from: 'dev', to: 'stable' }).catch((e: Error) => {
+        last = e.message;
+        expect(last).toContain('no release candidates');
+        return undefined;
+      }),
     60_000,
   ).catch((e: Error) => {
     throw new Error(`${e.message}: ${last}`);
