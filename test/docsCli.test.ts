@@ -146,6 +146,7 @@ export function commandProblems(program: Command, args: readonly string[]): stri
       if (!opt) {
         const opts = visible(cmd).flatMap((o) => (o.long ? [o.long] : []));
         problems.push(`${name} is not an option of "${pathOf(cmd)}" (it has: ${list([...opts, '--help'])})`);
+        elided = true; // whether it took the next word is unknown: count no more arguments
         continue;
       }
       if (opt.isBoolean()) continue;

@@ -17,40 +17,42 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
-import type { z } from 'zod';
 import { ConfigSchema } from '../controller/src/config.js';
 import { REPO_ROOT } from './cluster/paths.js';
 import { DOC_FILES, type Fence, readMarkdown, shellCommands, shellSources, WRONG_EXAMPLE } from './docsMarkdown.js';
 
+/** A zod schema, read through its definition (`_zod.def`): zod is the controller's dependency, not this package's. */
+type Schema = object;
+
 /** What a zod schema admits below it: keys (a record or a passthrough object: any key), items. */
 interface Shape {
-  keys: Map<string, z.ZodType[]>;
-  anyKey: z.ZodType[];
-  items: z.ZodType[];
+  keys: Map<string, Schema[]>;
+  anyKey: Schema[];
+  items: Schema[];
 }
 
 interface Def {
   type: string;
-  shape?: Record<string, z.ZodType>;
-  catchall?: z.ZodType;
-  element?: z.ZodType;
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  out?: z.ZodType;
-  options?: z.ZodType[];
-  valueType?: z.ZodType;
-  getter?: () => z.ZodType;
-  left?: z.ZodType;
-  right?: z.ZodType;
+  shape?: Record<string, Schema>;
+  catchall?: Schema;
+  element?: Schema;
+  innerType?: Schema;
+  in?: Schema;
+  out?: Schema;
+  options?: Schema[];
+  valueType?: Schema;
+  getter?: () => Schema;
+  left?: Schema;
+  right?: Schema;
 }
-const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
+const defOf = (s: Schema) => (s as unknown as { _zod: { def: Def } })._zod.def;
 
 /** The keys and items `schemas` admit together (a union admits what any of its options does). */
-export function shapeOf(schemas: readonly z.ZodType[], out: Shape = { keys: new Map(), anyKey: [], items: [] }): Shape {
+export function shapeOf(schemas: readonly Schema[], out: Shape = { keys: new Map(), anyKey: [], items: [] }): Shape {
   for (const s of schemas) {
     const d = defOf(s);
     const inner = [d.innerType, d.in, d.out, d.left, d.right, d.getter?.(), ...(d.options ?? [])].filter(
-      (x): x is z.ZodType => !!x,
+      (x): x is Schema => !!x,
     );
     if (d.type === 'object') {
       for (const [k, v] of Object.entries(d.shape ?? {})) out.keys.set(k, [...(out.keys.get(k) ?? []), v]);
