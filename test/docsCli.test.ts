@@ -131,16 +131,13 @@ export function commandProblems(program: Command, args: readonly string[]): stri
     const t = args[i];
     if (t === '--') break;
     if (/^--?[A-Za-z]/.test(t)) {
-      const eq = t.indexOf('=');
-      const name = t.startsWith('--') && eq > 0 ? t.slice(0, eq) : t.startsWith('--') ? t : t.slice(0, 2);
-      // -nshop: a short flag with its value attached.
-      const attached = t.startsWith('--')
-        ? eq > 0
-          ? t.slice(eq + 1)
-          : undefined
-        : t.length > 2
-          ? t.slice(2)
-          : undefined;
+      const long = t.startsWith('--');
+      const eq = long ? t.indexOf('=') : -1;
+      const name = long ? (eq > 0 ? t.slice(0, eq) : t) : t.slice(0, 2);
+      // --flow=main, -nshop: the value attached to the flag.
+      let attached: string | undefined;
+      if (long && eq > 0) attached = t.slice(eq + 1);
+      else if (!long && t.length > 2) attached = t.slice(2);
       if (name === '--help' || name === '-h') continue;
       const opt = visible(cmd).find((o) => optionNames(o).includes(name));
       if (!opt) {

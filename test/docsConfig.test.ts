@@ -9,9 +9,10 @@
 //   the code spans that open each row (`kubeClient.qps` / `kubeClient.burst`, `auth.jwt[]`,
 //   `leaderElection.*`, `leaderElection.{enabled,name}`), under the prefix a header names
 //   (`key (\`mcp.\`)`).
-// - Helm values: `--set`, `--set-string` and `--set-json` of `config.*` in shell commands are keys of
-//   the chart's values schema (deploy/helm/kpromo/values.schema.json, which maps them to the
-//   controller's keys; test/helmConfigKeys.int.test.ts checks that mapping).
+// - Helm values: `config.*` set by `--set`, `--set-string` and `--set-json` in shell commands, or named
+//   in inline code (`config.lineStopAlerts.label`), are values of the chart's values schema
+//   (deploy/helm/kpromo/values.schema.json, which maps them to the controller's keys;
+//   test/helmConfigKeys.int.test.ts checks that mapping).
 // A deliberately wrong example is marked as in test/docsCli.test.ts (`<!-- wrong example -->`).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
