@@ -62,7 +62,7 @@ describe('loadPlugins', () => {
       'Job',
       'WebService',
     ]);
-    expect(ext.notificationProviders.map((p) => p.name)).toEqual(['slack']);
+    expect([...ext.notificationProviders.keys()]).toEqual(['slack']);
   });
 
   const method = (name: string): DeliveryMethod => ({ name, deliver: async () => undefined });
@@ -461,7 +461,7 @@ describe('example notification provider: slack', () => {
         ],
       },
     ]);
-    const providers = new NotificationProviders(ext.notificationProviders);
+    const providers = new NotificationProviders([...ext.notificationProviders.values()]);
     w.deps.notify = (e) => providers.emit(e);
     w.addPlan('n1');
     await drive(w, 'n1');
