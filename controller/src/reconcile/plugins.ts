@@ -23,7 +23,7 @@ class Registrar<T extends object> {
   private readonly owners = new Map<string, string>();
 
   constructor(
-    readonly what: string,
+    private readonly what: string,
     private readonly nameOf: (item: T) => unknown,
     private readonly problem: (item: T) => string | undefined,
   ) {}
