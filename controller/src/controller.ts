@@ -20,7 +20,6 @@ import { runWorkers, WorkQueue } from './queue/workQueue.js';
 import { autoPromote, type SeenCandidates } from './reconcile/autoPromote.js';
 import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/plan/index.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
-import { loadPlugins } from './reconcile/plugins.js';
 import { changedPolicyFields, type Governed, policyChangeMessage, policyDigests } from './reconcile/policyChange.js';
 import { reconcileApplication } from './reconcile/reconcileApplication.js';
 import { environmentReconciler, reconcileFlow } from './reconcile/reconcileStatus.js';
@@ -59,8 +58,8 @@ export interface ControllerOptions {
   /** Custom resources (`<plural>.<group>`) open to resource actions (POST /api/v1/resources). */
   resourceKinds?: readonly string[];
   notify?(e: PlanEvent): void;
-  /** Delivery methods and workload kinds, built-in and from plugins (loadPlugins); the built-ins when absent. */
-  extensions?: ControllerExtensions;
+  /** Every family of extensions, the built-ins and the plugins' (reconcile/plugins.ts loadPlugins). */
+  extensions: ControllerExtensions;
   log: Logger;
   maxAttempts?: number;
   shutdownGraceMs?: number;
@@ -126,7 +125,7 @@ export class Controller {
     this.cache = new LiveCache(o.clients, scope ?? o.namespaces, { workloadKinds: BUILTIN_WORKLOAD_KINDS, log: o.log });
     this.scope = scope;
     const control = o.clients.control;
-    const extensions = o.extensions ?? loadPlugins();
+    const extensions = o.extensions;
     this.deps = {
       cache: this.cache,
       control,
@@ -157,6 +156,7 @@ export class Controller {
       },
       deliveryMethods: extensions.deliveryMethods,
       workloadKinds: extensions.workloadKinds,
+      checkProviders: extensions.checkProviders,
     };
     this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions);
     this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env));

@@ -6,7 +6,6 @@ import type { Workload } from '../kube/cacheView.js';
 import { resourcePath } from '../kube/paths.js';
 import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 import { at, containersOf, DEFAULT_POD_TEMPLATE } from '../rollout/builtinKind.js';
-import { builtinWorkloadKinds } from '../rollout/registry.js';
 
 export const PLAN_ANNOTATION = 'promotions.kpromo.dev/plan';
 const FIELD_MANAGER = 'kpromo-controller';
@@ -39,7 +38,7 @@ export async function patchWorkloadImage(
   app: Application,
   image: string,
   plan: string,
-  kinds: WorkloadKinds = builtinWorkloadKinds,
+  kinds: WorkloadKinds,
 ): Promise<string[]> {
   const patched: string[] = [];
   const refs = workloadsFor(app, env.metadata.name);
