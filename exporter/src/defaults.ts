@@ -72,6 +72,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         uid: str('UID'),
         approved: { title: 'Approved', type: 'boolean' },
         approvers: { title: 'Approvers', type: 'array' },
+        approverPersons: { title: 'Approved by (persons counted)', type: 'array' },
         waitingFor: str('Waiting for'),
         frozenUntil: str('Frozen until'),
         eligibleAt: str('Eligible at'),
@@ -201,6 +202,8 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // The approval policy is met (the controller's gate), not merely that someone approved.
               approved: '.progress.approved',
               approvers: '[.progress.approvers[].user]',
+              // Whom the controller counted the approvals as: one person with two identities once.
+              approverPersons: '[.progress.approvers[] | select(.counted) | .person // .user] | unique',
               waitingFor: '.progress.waitingFor',
               // Only while the freeze holds the plan (not once an approver overrode it).
               frozenUntil: 'if .progress.frozen.overriddenBy then null else .progress.frozen.until end',

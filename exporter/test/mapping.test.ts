@@ -161,6 +161,11 @@ describe('mapping', () => {
             required: 1,
             frozen: { window: 'friday', until: '2026-12-07T08:00:00Z' },
             eligibleAt: '2026-12-05T10:00:00Z',
+            // Two identities of one person, counted once by the controller.
+            approvers: [
+              { user: 'user:default/alice', person: 'alice@example.com', counted: true },
+              { user: 'port:bob@example.com', person: 'alice@example.com', counted: true },
+            ],
           },
         },
       },
@@ -184,12 +189,14 @@ describe('mapping', () => {
     expect(props[0]).toMatchObject({
       approved: false,
       approvers: ['user:default/alice'],
+      approverPersons: [],
       waitingFor: '1 more approval from groups group:default/ops',
     });
     expect(props[0]).not.toHaveProperty('frozenUntil');
     expect(props[1]).toMatchObject({
       approved: true,
       approvers: ['user:default/alice', 'port:bob@example.com'],
+      approverPersons: ['alice@example.com'],
       frozenUntil: '2026-12-07T08:00:00Z',
       eligibleAt: '2026-12-05T10:00:00Z',
     });
@@ -377,6 +384,8 @@ describe('mapping', () => {
         phase: 'Promoting',
         approved: true,
         approvers: ['alice'],
+        // Not judged by the controller yet (no status.gate.approvers): nobody counted.
+        approverPersons: [],
         action: 'promote',
         waves: [
           { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0 },

@@ -217,6 +217,12 @@ export const HistoryEntry = Type.Object(
     from: Type.Optional(Type.Object(HistoryVersion.properties, { description: 'What ran in the environment before.' })),
     to: Type.Object(HistoryVersion.properties, { description: 'What the plan put there (tag written, digest).' }),
     approvedBy: Type.Array(Type.String(), { description: 'Users whose approvals are on the plan (authenticated).' }),
+    approvedByPersons: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'The persons the approvals counted as (status.gate.approvers: counted ones, each person once), so that one person with two identities shows as one. Absent in entries recorded before persons were kept.',
+      }),
+    ),
     requestedBy: Type.Optional(Type.String()),
     startedAt: Type.Optional(Instant('When the application started (image copy).')),
     finishedAt: Instant('When the application reached its result.'),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationText, planHold, shortDigest } from '../src/index.js';
+import { approvedByText, durationText, planHold, shortDigest } from '../src/index.js';
 
 const NOW = Date.parse('2026-12-07T10:00:00Z');
 
@@ -19,5 +19,21 @@ describe('planText', () => {
     expect(shortDigest('v1.2.0')).toBe('v1.2.0');
     expect(shortDigest(undefined)).toBeUndefined();
     expect([59, 60, 3599, 3600, 86_399, 86_400].map(durationText)).toEqual(['59s', '1m', '59m', '1h', '23h', '1d']);
+  });
+
+  it.each([
+    [{ approvedBy: [] }, undefined],
+    [{ approvedBy: ['alice', 'bob'] }, 'approved by alice, bob'],
+    [{ approvedBy: ['alice', 'bob'], approvedByPersons: ['alice', 'bob'] }, 'approved by alice, bob'],
+    [
+      { approvedBy: ['alice', 'alice-admin', 'bob'], approvedByPersons: ['alice@corp', 'bob'] },
+      'approved by alice, alice-admin, bob (2 persons: alice@corp, bob)',
+    ],
+    [
+      { approvedBy: ['alice', 'mallory'], approvedByPersons: ['alice'] },
+      'approved by alice, mallory (1 person: alice)',
+    ],
+  ])('says who approved %j: %s', (entry, text) => {
+    expect(approvedByText(entry)).toBe(text);
   });
 });

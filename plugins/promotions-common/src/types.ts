@@ -35,6 +35,7 @@ export {
   ApproveBody,
   type ApproveOptions,
   answer,
+  approvedByText,
   BACKEND_API,
   type BackendApi,
   type BackendOperationId,

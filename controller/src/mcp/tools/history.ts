@@ -1,5 +1,6 @@
 import {
   durationText as age,
+  approvedByText,
   type DoraKeys,
   DoraQuery,
   type HistoryEntry,
@@ -30,6 +31,10 @@ const EntryOut = z.object({
   from: Version.optional(),
   to: Version,
   approvedBy: z.array(z.string()),
+  approvedByPersons: z
+    .array(z.string())
+    .optional()
+    .describe('The persons the approvals counted as (one person with two identities once); absent in older entries'),
   requestedBy: z.string().optional(),
   startedAt: z.string().optional(),
   finishedAt: z.string(),
@@ -54,7 +59,8 @@ const version = (v?: { tag?: string; digest?: string }) => v?.tag ?? shortDigest
 export function historyLine(e: HistoryEntry): string {
   const what = e.action === 'rollback' ? `rollback to ${version(e.to)}` : `${version(e.from)} → ${version(e.to)}`;
   const took = e.durationSeconds !== undefined ? ` in ${age(e.durationSeconds)}` : '';
-  const who = e.approvedBy.length ? `, approved by ${e.approvedBy.join(', ')}` : '';
+  const approved = approvedByText(e);
+  const who = approved ? `, ${approved}` : '';
   const why = e.result === 'Failed' && e.reason ? ` (${e.reason})` : '';
   return `${e.finishedAt} ${e.namespace}/${e.environment} ${e.application} ${what}: ${e.result}${why}${took} (plan ${e.plan}${who})`;
 }

@@ -636,6 +636,8 @@ export interface components {
             };
             /** @description Users whose approvals are on the plan (authenticated). */
             approvedBy: string[];
+            /** @description The persons the approvals counted as (status.gate.approvers: counted ones, each person once), so that one person with two identities shows as one. Absent in entries recorded before persons were kept. */
+            approvedByPersons?: string[];
             requestedBy?: string;
             /**
              * Format: date-time
