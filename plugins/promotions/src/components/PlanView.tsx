@@ -23,7 +23,6 @@ import {
   formatRelative,
   formatTime,
   gitCommitUrl,
-  isFinalPlan,
   isFleetPlan,
   isNotFound,
   isRollback as isRollbackPlan,
@@ -31,6 +30,7 @@ import {
   LoadingState,
   PhaseBadge,
   type PlanProgress,
+  type PlanDetails as PlanWithProgress,
   type PromotionPlan,
   planProgress,
   planStarted,
@@ -177,17 +177,18 @@ function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
   );
 }
 
-function progressOf(plan: PromotionPlan, app: string): AppProgress | undefined {
-  return plan.status?.apps?.find((a) => a.application === app);
+/** An app's progress in the read model; none while the controller has not started it (`Waiting` there). */
+function progressOf(g: PlanProgress, app: string): AppProgress | undefined {
+  const a = g.apps.find((x) => x.application === app);
+  return a && a.phase !== 'Waiting' ? (a as AppProgress) : undefined;
 }
 
 /** What a screen reader hears when the plan moves on: phase and how many applications are done. */
-export function progressAnnouncement(plan: PromotionPlan): string {
-  const g = planProgress(plan);
+export function progressAnnouncement(g: PlanProgress): string {
   const done = g.apps.filter((a) => ['Succeeded', 'Failed', 'RolledBack'].includes(a.phase)).length;
   const running = g.apps.find((a) => ['Copying', 'Writing', 'RollingOut', 'Verifying'].includes(a.phase));
   return [
-    `Plan ${plan.metadata.name}: ${g.phase}.`,
+    `Plan ${g.name}: ${g.phase}.`,
     g.total ? `${done} of ${g.total} applications done (${g.succeeded} succeeded, ${g.failed} failed).` : '',
     running ? `${running.application} is ${running.phase}.` : '',
   ]
@@ -237,13 +238,17 @@ function Version({ v }: { v?: { tag?: string; digest?: string } }) {
 
 export function PlanDetails({
   plan,
+  progress,
   onChange,
   plans,
   applications,
   gitRepository,
 }: {
   plan: PromotionPlan;
-  onChange: (p: PromotionPlan) => void;
+  /** The plan's read model as the backend sent it with the plan; without it, projected here (planProgress). */
+  progress?: PlanProgress;
+  /** What an action on the plan answered: the plan and its progress. */
+  onChange: (p: PlanWithProgress) => void;
   /** The namespace's plans: the rollback of this plan, or the plan this one rolls back. */
   plans?: PromotionPlan[];
   /** For links to the applications' catalog entities. */
@@ -256,12 +261,18 @@ export function PlanDetails({
   const links = usePromotionsLinks();
   const now = useNow(30_000);
   const ns = plan.metadata.namespace ?? 'default';
-  const isRollback = isRollbackPlan(plan);
-  const original = isRollback ? plans?.find((p) => p.metadata.name === plan.spec.rollbackOf) : undefined;
+  const sent = progress ?? planProgress(plan);
+  const original = sent.isRollback ? plans?.find((p) => p.metadata.name === plan.spec.rollbackOf) : undefined;
+  // What a rollback not started yet restores follows from the plan it rolls back, which the backend
+  // does not look up for its answer: with that plan at hand, the read model is projected with it.
+  const g = original && !sent.total ? planProgress(plan, { rollbackOf: original }) : sent;
+  // The plan rolled back is one of the list, which comes without progress.
+  const originalProgress = original ? planProgress(original) : undefined;
+  const isRollback = g.isRollback;
   const existingRollback = isRollback ? undefined : rollbackOf(plan, plans);
   const changes = planChanges(plan, original);
-  const apps = isRollback ? changes.map((c) => c.application) : plan.spec.candidates.map((c) => c.application);
-  const written = (plan.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
+  const apps = g.affectedApplications;
+  const written = g.apps.filter((a) => a.written).map((a) => a.application);
   // approve/rollback are checked per application against its catalog entity (as the backend does)
   const approvePerm = usePromotionPermission(promotionPlanApprovePermission, {
     namespace: ns,
@@ -272,9 +283,8 @@ export function PlanDetails({
     applications: written.length ? written : plan.spec.candidates.map((c) => c.application),
   });
   const me = useCurrentUser();
-  const g = planProgress(plan);
   const started = planStarted(plan);
-  const final = isFinalPlan(plan);
+  const final = g.done;
   const approvedByMe = !!me && g.approvers.some((a) => a.user === me);
   // Adding an approval helps only before the plan runs and while the policy is not met; the
   // controller answers 409 to a second approval by the same user.
@@ -284,14 +294,12 @@ export function PlanDetails({
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
-  const failed = (plan.status?.apps ?? []).filter((a) => a.phase === 'Failed');
-  const canRollback = !isRollback && final && plan.status?.phase !== 'RolledBack' && written.length > 0;
-  const lineStop = plan.status?.gate?.lineStopped;
-  const automaticRollbacks = plan.status?.automaticRollbacks ?? [];
+  const failed = g.apps.filter((a) => a.phase === 'Failed');
+  const canRollback = !isRollback && final && g.phase !== 'RolledBack' && written.length > 0;
+  const lineStop = g.lineStopped;
+  const automaticRollbacks = g.automaticRollbacks;
   // A rollback the controller started because a check failed: the original plan records it.
-  const cause = isRollback
-    ? original?.status?.automaticRollbacks?.find((r) => !!r.planUID && r.planUID === plan.metadata.uid)
-    : undefined;
+  const cause = originalProgress?.automaticRollbacks.find((r) => !!r.planUID && r.planUID === plan.metadata.uid);
 
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -309,7 +317,7 @@ export function PlanDetails({
   // Bound to the plan shown (its uid): one deleted and created again since is refused (409), and the
   // refusal is shown. The rollback's name is generated: go to the one created.
   const rollback = async () => {
-    const rb = await api.rollbackPlan(ns, plan.metadata.name, {
+    const { plan: rb } = await api.rollbackPlan(ns, plan.metadata.name, {
       approve: !!approvePerm.allowed,
       ...(plan.metadata.uid ? { uid: plan.metadata.uid } : {}),
     });
@@ -331,7 +339,7 @@ export function PlanDetails({
 
   return (
     <Flex direction="column" gap="4">
-      <LiveAnnouncer message={progressAnnouncement(plan)} testId="plan-announcer" />
+      <LiveAnnouncer message={progressAnnouncement(g)} testId="plan-announcer" />
       <Flex justify="between" align="start" style={{ flexWrap: 'wrap' }} gap="3">
         <Flex direction="column" gap="1">
           <Text as="h2" variant="title-medium">
@@ -342,10 +350,10 @@ export function PlanDetails({
           </Text>
           <Flex gap="2" align="center" style={{ flexWrap: 'wrap' }}>
             <span data-testid="plan-phase">
-              <PhaseBadge phase={plan.status?.phase} action={isRollback ? 'rollback' : 'promote'} />
+              <PhaseBadge phase={g.phase} action={g.action} />
             </span>
             <Text variant="body-small" color="secondary" data-testid="plan-counts">
-              {plan.status?.succeeded ?? 0} succeeded · {plan.status?.failed ?? 0} failed · {apps.length} apps
+              {g.succeeded} succeeded · {g.failed} failed · {apps.length} apps
             </Text>
             {plan.metadata.creationTimestamp ? (
               <Text variant="body-small" color="secondary">
@@ -478,8 +486,8 @@ export function PlanDetails({
           <TableBody>
             {apps.map((app) => {
               const c = plan.spec.candidates.find((x) => x.application === app);
-              const p = progressOf(plan, app);
-              const o = original?.status?.apps?.find((a) => a.application === app);
+              const p = progressOf(g, app);
+              const o = originalProgress?.apps.find((a) => a.application === app);
               // Rollback: `previous` is what ran before the rollback, the target what it restores.
               const before = isRollback
                 ? (p?.previous ?? (o ? { tag: o.targetTag, digest: o.digest } : undefined))
@@ -523,7 +531,7 @@ export function PlanDetails({
                           {times.join(' · ')}
                         </Text>
                       ) : null}
-                      <SupplyChainState plan={plan} app={app} />
+                      <SupplyChainState progress={g} app={app} />
                       {p?.commit ? <GitOpsCommit commit={p.commit} repository={gitRepository} /> : null}
                       {p?.verification ? <VerificationChecks verification={p.verification} app={app} /> : null}
                     </Flex>
@@ -536,9 +544,9 @@ export function PlanDetails({
       )}
 
       {/* A fleet plan: its waves and every application in every cluster; nothing for one cluster. */}
-      {isFleetPlan(plan) ? <PlanWaves plan={plan} applications={apps} onChange={onChange} /> : null}
+      {isFleetPlan(g) ? <PlanWaves plan={plan} progress={g} applications={apps} onChange={onChange} /> : null}
 
-      <PlanTimeline plan={plan} rollback={existingRollback} />
+      <PlanTimeline plan={plan} progress={g} rollback={existingRollback} />
 
       <ConfirmDialog
         isOpen={dialog === 'approve'}
@@ -616,7 +624,7 @@ export function PlanDetails({
       >
         <Text as="p">This creates a rollback plan restoring the versions {plan.spec.to} ran before:</Text>
         <ul data-testid="rollback-list" style={{ margin: 0, paddingLeft: 20 }}>
-          {(plan.status?.apps ?? [])
+          {g.apps
             .filter((a) => a.written)
             .map((a) => (
               <li key={a.application}>
@@ -655,21 +663,21 @@ export function PlanView({
   const links = usePromotionsLinks();
   usePageTitle(`${name} · Plans`);
   // What an approve answered, shown until a poll brings something newer than what was shown then.
-  const [override, setOverride] = useState<{ plan: PromotionPlan; shownRv?: string } | undefined>();
+  const [override, setOverride] = useState<{ details: PlanWithProgress; shownRv?: string } | undefined>();
   const data = usePromotionsData(
     async (api) => {
-      const [plan, plans] = await Promise.all([
+      const [details, plans] = await Promise.all([
         api.getPlan(namespace, name),
         api.listPlans({ namespace }).catch(() => undefined),
       ]);
-      return { plan, plans };
+      return { details, plans };
     },
     [namespace, name],
-    { pollMs, slowPollMs, stop: (v) => isFinalPlan(v.plan) },
+    { pollMs, slowPollMs, stop: (v) => v.details.progress.done },
   );
   const apps = usePromotionsData((api) => api.listApplications({ namespace }), [namespace]);
   const envs = usePromotionsData((api) => api.listEnvironments({ namespace }), [namespace]);
-  const current = data.value?.plan;
+  const current = data.value?.details.plan;
   useEffect(() => {
     if (override && current && current.metadata.resourceVersion !== override.shownRv) setOverride(undefined);
   }, [current, override]);
@@ -692,17 +700,20 @@ export function PlanView({
       />
     );
   if (!current) return null;
-  const plan = override && current.metadata.resourceVersion === override.shownRv ? override.plan : current;
+  const shown =
+    override && current.metadata.resourceVersion === override.shownRv ? override.details : data.value!.details;
+  const plan = shown.plan;
   return (
     <Flex direction="column" gap="3">
       {data.error ? <ErrorState error={data.error} onRetry={data.retry} title="Live update failed" /> : null}
       <PlanDetails
         plan={plan}
+        progress={shown.progress}
         plans={data.value?.plans}
         applications={apps.value}
         gitRepository={envs.value?.find((e) => e.name === plan.spec.to)?.gitRepository}
-        onChange={(p) => {
-          setOverride({ plan: p, shownRv: current.metadata.resourceVersion });
+        onChange={(details) => {
+          setOverride({ details, shownRv: current.metadata.resourceVersion });
           data.retry();
         }}
       />

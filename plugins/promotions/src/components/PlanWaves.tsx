@@ -22,10 +22,11 @@ import {
   formatTime,
   isProblemPhase,
   PhaseBadge,
+  type PlanDetails,
+  type PlanProgress,
   type PlanWave,
   type PromotionPlan,
   phaseTone,
-  planWaves,
   problemsOnly,
   promotionContinuePermission,
   promotionsApiRef,
@@ -267,21 +268,24 @@ function ClusterGrid({ grid, onlyProblems }: { grid: FleetGrid; onlyProblems: bo
  * A fleet plan's waves (phase, clusters succeeded and failed, failure budget, soak, who continued
  * it) with "Continue wave" on a wave that waits, and every application in every cluster below,
  * grouped by wave, with a filter for what needs attention. Renders nothing for a plan into one cluster.
+ * The waves are the read model's (`progress.waves`); the cells come from status.targets.
  */
 export function PlanWaves({
   plan,
+  progress,
   applications,
   onChange,
 }: {
   plan: PromotionPlan;
+  progress: PlanProgress;
   /** The plan's applications, in the order the plan view lists them. */
   applications: string[];
-  onChange: (p: PromotionPlan) => void;
+  onChange: (p: PlanDetails) => void;
 }) {
   const api = useApi(promotionsApiRef);
   const me = useCurrentUser();
   const ns = plan.metadata.namespace ?? 'default';
-  const rows = planWaves(plan);
+  const rows = progress.waves;
   // As the backend checks it: promotion.continue for every application the plan promotes (restores).
   const continuePerm = usePromotionPermission(promotionContinuePermission, { namespace: ns, applications });
   const [onlyProblems, setOnlyProblems] = useState(false);
@@ -290,7 +294,7 @@ export function PlanWaves({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
   if (!rows.length) return null;
-  const grid = fleetGrid(plan, applications);
+  const grid = fleetGrid(plan, progress, applications);
   const shown = onlyProblems ? problemsOnly(grid) : grid;
   const waiting = rows.find((w) => w.name === dialog);
   const earlier = waiting ? rows.slice(0, rows.indexOf(waiting)) : [];
