@@ -43,6 +43,33 @@ describe('appsTable', () => {
 cart   team-shop   v3 (Degraded)   sha256:222222222222   v1`);
   });
 
+  it('a DRIFT column only when an application drifted: where, what runs, what was delivered, who wrote it', () => {
+    const drifted: ApplicationView = {
+      ...view('cart'),
+      drift: [
+        {
+          environment: 'prod',
+          expected: { tag: 'v1', digest: dg('1'), plan: 'p1' },
+          found: { digest: dg('9') },
+          since: '2026-01-01T00:00:00Z',
+          changedBy: 'kubectl-patch',
+        },
+      ],
+    };
+    const t = appsTable([drifted, view('web')], {
+      allNamespaces: false,
+      namespace: 'team-a',
+      environments: ['dev', 'stable', 'prod'],
+    });
+    const [head, cart, web] = t.split('\n');
+    expect(head).toMatch(/PROD\s+DRIFT$/);
+    expect(cart).toMatch(/v1\s+prod: runs sha256:999999999999, not v1 \(by kubectl-patch\)$/);
+    expect(web).toMatch(/v1\s+-$/);
+    expect(appsTable([view('web')], { allNamespaces: false, namespace: 'team-a', environments: [] })).not.toContain(
+      'DRIFT',
+    );
+  });
+
   it('with --all-namespaces a NAMESPACE column first', () => {
     const t = appsTable([view('cart', 'a'), view('web', 'b')], {
       allNamespaces: true,

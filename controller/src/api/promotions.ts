@@ -121,6 +121,7 @@ export async function listApplications(
         repository: a.spec.image.repository,
         labels: labelsOf(a),
         versions: envs.map((e) => ({ ...read(a, e) })),
+        ...(a.status?.drift?.length ? { drift: a.status.drift } : {}),
       };
     }),
     ...(next ? { continue: next } : {}),

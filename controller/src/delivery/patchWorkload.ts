@@ -9,7 +9,9 @@ import { at, containersOf, DEFAULT_POD_TEMPLATE } from '../rollout/builtinKind.j
 import { builtinWorkloadKinds } from '../rollout/registry.js';
 
 export const PLAN_ANNOTATION = 'promotions.kpromo.dev/plan';
-const FIELD_MANAGER = 'kpromo-controller';
+/** The field manager of the controller's workload writes (drift: its own writes are never drift). */
+export const KPROMO_FIELD_MANAGER = 'kpromo-controller';
+const FIELD_MANAGER = KPROMO_FIELD_MANAGER;
 
 /** A workload kind (e.g. one a plugin judges) this method cannot patch: the Environment needs another method. */
 export class UnpatchableWorkloadError extends Error {
