@@ -148,7 +148,13 @@ function skippedTable(r: Pick<DiffResult, 'skipped' | 'skippedTotal' | 'skippedB
 
 export function diffText(r: DiffResult): string {
   const head = printable(`Flow ${r.flow}: ${r.from} → ${r.to}`);
-  const parts = [head, r.candidates.length ? candidatesTable(r) : 'No release candidates.', ...skippedTable(r)];
+  const parts = [
+    head,
+    r.candidates.length ? candidatesTable(r) : 'No release candidates.',
+    // A candidate whose source runs drift is no release kpromo delivered: said before anyone approves it.
+    ...(r.sourceDrift ?? []).map((d) => printable(`Warning: ${d.application} in ${d.environment}: ${d.message}`)),
+    ...skippedTable(r),
+  ];
   return parts.join('\n');
 }
 

@@ -107,6 +107,18 @@ prod   production    context/prod   shop               reg-prod:5000   patch    
 });
 
 describe('diffText', () => {
+  it('warns of a candidate whose source runs drift, before the skipped ones', () => {
+    const text = diffText({
+      flow: 'main',
+      from: 'stable',
+      to: 'prod',
+      candidates: [{ application: 'cart', from: { tag: 'v1', digest: dg('9') } }],
+      sourceDrift: [{ application: 'cart', environment: 'stable', message: 'drift: stable runs v1, not v2' }],
+      skipped: [],
+    });
+    expect(text.split('\n').at(-1)).toBe('Warning: cart in stable: drift: stable runs v1, not v2');
+  });
+
   it('candidates with the version they replace, then what is skipped and why', () => {
     const text = diffText({
       flow: 'main',

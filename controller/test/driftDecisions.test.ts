@@ -9,6 +9,7 @@ import {
   lastImageWriter,
   newDrifts,
   planInFlight,
+  sourceDrift,
 } from '../src/reconcile/driftDecisions.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
@@ -249,5 +250,20 @@ describe('image writers from managedFields', () => {
     const deep = [{ manager: 'kubectl-set', fieldsV1: { 'f:spec': { 'f:jobTemplate': fields('job') } } }];
     expect(imageWriters(deep)).toEqual([{ container: 'job', manager: 'kubectl-set' }]);
     expect(imageWriters(undefined)).toBeUndefined();
+  });
+});
+
+describe('sourceDrift', () => {
+  const d: ApplicationDrift = {
+    environment: 'stable',
+    expected: { digest: dg('1') },
+    found: { digest: dg('9') },
+    since: EARLIER,
+  };
+  it("a candidate whose source digest is the drift found there; not another environment's or digest's", () => {
+    expect(sourceDrift([d], 'stable', dg('9'))).toBe(d);
+    expect(sourceDrift([d], 'stable', dg('1'))).toBeUndefined();
+    expect(sourceDrift([d], 'dev', dg('9'))).toBeUndefined();
+    expect(sourceDrift(undefined, 'stable', dg('9'))).toBeUndefined();
   });
 });

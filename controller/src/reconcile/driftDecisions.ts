@@ -167,3 +167,16 @@ export function driftText(d: ApplicationDrift): string {
   const by = d.changedBy ? `; image last written by field manager ${d.changedBy}` : '';
   return `${where} runs ${found}${foundDigest}, not ${d.expected.tag ?? d.expected.digest} (${d.expected.digest}) that plan ${d.expected.plan ?? '?'} delivered${by}`;
 }
+
+/**
+ * Pure: the drift of `environment` whose found version is `digest` (a candidate's source), if the
+ * application has one: such a candidate is a version that went around kpromo, never a release
+ * promoted silently.
+ */
+export function sourceDrift(
+  drift: readonly ApplicationDrift[] | undefined,
+  environment: string,
+  digest: string,
+): ApplicationDrift | undefined {
+  return drift?.find((d) => d.environment === environment && (!d.found.digest || d.found.digest === digest));
+}

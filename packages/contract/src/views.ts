@@ -130,6 +130,12 @@ export const DiffResult = Type.Object(
     from: Type.String(),
     to: Type.String(),
     candidates: Type.Array(Candidate),
+    sourceDrift: Type.Optional(
+      Type.Array(Type.Object({ application: Type.String(), environment: Type.String(), message: Type.String() }), {
+        description:
+          'Candidates whose source runs a version that is drift there (not what kpromo delivered, docs/drift.md): promoting one makes that version the release.',
+      }),
+    ),
     ...SkippedSummary,
   },
   { $id: 'DiffResult' },

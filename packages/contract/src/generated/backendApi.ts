@@ -406,6 +406,12 @@ export interface components {
                     digest?: string;
                 };
             }[];
+            /** @description Candidates whose source runs a version that is drift there (not what kpromo delivered, docs/drift.md): promoting one makes that version the release. */
+            sourceDrift?: {
+                application: string;
+                environment: string;
+                message: string;
+            }[];
             /** @description At most skippedLimit (default 100) of the skipped applications, actionable reasons first. */
             skipped: components["schemas"]["SkippedApplication"][];
             /** @description Every skipped application, listed or not. */
