@@ -62,16 +62,32 @@ export function appsTable(
   if (!items.length) return `No applications found${o.allNamespaces ? '' : ` in namespace ${printable(o.namespace)}`}.`;
   // One column per environment: in promotion order, then any the environment list did not have.
   const envs = [...new Set([...o.environments, ...items.flatMap((a) => a.versions.map((v) => v.environment))])];
+  // A drift column only when something drifted: what runs where kpromo delivered something else.
+  const drifted = items.some((a) => a.drift?.length);
   return formatTable(
-    headersFor(o.allNamespaces, ['name', 'owner', ...envs]),
+    headersFor(o.allNamespaces, ['name', 'owner', ...envs, ...(drifted ? ['drift'] : [])]),
     items.map((a) =>
       withNamespace(o.allNamespaces, a.namespace, [
         a.name,
         a.owner,
         ...envs.map((e) => versionCell(a.versions.find((v) => v.environment === e))),
+        ...(drifted ? [driftCell(a.drift)] : []),
       ]),
     ),
   );
+}
+
+/** `stable: runs v1.0.0, not v2.0.0 (by kubectl-patch)` per drifted Environment (cluster), or `-`. */
+export function driftCell(drift: ApplicationView['drift']): string {
+  if (!drift?.length) return '-';
+  return drift
+    .map((d) => {
+      const where = d.cluster ? `${d.environment}/${d.cluster}` : d.environment;
+      const found = d.found.tag ?? shortDigest(d.found.digest) ?? '?';
+      const expected = d.expected.tag ?? shortDigest(d.expected.digest);
+      return `${where}: runs ${found}, not ${expected}${d.changedBy ? ` (by ${d.changedBy})` : ''}`;
+    })
+    .join('; ');
 }
 
 const clusterOf = (c: ClusterRef) =>
@@ -132,7 +148,13 @@ function skippedTable(r: Pick<DiffResult, 'skipped' | 'skippedTotal' | 'skippedB
 
 export function diffText(r: DiffResult): string {
   const head = printable(`Flow ${r.flow}: ${r.from} → ${r.to}`);
-  const parts = [head, r.candidates.length ? candidatesTable(r) : 'No release candidates.', ...skippedTable(r)];
+  const parts = [
+    head,
+    r.candidates.length ? candidatesTable(r) : 'No release candidates.',
+    // A candidate whose source runs drift is no release kpromo delivered: said before anyone approves it.
+    ...(r.sourceDrift ?? []).map((d) => printable(`Warning: ${d.application} in ${d.environment}: ${d.message}`)),
+    ...skippedTable(r),
+  ];
   return parts.join('\n');
 }
 

@@ -42,6 +42,8 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         type: str('Type'),
         versions: { title: 'Versions per environment', type: 'object' },
         ready: str('Ready'),
+        drifted: str('Drifted (runs what kpromo did not deliver)'),
+        drift: { title: 'Drift per environment', type: 'array' },
       },
     },
     relations: { environments: { title: 'Environments', target: 'kpromoEnvironment', required: false, many: true } },
@@ -154,6 +156,10 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               versions:
                 '(.status.versions // []) | map({key: .environment, value: {tag, digest, health}}) | from_entries',
               ready,
+              // docs/drift.md: True while a workload runs another version than kpromo's last plan delivered.
+              drifted: condition('Drifted'),
+              drift:
+                '(.status.drift // []) | map({environment, cluster, expected: (.expected.tag // .expected.digest), expectedDigest: .expected.digest, found: (.found.tag // .found.digest), foundDigest: .found.digest, since, changedBy})',
             },
             relations: {
               environments: `[(.status.versions // [])[].environment as $e | ${sibling('$e')}] | unique`,

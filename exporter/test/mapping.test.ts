@@ -93,6 +93,37 @@ describe('mapping', () => {
     });
   });
 
+  it("maps an Application's drift and its Drifted condition (Unknown until the controller reported)", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/applications'))!;
+    const drift = {
+      environment: 'prod',
+      expected: { tag: 'v1', digest: 'sha256:1' },
+      found: { digest: 'sha256:9' },
+      since: '2026-01-01T00:00:00Z',
+      changedBy: 'kubectl-patch',
+    };
+    const drifted = app('checkout', {
+      status: { drift: [drift], conditions: [{ type: 'Drifted', status: 'True' }] },
+    });
+    const results = await mapObjects(compileResource(res)('dev'), [drifted, app('web')], 'test');
+    const [a, b] = results.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(a).toMatchObject({
+      drifted: 'True',
+      drift: [
+        {
+          environment: 'prod',
+          expected: 'v1',
+          expectedDigest: 'sha256:1',
+          found: 'sha256:9',
+          foundDigest: 'sha256:9',
+          changedBy: 'kubectl-patch',
+        },
+      ],
+    });
+    expect(b).toMatchObject({ drifted: 'Unknown', drift: [] });
+  });
+
   it("maps an Environment's Ready and DeliveryPermitted conditions (Unknown until the controller reported)", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/environments'))!;

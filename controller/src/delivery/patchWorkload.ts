@@ -8,7 +8,9 @@ import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 import { at, containersOf, DEFAULT_POD_TEMPLATE } from '../rollout/builtinKind.js';
 
 export const PLAN_ANNOTATION = 'promotions.kpromo.dev/plan';
-const FIELD_MANAGER = 'kpromo-controller';
+/** The field manager of the controller's workload writes (drift: its own writes are never drift). */
+export const KPROMO_FIELD_MANAGER = 'kpromo-controller';
+const FIELD_MANAGER = KPROMO_FIELD_MANAGER;
 
 /** A workload kind (e.g. one a plugin judges) this method cannot patch: the Environment needs another method. */
 export class UnpatchableWorkloadError extends Error {

@@ -19,7 +19,11 @@ export function versionText(v: Pick<VersionOut, 'tag' | 'digest' | 'ageSeconds'>
 /** `cart: dev v1.2.0 (sha256:…, 2h, Healthy) → stable v1.1.0 (…)`, environments in pipeline order. */
 export function appLine(a: AppOut): string {
   const versions = a.versions.map((v) => `${v.environment} ${versionText(v)}`).join(' → ');
-  return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}`;
+  const drift = (a.drift ?? []).map(
+    (d) =>
+      `${d.cluster ? `${d.environment}/${d.cluster}` : d.environment} runs ${d.found.tag ?? shortDigest(d.found.digest) ?? '?'}, not ${d.expected.tag ?? shortDigest(d.expected.digest)}${d.changedBy ? ` (image written by ${d.changedBy})` : ''}`,
+  );
+  return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}${drift.length ? `; DRIFT: ${drift.join('; ')}` : ''}`;
 }
 
 const OUTCOME_TEXT: Record<PlanOut['outcome'], string> = {

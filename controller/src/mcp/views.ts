@@ -26,6 +26,18 @@ export const VersionOut = z.object({
   ageSeconds: z.number().int().optional(),
 });
 
+export const DriftOut = z.object({
+  environment: z.string(),
+  cluster: z.string().optional(),
+  expected: z.object({ tag: z.string().optional(), digest: z.string(), plan: z.string().optional() }),
+  found: z.object({ tag: z.string().optional(), digest: z.string().optional() }),
+  since: z.string(),
+  changedBy: z
+    .string()
+    .optional()
+    .describe("The field manager that last wrote the image (managedFields): a client's name, not a person"),
+});
+
 export const AppOut = z.object({
   namespace: z.string(),
   name: z.string(),
@@ -34,6 +46,10 @@ export const AppOut = z.object({
   repository: z.string(),
   labels: z.record(z.string(), z.string()),
   versions: z.array(VersionOut),
+  drift: z
+    .array(DriftOut)
+    .optional()
+    .describe('Where a workload runs another version than the last completed plan delivered (docs/drift.md)'),
 });
 
 export const PLAN_OUTCOMES = [
@@ -461,5 +477,23 @@ export function appsView(ctx: ApiContext, apps: Application[], env?: string): Ap
           ...arrival(a, v, idx, now),
         });
       }),
+    ...driftOut(a, env),
   }));
+}
+
+/** Application status.drift (of `env` only when given), as data: CR text is clipped, never interpreted. */
+function driftOut(a: Application, env?: string): { drift?: z.infer<typeof DriftOut>[] } {
+  const drift = (a.status?.drift ?? [])
+    .filter((d) => !env || d.environment === env)
+    .map((d) =>
+      defined({
+        environment: d.environment,
+        cluster: d.cluster,
+        expected: defined({ tag: clip(d.expected.tag), digest: d.expected.digest, plan: d.expected.plan }),
+        found: defined({ tag: clip(d.found.tag), digest: d.found.digest }),
+        since: d.since,
+        changedBy: clip(d.changedBy),
+      }),
+    );
+  return drift.length ? { drift } : {};
 }

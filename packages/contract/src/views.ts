@@ -1,5 +1,6 @@
 import {
   API_VERSION,
+  ApplicationDrift,
   Candidate,
   ClusterRef,
   EnvironmentVersion,
@@ -50,6 +51,12 @@ export const ApplicationView = Type.Object(
     repository: Type.String({ description: 'Image repository (spec.image.repository).' }),
     labels: StringMap('metadata.labels and spec.labels together.'),
     versions: Type.Array(EnvironmentVersion, { description: 'What runs in every Environment of the namespace.' }),
+    drift: Type.Optional(
+      Type.Array(ApplicationDrift, {
+        description:
+          'Where a workload runs another version than the last completed plan delivered (Application status.drift, docs/drift.md).',
+      }),
+    ),
   },
   { $id: 'ApplicationView' },
 );
@@ -123,6 +130,12 @@ export const DiffResult = Type.Object(
     from: Type.String(),
     to: Type.String(),
     candidates: Type.Array(Candidate),
+    sourceDrift: Type.Optional(
+      Type.Array(Type.Object({ application: Type.String(), environment: Type.String(), message: Type.String() }), {
+        description:
+          'Candidates whose source runs a version that is drift there (not what kpromo delivered, docs/drift.md): promoting one makes that version the release.',
+      }),
+    ),
     ...SkippedSummary,
   },
   { $id: 'DiffResult' },
