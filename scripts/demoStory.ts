@@ -23,7 +23,7 @@ import {
   setUpSampleRelease,
   stateDir,
 } from '@kpromo/test-harness';
-import type * as k8s from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import {
   type Api,
   apiAs,
@@ -54,6 +54,8 @@ function step(title: string, ...why: string[]) {
 }
 const next = (m: string) => console.log(`    → ${m}`);
 const ok = (m: string) => console.log(`    \x1b[32m✔\x1b[0m ${m}`);
+/** A result's second line. */
+const more = (m: string) => console.log(`      ${m}`);
 const no = (m: string) => console.log(`    \x1b[31m✖\x1b[0m ${m}`);
 const indent = (text: string) =>
   text
@@ -82,7 +84,9 @@ export async function tellTheStory(o: { namespace: string; port: number; once: b
   const { time } = o;
   const ns = o.namespace;
   // cosign (built from its Go module once, cached) builds beside the clusters, as `yarn test` does.
-  const cosignReady = time.phase('cosign (built once, then cached)', () => needComponents('cosign'));
+  const cosignReady = time.phase('cosign ready (beside the clusters; built once, cached)', () =>
+    needComponents('cosign'),
+  );
   cosignReady.catch(() => undefined);
   const { sample, control, people } = await theEstate(ns, time);
   const keys = await time.phase('keys and signing', async () => {
@@ -167,11 +171,11 @@ async function theEstate(ns: string, time: Timeline) {
       'the local harness has one prod cluster, so two namespaces on it stand in for two clusters',
   );
   ok('flow shop: stable needs an approval from shop-developers and a signature by the key "build";');
-  ok('           prod needs one from release-managers (never the requester) and the same signature,');
-  ok('           and moves in waves: canary (prod-canary), a pause for someone to continue, then main (prod-main)');
+  more('prod needs one from release-managers (never the requester) and the same signature, and moves');
+  more('in waves: canary (prod-canary), a pause until someone continues, then main (prod-main)');
   ok('people (static API tokens, RBAC from examples/deploy/rbac-examples.yaml):');
-  ok('           developer (shop-developers): create plans, approve into dev and stable');
-  ok('           release-manager (release-managers): approve anywhere, continue waves, stop the line');
+  more('developer (group shop-developers): creates plans, approves into dev and stable');
+  more('release-manager (group release-managers): approves anywhere, continues waves, stops the line');
   return { sample, control, people };
 }
 
@@ -215,7 +219,9 @@ interface Keys {
 async function signReleases(ns: string, control: k8s.KubeConfig, sample: Sample): Promise<Keys> {
   step(
     'Signed releases: only signed images move',
-    'The build pipeline signs each image with its cosign key. The platform trusts that key ("build") and holds a second one kpromo signs each promotion with ("promotion"), as Secrets in the controller\'s namespace kpromo, out of the teams\' reach.',
+    'The build pipeline signs each image with its cosign key. The platform trusts that key ("build")',
+    'and holds a second one kpromo signs each promotion with ("promotion"), both as Secrets in the',
+    "controller's namespace kpromo, out of the teams' reach.",
   );
   const dir = join(stateDir(), 'demo', 'keys');
   mkdirSync(dir, { recursive: true });
@@ -245,7 +251,7 @@ async function signReleases(ns: string, control: k8s.KubeConfig, sample: Sample)
     `trusted key "build" = ${relative(REPO_ROOT, build.pub)}; promotion key "promotion" (public half ${relative(REPO_ROOT, promotionPub)})`,
   );
   const signedApps = APPS.filter((a) => a !== UNSIGNED);
-  next(`cosign sign --key cosign.pub's private half, offline (no transparency log here): ${signedApps.join(', ')}`);
+  next(`cosign sign --key cosign.key, offline (no transparency log here): ${signedApps.join(', ')}`);
   await Promise.all(
     signedApps.map((a) => cosignSign(build, `${sample.registries.dev}/shop/${a}@${sample.devDigests[a]}`)),
   );
@@ -327,7 +333,7 @@ async function devToStable(s: Story) {
   ok(`plan ${plan.metadata.name}: ${done.status?.phase}, approved by ${approversOf(done)}`);
   for (const a of done.status?.apps ?? [])
     console.log(
-      `        ${a.application.padEnd(9)} ${a.phase.padEnd(9)} ${a.targetTag ?? ''}${a.reason ? ` ${a.reason}: ${a.message}` : ''}`,
+      `        ${a.application.padEnd(9)} ${a.phase.padEnd(9)} ${a.phase === 'Succeeded' ? (a.targetTag ?? '') : `${a.reason}: ${a.message}`}`,
     );
   const refused = done.status?.apps?.find((a) => a.application === UNSIGNED);
   check(
@@ -345,9 +351,16 @@ async function devToStable(s: Story) {
     tags.length === 1 && tags[0] === 'v1.0.0',
     `stable/shop/${UNSIGNED} to hold only v1.0.0, not ${tags.join(', ')}`,
   );
-  no(
-    `${UNSIGNED} refused (SignaturePolicy): nothing copied, stable/shop/${UNSIGNED} holds only ${tags.join(', ')}; stable still runs v1.0.0`,
-  );
+  const running = await deploymentImage(s, 'stable', s.ns, UNSIGNED);
+  check(running.includes(':v1.0.0@'), `stable to still run ${UNSIGNED} v1.0.0, it runs ${running}`);
+  no(`${UNSIGNED} refused (SignaturePolicy): nothing copied, stable/shop/${UNSIGNED} holds only ${tags.join(', ')}`);
+  more(`and stable still runs ${running.split('/').pop()}`);
+}
+
+async function deploymentImage(s: Story, cluster: string, ns: string, name: string): Promise<string> {
+  const apps = kubeConfigFor(cluster, s.sample.kubeconfigPath).makeApiClient(k8s.AppsV1Api);
+  const d = await apps.readNamespacedDeployment({ name, namespace: ns });
+  return d.spec?.template.spec?.containers[0]?.image ?? '';
 }
 
 async function registryTags(host: string, repo: string): Promise<string[]> {
@@ -425,7 +438,9 @@ async function stableToProd(s: Story): Promise<{ app: string; image: string; dig
 async function theRecord(s: Story, promoted: { app: string; image: string; digest: string }) {
   step(
     'The record: every promotion is signed',
-    "kpromo attached an in-toto statement (who requested, who approved, from where to where) signed with the platform's promotion key to each promoted image. Anyone holding the public keys can check the chain, with kpromo or with cosign.",
+    'kpromo attached to each promoted image an in-toto statement (who requested, who approved, from',
+    "where to where) signed with the platform's promotion key. Anyone holding the public keys can",
+    'check the chain, with kpromo or with cosign.',
   );
   const rel = (f: string) => relative(REPO_ROOT, f);
   const args = [
