@@ -24,6 +24,7 @@ import {
   stateDir,
 } from '@kpromo/test-harness';
 import * as k8s from '@kubernetes/client-node';
+import { aBadRelease, aLineStop, ERROR_RATE, measureStable, type Stage, startShopMetrics } from './demoIncidents.js';
 import {
   type Api,
   apiAs,
@@ -38,7 +39,7 @@ import {
   watchPlan,
 } from './demoKit.js';
 
-const STEPS = 6;
+const STEPS = 8;
 /** The candidate nobody signed: pushed by hand, past the build pipeline. */
 const UNSIGNED = 'ledger';
 /** The controller's own namespace, where the platform's key Secrets live (docs/supply-chain.md). */
@@ -88,7 +89,14 @@ export async function tellTheStory(o: { namespace: string; port: number; once: b
     needComponents('cosign'),
   );
   cosignReady.catch(() => undefined);
+  const shopMetricsReady = time.phase('prometheus ready (beside the clusters; built once, cached)', async () => {
+    await needComponents('prometheus');
+    return startShopMetrics(APPS);
+  });
+  shopMetricsReady.catch(() => undefined);
   const { sample, control, people } = await theEstate(ns, time);
+  const shopMetrics = await shopMetricsReady;
+  await measureStable(control, ns, shopMetrics.prom.url);
   const keys = await time.phase('keys and signing', async () => {
     await cosignReady;
     return signReleases(ns, control, sample);
@@ -129,6 +137,13 @@ export async function tellTheStory(o: { namespace: string; port: number; once: b
   try {
     await time.phase('dev -> stable', () => devToStable(s));
     const promoted = await time.phase('stable -> prod, wave by wave', () => stableToProd(s));
+    const stage: Stage = {
+      ...s,
+      build: keys.build,
+      print: { step, next, ok, no, more, check },
+    };
+    await time.phase('a bad release, rolled back', () => aBadRelease(stage, shopMetrics.metrics));
+    await time.phase('a line stop and a hotfix', () => aLineStop(stage));
     await time.phase('kpromo verify and cosign', () => theRecord(s, promoted));
     whereToLook(s);
     time.print();
@@ -137,6 +152,7 @@ export async function tellTheStory(o: { namespace: string; port: number; once: b
   } finally {
     await running.stop();
     await sample.stop();
+    await shopMetrics.stop();
   }
 }
 
@@ -170,7 +186,8 @@ async function theEstate(ns: string, time: Timeline) {
     `prod: a fleet of ${fleet.length} entries, ${fleet.map((f) => `${f.name} (namespace ${f.namespace})`).join(' and ')}; ` +
       'the local harness has one prod cluster, so two namespaces on it stand in for two clusters',
   );
-  ok('flow shop: stable needs an approval from shop-developers and a signature by the key "build";');
+  ok('flow shop: stable needs an approval from shop-developers and a signature by the key "build", and');
+  more('measures each app 4 s in Prometheus (error rate ≤ 5%, else the whole release rolls back);');
   more('prod needs one from release-managers (never the requester) and the same signature, and moves');
   more('in waves: canary (prod-canary), a pause until someone continues, then main (prod-main)');
   ok('people (static API tokens, RBAC from examples/deploy/rbac-examples.yaml):');
@@ -189,7 +206,19 @@ function storyFlow(ns: string) {
     spec: {
       stages: [
         { environment: 'dev' },
-        { environment: 'stable', approvers: { groups: ['shop-developers'] }, signaturePolicy: signed },
+        {
+          environment: 'stable',
+          approvers: { groups: ['shop-developers'] },
+          signaturePolicy: signed,
+          // The real Prometheus measures each promoted app (scripts/demoIncidents.ts, startShopMetrics).
+          verification: {
+            checks: [{ name: 'error-rate', prometheus: { query: ERROR_RATE, max: 0.05 } }],
+            window: '4s',
+            interval: '1s',
+            minSamples: 2,
+            onFailure: 'rollbackRelease',
+          },
+        },
         {
           environment: 'prod',
           approvers: { groups: ['release-managers'], forbidSelfApproval: true },
