@@ -251,13 +251,19 @@ export async function aLineStop(s: Stage) {
     fixed.status?.phase === 'Complete',
     `hotfix ${hotfix.metadata.name} to complete, it ended ${fixed.status?.phase}`,
   );
+  // Admission binds each approval to its writer: this is who overrode the stop.
+  const overriddenBy = fixed.spec.approvals?.find((x) => x.overrideFreeze)?.user;
+  s.print.check(
+    overriddenBy === 'release-manager',
+    `the hotfix's override to be the release manager's, not ${overriddenBy}`,
+  );
   const still = await s.read(held.metadata.name);
   s.print.check(
     still.status?.phase === 'Pending' && !(still.status?.apps ?? []).some((a) => a.copied || a.written),
     `${held.metadata.name} to stay Pending with nothing started while the line is stopped`,
   );
   s.print.ok(
-    `${hotfix.metadata.name}: Complete through the stopped line (override by ${fixed.status?.gate?.lineStopped?.overriddenBy ?? 'release-manager'}); ${held.metadata.name} still waits`,
+    `${hotfix.metadata.name}: Complete through the stopped line (override by ${overriddenBy}); ${held.metadata.name} still waits`,
   );
 
   const lift = await s.api<{ error?: string }>(`/linestops/${s.ns}/inc-7/lift`, 'release-manager', {});

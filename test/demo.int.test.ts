@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { needComponents } from './cluster/need.js';
 import { REPO_ROOT } from './cluster/paths.js';
 
-// The story signs its images with cosign and checks the promotion's record with it.
-await needComponents('cosign');
+// The story signs its images with cosign (and checks the promotion's record with it) and verifies
+// releases in stable against a real Prometheus.
+await needComponents('cosign', 'prometheus');
 
 /** `yarn demo <args> --once` in its own namespace and ports: exit code and everything it printed. */
 async function demo(namespace: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
@@ -44,7 +45,7 @@ const stepText = (out: string, from: RegExp) => {
 // The README's first command: `yarn demo` (here with --once) must take a newcomer from nothing to
 // the whole story on the local clusters, each step's outcome checked here.
 describe('yarn demo --once', () => {
-  it('tells the story: a prod fleet, signed releases, the right approvers, waves, and a verified record', async () => {
+  it('tells the story: a prod fleet, signed releases, the right approvers, waves, a rollback, a line stop, and a verified record', async () => {
     const { code, out } = await demo('demo-test');
     expect(code, out.slice(-3000)).toBe(0);
 
@@ -82,8 +83,31 @@ describe('yarn demo --once', () => {
     expect(prod).toMatch(/checkout\s+v1\.1\.0 (✓|\w+)\s+v1\.1\.0-\d{8}T\d{6}Z (✓|\w+)\s+v1\.1\.0-\d{8}T\d{6}Z (✓|\w+)/);
     expect(prod).toMatch(/ledger\s+v1\.1\.0 (✓|\w+)\s+v1\.0\.0 (✓|\w+)\s+v1\.0\.0/);
 
+    // A bad release: cart's verification fails in Prometheus, and the whole release rolls back by itself.
+    const bad = stepText(out, /\[5\/\d+\] A bad release/);
+    expect(bad).toMatch(
+      /cart: VerificationFailed: verification failed: check error-rate failed \(last value [\d.]+, must be ≤ 0\.05\)/,
+    );
+    expect(bad).toMatch(
+      /the controller rolls the release back itself: plan shop-stable-\S+-bad-rollback-\S+ \(release; caused by error-rate of cart\)/,
+    );
+    expect(bad).toMatch(
+      /RolledBack, requested and approved by nobody; caused-by: verification of cart \(check error-rate\)/,
+    );
+    expect(bad).toContain('stable runs cart and search on their previous digests again');
+
+    // The line stop: a plan held with nothing started, the hotfix through with override-freeze, then the held plan.
+    const line = stepText(out, /\[6\/\d+\] An incident/);
+    expect(line).toContain('release-manager stops the line: LineStop demo-test/inc-7, stopped by release-manager');
+    expect(line).toMatch(/shop-stable-\S+-search is approved but waits: Pending, held by demo-test\/inc-7/);
+    expect(line).toMatch(
+      /shop-stable-\S+-hotfix: Complete through the stopped line \(override by release-manager\); \S+-search still waits/,
+    );
+    expect(line).toMatch(/shop-stable-\S+-search: Complete/);
+    expect(line.indexOf('lifts the line')).toBeLessThan(line.search(/-search: Complete/));
+
     // The record: kpromo verify prints the chain and exits 0; cosign agrees.
-    const record = stepText(out, /\[5\/\d+\] The record/);
+    const record = stepText(out, /\[7\/\d+\] The record/);
     expect(record).toMatch(/signed\s+by cosign\.pub/);
     expect(record).toMatch(/promoted\s+stable -> prod at .* by plan demo-test\/shop-prod-/);
     expect(record).toMatch(/requested by\s+developer/);
@@ -91,7 +115,7 @@ describe('yarn demo --once', () => {
     expect(record).toContain('kpromo verify: exit 0');
     expect(record).toContain('agrees: exit 0');
 
-    const look = stepText(out, /\[6\/\d+\] Where to look/);
+    const look = stepText(out, /\[8\/\d+\] Where to look/);
     expect(look).toMatch(/MCP \(Streamable HTTP\) for agents: http:\/\/127\.0\.0\.1:\d+\/mcp/);
     expect(look).toContain('./kpromo portal');
     expect(look).toContain('release-manager.token');
