@@ -188,7 +188,8 @@ async function theEstate(ns: string, time: Timeline) {
   );
   ok('flow shop: stable needs an approval from shop-developers and a signature by the key "build", and');
   more('measures each app 4 s in Prometheus (error rate ≤ 5%, else the whole release rolls back);');
-  more('prod needs one from release-managers (never the requester) and the same signature, and moves');
+  more('prod needs one by a holder of the RBAC verb approve on environments/prod (release-managers,');
+  more('never the developer) and the same signature, and moves');
   more('in waves: canary (prod-canary), a pause until someone continues, then main (prod-main)');
   ok('people (static API tokens, RBAC from examples/deploy/rbac-examples.yaml):');
   more('developer (group shop-developers): creates plans, approves into dev and stable');
@@ -221,7 +222,8 @@ function storyFlow(ns: string) {
         },
         {
           environment: 'prod',
-          approvers: { groups: ['release-managers'], forbidSelfApproval: true },
+          // No group named: RBAC is the policy (the verb approve on environments/prod), so the
+          // clusters' admin can approve too in the README's CLI tour after the demo.
           signaturePolicy: signed,
           waves: [{ name: 'canary', clusters: ['prod-canary'], pause: true }, { name: 'main' }],
           onWaveFailure: 'halt',
@@ -414,7 +416,7 @@ const waveOf = (p: PromotionPlan, name: string) => p.status?.waves?.find((w) => 
 async function stableToProd(s: Story): Promise<{ app: string; image: string; digest: string }> {
   step(
     'stable → prod: refused to the developer, approved and continued by the release manager, wave by wave',
-    'Prod is approved once, by release-managers, and then moves through the fleet: the canary wave',
+    'Prod is approved once, by a release manager, and then moves through the fleet: the canary wave',
     'first, then a pause until someone who may continue waves lets the main wave start.',
   );
   const plan = await createPlan(s, 'stable', 'prod');
