@@ -94,8 +94,34 @@ export async function tellTheStory(o: { namespace: string; port: number; once: b
     return startShopMetrics(APPS);
   });
   shopMetricsReady.catch(() => undefined);
-  const { sample, control, people } = await theEstate(ns, time);
+  const estate = await theEstate(ns, time).catch(async (e: unknown) => {
+    await shopMetricsReady.then((m) => m.stop()).catch(() => undefined);
+    throw e;
+  });
   const shopMetrics = await shopMetricsReady;
+  let running: Running | undefined;
+  try {
+    running = await runTheStory({ ...o, ns, estate, shopMetrics, cosignReady });
+    if (o.once) return;
+    await new Promise<void>((resolve) => process.once('SIGINT', resolve));
+  } finally {
+    await running?.stop();
+    await estate.sample.stop();
+    await shopMetrics.stop();
+  }
+}
+
+/** Steps 2 to 8, on the estate: returns the controller, which keeps running unless --once. */
+async function runTheStory(o: {
+  ns: string;
+  port: number;
+  time: Timeline;
+  estate: Awaited<ReturnType<typeof theEstate>>;
+  shopMetrics: Awaited<ReturnType<typeof startShopMetrics>>;
+  cosignReady: Promise<void>;
+}): Promise<Running> {
+  const { ns, time, shopMetrics, cosignReady } = o;
+  const { sample, control, people } = o.estate;
   await measureStable(control, ns, shopMetrics.prom.url);
   const keys = await time.phase('keys and signing', async () => {
     await cosignReady;
@@ -147,12 +173,10 @@ export async function tellTheStory(o: { namespace: string; port: number; once: b
     await time.phase('kpromo verify and cosign', () => theRecord(s, promoted));
     whereToLook(s);
     time.print();
-    if (o.once) return;
-    await new Promise<void>((resolve) => process.once('SIGINT', resolve));
-  } finally {
+    return running;
+  } catch (e) {
     await running.stop();
-    await sample.stop();
-    await shopMetrics.stop();
+    throw e;
   }
 }
 
