@@ -213,8 +213,8 @@ async function theEstate(ns: string, time: Timeline) {
   ok('flow shop: stable needs an approval from shop-developers and a signature by the key "build", and');
   more('measures each app 4 s in Prometheus (error rate ≤ 5%, else the whole release rolls back);');
   more('prod needs one by a holder of the RBAC verb approve on environments/prod (release-managers,');
-  more('never the developer) and the same signature, and moves');
-  more('in waves: canary (prod-canary), a pause until someone continues, then main (prod-main)');
+  more('never the developer) and the same signature, and moves in waves: canary (prod-canary), a pause');
+  more('until someone continues, then main (prod-main)');
   ok('people (static API tokens, RBAC from examples/deploy/rbac-examples.yaml):');
   more('developer (group shop-developers): creates plans, approves into dev and stable');
   more('release-manager (group release-managers): approves anywhere, continues waves, stops the line');
