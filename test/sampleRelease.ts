@@ -57,13 +57,17 @@ export async function setUpSampleRelease(opts: {
   const control = kubeConfigFor('dev', cp.kubeconfigPath);
   await applyCrds(control);
   const fleet = opts.fleet ? FLEET(NS) : undefined;
-  for (const c of cp.clusters) {
-    const core = kubeConfigFor(c.name, cp.kubeconfigPath).makeApiClient(k8s.CoreV1Api);
-    const namespaces = c.name === 'prod' && fleet ? fleet.map((f) => f.namespace) : [NS];
-    await Promise.all(namespaces.map((n) => core.deleteNamespace({ name: n }).catch(() => undefined)));
-    for (const n of namespaces) {
+  // Each namespace is deleted and created again side by side: a deletion waits for the
+  // controller-manager's namespace cleanup, seconds each.
+  const resets = cp.clusters.flatMap((c) =>
+    (c.name === 'prod' && fleet ? fleet.map((f) => f.namespace) : [NS]).map((n) => ({ cluster: c.name, n })),
+  );
+  await Promise.all(
+    resets.map(async ({ cluster, n }) => {
+      const core = kubeConfigFor(cluster, cp.kubeconfigPath).makeApiClient(k8s.CoreV1Api);
+      await core.deleteNamespace({ name: n }).catch(() => undefined);
       await waitFor(
-        `namespace ${n} deleted in ${c.name}`,
+        `namespace ${n} deleted in ${cluster}`,
         () =>
           core.readNamespace({ name: n }).then(
             () => false,
@@ -72,9 +76,9 @@ export async function setUpSampleRelease(opts: {
         120_000,
         500,
       );
-      await ensureNamespace(kubeConfigFor(c.name, cp.kubeconfigPath), n);
-    }
-  }
+      await ensureNamespace(kubeConfigFor(cluster, cp.kubeconfigPath), n);
+    }),
+  );
   // MCP tools run as the calling user (the portal's proxy impersonates the Backstage user) and the
   // controller checks Kubernetes RBAC for that user: let the given users manage promotions here.
   if (opts.users?.length) await grantPromoters(control, NS, opts.users);
