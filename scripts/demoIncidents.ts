@@ -159,7 +159,7 @@ export async function aBadRelease(s: Stage, metrics: MetricsEndpoint) {
   const before = Object.fromEntries(await Promise.all(apps.map(async (a) => [a, await stableImage(s, a)])));
   const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15).toLowerCase();
   const plan = await promoteToStable(s, `shop-stable-${stamp}-bad`, apps, digests);
-  s.print.next('once cart v1.2.0 rolls out, a third of its requests fail (in the metrics Prometheus scrapes)');
+  s.print.next('once cart v1.2.0 rolls out, half of its requests fail (in the metrics Prometheus scrapes)');
   let broken = false;
   const done = await watchPlan(
     s.read,
@@ -167,7 +167,8 @@ export async function aBadRelease(s: Stage, metrics: MetricsEndpoint) {
     (p) => {
       const cart = p.status?.apps?.find((a) => a.application === 'cart');
       if (!broken && cart && ['RollingOut', 'Verifying'].includes(cart.phase)) {
-        metrics.setTraffic('cart', 'any', 20, 0.33);
+        // Half: the 10 s rate crosses 5% within a second or two, well inside the 4 s window.
+        metrics.setTraffic('cart', 'any', 20, 0.5);
         broken = true;
       }
       return (p.status?.automaticRollbacks?.some((r) => r.plan) ?? false) || isFinished(p);
