@@ -24,7 +24,10 @@ module.exports = {
       comment:
         'controller/src/extension/ is the plugin contract (@kpromo/controller/plugin): it may import the low-level modules, never those that implement or consume it.',
       from: { path: '^controller/src/extension/' },
-      to: { path: '^controller/src/', pathNot: '^controller/src/(extension|kube|credentials|oci|util|observability)/' },
+      to: {
+        path: '^controller/src/',
+        pathNot: '^controller/src/(extension|kube|credentials|oci|net|util|observability)/',
+      },
     },
     {
       name: 'declared-dependencies',

@@ -1,7 +1,7 @@
 // `yarn test [vitest args]`: static checks first (cheap, catch stale generated files), then the unit
 // project with every core kept busy, then the integration projects, while the upstream components the
 // integration tests need build in the background. The closing line sums both test runs.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -71,12 +71,23 @@ function buildComponentsInBackground(): { done: Promise<{ ok: boolean; log: stri
  * The phase table (./kpromo's install and clusters, each component, each check, the tests), printed
  * at the end of every run, then the test runner's closing count again so that it stays the last line.
  */
-function finish(code: number, phasesFile: string, closing: string | undefined): never {
+async function finish(code: number, phasesFile: string, closing: string | undefined): Promise<never> {
   const started = Number(process.env.KPROMO_RUN_STARTED) * 1000 || undefined;
   console.log(`\n${formatPhases(readPhases(phasesFile), started)}`);
+  console.log(`\n${await structure}`);
   if (closing) console.log(`\n${closing}`);
   process.exit(code);
 }
+
+/**
+ * The structure targets (scripts/structure.ts): figures like the timings, never the run's verdict.
+ * Computed from the start, beside the checks, so that the end of the run does not wait for them.
+ */
+const structure = new Promise<string>((resolve) =>
+  execFile('nice', ['-n', '10', 'tsx', 'scripts/structure.ts'], (error, stdout) =>
+    resolve(error ? `the structure figures could not be computed: ${error.message}` : stdout.trimEnd()),
+  ),
+);
 
 // Run as CommonJS by tsx (the root package is not an ES module): no top-level await.
 async function main(): Promise<void> {
@@ -138,25 +149,25 @@ async function main(): Promise<void> {
         continue;
       }
       components.stop();
-      finish(status ?? 1, phasesFile, '0 passed, 1 failed');
+      await finish(status ?? 1, phasesFile, '0 passed, 1 failed');
     }
   }
   if (testsFailed !== undefined) {
     components.stop();
-    finish(testsFailed, phasesFile, closingLine());
+    await finish(testsFailed, phasesFile, closingLine());
   }
   // Every component is used by some test, so a failed build has failed a test already; say why.
   const built = await components.done;
   if (!built.ok) {
     console.error(`\nbuilding the test components failed; the end of ${built.log}:`);
     console.error(readFileSync(built.log, 'utf8').split('\n').slice(-40).join('\n'));
-    finish(1, phasesFile, closingLine());
+    await finish(1, phasesFile, closingLine());
   }
   if (counts.passed + counts.failed === 0) {
     console.error(`\nno test matched ${args.join(' ')}`);
-    finish(1, phasesFile, '0 passed, 1 failed');
+    await finish(1, phasesFile, '0 passed, 1 failed');
   }
-  finish(0, phasesFile, closingLine());
+  await finish(0, phasesFile, closingLine());
 }
 
 void main();

@@ -1,8 +1,9 @@
 // The sample `shop` release used by `yarn demo` and `yarn portal` on the local clusters: a flow
 // dev -> stable -> prod and 4 apps; dev runs v1.1.0, stable and prod v1.0.0, each pinned by digest in
 // two real OCI registries. Each caller picks its own namespace and registry ports so they never
-// disturb each other or the test suites.
-import { mkdirSync } from 'node:fs';
+// disturb each other or the test suites. With `fleet`, prod is a fleet Environment of two entries
+// (the demo's story, scripts/demo.ts).
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION } from '@kpromo/api';
 import * as k8s from '@kubernetes/client-node';
@@ -27,11 +28,21 @@ export async function setUpSampleRelease(opts: {
   /** Names the registries' storage folder and processes ("demo", "portal"). */
   label: string;
   log: (m: string) => void;
+  /**
+   * prod as a fleet of two entries on the local prod cluster: `prod-canary` (namespace
+   * `<namespace>-canary`) and `prod-main` (the namespace itself), as two clusters would be.
+   */
+  fleet?: boolean;
+  /** Empty registries first: no image, signature or tag of an earlier run is found again. */
+  fresh?: boolean;
 }) {
   const NS = opts.namespace;
   const cp = await ensureClusters({ log: (m) => opts.log(`  ${m}`) });
   const dir = join(stateDir(), '..', opts.label, NS);
   mkdirSync(dir, { recursive: true });
+  if (opts.fresh)
+    for (const r of ['registry-dev', 'registry-release'])
+      rmSync(join(dir, r, 'data'), { recursive: true, force: true });
   const devRegistry = await startRegistry({
     port: opts.registryPort || undefined,
     storage: join(dir, 'registry-dev'),
@@ -45,36 +56,61 @@ export async function setUpSampleRelease(opts: {
   opts.log(`registries: dev ${devRegistry.host}, release ${releaseRegistry.host}`);
   const control = kubeConfigFor('dev', cp.kubeconfigPath);
   await applyCrds(control);
-  for (const c of cp.clusters) {
-    const core = kubeConfigFor(c.name, cp.kubeconfigPath).makeApiClient(k8s.CoreV1Api);
-    await core.deleteNamespace({ name: NS }).catch(() => undefined);
-    await waitFor(
-      `namespace ${NS} deleted in ${c.name}`,
-      () =>
-        core.readNamespace({ name: NS }).then(
-          () => false,
-          () => true,
-        ),
-      120_000,
-      500,
-    );
-    await ensureNamespace(kubeConfigFor(c.name, cp.kubeconfigPath), NS);
-  }
+  const fleet = opts.fleet ? FLEET(NS) : undefined;
+  // Each namespace is deleted and created again side by side: a deletion waits for the
+  // controller-manager's namespace cleanup, seconds each.
+  const resets = cp.clusters.flatMap((c) =>
+    (c.name === 'prod' && fleet ? fleet.map((f) => f.namespace) : [NS]).map((n) => ({ cluster: c.name, n })),
+  );
+  await Promise.all(
+    resets.map(async ({ cluster, n }) => {
+      const core = kubeConfigFor(cluster, cp.kubeconfigPath).makeApiClient(k8s.CoreV1Api);
+      await core.deleteNamespace({ name: n }).catch(() => undefined);
+      await waitFor(
+        `namespace ${n} deleted in ${cluster}`,
+        () =>
+          core.readNamespace({ name: n }).then(
+            () => false,
+            () => true,
+          ),
+        120_000,
+        500,
+      );
+      await ensureNamespace(kubeConfigFor(cluster, cp.kubeconfigPath), n);
+    }),
+  );
   // MCP tools run as the calling user (the portal's proxy impersonates the Backstage user) and the
   // controller checks Kubernetes RBAC for that user: let the given users manage promotions here.
   if (opts.users?.length) await grantPromoters(control, NS, opts.users);
   opts.log(`deploying ${APPS.length} apps (dev runs v1.1.0, stable and prod run v1.0.0)…`);
-  await deploySampleRelease(control, cp.kubeconfigPath, NS, devRegistry.host, releaseRegistry.host);
+  const devDigests = await deploySampleRelease(
+    control,
+    cp.kubeconfigPath,
+    NS,
+    devRegistry.host,
+    releaseRegistry.host,
+    fleet,
+  );
   return {
     kubeconfigPath: cp.kubeconfigPath,
     clusters: cp.clusters,
     registries: { dev: devRegistry.host, release: releaseRegistry.host },
+    /** Each app's v1.1.0 digest in the dev registry. */
+    devDigests,
+    /** The fleet entries of prod (with `fleet`): entry name and namespace on the prod cluster. */
+    fleet,
     stop: async () => {
       await devRegistry.stop();
       await releaseRegistry.stop();
     },
   };
 }
+
+/** The demo's prod fleet: two entries on the one local prod cluster, each in its own namespace. */
+export const FLEET = (ns: string) => [
+  { name: 'prod-canary', namespace: `${ns}-canary`, labels: { ring: 'canary' } },
+  { name: 'prod-main', namespace: ns, labels: { ring: 'main' } },
+];
 
 async function grantPromoters(control: k8s.KubeConfig, NS: string, users: string[]) {
   await applyManifest(control, {
@@ -110,12 +146,15 @@ async function deploySampleRelease(
   NS: string,
   devHost: string,
   releaseHost: string,
-) {
+  fleet?: ReturnType<typeof FLEET>,
+): Promise<Record<string, string>> {
   const envs = [
     { name: 'dev', host: devHost, prefix: undefined, tier: 'development' },
     { name: 'stable', host: releaseHost, prefix: 'stable', tier: 'staging' },
     { name: 'prod', host: releaseHost, prefix: 'prod', tier: 'production' },
   ] as const;
+  const namespacesOf = (env: string) => (env === 'prod' && fleet ? fleet.map((f) => f.namespace) : [NS]);
+  const devDigests: Record<string, string> = {};
   for (const e of envs) {
     await applyManifest(control, {
       apiVersion: API_VERSION,
@@ -123,7 +162,17 @@ async function deploySampleRelease(
       metadata: { name: e.name, namespace: NS },
       spec: {
         tier: e.tier,
-        cluster: { context: e.name },
+        // A fleet lists its entries instead of one cluster (the schema refuses both).
+        ...(e.name === 'prod' && fleet
+          ? {
+              clusters: fleet.map((f) => ({
+                name: f.name,
+                cluster: { context: 'prod' },
+                namespace: f.namespace,
+                labels: f.labels,
+              })),
+            }
+          : { cluster: { context: e.name } }),
         namespace: NS,
         registry: { host: e.host, insecure: true, ...(e.prefix ? { prefix: e.prefix } : {}) },
         delivery: { method: 'patch' },
@@ -164,38 +213,41 @@ async function deploySampleRelease(
         tag: version,
         seed: `${app}-${version}`,
       });
-      await applyManifest(kubeConfigFor(e.name, kubeconfigPath), {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: app, namespace: NS, labels: { app } },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app } },
-          template: {
-            metadata: { labels: { app } },
-            spec: { containers: [{ name: 'app', image: `${e.host}/${repo}:${version}@${digest}` }] },
+      if (e.name === 'dev') devDigests[app] = digest;
+      for (const namespace of namespacesOf(e.name))
+        await applyManifest(kubeConfigFor(e.name, kubeconfigPath), {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: app, namespace, labels: { app } },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: { app } },
+            template: {
+              metadata: { labels: { app } },
+              spec: { containers: [{ name: 'app', image: `${e.host}/${repo}:${version}@${digest}` }] },
+            },
           },
-        },
-      } as k8s.V1Deployment);
+        } as k8s.V1Deployment);
     }
   }
   for (const e of envs) {
     const appsApi = kubeConfigFor(e.name, kubeconfigPath).makeApiClient(k8s.AppsV1Api);
-    for (const app of APPS) {
-      await waitFor(
-        `${e.name}/${NS}/${app} Ready`,
-        async () => {
-          const d = await appsApi.readNamespacedDeployment({ name: app, namespace: NS });
-          const s = d.status;
-          return (
-            s?.observedGeneration === d.metadata?.generation &&
-            s?.updatedReplicas === 2 &&
-            s?.availableReplicas === 2 &&
-            !s?.unavailableReplicas
-          );
-        },
-        120_000,
-      );
-    }
+    for (const app of APPS)
+      for (const namespace of namespacesOf(e.name))
+        await waitFor(
+          `${e.name}/${namespace}/${app} Ready`,
+          async () => {
+            const d = await appsApi.readNamespacedDeployment({ name: app, namespace });
+            const s = d.status;
+            return (
+              s?.observedGeneration === d.metadata?.generation &&
+              s?.updatedReplicas === 2 &&
+              s?.availableReplicas === 2 &&
+              !s?.unavailableReplicas
+            );
+          },
+          120_000,
+        );
   }
+  return devDigests;
 }

@@ -36,4 +36,13 @@ describe('integration files that run alone (test/integrationGroups.ts)', () => {
     );
     expect(found.filter((f) => !EXCLUSIVE_INTEGRATION_FILES.includes(f))).toEqual([]);
   });
+
+  it('keeps every file that waits for a component out of the unit project', () => {
+    // The unit project runs first, with every core kept busy, while the components still build at
+    // the lowest priority: a unit file waiting for one would wait for a build the load starves.
+    const units = execFileSync('git', ['ls-files', '*.test.ts', '*.test.tsx'], { cwd: REPO_ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => f && !f.endsWith('.int.test.ts') && f !== 'test/sequencer.test.ts');
+    expect(units.filter((f) => /\bawait needComponents\(/.test(readFileSync(join(REPO_ROOT, f), 'utf8')))).toEqual([]);
+  });
 });

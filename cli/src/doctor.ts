@@ -38,9 +38,9 @@ export async function doctorCommand(
   o: DoctorCliOptions,
   g: { kubeconfig?: string; context?: string; namespace?: string; config?: string },
 ): Promise<CheckResult[]> {
-  const unknown = (o.check ?? []).filter((c) => !DOCTOR_CHECKS.some((d) => d.id === c));
+  const unknown = (o.check ?? []).filter((c) => !DOCTOR_CHECKS.has(c));
   if (unknown.length)
-    throw new UsageError(`unknown check(s) ${unknown.join(', ')}; known: ${DOCTOR_CHECKS.map((d) => d.id).join(', ')}`);
+    throw new UsageError(`unknown check(s) ${unknown.join(', ')}; known: ${[...DOCTOR_CHECKS.keys()].join(', ')}`);
   let ctx: ReturnType<typeof openDoctorContext>;
   try {
     ctx = openDoctorContext({

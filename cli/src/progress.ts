@@ -1,6 +1,6 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { isRollback, isTerminalPlan } from '@kpromo/api';
-import { type PlanProgress, planProgress, planWaves } from '@kpromo/contract';
+import { type PlanProgress, planHold, planProgress, planWaves } from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
 /** One application of a plan as the CLI shows it. */
@@ -80,11 +80,16 @@ export function headline(p: PlanProgress): string {
 /** Why a pending plan is not running yet, in words; undefined while nothing holds it. */
 export function gateLine(p: PlanProgress, now: Date): string | undefined {
   if (p.done || p.phase !== 'Pending') return undefined;
-  if (p.frozen && !p.frozen.overriddenBy)
-    return `frozen by window ${p.frozen.window}${p.frozen.until ? ` until ${p.frozen.until}` : ''}${p.frozen.reason ? `: ${p.frozen.reason}` : ''}`;
-  if (!p.approved) return `waiting for approval${p.waitingFor ? `: ${p.waitingFor}` : ''}`;
-  if (p.eligibleAt && Date.parse(p.eligibleAt) > now.getTime()) return `soaking until ${p.eligibleAt}`;
-  return undefined;
+  switch (planHold(p, now.getTime())) {
+    case 'frozen':
+      return `frozen by window ${p.frozen!.window}${p.frozen!.until ? ` until ${p.frozen!.until}` : ''}${p.frozen!.reason ? `: ${p.frozen!.reason}` : ''}`;
+    case 'awaiting-approval':
+      return `waiting for approval${p.waitingFor ? `: ${p.waitingFor}` : ''}`;
+    case 'soaking':
+      return `soaking until ${p.eligibleAt}`;
+    default:
+      return undefined;
+  }
 }
 
 /** The display of a plan: headline, what holds it, one row per application, then a fleet plan's waves. */

@@ -1,10 +1,4 @@
-import {
-  type ClusterRef,
-  EnvironmentSpec,
-  type EnvironmentVersion,
-  isTerminalPlan,
-  type PromotionPlan,
-} from '@kpromo/api';
+import { type ClusterRef, EnvironmentSpec, type EnvironmentVersion, type PromotionPlan } from '@kpromo/api';
 import {
   type ApplicationView,
   type CreatePlanResponse,
@@ -15,6 +9,7 @@ import {
   type PlanApprover,
   planProgress,
   reasonCounts,
+  shortDigest,
   skippedNotListed,
 } from '@kpromo/contract';
 import { planFrame } from './progress.js';
@@ -24,9 +19,6 @@ import { formatTable, printable } from './table.js';
 
 const withNamespace = (all: boolean, ns: string, row: unknown[]) => (all ? [ns, ...row] : row);
 const headersFor = (all: boolean, headers: string[]) => (all ? ['namespace', ...headers] : headers);
-
-/** "sha256:0123456789ab" from a full digest. */
-export const shortDigest = (d: string | undefined) => d?.replace(/^(sha256:[0-9a-f]{12})[0-9a-f]+$/, '$1');
 
 /** Age as kubectl shows it: 45s, 12m, 5h, 3d. */
 export function age(since: string | undefined, now: Date): string {
@@ -70,16 +62,32 @@ export function appsTable(
   if (!items.length) return `No applications found${o.allNamespaces ? '' : ` in namespace ${printable(o.namespace)}`}.`;
   // One column per environment: in promotion order, then any the environment list did not have.
   const envs = [...new Set([...o.environments, ...items.flatMap((a) => a.versions.map((v) => v.environment))])];
+  // A drift column only when something drifted: what runs where kpromo delivered something else.
+  const drifted = items.some((a) => a.drift?.length);
   return formatTable(
-    headersFor(o.allNamespaces, ['name', 'owner', ...envs]),
+    headersFor(o.allNamespaces, ['name', 'owner', ...envs, ...(drifted ? ['drift'] : [])]),
     items.map((a) =>
       withNamespace(o.allNamespaces, a.namespace, [
         a.name,
         a.owner,
         ...envs.map((e) => versionCell(a.versions.find((v) => v.environment === e))),
+        ...(drifted ? [driftCell(a.drift)] : []),
       ]),
     ),
   );
+}
+
+/** `stable: runs v1.0.0, not v2.0.0 (by kubectl-patch)` per drifted Environment (cluster), or `-`. */
+export function driftCell(drift: ApplicationView['drift']): string {
+  if (!drift?.length) return '-';
+  return drift
+    .map((d) => {
+      const where = d.cluster ? `${d.environment}/${d.cluster}` : d.environment;
+      const found = d.found.tag ?? shortDigest(d.found.digest) ?? '?';
+      const expected = d.expected.tag ?? shortDigest(d.expected.digest);
+      return `${where}: runs ${found}, not ${expected}${d.changedBy ? ` (by ${d.changedBy})` : ''}`;
+    })
+    .join('; ');
 }
 
 const clusterOf = (c: ClusterRef) =>
@@ -140,7 +148,13 @@ function skippedTable(r: Pick<DiffResult, 'skipped' | 'skippedTotal' | 'skippedB
 
 export function diffText(r: DiffResult): string {
   const head = printable(`Flow ${r.flow}: ${r.from} → ${r.to}`);
-  const parts = [head, r.candidates.length ? candidatesTable(r) : 'No release candidates.', ...skippedTable(r)];
+  const parts = [
+    head,
+    r.candidates.length ? candidatesTable(r) : 'No release candidates.',
+    // A candidate whose source runs drift is no release kpromo delivered: said before anyone approves it.
+    ...(r.sourceDrift ?? []).map((d) => printable(`Warning: ${d.application} in ${d.environment}: ${d.message}`)),
+    ...skippedTable(r),
+  ];
   return parts.join('\n');
 }
 
@@ -198,8 +212,9 @@ const num = (v: number) => String(Number(v.toPrecision(4)));
  */
 export function evidenceLines(plan: PromotionPlan): string[] {
   const out: string[] = [];
-  const stop = plan.status?.gate?.lineStopped;
-  if (stop && !stop.overriddenBy && !isTerminalPlan(plan))
+  const p = planProgress(plan);
+  const stop = p.lineStopped;
+  if (stop && !stop.overriddenBy && !p.done)
     out.push(`line stopped by ${stop.stoppedBy ?? 'someone'} (LineStop ${stop.lineStop}): ${stop.reason}`);
   const verified = (plan.status?.apps ?? []).filter((a) => a.verification);
   if (verified.length) out.push('verification:');
@@ -214,11 +229,11 @@ export function evidenceLines(plan: PromotionPlan): string[] {
       );
     }
   }
-  for (const r of plan.status?.automaticRollbacks ?? [])
+  for (const r of p.automaticRollbacks)
     out.push(
       `rolled back automatically by ${r.plan ?? '(a rollback plan being created)'}: ${r.application} failed check ${r.check}`,
     );
-  out.push(...signatureLines(plan));
+  out.push(...signatureLines(plan, p));
   return out;
 }
 
@@ -226,17 +241,10 @@ export function evidenceLines(plan: PromotionPlan): string[] {
  * Each candidate's signature verdict (the app's own once it was checked before its copy, else the
  * one judged while the plan waited for approval) and the promotion attestations signed.
  */
-export function signatureLines(plan: PromotionPlan): string[] {
-  const out: string[] = [];
-  for (const c of plan.spec.candidates) {
-    const app = plan.status?.apps?.find((a) => a.application === c.application);
-    const s =
-      app?.signature ??
-      plan.status?.candidateSignatures?.find((x) => x.application === c.application && x.digest === c.from.digest);
-    if (!s) continue;
-    if (!out.length) out.push('signatures:');
-    out.push(`  ${c.application}: ${s.verdict}${s.mode === 'Audit' ? ' (audit only)' : ''}: ${s.message}`);
-  }
+export function signatureLines(plan: PromotionPlan, p = planProgress(plan)): string[] {
+  const out = p.signatures.length ? ['signatures:'] : [];
+  for (const s of p.signatures)
+    out.push(`  ${s.application}: ${s.verdict}${s.mode === 'Audit' ? ' (audit only)' : ''}: ${s.message}`);
   const attested = (plan.status?.apps ?? []).filter((a) => a.attestation);
   if (attested.length) out.push('promotion attestations:');
   for (const a of attested)

@@ -88,6 +88,8 @@ const configFile = (lease: string, extra: Record<string, unknown> = {}) => {
   writeFileSync(
     file,
     stringify({
+      // As the controller's (controllerConfig): the harness registries listen on loopback.
+      egress: { allowedCidrs: ['127.0.0.1/32'] },
       ...extra,
       clusterAccess: [
         {
@@ -205,6 +207,21 @@ describe('kpromo doctor', () => {
       expect.objectContaining({ check: 'leader', status: 'fail', message: 'no controller holds it' }),
     ]);
     expect(json.code).toBe(EXIT.FAILURE);
+  });
+
+  it("judges registries by the controller config's egress rule: a loopback registry egress.allowedCidrs does not list fails, naming the key", async () => {
+    const args = ['doctor', '-n', NS, '--context', 'dev', '--check', 'registries'];
+    const r = await kpromo([...args, '--config', configFile(`egress-${RUN}`, { egress: { allowedCidrs: [] } })]);
+    expect(r.code).toBe(EXIT.FAILURE);
+    expect(r.out).toMatch(
+      new RegExp(
+        `FAIL {2}registries {3}Environment dev registry ${source.replace(/[.]/g, '\\.')}: .*blocked by egress policy`,
+      ),
+    );
+    expect(r.out).toContain('egress.allowedCidrs of the controller config (chart: config.egress.allowedCidrs)');
+    // Without the config there is no rule to apply: reached as you reach it.
+    const open = await kpromo(args);
+    expect(open.out).toContain(`PASS  registries   Environment dev registry ${source}: doctor/web readable`);
   });
 
   it('attack: a wildcard Role in a reconciled namespace gives a developer approve; the doctor warns, naming role, binding and subject', async () => {

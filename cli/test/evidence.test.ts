@@ -7,7 +7,7 @@ const sample = (value: number | undefined, i: number) => ({
   ...(value === undefined ? {} : { value }),
 });
 
-describe('plan show: the evidence in a plan status', () => {
+describe('plan get: the evidence in a plan status', () => {
   it("lists each app's checks with verdict, last value, condition and values, and the rollback they caused", () => {
     const p = plan(['cart', 'web'], {
       phase: 'RolledBack',

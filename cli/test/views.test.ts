@@ -43,6 +43,33 @@ describe('appsTable', () => {
 cart   team-shop   v3 (Degraded)   sha256:222222222222   v1`);
   });
 
+  it('a DRIFT column only when an application drifted: where, what runs, what was delivered, who wrote it', () => {
+    const drifted: ApplicationView = {
+      ...view('cart'),
+      drift: [
+        {
+          environment: 'prod',
+          expected: { tag: 'v1', digest: dg('1'), plan: 'p1' },
+          found: { digest: dg('9') },
+          since: '2026-01-01T00:00:00Z',
+          changedBy: 'kubectl-patch',
+        },
+      ],
+    };
+    const t = appsTable([drifted, view('web')], {
+      allNamespaces: false,
+      namespace: 'team-a',
+      environments: ['dev', 'stable', 'prod'],
+    });
+    const [head, cart, web] = t.split('\n');
+    expect(head).toMatch(/PROD\s+DRIFT$/);
+    expect(cart).toMatch(/v1\s+prod: runs sha256:999999999999, not v1 \(by kubectl-patch\)$/);
+    expect(web).toMatch(/v1\s+-$/);
+    expect(appsTable([view('web')], { allNamespaces: false, namespace: 'team-a', environments: [] })).not.toContain(
+      'DRIFT',
+    );
+  });
+
   it('with --all-namespaces a NAMESPACE column first', () => {
     const t = appsTable([view('cart', 'a'), view('web', 'b')], {
       allNamespaces: true,
@@ -80,6 +107,18 @@ prod   production    context/prod   shop               reg-prod:5000   patch    
 });
 
 describe('diffText', () => {
+  it('warns of a candidate whose source runs drift, before the skipped ones', () => {
+    const text = diffText({
+      flow: 'main',
+      from: 'stable',
+      to: 'prod',
+      candidates: [{ application: 'cart', from: { tag: 'v1', digest: dg('9') } }],
+      sourceDrift: [{ application: 'cart', environment: 'stable', message: 'drift: stable runs v1, not v2' }],
+      skipped: [],
+    });
+    expect(text.split('\n').at(-1)).toBe('Warning: cart in stable: drift: stable runs v1, not v2');
+  });
+
   it('candidates with the version they replace, then what is skipped and why', () => {
     const text = diffText({
       flow: 'main',

@@ -18,11 +18,11 @@ import { metrics } from './observability/metrics.js';
 import { withSpan } from './observability/tracing.js';
 import { runWorkers, WorkQueue } from './queue/workQueue.js';
 import { autoPromote, type SeenCandidates } from './reconcile/autoPromote.js';
+import { DriftTally, driftReporting } from './reconcile/driftReport.js';
 import { type PlanEvent, type PromotionDeps, reconcilePlan } from './reconcile/plan/index.js';
 import { TERMINAL_PLAN_PHASES } from './reconcile/planDecisions.js';
-import { loadPlugins } from './reconcile/plugins.js';
 import { changedPolicyFields, type Governed, policyChangeMessage, policyDigests } from './reconcile/policyChange.js';
-import { reconcileApplication } from './reconcile/reconcileApplication.js';
+import { type ApplicationHooks, reconcileApplication } from './reconcile/reconcileApplication.js';
 import { environmentReconciler, reconcileFlow } from './reconcile/reconcileStatus.js';
 import { BUILTIN_WORKLOAD_KINDS } from './rollout/registry.js';
 
@@ -59,8 +59,8 @@ export interface ControllerOptions {
   /** Custom resources (`<plural>.<group>`) open to resource actions (POST /api/v1/resources). */
   resourceKinds?: readonly string[];
   notify?(e: PlanEvent): void;
-  /** Delivery methods and workload kinds, built-in and from plugins (loadPlugins); the built-ins when absent. */
-  extensions?: ControllerExtensions;
+  /** Every family of extensions, the built-ins and the plugins' (reconcile/plugins.ts loadPlugins). */
+  extensions: ControllerExtensions;
   log: Logger;
   maxAttempts?: number;
   shutdownGraceMs?: number;
@@ -118,6 +118,12 @@ export class Controller {
   private readonly reconcileEnvironment: ReturnType<typeof environmentReconciler>;
   /** Candidate sets per automatic stage and since when (debounce); rebuilt after a restart. */
   private readonly autoSeen = new Map<string, SeenCandidates>();
+  /** Drifted applications per Environment (gauge kpromo_drifted_applications). */
+  private readonly driftTally = new DriftTally((namespace, environment, n) =>
+    metrics.driftedApplications.set({ namespace, environment }, n),
+  );
+  /** Drift reporting of the Application reconcile: an Event per new drift, the gauge. */
+  private readonly appHooks: ApplicationHooks;
 
   constructor(private readonly o: ControllerOptions) {
     const shard = o.shard;
@@ -126,7 +132,7 @@ export class Controller {
     this.cache = new LiveCache(o.clients, scope ?? o.namespaces, { workloadKinds: BUILTIN_WORKLOAD_KINDS, log: o.log });
     this.scope = scope;
     const control = o.clients.control;
-    const extensions = o.extensions ?? loadPlugins();
+    const extensions = o.extensions;
     this.deps = {
       cache: this.cache,
       control,
@@ -157,7 +163,12 @@ export class Controller {
       },
       deliveryMethods: extensions.deliveryMethods,
       workloadKinds: extensions.workloadKinds,
+      checkProviders: extensions.checkProviders,
     };
+    const events = this.deps.events;
+    this.appHooks = driftReporting(this.driftTally, async (obj, type, reason, message) =>
+      events?.record(obj, type, reason, message),
+    );
     this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions);
     this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env));
     this.authorizer = new Authorizer(o.reviewClient ?? control);
@@ -299,6 +310,10 @@ export class Controller {
     this.cache.onEvent((e) => {
       if (e.kind === 'PromotionPlan') {
         if (e.type !== 'delete') this.enqueuePlan(e.obj as PromotionPlan);
+        // A finished plan changed what its apps were delivered: their drift is judged again.
+        if (!isOpen(e.obj as PromotionPlan))
+          for (const a of (e.obj as PromotionPlan).status?.apps ?? [])
+            this.enqueueApp(e.obj.metadata.namespace, a.application, APP_STATUS_DEBOUNCE_MS);
         // Apps waiting for this plan (same target environment) may go now.
         const changed = e.obj as PromotionPlan;
         // So may its automatic rollback, once this plan's status binds it (planGate.ts automaticRollback).
@@ -404,7 +419,8 @@ export class Controller {
         const control = this.o.clients.control;
         if (kind === 'Application') {
           await this.recordPolicyChange(this.cache.getApplication(ns, name));
-          await reconcileApplication(this.cache, control, ns, name);
+          if (!this.cache.getApplication(ns, name)) this.driftTally.set(ns, name, []);
+          await reconcileApplication(this.cache, control, ns, name, new Date(), this.appHooks);
         } else if (kind === 'PromotionFlow') {
           await this.recordPolicyChange(this.cache.getFlow(ns, name));
           await reconcileFlow(this.cache, control, ns, name);

@@ -110,7 +110,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
   });
   // Release history (history/): recorded from the same release events, as the controller.
   const history = createHistoryRecorder({ cache: controller.cache, control: clients.control, log });
-  notifications = new NotificationProviders([webhooks, history, ...extensions.notificationProviders], log);
+  notifications = new NotificationProviders([webhooks, history, ...extensions.notificationProviders.values()], log);
   // One authentication for both HTTP doors (JSON API and MCP); one authorizer beneath everything.
   const auth = httpAuthFrom(reviews, cfg.auth, controller.authorizer, { egress, log });
   const liveness = new LivenessMonitor({

@@ -23,7 +23,20 @@ import type { Running } from '../src/runtime.js';
 
 const APPS = ['alpha', 'beta', 'gamma', 'delta'];
 const world = insiderWorld('awr', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });
-const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, source, target, base, as, untouched } = world;
+const {
+  ns: NS,
+  appsNs: APPS_NS,
+  repo: REPO,
+  run: RUN,
+  dev,
+  stable,
+  source,
+  target,
+  base,
+  as,
+  untouched,
+  flowOf,
+} = world;
 const GROUP = 'promotions.kpromo.dev';
 const planPath = (name: string) => `${base}/promotionplans/${name}`;
 
@@ -49,16 +62,6 @@ const planBody = (name: string, flow: string, app: string, from: { tag: string; 
   kind: 'PromotionPlan',
   metadata: { name, namespace: NS },
   spec: { flow, from: 'dev', to: 'stable', candidates: [{ application: app, from }] },
-});
-
-const flowOf = (name: string, apps: string[], stableStage: Record<string, unknown>) => ({
-  kind: 'PromotionFlow',
-  metadata: { name, namespace: NS },
-  spec: {
-    stages: [{ environment: 'dev' }, { environment: 'stable', ...stableStage }],
-    selector: { applications: apps },
-    rolloutTimeoutSeconds: 120,
-  },
 });
 
 beforeAll(async () => {

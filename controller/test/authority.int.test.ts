@@ -2,21 +2,18 @@
 // the controller and by the ValidatingAdmissionPolicy (installed by applyCrds), and approval policies
 // (required approvers, freeze windows, soak time, automatic stages) hold or run plans.
 import type { PromotionPlan } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
   callApi,
   controllerConfig,
-  deleteNs,
-  ensureNs,
   eventReasons,
   getPlan,
   grantRole,
   rejection,
-  restFor,
-  seedTwoStageRelease,
   TEST_ADMIN,
   type TestUser,
+  twoStageWorld,
   uidOf,
   waitPlan,
 } from '@kpromo/test-harness/controller';
@@ -25,20 +22,13 @@ import type { KubeRest } from '../src/kube/rest.js';
 import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `authz-${RUN}`;
-const APPS_NS = `authz-apps-${RUN}`;
 const APPS = ['alpha', 'beta', 'gamma', 'delta', 'eps'];
 const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+// Each app here is governed into stable by a flow of its own (below): no flow "main", which would
+// govern them too (the controller refuses an app that two flows govern).
+const world = twoStageWorld('authz', { kubeconfig, registries: inject('registries'), apps: APPS, flow: false });
+const { ns: NS, run: RUN, dev, user, flowOf } = world;
 
-const user = (name: string, groups: string[]): TestUser => ({
-  token: `${name}-${RUN}-0123456789abcdef`,
-  username: `${name}-${RUN}`,
-  groups,
-});
 const alice = user('alice', ['developers']); // may approve into stable only (environments/stable)
 const bob = user('bob', ['release-managers']); // approve, rollback, override-freeze namespace-wide
 const carol = user('carol', ['release-managers']);
@@ -78,15 +68,7 @@ const grant = (name: string, rules: object[], subjects: TestUser[]) => grantRole
 
 /** Applies a dev -> stable flow for one app and waits until the controller's cache has this version. */
 async function flow(name: string, app: string, stable: Record<string, unknown>) {
-  const applied = (await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name, namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable', ...stable }],
-      selector: { applications: [app] },
-      rolloutTimeoutSeconds: 120,
-    },
-  })) as { metadata: { generation?: number } };
+  const applied = (await applyCr(dev, flowOf(name, [app], stable))) as { metadata: { generation?: number } };
   await waitFor(`flow ${name} cached`, async () =>
     (ctl.controller.cache.getFlow(NS, name)?.metadata.generation ?? 0) >= (applied.metadata.generation ?? 1)
       ? true
@@ -95,26 +77,8 @@ async function flow(name: string, app: string, stable: Record<string, unknown>) 
 }
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  const seeded = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: `authz${RUN}`,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `authz-${RUN}`,
-    applications: {},
-  });
-  Object.assign(digests, seeded.devDigest);
-  // Each app here is governed into stable by a flow of its own (below); the seeded catch-all flow
-  // would govern them too, and the controller refuses an app that two flows govern.
-  await dev.delete('/apis/promotions.kpromo.dev/v1alpha1/namespaces/' + NS + '/promotionflows/main');
+  await world.seed();
+  Object.assign(digests, world.devDigest);
   const everyone = [alice, bob, carol, dave, mallory, erin];
   await grant(
     'readers',
@@ -151,25 +115,10 @@ beforeAll(async () => {
     ],
     [bob, carol, dave],
   );
-  ctl = await startController(
-    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [alice, bob, carol, dave, mallory, erin]),
-    { log: createLogger({ level: 'warn' }) },
-  );
-  await waitFor(
-    'cache warm',
-    async () => {
-      const envs = ctl.controller.cache.environments(NS);
-      return envs.length === 2 && envs.every((e) => ctl.controller.cache.environmentSynced(e));
-    },
-    60_000,
-  );
+  ctl = await world.start({}, [alice, bob, carol, dave, mallory, erin]);
 }, 240_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('every door authenticates and authorises as the caller', () => {
   it('answers 401 without a token and 403 for a token without the verb; a body approvedBy is ignored', async () => {

@@ -4,19 +4,16 @@ import {
   applyCr,
   applyDeployment,
   appOf,
-  callApi,
   controllerConfig,
   crs,
   deleteNamespaces,
+  promoteAndWait,
   pushTestImage,
   registryDigest,
   restFor,
   runNamespaces,
   setupNamespaces,
-  isTerminalPlan as terminal,
-  waitPlan,
   waitReady,
-  withShown,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';
@@ -155,14 +152,8 @@ afterAll(async () => {
   await deleteNamespaces(dev, [dev, prod, stable], names);
 });
 
-async function promote(to: string): Promise<PromotionPlan> {
-  const r = await callApi(ctl.port, '/api/v1/plans', {
-    method: 'POST',
-    body: await withShown(ctl.port, { namespace: NS, flow: to, from: 'dev', to, name: `to-${to}`, approve: true }),
-  });
-  expect(r.status, await r.text()).toBe(201);
-  return waitPlan(dev, NS, `to-${to}`, terminal, 120_000);
-}
+const promote = (to: string): Promise<PromotionPlan> =>
+  promoteAndWait(ctl.port, dev, { namespace: NS, flow: to, from: 'dev', to, name: `to-${to}` }, { timeoutMs: 120_000 });
 
 describe('credentials only go to the host they name', () => {
   it('copies A -> B with A entry for A and B entry for B, nothing else anywhere', async () => {

@@ -16,7 +16,6 @@ import {
   applyDeployment,
   applyDevProdEnvironments,
   appOf,
-  callApi,
   controllerConfig,
   crs,
   deleteNs,
@@ -24,14 +23,12 @@ import {
   fluxPath,
   type Gitops,
   getDeployment,
+  promoteAndWait,
   pushTestImage,
   restFor,
   runNamespaces,
   startGitops,
-  isTerminalPlan as terminal,
-  waitPlan,
   waitReady,
-  withShown,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml, stringify } from 'yaml';
@@ -133,14 +130,8 @@ afterAll(async () => {
   // Flux itself keeps running for the other files of this run; the global teardown stops it.
 });
 
-async function promote(flow: string, name: string): Promise<PromotionPlan> {
-  const r = await callApi(ctl.port, '/api/v1/plans', {
-    method: 'POST',
-    body: await withShown(ctl.port, { namespace: NS, flow, from: 'dev', to: 'prod', name, approve: true }),
-  });
-  expect(r.status).toBe(201);
-  return waitPlan(dev, NS, name, terminal, 150_000);
-}
+const promote = (flow: string, name: string): Promise<PromotionPlan> =>
+  promoteAndWait(ctl.port, dev, { namespace: NS, flow, from: 'dev', to: 'prod', name }, { timeoutMs: 150_000 });
 
 describe('git delivery with upstream Flux as the GitOps agent', () => {
   let failed: AppProgress;

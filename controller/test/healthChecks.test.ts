@@ -4,6 +4,7 @@ import { app, deployment, dg, env } from '@kpromo/test-harness/objects';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCache } from '../src/kube/memoryCache.js';
 import { Egress, registerOwnListener } from '../src/net/guardedFetch.js';
+import { builtinWorkloadKinds } from '../src/rollout/registry.js';
 import { checkRollout, runHealthChecks } from '../src/rollout/watchRollout.js';
 
 // A real loopback HTTP server: /ok answers 200, /stable-down 503 (the {environment} placeholder picks the path).
@@ -79,6 +80,7 @@ describe('application health checks', () => {
       startedAt: t0,
       timeoutSeconds: 600,
       egress: loopback,
+      kinds: builtinWorkloadKinds,
     };
     expect(await checkRollout({ ...input, now: at(20) })).toMatchObject({ state: 'Progressing', reason: 'RollingOut' });
     c.workloads.set('stable/Deployment/cart', deployment('cart', `r/shop/cart:v1@${dg('a')}`, true));

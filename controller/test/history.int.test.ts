@@ -5,44 +5,42 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { CONTROLLER_API, type DoraReport, type HistoryEntry, type HistoryList } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import {
-  applyCr,
   applyDeployment,
   callApi,
-  deleteNs,
-  ensureNs,
+  createAndApprove,
   isTerminalPlan,
   pushTestImage,
-  restFor,
-  seedTwoStageRelease,
   TEST_ADMIN,
-  type TestUser,
   testClusterAccess,
   testTokensFile,
+  twoStageWorld,
   waitPlan,
   waitReady,
-  withShown,
 } from '@kpromo/test-harness/controller';
 import { call, httpClient, ok, text } from '@kpromo/test-harness/mcpClient';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { HISTORY_LABEL } from '../src/history/segments.js';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `hist-${RUN}`;
-const OTHER = `hist-other-${RUN}`;
-const APPS_NS = `hist-apps-${RUN}`;
-const OTHER_APPS_NS = `hist-other-apps-${RUN}`;
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('hist', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: ['web', 'ghost'],
+  applications: { owner: () => 'team-web' },
+  // The shared stable cluster may be busy (benchmarks): rollouts there get time.
+  flow: { rolloutTimeoutSeconds: 600 },
+});
+const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, source } = world;
+const { ns: OTHER } = world.release('other', {
+  apps: ['solo'],
+  applications: { owner: () => 'team-solo' },
+  tags: { new: 'v3.0.0', old: 'v1.0.0' },
+});
 /** May list PromotionPlans in OTHER only (a RoleBinding there); no system:masters. */
-const viewer: TestUser = { token: `viewer-${RUN}-0123456789abcdef`, username: `viewer-${RUN}` };
+const viewer = world.user('viewer');
 /** When the web image was built, as its org.opencontainers.image.created label says. */
 const WEB_BUILT = new Date(Date.now() - 3 * 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const GHOST_DIGEST = `sha256:${'9'.repeat(64)}`;
@@ -67,16 +65,12 @@ async function promote(ns: string): Promise<PromotionPlan> {
   let last = '';
   const created = await waitFor(
     `candidates in ${ns}`,
-    async () => {
-      const r = await callApi(ctl.port, '/api/v1/plans', {
-        method: 'POST',
-        body: await withShown(ctl.port, { namespace: ns, from: 'dev', to: 'stable', approve: true }),
-      });
-      if (r.status === 201) return ((await r.json()) as { plan: PromotionPlan }).plan;
-      last = await r.text();
-      expect(last).toContain('no release candidates');
-      return undefined;
-    },
+    async () =>
+      createAndApprove(ctl.port, { namespace: ns, from: 'dev', to: 'stable' }).catch((e: Error) => {
+        last = e.message;
+        expect(last).toContain('no release candidates');
+        return undefined;
+      }),
     60_000,
   ).catch((e: Error) => {
     throw new Error(`${e.message}: ${last}`);
@@ -87,57 +81,18 @@ async function promote(ns: string): Promise<PromotionPlan> {
 const finished = (ns: string, name: string) => waitPlan(dev, ns, name, isTerminalPlan, 600_000);
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  for (const ns of [NS, OTHER]) await ensureNs(dev, ns);
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: `hist${RUN}`,
-    apps: ['web', 'ghost'],
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `hist-${RUN}`,
-    applications: { owner: () => 'team-web' },
-  });
+  await world.seed();
   // web's release in dev carries its build time; ghost's digest is in no registry (its copy fails).
   const built = await pushTestImage({
     host: source,
-    repository: `hist${RUN}/web`,
+    repository: `${REPO}/web`,
     tag: 'v2.1.0',
     seed: `hist-${RUN}-built`,
     labels: { 'org.opencontainers.image.created': WEB_BUILT },
   });
-  await applyDeployment(dev, APPS_NS, 'web', `${source}/hist${RUN}/web:v2.1.0@${built.digest}`);
-  await applyDeployment(dev, APPS_NS, 'ghost', `${source}/hist${RUN}/ghost:v2.0.1@${GHOST_DIGEST}`);
+  await applyDeployment(dev, APPS_NS, 'web', `${source}/${REPO}/web:v2.1.0@${built.digest}`);
+  await applyDeployment(dev, APPS_NS, 'ghost', `${source}/${REPO}/ghost:v2.0.1@${GHOST_DIGEST}`);
   for (const app of ['web', 'ghost']) await waitReady(dev, APPS_NS, app);
-  // The shared stable cluster may be busy (benchmarks): rollouts there get time.
-  await applyCr(dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: NS },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 600,
-    },
-  });
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: OTHER,
-    appsNs: OTHER_APPS_NS,
-    source,
-    target,
-    repo: `histo${RUN}`,
-    apps: ['solo'],
-    newTag: 'v3.0.0',
-    oldTag: 'v1.0.0',
-    seed: `histo-${RUN}`,
-    applications: { owner: () => 'team-solo' },
-  });
   await dev.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${OTHER}/roles`, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
@@ -151,24 +106,12 @@ beforeAll(async () => {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'plan-reader' },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: viewer.username }],
   });
-  const cfg = loadConfig({
-    env: {},
-    flags: {
-      kubeconfig,
-      context: 'dev',
-      namespaces: [NS, OTHER],
-      defaultNamespace: NS,
-      logLevel: 'warn',
-      server: { host: '127.0.0.1', port: 0 },
-      leaderElection: { enabled: false },
-      mcp: { enabled: true, host: '127.0.0.1', port: 0, write: false },
-      auth: { staticTokensFile: testTokensFile([viewer]), anonymousMetrics: true },
-      clusterAccess: testClusterAccess(NS, OTHER),
-      // The harness registry listens on loopback, which registry traffic may reach only when allowed.
-      egress: { allowedCidrs: ['127.0.0.1/32'] },
-    },
+  ctl = await world.start({
+    namespaces: [NS, OTHER],
+    mcp: { enabled: true, host: '127.0.0.1', port: 0, write: false },
+    auth: { staticTokensFile: testTokensFile([viewer]), anonymousMetrics: true },
+    clusterAccess: testClusterAccess(NS, OTHER),
   });
-  ctl = await startController(cfg, { log: createLogger({ level: 'warn' }) });
   await waitFor(
     'cache warm',
     async () =>
@@ -183,11 +126,7 @@ beforeAll(async () => {
   );
 }, 400_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  for (const ns of [NS, OTHER]) await deleteNs(dev, ns);
-  for (const c of [dev, stable]) for (const ns of [APPS_NS, OTHER_APPS_NS]) await deleteNs(c, ns);
-});
+afterAll(() => world.stop());
 
 describe('release history', () => {
   let promoted: PromotionPlan;

@@ -9,48 +9,32 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, loadYaml, REPO_ROOT, waitFor } from '@kpromo/test-harness';
+import { kubeConfigFor, loadYaml, REPO_ROOT, waitFor } from '@kpromo/test-harness';
 import {
   callApi,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
-  ensureNs,
   grantRole,
   rejection,
-  restFor,
-  seedTwoStageRelease,
-  type TestUser,
   trustControllerUsername,
+  twoStageWorld,
   waitPlan,
   withShown,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `lp-${RUN}`;
-const APPS_NS = `lp-apps-${RUN}`;
-const REPO = `lp${RUN}`;
-const SA = 'kpromo-controller';
 const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('lp', { kubeconfig, registries: inject('registries'), apps: ['web', 'api'] });
+const { ns: NS, appsNs: APPS_NS, run: RUN, dev, stable } = world;
+const SA = 'kpromo-controller';
 const GROUP = 'promotions.kpromo.dev';
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const CLUSTER_ROLES = [`kpromo-lp-${RUN}-auth`, `kpromo-lp-${RUN}-crd-watch`];
 
-const user = (name: string, groups: string[]): TestUser => ({
-  token: `lp-${name}-${RUN}-0123456789abcdef`,
-  username: `${name}-${RUN}`,
-  groups,
-});
-const rita = user('rita', ['release-managers']);
-const mallory = user('mallory', ['shop-developers']);
+const rita = world.user('rita', ['release-managers']);
+const mallory = world.user('mallory', ['shop-developers']);
 
 let ctl: Running;
 let untrust: (() => Promise<void>) | undefined;
@@ -81,22 +65,8 @@ function kubeconfigAsServiceAccount(token: string): string {
 }
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  ({ devDigest } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: ['web', 'api'],
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `lp-${RUN}`,
-    applications: {},
-  }));
+  await world.seed();
+  ({ devDigest } = world);
   // The example manifests' grants, to a ServiceAccount in the test namespace.
   await dev.create(`/api/v1/namespaces/${NS}/serviceaccounts`, {
     apiVersion: 'v1',
@@ -154,37 +124,23 @@ beforeAll(async () => {
     new KubeRest(kubeConfigFor('dev', kubeconfigAsServiceAccount(saToken)), 'dev'),
     `/apis/${GROUP}/v1alpha1/namespaces/${NS}/applications/web/status`,
   );
-  ctl = await startController(
-    controllerConfig(
-      kubeconfigAsServiceAccount(saToken),
-      NS,
-      // Its Lease in its own namespace, as the example Role grants (get/update on kpromo-controller).
-      { leaderElection: { enabled: true, namespace: NS, name: 'kpromo-controller' } },
-      [rita, mallory],
-    ),
+  ctl = await world.start(
     {
-      log: createLogger({ level: 'warn' }),
+      kubeconfig: kubeconfigAsServiceAccount(saToken),
+      // Its Lease in its own namespace, as the example Role grants (get/update on kpromo-controller).
+      leaderElection: { enabled: true, namespace: NS, name: 'kpromo-controller' },
     },
-  );
-  await waitFor(
-    'cache warm as the ServiceAccount',
-    async () => {
-      const envs = ctl.controller.cache.environments(NS);
-      return envs.length === 2 && envs.every((e) => ctl.controller.cache.environmentSynced(e));
-    },
-    60_000,
+    [rita, mallory],
   );
 }, 240_000);
 
 afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
+  await world.stop();
   await untrust?.();
   for (const name of CLUSTER_ROLES) {
     await dev.delete(`${RBAC}/clusterrolebindings/${name}`).catch(() => undefined);
     await dev.delete(`${RBAC}/clusterroles/${name}`).catch(() => undefined);
   }
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
 
 describe('the controller with only its ServiceAccount’s rights', () => {

@@ -51,4 +51,25 @@ describe('LiveCache environment start', () => {
     expect(cache.environmentState(env).workloadKinds).toContain('Rollout');
     expect(cache.environmentSynced(env)).toBe(true);
   });
+
+  // A fleet has no target of its own: `kpromo apps` on the demo's fleet prod said "cluster unreachable".
+  it('a wait for a fleet Environment waits for each of its clusters', async () => {
+    const fleet = {
+      apiVersion: 'promotions.kpromo.dev/v1alpha1',
+      kind: 'Environment',
+      metadata: { name: 'prod', namespace: NS },
+      spec: {
+        namespace: `${NS}-main`,
+        registry: { host: '127.0.0.1:5000' },
+        delivery: { method: 'patch' },
+        clusters: [
+          { name: 'canary', cluster: { context: 'dev' }, namespace: `${NS}-canary` },
+          { name: 'main', cluster: { context: 'dev' } },
+        ],
+      },
+    } as unknown as Environment;
+    await cache.waitForEnvironment(fleet, AbortSignal.timeout(60_000));
+    expect(cache.environmentSynced(fleet)).toBe(true);
+    expect(cache.environmentState(fleet).workloadKinds).toContain('Deployment');
+  });
 });

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { AdoptUsageError } from '../src/adopt/run.js';
 import { builtinDeliveryMethods as deliveryMethods } from '../src/delivery/registry.js';
 import { DoctorUsageError } from '../src/doctor/check.js';
+import { checkAddress } from '../src/net/egressPolicy.js';
 import { planAdoption } from '../src/session/adopt.js';
 import { openDoctorContext } from '../src/session/doctor.js';
 import { type ContextProblem, openKubeconfig } from '../src/session/kubeconfig.js';
@@ -115,5 +116,25 @@ describe('each front end words a missing context for its own flags', () => {
     const none = await refusedWith(() => openDoctorContext({ kubeconfig: kubeconfigFile(), deliveryMethods }));
     expect(none).toBeInstanceOf(DoctorUsageError);
     expect(none.message).toBe('the kubeconfig has no context "" (it has: a, b); pass --context');
+  });
+});
+
+describe("the doctor's egress", () => {
+  it("with --config, registries and issuers are reached under the controller config's egress.allowedCidrs; without, any address", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kpromo-session-')), 'controller-config.yaml');
+    writeFileSync(file, 'egress: { allowedCidrs: [10.20.0.0/16] }\n');
+    const judged = openDoctorContext({ kubeconfig: kubeconfigFile('a'), configFile: file, deliveryMethods });
+    const open = openDoctorContext({ kubeconfig: kubeconfigFile('a'), deliveryMethods });
+    try {
+      expect(checkAddress(judged.egress.policy(), '10.20.1.2', 5000, 'registry.internal').allowed).toBe(true);
+      expect(checkAddress(judged.egress.policy(), '10.30.1.2', 5000, 'registry.internal')).toMatchObject({
+        allowed: false,
+      });
+      expect(checkAddress(judged.egress.policy(), '127.0.0.1', 5000, 'localhost').allowed).toBe(false);
+      expect(checkAddress(open.egress.policy(), '10.30.1.2', 5000, 'registry.internal').allowed).toBe(true);
+    } finally {
+      await judged.close();
+      await open.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { durationText as age, shortDigest } from '@kpromo/contract';
 import { fleetPlan } from '@kpromo/test-harness/fleetPlan';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -10,7 +11,7 @@ import { McpConfigSchema } from '../src/mcp/config.js';
 import { SessionEventStore } from '../src/mcp/eventStore.js';
 import { metadataPaths, metadataUrl, protectedResourceMetadata } from '../src/mcp/oauth.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
-import { age, appLine, candidateLines, planDetail, planLine, shortDigest } from '../src/mcp/summary.js';
+import { appLine, candidateLines, planDetail, planLine } from '../src/mcp/summary.js';
 import { TOOLS } from '../src/mcp/tools/index.js';
 import { parseUri } from '../src/mcp/uris.js';
 import { PlanOut, planOut, planOutcome } from '../src/mcp/views.js';

@@ -7,19 +7,14 @@
  * labels read from the registry, and the Notification statuses written through the apiserver.
  */
 import type { Notification } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
   applyDeployment,
   callApi,
-  controllerConfig,
-  deleteNamespaces,
   isTerminalPlan,
   pushTestImage,
-  restFor,
-  runNamespaces,
-  seedTwoStageRelease,
-  setupNamespaces,
+  twoStageWorld,
   waitPlan,
   waitReady,
   withShown,
@@ -28,16 +23,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
 import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 import { type SaasReceivers, startSaasReceivers } from './support/saasReceivers.js';
 
-const names = runNamespaces('ctl-ntf');
-const { ns: NS, apps: APPS } = names;
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
-const REPO = `ntf${NS.slice(-5)}`;
+const world = twoStageWorld('ntf', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: ['web'],
+});
+const { ns: NS, appsNs: APPS, repo: REPO, dev, stable, source, target } = world;
 const SLACK_TOKEN = 'xoxb-int-test-token';
 const GITHUB_TOKEN = 'ghp_int_test_token';
 const HMAC = 'int-hmac-secret';
@@ -71,25 +65,10 @@ const notification = (name: string, target: object) =>
 const getNotification = (name: string) => dev.get<Notification>(resourcePath(KPROMO_TYPES.Notification, NS, name));
 
 beforeAll(async () => {
-  // The Notification CRD must know the new targets and their CEL rules.
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await setupNamespaces(dev, [dev, stable], names);
+  // The world installs the CRDs: the Notification CRD must know the new targets and their CEL rules.
   r = await startSaasReceivers({ slackToken: SLACK_TOKEN, githubToken: GITHUB_TOKEN, rateLimitOnce: ['slack-api'] });
   // web: an image without source labels; api: a multi-arch image built from acme/shop-api at SHA.
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS,
-    source,
-    target,
-    repo: REPO,
-    apps: ['web'],
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `ntf-${NS}`,
-    applications: {},
-  });
+  await world.seed();
   const labelled = await pushTestImage({
     host: source,
     repository: `${REPO}/api`,
@@ -145,20 +124,13 @@ beforeAll(async () => {
       },
     },
   });
-  ctl = await startController(
-    controllerConfig(kubeconfig, NS, {
-      leaderElection: { enabled: false },
-      egress: { allowedCidrs: ['127.0.0.1/32'] },
-    }),
-    { log },
-  );
+  ctl = await world.start({}, [], 'main', { log });
   await waitFor('five Notifications in the cache', async () => ctl.controller.cache.notifications(NS).length === 5);
 });
 
 afterAll(async () => {
-  await ctl?.stop();
+  await world.stop();
   await r?.close();
-  await deleteNamespaces(dev, [dev, stable], names);
 });
 
 describe('notification providers on a real plan', () => {

@@ -7,37 +7,30 @@
 // that nothing reached stable until another person approved.
 import type { PromotionPlan } from '@kpromo/api';
 import { planProgress } from '@kpromo/contract';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
   callApi,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
-  ensureNs,
   grantClusterRole,
   grantRole,
-  restFor,
-  seedTwoStageRelease,
   type TestUser,
+  twoStageWorld,
   waitPlan,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `opoa-${RUN}`;
-const APPS_NS = `opoa-apps-${RUN}`;
-const REPO = `opoa${RUN}`;
 const APPS = ['alpha', 'beta'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+// No flow "main": each app has a flow of its own (below).
+const world = twoStageWorld('opoa', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+  flow: false,
+});
+const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, target, base, flowOf } = world;
 const GROUP = 'promotions.kpromo.dev';
-const base = `/apis/${GROUP}/v1alpha1/namespaces/${NS}`;
 const planPath = (name: string) => `${base}/promotionplans/${name}`;
 
 /** alice, the person, and the names each door gives her. */
@@ -59,7 +52,7 @@ const persons = {
 };
 
 /** The Backstage backend's token user: no kpromo rights, only impersonation of the portal's users. */
-const portal: TestUser = { token: `portal-${RUN}-0123456789abcdef`, username: `portal-${RUN}` };
+const portal = world.user('portal');
 const identity = (username: string): TestUser => ({ token: `unused-${username}`, username });
 
 let ctl: Running;
@@ -95,34 +88,9 @@ async function untouched(app: string) {
   expect(tags.tags ?? []).toEqual(['v1.0.0']);
 }
 
-const flowOf = (name: string, apps: string[], stableStage: Record<string, unknown>) => ({
-  kind: 'PromotionFlow',
-  metadata: { name, namespace: NS },
-  spec: {
-    stages: [{ environment: 'dev' }, { environment: 'stable', ...stableStage }],
-    selector: { applications: apps },
-    rolloutTimeoutSeconds: 120,
-  },
-});
-
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  ({ stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `opoa-${RUN}`,
-    applications: {},
-  }));
-  await dev.delete(`${base}/promotionflows/main`);
+  await world.seed();
+  ({ stableOld } = world);
   await applyCr(dev, flowOf('self', ['alpha'], { approvers: { forbidSelfApproval: true } }));
   await applyCr(dev, flowOf('two', ['beta'], { approvers: { count: 2 } }));
   // kpromo-release-manager (examples/deploy/rbac-examples.yaml) for every name of every person.
@@ -151,29 +119,12 @@ beforeAll(async () => {
     [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: IDENTITIES }],
     [portal],
   );
-  const flags = { leaderElection: { enabled: false }, persons };
-  ctl = await startController(controllerConfig(kubeconfig, NS, flags, [portal]), {
-    log: createLogger({ level: 'warn' }),
-  });
-  await waitFor(
-    'cache warm',
-    async () => {
-      const envs = ctl.controller.cache.environments(NS);
-      return (
-        envs.length === 2 &&
-        envs.every((e) => ctl.controller.cache.environmentSynced(e)) &&
-        ctl.controller.cache.getFlow(NS, 'two') !== undefined
-      );
-    },
-    60_000,
-  );
+  ctl = await world.start({ persons }, [portal], 'two');
 }, 240_000);
 
 afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
+  await world.stop();
   await ungrant?.();
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
 
 describe('forbidSelfApproval judges persons', () => {

@@ -4,6 +4,7 @@ import { PLAN_ANNOTATION, patchWorkloadImage, UnpatchableWorkloadError } from '.
 import { defineWorkloadKind } from '../src/extension/workloadKind.js';
 import { KubeError, type KubeRest, type RequestOptions } from '../src/kube/rest.js';
 import { loadPlugins } from '../src/reconcile/plugins.js';
+import { builtinWorkloadKinds } from '../src/rollout/registry.js';
 
 const NS = '/namespaces/app-stable';
 const IMAGE = `reg-stable.local:5000/shop/cart:v2@${dg('a')}`;
@@ -54,7 +55,9 @@ describe('patchWorkloadImage: where each kind keeps its image, and how it is wri
       },
     });
     const a = app('report', { workloads: [{ kind: 'CronJob', name: 'report', container: 'main' }] });
-    expect(await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1')).toEqual(['CronJob/report']);
+    expect(await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1', builtinWorkloadKinds)).toEqual([
+      'CronJob/report',
+    ]);
     expect(calls).toEqual([
       {
         method: 'PATCH',
@@ -79,6 +82,7 @@ describe('patchWorkloadImage: where each kind keeps its image, and how it is wri
       app('agent', { workloads: [{ kind: 'DaemonSet', name: 'agent' }] }),
       IMAGE,
       'ns/p1',
+      builtinWorkloadKinds,
     );
     expect(calls.at(-1)?.body).toMatchObject({
       spec: { template: { spec: { containers: [{ name: 'sidecar', image: IMAGE }] } } },
@@ -91,7 +95,7 @@ describe('patchWorkloadImage: where each kind keeps its image, and how it is wri
       [path]: { metadata: { name: 'cart' }, spec: { template: { spec: { containers: containers('old') } } } },
     });
     const a = app('cart', { workloads: [{ kind: 'Rollout', name: 'cart', container: 'main' }] });
-    await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1');
+    await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1', builtinWorkloadKinds);
     expect(calls).toEqual([
       {
         method: 'PATCH',
@@ -144,7 +148,7 @@ describe('patchWorkloadImage: where each kind keeps its image, and how it is wri
       },
     });
     const a = app('migrate', { workloads: [{ kind: 'Job', name: 'migrate', container: 'main' }] });
-    await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1');
+    await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1', builtinWorkloadKinds);
     expect(calls.map((c) => c.method)).toEqual(['DELETE', 'POST']);
     expect(calls[0].body).toEqual({
       kind: 'DeleteOptions',
@@ -179,7 +183,7 @@ describe('patchWorkloadImage: where each kind keeps its image, and how it is wri
 
     // Again (the step runner retries until it succeeded once): the Job already runs the image.
     calls.length = 0;
-    await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1');
+    await patchWorkloadImage(rest, env('stable'), a, IMAGE, 'ns/p1', builtinWorkloadKinds);
     expect(calls).toEqual([]);
   });
 

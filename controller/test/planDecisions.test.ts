@@ -1,6 +1,8 @@
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
 import { app, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
+import { builtinDeliveryMethods } from '../src/delivery/registry.js';
+import { registryOf } from '../src/extension/registry.js';
 import { MemoryCache } from '../src/kube/memoryCache.js';
 import { planContentDigest } from '../src/reconcile/planContent.js';
 import {
@@ -33,7 +35,7 @@ describe('validatePlan', () => {
   cache.flowList = [flow(['dev', 'stable', 'prod'], { tagPattern: '^v\\d+' })];
   cache.apps = [app('cart')];
   it('resolves a good plan', () => {
-    const v = validatePlan(plan({}), cache);
+    const v = validatePlan(plan({}), cache, builtinDeliveryMethods);
     expect(v.ok && v.resolved.apps.has('cart')).toBe(true);
   });
   it.each([
@@ -45,7 +47,7 @@ describe('validatePlan', () => {
     [{ candidates: [{ application: 'ghost', from: { tag: 'v1', digest: dg('a') } }] }, 'ApplicationNotFound'],
     [{ action: 'rollback' as const, rollbackOf: 'missing', candidates: [] }, 'InvalidRollback'],
   ])('rejects %j with %s', (spec, reason) => {
-    const v = validatePlan(plan(spec), cache);
+    const v = validatePlan(plan(spec), cache, builtinDeliveryMethods);
     expect(v.ok ? 'ok' : v.reason).toBe(reason);
   });
   it.each([
@@ -69,7 +71,7 @@ describe('validatePlan', () => {
     ];
     const rb = plan({ action: 'rollback', rollbackOf: 'rel', candidates: [] });
     if (boundTo) rb.metadata.labels = { 'promotions.kpromo.dev/rollback-of-uid': boundTo };
-    const v = validatePlan(rb, c);
+    const v = validatePlan(rb, c, builtinDeliveryMethods);
     expect(v.ok).toBe(starts);
     if (!v.ok)
       expect(v).toEqual({
@@ -94,7 +96,11 @@ describe('validatePlan', () => {
     c.envs = [env('dev'), env('stable', { delivery })];
     c.flowList = cache.flowList;
     c.apps = cache.apps;
-    expect(validatePlan(plan({}), c)).toEqual({ ok: false, reason: 'InvalidEnvironment', message });
+    expect(validatePlan(plan({}), c, builtinDeliveryMethods)).toEqual({
+      ok: false,
+      reason: 'InvalidEnvironment',
+      message,
+    });
   });
   it('refuses, before it starts, a fleet plan with more application x cluster entries than one object holds', () => {
     const c = new MemoryCache();
@@ -104,8 +110,8 @@ describe('validatePlan', () => {
     c.apps = Array.from({ length: 101 }, (_, i) => app(`app-${i}`));
     const candidates = (n: number) =>
       c.apps.slice(0, n).map((a) => ({ application: a.metadata.name, from: { tag: 'v1', digest: dg('a') } }));
-    expect(validatePlan(plan({ candidates: candidates(100) }), c).ok).toBe(true);
-    expect(validatePlan(plan({ candidates: candidates(101) }), c)).toEqual({
+    expect(validatePlan(plan({ candidates: candidates(100) }), c, builtinDeliveryMethods).ok).toBe(true);
+    expect(validatePlan(plan({ candidates: candidates(101) }), c, builtinDeliveryMethods)).toEqual({
       ok: false,
       reason: 'FleetPlanTooLarge',
       message:
@@ -116,14 +122,14 @@ describe('validatePlan', () => {
       ...plan({ candidates: candidates(101) }),
       status: { apps: [{ application: 'app-0', phase: 'Pending' as const }] },
     };
-    expect(validatePlan(started, c).ok).toBe(true);
+    expect(validatePlan(started, c, builtinDeliveryMethods).ok).toBe(true);
   });
   it('checks the delivery method against the registry it is given', () => {
     const c = new MemoryCache();
     c.envs = [env('dev'), env('stable', { delivery: { method: 'argocd' as 'git' } })];
     c.flowList = cache.flowList;
     c.apps = cache.apps;
-    const methods = new Map([['argocd', { name: 'argocd', deliver: async () => undefined }]]);
+    const methods = registryOf('delivery method', [{ name: 'argocd', deliver: async () => undefined }], (m) => m.name);
     expect(validatePlan(plan({}), c, methods).ok).toBe(true);
   });
 });

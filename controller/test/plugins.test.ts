@@ -1,19 +1,26 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { VerificationCheck } from '@kpromo/api';
 import type { Config } from '@kpromo/controller';
-import { app, dg, env } from '@kpromo/test-harness/objects';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { app, dg, env, flow } from '@kpromo/test-harness/objects';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CONFIGMAP_ANNOTATION, configMapDelivery, FROM_CONFIGMAP_LABEL } from '../examples/plugin/configMapDelivery.js';
 import { examplePlugin } from '../examples/plugin/index.js';
 import { slackNotifications } from '../examples/plugin/slackNotifications.js';
+import { sloBudgetCheck } from '../examples/plugin/sloBudgetCheck.js';
 import { type WebService, webServiceKind } from '../examples/plugin/webServiceKind.js';
 import { type FoundEnvironment, proposeAdoption } from '../src/adopt/propose.js';
 import { DeliveryAccessTracker, deliveryNeeds } from '../src/delivery/deliveryAccess.js';
 import { builtinDeliveryMethods } from '../src/delivery/registry.js';
 import type { DoctorContext } from '../src/doctor/check.js';
 import { runDoctor } from '../src/doctor/checks.js';
+import type { CheckContext, CheckProvider } from '../src/extension/checkProvider.js';
 import type { DeliveryMethod } from '../src/extension/deliveryMethod.js';
 import type { ReleaseEvent } from '../src/extension/notificationProvider.js';
-import { type ControllerPlugin, PluginError } from '../src/extension/plugin.js';
+import { type CheckProviders, type ControllerPlugin, PluginError } from '../src/extension/plugin.js';
+import { UnknownExtensionError } from '../src/extension/registry.js';
 import type { KubeRest } from '../src/kube/rest.js';
+import { Egress } from '../src/net/guardedFetch.js';
 import { NotificationProviders } from '../src/notify/registry.js';
 import { reconcilePlan } from '../src/reconcile/plan/index.js';
 import { loadPlugins } from '../src/reconcile/plugins.js';
@@ -24,6 +31,8 @@ import { FakeKube } from './support/fakeKube.js';
 import { planWorld } from './support/planWorld.js';
 
 const SLACK = 'https://hooks.slack.invalid/T000/B000/XXXX';
+const SLO_SERVICE = 'https://slo.example.invalid/api';
+const OPTIONS = { slackWebhookUrl: SLACK, sloService: { baseUrl: SLO_SERVICE } };
 const TAG = 'v2-20261202T100000Z';
 const WEBSERVICES = '/apis/serving.example.com/v1/namespaces/app-stable/webservices';
 
@@ -51,7 +60,7 @@ afterEach(() => {
 
 describe('loadPlugins', () => {
   it('adds the example plugin to the built-ins', () => {
-    const ext = loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]);
+    const ext = loadPlugins([examplePlugin(OPTIONS)]);
     expect([...ext.deliveryMethods.keys()]).toEqual(['patch', 'helmRelease', 'git', 'imagePolicy', 'configMap']);
     expect([...ext.workloadKinds.keys()]).toEqual([
       'Deployment',
@@ -62,7 +71,22 @@ describe('loadPlugins', () => {
       'Job',
       'WebService',
     ]);
-    expect(ext.notificationProviders.map((p) => p.name)).toEqual(['slack']);
+    expect([...ext.notificationProviders.keys()]).toEqual(['slack']);
+    expect([...ext.checkProviders.keys()]).toEqual(['prometheus', 'http', 'analysis', 'sloBudget']);
+  });
+
+  it('looks every family up the same way, naming an unknown name and the registered ones', () => {
+    const ext = loadPlugins([examplePlugin(OPTIONS)]);
+    expect(ext.checkProviders.require('sloBudget').kind).toBe('sloBudget');
+    expect(() => ext.checkProviders.require('datadog')).toThrow(
+      new UnknownExtensionError(
+        '"datadog" is not a registered check provider (registered: prometheus, http, analysis, sloBudget)',
+      ),
+    );
+    expect(ext.deliveryMethods.unknown('argocd')).toBe(
+      '"argocd" is not a registered delivery method (registered: patch, helmRelease, git, imagePolicy, configMap)',
+    );
+    expect(ext.workloadKinds.unknown('WebService')).toBeUndefined();
   });
 
   const method = (name: string): DeliveryMethod => ({ name, deliver: async () => undefined });
@@ -101,6 +125,21 @@ describe('loadPlugins', () => {
       'plugin "a": notification provider "webhook" is already registered by the controller (built-in)',
     ],
     [
+      'a check provider of a built-in kind again',
+      [{ name: 'a', checkProviders: [{ ...sloBudgetCheck({ baseUrl: SLO_SERVICE }), kind: 'http' }] }],
+      'plugin "a": check provider "http" is already registered by the controller (built-in)',
+    ],
+    [
+      'a check provider of kind name (every check has that field)',
+      [{ name: 'a', checkProviders: [{ ...sloBudgetCheck({ baseUrl: SLO_SERVICE }), kind: 'name' }] }],
+      'plugin "a": check provider "name" is the name field of every check; choose another kind',
+    ],
+    [
+      'a check provider without measure()',
+      [{ name: 'a', checkProviders: [{ kind: 'k' } as CheckProvider] }],
+      'plugin "a": check provider "k" has no measure() function',
+    ],
+    [
       'a delivery method without deliver()',
       [{ name: 'a', deliveryMethods: [{ name: 'm' } as DeliveryMethod] }],
       'plugin "a": delivery method "m" has no deliver() function',
@@ -115,7 +154,7 @@ describe('loadPlugins', () => {
   });
 
   it('startController refuses such plugins before it starts anything', async () => {
-    const plugins = [examplePlugin({ slackWebhookUrl: SLACK }), examplePlugin({ slackWebhookUrl: SLACK })];
+    const plugins = [examplePlugin(OPTIONS), examplePlugin(OPTIONS)];
     await expect(startController({} as Config, { plugins })).rejects.toThrow(
       'two controller plugins are named "example.com"',
     );
@@ -126,7 +165,7 @@ describe('example delivery method: configMap', () => {
   it('is called by the step runner for an Environment whose spec.delivery.method names it', async () => {
     const w = planWorld({ envs: [env('dev'), stableVia('configMap'), env('prod')] });
     w.deploy('stable', 'cart', `reg-stable.local:5000/shop/cart:v1@${dg('b')}`);
-    w.deps.deliveryMethods = loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]).deliveryMethods;
+    w.deps.deliveryMethods = loadPlugins([examplePlugin(OPTIONS)]).deliveryMethods;
     const deliver = vi.spyOn(configMapDelivery, 'deliver');
     w.addPlan('cm');
     // The deploy job that reads the ConfigMap rolls the Deployment out.
@@ -173,7 +212,7 @@ describe('example delivery method: configMap', () => {
 });
 
 describe('example delivery method: configMap, through the seam hooks (no controller code names it)', () => {
-  const ext = () => loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]);
+  const ext = () => loadPlugins([examplePlugin(OPTIONS)]);
   const CONFIGMAPS = '/api/v1/namespaces/app-stable/configmaps';
 
   it('accessNeeds: the DeliveryPermitted check asks for create and patch on ConfigMaps, and names what is missing', async () => {
@@ -352,7 +391,7 @@ describe('example workload kind: WebService', () => {
         conditions: ready('True'),
       }),
     );
-    const ext = loadPlugins([examplePlugin({ slackWebhookUrl: SLACK })]);
+    const ext = loadPlugins([examplePlugin(OPTIONS)]);
     w.deps.deliveryMethods = ext.deliveryMethods;
     w.deps.workloadKinds = ext.workloadKinds;
     w.addPlan('ws');
@@ -461,7 +500,7 @@ describe('example notification provider: slack', () => {
         ],
       },
     ]);
-    const providers = new NotificationProviders(ext.notificationProviders);
+    const providers = new NotificationProviders([...ext.notificationProviders.values()]);
     w.deps.notify = (e) => providers.emit(e);
     w.addPlan('n1');
     await drive(w, 'n1');
@@ -471,5 +510,136 @@ describe('example notification provider: slack', () => {
       `cart ${TAG} promoted to stable (plan ns/n1)`,
       'PlanComplete: dev -> stable: 1 succeeded, 0 failed (plan ns/n1)',
     ]);
+  });
+});
+
+describe('example check provider: sloBudget, measured by the real plan reconciler', () => {
+  const CHECK = { name: 'budget', sloBudget: { slo: '{application}-availability', minRemaining: 0.2 } };
+  const URL = `${SLO_SERVICE}/slos/cart-availability`;
+
+  /** stable verifies cart with the check: a 1m window, one measurement per 30 s, two needed. */
+  async function verify(checkProviders: CheckProviders) {
+    const f = flow(['dev', 'stable', 'prod'], { tagPattern: '^v\\d+' });
+    f.spec.stages[1].verification = {
+      // The VerificationCheck type lists the built-in kinds, as the CRD does (PLUGINS.md).
+      checks: [CHECK as unknown as VerificationCheck],
+      window: '1m',
+      interval: '30s',
+      minSamples: 2,
+    };
+    const w = planWorld({ flow: f });
+    w.deploy('stable', 'cart', `reg-stable.local:5000/shop/cart:v1@${dg('b')}`);
+    w.deps.checkProviders = checkProviders;
+    w.addPlan('p');
+    for (let i = 0; i < 10; i++) {
+      await reconcilePlan(w.deps, 'ns', 'p');
+      w.syncPlan('p');
+      if (['Complete', 'Incomplete', 'Failed'].includes(w.plan('p').status?.phase ?? '')) break;
+      w.tick(30_000);
+    }
+    return w.plan('p').status?.apps?.find((a) => a.application === 'cart');
+  }
+  const withBudget = (budget: number, urls: string[] = []) =>
+    loadPlugins([
+      {
+        ...examplePlugin(OPTIONS),
+        checkProviders: [
+          sloBudgetCheck({
+            baseUrl: SLO_SERVICE,
+            get: async (url) => {
+              urls.push(url);
+              return { budgetRemaining: budget };
+            },
+          }),
+        ],
+      },
+    ]).checkProviders;
+
+  it('passes the app when enough budget is left, with its measurements as the evidence', async () => {
+    const urls: string[] = [];
+    const cart = await verify(withBudget(0.5, urls));
+    expect(cart).toMatchObject({ phase: 'Succeeded', reason: 'Verified' });
+    const sample = (at: string) => ({ at: `2026-12-02T10:${at}.000Z`, value: 0.5, ok: true });
+    expect(cart?.verification?.checks).toEqual([
+      {
+        name: 'budget',
+        kind: 'sloBudget',
+        query: URL,
+        verdict: 'Passed',
+        samples: [sample('00:30'), sample('01:00')],
+        measured: 2,
+        failures: 0,
+      },
+    ]);
+    expect(new Set(urls)).toEqual(new Set([URL]));
+  });
+
+  it('fails the app when the budget runs low, saying why', async () => {
+    const cart = await verify(withBudget(0.1));
+    expect(cart).toMatchObject({ phase: 'Failed', reason: 'VerificationFailed' });
+    expect(cart?.message).toContain('0.1 of the error budget of SLO cart-availability left, below 0.2');
+  });
+
+  it('without the plugin, the check has no data and is Inconclusive, naming the registered providers', async () => {
+    const cart = await verify(loadPlugins().checkProviders);
+    expect(cart).toMatchObject({ phase: 'Failed', reason: 'VerificationInconclusive' });
+    expect(cart?.verification?.checks[0]?.message).toBe(
+      '0 measurement(s) with data by the end of the window, 2 needed; last: no provider measures this kind of check: "sloBudget" is not a registered check provider (registered: prometheus, http, analysis)',
+    );
+  });
+});
+
+describe('example check provider: sloBudget, on its own', () => {
+  // A real SLO service on loopback, read through the real egress guard (which must allow it).
+  let server: Server;
+  let base = '';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === '/api/slos/web-availability') return void res.writeHead(200).end('{"budgetRemaining":0.73}');
+      if (req.url === '/api/slos/web-new') return void res.writeHead(200).end('{}');
+      res.writeHead(503).end('down');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const ctx = (egress: Egress): CheckContext => ({
+    env: env('prod'),
+    app: app('web'),
+    vars: { application: 'web', namespace: 'shop', environment: 'prod', version: 'v2', digest: dg('a') },
+    client: () => Promise.reject(new Error('not used')),
+    egress,
+  });
+  const check = (slo: unknown) => ({ name: 'budget', sloBudget: slo }) as unknown as VerificationCheck;
+  const loopback = new Egress({ allowedCidrs: ['127.0.0.1/32'] });
+
+  it('reads the budget through the egress guard, and reports a missing one as no data', async () => {
+    const provider = sloBudgetCheck({ baseUrl: `${base}/` });
+    const settings = { slo: '{application}-availability', minRemaining: 0.8 };
+    expect(await provider.measure(check(settings), ctx(loopback))).toEqual({
+      query: `${base}/slos/web-availability`,
+      value: 0.73,
+      ok: false,
+      message: '0.73 of the error budget of SLO web-availability left, below 0.8',
+    });
+    expect(await provider.measure(check({ ...settings, slo: 'web-new' }), ctx(loopback))).toEqual({
+      query: `${base}/slos/web-new`,
+      message: 'SLO web-new reports no error budget yet',
+    });
+    // A failing service throws: the controller counts the round as no data, never as a pass.
+    await expect(provider.measure(check({ ...settings, slo: 'gone' }), ctx(loopback))).rejects.toThrow(
+      `the SLO service answered 503 for ${base}/slos/gone`,
+    );
+    // The guard's default refuses loopback: the provider cannot be pointed at internal addresses.
+    await expect(provider.measure(check(settings), ctx(new Egress({})))).rejects.toThrow(/127\.0\.0\.1/);
+  });
+
+  it('fails a check with broken settings at once, naming what to fix', async () => {
+    expect(await sloBudgetCheck({ baseUrl: base }).measure(check({ slo: 'x' }), ctx(loopback))).toEqual({
+      ok: false,
+      final: true,
+      message: 'check budget: sloBudget needs slo and minRemaining',
+    });
   });
 });

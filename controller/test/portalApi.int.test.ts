@@ -5,44 +5,29 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { CONTROLLER_API, type DiffWithImages } from '@kpromo/contract';
 import { responseChecker } from '@kpromo/contract/testing';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
   applyDeployment,
   callApi,
-  controllerConfig,
-  deleteNs,
-  ensureNs,
   pushTestImage,
-  restFor,
-  seedTwoStageRelease,
-  type TestUser,
+  twoStageWorld,
   waitReady,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `portal-${RUN}`;
-const APPS_NS = `portal-apps-${RUN}`;
 const APPS = ['alpha', 'beta'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
-const admin: TestUser = {
-  token: `admin-${RUN}-0123456789abcdef`,
-  username: `admin-${RUN}`,
-  groups: ['system:masters'],
-};
-const other: TestUser = {
-  token: `other-${RUN}-0123456789abcdef`,
-  username: `other-${RUN}`,
-  groups: ['system:masters'],
-};
+const world = twoStageWorld('portal', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: APPS,
+});
+const { ns: NS, appsNs: APPS_NS, repo, run: RUN, dev, stable, source, target } = world;
+const admin = world.user('admin', ['system:masters']);
+const other = world.user('other', ['system:masters']);
 /** Authenticated, but no RBAC in the namespace. */
-const nobody: TestUser = { token: `nobody-${RUN}-0123456789abcdef`, username: `nobody-${RUN}`, groups: [] };
+const nobody = world.user('nobody');
 const check = responseChecker(CONTROLLER_API);
 const SOURCE_URL = 'https://github.com/example/alpha';
 const NEW_REV = '1'.repeat(40);
@@ -61,23 +46,7 @@ async function call(route: string, path: string, token = admin.token): Promise<{
 }
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  const repo = `portal${RUN}`;
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `portal-${RUN}`,
-    applications: {},
-  });
+  await world.seed();
   // alpha's images say where they were built from; beta's say nothing
   const labelled = (revision: string) => ({
     'org.opencontainers.image.source': SOURCE_URL,
@@ -111,18 +80,10 @@ beforeAll(async () => {
       selector: { applications: ['alpha', 'beta'] },
     },
   });
-  ctl = await startController(
-    controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }, [admin, other, nobody]),
-    { log: createLogger({ level: 'warn' }) },
-  );
+  ctl = await world.start({}, [admin, other, nobody]);
   await waitFor(
-    'cache warm',
-    async () =>
-      ctl.controller.cache.applications(NS).length === APPS.length &&
-      ctl.controller.cache.environments(NS).every((e) => ctl.controller.cache.environmentSynced(e)) &&
-      ctl.controller.cache.getFlow(NS, 'main')
-        ? true
-        : undefined,
+    'every app cached',
+    async () => (ctl.controller.cache.applications(NS).length === APPS.length ? true : undefined),
     90_000,
   );
   // three plans created through the API by two people (spec.requestedBy is the creating user)
@@ -141,11 +102,7 @@ beforeAll(async () => {
   await waitFor('plans cached', async () => (ctl.controller.cache.plans(NS).length === 3 ? true : undefined), 30_000);
 }, 300_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('GET /flows', () => {
   it("lists the flow's stages with their approval settings and the selector, only for callers who may list flows", async () => {

@@ -8,7 +8,6 @@
 // Each test checks what runs in stable, or what the proposal says, afterwards.
 import type { PromotionPlan } from '@kpromo/api';
 import {
-  applyCrds,
   ensureFluxBinaries,
   gitRepository,
   installFluxApiCrds,
@@ -21,57 +20,40 @@ import {
 import {
   applyDeployment,
   callApi,
-  controllerConfig,
   deleteNs,
   deploymentImage,
   ensureNs,
   getPlan,
   grantRole,
   isTerminalPlan,
-  restFor,
-  runNamespaces,
-  seedTwoStageRelease,
+  promoteAndWait,
   TEST_ADMIN,
   type TestUser,
+  twoStageWorld,
   uidOf,
   waitPlan,
-  withShown,
 } from '@kpromo/test-harness/controller';
 import { call, httpClient, text } from '@kpromo/test-harness/mcpClient';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
 // Adoption reads real Kustomization, GitRepository and ImagePolicy objects: their CRDs come from Flux.
 await needComponents('flux', 'flux-crds');
 
-const names = runNamespaces('rag');
-const NS = names.ns;
-const APPS_NS = names.apps;
-/** Another team's namespace, in both clusters: nobody in this test may read it but the controller. */
-const OTHER = `rag-other-${names.run}`;
-const REPO = `rag${names.run}`;
 const APPS = ['alpha', 'beta', 'gamma'];
 const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('rag', { kubeconfig, registries: inject('registries'), apps: APPS });
+const { ns: NS, appsNs: APPS_NS, repo: REPO, dev, stable, source, target, base, as } = world;
+/** Another team's namespace, in both clusters: nobody in this test may read it but the controller. */
+const OTHER = `rag-other-${world.run}`;
 const GROUP = 'promotions.kpromo.dev';
-const base = `/apis/${GROUP}/v1alpha1/namespaces/${NS}`;
 
-const user = (name: string): TestUser => ({
-  token: `${name}-${names.run}-0123456789abcdef`,
-  username: `${name}-${names.run}`,
-  groups: [],
-});
 /** Creates, edits and deletes plans; approves nothing, rolls nothing back. */
-const mallory = user('mallory');
+const mallory = world.user('mallory');
 /** Release manager: approves and rolls back. */
-const rita = user('rita');
+const rita = world.user('rita');
 /** A tenant onboarding workloads: may create Applications in NS, nothing in OTHER. */
-const terry = user('terry');
-const as = (who: TestUser): KubeRest => dev.as({ username: who.username, groups: who.groups ?? [] });
+const terry = world.user('terry');
 
 let ctl: Running;
 let devDigest: Record<string, string> = {};
@@ -85,36 +67,20 @@ const rollbacksOf = async (plan: string) =>
 
 /** A plan created and approved through the API with the digests `who` was shown, run to its end. */
 async function promoted(name: string, app: string, who: TestUser): Promise<PromotionPlan> {
-  const body = await withShown(
+  const done = await promoteAndWait(
     ctl.port,
-    { namespace: NS, from: 'dev', to: 'stable', name, applications: [app], approve: true },
-    who.token,
+    dev,
+    { namespace: NS, from: 'dev', to: 'stable', name, applications: [app] },
+    { token: who.token },
   );
-  const r = await post('/api/v1/plans', body, who);
-  expect(r.status, await r.clone().text()).toBe(201);
-  const done = await waitPlan(dev, NS, name, isTerminalPlan);
   expect(done.status?.phase).toBe('Complete');
   expect(await deploymentImage(stable, APPS_NS, app)).toContain(devDigest[app]);
   return done;
 }
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  ({ devDigest, stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `rag-${names.run}`,
-    applications: {},
-  }));
+  await world.seed();
+  ({ devDigest, stableOld } = world);
   const read = {
     apiGroups: [GROUP],
     resources: ['applications', 'environments', 'promotionflows', 'promotionplans'],
@@ -141,24 +107,12 @@ beforeAll(async () => {
     [read, { apiGroups: [GROUP], resources: ['applications'], verbs: ['create'] }],
     [terry],
   );
-  const flags = { leaderElection: { enabled: false }, mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } };
-  ctl = await startController(controllerConfig(kubeconfig, NS, flags, [mallory, rita, terry]), {
-    log: createLogger({ level: 'warn' }),
-  });
-  await waitFor(
-    'cache warm',
-    async () => {
-      const envs = ctl.controller.cache.environments(NS);
-      return envs.length === 2 && envs.every((e) => ctl.controller.cache.environmentSynced(e));
-    },
-    60_000,
-  );
+  ctl = await world.start({ mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } }, [mallory, rita, terry]);
 }, 300_000);
 
 afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) for (const ns of [APPS_NS, OTHER]) await deleteNs(c, ns);
+  await world.stop();
+  for (const c of [dev, stable]) await deleteNs(c, OTHER);
 });
 
 describe("a person's rollback through the API", () => {

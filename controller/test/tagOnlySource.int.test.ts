@@ -6,52 +6,34 @@
 // running tag with that older digest; an approver approves it. Every test checks what reached
 // stable: its workload and the tags of its registry.
 import type { PromotionPlan } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
+import { waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
   applyDeployment,
   callApi,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
-  ensureNs,
   getPlan,
   grantRole,
   isTerminalPlan,
   planUserRules,
   pushTestImage,
   registryTags,
-  restFor,
-  seedTwoStageRelease,
   type TestUser,
+  twoStageWorld,
   waitPlan,
   waitReady,
   withShown,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `tos-${RUN}`;
-const APPS_NS = `tos-apps-${RUN}`;
-const REPO = `tos${RUN}`;
 /** older: the attack; shown: the API doors; waiter: a source registry that cannot be read. */
 const APPS = ['older', 'shown', 'waiter'];
 const TAG = 'v2.0.0';
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('tos', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });
+const { ns: NS, appsNs: APPS_NS, repo: REPO, run: RUN, dev, stable, source, target, base, as, flowOf } = world;
 const GROUP = 'promotions.kpromo.dev';
-const base = `/apis/${GROUP}/v1alpha1/namespaces/${NS}`;
-
-const user = (name: string): TestUser => ({
-  token: `${name}-${RUN}-0123456789abcdef`,
-  username: `${name}-${RUN}`,
-  groups: ['shop'],
-});
+const user = (name: string) => world.user(name, ['shop']);
 /** Creates plans (kubectl and API); may not approve. */
 const creator = user('cora');
 /** Approves into stable. */
@@ -63,7 +45,6 @@ let firstBuild: Record<string, string> = {};
 const rebuilt: Record<string, string> = {};
 let stableOld: Record<string, string> = {};
 
-const as = (who: TestUser): KubeRest => dev.as({ username: who.username, groups: who.groups ?? [] });
 const post = (path: string, who: TestUser, body: unknown = {}) =>
   callApi(ctl.port, path, { method: 'POST', body, token: who.token });
 const errorOf = async (r: Response) => ((await r.json()) as { error: string }).error;
@@ -89,33 +70,9 @@ async function untouched(app: string) {
   expect(await registryTags(target, `stable/${REPO}/${app}`)).toEqual(['v1.0.0']);
 }
 
-const flowOf = (name: string, from: string, apps: string[]) => ({
-  kind: 'PromotionFlow',
-  metadata: { name, namespace: NS },
-  spec: {
-    stages: [{ environment: from }, { environment: 'stable' }],
-    selector: { applications: apps },
-    rolloutTimeoutSeconds: 120,
-  },
-});
-
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  ({ devDigest: firstBuild, stableOld } = await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: REPO,
-    apps: APPS,
-    newTag: TAG,
-    oldTag: 'v1.0.0',
-    seed: `tos-${RUN}`,
-    applications: {},
-  }));
+  await world.seed();
+  ({ devDigest: firstBuild, stableOld } = world);
   // v2.0.0 built again and pushed over the tag; dev then runs the tag alone.
   for (const app of APPS) {
     rebuilt[app] = (
@@ -126,7 +83,7 @@ beforeAll(async () => {
   }
   for (const app of APPS) await waitReady(dev, APPS_NS, app);
   // waiter comes from an Environment on the same workloads whose registry cannot be reached.
-  await applyCr(dev, flowOf('main', 'dev', ['older', 'shown']));
+  await applyCr(dev, flowOf('main', ['older', 'shown']));
   await applyCr(dev, {
     kind: 'Environment',
     metadata: { name: 'mirror', namespace: NS },
@@ -137,13 +94,10 @@ beforeAll(async () => {
       delivery: { method: 'patch' },
     },
   });
-  await applyCr(dev, flowOf('mirrored', 'mirror', ['waiter']));
+  await applyCr(dev, flowOf('mirrored', ['waiter'], {}, 'mirror'));
   await grantRole(dev, NS, 'creators', planUserRules(), [creator]);
   await grantRole(dev, NS, 'approvers', planUserRules({ approveInto: ['stable'] }), [approver]);
-  const flags = { leaderElection: { enabled: false } };
-  ctl = await startController(controllerConfig(kubeconfig, NS, flags, [creator, approver]), {
-    log: createLogger({ level: 'warn' }),
-  });
+  ctl = await world.start({}, [creator, approver]);
   await waitFor(
     'cache warm',
     async () => {
@@ -164,11 +118,7 @@ beforeAll(async () => {
   );
 }, 240_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('a candidate of a tag-only source is the digest its tag names', () => {
   it('a creator names the tag dev runs with an older digest of the same repository (kubectl) and an approver approves it: refused when the plan starts (CandidateDigestMismatch), nothing reaches stable', async () => {

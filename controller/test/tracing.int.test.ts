@@ -3,73 +3,32 @@
 // runs a dev -> stable plan on the local clusters with real registries; the spans the collector
 // received are read back from its file exporter. Checks the tree plan -> app -> copy/write/rollout
 // (and the registry copy under copy), their attributes, and the release events recorded on them.
-import {
-  applyCrds,
-  type CollectedSpan,
-  type Collector,
-  kubeConfigFor,
-  needComponents,
-  startCollector,
-  waitFor,
-} from '@kpromo/test-harness';
-import {
-  callApi,
-  controllerConfig,
-  deleteNs,
-  ensureNs,
-  isTerminalPlan,
-  restFor,
-  seedTwoStageRelease,
-  waitPlan,
-  withShown,
-} from '@kpromo/test-harness/controller';
+import { type CollectedSpan, type Collector, needComponents, startCollector, waitFor } from '@kpromo/test-harness';
+import { callApi, isTerminalPlan, twoStageWorld, waitPlan, withShown } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
 // Built before this file's hooks run (in the background on a fresh machine): test/cluster/need.ts.
 await needComponents('otel');
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `trace-${RUN}`;
-const APPS_NS = `trace-apps-${RUN}`;
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('trace', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: ['api', 'web'],
+});
+const { ns: NS, dev } = world;
 let collector: Collector;
 let ctl: Running | undefined;
 
 beforeAll(async () => {
   collector = await startCollector();
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: `trace${RUN}`,
-    apps: ['api', 'web'],
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `trace-${RUN}`,
-    applications: {},
-  });
-  const cfg = controllerConfig(kubeconfig, NS, {
-    leaderElection: { enabled: false },
-    tracing: { otlpEndpoint: collector.endpoint },
-  });
-  ctl = await startController(cfg, { log: createLogger({ level: 'warn' }) });
+  await world.seed();
+  ctl = await world.start({ tracing: { otlpEndpoint: collector.endpoint } });
 }, 300_000);
 
 afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
+  await world.stop();
   await collector?.stop();
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
 });
 
 describe('OpenTelemetry traces through a real collector', () => {

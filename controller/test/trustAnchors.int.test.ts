@@ -8,59 +8,40 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROMOTION_PREDICATE_TYPE } from '@kpromo/api';
-import {
-  applyCrds,
-  cosign,
-  cosignKeyPair,
-  cosignSign,
-  kubeConfigFor,
-  needComponents,
-  waitFor,
-} from '@kpromo/test-harness';
+import { cosign, cosignKeyPair, cosignSign, needComponents, waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
   appOf,
   approveAsAdmin,
-  controllerConfig,
-  deleteNs,
   deploymentImage,
-  ensureNs,
   grantRole,
   isTerminalPlan,
   rejection,
-  restFor,
-  seedTwoStageRelease,
-  type TestUser,
   testClusterAccess,
+  twoStageWorld,
   waitPlan,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { KubeRest } from '../src/kube/rest.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type Running, startController } from '../src/runtime.js';
+import type { Running } from '../src/runtime.js';
 
 await needComponents('cosign');
 
-const RUN = Math.random().toString(36).slice(2, 7);
-/** Tenant A's control namespace, the one the platform's keys are configured for. */
-const NS = `ta-${RUN}`;
-/** Tenant B's control namespace: no key is configured for it. */
-const NS_B = `ta-b-${RUN}`;
+/** Tenant A: its control namespace NS is the one the platform's keys are configured for. */
+const world = twoStageWorld('ta', {
+  kubeconfig: inject('kubeconfig'),
+  registries: inject('registries'),
+  apps: ['forged', 'genuine'],
+});
+const { ns: NS, appsNs: APPS_NS, repo: REPO, dev, stable, source, target, as } = world;
+/** Tenant B: no key is configured for its control namespace NS_B. */
+const tenantB = world.release('b', { apps: ['borrowed'] });
+const { ns: NS_B, appsNs: APPS_NS_B, repo: REPO_B } = tenantB;
 /** The controller's own namespace, where the platform keeps the key Secrets. */
-const PLATFORM_NS = `ta-platform-${RUN}`;
-const APPS_NS = `ta-apps-${RUN}`;
-const APPS_NS_B = `ta-apps-b-${RUN}`;
-const REPO = `ta${RUN}`;
-const REPO_B = `tab${RUN}`;
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const PLATFORM_NS = world.namespace('platform');
 const insecure = ['--allow-insecure-registry', '--allow-http-registry'];
 
 /** A tenant of NS: reads and writes every Secret of their namespace, nothing elsewhere. */
-const tenant: TestUser = { token: `tenant-${RUN}-0123456789abcdef`, username: `tenant-${RUN}`, groups: [] };
-const as = (who: TestUser): KubeRest => dev.as({ username: who.username, groups: who.groups ?? [] });
+const tenant = world.user('tenant');
 
 let ctl: Running;
 let build: Awaited<ReturnType<typeof cosignKeyPair>>;
@@ -122,26 +103,10 @@ async function untouched(repo: string, appsNs: string, app: string, old: string)
 }
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  for (const ns of [NS, NS_B, PLATFORM_NS]) await ensureNs(dev, ns);
   [build, attacker] = await Promise.all([cosignKeyPair(), cosignKeyPair('attacker-password')]);
-  const seed = (ns: string, appsNs: string, repo: string, apps: string[]) =>
-    seedTwoStageRelease({
-      dev,
-      stable,
-      ns,
-      appsNs,
-      source,
-      target,
-      repo,
-      apps,
-      newTag: 'v2.0.0',
-      oldTag: 'v1.0.0',
-      seed: `${ns}`,
-      applications: {},
-    });
-  ({ devDigest: digestA, stableOld: oldA } = await seed(NS, APPS_NS, REPO, ['forged', 'genuine']));
-  ({ devDigest: digestB, stableOld: oldB } = await seed(NS_B, APPS_NS_B, REPO_B, ['borrowed']));
+  await world.seed();
+  ({ devDigest: digestA, stableOld: oldA } = world);
+  ({ devDigest: digestB, stableOld: oldB } = tenantB);
   // The release pipeline signs with the platform's build key; the tenant signs `forged` with their own.
   await cosignSign(build, `${source}/${REPO}/genuine@${digestA.genuine}`);
   await cosignSign(attacker, `${source}/${REPO}/forged@${digestA.forged}`);
@@ -175,19 +140,15 @@ beforeAll(async () => {
     ],
     [tenant],
   );
-  ctl = await startController(
-    controllerConfig(kubeconfig, NS, {
-      namespaces: [NS, NS_B],
-      clusterAccess: testClusterAccess(NS, NS_B),
-      leaderElection: { enabled: false },
-      supplyChain: {
-        namespace: PLATFORM_NS,
-        trustedKeys: [{ name: 'build', secret: 'kpromo-build-key', namespaces: [NS] }],
-        signingKeys: [{ name: 'promotion', secret: 'kpromo-promotion-key', namespaces: [NS] }],
-      },
-    }),
-    { log: createLogger({ level: 'warn' }) },
-  );
+  ctl = await world.start({
+    namespaces: [NS, NS_B],
+    clusterAccess: testClusterAccess(NS, NS_B),
+    supplyChain: {
+      namespace: PLATFORM_NS,
+      trustedKeys: [{ name: 'build', secret: 'kpromo-build-key', namespaces: [NS] }],
+      signingKeys: [{ name: 'promotion', secret: 'kpromo-promotion-key', namespaces: [NS] }],
+    },
+  });
   await waitFor(
     'cache warm',
     async () =>
@@ -201,11 +162,7 @@ beforeAll(async () => {
   );
 }, 400_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  for (const ns of [NS, NS_B, PLATFORM_NS]) await deleteNs(dev, ns);
-  for (const c of [dev, stable]) for (const ns of [APPS_NS, APPS_NS_B]) await deleteNs(c, ns);
-});
+afterAll(() => world.stop());
 
 describe('trust anchors where tenants cannot reach', () => {
   it('a tenant who writes Secrets in their namespace swaps the trusted key for their own and signs an image with it: the image is still refused, nothing copied', async () => {

@@ -24,12 +24,10 @@ import {
   crs,
   deleteNs,
   ensureNs,
+  promoteAndWait,
   pushTestImage,
   restFor,
   runNamespaces,
-  isTerminalPlan as terminal,
-  waitPlan,
-  withShown,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ROLLOUT, resourcePath } from '../src/kube/paths.js';
@@ -204,22 +202,13 @@ afterAll(async () => {
   for (const ns of [NS, SRC, TGT]) await deleteNs(dev, ns);
 });
 
-async function promote(name: string, app: string): Promise<PromotionPlan> {
-  const res = await callApi(ctl.port, '/api/v1/plans', {
-    method: 'POST',
-    body: await withShown(ctl.port, {
-      namespace: NS,
-      flow: 'canary',
-      from: 'src',
-      to: 'tgt',
-      applications: [app],
-      name,
-      approve: true,
-    }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return waitPlan(dev, NS, name, terminal, 240_000);
-}
+const promote = (name: string, app: string): Promise<PromotionPlan> =>
+  promoteAndWait(
+    ctl.port,
+    dev,
+    { namespace: NS, flow: 'canary', from: 'src', to: 'tgt', applications: [app], name },
+    { timeoutMs: 240_000 },
+  );
 
 describe("verification by Argo Rollouts' own analysis", () => {
   it("a canary whose AnalysisRun (Argo's controller querying Prometheus) succeeds is Verified", async () => {

@@ -42,6 +42,8 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         type: str('Type'),
         versions: { title: 'Versions per environment', type: 'object' },
         ready: str('Ready'),
+        drifted: str('Drifted (runs what kpromo did not deliver)'),
+        drift: { title: 'Drift per environment', type: 'array' },
       },
     },
     relations: { environments: { title: 'Environments', target: 'kpromoEnvironment', required: false, many: true } },
@@ -72,6 +74,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         uid: str('UID'),
         approved: { title: 'Approved', type: 'boolean' },
         approvers: { title: 'Approvers', type: 'array' },
+        approverPersons: { title: 'Approved by (persons counted)', type: 'array' },
         waitingFor: str('Waiting for'),
         frozenUntil: str('Frozen until'),
         eligibleAt: str('Eligible at'),
@@ -153,6 +156,10 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               versions:
                 '(.status.versions // []) | map({key: .environment, value: {tag, digest, health}}) | from_entries',
               ready,
+              // docs/drift.md: True while a workload runs another version than kpromo's last plan delivered.
+              drifted: condition('Drifted'),
+              drift:
+                '(.status.drift // []) | map({environment, cluster, expected: (.expected.tag // .expected.digest), expectedDigest: .expected.digest, found: (.found.tag // .found.digest), foundDigest: .found.digest, since, changedBy})',
             },
             relations: {
               environments: `[(.status.versions // [])[].environment as $e | ${sibling('$e')}] | unique`,
@@ -201,6 +208,8 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // The approval policy is met (the controller's gate), not merely that someone approved.
               approved: '.progress.approved',
               approvers: '[.progress.approvers[].user]',
+              // Whom the controller counted the approvals as: one person with two identities once.
+              approverPersons: '[.progress.approvers[] | select(.counted) | .person // .user] | unique',
               waitingFor: '.progress.waitingFor',
               // Only while the freeze holds the plan (not once an approver overrode it).
               frozenUntil: 'if .progress.frozen.overriddenBy then null else .progress.frozen.until end',

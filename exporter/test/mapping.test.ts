@@ -93,6 +93,37 @@ describe('mapping', () => {
     });
   });
 
+  it("maps an Application's drift and its Drifted condition (Unknown until the controller reported)", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/applications'))!;
+    const drift = {
+      environment: 'prod',
+      expected: { tag: 'v1', digest: 'sha256:1' },
+      found: { digest: 'sha256:9' },
+      since: '2026-01-01T00:00:00Z',
+      changedBy: 'kubectl-patch',
+    };
+    const drifted = app('checkout', {
+      status: { drift: [drift], conditions: [{ type: 'Drifted', status: 'True' }] },
+    });
+    const results = await mapObjects(compileResource(res)('dev'), [drifted, app('web')], 'test');
+    const [a, b] = results.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(a).toMatchObject({
+      drifted: 'True',
+      drift: [
+        {
+          environment: 'prod',
+          expected: 'v1',
+          expectedDigest: 'sha256:1',
+          found: 'sha256:9',
+          foundDigest: 'sha256:9',
+          changedBy: 'kubectl-patch',
+        },
+      ],
+    });
+    expect(b).toMatchObject({ drifted: 'Unknown', drift: [] });
+  });
+
   it("maps an Environment's Ready and DeliveryPermitted conditions (Unknown until the controller reported)", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/environments'))!;
@@ -161,6 +192,11 @@ describe('mapping', () => {
             required: 1,
             frozen: { window: 'friday', until: '2026-12-07T08:00:00Z' },
             eligibleAt: '2026-12-05T10:00:00Z',
+            // Two identities of one person, counted once by the controller.
+            approvers: [
+              { user: 'user:default/alice', person: 'alice@example.com', counted: true },
+              { user: 'port:bob@example.com', person: 'alice@example.com', counted: true },
+            ],
           },
         },
       },
@@ -184,12 +220,14 @@ describe('mapping', () => {
     expect(props[0]).toMatchObject({
       approved: false,
       approvers: ['user:default/alice'],
+      approverPersons: [],
       waitingFor: '1 more approval from groups group:default/ops',
     });
     expect(props[0]).not.toHaveProperty('frozenUntil');
     expect(props[1]).toMatchObject({
       approved: true,
       approvers: ['user:default/alice', 'port:bob@example.com'],
+      approverPersons: ['alice@example.com'],
       frozenUntil: '2026-12-07T08:00:00Z',
       eligibleAt: '2026-12-05T10:00:00Z',
     });
@@ -377,6 +415,8 @@ describe('mapping', () => {
         phase: 'Promoting',
         approved: true,
         approvers: ['alice'],
+        // Not judged by the controller yet (no status.gate.approvers): nobody counted.
+        approverPersons: [],
         action: 'promote',
         waves: [
           { name: 'canary', phase: 'Succeeded', clusters: ['prod-eu-1'], succeeded: 1, failed: 0 },

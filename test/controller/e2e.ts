@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AppProgress, PromotionPlan } from '@kpromo/api';
-import { type Config, loadConfig, type Running, startController } from '@kpromo/controller';
+import { type AppProgress, isTerminalPlan, type PromotionPlan } from '@kpromo/api';
+import { type Config, loadConfig, type Running, type StartOptions, startController } from '@kpromo/controller';
 import {
   DEPLOYMENT,
   HELMRELEASE,
@@ -222,6 +222,21 @@ export async function createAndApprove(
   });
   if (r.status !== 201) throw new Error(`POST /api/v1/plans: ${r.status} ${await r.text()}`);
   return ((await r.json()) as { plan: PromotionPlan }).plan;
+}
+
+/**
+ * A plan created and approved through the API ({@link createAndApprove}), as TEST_ADMIN unless
+ * `token` is given, read back once it is final (`timeoutMs`, default 120 s): the tests' "promote and
+ * wait". `rest` reads the plan in the body's namespace.
+ */
+export async function promoteAndWait(
+  port: number | undefined,
+  rest: KubeRest,
+  body: { namespace: string; flow?: string; from: string; to: string; applications?: string[]; name?: string },
+  o: { token?: string; timeoutMs?: number } = {},
+): Promise<PromotionPlan> {
+  const created = await createAndApprove(port, body, o.token);
+  return waitPlan(rest, body.namespace, created.metadata.name, isTerminalPlan, o.timeoutMs);
 }
 
 /** The image of a Deployment's first container. */
@@ -635,7 +650,8 @@ export async function seedTwoStageRelease(o: {
   oldTag: string;
   seed: string;
   applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
-  flow?: Record<string, unknown>;
+  /** What the flow "main" adds to its spec; `false`: no flow "main" (the test writes its own flows). */
+  flow?: Record<string, unknown> | false;
 }): Promise<{ devDigest: Record<string, string>; stableOld: Record<string, string> }> {
   const devDigest: Record<string, string> = {};
   const stableOld: Record<string, string> = {};
@@ -668,16 +684,17 @@ export async function seedTwoStageRelease(o: {
   });
   await applyCr(o.dev, env('dev', { host: o.source, insecure: true }));
   await applyCr(o.dev, env('stable', { host: o.target, prefix: 'stable', insecure: true }));
-  await applyCr(o.dev, {
-    kind: 'PromotionFlow',
-    metadata: { name: 'main', namespace: o.ns },
-    spec: {
-      stages: [{ environment: 'dev' }, { environment: 'stable' }],
-      selector: { applications: ['*'] },
-      rolloutTimeoutSeconds: 120,
-      ...o.flow,
-    },
-  });
+  if (o.flow !== false)
+    await applyCr(o.dev, {
+      kind: 'PromotionFlow',
+      metadata: { name: 'main', namespace: o.ns },
+      spec: {
+        stages: [{ environment: 'dev' }, { environment: 'stable' }],
+        selector: { applications: ['*'] },
+        rolloutTimeoutSeconds: 120,
+        ...o.flow,
+      },
+    });
   if (o.applications)
     for (const app of o.apps)
       await applyCr(o.dev, {
@@ -711,18 +728,43 @@ export interface TwoStageWorldOptions {
   kubeconfig: string;
   registries: TestRegistries;
   apps: readonly string[];
-  /** The Applications of the apps ({@link seedTwoStageRelease}'s `applications`; default owner team-a). */
-  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
-  /** What the flow "main" adds to its spec ({@link seedTwoStageRelease}'s `flow`). */
-  flow?: Record<string, unknown>;
+  /**
+   * The Applications of the apps ({@link seedTwoStageRelease}'s `applications`; default owner
+   * team-a); `false`: none (the test writes its own).
+   */
+  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> } | false;
+  /** The tags of the release: `new` runs in dev, `old` in stable (default v2.0.0 and v1.0.0). */
+  tags?: { new: string; old: string };
+  /**
+   * What the flow "main" adds to its spec ({@link seedTwoStageRelease}'s `flow`); `false`: no flow
+   * "main", for a file whose apps each have a flow of their own (two flows may not govern one app).
+   */
+  flow?: Record<string, unknown> | false;
+}
+
+/** What a release of a {@link TwoStageWorld} is seeded with (the world's own takes its options). */
+export type WorldReleaseOptions = Pick<TwoStageWorldOptions, 'apps' | 'applications' | 'flow' | 'tags'>;
+
+/** Another release of a {@link TwoStageWorld} ({@link TwoStageWorld.release}): its names, and its digests once seeded. */
+export interface WorldRelease {
+  /** Its control namespace, `<prefix>-<name>-<run>`. */
+  readonly ns: string;
+  /** The namespace of its workloads in dev and stable, `<prefix>-<name>-apps-<run>`. */
+  readonly appsNs: string;
+  /** Its image repository, `<prefix><name><run>`. */
+  readonly repo: string;
+  devDigest: Record<string, string>;
+  stableOld: Record<string, string>;
 }
 
 /**
  * One test file's world on the local clusters (dev is the control cluster), the one most API-level
  * tests run in: the run's names (namespaces, image repository, users), the release of
- * {@link seedTwoStageRelease} (`apps` at v2.0.0 in dev, v1.0.0 in stable, an Application each) and
- * an in-process controller. Nothing touches a cluster before {@link TwoStageWorld.seed}; `stop()`
- * (afterAll) removes what it made. {@link verificationWorld} and {@link insiderWorld} build on it.
+ * {@link seedTwoStageRelease} (`apps` at v2.0.0 in dev, v1.0.0 in stable unless `tags` say
+ * otherwise, an Application each), a second tenant's release if the file declares one
+ * ({@link TwoStageWorld.release}), and an in-process controller. Nothing touches a cluster before
+ * {@link TwoStageWorld.seed}; `stop()` (afterAll) removes what it made. {@link verificationWorld}
+ * and {@link insiderWorld} build on it.
  */
 export class TwoStageWorld {
   readonly run: string;
@@ -738,12 +780,16 @@ export class TwoStageWorld {
   readonly target: string;
   /** API path of the CR namespace: `${base}/promotionplans/<name>`. */
   readonly base: string;
-  /** Per app, the digest seeded in dev (v2.0.0) and the one seeded in stable (v1.0.0). */
+  /** The tags of the release: `new` runs in dev, `old` in stable. */
+  readonly tags: { new: string; old: string };
+  /** Per app, the digest seeded in dev (tag `tags.new`) and the one seeded in stable (`tags.old`). */
   devDigest: Record<string, string> = {};
   stableOld: Record<string, string> = {};
   ctl?: Running;
   /** Control namespaces besides `ns` ({@link TwoStageWorld.namespace}). */
   private readonly others: string[] = [];
+  /** Releases besides the world's own ({@link TwoStageWorld.release}). */
+  private readonly releases: Array<{ release: WorldRelease; options: WorldReleaseOptions }> = [];
 
   constructor(
     readonly prefix: string,
@@ -759,6 +805,7 @@ export class TwoStageWorld {
     this.source = options.registries.source;
     this.target = options.registries.target;
     this.base = `/apis/${GROUP}/v1alpha1/namespaces/${this.ns}`;
+    this.tags = options.tags ?? { new: 'v2.0.0', old: 'v1.0.0' };
   }
 
   /** A static-token user of this run (name and token carry the run, so runs do not collide). */
@@ -775,6 +822,38 @@ export class TwoStageWorld {
     return ns;
   }
 
+  /**
+   * Another release of this run, for a file with a second tenant: in control namespace
+   * {@link TwoStageWorld.namespace}(`name`), seeded by seed() after the world's own as
+   * {@link seedTwoStageRelease} seeds it (`options` as the world's, defaults alike), deleted by stop().
+   */
+  release(name: string, options: WorldReleaseOptions): WorldRelease {
+    const release: WorldRelease = {
+      ns: this.namespace(name),
+      appsNs: `${this.prefix}-${name}-apps-${this.run}`,
+      repo: `${this.prefix}${name}${this.run}`,
+      devDigest: {},
+      stableOld: {},
+    };
+    this.releases.push({ release, options });
+    return release;
+  }
+
+  /**
+   * A PromotionFlow `name` of `ns` (write it with {@link applyCr}) from `from` to stable over `apps`,
+   * `stableStage` adding to the stable stage; rollouts get 120 s. For a file whose apps go by flows
+   * of their own, each with its own gate.
+   */
+  readonly flowOf = (name: string, apps: string[], stableStage: Record<string, unknown> = {}, from = 'dev') => ({
+    kind: 'PromotionFlow',
+    metadata: { name, namespace: this.ns },
+    spec: {
+      stages: [{ environment: from }, { environment: 'stable', ...stableStage }],
+      selector: { applications: apps },
+      rolloutTimeoutSeconds: 120,
+    },
+  });
+
   /** The control cluster as `who` (impersonation, as `kubectl --as`). */
   readonly as = (who: TestUser): KubeRest => this.dev.as({ username: who.username, groups: who.groups ?? [] });
 
@@ -782,28 +861,46 @@ export class TwoStageWorld {
   async seed(): Promise<void> {
     await applyCrds(kubeConfigFor('dev', this.options.kubeconfig));
     for (const ns of [this.ns, ...this.others]) await ensureNs(this.dev, ns);
-    ({ devDigest: this.devDigest, stableOld: this.stableOld } = await seedTwoStageRelease({
+    ({ devDigest: this.devDigest, stableOld: this.stableOld } = await this.seedRelease(
+      { ns: this.ns, appsNs: this.appsNs, repo: this.repo },
+      this.options,
+    ));
+    for (const { release, options } of this.releases)
+      ({ devDigest: release.devDigest, stableOld: release.stableOld } = await this.seedRelease(release, options));
+  }
+
+  private seedRelease({ ns, appsNs, repo }: { ns: string; appsNs: string; repo: string }, o: WorldReleaseOptions) {
+    const tags = o.tags ?? { new: 'v2.0.0', old: 'v1.0.0' };
+    return seedTwoStageRelease({
       dev: this.dev,
       stable: this.stable,
-      ns: this.ns,
-      appsNs: this.appsNs,
+      ns,
+      appsNs,
       source: this.source,
       target: this.target,
-      repo: this.repo,
-      apps: this.options.apps,
-      newTag: 'v2.0.0',
-      oldTag: 'v1.0.0',
-      seed: `${this.prefix}-${this.run}`,
-      applications: this.options.applications ?? {},
-      flow: this.options.flow,
-    }));
+      repo,
+      apps: o.apps,
+      newTag: tags.new,
+      oldTag: tags.old,
+      // The images' content: unique to the release and the run.
+      seed: ns,
+      applications: o.applications === false ? undefined : (o.applications ?? {}),
+      flow: o.flow,
+    });
   }
 
   /**
-   * Starts the controller on `ns` (no leader election; `flags` over {@link controllerConfig}'s) for
-   * `users`, and waits until its cache holds both Environments, synced, and the flow `flow`.
+   * Starts the controller on `ns` (no leader election; `flags` over {@link controllerConfig}'s, so
+   * `kubeconfig` or `auth` there replace the world's) for `users`, with `opts` (a logger of the
+   * test's, `customize`), and waits until its cache holds both Environments, synced, and the flow
+   * `flow` (none with `null`; by default "main" unless the world has no flow "main").
    */
-  async start(flags: Record<string, unknown> = {}, users: TestUser[] = [], flow = 'main'): Promise<Running> {
+  async start(
+    flags: Record<string, unknown> = {},
+    users: TestUser[] = [],
+    flow: string | null = this.options.flow === false ? null : 'main',
+    opts: StartOptions = {},
+  ): Promise<Running> {
     // Logs at warn whatever the flags say (the controller's logger follows the config's logLevel).
     const ctl = await startController(
       controllerConfig(
@@ -812,6 +909,7 @@ export class TwoStageWorld {
         { leaderElection: { enabled: false }, ...flags, logLevel: 'warn' },
         users,
       ),
+      opts,
     );
     this.ctl = ctl;
     await waitFor(
@@ -821,7 +919,8 @@ export class TwoStageWorld {
         return (
           ['dev', 'stable'].every((name) =>
             envs.some((e) => e.metadata.name === name && ctl.controller.cache.environmentSynced(e)),
-          ) && ctl.controller.cache.getFlow(this.ns, flow) !== undefined
+          ) &&
+          (flow === null || ctl.controller.cache.getFlow(this.ns, flow) !== undefined)
         );
       },
       60_000,
@@ -831,7 +930,7 @@ export class TwoStageWorld {
 
   /**
    * Throws unless nothing of `app` reached stable: its workload still runs the digest seeded there,
-   * and stable's registry holds no tag but v1.0.0.
+   * and stable's registry holds no tag but the seeded one (`tags.old`).
    */
   readonly untouched = async (app: string): Promise<void> => {
     const image = await deploymentImage(this.stable, this.appsNs, app);
@@ -840,8 +939,8 @@ export class TwoStageWorld {
     const tags = await fetch(`http://${this.target}/v2/stable/${this.repo}/${app}/tags/list`).then(
       (r) => r.json() as Promise<{ tags?: string[] }>,
     );
-    if (JSON.stringify(tags.tags ?? []) !== '["v1.0.0"]')
-      throw new Error(`stable/${this.repo}/${app} has tags ${JSON.stringify(tags.tags)}, not just v1.0.0`);
+    if (JSON.stringify(tags.tags ?? []) !== JSON.stringify([this.tags.old]))
+      throw new Error(`stable/${this.repo}/${app} has tags ${JSON.stringify(tags.tags)}, not just ${this.tags.old}`);
   };
 
   /** Stops the controller, then what the world started for it, and deletes the namespaces (missing ones are fine). */
@@ -849,7 +948,8 @@ export class TwoStageWorld {
     await this.ctl?.stop().catch(() => undefined);
     await this.stopServices();
     for (const ns of [this.ns, ...this.others]) await deleteNs(this.dev, ns);
-    for (const c of [this.dev, this.stable]) await deleteNs(c, this.appsNs);
+    for (const c of [this.dev, this.stable])
+      for (const ns of [this.appsNs, ...this.releases.map((r) => r.release.appsNs)]) await deleteNs(c, ns);
   }
 
   /** What a world adds stops here (after the controller, before the namespaces go). */
@@ -1025,8 +1125,13 @@ export class InsiderWorld extends TwoStageWorld {
   }
 
   /** Starts the controller for every insider (see {@link TwoStageWorld.start}). */
-  override start(flags: Record<string, unknown> = {}, users: TestUser[] = [], flow = 'main'): Promise<Running> {
-    return super.start(flags, [...this.insiders.map((i) => i.user), ...users], flow);
+  override start(
+    flags: Record<string, unknown> = {},
+    users: TestUser[] = [],
+    flow?: string | null,
+    opts?: StartOptions,
+  ): Promise<Running> {
+    return super.start(flags, [...this.insiders.map((i) => i.user), ...users], flow, opts);
   }
 }
 

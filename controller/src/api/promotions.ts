@@ -35,6 +35,7 @@ import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
 import { personOf } from '../policy/persons.js';
+import { driftText, sourceDrift } from '../reconcile/driftDecisions.js';
 import { ROLLBACK_OF_UID_LABEL, rollbackNamePrefix } from '../reconcile/rollbackPlans.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
@@ -121,6 +122,7 @@ export async function listApplications(
         repository: a.spec.image.repository,
         labels: labelsOf(a),
         versions: envs.map((e) => ({ ...read(a, e) })),
+        ...(a.status?.drift?.length ? { drift: a.status.drift } : {}),
       };
     }),
     ...(next ? { continue: next } : {}),
@@ -220,7 +222,12 @@ function findFlow(ctx: ApiContext, ns: string, flowName: string | undefined, fro
  * Release candidates between two adjacent stages, from the cache. Digests missing from a workload
  * image are resolved from the source registry when a resolver is configured.
  */
-export type DiffAnswer = Omit<CandidateResult, 'skipped'> & SkippedSummary<SkippedApp> & { flow: string };
+export type DiffAnswer = Omit<CandidateResult, 'skipped'> &
+  SkippedSummary<SkippedApp> & {
+    flow: string;
+    /** Candidates whose source runs drift (contract DiffResult.sourceDrift). */
+    sourceDrift?: Array<{ application: string; environment: string; message: string }>;
+  };
 
 /**
  * Release candidates `from` -> `to` from the cache, and the skipped applications: the first
@@ -270,8 +277,23 @@ export async function diff(ctx: ApiContext, caller: Caller, q: DiffQuery): Promi
           }
         : s,
     );
+    // A candidate whose source runs drift is still listed (a person may mean it), but said so.
+    const byApp = new Map(apps.map((a) => [a.metadata.name, a]));
+    const sourceDrifted = r.candidates.flatMap((c) => {
+      const d = sourceDrift(byApp.get(c.application)?.status?.drift, q.from, c.from.digest);
+      return d
+        ? [
+            {
+              application: c.application,
+              environment: q.from,
+              message: `drift: ${driftText(d)}; promoting it makes a version that went around kpromo the release`,
+            },
+          ]
+        : [];
+    });
     return {
       ...r,
+      ...(sourceDrifted.length ? { sourceDrift: sourceDrifted } : {}),
       ...summariseSkipped(skipped, q.skippedLimit ?? DEFAULT_SKIPPED_SHOWN),
       flow: flow.metadata.name,
     };

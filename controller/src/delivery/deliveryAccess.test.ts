@@ -1,6 +1,7 @@
 import type { Application, Environment } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryMethod } from '../extension/deliveryMethod.js';
+import { registryOf } from '../extension/registry.js';
 import { deliveryCondition, environmentStatus } from '../reconcile/reconcileStatus.js';
 import { builtinWorkloadKinds } from '../rollout/registry.js';
 import { deliveryNeeds } from './deliveryAccess.js';
@@ -50,7 +51,7 @@ describe("the controller's delivery rights per Environment", () => {
         return [{ verb: 'get', group: 'example.com', resource: 'probes', namespace: e.spec.namespace }];
       },
     };
-    const withProbe = { ...registry, deliveryMethods: new Map([['probe', probe]]) };
+    const withProbe = { ...registry, deliveryMethods: registryOf('delivery method', [probe], (m) => m.name) };
     expect(deliveryNeeds(env('probe' as 'patch'), apps, withProbe)).toEqual([
       { verb: 'get', group: 'example.com', resource: 'probes', namespace: 'web' },
     ]);
@@ -64,7 +65,7 @@ describe("the controller's delivery rights per Environment", () => {
     ]);
     // A method that is not registered, or has no accessNeeds, needs nothing checked.
     expect(deliveryNeeds(env('probe' as 'patch'), apps, registry)).toEqual([]);
-    const silent = new Map([['probe', { ...probe, accessNeeds: undefined }]]);
+    const silent = registryOf('delivery method', [{ ...probe, accessNeeds: undefined }], (m) => m.name);
     expect(deliveryNeeds(env('probe' as 'patch'), apps, { ...registry, deliveryMethods: silent })).toEqual([]);
   });
 

@@ -6,10 +6,11 @@ import type { Workload } from '../kube/cacheView.js';
 import { resourcePath } from '../kube/paths.js';
 import { isConflict, isNotFound, type KubeRest } from '../kube/rest.js';
 import { at, containersOf, DEFAULT_POD_TEMPLATE } from '../rollout/builtinKind.js';
-import { builtinWorkloadKinds } from '../rollout/registry.js';
 
 export const PLAN_ANNOTATION = 'promotions.kpromo.dev/plan';
-const FIELD_MANAGER = 'kpromo-controller';
+/** The field manager of the controller's workload writes (drift: its own writes are never drift). */
+export const KPROMO_FIELD_MANAGER = 'kpromo-controller';
+const FIELD_MANAGER = KPROMO_FIELD_MANAGER;
 
 /** A workload kind (e.g. one a plugin judges) this method cannot patch: the Environment needs another method. */
 export class UnpatchableWorkloadError extends Error {
@@ -39,7 +40,7 @@ export async function patchWorkloadImage(
   app: Application,
   image: string,
   plan: string,
-  kinds: WorkloadKinds = builtinWorkloadKinds,
+  kinds: WorkloadKinds,
 ): Promise<string[]> {
   const patched: string[] = [];
   const refs = workloadsFor(app, env.metadata.name);

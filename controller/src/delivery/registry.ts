@@ -1,6 +1,7 @@
 import type { Environment } from '@kpromo/api';
 import type { DeliveryMethod } from '../extension/deliveryMethod.js';
 import type { DeliveryMethods } from '../extension/plugin.js';
+import { registryOf } from '../extension/registry.js';
 import { gitDelivery } from './methods/git.js';
 import { helmReleaseDelivery } from './methods/helmRelease.js';
 import { imagePolicyDelivery } from './methods/imagePolicy.js';
@@ -18,13 +19,16 @@ export const BUILTIN_DELIVERY_METHODS: readonly DeliveryMethod[] = [
   imagePolicyDelivery,
 ];
 
-export const builtinDeliveryMethods: DeliveryMethods = new Map(BUILTIN_DELIVERY_METHODS.map((m) => [m.name, m]));
+export const builtinDeliveryMethods: DeliveryMethods = registryOf(
+  'delivery method',
+  BUILTIN_DELIVERY_METHODS,
+  (m) => m.name,
+);
 
 /** Pure: why an Environment's delivery cannot be used (unknown method, missing configuration), or undefined. */
 export function deliveryProblem(methods: DeliveryMethods, env: Environment): string | undefined {
   const name = env.spec.delivery.method;
   const m = methods.get(name);
-  if (!m)
-    return `delivery.method "${name}" is not a registered delivery method (registered: ${[...methods.keys()].join(', ')})`;
+  if (!m) return `delivery.method ${methods.unknown(name)}`;
   return m.validate?.(env);
 }

@@ -1,3 +1,4 @@
+import { type Registry, registryOf } from '../extension/registry.js';
 import { admissionCheck } from './admission.js';
 import { type CheckResult, type DoctorCheck, type DoctorContext, why } from './check.js';
 import { clockCheck } from './clock.js';
@@ -9,19 +10,23 @@ import { leaderCheck } from './leader.js';
 import { mcpCheck } from './mcp.js';
 import { rbacWildcardCheck } from './rbacWildcards.js';
 
-/** The checks, in the order they are printed; adding one means adding it here. */
-export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
-  crdsCheck,
-  admissionCheck,
-  rbacWildcardCheck,
-  environmentsCheck,
-  controllerViewCheck,
-  registriesCheck,
-  deliveryCheck,
-  leaderCheck,
-  mcpCheck,
-  clockCheck,
-];
+/** The checks by id, in the order they are printed; adding one means adding it here. */
+export const DOCTOR_CHECKS: Registry<DoctorCheck> = registryOf(
+  'doctor check',
+  [
+    crdsCheck,
+    admissionCheck,
+    rbacWildcardCheck,
+    environmentsCheck,
+    controllerViewCheck,
+    registriesCheck,
+    deliveryCheck,
+    leaderCheck,
+    mcpCheck,
+    clockCheck,
+  ],
+  (c) => c.id,
+);
 
 /**
  * Runs every check (or those named). A check that cannot run at all (forbidden, cluster down) is a
@@ -29,7 +34,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
  */
 export async function runDoctor(ctx: DoctorContext, only?: readonly string[]): Promise<CheckResult[]> {
   const out: CheckResult[] = [];
-  for (const c of DOCTOR_CHECKS) {
+  for (const c of DOCTOR_CHECKS.values()) {
     if (only?.length && !only.includes(c.id)) continue;
     try {
       out.push(...(await c.run(ctx)));

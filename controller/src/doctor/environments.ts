@@ -140,6 +140,7 @@ export const registriesCheck: DoctorCheck = {
         });
       } catch (e) {
         const unauthorized = e instanceof OciError && e.code === 'UNAUTHORIZED';
+        const blocked = e instanceof OciError && e.code === 'EGRESS_BLOCKED';
         out.push({
           check: 'registries',
           status: 'fail',
@@ -147,7 +148,9 @@ export const registriesCheck: DoctorCheck = {
           message: why(e),
           fix: unauthorized
             ? `check the Secret named by spec.registry.credentialsSecretRef of Environment ${env.metadata.name} (kubectl create secret docker-registry …, labelled promotions.kpromo.dev/credential=true)`
-            : `check that ${env.spec.registry.host} is reachable from the controller${env.spec.registry.insecure ? ' over plain http' : ' over https'}`,
+            : blocked
+              ? `the controller refuses this address too: list it (or its range, e.g. the Service CIDR) in egress.allowedCidrs of the controller config (chart: config.egress.allowedCidrs), then pass the updated file to --config`
+              : `check that ${env.spec.registry.host} is reachable from the controller${env.spec.registry.insecure ? ' over plain http' : ' over https'}`,
         });
       }
     }

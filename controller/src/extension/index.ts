@@ -1,8 +1,9 @@
 // The extension contract, published as `@kpromo/controller/plugin`: what a plugin (PLUGINS.md)
 // implements and may use, and nothing of the controller's internals. The built-ins implement the same
-// interfaces (delivery/methods, rollout/kinds, notify/notifier.ts); reconcile/ consumes them. This
-// folder imports only low-level modules (kube, credentials, oci), never delivery, rollout, notify or
-// reconcile: `yarn deps:check` fails on an import cycle.
+// interfaces (delivery/methods, rollout/kinds, notify/notifier.ts, verification/providers) and are
+// registered like a plugin's (reconcile/plugins.ts); reconcile/ consumes them through the registries.
+// This folder imports only low-level modules (kube, credentials, oci, net), never delivery, rollout,
+// notify, verification or reconcile: `yarn deps:check` fails on an import cycle.
 export type {
   AdoptedContainer,
   AdoptKind,
@@ -16,6 +17,7 @@ export type {
   InferredDelivery,
   UnreadReference,
 } from './adoption.js';
+export type { CheckContext, CheckProvider, CheckVars, Measurement } from './checkProvider.js';
 export { gitDeliveryAuth, registryAuth, registryEndpoint } from './credentials.js';
 export type {
   AccessNeed,
@@ -32,12 +34,14 @@ export type {
 export { PermanentAppError } from './errors.js';
 export type { NotificationProvider, ReleaseEvent } from './notificationProvider.js';
 export {
+  type CheckProviders,
   type ControllerExtensions,
   type ControllerPlugin,
   type DeliveryMethods,
   PluginError,
   type WorkloadKinds,
 } from './plugin.js';
+export { type Registry, UnknownExtensionError } from './registry.js';
 export {
   type ConfirmContext,
   defineWorkloadKind,

@@ -29,11 +29,16 @@ const deployedOf = (ap: AppProgress) => ap.phase !== 'Failed';
 /**
  * Pure: the history entries of a plan, one per application that reached a result (Succeeded,
  * Failed, RolledBack); applications still running or never started have none yet. Approvers are
- * the users of the plan's approvals (admission admits only an approval naming the requesting user).
+ * the users of the plan's approvals (admission admits only an approval naming the requesting user),
+ * and the persons the controller counted them as.
  */
 export function entriesOfPlan(plan: PromotionPlan, facts: EntryFacts = {}): HistoryEntry[] {
   const uid = plan.metadata.uid ?? `${plan.metadata.namespace}/${plan.metadata.name}`;
   const approvedBy = [...new Set((plan.spec.approvals ?? []).map((a) => a.user))];
+  // Whom the approvals counted as: the audit question is how many people approved, not how many names.
+  const approvedByPersons = [
+    ...new Set((plan.status?.gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.person ?? a.user)),
+  ];
   const action = plan.spec.action ?? 'promote';
   const out: HistoryEntry[] = [];
   for (const ap of plan.status?.apps ?? []) {
@@ -56,6 +61,7 @@ export function entriesOfPlan(plan: PromotionPlan, facts: EntryFacts = {}): Hist
       ...(ap.previous && (ap.previous.tag || ap.previous.digest) ? { from: { ...ap.previous } } : {}),
       to: { ...(ap.targetTag ? { tag: ap.targetTag } : {}), ...(ap.digest ? { digest: ap.digest } : {}) },
       approvedBy,
+      ...(approvedByPersons.length ? { approvedByPersons } : {}),
       ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
       ...(ap.startedAt ? { startedAt: ap.startedAt } : {}),
       finishedAt,

@@ -40,6 +40,8 @@ const RESULTS = new Set(['Succeeded', 'Failed', 'RolledBack']);
 const ACTIONS = new Set(['promote', 'rollback']);
 const str = (v: unknown, max = 1024) => typeof v === 'string' && v.length > 0 && v.length <= max;
 const optStr = (v: unknown, max = 1024) => v === undefined || str(v, max);
+/** A list of user or person names, as kept per entry (at most 64: a ConfigMap must stay small). */
+const names = (v: unknown) => Array.isArray(v) && v.length <= 64 && v.every((u) => str(u, 253));
 const instant = (v: unknown) => str(v, 64) && !Number.isNaN(Date.parse(v as string));
 const version = (v: unknown) =>
   !!v &&
@@ -65,9 +67,8 @@ export function isHistoryEntry(e: unknown): e is HistoryEntry {
     (x.durationSeconds === undefined || (Number.isInteger(x.durationSeconds) && (x.durationSeconds as number) >= 0)) &&
     version(x.to) &&
     (x.from === undefined || version(x.from)) &&
-    Array.isArray(x.approvedBy) &&
-    x.approvedBy.length <= 64 &&
-    x.approvedBy.every((u) => str(u, 253))
+    names(x.approvedBy) &&
+    (x.approvedByPersons === undefined || names(x.approvedByPersons))
   );
 }
 

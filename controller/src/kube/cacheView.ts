@@ -1,5 +1,14 @@
 import type { Application, Environment, LineStop, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
 
+/** Who last wrote a container's image of a workload, as its managedFields tell (drift's changedBy). */
+export interface ImageWriter {
+  container: string;
+  /** The field manager: a client's name (kubectl-patch, kustomize-controller, kpromo-controller), not a person. */
+  manager: string;
+  operation?: string;
+  time?: string;
+}
+
 /**
  * A workload as far as the controller reads it: the shape of a Deployment/StatefulSet, which every
  * kind shares in part (metadata, selector, status conditions). A kind's own fields (a CronJob's job
@@ -15,6 +24,8 @@ export interface Workload {
     generation?: number;
     resourceVersion?: string;
     annotations?: Record<string, string>;
+    /** Who last wrote each container's image, from managedFields (the informer keeps only this of them). */
+    imageWriters?: ImageWriter[];
   };
   spec?: {
     replicas?: number;

@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { fetch } from 'undici';
-import type { HelmRelease, Workload } from './cacheView.js';
+import type { HelmRelease, ImageWriter, Workload } from './cacheView.js';
 import { isGone, KubeError, type KubeRest } from './rest.js';
 
 export interface KObject {
@@ -546,7 +546,42 @@ export const slimPodSpec = (spec: {
   template: spec.template && { spec: compact({ containers: slimContainers(spec.template.spec?.containers) }) },
 });
 
-/** Name, namespace, uid, generation, resourceVersion and annotations (without last-applied). */
+/**
+ * The managers owning a container's `image` in managedFields, wherever the kind keeps its pod
+ * template (a CronJob nests it deeper). A manager that changes a field with an Update takes it over
+ * from the others, so for each container the owner with the latest time is the last writer. Kept
+ * instead of managedFields themselves (their size is often most of a small object).
+ */
+export function imageWriters(managedFields: unknown): ImageWriter[] | undefined {
+  if (!Array.isArray(managedFields)) return undefined;
+  const out: ImageWriter[] = [];
+  const walk = (node: unknown, entry: { manager?: string; operation?: string; time?: string }, depth: number) => {
+    if (!node || typeof node !== 'object' || depth > 12) return;
+    for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+      if (k === 'f:containers' && v && typeof v === 'object') {
+        for (const [ck, cv] of Object.entries(v as Record<string, unknown>)) {
+          if (!ck.startsWith('k:') || !cv || typeof cv !== 'object' || !('f:image' in cv)) continue;
+          let container: unknown;
+          try {
+            container = (JSON.parse(ck.slice(2)) as { name?: unknown }).name;
+          } catch {
+            continue;
+          }
+          if (typeof container === 'string' && entry.manager)
+            out.push(compact({ container, manager: entry.manager, operation: entry.operation, time: entry.time }));
+        }
+      } else if (k.startsWith('f:')) walk(v, entry, depth + 1);
+    }
+  };
+  for (const e of managedFields as Array<{ manager?: string; operation?: string; time?: string; fieldsV1?: unknown }>)
+    walk(e?.fieldsV1, e ?? {}, 0);
+  return out.length ? out : undefined;
+}
+
+/**
+ * Name, namespace, uid, generation, resourceVersion, annotations (without last-applied) and the
+ * image writers of managedFields ({@link imageWriters}).
+ */
 export function slimMetadata(m: Record<string, unknown> & KObject['metadata']) {
   let annotations = m.annotations as Record<string, string> | undefined;
   if (annotations && LAST_APPLIED in annotations) {
@@ -560,6 +595,7 @@ export function slimMetadata(m: Record<string, unknown> & KObject['metadata']) {
     generation: m.generation,
     resourceVersion: m.resourceVersion,
     annotations,
+    imageWriters: imageWriters(m.managedFields),
   });
 }
 

@@ -497,6 +497,11 @@ export class LiveCache implements CacheView {
 
   /** Waits until the workload informers of an Environment have listed once. */
   async waitForEnvironment(env: Environment, signal?: AbortSignal): Promise<void> {
+    // A fleet has no target of its own: it waits for each of its clusters' (as ensureTarget starts them).
+    if (isFleet(env)) {
+      await Promise.all(fleetTargets(env).map((t) => this.waitForEnvironment(t.env, signal)));
+      return;
+    }
     const refused = this.clients.refusal(env);
     if (refused) throw new Error(refused);
     await this.ensureTarget(env);

@@ -17,22 +17,6 @@ export interface McpServerOptions {
   localCaller?: Caller;
 }
 
-/** A call the server declines: read-only mode, no confirmation. Logged as `refused` (as are 401/403 ApiErrors). */
-export class Refused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'Refused';
-  }
-}
-
-/** A bad request the tool detected itself (beyond schema validation). */
-export class BadRequest extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BadRequest';
-  }
-}
-
 /** The AuthInfo the HTTP door attaches to every authenticated request (the SDK passes it through). */
 export function authInfoFor(caller: Caller): AuthInfo {
   return { token: '', clientId: (caller.via ?? caller).username, scopes: [], extra: { caller } };
@@ -40,13 +24,16 @@ export function authInfoFor(caller: Caller): AuthInfo {
 
 export function callerOf(extra: Extra, o: McpServerOptions): Caller {
   const c = (extra.http?.authInfo?.extra as { caller?: Caller } | undefined)?.caller ?? o.localCaller;
-  if (!c) throw new Refused('unauthenticated: no caller identity on this connection');
+  if (!c) throw new ApiError(401, 'unauthenticated: no caller identity on this connection');
   return c;
 }
 
-/** A message safe to show a client: no stack traces, no internals beyond the error text. */
+/**
+ * A message safe to show a client: no stack traces, no internals beyond the error text. Refusals
+ * and bad requests are the api layer's ApiError (401/403, 400), as at every other door.
+ */
 export function errorText(e: unknown): string {
-  if (e instanceof ApiError || e instanceof Refused || e instanceof BadRequest) return e.message;
+  if (e instanceof ApiError) return e.message;
   if (e instanceof KubeError) return `Kubernetes API error (${e.status}): ${e.message.split('\n')[0]}`;
   if (e instanceof Error) return e.message.split('\n')[0];
   return String(e);
@@ -105,7 +92,10 @@ export async function runTool(
   try {
     caller = callerOf(extra, o);
     if (write && !o.write)
-      throw new Refused(`${tool} is refused: the MCP server runs in read-only mode (enable mcp.write to allow it)`);
+      throw new ApiError(
+        403,
+        `${tool} is refused: the MCP server runs in read-only mode (enable mcp.write to allow it)`,
+      );
     const out = await untilCancelled(extra.mcpReq.signal, fn(caller));
     if (isInputRequiredResult(out)) {
       result = 'input_required';
@@ -116,7 +106,7 @@ export async function runTool(
     result =
       e instanceof Cancelled
         ? 'cancelled'
-        : e instanceof Refused || (e instanceof ApiError && (e.status === 401 || e.status === 403))
+        : e instanceof ApiError && (e.status === 401 || e.status === 403)
           ? 'refused'
           : 'error';
     message = errorText(e);

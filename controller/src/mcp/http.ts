@@ -22,7 +22,7 @@ import { SessionEventStore } from './eventStore.js';
 import { changeFeed } from './feed.js';
 import { authInfoFor, type McpServerOptions } from './guard.js';
 import { challengeSuffix, metadataPaths, oauthEnabled, serveMetadata } from './oauth.js';
-import { mayRead } from './resources.js';
+import { readableListen } from './resources.js';
 import { createMcpServer } from './server.js';
 import { sessionToEvict } from './sessionBudget.js';
 
@@ -339,22 +339,9 @@ export async function startMcpHttp(ctx: ApiContext, cfg: McpConfig, deps: McpHtt
     const caller = req.caller!;
     let body = req.body as { method?: unknown; params?: Record<string, unknown> } | undefined;
     if (body?.method === 'subscriptions/listen') {
-      // A listen stream follows only resources the caller may read: others are left out of the
-      // filter, so the acknowledgement says what will actually be delivered.
-      const notifications = (body.params?.notifications ?? undefined) as
-        | { resourceSubscriptions?: unknown }
-        | undefined;
-      const releases: Array<() => void> = [];
-      if (notifications && Array.isArray(notifications.resourceSubscriptions)) {
-        const allowed: string[] = [];
-        for (const uri of notifications.resourceSubscriptions)
-          if (typeof uri === 'string' && (await mayRead(ctx, caller, uri))) allowed.push(uri);
-        body = {
-          ...body,
-          params: { ...body.params, notifications: { ...notifications, resourceSubscriptions: allowed } },
-        };
-        for (const uri of new Set(allowed)) releases.push(follow(uri));
-      }
+      const listen = await readableListen(ctx, caller, body.params);
+      if (listen) body = { ...body, params: listen.params };
+      const releases = [...new Set(listen?.uris)].map(follow);
       makeRoom(caller);
       const id = randomUUID();
       streams.set(id, { identity: identityOf(caller), lastSeen: Date.now(), res });

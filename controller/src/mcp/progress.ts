@@ -1,9 +1,9 @@
 import { isTerminalPlan, type PromotionPlan } from '@kpromo/api';
+import { planHold, shortDigest } from '@kpromo/contract';
 import type { LoggingLevel } from '@modelcontextprotocol/server';
 import type { ApiContext } from '../api/context.js';
 import type { ChangeFeed } from './feed.js';
 import { type Extra, untilCancelled } from './guard.js';
-import { shortDigest } from './summary.js';
 
 /** Steps of one application in a plan: copy, write, rollout, verdict. */
 const STEP: Record<string, number> = { Pending: 0, Copying: 1, Writing: 2, RollingOut: 3 };
@@ -82,10 +82,7 @@ export async function followPlan(
     if ((p.status?.phase ?? 'Pending') !== 'Pending') return false;
     if (generation !== undefined && (p.status?.observedGeneration ?? -1) < generation) return false;
     const g = p.status?.gate;
-    if (!g) return false;
-    return (
-      !g.approved || (!!g.frozen && !g.frozen.overriddenBy) || (!!g.eligibleAt && Date.parse(g.eligibleAt) > Date.now())
-    );
+    return !!g && !!planHold(g);
   };
 
   let resolveEnd!: (e: FollowEnd) => void;

@@ -4,7 +4,7 @@ import type { ApiContext } from '../api/context.js';
 import type { Caller } from '../auth/identity.js';
 import { changeFeed } from './feed.js';
 import type { McpServerOptions } from './guard.js';
-import { mayRead } from './resources.js';
+import { readableListen } from './resources.js';
 import { createMcpServer } from './server.js';
 
 /**
@@ -81,13 +81,9 @@ export function serveMcpStdio(
   };
   const filter = async (m: JSONRPCMessage): Promise<JSONRPCMessage> => {
     if (!('method' in m) || m.method !== 'subscriptions/listen' || !('id' in m)) return m;
-    const params = (m.params ?? {}) as { notifications?: { resourceSubscriptions?: unknown } };
-    const uris = params.notifications?.resourceSubscriptions;
-    if (!Array.isArray(uris)) return m;
-    const allowed: string[] = [];
-    for (const uri of uris)
-      if (typeof uri === 'string' && (await mayRead(ctx, opts.localCaller, uri))) allowed.push(uri);
-    for (const uri of allowed)
+    const listen = await readableListen(ctx, opts.localCaller, m.params);
+    if (!listen) return m;
+    for (const uri of listen.uris)
       if (!followed.has(uri))
         followed.set(
           uri,
@@ -95,10 +91,7 @@ export function serveMcpStdio(
             if (current?.isConnected()) void current.server.sendResourceUpdated({ uri: u }).catch(() => undefined);
           }),
         );
-    return {
-      ...m,
-      params: { ...params, notifications: { ...params.notifications, resourceSubscriptions: allowed } },
-    } as JSONRPCMessage;
+    return { ...m, params: listen.params } as JSONRPCMessage;
   };
   const handle = serveStdio(
     ({ era }) => {

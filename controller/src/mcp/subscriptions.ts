@@ -3,8 +3,8 @@ import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelc
 import type { ApiContext } from '../api/context.js';
 import type { Caller } from '../auth/identity.js';
 import { changeFeed } from './feed.js';
-import { callerOf, type McpServerOptions } from './guard.js';
-import { mayRead, protocolError } from './resources.js';
+import type { McpServerOptions } from './guard.js';
+import { callerOrError, mayRead } from './resources.js';
 import { parseUri } from './uris.js';
 
 /** List-change notifications to one connection are coalesced over this window. */
@@ -33,12 +33,7 @@ export function registerLegacySubscriptions(
 
   server.server.setRequestHandler('resources/subscribe', async (request, extra) => {
     const { uri } = request.params;
-    let caller: Caller;
-    try {
-      caller = callerOf(extra, o);
-    } catch (e) {
-      throw protocolError(e);
-    }
+    const caller = callerOrError(extra, o);
     if (!parseUri(uri))
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,

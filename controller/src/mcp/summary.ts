@@ -1,24 +1,14 @@
-import { reasonCounts, type SkippedSummary, skippedNotListed } from '@kpromo/contract';
+import {
+  durationText as age,
+  reasonCounts,
+  type SkippedSummary,
+  shortDigest,
+  skippedNotListed,
+} from '@kpromo/contract';
 import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
 // the text never repeats it. Cluster text is quoted as data (names, tags), never as prose.
-
-/** `sha256:0123456789ab…` → `sha256:0123456789ab` (12 hex digits, like `docker images`). */
-export function shortDigest(d: string | undefined): string | undefined {
-  if (!d) return d;
-  const m = /^(sha256:)?([0-9a-f]{12})[0-9a-f]+$/i.exec(d);
-  return m ? `${m[1] ?? ''}${m[2]}` : d;
-}
-
-/** 40s, 12m, 5h, 3d. */
-export function age(seconds: number | undefined): string | undefined {
-  if (seconds === undefined) return undefined;
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
-  return `${Math.floor(seconds / 86_400)}d`;
-}
 
 export function versionText(v: Pick<VersionOut, 'tag' | 'digest' | 'ageSeconds'> & { health?: string }): string {
   const id = v.tag ?? shortDigest(v.digest) ?? 'nothing running';
@@ -29,7 +19,11 @@ export function versionText(v: Pick<VersionOut, 'tag' | 'digest' | 'ageSeconds'>
 /** `cart: dev v1.2.0 (sha256:…, 2h, Healthy) → stable v1.1.0 (…)`, environments in pipeline order. */
 export function appLine(a: AppOut): string {
   const versions = a.versions.map((v) => `${v.environment} ${versionText(v)}`).join(' → ');
-  return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}`;
+  const drift = (a.drift ?? []).map(
+    (d) =>
+      `${d.cluster ? `${d.environment}/${d.cluster}` : d.environment} runs ${d.found.tag ?? shortDigest(d.found.digest) ?? '?'}, not ${d.expected.tag ?? shortDigest(d.expected.digest)}${d.changedBy ? ` (image written by ${d.changedBy})` : ''}`,
+  );
+  return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}${drift.length ? `; DRIFT: ${drift.join('; ')}` : ''}`;
 }
 
 const OUTCOME_TEXT: Record<PlanOut['outcome'], string> = {

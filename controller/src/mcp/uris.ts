@@ -1,6 +1,5 @@
 import type { ApiContext } from '../api/context.js';
-import { runningVersion } from '../candidates/runningVersion.js';
-import { type AppOut, appOut, arrivalIndex, pipelineEnvironments, versionOut } from './views.js';
+import { type AppOut, appsView } from './views.js';
 
 export const PLAN_TEMPLATE = 'promotion://plans/{namespace}/{name}';
 export const APPLICATION_TEMPLATE = 'promotion://applications/{namespace}/{name}';
@@ -29,11 +28,5 @@ export function parseUri(uri: string): ResourceRef | undefined {
 /** The application resource: the version and health in every Environment, in pipeline order. */
 export function applicationJson(ctx: ApiContext, ns: string, name: string): AppOut | undefined {
   const a = ctx.cache.getApplication(ns, name);
-  if (!a) return undefined;
-  const now = Date.now();
-  const idx = arrivalIndex(ctx, ns);
-  return appOut(
-    a,
-    pipelineEnvironments(ctx, ns).map((e) => versionOut(ctx, a, runningVersion(ctx.cache, a, e), now, idx)),
-  );
+  return a && appsView(ctx, [a])[0];
 }

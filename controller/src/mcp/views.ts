@@ -1,5 +1,5 @@
 import type { Application, Condition, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
-import { planProgress } from '@kpromo/contract';
+import { planHold, planProgress } from '@kpromo/contract';
 import { z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { versionReader } from '../candidates/versionReader.js';
@@ -26,6 +26,18 @@ export const VersionOut = z.object({
   ageSeconds: z.number().int().optional(),
 });
 
+export const DriftOut = z.object({
+  environment: z.string(),
+  cluster: z.string().optional(),
+  expected: z.object({ tag: z.string().optional(), digest: z.string(), plan: z.string().optional() }),
+  found: z.object({ tag: z.string().optional(), digest: z.string().optional() }),
+  since: z.string(),
+  changedBy: z
+    .string()
+    .optional()
+    .describe("The field manager that last wrote the image (managedFields): a client's name, not a person"),
+});
+
 export const AppOut = z.object({
   namespace: z.string(),
   name: z.string(),
@@ -34,6 +46,10 @@ export const AppOut = z.object({
   repository: z.string(),
   labels: z.record(z.string(), z.string()),
   versions: z.array(VersionOut),
+  drift: z
+    .array(DriftOut)
+    .optional()
+    .describe('Where a workload runs another version than the last completed plan delivered (docs/drift.md)'),
 });
 
 export const PLAN_OUTCOMES = [
@@ -64,10 +80,7 @@ export function planOutcome(p: PromotionPlan, now = Date.now()): PlanOutcome {
       return 'rolled-back';
   }
   const g = p.status?.gate;
-  if (g?.frozen && !g.frozen.overriddenBy) return 'frozen';
-  if (g && !g.approved) return 'awaiting-approval';
-  if (g?.eligibleAt && Date.parse(g.eligibleAt) > now) return 'soaking';
-  return 'pending';
+  return (g && planHold(g, now)) || 'pending';
 }
 
 /** Samples an agent sees per check: the latest few, enough to tell a trend from a blip. */
@@ -344,16 +357,12 @@ export function planOut(p: PromotionPlan): PlanOut {
 
 const TAG_TIME = /-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/i;
 
-/**
- * When a version arrived in an environment: the status timestamp when set, else the last plan that
- * delivered that digest there, else the timestamp the controller puts in promoted tags.
- */
-export type ArrivalIndex = Map<string, string>;
+type ArrivalIndex = Map<string, string>;
 const arrivalKey = (ns: string | undefined, app: string, env: string, digest: string) =>
   `${ns ?? ''}/${app}/${env}/${digest}`;
 
 /** (namespace, app, environment, digest) -> when the last successful promotion delivered it; one pass over the plans. */
-export function arrivalIndex(ctx: ApiContext, namespace?: string): ArrivalIndex {
+function arrivalIndex(ctx: ApiContext, namespace?: string): ArrivalIndex {
   const idx: ArrivalIndex = new Map();
   for (const p of ctx.cache.plans(namespace))
     for (const a of p.status?.apps ?? []) {
@@ -365,51 +374,24 @@ export function arrivalIndex(ctx: ApiContext, namespace?: string): ArrivalIndex 
   return idx;
 }
 
-export function versionSince(
-  ctx: ApiContext,
+/**
+ * When a version arrived in an environment, and how long ago: the status timestamp when set, else
+ * the last plan that delivered that digest there, else the timestamp the controller puts in
+ * promoted tags.
+ */
+function arrival(
   app: Application,
-  v: EnvironmentVersion,
-  idx: ArrivalIndex = arrivalIndex(ctx, app.metadata.namespace),
-): string | undefined {
-  if (v.updatedAt) return v.updatedAt;
-  const arrived = v.digest
-    ? idx.get(arrivalKey(app.metadata.namespace, app.metadata.name, v.environment, v.digest))
-    : undefined;
-  if (arrived) return arrived;
+  v: Pick<EnvironmentVersion, 'environment' | 'tag' | 'digest' | 'updatedAt'>,
+  idx: ArrivalIndex,
+  now: number,
+): { since?: string; ageSeconds?: number } {
   const m = v.tag ? TAG_TIME.exec(v.tag) : null;
-  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z` : undefined;
-}
-
-export function versionOut(
-  ctx: ApiContext,
-  app: Application,
-  v: EnvironmentVersion,
-  now = Date.now(),
-  idx?: ArrivalIndex,
-): VersionOut {
-  const since = versionSince(ctx, app, v, idx);
+  const since =
+    v.updatedAt ||
+    (v.digest ? idx.get(arrivalKey(app.metadata.namespace, app.metadata.name, v.environment, v.digest)) : undefined) ||
+    (m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z` : undefined);
   const t = since ? Date.parse(since) : Number.NaN;
-  return defined({
-    environment: v.environment,
-    tag: v.tag,
-    digest: v.digest,
-    health: v.health,
-    message: clip(v.message),
-    since,
-    ageSeconds: Number.isNaN(t) ? undefined : Math.max(0, Math.floor((now - t) / 1000)),
-  });
-}
-
-export function appOut(app: Application, versions: VersionOut[]): AppOut {
-  return {
-    namespace: app.metadata.namespace ?? '',
-    name: app.metadata.name,
-    owner: app.spec.owner,
-    type: app.spec.type ?? 'service',
-    repository: app.spec.image.repository,
-    labels: redactMap({ ...(app.metadata.labels ?? {}), ...(app.spec.labels ?? {}) }) ?? {},
-    versions,
-  };
+  return defined({ since, ageSeconds: Number.isNaN(t) ? undefined : Math.max(0, Math.floor((now - t) / 1000)) });
 }
 
 /**
@@ -428,22 +410,11 @@ export function pipelineEnvironments(ctx: ApiContext, ns: string): Environment[]
   });
 }
 
+const arrived = { since: z.string().optional(), ageSeconds: z.number().optional() };
 export const CandidateOut = z.object({
   application: z.string(),
-  from: z.object({
-    tag: z.string(),
-    digest: z.string(),
-    since: z.string().optional(),
-    ageSeconds: z.number().optional(),
-  }),
-  to: z
-    .object({
-      tag: z.string().optional(),
-      digest: z.string().optional(),
-      since: z.string().optional(),
-      ageSeconds: z.number().optional(),
-    })
-    .optional(),
+  from: z.object({ tag: z.string(), digest: z.string(), ...arrived }),
+  to: z.object({ tag: z.string().optional(), digest: z.string().optional(), ...arrived }).optional(),
 });
 /** The skipped applications an answer lists (the first skippedLimit, actionable first) and counts of all. */
 export const skippedOut = {
@@ -462,11 +433,9 @@ export function withAges(
 ): z.infer<typeof CandidateOut>[] {
   const now = Date.now();
   const idx = arrivalIndex(ctx, ns);
-  const age = (appName: string, env: string, v: { tag?: string; digest?: string }) => {
+  const age = (appName: string, environment: string, v: { tag?: string; digest?: string }) => {
     const a = ctx.cache.getApplication(ns, appName);
-    if (!a) return {};
-    const out = versionOut(ctx, a, { environment: env, tag: v.tag, digest: v.digest, health: 'Unknown' }, now, idx);
-    return defined({ since: out.since, ageSeconds: out.ageSeconds });
+    return a ? arrival(a, { environment, tag: v.tag, digest: v.digest }, idx, now) : {};
   };
   return cands.map((c) => ({
     application: c.application,
@@ -488,11 +457,43 @@ export function appsView(ctx: ApiContext, apps: Application[], env?: string): Ap
   const now = Date.now();
   const idx = arrivalIndex(ctx, apps.length === 1 ? apps[0].metadata.namespace : undefined);
   const read = versionReader(ctx.cache);
-  return apps.map((a) => {
-    const envs = pipelineEnvironments(ctx, a.metadata.namespace ?? '').filter((e) => !env || e.metadata.name === env);
-    return appOut(
-      a,
-      envs.map((e) => versionOut(ctx, a, read(a, e), now, idx)),
+  return apps.map((a) => ({
+    namespace: a.metadata.namespace ?? '',
+    name: a.metadata.name,
+    owner: a.spec.owner,
+    type: a.spec.type ?? 'service',
+    repository: a.spec.image.repository,
+    labels: redactMap({ ...(a.metadata.labels ?? {}), ...(a.spec.labels ?? {}) }) ?? {},
+    versions: pipelineEnvironments(ctx, a.metadata.namespace ?? '')
+      .filter((e) => !env || e.metadata.name === env)
+      .map((e) => {
+        const v = read(a, e);
+        return defined({
+          environment: v.environment,
+          tag: v.tag,
+          digest: v.digest,
+          health: v.health,
+          message: clip(v.message),
+          ...arrival(a, v, idx, now),
+        });
+      }),
+    ...driftOut(a, env),
+  }));
+}
+
+/** Application status.drift (of `env` only when given), as data: CR text is clipped, never interpreted. */
+function driftOut(a: Application, env?: string): { drift?: z.infer<typeof DriftOut>[] } {
+  const drift = (a.status?.drift ?? [])
+    .filter((d) => !env || d.environment === env)
+    .map((d) =>
+      defined({
+        environment: d.environment,
+        cluster: d.cluster,
+        expected: defined({ tag: clip(d.expected.tag), digest: d.expected.digest, plan: d.expected.plan }),
+        found: defined({ tag: clip(d.found.tag), digest: d.found.digest }),
+        since: d.since,
+        changedBy: clip(d.changedBy),
+      }),
     );
-  });
+  return drift.length ? { drift } : {};
 }

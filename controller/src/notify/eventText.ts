@@ -31,8 +31,12 @@ const TONES: Record<ReleaseEvent['type'], EventTone> = {
   WaveFailed: 'failure',
 };
 
-/** Short form of a digest for chat (the full one is in the facts). */
-export const shortDigest = (d: string) => d.replace(/^sha256:/, '').slice(0, 12);
+/**
+ * A digest as chat shows it: the first 12 hex digits without `sha256:` (the full one is in the
+ * facts). Not the contract's shortDigest (which keeps `sha256:`): this is part of the Slack, Discord
+ * and Teams payloads receivers already get, asserted in the providers' tests.
+ */
+export const chatDigest = (d: string) => d.replace(/^sha256:/, '').slice(0, 12);
 
 export function summarizeEvent(e: ReleaseEvent): EventSummary {
   const plan = `${e.namespace}/${e.plan}`;

@@ -49,6 +49,12 @@ export const metrics = {
     labelNames: ['queue'] as const,
     registers,
   }),
+  driftedApplications: new Gauge({
+    name: 'kpromo_drifted_applications',
+    help: 'Applications whose workloads run another version than the last completed plan delivered, per Environment (status.drift, docs/drift.md).',
+    labelNames: ['namespace', 'environment'] as const,
+    registers,
+  }),
   appPromotions: new Counter({
     name: 'kpromo_app_promotions_total',
     help: 'Application promotions by result (succeeded, failed).',

@@ -6,6 +6,7 @@ import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, type KubeRest } from '../kube/rest.js';
 import { stageApprovalMode } from '../policy/approvalPolicy.js';
 import { parseDuration } from '../policy/duration.js';
+import { sourceDrift } from './driftDecisions.js';
 import { TERMINAL_PLAN_PHASES } from './planDecisions.js';
 import { formatTimestamp } from './tagTemplate.js';
 
@@ -115,6 +116,11 @@ export async function autoPromote(
     } catch {
       continue; // the flow status reports invalid flows
     }
+    // An automatic stage never promotes a version that went around kpromo (drift in the source,
+    // docs/drift.md): a person may, with GET /diff saying so.
+    candidates = candidates.filter(
+      (c) => !sourceDrift(cache.getApplication(namespace, c.application)?.status?.drift, from, c.from.digest),
+    );
     const d = autoPlanDecision({ flow, to, candidates, plans: cache.plans(namespace), seen: seen.get(key), now: +now });
     const fp = fingerprint(candidates);
     if (seen.get(key)?.fingerprint !== fp) seen.set(key, { fingerprint: fp, since: +now });

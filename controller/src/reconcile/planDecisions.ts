@@ -16,7 +16,7 @@ import {
   matchesSelector,
   stagePairs,
 } from '../candidates/computeCandidates.js';
-import { builtinDeliveryMethods, deliveryProblem } from '../delivery/registry.js';
+import { deliveryProblem } from '../delivery/registry.js';
 import type { DeliveryMethods } from '../extension/plugin.js';
 import type { CacheView } from '../kube/cacheView.js';
 import { ROLLBACK_OF_UID_LABEL } from './rollbackPlans.js';
@@ -45,11 +45,7 @@ export type PlanValidation = { ok: true; resolved: ResolvedPlan } | { ok: false;
  * leaves nothing half-written: flow, environments, applications, and the target Environment's
  * delivery method (registered, configured: {@link deliveryProblem}).
  */
-export function validatePlan(
-  plan: PromotionPlan,
-  cache: CacheView,
-  deliveryMethods: DeliveryMethods = builtinDeliveryMethods,
-): PlanValidation {
+export function validatePlan(plan: PromotionPlan, cache: CacheView, deliveryMethods: DeliveryMethods): PlanValidation {
   const ns = plan.metadata.namespace ?? 'default';
   const s = plan.spec;
   const fail = (reason: string, message: string): PlanValidation => ({ ok: false, reason, message });

@@ -1,9 +1,12 @@
 import { BUILTIN_DELIVERY_METHODS } from '../delivery/registry.js';
+import type { CheckProvider } from '../extension/checkProvider.js';
 import type { DeliveryMethod } from '../extension/deliveryMethod.js';
 import type { NotificationProvider } from '../extension/notificationProvider.js';
 import { type ControllerExtensions, type ControllerPlugin, PluginError } from '../extension/plugin.js';
+import { type Registry, registryOf } from '../extension/registry.js';
 import type { WorkloadKind } from '../extension/workloadKind.js';
 import { BUILTIN_WORKLOAD_KINDS } from '../rollout/registry.js';
+import { BUILTIN_CHECK_PROVIDERS } from '../verification/providers/index.js';
 
 /** The built-in notification provider's name (Notification resources with spec.webhook). */
 const WEBHOOK_PROVIDER = 'webhook';
@@ -36,6 +39,11 @@ class Registrar<T extends object> {
     this.owners.set(name, owner);
     this.items.set(name, item);
   }
+
+  /** What was registered, as the controller looks it up. */
+  registry(): Registry<T> {
+    return registryOf(this.what, this.items.values(), (item) => this.nameOf(item) as string);
+  }
 }
 
 /**
@@ -63,7 +71,14 @@ export function loadPlugins(plugins: readonly ControllerPlugin[] = []): Controll
     (p) => p.name,
     (p) => lacksFunction(p, 'notify'),
   );
+  const checks = new Registrar<CheckProvider>(
+    'check provider',
+    (p) => p.kind,
+    // A check's kind is the field holding its settings, beside its `name`.
+    (p) => (p.kind === 'name' ? 'is the name field of every check; choose another kind' : lacksFunction(p, 'measure')),
+  );
   for (const m of BUILTIN_DELIVERY_METHODS) delivery.add(BUILT_IN, m);
+  for (const c of BUILTIN_CHECK_PROVIDERS) checks.add(BUILT_IN, c);
   for (const k of BUILTIN_WORKLOAD_KINDS) kinds.add(BUILT_IN, k);
   providers.add(BUILT_IN, { name: WEBHOOK_PROVIDER, notify: () => undefined });
   const seen = new Set<string>();
@@ -75,11 +90,13 @@ export function loadPlugins(plugins: readonly ControllerPlugin[] = []): Controll
     for (const m of p.deliveryMethods ?? []) delivery.add(owner, m, p.name);
     for (const k of p.workloadKinds ?? []) kinds.add(owner, k, p.name);
     for (const n of p.notificationProviders ?? []) providers.add(owner, n, p.name);
+    for (const c of p.checkProviders ?? []) checks.add(owner, c, p.name);
   }
   providers.items.delete(WEBHOOK_PROVIDER);
   return {
-    deliveryMethods: delivery.items,
-    workloadKinds: kinds.items,
-    notificationProviders: [...providers.items.values()],
+    deliveryMethods: delivery.registry(),
+    workloadKinds: kinds.registry(),
+    notificationProviders: providers.registry(),
+    checkProviders: checks.registry(),
   };
 }

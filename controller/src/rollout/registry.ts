@@ -1,3 +1,4 @@
+import { type Registry, registryOf } from '../extension/registry.js';
 import type { WatchedWorkloadKind } from './builtinKind.js';
 import { cronJobKind } from './kinds/cronJob.js';
 import { daemonSetKind } from './kinds/daemonSet.js';
@@ -20,8 +21,10 @@ export const BUILTIN_WORKLOAD_KINDS: readonly WatchedWorkloadKind[] = [
   jobKind,
 ];
 
-export const builtinWorkloadKinds: ReadonlyMap<string, WatchedWorkloadKind> = new Map(
-  BUILTIN_WORKLOAD_KINDS.map((k) => [k.kind, k]),
+export const builtinWorkloadKinds: Registry<WatchedWorkloadKind> = registryOf(
+  'workload kind',
+  BUILTIN_WORKLOAD_KINDS,
+  (k) => k.kind,
 );
 
 /** Built-in kinds are served by the informer cache; other (plugin) kinds are read from the cluster. */

@@ -7,7 +7,7 @@ import type { KubeRest } from '../kube/rest.js';
 import { defaultEgress, type Egress, EgressBlocked, EgressError, EgressRedirect } from '../net/guardedFetch.js';
 import { redactUrl } from '../net/redactUrl.js';
 import { PodSignalReads } from './podSignals.js';
-import { builtinWorkloadKinds, isCachedKind } from './registry.js';
+import { isCachedKind } from './registry.js';
 import { PAUSED, type PodSignal, type RolloutVerdict, readinessVerdict, rolloutVerdict } from './rolloutVerdict.js';
 
 const processPodReads = new PodSignalReads();
@@ -30,8 +30,8 @@ export async function checkRollout(input: {
   timeoutSeconds: number;
   /** SSRF guard for http health checks; the process default (configured by the runtime) when absent. */
   egress?: Egress;
-  /** How to judge each workload kind; the built-in kinds (rollout/registry.ts) when absent. */
-  kinds?: WorkloadKinds;
+  /** How to judge each workload kind: the built-ins and the plugins' (reconcile/plugins.ts loadPlugins). */
+  kinds: WorkloadKinds;
   /** When pods are listed for crash signals; one per process when absent. */
   podReads?: PodSignalReads;
 }): Promise<RolloutVerdict> {
@@ -43,7 +43,7 @@ export async function checkRollout(input: {
       message: `Application ${input.app.metadata.name} has no workload for ${input.env.metadata.name}`,
     };
   }
-  const kinds = input.kinds ?? builtinWorkloadKinds;
+  const kinds = input.kinds;
   let paused = false;
   for (const ref of input.refs) {
     const kind = kinds.get(ref.kind ?? 'Deployment');
@@ -51,7 +51,7 @@ export async function checkRollout(input: {
       return {
         state: 'Failed',
         reason: 'UnknownWorkloadKind',
-        message: `Application ${input.app.metadata.name} workload ${ref.name}: kind ${ref.kind} is not registered (registered: ${[...kinds.keys()].join(', ')})`,
+        message: `Application ${input.app.metadata.name} workload ${ref.name}: kind ${kinds.unknown(ref.kind ?? 'Deployment')}`,
       };
     const w = isCachedKind(kind.kind)
       ? input.cache.getWorkload(input.env, kind.kind, ref.name)

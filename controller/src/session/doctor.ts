@@ -6,8 +6,10 @@ import { openKubeconfig } from './kubeconfig.js';
 
 /**
  * The doctor's view: the caller's kubeconfig (their RBAC), the namespace, and, from the controller
- * config file when given, its clusterAccess and leader Lease. Registries are reached from the
- * caller's machine without an egress limit (the caller names them); `close()` releases it.
+ * config file when given, its clusterAccess and leader Lease. Registries and JWT issuers are reached
+ * from the caller's machine: with the config under its egress rule (private addresses only where
+ * `egress.allowedCidrs` lists them), as the controller reaches them, so a registry the controller
+ * would refuse fails here too; without it, without a limit. `close()` releases it.
  */
 export function openDoctorContext(o: {
   kubeconfig?: string;
@@ -32,7 +34,7 @@ export function openDoctorContext(o: {
     throw new DoctorUsageError(
       `--controller-service-account ${JSON.stringify(o.controllerServiceAccount)}: must be <namespace>/<name> (the chart's: <release namespace>/kpromo-controller)`,
     );
-  const egress = new Egress({ allowedCidrs: ['0.0.0.0/0', '::/0'] });
+  const egress = new Egress({ allowedCidrs: config ? config.egress.allowedCidrs : ['0.0.0.0/0', '::/0'] });
   return {
     control: kube.requireClient(kube.context),
     namespace: o.namespace ?? kube.namespace,

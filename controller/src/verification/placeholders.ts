@@ -1,12 +1,6 @@
-/** What a check's query or URL may refer to. */
-export interface CheckVars {
-  application: string;
-  namespace: string;
-  environment: string;
-  version: string;
-  previousVersion?: string;
-  digest: string;
-}
+import type { CheckVars } from '../extension/checkProvider.js';
+
+export type { CheckVars };
 
 const NAMES = ['application', 'namespace', 'environment', 'version', 'previousVersion', 'digest'] as const;
 

@@ -1,20 +1,8 @@
 import type { CheckProgress, VerificationCheck, VerificationProgress, VerificationSample } from '@kpromo/api';
+import type { Measurement } from '../extension/checkProvider.js';
 import type { VerificationSettings } from './settings.js';
 
-/** One measurement of one check, as a provider returns it. */
-export interface Measurement {
-  /** The number measured; absent when the source had no data. */
-  value?: number;
-  /** The same measurement for the version that was replaced (prometheus baseline). */
-  baseline?: number;
-  /** Set by providers that judge themselves (http status, Argo AnalysisRuns); otherwise judged here. */
-  ok?: boolean;
-  /** The provider's verdict is final (an AnalysisRun that completed): no more measurements. */
-  final?: boolean;
-  /** The query or URL as measured (placeholders replaced). */
-  query?: string;
-  message?: string;
-}
+export type { Measurement };
 
 /** Samples kept per check in status: enough for a chart, bounded so the status stays small. */
 export const MAX_SAMPLES = 60;
@@ -62,6 +50,15 @@ export function requiredSamples(s: VerificationSettings): number {
   return Math.max(1, Math.min(s.minSamples, Math.floor(s.windowMs / s.intervalMs) + 1));
 }
 
+/**
+ * Pure: a check's kind, which names the provider that measures it: the one field besides `name` that
+ * holds its settings (the CRD allows exactly one), '' when it has none.
+ */
+export function checkKind(check: VerificationCheck): string {
+  const fields = check as unknown as Record<string, unknown>;
+  return Object.keys(fields).find((k) => k !== 'name' && fields[k] !== undefined) ?? '';
+}
+
 /** Pure: a fresh progress record for the window that starts at `now`. */
 export function startVerification(s: VerificationSettings, now: Date): VerificationProgress {
   return {
@@ -72,7 +69,8 @@ export function startVerification(s: VerificationSettings, now: Date): Verificat
     onFailure: s.onFailure,
     checks: s.checks.map((c) => ({
       name: c.name,
-      kind: c.prometheus ? 'prometheus' : c.http ? 'http' : 'analysis',
+      // The status schema lists the built-in kinds; a plugin's needs it relaxed (PLUGINS.md, check providers).
+      kind: checkKind(c) as CheckProgress['kind'],
       ...(conditionText(c) ? { condition: conditionText(c) } : {}),
       verdict: 'Running',
       samples: [],

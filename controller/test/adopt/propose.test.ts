@@ -2,6 +2,7 @@ import type { Application } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { type FoundEnvironment, proposeAdoption } from '../../src/adopt/propose.js';
 import { builtinDeliveryMethods } from '../../src/delivery/registry.js';
+import { registryOf } from '../../src/extension/registry.js';
 
 const D = (c: string) => `sha256:${c.repeat(64)}`;
 const deploy = (name: string, image: string, labels: Record<string, string> = {}, kind = 'Deployment' as const) => ({
@@ -367,7 +368,7 @@ describe('proposeAdoption', () => {
   });
 
   it('says so, and proposes no Environment, when no registered method can recognise the workloads', () => {
-    const onlyGit = new Map([['git', builtinDeliveryMethods.get('git')!]]);
+    const onlyGit = registryOf('delivery method', [builtinDeliveryMethods.require('git')], (m) => m.name);
     const p = proposeAdoption({
       namespace: 'n',
       owner: 'o',

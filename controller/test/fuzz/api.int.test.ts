@@ -3,31 +3,18 @@
 // success or a 4xx with a JSON {error} naming the problem: never a 5xx, never a hung request, and
 // no object is left behind except the plans that valid requests created.
 import { type PromotionPlan, validateResource } from '@kpromo/api';
-import { applyCrds, kubeConfigFor, waitFor } from '@kpromo/test-harness';
-import {
-  callApi,
-  controllerConfig,
-  deleteNs,
-  ensureNs,
-  restFor,
-  seedTwoStageRelease,
-  TEST_ADMIN,
-} from '@kpromo/test-harness/controller';
+import { waitFor } from '@kpromo/test-harness';
+import { callApi, TEST_ADMIN, twoStageWorld } from '@kpromo/test-harness/controller';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runningVersion } from '../../src/candidates/runningVersion.js';
 import { KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { type Running, startController } from '../../src/runtime.js';
+import type { Running } from '../../src/runtime.js';
 
-const RUN = Math.random().toString(36).slice(2, 7);
-const NS = `fuzz-${RUN}`;
-const APPS_NS = `fuzz-apps-${RUN}`;
 const APPS = ['alpha', 'beta'];
-const kubeconfig = inject('kubeconfig');
-const { source, target } = inject('registries');
-const dev = restFor(kubeconfig, 'dev');
-const stable = restFor(kubeconfig, 'stable');
+const world = twoStageWorld('fuzz', { kubeconfig: inject('kubeconfig'), registries: inject('registries'), apps: APPS });
+const { ns: NS, dev } = world;
 /** FUZZ_SCALE=5 for a deeper local hunt. */
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const runs = (n: number) => ({ numRuns: Math.max(1, Math.round(n * SCALE)), endOnFailure: true });
@@ -243,37 +230,17 @@ const rawQuery = fc.oneof(
 );
 
 beforeAll(async () => {
-  await applyCrds(kubeConfigFor('dev', kubeconfig));
-  await ensureNs(dev, NS);
-  await seedTwoStageRelease({
-    dev,
-    stable,
-    ns: NS,
-    appsNs: APPS_NS,
-    source,
-    target,
-    repo: `fuzz${RUN}`,
-    apps: APPS,
-    newTag: 'v2.0.0',
-    oldTag: 'v1.0.0',
-    seed: `fuzz-${RUN}`,
-    applications: {},
-  });
-  ctl = await startController(controllerConfig(kubeconfig, NS, { leaderElection: { enabled: false } }), {
-    log: createLogger({ level: 'error' }),
-  });
+  await world.seed();
+  ctl = await world.start({}, [], 'main', { log: createLogger({ level: 'error' }) });
   await waitFor(
-    'cache warm',
+    "every app's dev version cached",
     async () => {
       const c = ctl.controller.cache;
-      const envs = c.environments(NS);
+      const devEnv = c.environments(NS).find((e) => e.metadata.name === 'dev')!;
       return (
-        envs.length === 2 &&
-        envs.every((e) => c.environmentSynced(e)) &&
-        c.getFlow(NS, 'main') &&
         c.applications(NS).length === 2 &&
         // Every app's dev version is known (tag and digest from the Deployment in the cache).
-        c.applications(NS).every((a) => !!runningVersion(c, a, envs.find((e) => e.metadata.name === 'dev')!).tag)
+        c.applications(NS).every((a) => !!runningVersion(c, a, devEnv).tag)
       );
     },
     60_000,
@@ -296,11 +263,7 @@ beforeAll(async () => {
   check('seed', r);
 }, 240_000);
 
-afterAll(async () => {
-  await ctl?.stop().catch(() => undefined);
-  await deleteNs(dev, NS);
-  for (const c of [dev, stable]) await deleteNs(c, APPS_NS);
-});
+afterAll(() => world.stop());
 
 describe('the HTTP API under arbitrary input', () => {
   it('GET applications, environments and plans with any query string', async () => {

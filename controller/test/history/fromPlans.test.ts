@@ -63,6 +63,28 @@ describe('history entries of a plan', () => {
     expect(cart.team).toBeUndefined();
   });
 
+  it('records the persons the approvals counted as: two identities of one person once, an uncounted approval not', () => {
+    const p = plan([{ application: 'checkout', phase: 'Succeeded', finishedAt: '2026-12-01T10:02:30Z' }], {
+      spec: { approvals: [{ user: 'alice' }, { user: 'alice-admin' }, { user: 'bob' }, { user: 'mallory' }] },
+    });
+    p.status!.gate = {
+      required: 2,
+      approved: true,
+      approvers: [
+        { user: 'alice', person: 'alice@corp', counted: true },
+        { user: 'alice-admin', person: 'alice@corp', counted: true },
+        { user: 'bob', counted: true },
+        { user: 'mallory', person: 'mallory@corp', counted: false },
+      ],
+    };
+    const [e] = entriesOfPlan(p);
+    expect(e.approvedBy).toEqual(['alice', 'alice-admin', 'bob', 'mallory']);
+    expect(e.approvedByPersons).toEqual(['alice@corp', 'bob']);
+    // An entry of a plan no approval counted for keeps no persons at all (as entries recorded before).
+    p.status!.gate = { approved: false, required: 1, approvers: [] };
+    expect(entriesOfPlan(p)[0]).not.toHaveProperty('approvedByPersons');
+  });
+
   it('records a rollback as such, without an image build time (it restores an older image)', () => {
     const p = plan([{ application: 'a', phase: 'Succeeded', targetTag: 'v1', finishedAt: '2026-12-01T11:00:00Z' }], {
       spec: { action: 'rollback', rollbackOf: 'p0' },

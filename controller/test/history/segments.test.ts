@@ -56,18 +56,23 @@ describe('history segments (ConfigMaps)', () => {
 
   it('reads back only well-formed entries of its own namespace and environment', () => {
     const good = entry('good', { finishedAt: '2026-12-01T00:00:00Z' });
+    const withPersons = entry('persons', { finishedAt: '2026-12-01T00:00:00Z', approvedByPersons: ['alice@corp'] });
     const otherEnv = entry('other', { finishedAt: '2026-12-01T00:00:00Z', environment: 'dev' });
     const data = {
-      ...encode([good, otherEnv]),
+      ...encode([good, withPersons, otherEnv]),
       [dataKey('bad-json')]: '{not json',
       [dataKey('bad-result')]: JSON.stringify({
         ...entry('bad-result', { finishedAt: '2026-12-01T00:00:00Z' }),
         result: 'Great',
       }),
+      [dataKey('bad-persons')]: JSON.stringify({
+        ...entry('bad-persons', { finishedAt: '2026-12-01T00:00:00Z' }),
+        approvedByPersons: 'alice@corp',
+      }),
       // a valid entry under a key that is not its own (moved or forged)
       'e-0000': JSON.stringify(entry('moved', { finishedAt: '2026-12-01T00:00:00Z' })),
     };
-    expect(decodeSegment(cm(data)).map((e) => e.key)).toEqual(['good']);
+    expect(decodeSegment(cm(data)).map((e) => e.key)).toEqual(['good', 'persons']);
     expect(decodeSegment(cm(data, 'prod', 'elsewhere'))).toEqual([]);
   });
 

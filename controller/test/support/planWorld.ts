@@ -6,6 +6,7 @@ import { MemoryCache } from '../../src/kube/memoryCache.js';
 import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../../src/kube/paths.js';
 import type { KubeRest } from '../../src/kube/rest.js';
 import type { PromotionDeps } from '../../src/reconcile/plan/index.js';
+import { loadPlugins } from '../../src/reconcile/plugins.js';
 import { builtinWorkloadKinds } from '../../src/rollout/registry.js';
 import { FakeKube } from './fakeKube.js';
 
@@ -104,6 +105,7 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
   let commits = 0;
   /** What the fake registries answer for `<host>/<repository>:<tag>`: a digest, or the fault they raise; no entry: no such tag. */
   const tags = new Map<string, string | Error>();
+  const builtins = loadPlugins();
   const deps: PromotionDeps = {
     cache,
     control: control.rest,
@@ -145,6 +147,10 @@ export function planWorld(o: { envs?: Environment[]; apps?: Application[]; flow?
     now: () => clock,
     maxAttempts: 3,
     claims: new Map(),
+    // The built-ins, as the runtime hands them in; a test swaps in a plugin's registry.
+    deliveryMethods: builtins.deliveryMethods,
+    workloadKinds: builtins.workloadKinds,
+    checkProviders: builtins.checkProviders,
   };
 
   const planPath = (name: string) => resourcePath(KPROMO_TYPES.PromotionPlan, 'ns', name);

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Application, Environment, VerificationCheck } from '@kpromo/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CheckContext } from '../../src/extension/checkProvider.js';
 import { Egress } from '../../src/net/guardedFetch.js';
 import { httpProvider } from '../../src/verification/providers/http.js';
-import type { CheckContext } from '../../src/verification/providers/index.js';
 
 // A real HTTP server on loopback answers by path; the checks go through the real egress guard.
 let server: Server;

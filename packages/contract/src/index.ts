@@ -6,6 +6,7 @@ export * from './mount.js';
 export * from './openapi.js';
 export * from './pattern.js';
 export * from './planProgress.js';
+export * from './planText.js';
 export * from './routes.js';
 export * from './skipped.js';
 export * from './views.js';

@@ -9,7 +9,8 @@ import { MAX_PATTERN_LENGTH, tagPatternProblem } from './pattern.js';
  * a `requestedBy`) never comes from a body. Empty strings and null count as absent.
  */
 
-const K8S_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** A Kubernetes object name (RFC 1123 subdomain). */
+export const K8S_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const NAME_MESSAGE = 'must be a Kubernetes object name (lowercase letters, digits, "-" and ".", at most 253)';
 /** A label key: optional DNS prefix and "/", then a name of at most 63 characters. */
 export const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;

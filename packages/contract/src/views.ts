@@ -1,5 +1,6 @@
 import {
   API_VERSION,
+  ApplicationDrift,
   Candidate,
   ClusterRef,
   EnvironmentVersion,
@@ -50,6 +51,12 @@ export const ApplicationView = Type.Object(
     repository: Type.String({ description: 'Image repository (spec.image.repository).' }),
     labels: StringMap('metadata.labels and spec.labels together.'),
     versions: Type.Array(EnvironmentVersion, { description: 'What runs in every Environment of the namespace.' }),
+    drift: Type.Optional(
+      Type.Array(ApplicationDrift, {
+        description:
+          'Where a workload runs another version than the last completed plan delivered (Application status.drift, docs/drift.md).',
+      }),
+    ),
   },
   { $id: 'ApplicationView' },
 );
@@ -123,6 +130,12 @@ export const DiffResult = Type.Object(
     from: Type.String(),
     to: Type.String(),
     candidates: Type.Array(Candidate),
+    sourceDrift: Type.Optional(
+      Type.Array(Type.Object({ application: Type.String(), environment: Type.String(), message: Type.String() }), {
+        description:
+          'Candidates whose source runs a version that is drift there (not what kpromo delivered, docs/drift.md): promoting one makes that version the release.',
+      }),
+    ),
     ...SkippedSummary,
   },
   { $id: 'DiffResult' },
@@ -217,6 +230,12 @@ export const HistoryEntry = Type.Object(
     from: Type.Optional(Type.Object(HistoryVersion.properties, { description: 'What ran in the environment before.' })),
     to: Type.Object(HistoryVersion.properties, { description: 'What the plan put there (tag written, digest).' }),
     approvedBy: Type.Array(Type.String(), { description: 'Users whose approvals are on the plan (authenticated).' }),
+    approvedByPersons: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'The persons the approvals counted as (status.gate.approvers: counted ones, each person once), so that one person with two identities shows as one. Absent in entries recorded before persons were kept.',
+      }),
+    ),
     requestedBy: Type.Optional(Type.String()),
     startedAt: Type.Optional(Instant('When the application started (image copy).')),
     finishedAt: Instant('When the application reached its result.'),

@@ -31,16 +31,16 @@ const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
 describe('PromotionsClient', () => {
-  it('unwraps the backend plan routes ({plan, progress}) and list responses ({items})', async () => {
+  it('keeps the progress the backend sends with a plan ({plan, progress}) and unwraps lists ({items})', async () => {
     const { c, requests } = client((url) =>
       url.endsWith('/plans') ? json({ items: [plan] }) : json({ plan, progress: { phase: 'Pending' } }, 200),
     );
-    expect((await c.getPlan('shop', 'p1')).metadata.name).toBe('p1');
-    expect((await c.approvePlan('shop', 'p1', { uid: 'uid-1' })).metadata.name).toBe('p1');
-    expect((await c.rollbackPlan('shop', 'p1', { approve: true, uid: 'uid-1' })).metadata.name).toBe('p1');
+    expect(await c.getPlan('shop', 'p1')).toEqual({ plan, progress: { phase: 'Pending' } });
+    expect((await c.approvePlan('shop', 'p1', { uid: 'uid-1' })).progress.phase).toBe('Pending');
+    expect((await c.rollbackPlan('shop', 'p1', { approve: true, uid: 'uid-1' })).plan.metadata.name).toBe('p1');
     expect((await c.listPlans())[0].metadata.name).toBe('p1');
     expect(
-      (await c.approvePlan('shop', 'p1', { uid: 'uid-1', overrideFreeze: true, comment: 'hotfix INC-7' })).metadata
+      (await c.approvePlan('shop', 'p1', { uid: 'uid-1', overrideFreeze: true, comment: 'hotfix INC-7' })).plan.metadata
         .name,
     ).toBe('p1');
     expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([
@@ -58,7 +58,10 @@ describe('PromotionsClient', () => {
 
   it('continues a wave of a fleet plan with the wave and the uid of the plan shown, never the user', async () => {
     const { c, requests } = client(() => json({ plan, progress: { phase: 'Promoting' } }));
-    expect((await c.continuePlan('shop', 'p1', { wave: 'eu', uid: 'uid-1' })).metadata.name).toBe('p1');
+    expect(await c.continuePlan('shop', 'p1', { wave: 'eu', uid: 'uid-1' })).toEqual({
+      plan,
+      progress: { phase: 'Promoting' },
+    });
     await c.continuePlan('shop', 'p1', { comment: 'canary fine' });
     expect(requests.map((r) => [`${r.method} ${r.url}`, r.body])).toEqual([
       ['POST http://backstage.test/api/promotions/plans/shop/p1/continue', { wave: 'eu', uid: 'uid-1' }],

@@ -17,6 +17,7 @@ import type {
   HistoryList,
   LineStopView,
   ListResponse,
+  PlanDetails,
   PromotionPlan,
 } from './types';
 
@@ -59,19 +60,23 @@ export interface PromotionsApi {
   /** PromotionFlows: stages in order, selector and approval settings. */
   listFlows(opts?: { namespace?: string }): Promise<FlowView[]>;
   createPlan(request: CreatePlanRequest): Promise<CreatePlanResponse>;
-  getPlan(namespace: string, name: string): Promise<PromotionPlan>;
+  /**
+   * A plan with its progress, the read model the backend projects (@kpromo/contract's PlanProgress):
+   * the portal renders that rather than projecting status itself. So do the plan's actions below.
+   */
+  getPlan(namespace: string, name: string): Promise<PlanDetails>;
   /** Adds the signed-in user's approval (optionally overriding a freeze window). */
-  approvePlan(namespace: string, name: string, opts: ApproveOptions): Promise<PromotionPlan>;
+  approvePlan(namespace: string, name: string, opts: ApproveOptions): Promise<PlanDetails>;
   /**
    * Lets the next wave of a fleet plan start after a pause, as the signed-in user: `wave` (default:
    * the one Waiting) and the `uid` of the plan the user was shown.
    */
-  continuePlan(namespace: string, name: string, opts?: ContinueOptions): Promise<PromotionPlan>;
+  continuePlan(namespace: string, name: string, opts?: ContinueOptions): Promise<PlanDetails>;
   /**
    * Creates a rollback of a plan (approved with `approve`), bound to the plan the user was shown:
    * `uid` is required with approve. The rollback's name is generated: read it from the plan returned.
    */
-  rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean; uid?: string }): Promise<PromotionPlan>;
+  rollbackPlan(namespace: string, name: string, opts?: { approve?: boolean; uid?: string }): Promise<PlanDetails>;
   /** One page of the release history, newest first (`continue` from the previous page). */
   listHistory(filter?: HistoryFilter): Promise<HistoryList>;
   /** The DORA four keys over a window, in total and per namespace, flow, team and environment. */
@@ -246,15 +251,14 @@ export class PromotionsClient implements PromotionsApi {
     return answer(api.POST('/plans', { body: request }));
   }
 
-  async getPlan(namespace: string, name: string) {
+  async getPlan(namespace: string, name: string): Promise<PlanDetails> {
     const api = await this.api();
-    const r = await answer(api.GET('/plans/{namespace}/{name}', { params: { path: { namespace, name } } }));
-    return r.plan;
+    return answer(api.GET('/plans/{namespace}/{name}', { params: { path: { namespace, name } } }));
   }
 
-  async approvePlan(namespace: string, name: string, opts: ApproveOptions) {
+  async approvePlan(namespace: string, name: string, opts: ApproveOptions): Promise<PlanDetails> {
     const api = await this.api();
-    const r = await answer(
+    return answer(
       api.POST('/plans/{namespace}/{name}/approve', {
         params: { path: { namespace, name } },
         body: {
@@ -265,12 +269,11 @@ export class PromotionsClient implements PromotionsApi {
         },
       }),
     );
-    return r.plan;
   }
 
-  async continuePlan(namespace: string, name: string, opts: ContinueOptions = {}) {
+  async continuePlan(namespace: string, name: string, opts: ContinueOptions = {}): Promise<PlanDetails> {
     const api = await this.api();
-    const r = await answer(
+    return answer(
       api.POST('/plans/{namespace}/{name}/continue', {
         params: { path: { namespace, name } },
         body: {
@@ -281,15 +284,17 @@ export class PromotionsClient implements PromotionsApi {
         },
       }),
     );
-    return r.plan;
   }
 
-  async rollbackPlan(namespace: string, name: string, opts: { approve?: boolean; uid?: string } = {}) {
+  async rollbackPlan(
+    namespace: string,
+    name: string,
+    opts: { approve?: boolean; uid?: string } = {},
+  ): Promise<PlanDetails> {
     const api = await this.api();
-    const r = await answer(
+    return answer(
       api.POST('/plans/{namespace}/{name}/rollback', { params: { path: { namespace, name } }, body: opts }),
     );
-    return r.plan;
   }
 
   async listHistory(f: HistoryFilter = {}): Promise<HistoryList> {

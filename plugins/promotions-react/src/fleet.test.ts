@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cellLabel, cellTitle, fleetGrid, isFleetPlan, isProblemPhase, problemsOnly } from './fleet';
-import type { PromotionPlan } from './types';
+import { type PromotionPlan, planProgress } from './types';
 
 const plan = (status: PromotionPlan['status'], continuations?: PromotionPlan['spec']['continuations']) =>
   ({
@@ -35,13 +35,13 @@ const fleet = plan({
 
 describe('fleet plans', () => {
   it('tells fleet plans from plans into one cluster', () => {
-    expect(isFleetPlan(fleet)).toBe(true);
-    expect(isFleetPlan(plan({ phase: 'Promoting', apps: [] }))).toBe(false);
-    expect(isFleetPlan(plan(undefined))).toBe(false);
+    expect(isFleetPlan(planProgress(fleet))).toBe(true);
+    expect(isFleetPlan(planProgress(plan({ phase: 'Promoting', apps: [] })))).toBe(false);
+    expect(isFleetPlan(planProgress(plan(undefined)))).toBe(false);
   });
 
   it('lays out applications × clusters by wave; a cluster not started yet is Pending', () => {
-    const g = fleetGrid(fleet, ['api', 'web']);
+    const g = fleetGrid(fleet, planProgress(fleet), ['api', 'web']);
     expect(g.waves).toEqual([
       { name: 'canary', clusters: ['a'] },
       { name: 'eu', clusters: ['b', 'c', 'e'] },
@@ -53,11 +53,11 @@ describe('fleet plans', () => {
     expect(g.cell('api', 'b').phase).toBe('Succeeded');
     expect([g.failed, g.inFlight]).toEqual([1, 1]);
     // Apps only the clusters list are added after the plan's.
-    expect(fleetGrid(fleet, ['api']).applications).toEqual(['api', 'web']);
+    expect(fleetGrid(fleet, planProgress(fleet), ['api']).applications).toEqual(['api', 'web']);
   });
 
   it('keeps only the applications and clusters with a failed or in-flight cell', () => {
-    const g = problemsOnly(fleetGrid(fleet, ['api', 'web']));
+    const g = problemsOnly(fleetGrid(fleet, planProgress(fleet), ['api', 'web']));
     expect(g.applications).toEqual(['web']);
     expect(g.waves).toEqual([{ name: 'eu', clusters: ['b', 'c'] }]);
     expect(g.clusters).toEqual(['b', 'c']);
@@ -66,11 +66,11 @@ describe('fleet plans', () => {
   });
 
   it('labels a cell for screen readers and explains a failure on hover', () => {
-    const c = fleetGrid(fleet).cell('web', 'b');
+    const c = fleetGrid(fleet, planProgress(fleet)).cell('web', 'b');
     expect(cellLabel(c)).toBe('web in b: Failed');
     expect(cellTitle(c, (m) => m.replace(/[a-f0-9]{64}/, '…'))).toBe(
       'web in b: Failed – RolloutTimeout: stuck at sha256:… (wave eu)',
     );
-    expect(cellTitle(fleetGrid(fleet).cell('web', 'a'))).toBe('web in a: Succeeded (wave canary)');
+    expect(cellTitle(fleetGrid(fleet, planProgress(fleet)).cell('web', 'a'))).toBe('web in a: Succeeded (wave canary)');
   });
 });

@@ -1,7 +1,7 @@
 // A fleet plan (a plan into an Environment over many clusters) as the portal shows it: its waves
-// (status.waves) and each application in each cluster (status.targets), grouped by wave. Pure, so
-// the plan view and its tests share it. The waves' counts are the read model's (planWaves).
-import type { AppPhase, AppProgress, PromotionPlan } from './types';
+// (the read model's, PlanProgress.waves) and each application in each cluster (status.targets, which
+// the read model leaves out), grouped by wave. Pure, so the plan view and its tests share it.
+import type { AppPhase, AppProgress, PlanProgress, PromotionPlan } from './types';
 
 /** App phases while the controller works on an app (copy, write, roll-out, verification). */
 export const IN_FLIGHT_PHASES: ReadonlySet<string> = new Set(['Copying', 'Writing', 'RollingOut', 'Verifying']);
@@ -11,7 +11,7 @@ export const isProblemPhase = (phase: string | undefined): boolean =>
   phase === 'Failed' || (!!phase && IN_FLIGHT_PHASES.has(phase));
 
 /** Whether the plan runs (or ran) wave by wave over a fleet; plans into one cluster have no waves. */
-export const isFleetPlan = (plan: PromotionPlan): boolean => !!plan.status?.waves?.length;
+export const isFleetPlan = (progress: Pick<PlanProgress, 'waves'>): boolean => progress.waves.length > 0;
 
 /** One application in one cluster. */
 export interface FleetCell {
@@ -38,12 +38,17 @@ const key = (application: string, cluster: string) => `${application}\u0000${clu
 
 /**
  * The grid of a fleet plan: `applications` (the plan's, in its order; apps only its clusters list
- * are added) by every cluster of its waves. A cluster the controller has not started yet shows its
- * apps Pending; a cluster listed in status.targets but in no wave is added to its target's wave.
+ * are added) by every cluster of its waves (`model.waves`, the read model's). A cluster the
+ * controller has not started yet shows its apps Pending; a cluster listed in status.targets but in
+ * no wave is added to its target's wave.
  */
-export function fleetGrid(plan: PromotionPlan, applications: readonly string[] = []): FleetGrid {
+export function fleetGrid(
+  plan: PromotionPlan,
+  model: Pick<PlanProgress, 'waves'>,
+  applications: readonly string[] = [],
+): FleetGrid {
   const targets = plan.status?.targets ?? [];
-  const waves = (plan.status?.waves ?? []).map((w) => ({ name: w.name, clusters: [...w.clusters] }));
+  const waves = model.waves.map((w) => ({ name: w.name, clusters: [...w.clusters] }));
   const placed = new Set(waves.flatMap((w) => w.clusters));
   for (const t of targets) {
     if (placed.has(t.cluster)) continue;

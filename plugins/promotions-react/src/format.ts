@@ -3,12 +3,8 @@
 
 const DIGEST = /sha256:([a-f0-9]{64})/g;
 
-/** `sha256:` plus the first 12 hex digits (what `docker images` shows), or the input if it is no digest. */
-export function shortDigest(digest: string | undefined): string | undefined {
-  if (!digest) return undefined;
-  const m = /^sha256:([a-f0-9]{12})[a-f0-9]*$/.exec(digest);
-  return m ? `sha256:${m[1]}` : digest;
-}
+/** Every door shortens a digest the same way: the contract's (`sha256:` and 12 hex digits). */
+export { shortDigest } from '@kpromo/plugin-promotions-common';
 
 /** A message with every full sha256 digest shortened, so errors and notes stay readable. */
 export function readableMessage(message: string): string {

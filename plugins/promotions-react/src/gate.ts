@@ -1,5 +1,5 @@
 import { configApiRef, identityApiRef, useApi } from '@backstage/frontend-plugin-api';
-import { planProgress } from '@kpromo/plugin-promotions-common';
+import { planHold as heldBy, type PlanHold, type PlanProgress } from '@kpromo/plugin-promotions-common';
 import { useEffect, useState } from 'react';
 import type { PromotionPlan } from './types';
 
@@ -11,17 +11,21 @@ export function planStarted(plan: PromotionPlan): boolean {
   return !!st.startedAt || (st.apps ?? []).some((a) => a.phase !== 'Pending');
 }
 
-/** Why a plan that has not started waits, from its gate; undefined once it runs (or is final). */
+/** The contract's holds in the words the portal shows. */
+const HOLD_WORDS = { frozen: 'frozen', 'awaiting-approval': 'awaiting approval', soaking: 'soaking' } as const;
+
+/**
+ * Why a plan that has not started waits, from the read model's gate, in the contract's order (as the
+ * CLI and MCP say it): a freeze window, then missing approvals, then soak; undefined once it runs.
+ */
 export function planHold(
   plan: PromotionPlan,
+  progress: Pick<PlanProgress, 'frozen' | 'approved' | 'eligibleAt'>,
   now = Date.now(),
-): 'awaiting approval' | 'frozen' | 'soaking' | undefined {
+): (typeof HOLD_WORDS)[PlanHold] | undefined {
   if (planStarted(plan)) return undefined;
-  const g = planProgress(plan);
-  if (!g.approved) return 'awaiting approval';
-  if (g.frozen && !g.frozen.overriddenBy) return 'frozen';
-  if (g.eligibleAt && Date.parse(g.eligibleAt) > now) return 'soaking';
-  return undefined;
+  const h = heldBy(progress, now);
+  return h && HOLD_WORDS[h];
 }
 
 /** The signed-in user's entity ref (undefined while loading, or if the identity is unavailable). */

@@ -37,7 +37,14 @@ export {
   useUrlParams,
 } from './hooks';
 export * from './insights';
-export { computeDrift, type MatrixRow, orderEnvironments, releaseMatrix } from './matrix';
+export {
+  computeDrift,
+  type DeliveredDrift,
+  deliveredDriftText,
+  type MatrixRow,
+  orderEnvironments,
+  releaseMatrix,
+} from './matrix';
 export * from './permissions';
 export {
   buildPipelines,

@@ -1,3 +1,4 @@
+import { shortDigest } from './format';
 import type { ApplicationSummary, EnvironmentSummary, EnvironmentVersion } from './types';
 
 const TIER_ORDER = ['development', 'preview', 'staging', 'production'];
@@ -29,10 +30,27 @@ export function computeDrift(versions: Array<EnvironmentVersion | undefined>): b
   });
 }
 
+/**
+ * What runs in an environment that kpromo did not deliver there (Application status.drift,
+ * docs/drift.md): unlike {@link computeDrift}, a change that went around kpromo.
+ */
+export type DeliveredDrift = NonNullable<ApplicationSummary['drift']>[number];
+
+/** One line about a drift: where, what runs, what kpromo delivered, which field manager wrote it. */
+export function deliveredDriftText(d: DeliveredDrift): string {
+  const where = d.cluster ? ` in cluster ${d.cluster}` : '';
+  const found = d.found.tag ?? shortDigest(d.found.digest) ?? 'an unknown version';
+  const expected = d.expected.tag ?? shortDigest(d.expected.digest);
+  const by = d.changedBy ? `; image last written by ${d.changedBy} (a client, not a person)` : '';
+  return `Changed outside kpromo${where}: runs ${found}, not ${expected} that plan ${d.expected.plan ?? '?'} delivered, since ${d.since}${by}`;
+}
+
 export interface MatrixRow {
   app: ApplicationSummary;
-  cells: Array<{ environment: string; version?: EnvironmentVersion; drift: boolean }>;
+  cells: Array<{ environment: string; version?: EnvironmentVersion; drift: boolean; outside: DeliveredDrift[] }>;
   drifted: boolean;
+  /** Some environment runs what kpromo did not deliver there. */
+  outsideKpromo: boolean;
 }
 
 /** Applications as rows, environments as columns. */
@@ -43,8 +61,14 @@ export function releaseMatrix(apps: ApplicationSummary[], envs: EnvironmentSumma
     const drift = computeDrift(versions);
     const cells = envs.map((e) => {
       const i = sameNs.indexOf(e);
-      return { environment: e.name, version: i === -1 ? undefined : versions[i], drift: i === -1 ? false : drift[i] };
+      const outside = i === -1 ? [] : (app.drift ?? []).filter((d) => d.environment === e.name);
+      return {
+        environment: e.name,
+        version: i === -1 ? undefined : versions[i],
+        drift: i === -1 ? false : drift[i],
+        outside,
+      };
     });
-    return { app, cells, drifted: drift.some(Boolean) };
+    return { app, cells, drifted: drift.some(Boolean), outsideKpromo: !!app.drift?.length };
   });
 }

@@ -11,6 +11,7 @@ import {
   type FlowStageView,
   type FlowView,
   isFinalPlan,
+  isRollback,
   type PromotionPlan,
 } from './types';
 
@@ -76,7 +77,7 @@ export function candidatePairs(envs: EnvironmentSummary[], plans: PromotionPlan[
     for (let i = 0; i + 1 < ordered.length; i++) add({ namespace, from: ordered[i].name, to: ordered[i + 1].name });
   }
   for (const p of plans) {
-    if ((p.spec.action ?? 'promote') !== 'promote') continue;
+    if (isRollback(p)) continue;
     add({ namespace: nsOf(p.metadata), from: p.spec.from, to: p.spec.to, flow: p.spec.flow });
   }
   return [...out.values()];
@@ -108,7 +109,7 @@ export function buildPipelines(
               p.spec.flow === f.name &&
               p.spec.from === t.from &&
               p.spec.to === t.to &&
-              (p.spec.action ?? 'promote') === 'promote',
+              !isRollback(p),
           )
           .sort((a, b) => created(b).localeCompare(created(a)));
         return { ...t, openPlan: mine.find((p) => !isFinalPlan(p)), lastPlan: mine.find((p) => isFinalPlan(p)) };

@@ -4,7 +4,7 @@ import { EntityProvider } from '@backstage/plugin-catalog-react';
 import { cleanup, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EntityPromotionsContent } from '../src/components/EntityPromotionsContent';
-import { approvedPlan, fakeApi, plan } from './fixtures';
+import { applications, approvedPlan, fakeApi, plan } from './fixtures';
 import { renderWith } from './render';
 
 afterEach(cleanup);
@@ -53,6 +53,34 @@ describe('EntityPromotionsContent', () => {
     // The record: who approved (the signature state and signed record appear when the stage has them).
     expect(rows[1]).toMatch(/approved by user:default\/alice$/);
     expect(rows.join()).not.toContain('not-mine');
+  });
+
+  it('badges an environment that runs what kpromo did not deliver, saying what and who wrote it', async () => {
+    const drifted = {
+      ...applications[0],
+      drift: [
+        {
+          environment: 'prod',
+          expected: { tag: 'v1.2.0', digest: `sha256:${'a'.repeat(64)}`, plan: 'shop-prod-1' },
+          found: { tag: 'v1.1.9', digest: `sha256:${'9'.repeat(64)}` },
+          since: '2026-12-01T10:00:00Z',
+          changedBy: 'kubectl-patch',
+        },
+      ],
+    };
+    renderWith(
+      <EntityProvider entity={entity({ 'kpromo.dev/name': 'checkout', 'kpromo.dev/namespace': 'shop' })}>
+        <EntityPromotionsContent />
+      </EntityProvider>,
+      { api: fakeApi({ listApplications: async () => [drifted, applications[1]] }) },
+    );
+    await screen.findByTestId('entity-versions');
+    const badges = screen.getAllByTestId('changed-outside');
+    expect(badges).toHaveLength(1);
+    expect(badges[0].textContent).toBe('changed outside kpromo');
+    expect(badges[0].getAttribute('title')).toBe(
+      'Changed outside kpromo: runs v1.1.9, not v1.2.0 that plan shop-prod-1 delivered, since 2026-12-01T10:00:00Z; image last written by kubectl-patch (a client, not a person)',
+    );
   });
 
   it('says how to link the entity when it is no kpromo Application', async () => {

@@ -1,9 +1,9 @@
 // @vitest-environment jsdom
-import type { PromotionPlan } from '@kpromo/plugin-promotions-react';
+import { type PromotionPlan, planProgress } from '@kpromo/plugin-promotions-react';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlansPage } from '../src/components/PlansPage';
-import { formatCountdown, PlanView, planChanges } from '../src/components/PlanView';
+import { formatCountdown, PlanDetails, PlanView, planChanges } from '../src/components/PlanView';
 import { ALICE, approvedPlan, fakeApi, plan } from './fixtures';
 import { renderWith } from './render';
 
@@ -310,6 +310,23 @@ describe('PlanView', () => {
     expect(screen.queryByRole('button', { name: 'Approve & promote' })).toBeNull();
   });
 
+  it('renders the progress the backend sent with the plan, not its own projection of status', async () => {
+    const p = approvedPlan({ phase: 'Pending' });
+    const progress = {
+      ...planProgress(p),
+      succeeded: 1,
+      lineStopped: { lineStop: 'shop/inc-7', reason: 'INC-7', stoppedBy: 'bob' },
+    };
+    renderWith(<PlanDetails plan={p} progress={progress} onChange={() => undefined} />, {
+      api: fakeApi(),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('line-stopped')).textContent).toContain(
+      'bob stopped the line (LineStop shop/inc-7)',
+    );
+    expect(screen.getByTestId('plan-counts').textContent).toBe('1 succeeded · 0 failed · 2 apps');
+  });
+
   it('shows an error when the plan cannot be loaded', async () => {
     const api = fakeApi({
       getPlan: async () => {
@@ -330,7 +347,7 @@ describe('PlansPage', () => {
     expect(screen.queryByRole('button', { name: 'Create plan' })).toBeNull();
   });
 
-  it('says from status.gate why a plan waits: approval, freeze or soak; nothing once it runs', async () => {
+  it('says from the gate why a plan waits, a freeze before missing approvals as every door says it; nothing once it runs', async () => {
     const named = (p: PromotionPlan, name: string, at: string) => ({
       ...p,
       metadata: { ...p.metadata, name, creationTimestamp: at },
@@ -350,6 +367,12 @@ describe('PlansPage', () => {
         '2026-12-02T10:03:00Z',
       ),
       named(approvedPlan({ phase: 'Promoting' }), 'p-running', '2026-12-02T10:02:00Z'),
+      // Frozen and not approved yet: the freeze holds it first (the controller's order, the CLI's and MCP's word).
+      named(
+        plan({}, { phase: 'Pending', gate: { approved: false, required: 1, frozen: { window: 'friday-freeze' } } }),
+        'p-frozen-unapproved',
+        '2026-12-02T10:01:30Z',
+      ),
       // An older plan approved by spec alone (no gate) that finished is not "awaiting approval".
       named(plan({}, { phase: 'Complete' }), 'p-done', '2026-12-02T10:01:00Z'),
     ];
@@ -364,6 +387,7 @@ describe('PlansPage', () => {
       'promote (frozen)',
       'promote (soaking)',
       'promote',
+      'promote (frozen)',
       'promote',
     ]);
   });

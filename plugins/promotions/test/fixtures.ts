@@ -7,9 +7,11 @@ import {
   type EnvironmentSummary,
   type FlowView,
   offsetPage,
+  type PlanDetails,
   type PlansFilter,
   type PromotionPlan,
   type PromotionsApi,
+  planProgress,
 } from '@kpromo/plugin-promotions-react';
 
 const D = (c: string) => `sha256:${c.repeat(64)}`;
@@ -334,13 +336,23 @@ export function pageApplicationsInMemory(
   return offsetPage(matching, f);
 }
 
+/** What the backend answers for one plan: the plan and its read model, projected as its service does. */
+export const details = (plan: PromotionPlan): PlanDetails => ({ plan, progress: planProgress(plan) });
+
+type PlanRoute = 'getPlan' | 'approvePlan' | 'continuePlan' | 'rollbackPlan';
+/** A fake's routes; those of one plan return the plan alone, and the fake adds its progress as the backend does. */
+export type FakeRoutes = Omit<PromotionsApi, PlanRoute> & {
+  [K in PlanRoute]: (...args: Parameters<PromotionsApi[K]>) => Promise<PromotionPlan>;
+};
+const PLAN_ROUTES: ReadonlySet<string> = new Set<PlanRoute>(['getPlan', 'approvePlan', 'continuePlan', 'rollbackPlan']);
+
 /**
  * An in-memory PromotionsApi; every method can be overridden per test (an optional one, such as
  * listApplicationsPage, can be removed by overriding it with undefined).
  */
-export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { calls: string[] } {
+export function fakeApi(over: Partial<FakeRoutes> = {}): PromotionsApi & { calls: string[] } {
   const calls: string[] = [];
-  const base: PromotionsApi = {
+  const base: FakeRoutes = {
     listEnvironments: async () => environments,
     listApplications: async () => applications,
     listApplicationsPage: async (f) => pageApplicationsInMemory(await api.listApplications(), f),
@@ -365,7 +377,8 @@ export function fakeApi(over: Partial<PromotionsApi> = {}): PromotionsApi & { ca
         k,
         (...args: unknown[]) => {
           calls.push(`${k}(${args.map((a) => JSON.stringify(a)).join(',')})`);
-          return (f as (...a: unknown[]) => unknown)(...args);
+          const answer = (f as (...a: unknown[]) => unknown)(...args);
+          return PLAN_ROUTES.has(k) ? (answer as Promise<PromotionPlan>).then(details) : answer;
         },
       ]),
   ) as unknown as PromotionsApi;

@@ -1,12 +1,14 @@
 import type { DeliveryMethod } from '../../extension/deliveryMethod.js';
 import { planRef } from '../../extension/deliveryMethod.js';
+import { builtinWorkloadKinds } from '../../rollout/registry.js';
 import { patchWorkloadImage } from '../patchWorkload.js';
 
 /** delivery.method=patch: set the container image of the app's workloads in the Environment namespace. */
 export const patchDelivery: DeliveryMethod = {
   name: 'patch',
   async deliver(c) {
-    await patchWorkloadImage(await c.client(), c.env, c.app, c.ref, planRef(c.plan));
+    // The built-in kinds only: each says where its image lives and how to patch it (PLUGINS.md, limits).
+    await patchWorkloadImage(await c.client(), c.env, c.app, c.ref, planRef(c.plan), builtinWorkloadKinds);
   },
   /**
    * Patch on each workload kind the Environment's Applications name there; create and delete for

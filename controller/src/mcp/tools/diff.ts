@@ -1,6 +1,7 @@
 import { DiffQuery } from '@kpromo/contract';
 import { z } from 'zod';
 import { diff as diffOf } from '../../api/promotions.js';
+import { clip } from '../redact.js';
 import { candidateLines } from '../summary.js';
 import { CandidateOut, skippedOut, withAges } from '../views.js';
 import { filterArgs, firstCandidates, listedArgs, name, nsArg } from './args.js';
@@ -27,6 +28,10 @@ export const diff = row({
     to: z.string(),
     candidates: z.array(CandidateOut),
     candidatesTotal: z.number().int(),
+    sourceDrift: z
+      .array(z.object({ application: z.string(), environment: z.string(), message: z.string() }))
+      .optional()
+      .describe('Candidates whose source runs drift: a version that went around kpromo (docs/drift.md)'),
     ...skippedOut,
   }),
   annotations: READ,
@@ -36,8 +41,18 @@ export const diff = row({
     const candidates = withAges(ctx, ns, d.from, d.to, firstCandidates(d.candidates, args.candidateLimit));
     const candidatesTotal = d.candidates.length;
     return {
-      data: { namespace: ns, ...d, candidates, candidatesTotal },
-      text: `Flow ${d.flow}: ${candidateLines(d.from, d.to, candidates, d, candidatesTotal)}`,
+      data: {
+        namespace: ns,
+        ...d,
+        candidates,
+        candidatesTotal,
+        ...(d.sourceDrift ? { sourceDrift: d.sourceDrift.map((x) => ({ ...x, message: clip(x.message) ?? '' })) } : {}),
+      },
+      text: `Flow ${d.flow}: ${candidateLines(d.from, d.to, candidates, d, candidatesTotal)}${
+        d.sourceDrift?.length
+          ? `\nDRIFT in the source: ${d.sourceDrift.map((x) => x.application).join(', ')} run a version that went around kpromo in ${d.from} (see sourceDrift).`
+          : ''
+      }`,
     };
   },
 });

@@ -1,15 +1,16 @@
 import {
+  durationText as age,
+  approvedByText,
   type DoraKeys,
   DoraQuery,
   type HistoryEntry,
   HistoryQuery,
   MAX_DORA_WINDOW_DAYS,
-  parseTimeExpression,
+  shortDigest,
 } from '@kpromo/contract';
 import { z } from 'zod';
 import { doraInsights, listHistory } from '../../api/history.js';
-import { BadRequest } from '../guard.js';
-import { age, shortDigest } from '../summary.js';
+import { parseInput } from '../../api/input.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
@@ -30,6 +31,10 @@ const EntryOut = z.object({
   from: Version.optional(),
   to: Version,
   approvedBy: z.array(z.string()),
+  approvedByPersons: z
+    .array(z.string())
+    .optional()
+    .describe('The persons the approvals counted as (one person with two identities once); absent in older entries'),
   requestedBy: z.string().optional(),
   startedAt: z.string().optional(),
   finishedAt: z.string(),
@@ -54,7 +59,8 @@ const version = (v?: { tag?: string; digest?: string }) => v?.tag ?? shortDigest
 export function historyLine(e: HistoryEntry): string {
   const what = e.action === 'rollback' ? `rollback to ${version(e.to)}` : `${version(e.from)} → ${version(e.to)}`;
   const took = e.durationSeconds !== undefined ? ` in ${age(e.durationSeconds)}` : '';
-  const who = e.approvedBy.length ? `, approved by ${e.approvedBy.join(', ')}` : '';
+  const approved = approvedByText(e);
+  const who = approved ? `, ${approved}` : '';
   const why = e.result === 'Failed' && e.reason ? ` (${e.reason})` : '';
   return `${e.finishedAt} ${e.namespace}/${e.environment} ${e.application} ${what}: ${e.result}${why}${took} (plan ${e.plan}${who})`;
 }
@@ -76,13 +82,6 @@ export function doraLine(k: DoraKeys): string {
       : 'none restored';
   const open = k.timeToRestore.unrestored ? `, ${k.timeToRestore.unrestored} not restored yet` : '';
   return `deployment frequency ${k.deploymentFrequency.perDay.toFixed(2)}/day (${k.deploymentFrequency.count}); lead time ${lead}${unknown}; change failure rate ${cfr}; time to restore ${ttr}${open}`;
-}
-
-function instant(expr: string | undefined, field: string): string | undefined {
-  if (expr === undefined) return undefined;
-  const d = parseTimeExpression(expr, new Date());
-  if (!d) throw new BadRequest(`${field}: must be ${TIME_HELP}`);
-  return d.toISOString();
 }
 
 const filters = {
@@ -113,8 +112,8 @@ export const history = row({
   }),
   annotations: READ,
   async run({ ctx, caller, ns, args }) {
-    const since = instant(args.since, 'since');
-    const until = instant(args.until, 'until');
+    // The contract parses the time expressions, as for GET /history.
+    const { since, until } = parseInput(HistoryQuery.pick({ since: true, until: true }), args, 'arguments');
     const r = await listHistory(ctx, caller, { ...args, namespace: ns, since, until, limit: args.limit });
     const entries = r.items.map(
       ({ key: _k, source: _s, deployed: _d, message: _m, sourceEnvironment: _e, rollbackOf: _r, ...e }) => e,

@@ -1,17 +1,14 @@
 import { z } from 'zod';
-import type { ApiContext } from '../../api/context.js';
-import { ApiError } from '../../api/context.js';
+import { type ApiContext, ApiError } from '../../api/context.js';
 import { filterPlans, InvalidPlanContinue, pagePlans } from '../../api/planList.js';
 import { findApplications, listEnvironments, listPlans } from '../../api/promotions.js';
 import type { Caller } from '../../auth/identity.js';
 import { globToRegExp } from '../../candidates/computeCandidates.js';
-import { BadRequest } from '../guard.js';
 import { appLine, capped, planLine } from '../summary.js';
-import { AppOut, appsView, EnvOut, PlanOut, pipelineEnvironments, planOut } from '../views.js';
+import { AppOut, appsView, EnvOut, PlanOut, pipelineEnvironments, planOut, VersionOut } from '../views.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
-const HEALTH = ['Healthy', 'Progressing', 'Degraded', 'Missing', 'Unknown'] as const;
 const DEFAULT_PAGE = 50;
 const RESOURCE = { applications: 'applications', environments: 'environments', plans: 'promotionplans' } as const;
 
@@ -26,7 +23,7 @@ function decodeCursor(cursor: string, key: string): number {
   } catch {
     // fall through
   }
-  throw new BadRequest('invalid cursor: pass the nextCursor returned by the same list query, unchanged');
+  throw new ApiError(400, 'invalid cursor: pass the nextCursor returned by the same list query, unchanged');
 }
 
 function page<T>(items: T[], args: { cursor?: string; pageSize?: number }, key: string) {
@@ -55,7 +52,9 @@ const input = z.object({
   name: z.string().min(1).max(253).optional().describe('Name glob, e.g. "check*"'),
   team: z.string().min(1).optional().describe('Owning team'),
   labels: z.record(z.string(), z.string()).optional().describe('Labels that must all match'),
-  health: z.enum(HEALTH).optional().describe('Health in `environment`, or in any environment when none is given'),
+  health: VersionOut.shape.health
+    .optional()
+    .describe('Health in `environment`, or in any environment when none is given'),
   pageSize: z.number().int().min(1).max(200).optional().describe(`Items per page (default ${DEFAULT_PAGE})`),
   cursor: z.string().max(512).optional().describe('nextCursor from the previous page'),
 });
@@ -105,7 +104,7 @@ async function plans(ctx: ApiContext, c: Caller, ns: string, a: Args) {
       continue: a.cursor,
     });
   } catch (e) {
-    if (e instanceof InvalidPlanContinue) throw new BadRequest(`invalid cursor: ${e.message}`);
+    if (e instanceof InvalidPlanContinue) throw new ApiError(400, `invalid cursor: ${e.message}`);
     throw e;
   }
   const items = p.items.map(planOut);

@@ -9,10 +9,10 @@ import {
   type ToolAnnotations,
 } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
-import type { ApiContext } from '../../api/context.js';
+import { type ApiContext, ApiError } from '../../api/context.js';
 import type { Caller } from '../../auth/identity.js';
 import { changeFeed } from '../feed.js';
-import { type Extra, type McpServerOptions, Refused, runTool, type ToolOutcome } from '../guard.js';
+import { type Extra, type McpServerOptions, runTool, type ToolOutcome } from '../guard.js';
 import { followPlan } from '../progress.js';
 import { type PlanOut, planOut } from '../views.js';
 
@@ -103,7 +103,8 @@ function confirm(server: McpServer, extra: Extra, message: string): InputRequire
   if (answer.kind === 'elicit') {
     if (answer.action === 'accept' && (answer.content as { confirm?: unknown } | undefined)?.confirm === true)
       return undefined;
-    throw new Refused(
+    throw new ApiError(
+      403,
       `not confirmed by the user (${answer.action === 'accept' ? 'confirm was not true' : answer.action})`,
     );
   }

@@ -4,7 +4,6 @@ import { getPlan } from '../../api/promotions.js';
 import type { Caller } from '../../auth/identity.js';
 import type { KpromoEventLike } from '../../kube/cacheView.js';
 import { EVENT, resourcePath } from '../../kube/paths.js';
-import { BadRequest } from '../guard.js';
 import { clip, redactMap } from '../redact.js';
 import { appLine, planDetail } from '../summary.js';
 import { AppOut, appsView, ConditionOut, conditionsOut, PlanOut, planOut } from '../views.js';
@@ -76,7 +75,7 @@ export const state = row({
   annotations: READ,
   async run({ ctx, caller, ns, args, extra }) {
     if ((args.plan === undefined) === (args.application === undefined))
-      throw new BadRequest('pass exactly one of application or plan');
+      throw new ApiError(400, 'pass exactly one of application or plan');
     const events = (kind: string, n: string) => recentEvents(ctx, caller, ns, kind, n, extra.mcpReq.signal);
     const eventsLine = (ev: Awaited<ReturnType<typeof events>>) =>
       `${ev.events.length} recent event(s)${ev.eventsNote ? ` (${ev.eventsNote})` : ''}`;

@@ -2,7 +2,7 @@ import type { DiscordTarget } from '@kpromo/api';
 import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { GuardedResponse } from '../../net/guardedFetch.js';
 import { webhookUrlForLogs } from '../deliverWebhook.js';
-import { type EventSummary, shortDigest, summarizeEvent, truncate } from '../eventText.js';
+import { chatDigest, type EventSummary, summarizeEvent, truncate } from '../eventText.js';
 import type { DeliveryOutcome } from '../retryingRequest.js';
 import { jsonBody, retryAfterMs, safeProviderText, statusVerdict, type Verdict } from '../retryingRequest.js';
 import type { DeliveryContext, NotificationTarget } from './types.js';
@@ -58,7 +58,7 @@ export function discordEmbed(e: ReleaseEvent): DiscordEmbed {
     timestamp: e.time,
     fields: s.facts.slice(0, DISCORD_LIMITS.fields).map((f) => ({
       name: f.name,
-      value: truncate(f.name === 'Digest' ? `\`${shortDigest(f.value)}\`` : f.value, DISCORD_LIMITS.fieldValue),
+      value: truncate(f.name === 'Digest' ? `\`${chatDigest(f.value)}\`` : f.value, DISCORD_LIMITS.fieldValue),
       inline: true,
     })),
     footer: { text: `kpromo · ${e.type}` },

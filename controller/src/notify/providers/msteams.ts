@@ -2,7 +2,7 @@ import type { MsTeamsTarget } from '@kpromo/api';
 import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { GuardedResponse } from '../../net/guardedFetch.js';
 import { webhookUrlForLogs } from '../deliverWebhook.js';
-import { type EventSummary, shortDigest, summarizeEvent, truncate } from '../eventText.js';
+import { chatDigest, type EventSummary, summarizeEvent, truncate } from '../eventText.js';
 import { jsonBody, statusVerdict, type Verdict } from '../retryingRequest.js';
 import type { NotificationTarget } from './types.js';
 
@@ -67,7 +67,7 @@ export function teamsMessage(e: ReleaseEvent): TeamsMessage {
       type: 'FactSet',
       facts: s.facts.map((f) => ({
         title: f.name,
-        value: truncate(f.name === 'Digest' ? shortDigest(f.value) : f.value, 300),
+        value: truncate(f.name === 'Digest' ? chatDigest(f.value) : f.value, 300),
       })),
     },
   ];

@@ -3,7 +3,7 @@ import type { ReleaseEvent } from '../../extension/notificationProvider.js';
 import type { GuardedResponse } from '../../net/guardedFetch.js';
 import { redactUrl } from '../../net/redactUrl.js';
 import { webhookUrlForLogs } from '../deliverWebhook.js';
-import { type EventSummary, shortDigest, summarizeEvent, truncate } from '../eventText.js';
+import { chatDigest, type EventSummary, summarizeEvent, truncate } from '../eventText.js';
 import { jsonBody, retryAfterMs, statusVerdict, type Verdict } from '../retryingRequest.js';
 import type { NotificationTarget } from './types.js';
 
@@ -69,7 +69,7 @@ export function slackMessage(e: ReleaseEvent, o: { channel?: string; threadTs?: 
   const s = summarizeEvent(e);
   const field = (name: string, value: string) => ({
     type: 'mrkdwn' as const,
-    text: truncate(`*${name}*\n${slackEscape(name === 'Digest' ? `\`${shortDigest(value)}\`` : value)}`, 2000),
+    text: truncate(`*${name}*\n${slackEscape(name === 'Digest' ? `\`${chatDigest(value)}\`` : value)}`, 2000),
   });
   const blocks: SlackBlock[] = [];
   if (o.threadTs)

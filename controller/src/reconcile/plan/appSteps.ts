@@ -1,7 +1,7 @@
 import type { EnvironmentVersion } from '@kpromo/api';
 import { runningVersion, workloadsFor } from '../../candidates/runningVersion.js';
 import { environmentTagDigest } from '../../candidates/tagDigest.js';
-import { builtinDeliveryMethods } from '../../delivery/registry.js';
+import type { CheckContext } from '../../extension/checkProvider.js';
 import { registryEndpoint } from '../../extension/credentials.js';
 import type { DeliveryResult } from '../../extension/deliveryMethod.js';
 import { PermanentAppError } from '../../extension/errors.js';
@@ -10,7 +10,6 @@ import { MAX_EVIDENCE_COPIED } from '../../oci/referrers.js';
 import { checkRollout } from '../../rollout/watchRollout.js';
 import { registryRepository } from '../../util/imageRef.js';
 import { measureRound } from '../../verification/measure.js';
-import type { CheckContext } from '../../verification/providers/index.js';
 import { type VerificationSettings, verificationFor } from '../../verification/settings.js';
 import {
   failedCheck,
@@ -197,15 +196,12 @@ async function write(c: AppStep): Promise<void> {
   const image = `${r.toEnv.spec.registry.host}/${targetRepository(c)}`;
   const ref = `${image}:${ap.targetTag}@${ap.digest}`;
   const method = r.toEnv.spec.delivery.method;
-  const delivery = (deps.deliveryMethods ?? builtinDeliveryMethods).get(method);
+  const delivery = deps.deliveryMethods.get(method);
   await run.span('promote.write', { 'kpromo.app': ap.application, 'kpromo.delivery': method }, async () => {
     deps.fence?.(run.namespace);
     // validatePlan checked the method with the same registry; this only guards a caller that did not.
     if (!delivery)
-      throw new PermanentAppError(
-        'InvalidEnvironment',
-        `delivery.method "${method}" is not a registered delivery method`,
-      );
+      throw new PermanentAppError('InvalidEnvironment', `delivery.method ${deps.deliveryMethods.unknown(method)}`);
     const res = (await delivery.deliver({
       env: r.toEnv,
       app,
@@ -241,7 +237,7 @@ async function verdict(c: AppStep): Promise<number | undefined> {
   const appStart = new Date(ap.startedAt ?? c.startedAt);
   const left = appStart.getTime() + c.timeoutSeconds * 1000 - run.now().getTime();
   // The delivery method's own part first (e.g. Flux applying the commit), then the workloads.
-  const delivery = (deps.deliveryMethods ?? builtinDeliveryMethods).get(r.toEnv.spec.delivery.method);
+  const delivery = deps.deliveryMethods.get(r.toEnv.spec.delivery.method);
   const dv = await delivery?.rollout?.({
     env: r.toEnv,
     app,
@@ -288,7 +284,12 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     // stage's onFailure applies to it, not only a failed rollout.
     const analysis = { ...settings, checks: settings.checks.filter((x) => x.analysis) };
     const start = startVerification(analysis, run.now());
-    const judged = foldMeasurements(start, analysis, await measureRound(analysis, start, checkContext(c)), run.now());
+    const judged = foldMeasurements(
+      start,
+      analysis,
+      await measureRound(analysis, start, checkContext(c), deps.checkProviders),
+      run.now(),
+    );
     if (judged.verdict === 'Failed') {
       ap.verification = judged;
       return finish(
@@ -353,7 +354,7 @@ async function verify(c: AppStep): Promise<number | undefined> {
   const now = run.now();
   const due = progress.nextAt ? Date.parse(progress.nextAt) - now.getTime() : 0;
   if (due > 0 && settings.checks.length) return due;
-  const measured = await measureRound(settings, progress, checkContext(c));
+  const measured = await measureRound(settings, progress, checkContext(c), run.deps.checkProviders);
   const next = foldMeasurements(progress, settings, measured, run.now());
   ap.verification = next;
   if (next.verdict === 'Passed') return finish(c, 'Succeeded', 'Verified', `verified: ${verificationSummary(next)}`);

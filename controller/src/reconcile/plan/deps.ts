@@ -2,7 +2,7 @@ import type { Environment } from '@kpromo/api';
 import type { ResolveDigest } from '../../candidates/tagDigest.js';
 import type { CommitImageChangeRequest } from '../../extension/deliveryMethod.js';
 import type { ReleaseEvent } from '../../extension/notificationProvider.js';
-import type { DeliveryMethods, WorkloadKinds } from '../../extension/plugin.js';
+import type { CheckProviders, DeliveryMethods, WorkloadKinds } from '../../extension/plugin.js';
 import type { CacheView } from '../../kube/cacheView.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { KubeRest } from '../../kube/rest.js';
@@ -52,8 +52,8 @@ export interface PromotionDeps {
   claims?: Map<string, string>;
   /** Tracing hook (observability/tracing withSpan), identity when absent. */
   span?<T>(name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T>;
-  /** Delivery methods by `spec.delivery.method` (built-ins and plugins); the built-ins when absent. */
-  deliveryMethods?: DeliveryMethods;
+  /** Delivery methods by `spec.delivery.method`: the built-ins and the plugins' (loadPlugins). */
+  deliveryMethods: DeliveryMethods;
   /** SSRF guard for verification queries and http checks; the process default (configured by the runtime) when absent. */
   egress?: Egress;
   /**
@@ -72,8 +72,10 @@ export interface PromotionDeps {
    * and what ran in the target before it (appSteps.ts chooseTarget).
    */
   resolveDigest: ResolveDigest;
-  /** Rollout judges by workload kind (built-ins and plugins); the built-ins when absent. */
-  workloadKinds?: WorkloadKinds;
+  /** Rollout judges by workload kind: the built-ins and the plugins' (loadPlugins). */
+  workloadKinds: WorkloadKinds;
+  /** Verification check providers by check kind: the built-ins and the plugins' (loadPlugins). */
+  checkProviders: CheckProviders;
 }
 
 export interface ReconcileOutcome {

@@ -1,6 +1,6 @@
 import { workloadsFor } from '../../candidates/runningVersion.js';
+import type { CheckProvider } from '../../extension/checkProvider.js';
 import { ROLLOUT, resourcePath } from '../../kube/paths.js';
-import type { CheckProvider } from './provider.js';
 
 const ANALYSIS_RUN = { group: 'argoproj.io', version: 'v1alpha1', plural: 'analysisruns', kind: 'AnalysisRun' };
 
@@ -45,7 +45,6 @@ export function analysisVerdict(
 /** analysis checks: the AnalysisRuns of the app's Rollouts for their current revision, read in the target cluster. */
 export const analysisProvider: CheckProvider = {
   kind: 'analysis',
-  applies: (c) => !!c.analysis,
   async measure(_check, ctx) {
     const rollouts = workloadsFor(ctx.app, ctx.env.metadata.name).filter((w) => w.kind === 'Rollout');
     if (!rollouts.length)

@@ -1,15 +1,14 @@
+import type { CheckProvider } from '../../extension/checkProvider.js';
 import { EgressRedirect } from '../../net/guardedFetch.js';
 import { redactUrl } from '../../net/redactUrl.js';
 import { healthCheckFailure } from '../../rollout/watchRollout.js';
 import { renderTemplate } from '../placeholders.js';
-import type { CheckProvider } from './provider.js';
 
 const HTTP_CHECK_TIMEOUT_MS = 5_000;
 
 /** http checks: a GET through the egress guard must answer expectStatus (redirects are never followed). */
 export const httpProvider: CheckProvider = {
   kind: 'http',
-  applies: (c) => !!c.http,
   async measure(check, ctx) {
     const spec = check.http!;
     const expect = spec.expectStatus ?? 200;

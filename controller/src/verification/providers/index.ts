@@ -1,14 +1,13 @@
-import type { VerificationCheck } from '@kpromo/api';
+import type { CheckProvider } from '../../extension/checkProvider.js';
+import { registryOf } from '../../extension/registry.js';
 import { analysisProvider } from './analysis.js';
 import { httpProvider } from './http.js';
 import { prometheusProvider } from './prometheus.js';
-import type { CheckProvider } from './provider.js';
 
-export type { CheckContext, CheckProvider } from './provider.js';
+/**
+ * The check kinds kpromo measures itself, the fields the VerificationCheck CRD schema lists; adding
+ * one is a file here and a line in this list. Plugins add theirs (ControllerPlugin.checkProviders).
+ */
+export const BUILTIN_CHECK_PROVIDERS: readonly CheckProvider[] = [prometheusProvider, httpProvider, analysisProvider];
 
-/** The check kinds kpromo measures; adding one is a file here and a line in this list. */
-export const CHECK_PROVIDERS: readonly CheckProvider[] = [prometheusProvider, httpProvider, analysisProvider];
-
-export function providerFor(check: VerificationCheck, providers = CHECK_PROVIDERS): CheckProvider | undefined {
-  return providers.find((p) => p.applies(check));
-}
+export const builtinCheckProviders = registryOf('check provider', BUILTIN_CHECK_PROVIDERS, (p) => p.kind);

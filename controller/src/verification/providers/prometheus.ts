@@ -1,9 +1,8 @@
 import type { VerificationCheck } from '@kpromo/api';
+import type { CheckContext, CheckProvider, Measurement } from '../../extension/checkProvider.js';
 import { EgressError } from '../../net/guardedFetch.js';
 import { redactUrl } from '../../net/redactUrl.js';
 import { promqlString, renderTemplate } from '../placeholders.js';
-import type { Measurement } from '../verdict.js';
-import type { CheckContext, CheckProvider } from './provider.js';
 
 const QUERY_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 256 * 1024;
@@ -70,7 +69,6 @@ async function instantQuery(base: string, query: string, ctx: CheckContext): Pro
  */
 export const prometheusProvider: CheckProvider = {
   kind: 'prometheus',
-  applies: (c) => !!c.prometheus,
   async measure(check: VerificationCheck, ctx: CheckContext): Promise<Measurement> {
     const spec = check.prometheus!;
     const base = ctx.env.spec.metrics?.prometheus.url;

@@ -119,6 +119,15 @@ app.kubernetes.io/component: exporter
 {{- $hosts = append $hosts (printf "%s:%d" $h $mcpPort) -}}
 {{- end -}}
 {{- $mcp := dict "enabled" $c.mcp.enabled "host" "0.0.0.0" "port" $mcpPort "path" $c.mcp.path "allowedHosts" (concat $hosts $c.mcp.allowedHosts | uniq) "allowedOrigins" $c.mcp.allowedOrigins "write" $c.mcp.write "maxSessions" (int $c.mcp.maxSessions) "maxSessionsPerCaller" (int $c.mcp.maxSessionsPerCaller) "sessionIdleSeconds" (int $c.mcp.sessionIdleSeconds) -}}
+{{- $o := $c.mcp.oauth | default dict -}}
+{{- $oauth := dict "authorizationServers" (default (list) $o.authorizationServers) "resourceName" (default "kpromo" $o.resourceName) -}}
+{{- range $k := list "resource" "scopesSupported" "resourceDocumentation" -}}
+{{- with index $o $k -}}
+{{- $_ := set $oauth $k . -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $mcp "oauth" $oauth -}}
+{{- $lsa := $c.lineStopAlerts | default dict -}}
 {{- $access := list -}}
 {{- $accessDefault := $namespaces -}}
 {{- if $c.shard.name -}}
@@ -136,6 +145,7 @@ app.kubernetes.io/component: exporter
 {{- $cfg := dict
   "namespaces" $namespaces
   "defaultNamespace" (default .Release.Namespace $c.defaultNamespace)
+  "lineStopAlerts" (dict "label" (default "kpromo_stop_line" $lsa.label) "liftOnResolve" (default false $lsa.liftOnResolve))
   "workers" (int $c.workers)
   "kubeClient" (dict "qps" (int $c.kubeClient.qps) "burst" (int $c.kubeClient.burst))
   "logLevel" $c.logLevel

@@ -112,9 +112,44 @@ export const EnvironmentVersion = Type.Object({
   ),
 });
 
+/**
+ * A workload that runs something other than what kpromo's last completed plan delivered there
+ * (docs/drift.md). Recomputed from the controller's cache on every reconcile of the Application.
+ */
+export const ApplicationDrift = Type.Object({
+  environment: Name('Environment name'),
+  cluster: Type.Optional(Type.String({ description: 'A fleet Environment: the cluster that drifted.' })),
+  expected: Type.Object(
+    {
+      tag: Type.Optional(Type.String()),
+      digest: Type.String(),
+      plan: Type.Optional(Type.String({ description: 'The plan that delivered it (a rollback restores too).' })),
+    },
+    { description: "What kpromo's last completed plan delivered." },
+  ),
+  found: Type.Object(
+    { tag: Type.Optional(Type.String()), digest: Type.Optional(Type.String()) },
+    { description: 'What the workload runs now.' },
+  ),
+  since: Type.String({ format: 'date-time', description: 'When the controller first saw this drift.' }),
+  changedBy: Type.Optional(
+    Type.String({
+      description:
+        "The field manager that last wrote the container's image, as the workload's managedFields tell (a client name such as kubectl-patch, not a person); absent when they do not tell.",
+    }),
+  ),
+});
+
 export const ApplicationStatus = Type.Object({
   ...StatusBase,
   versions: Type.Optional(Type.Array(EnvironmentVersion)),
+  drift: Type.Optional(
+    Type.Array(ApplicationDrift, {
+      maxItems: 200,
+      description:
+        'Per Environment (and cluster of a fleet): a workload running another version than the last completed plan delivered.',
+    }),
+  ),
   policyDigests: Type.Optional(PolicyDigests),
 });
 
@@ -123,4 +158,5 @@ export type HealthCheck = Static<typeof HealthCheck>;
 export type ApplicationSpec = Static<typeof ApplicationSpec>;
 export type ApplicationStatus = Static<typeof ApplicationStatus>;
 export type EnvironmentVersion = Static<typeof EnvironmentVersion>;
+export type ApplicationDrift = Static<typeof ApplicationDrift>;
 export { ImageVersion };

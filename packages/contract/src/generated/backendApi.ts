@@ -327,6 +327,32 @@ export interface components {
                     message?: string;
                 }[];
             }[];
+            /** @description Where a workload runs another version than the last completed plan delivered (Application status.drift, docs/drift.md). */
+            drift?: {
+                /** @description Environment name */
+                environment: string;
+                /** @description A fleet Environment: the cluster that drifted. */
+                cluster?: string;
+                /** @description What kpromo's last completed plan delivered. */
+                expected: {
+                    tag?: string;
+                    digest: string;
+                    /** @description The plan that delivered it (a rollback restores too). */
+                    plan?: string;
+                };
+                /** @description What the workload runs now. */
+                found: {
+                    tag?: string;
+                    digest?: string;
+                };
+                /**
+                 * Format: date-time
+                 * @description When the controller first saw this drift.
+                 */
+                since: string;
+                /** @description The field manager that last wrote the container's image, as the workload's managedFields tell (a client name such as kubectl-patch, not a person); absent when they do not tell. */
+                changedBy?: string;
+            }[];
             /** @description promotions.entityRef template result. */
             entityRef: string;
         };
@@ -379,6 +405,12 @@ export interface components {
                     /** @description Image manifest digest. */
                     digest?: string;
                 };
+            }[];
+            /** @description Candidates whose source runs a version that is drift there (not what kpromo delivered, docs/drift.md): promoting one makes that version the release. */
+            sourceDrift?: {
+                application: string;
+                environment: string;
+                message: string;
             }[];
             /** @description At most skippedLimit (default 100) of the skipped applications, actionable reasons first. */
             skipped: components["schemas"]["SkippedApplication"][];
@@ -598,6 +630,8 @@ export interface components {
             };
             /** @description Users whose approvals are on the plan (authenticated). */
             approvedBy: string[];
+            /** @description The persons the approvals counted as (status.gate.approvers: counted ones, each person once), so that one person with two identities shows as one. Absent in entries recorded before persons were kept. */
+            approvedByPersons?: string[];
             requestedBy?: string;
             /**
              * Format: date-time

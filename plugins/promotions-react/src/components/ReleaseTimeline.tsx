@@ -1,4 +1,5 @@
 import { Flex, Text } from '@backstage/ui';
+import { approvedByText } from '@kpromo/plugin-promotions-common';
 import { formatDuration, formatRelative, formatTime, shortDigest } from '../format';
 import { entryChange } from '../insights';
 import type { HistoryEntry } from '../types';
@@ -47,7 +48,7 @@ export function ReleaseTimeline({
             </Flex>
             <Text variant="body-small" color="secondary">
               {[
-                e.approvedBy.length ? `approved by ${e.approvedBy.join(', ')}` : undefined,
+                approvedByText(e),
                 e.durationSeconds !== undefined ? `took ${formatDuration(e.durationSeconds * 1000)}` : undefined,
                 e.result === 'Failed' && e.reason ? e.reason : undefined,
               ]

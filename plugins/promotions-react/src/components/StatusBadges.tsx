@@ -1,6 +1,7 @@
 import { ButtonIcon, Text } from '@backstage/ui';
 import { type CSSProperties, type ReactNode, useState } from 'react';
 import { shortDigest } from '../format';
+import { type DeliveredDrift, deliveredDriftText } from '../matrix';
 import type { AppPhase, EnvironmentVersion, PromotionPlan, WaveProgress } from '../types';
 
 type Health = EnvironmentVersion['health'];
@@ -210,7 +211,16 @@ export function DigestText({ digest }: { digest: string }) {
 }
 
 /** Tag, short digest (copyable) and health of one application in one environment; drift labelled. */
-export function VersionCell({ version, drift }: { version?: EnvironmentVersion; drift?: boolean }) {
+export function VersionCell({
+  version,
+  drift,
+  outside,
+}: {
+  version?: EnvironmentVersion;
+  drift?: boolean;
+  /** What kpromo found running there that it did not deliver (docs/drift.md). */
+  outside?: readonly DeliveredDrift[];
+}) {
   if (!version || (!version.tag && !version.digest)) {
     return (
       <Text variant="body-small" color="secondary">
@@ -235,6 +245,11 @@ export function VersionCell({ version, drift }: { version?: EnvironmentVersion; 
             title="Runs something else than the environment before it: a release waiting to be promoted, or a hotfix"
           >
             drift
+          </StatusPill>
+        ) : null}
+        {outside?.length ? (
+          <StatusPill tone="danger" data-testid="changed-outside" title={outside.map(deliveredDriftText).join('\n')}>
+            changed outside kpromo
           </StatusPill>
         ) : null}
       </span>

@@ -154,7 +154,7 @@ export function EntityPromotionsContent() {
             <Text variant="body-small" color="secondary">
               {c.environment}
             </Text>
-            <VersionCell version={c.version} drift={c.drift} />
+            <VersionCell version={c.version} drift={c.drift} outside={c.outside} />
           </Flex>
         ))}
       </Flex>
@@ -264,7 +264,10 @@ export function EnvironmentPromotionsContent() {
               </Cell>
               <Cell>
                 <span data-testid={`env-version-${a.name}`}>
-                  <VersionCell version={versionIn(a, found.name)} />
+                  <VersionCell
+                    version={versionIn(a, found.name)}
+                    outside={a.drift?.filter((d) => d.environment === found.name)}
+                  />
                 </span>
               </Cell>
             </Row>

@@ -228,15 +228,15 @@ function StageCard({
   );
 }
 
-/** Why an open plan is not running, in words, from its gate. */
+/** Why an open plan is not running, in words, from its gate (freeze first, as every door says it). */
 function holdText(p: PromotionPlan, now: number): string {
+  // A plan of GET /plans, which comes without progress: the read model is projected here.
   const g = planProgress(p);
-  const h = planHold(p, now);
+  const h = planHold(p, g, now);
   if (h === 'awaiting approval') return g.waitingFor ? `waiting for ${g.waitingFor}` : 'waiting for approval';
   if (h === 'frozen')
     return `frozen by ${g.frozen?.window}${g.frozen?.until ? `, ends ${formatCountdown(g.frozen.until, now)}` : ''}${g.frozen?.reason ? ` (${g.frozen.reason})` : ''}`;
-  if (h === 'soaking' && g.eligibleAt)
-    return `soaking in ${p.spec.from}, eligible ${formatCountdown(g.eligibleAt, now)}`;
+  if (h === 'soaking' && g.eligibleAt) return `soaking in ${g.from}, eligible ${formatCountdown(g.eligibleAt, now)}`;
   if (g.phase === 'Promoting') return `promoting: ${g.succeeded + g.failed} of ${g.total} done`;
   return g.approved ? 'approved, starting' : 'waiting for approval';
 }

@@ -10,26 +10,26 @@ import { usePromotionsLinks } from '../routes';
 export function PlanAlerts({
   plan,
   g,
-  original,
+  originalProgress,
   started,
   final,
   approval,
 }: {
   plan: PromotionPlan;
   g: PlanProgress;
-  /** The plan a rollback rolls back. */
-  original?: PromotionPlan;
+  /** The read model of the plan a rollback rolls back. */
+  originalProgress?: PlanProgress;
   started: boolean;
   final: boolean;
   approval: { canApprove: boolean; approvedByMe: boolean; permission: { loading: boolean; allowed: boolean } };
 }) {
   const links = usePromotionsLinks();
   const ns = plan.metadata.namespace ?? 'default';
-  const lineStop = plan.status?.gate?.lineStopped;
-  const automaticRollbacks = plan.status?.automaticRollbacks ?? [];
+  const lineStop = g.lineStopped;
+  const automaticRollbacks = g.automaticRollbacks;
   // A rollback the controller started because a check failed: the original plan records it.
-  const cause = original?.status?.automaticRollbacks?.find((r) => !!r.planUID && r.planUID === plan.metadata.uid);
-  const failed = (plan.status?.apps ?? []).filter((a) => a.phase === 'Failed');
+  const cause = originalProgress?.automaticRollbacks.find((r) => !!r.planUID && r.planUID === plan.metadata.uid);
+  const failed = g.apps.filter((a) => a.phase === 'Failed');
   const { canApprove, approvedByMe, permission } = approval;
   return (
     <>

@@ -5,8 +5,8 @@ import {
   DigestText,
   formatRelative,
   gitCommitUrl,
-  isRollback as isRollbackPlan,
   PhaseBadge,
+  type PlanProgress,
   type PromotionPlan,
   readableMessage,
   shortSha,
@@ -15,8 +15,10 @@ import { useEntityLinks } from '../routes';
 import { SupplyChainState } from './SupplyChain';
 import { VerificationChecks } from './VerificationChecks';
 
-function progressOf(plan: PromotionPlan, app: string): AppProgress | undefined {
-  return plan.status?.apps?.find((a) => a.application === app);
+/** An app's progress in the read model; none while the controller has not started it (`Waiting` there). */
+function progressOf(g: PlanProgress, app: string): AppProgress | undefined {
+  const a = g.apps.find((x) => x.application === app);
+  return a && a.phase !== 'Waiting' ? (a as AppProgress) : undefined;
 }
 
 function AppName({ name, apps }: { name: string; apps?: ApplicationSummary[] }) {
@@ -61,13 +63,13 @@ function Version({ v }: { v?: { tag?: string; digest?: string } }) {
 
 /** One application's progress details: the controller's reason, when it ran, supply chain, commit, checks. */
 function AppDetails({
-  plan,
+  g,
   app,
   p,
   now,
   gitRepository,
 }: {
-  plan: PromotionPlan;
+  g: PlanProgress;
   app: string;
   p?: AppProgress;
   now: number;
@@ -88,7 +90,7 @@ function AppDetails({
           {times.join(' · ')}
         </Text>
       ) : null}
-      <SupplyChainState plan={plan} app={app} />
+      <SupplyChainState progress={g} app={app} />
       {p?.commit ? <GitOpsCommit commit={p.commit} repository={gitRepository} /> : null}
       {p?.verification ? <VerificationChecks verification={p.verification} app={app} /> : null}
     </Flex>
@@ -101,21 +103,23 @@ function AppDetails({
  */
 export function PlanApps({
   plan,
+  g,
   apps,
-  original,
+  originalProgress,
   applications,
   gitRepository,
   now,
 }: {
   plan: PromotionPlan;
+  g: PlanProgress;
   apps: string[];
-  /** The plan a rollback restores from. */
-  original?: PromotionPlan;
+  /** The read model of the plan a rollback restores from. */
+  originalProgress?: PlanProgress;
   applications?: ApplicationSummary[];
   gitRepository?: string;
   now: number;
 }) {
-  const isRollback = isRollbackPlan(plan);
+  const isRollback = g.isRollback;
   if (apps.length === 0)
     return (
       <Text as="p" color="secondary">
@@ -137,8 +141,8 @@ export function PlanApps({
       <TableBody>
         {apps.map((app) => {
           const c = plan.spec.candidates.find((x) => x.application === app);
-          const p = progressOf(plan, app);
-          const o = original?.status?.apps?.find((a) => a.application === app);
+          const p = progressOf(g, app);
+          const o = originalProgress?.apps.find((a) => a.application === app);
           // Rollback: `previous` is what ran before the rollback, the target what it restores.
           const before = isRollback
             ? (p?.previous ?? (o ? { tag: o.targetTag, digest: o.digest } : undefined))
@@ -164,7 +168,7 @@ export function PlanApps({
                 </span>
               </Cell>
               <Cell>
-                <AppDetails plan={plan} app={app} p={p} now={now} gitRepository={gitRepository} />
+                <AppDetails g={g} app={app} p={p} now={now} gitRepository={gitRepository} />
               </Cell>
             </Row>
           );

@@ -1,8 +1,8 @@
 import { useApi } from '@backstage/frontend-plugin-api';
 import { Text, TextField } from '@backstage/ui';
 import {
-  isRollback as isRollbackPlan,
   type PlanProgress,
+  type PlanDetails as PlanWithProgress,
   type PromotionPlan,
   promotionsApiRef,
 } from '@kpromo/plugin-promotions-react';
@@ -37,13 +37,14 @@ export function PlanDialogs({
   mayApprove: boolean;
   dialog?: PlanDialog;
   onClose: () => void;
-  onChange: (p: PromotionPlan) => void;
+  /** What an action on the plan answered: the plan and its progress. */
+  onChange: (p: PlanWithProgress) => void;
 }) {
   const api = useApi(promotionsApiRef);
   const navigate = useNavigate();
   const links = usePromotionsLinks();
   const ns = plan.metadata.namespace ?? 'default';
-  const isRollback = isRollbackPlan(plan);
+  const isRollback = g.isRollback;
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | undefined>();
@@ -68,7 +69,7 @@ export function PlanDialogs({
   // Bound to the plan shown (its uid): one deleted and created again since is refused (409), and the
   // refusal is shown. The rollback's name is generated: go to the one created.
   const rollback = async () => {
-    const rb = await api.rollbackPlan(ns, plan.metadata.name, {
+    const { plan: rb } = await api.rollbackPlan(ns, plan.metadata.name, {
       approve: mayApprove,
       ...(plan.metadata.uid ? { uid: plan.metadata.uid } : {}),
     });
@@ -144,7 +145,7 @@ export function PlanDialogs({
       >
         <Text as="p">This creates a rollback plan restoring the versions {plan.spec.to} ran before:</Text>
         <ul data-testid="rollback-list" style={{ margin: 0, paddingLeft: 20 }}>
-          {(plan.status?.apps ?? [])
+          {g.apps
             .filter((a) => a.written)
             .map((a) => (
               <li key={a.application}>

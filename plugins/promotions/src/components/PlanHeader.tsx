@@ -2,8 +2,6 @@ import { Button, Flex, Link, Text } from '@backstage/ui';
 import {
   formatRelative,
   formatTime,
-  isFinalPlan,
-  isRollback as isRollbackPlan,
   PhaseBadge,
   type PlanProgress,
   type PromotionPlan,
@@ -36,8 +34,8 @@ export function PlanHeader({
 }) {
   const links = usePromotionsLinks();
   const ns = plan.metadata.namespace ?? 'default';
-  const isRollback = isRollbackPlan(plan);
-  const final = isFinalPlan(plan);
+  const isRollback = g.isRollback;
+  const final = g.done;
   const subtitle = isRollback ? (
     <>
       Rollback of{' '}
@@ -62,10 +60,10 @@ export function PlanHeader({
         </Text>
         <Flex gap="2" align="center" style={{ flexWrap: 'wrap' }}>
           <span data-testid="plan-phase">
-            <PhaseBadge phase={plan.status?.phase} action={isRollback ? 'rollback' : 'promote'} />
+            <PhaseBadge phase={g.phase} action={g.action} />
           </span>
           <Text variant="body-small" color="secondary" data-testid="plan-counts">
-            {plan.status?.succeeded ?? 0} succeeded · {plan.status?.failed ?? 0} failed · {appCount} apps
+            {g.succeeded} succeeded · {g.failed} failed · {appCount} apps
           </Text>
           {plan.metadata.creationTimestamp ? (
             <Text variant="body-small" color="secondary">

@@ -3,9 +3,9 @@ import {
   formatDuration,
   formatRelative,
   formatTime,
-  isRollback,
   PhaseBadge,
   type PhaseName,
+  type PlanProgress,
   type PromotionPlan,
   planProgress,
   readableMessage,
@@ -27,10 +27,14 @@ export interface TimelineEvent {
 /**
  * A plan's history, oldest first: created (by whom), each approval (who, when the controller saw
  * it), started, every application's start and end (phase, attempts, why it failed), finished (with
- * the duration) and the rollback that undid it, if any.
+ * the duration) and the rollback that undid it, if any. `g` is the plan's read model (the backend's,
+ * else the contract's planProgress); the times come from status, which the read model leaves out.
  */
-export function planTimeline(plan: PromotionPlan, rollback?: PromotionPlan): TimelineEvent[] {
-  const g = planProgress(plan);
+export function planTimeline(
+  plan: PromotionPlan,
+  rollback?: PromotionPlan,
+  g: PlanProgress = planProgress(plan),
+): TimelineEvent[] {
   const st = plan.status ?? {};
   const events: TimelineEvent[] = [];
   if (plan.metadata.creationTimestamp)
@@ -67,8 +71,8 @@ export function planTimeline(plan: PromotionPlan, rollback?: PromotionPlan): Tim
     events.push({
       at: st.completedAt,
       kind: 'finished',
-      phase: st.phase,
-      text: `Finished ${st.phase ?? ''}: ${st.succeeded ?? 0} succeeded, ${st.failed ?? 0} failed${st.startedAt ? `, took ${formatDuration(Date.parse(st.completedAt) - Date.parse(st.startedAt))}` : ''}`,
+      phase: g.phase,
+      text: `Finished ${g.phase}: ${g.succeeded} succeeded, ${g.failed} failed${st.startedAt ? `, took ${formatDuration(Date.parse(st.completedAt) - Date.parse(st.startedAt))}` : ''}`,
     });
   if (rollback)
     events.push({
@@ -98,10 +102,18 @@ const DOT: Record<TimelineEvent['kind'], string> = {
 };
 
 /** The plan's timeline as an ordered list: time (absolute, and relative), what happened. */
-export function PlanTimeline({ plan, rollback }: { plan: PromotionPlan; rollback?: PromotionPlan }) {
+export function PlanTimeline({
+  plan,
+  progress,
+  rollback,
+}: {
+  plan: PromotionPlan;
+  progress: PlanProgress;
+  rollback?: PromotionPlan;
+}) {
   const now = useNow(30_000);
   const links = usePromotionsLinks();
-  const events = planTimeline(plan, rollback);
+  const events = planTimeline(plan, rollback, progress);
   if (!events.length) return null;
   const text = (e: TimelineEvent): ReactNode => {
     if (e.kind === 'rollback' && rollback)
@@ -151,7 +163,7 @@ export function PlanTimeline({ plan, rollback }: { plan: PromotionPlan; rollback
               {e.phase && (e.kind === 'app-finished' || e.kind === 'finished' || e.kind === 'rollback') ? (
                 <PhaseBadge
                   phase={e.phase}
-                  action={e.kind === 'rollback' || isRollback(plan) ? 'rollback' : 'promote'}
+                  action={e.kind === 'rollback' || progress.isRollback ? 'rollback' : 'promote'}
                 />
               ) : null}
             </span>

@@ -3,12 +3,12 @@ import {
   type ApplicationSummary,
   EmptyState,
   ErrorState,
-  isFinalPlan,
   isFleetPlan,
   isNotFound,
-  isRollback as isRollbackPlan,
   LiveAnnouncer,
   LoadingState,
+  type PlanProgress,
+  type PlanDetails as PlanWithProgress,
   type PromotionPlan,
   planProgress,
   planStarted,
@@ -41,13 +41,17 @@ export { planChanges, progressAnnouncement, rollbackOf } from './planModel';
  */
 export function PlanDetails({
   plan,
+  progress,
   onChange,
   plans,
   applications,
   gitRepository,
 }: {
   plan: PromotionPlan;
-  onChange: (p: PromotionPlan) => void;
+  /** The plan's read model as the backend sent it with the plan; without it, projected here (planProgress). */
+  progress?: PlanProgress;
+  /** What an action on the plan answered: the plan and its progress. */
+  onChange: (p: PlanWithProgress) => void;
   /** The namespace's plans: the rollback of this plan, or the plan this one rolls back. */
   plans?: PromotionPlan[];
   /** For links to the applications' catalog entities. */
@@ -57,12 +61,18 @@ export function PlanDetails({
 }) {
   const now = useNow(30_000);
   const ns = plan.metadata.namespace ?? 'default';
-  const isRollback = isRollbackPlan(plan);
-  const original = isRollback ? plans?.find((p) => p.metadata.name === plan.spec.rollbackOf) : undefined;
+  const sent = progress ?? planProgress(plan);
+  const original = sent.isRollback ? plans?.find((p) => p.metadata.name === plan.spec.rollbackOf) : undefined;
+  // What a rollback not started yet restores follows from the plan it rolls back, which the backend
+  // does not look up for its answer: with that plan at hand, the read model is projected with it.
+  const g = original && !sent.total ? planProgress(plan, { rollbackOf: original }) : sent;
+  // The plan rolled back is one of the list, which comes without progress.
+  const originalProgress = original ? planProgress(original) : undefined;
+  const isRollback = g.isRollback;
   const existingRollback = isRollback ? undefined : rollbackOf(plan, plans);
   const changes = planChanges(plan, original);
-  const apps = isRollback ? changes.map((c) => c.application) : plan.spec.candidates.map((c) => c.application);
-  const written = (plan.status?.apps ?? []).filter((a) => a.written).map((a) => a.application);
+  const apps = g.affectedApplications;
+  const written = g.apps.filter((a) => a.written).map((a) => a.application);
   // approve/rollback are checked per application against its catalog entity (as the backend does)
   const approvePerm = usePromotionPermission(promotionPlanApprovePermission, {
     namespace: ns,
@@ -73,20 +83,19 @@ export function PlanDetails({
     applications: written.length ? written : plan.spec.candidates.map((c) => c.application),
   });
   const me = useCurrentUser();
-  const g = planProgress(plan);
   const started = planStarted(plan);
-  const final = isFinalPlan(plan);
+  const final = g.done;
   const approvedByMe = !!me && g.approvers.some((a) => a.user === me);
   // Adding an approval helps only before the plan runs and while the policy is not met; the
   // controller answers 409 to a second approval by the same user.
   const canApprove = !started && !final && !g.approved && !approvedByMe;
   const frozenNow = !started && !isRollback && !!g.frozen && !g.frozen.overriddenBy;
-  const canRollback = !isRollback && final && plan.status?.phase !== 'RolledBack' && written.length > 0;
+  const canRollback = !isRollback && final && g.phase !== 'RolledBack' && written.length > 0;
   const [dialog, setDialog] = useState<PlanDialog | undefined>();
 
   return (
     <Flex direction="column" gap="4">
-      <LiveAnnouncer message={progressAnnouncement(plan)} testId="plan-announcer" />
+      <LiveAnnouncer message={progressAnnouncement(g)} testId="plan-announcer" />
       <PlanHeader
         plan={plan}
         g={g}
@@ -106,7 +115,7 @@ export function PlanDetails({
       <PlanAlerts
         plan={plan}
         g={g}
-        original={original}
+        originalProgress={originalProgress}
         started={started}
         final={final}
         approval={{ canApprove, approvedByMe, permission: approvePerm }}
@@ -114,17 +123,18 @@ export function PlanDetails({
 
       <PlanApps
         plan={plan}
+        g={g}
         apps={apps}
-        original={original}
+        originalProgress={originalProgress}
         applications={applications}
         gitRepository={gitRepository}
         now={now}
       />
 
       {/* A fleet plan: its waves and every application in every cluster; nothing for one cluster. */}
-      {isFleetPlan(plan) ? <PlanWaves plan={plan} applications={apps} onChange={onChange} /> : null}
+      {isFleetPlan(g) ? <PlanWaves plan={plan} progress={g} applications={apps} onChange={onChange} /> : null}
 
-      <PlanTimeline plan={plan} rollback={existingRollback} />
+      <PlanTimeline plan={plan} progress={g} rollback={existingRollback} />
 
       <PlanDialogs
         plan={plan}
@@ -161,21 +171,21 @@ export function PlanView({
   const links = usePromotionsLinks();
   usePageTitle(`${name} · Plans`);
   // What an approve answered, shown until a poll brings something newer than what was shown then.
-  const [override, setOverride] = useState<{ plan: PromotionPlan; shownRv?: string } | undefined>();
+  const [override, setOverride] = useState<{ details: PlanWithProgress; shownRv?: string } | undefined>();
   const data = usePromotionsData(
     async (api) => {
-      const [plan, plans] = await Promise.all([
+      const [details, plans] = await Promise.all([
         api.getPlan(namespace, name),
         api.listPlans({ namespace }).catch(() => undefined),
       ]);
-      return { plan, plans };
+      return { details, plans };
     },
     [namespace, name],
-    { pollMs, slowPollMs, stop: (v) => isFinalPlan(v.plan) },
+    { pollMs, slowPollMs, stop: (v) => v.details.progress.done },
   );
   const apps = usePromotionsData((api) => api.listApplications({ namespace }), [namespace]);
   const envs = usePromotionsData((api) => api.listEnvironments({ namespace }), [namespace]);
-  const current = data.value?.plan;
+  const current = data.value?.details.plan;
   useEffect(() => {
     if (override && current && current.metadata.resourceVersion !== override.shownRv) setOverride(undefined);
   }, [current, override]);
@@ -198,17 +208,20 @@ export function PlanView({
       />
     );
   if (!current) return null;
-  const plan = override && current.metadata.resourceVersion === override.shownRv ? override.plan : current;
+  const shown =
+    override && current.metadata.resourceVersion === override.shownRv ? override.details : data.value!.details;
+  const plan = shown.plan;
   return (
     <Flex direction="column" gap="3">
       {data.error ? <ErrorState error={data.error} onRetry={data.retry} title="Live update failed" /> : null}
       <PlanDetails
         plan={plan}
+        progress={shown.progress}
         plans={data.value?.plans}
         applications={apps.value}
         gitRepository={envs.value?.find((e) => e.name === plan.spec.to)?.gitRepository}
-        onChange={(p) => {
-          setOverride({ plan: p, shownRv: current.metadata.resourceVersion });
+        onChange={(details) => {
+          setOverride({ details, shownRv: current.metadata.resourceVersion });
           data.retry();
         }}
       />

@@ -22,10 +22,11 @@ import {
   formatTime,
   isProblemPhase,
   PhaseBadge,
+  type PlanDetails,
+  type PlanProgress,
   type PlanWave,
   type PromotionPlan,
   phaseTone,
-  planWaves,
   problemsOnly,
   promotionContinuePermission,
   promotionsApiRef,
@@ -333,9 +334,17 @@ function WavesTable({
 }
 
 /** Every application in every cluster, grouped by wave, with a filter for what needs attention. */
-function FleetClusters({ plan, applications }: { plan: PromotionPlan; applications: string[] }) {
+function FleetClusters({
+  plan,
+  progress,
+  applications,
+}: {
+  plan: PromotionPlan;
+  progress: PlanProgress;
+  applications: string[];
+}) {
   const [onlyProblems, setOnlyProblems] = useState(false);
-  const grid = fleetGrid(plan, applications);
+  const grid = fleetGrid(plan, progress, applications);
   const shown = onlyProblems ? problemsOnly(grid) : grid;
   return (
     <>
@@ -377,7 +386,7 @@ function ContinueWaveDialog({
   /** The wave to confirm; none: the dialog is closed. */
   wave?: string;
   onClose: () => void;
-  onChange: (p: PromotionPlan) => void;
+  onChange: (p: PlanDetails) => void;
 }) {
   const api = useApi(promotionsApiRef);
   const me = useCurrentUser();
@@ -447,19 +456,22 @@ function ContinueWaveDialog({
  * A fleet plan's waves (phase, clusters succeeded and failed, failure budget, soak, who continued
  * it) with "Continue wave" on a wave that waits, and every application in every cluster below,
  * grouped by wave, with a filter for what needs attention. Renders nothing for a plan into one cluster.
+ * The waves are the read model's (`progress.waves`); the cells come from status.targets.
  */
 export function PlanWaves({
   plan,
+  progress,
   applications,
   onChange,
 }: {
   plan: PromotionPlan;
+  progress: PlanProgress;
   /** The plan's applications, in the order the plan view lists them. */
   applications: string[];
-  onChange: (p: PromotionPlan) => void;
+  onChange: (p: PlanDetails) => void;
 }) {
   const ns = plan.metadata.namespace ?? 'default';
-  const rows = planWaves(plan);
+  const rows = progress.waves;
   // As the backend checks it: promotion.continue for every application the plan promotes (restores).
   const continuePerm = usePromotionPermission(promotionContinuePermission, { namespace: ns, applications });
   const [dialog, setDialog] = useState<string | undefined>();
@@ -471,7 +483,7 @@ export function PlanWaves({
         Waves
       </Text>
       <WavesTable rows={rows} continuePerm={continuePerm} onContinue={setDialog} />
-      <FleetClusters plan={plan} applications={applications} />
+      <FleetClusters plan={plan} progress={progress} applications={applications} />
       <ContinueWaveDialog
         plan={plan}
         rows={rows}

@@ -18,13 +18,14 @@ import {
   ErrorState,
   type FlowView,
   formatDuration,
-  isRollback,
   LoadingState,
   PhaseBadge,
   PLAN_PHASE_FILTERS,
+  type PlanProgress,
   type PlansFilter,
   type PromotionPlan,
   planHold,
+  planProgress,
   shortRef,
   useContinuePages,
   useDebounced,
@@ -37,18 +38,15 @@ import { useNavigate } from 'react-router-dom';
 import { usePromotionsLinks } from '../routes';
 import { RelativeTime } from './RelativeTime';
 
-/** Why a plan waits, from status.gate: ` (awaiting approval)`, ` (frozen)`, ` (soaking)` or nothing. */
-function hold(p: PromotionPlan): string {
-  const h = planHold(p);
+/** Why a plan waits, from its gate: ` (frozen)`, ` (awaiting approval)`, ` (soaking)` or nothing. */
+function hold(p: PromotionPlan, g: PlanProgress): string {
+  const h = planHold(p, g);
   return h ? ` (${h})` : '';
 }
 
 function created(p: PromotionPlan) {
   return p.metadata.creationTimestamp ?? p.status?.startedAt ?? '';
 }
-
-export const appsOfPlan = (p: PromotionPlan): string[] =>
-  isRollback(p) ? (p.status?.apps ?? []).map((a) => a.application) : p.spec.candidates.map((c) => c.application);
 
 const ALL = '';
 
@@ -156,7 +154,9 @@ function PlanRows({ items, now }: { items: PromotionPlan[]; now: number }) {
         {items.map((p) => {
           const ns = p.metadata.namespace ?? 'default';
           const href = links.plan(ns, p.metadata.name);
-          const apps = appsOfPlan(p);
+          // GET /plans answers plans without their progress: the read model is projected here.
+          const g = planProgress(p);
+          const apps = g.affectedApplications;
           const took =
             p.status?.startedAt && p.status?.completedAt
               ? formatDuration(Date.parse(p.status.completedAt) - Date.parse(p.status.startedAt))
@@ -176,20 +176,20 @@ function PlanRows({ items, now }: { items: PromotionPlan[]; now: number }) {
               </Cell>
               <Cell>
                 <Text variant="body-small">
-                  {p.spec.action ?? 'promote'}
-                  {hold(p)}
+                  {g.action}
+                  {hold(p, g)}
                 </Text>
               </Cell>
               <Cell>
-                <Text variant="body-small">{isRollback(p) ? p.spec.to : `${p.spec.from} → ${p.spec.to}`}</Text>
+                <Text variant="body-small">{g.isRollback ? g.to : `${g.from} → ${g.to}`}</Text>
               </Cell>
               <Cell>
-                <PhaseBadge phase={p.status?.phase} action={p.spec.action ?? 'promote'} />
+                <PhaseBadge phase={g.phase} action={g.action} />
               </Cell>
               <Cell>
                 <Text variant="body-small" title={apps.join(', ')}>
                   {apps.length ? `${apps.slice(0, 3).join(', ')}${apps.length > 3 ? ` +${apps.length - 3}` : ''}` : '—'}{' '}
-                  ({p.status?.succeeded ?? 0} ok, {p.status?.failed ?? 0} failed)
+                  ({g.succeeded} ok, {g.failed} failed)
                 </Text>
               </Cell>
               <Cell>

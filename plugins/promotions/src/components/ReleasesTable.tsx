@@ -158,7 +158,7 @@ export function ReleasesTable({
                   return (
                     <Cell key={`${e.namespace}/${e.name}`}>
                       <span data-testid={`cell-${r.app.name}-${e.name}`}>
-                        <VersionCell version={c?.version} drift={c?.drift} />
+                        <VersionCell version={c?.version} drift={c?.drift} outside={c?.outside} />
                       </span>
                     </Cell>
                   );

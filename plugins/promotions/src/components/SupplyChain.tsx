@@ -1,8 +1,5 @@
 import { Flex, Text } from '@backstage/ui';
-import type { PromotionPlan } from '@kpromo/plugin-promotions-react';
-
-type Status = NonNullable<PromotionPlan['status']>;
-type Judged = NonNullable<Status['candidateSignatures']>[number];
+import { type PlanProgress, type PromotionPlan, planProgress } from '@kpromo/plugin-promotions-react';
 
 const VERDICT: Record<string, { mark: string; color: string; words: string }> = {
   Verified: { mark: '✔', color: 'light-dark(#116932, #86efac)', words: 'Signed' },
@@ -12,23 +9,22 @@ const VERDICT: Record<string, { mark: string; color: string; words: string }> = 
 };
 
 /**
- * The signature state of one app of a plan: the verdict checked before its copy, else the one the
- * controller judged while the plan waited for approval (so approvers see it before approving).
+ * The signature state of one app of a plan, from the read model: the verdict checked before its
+ * copy, else the one the controller judged while the plan waited for approval (so approvers see it
+ * before approving). PlanProgress.signatures lists candidates only: a rollback's apps (it has no
+ * candidates) carry their copy-time verdict on their own progress.
  */
-export function signatureOf(
-  plan: PromotionPlan,
-  app: string,
-): Pick<Judged, 'verdict' | 'mode' | 'message'> | undefined {
-  const own = plan.status?.apps?.find((a) => a.application === app)?.signature;
-  if (own) return own;
-  const digest = plan.spec.candidates.find((c) => c.application === app)?.from.digest;
-  return plan.status?.candidateSignatures?.find((s) => s.application === app && s.digest === digest);
+function signatureOf(g: Pick<PlanProgress, 'signatures' | 'apps'>, app: string) {
+  return g.signatures.find((s) => s.application === app) ?? g.apps.find((a) => a.application === app)?.signature;
 }
 
+const attestationOf = (g: Pick<PlanProgress, 'apps'>, app: string) =>
+  g.apps.find((a) => a.application === app)?.attestation;
+
 /** "Signed / not signed" with what the policy found, and the signed promotion record once written. */
-export function SupplyChainState({ plan, app }: { plan: PromotionPlan; app: string }) {
-  const sig = signatureOf(plan, app);
-  const attestation = plan.status?.apps?.find((a) => a.application === app)?.attestation;
+export function SupplyChainState({ progress, app }: { progress: PlanProgress; app: string }) {
+  const sig = signatureOf(progress, app);
+  const attestation = attestationOf(progress, app);
   if (!sig && !attestation) return null;
   const v = sig ? (VERDICT[sig.verdict] ?? VERDICT.Error) : undefined;
   return (
@@ -57,10 +53,13 @@ export function SupplyChainState({ plan, app }: { plan: PromotionPlan; app: stri
  * whether the promotion record was signed: "signed · approved by alice · record signed by k".
  */
 export function recordSummary(plan: PromotionPlan, app: string): string {
-  const sig = signatureOf(plan, app);
+  // A plan of a list: the backend sends no progress with those, so it is projected here.
+  const g = planProgress(plan);
+  const sig = signatureOf(g, app);
+  // status.gate itself: who counted, in the order the controller judged them, and required (0: by policy).
   const gate = plan.status?.gate;
   const approvers = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.user);
-  const attestation = plan.status?.apps?.find((a) => a.application === app)?.attestation;
+  const attestation = attestationOf(g, app);
   return [
     sig ? (VERDICT[sig.verdict] ?? VERDICT.Error).words.toLowerCase() : '',
     approvers.length

@@ -1,7 +1,7 @@
 import {
   isRollback as isRollbackPlan,
+  type PlanProgress,
   type PromotionPlan,
-  planProgress,
   shortDigest,
 } from '@kpromo/plugin-promotions-react';
 import type { PlanChange } from './Confirm';
@@ -38,12 +38,11 @@ export function rollbackOf(plan: PromotionPlan, plans: PromotionPlan[] | undefin
 }
 
 /** What a screen reader hears when the plan moves on: phase and how many applications are done. */
-export function progressAnnouncement(plan: PromotionPlan): string {
-  const g = planProgress(plan);
+export function progressAnnouncement(g: PlanProgress): string {
   const done = g.apps.filter((a) => ['Succeeded', 'Failed', 'RolledBack'].includes(a.phase)).length;
   const running = g.apps.find((a) => ['Copying', 'Writing', 'RollingOut', 'Verifying'].includes(a.phase));
   return [
-    `Plan ${plan.metadata.name}: ${g.phase}.`,
+    `Plan ${g.name}: ${g.phase}.`,
     g.total ? `${done} of ${g.total} applications done (${g.succeeded} succeeded, ${g.failed} failed).` : '',
     running ? `${running.application} is ${running.phase}.` : '',
   ]
