@@ -6,6 +6,7 @@ import { cacheRoot, crdFiles, runBuildScript, stateDir, versions } from '../clus
 import {
   describeExit,
   ensureProcess,
+  hasExited,
   isRunning,
   type ManagedProcess,
   type ProcessExit,
@@ -228,7 +229,7 @@ async function launch(
   }
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exit || !isRunning(proc)) {
+    if (exit || hasExited(proc)) {
       owned.delete(proc);
       failures.push(
         `${proc.name} exited (${describeExit(exit)}; ports ${metricsPort}/${healthzPort}); last log lines of ${proc.logFile}:\n${tail(proc.logFile, 30) || '(empty)'}`,

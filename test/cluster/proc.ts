@@ -41,6 +41,20 @@ export interface ProcessExit {
  * started. `onExit` hears how a process started here ended (while the caller lives), which the log
  * cannot say when the process died before writing anything.
  */
+/** The children this process started, by pid file, until their exit event (see {@link hasExited}). */
+const children = new Map<string, { exited: boolean }>();
+
+/**
+ * Whether a managed process has ended. For a child this process started, only its exit event says so:
+ * between fork and exec its command line is still the parent's, which {@link isRunning} would read as
+ * "not running" (seen on a loaded machine: a healthy start taken for an exit, then a second start
+ * waiting on ports the first one never had). Otherwise: not running by its pid file.
+ */
+export function hasExited(p: Pick<ManagedProcess, 'pidFile' | 'bin'>): boolean {
+  const child = children.get(p.pidFile);
+  return child ? child.exited : !isRunning(p);
+}
+
 export function ensureProcess(p: ManagedProcess, onExit?: (exit: ProcessExit) => void): boolean {
   if (isRunning(p)) return false;
   const fd = openSync(p.logFile, 'a');
@@ -51,7 +65,12 @@ export function ensureProcess(p: ManagedProcess, onExit?: (exit: ProcessExit) =>
   });
   closeSync(fd);
   if (!child.pid) throw new Error(`failed to start ${p.name} (${p.bin}); see ${p.logFile}`);
-  if (onExit) child.once('exit', (code, signal) => onExit({ code, signal }));
+  const state = { exited: false };
+  children.set(p.pidFile, state);
+  child.once('exit', (code, signal) => {
+    state.exited = true;
+    onExit?.({ code, signal });
+  });
   child.unref();
   writeFileSync(p.pidFile, String(child.pid));
   return true;

@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { componentUsed } from '../cluster/need.js';
 import { cacheRoot, crdFiles, runBuildScript, stateDir, versions } from '../cluster/paths.js';
-import { ensureProcess, isRunning, type ManagedProcess, readPid, sleep, stopProcess, tail } from '../cluster/proc.js';
+import {
+  ensureProcess,
+  hasExited,
+  isRunning,
+  type ManagedProcess,
+  readPid,
+  sleep,
+  stopProcess,
+  tail,
+} from '../cluster/proc.js';
 import { waitFor } from '../kube.js';
 import { applyManifest, loadYaml } from '../manifests.js';
 import { freePort } from '../registry/registry.js';
@@ -208,7 +217,7 @@ export async function installFluxCrds(kc: k8s.KubeConfig, files: readonly string
 async function waitReady(p: ManagedProcess, healthPort: number, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!isRunning(p)) throw new Error(`${p.name} exited; last log lines of ${p.logFile}:\n${tail(p.logFile, 30)}`);
+    if (hasExited(p)) throw new Error(`${p.name} exited; last log lines of ${p.logFile}:\n${tail(p.logFile, 30)}`);
     try {
       if ((await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(2000) })).ok) return;
     } catch {
