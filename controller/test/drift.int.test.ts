@@ -32,6 +32,12 @@ let ctl: Running;
 
 const appPath = (name: string) => resourcePath(KPROMO_TYPES.Application, NS, name);
 const readApp = (name: string) => dev.get<Application>(appPath(name));
+/** web from dev to stable, approved and finished; it must end Complete. */
+async function promoteWeb() {
+  const plan = await promoteAndWait(ctl.port, dev, { namespace: NS, from: 'dev', to: 'stable', applications: ['web'] });
+  expect(plan.status?.phase, JSON.stringify(plan.status?.apps)).toBe('Complete');
+  return plan;
+}
 const drifted = (a: Application) => a.status?.conditions?.find((c) => c.type === 'Drifted');
 
 /** DriftDetected Events on Application `name`. */
@@ -66,13 +72,7 @@ describe('drift', () => {
   let admin: string;
 
   it('none after a promotion: stable runs what the plan delivered', async () => {
-    const plan = await promoteAndWait(ctl.port, dev, {
-      namespace: NS,
-      from: 'dev',
-      to: 'stable',
-      applications: ['web'],
-    });
-    expect(plan.status?.phase, JSON.stringify(plan.status?.apps)).toBe('Complete');
+    const plan = await promoteWeb();
     promotedDigest = plan.status?.apps?.[0]?.digest ?? '';
     expect(promotedDigest).toBe(world.devDigest.web);
     const app = await waitFor(
@@ -166,13 +166,7 @@ describe('drift', () => {
   }, 60_000);
 
   it('promoting again restores the approved digest and clears the drift', async () => {
-    const plan = await promoteAndWait(ctl.port, dev, {
-      namespace: NS,
-      from: 'dev',
-      to: 'stable',
-      applications: ['web'],
-    });
-    expect(plan.status?.phase, JSON.stringify(plan.status?.apps)).toBe('Complete');
+    const plan = await promoteWeb();
     await waitPlan(dev, NS, plan.metadata.name, isTerminalPlan);
     const app = await waitFor(
       'web drift cleared',
