@@ -1,13 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { kubectlPath } from './cluster/kubectl.js';
 import { needComponents } from './cluster/need.js';
 import { REPO_ROOT, versions } from './cluster/paths.js';
+import { kubectl as kubectlAs } from './controller/e2e.js';
 import { kubeConfigFor } from './kube.js';
 import { applyCrds, loadYaml } from './manifests.js';
 
@@ -21,27 +20,10 @@ await needComponents('kubectl');
 const NS = `kubectl-${Math.random().toString(36).slice(2, 7)}`;
 const kubeconfig = inject('kubeconfig');
 const SAMPLES = join(REPO_ROOT, 'examples/samples');
-let bin: string;
+let bin: string | undefined;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-/** Runs kubectl against the dev context; resolves with its exit code and output (never throws on exit ≠ 0). */
-async function kubectl(...args: string[]): Promise<Run> {
-  try {
-    const r = await promisify(execFile)(bin, ['--context', 'dev', ...args], {
-      env: { ...process.env, KUBECONFIG: kubeconfig },
-      maxBuffer: 16 << 20,
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const x = e as { code?: number; stdout?: string; stderr?: string };
-    if (typeof x.code !== 'number') throw e;
-    return { code: x.code, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-  }
-}
+/** Runs kubectl against the dev context (never throws on exit ≠ 0: the test reads the refusal). */
+const kubectl = (...args: string[]) => kubectlAs(kubeconfig, '--context', 'dev', ...args);
 /** kubectl that must succeed; its stdout. */
 async function ok(...args: string[]): Promise<string> {
   const r = await kubectl(...args);
