@@ -1,5 +1,11 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { SerializedError } from 'vitest';
 import type { Reporter, TestModule, TestRunEndReason } from 'vitest/node';
+import { cacheRoot } from '../test/cluster/paths.js';
+
+/** The integration files' times of the latest run; `yarn test:times` copies them into test/fileTimes.json. */
+export const FILE_TIMES_LOG = () => join(cacheRoot(), 'logs', 'file-times.json');
 
 /** Pure: the closing counts. A failing run never reads "0 failed". */
 export function countResults(
@@ -80,6 +86,12 @@ export default class CountReporter implements Reporter {
         ms: d.environmentSetupDuration + d.prepareDuration + d.collectDuration + d.setupDuration + d.duration,
       };
     });
+    const integration = times.filter((t) => t.project.startsWith('integration'));
+    if (integration.length && reason === 'passed') {
+      mkdirSync(join(cacheRoot(), 'logs'), { recursive: true });
+      const seconds = Object.fromEntries(integration.map((t) => [t.file, Math.round(t.ms / 100) / 10]));
+      writeFileSync(FILE_TIMES_LOG(), `${JSON.stringify(seconds, null, 2)}\n`);
+    }
     const report = timeReport(times);
     if (report.length) console.log(`\n${report.join('\n')}`);
     if (reason === 'interrupted') console.log('\nthe run was interrupted');

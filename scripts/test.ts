@@ -1,6 +1,7 @@
-// `yarn test [vitest args]`: static checks first (cheap, catch stale generated files), then the unit
-// project with every core kept busy, then the integration projects, while the upstream components the
-// integration tests need build in the background. The closing line sums both test runs.
+// `yarn test [vitest args]`: the static checks first, all at once (cheap, catch stale generated
+// files), then the unit project with every core kept busy, then the integration projects, while the
+// upstream components the integration tests need build in the background. The closing line sums
+// both test runs.
 import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,13 +12,17 @@ import { formatPhases, readPhases, recordPhase } from '../test/cluster/phases.js
 const args = process.argv.slice(2);
 // With a file or name filter, a project may have nothing to run; the sum below still must not be 0.
 const filtered = args.length ? ['--passWithNoTests', ...args] : [];
-const steps: Array<[string, string[]]> = [
+// The checks are independent, and typecheck alone is a single-threaded half minute: they run at
+// once, each one's output printed when it ends; the test steps after them, one after another.
+const checks: Array<[string, string[]]> = [
   ['CRD manifests up to date', ['tsx', 'packages/api/scripts/generateCrds.ts', '--check']],
   ['Port client types up to date', ['tsx', 'packages/port-client/scripts/generate.ts', '--check']],
   ['OpenAPI documents up to date', ['tsx', 'packages/contract/scripts/generateOpenApi.ts', '--check']],
   ['typecheck', ['tsc', '-p', 'tsconfig.json']],
   ['lint', ['biome', 'check', '.']],
   ['no import cycles, every import declared (dependency-cruiser)', ['yarn', 'deps:check']],
+];
+const tests: Array<[string, string[]]> = [
   // The unit and jsdom tests run while a CPU hog keeps every core busy (scripts/underLoad.ts): a
   // test that passes only on an idle machine fails here, in every run, not now and then in CI.
   ['tests: unit, every core busy', ['tsx', 'scripts/underLoad.ts', '--runs', '1', ...filtered]],
@@ -89,6 +94,31 @@ const structure = new Promise<string>((resolve) =>
   ),
 );
 
+/**
+ * Runs one step. `stream`: its output passes through as it comes (the background build's lines
+ * appear between its lines), each line also handed to `onLine`; `buffer`: kept and returned, for
+ * the checks that run at once. stderr always passes through.
+ */
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  mode: 'stream' | 'buffer',
+  onLine?: (line: string) => void,
+): Promise<{ status: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['inherit', 'pipe', mode === 'stream' ? 'inherit' : 'pipe'], env });
+    let output = '';
+    if (mode === 'buffer') child.stderr?.on('data', (d) => (output += d));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (mode === 'stream') console.log(line);
+      else output += `${line}\n`;
+      onLine?.(line);
+    });
+    child.on('close', (status) => resolve({ status, output }));
+  });
+}
+
 // Run as CommonJS by tsx (the root package is not an ES module): no top-level await.
 async function main(): Promise<void> {
   // ./kpromo names the file and has written its phases to it; run alone, this run starts one.
@@ -110,46 +140,44 @@ async function main(): Promise<void> {
   void components.done.then((b) => {
     componentsReady = b.ok;
   });
+  const checked = await Promise.all(
+    checks.map(async ([name, [cmd, ...stepArgs]]) => {
+      const started = Date.now();
+      const { status, output } = await run(cmd, stepArgs, process.env, 'buffer');
+      const seconds = (Date.now() - started) / 1000;
+      // Printed as each ends, its output with it; every check runs, so one run shows every failure.
+      console.log(`\n=== ${name}: ${cmd} ${stepArgs.join(' ')}\n${output}=== ${name}: ${seconds.toFixed(1)} s`);
+      recordPhase(phasesFile, { name: `check: ${name}`, state: status === 0 ? 'ok' : 'failed', seconds });
+      return { name, status };
+    }),
+  );
+  const failedCheck = checked.find((c) => c.status !== 0);
+  if (failedCheck) {
+    console.error(`\n${failedCheck.name} failed (exit ${failedCheck.status}).`);
+    components.stop();
+    await finish(failedCheck.status ?? 1, phasesFile, '0 passed, 1 failed');
+  }
   let testsFailed: number | undefined;
-  for (const [name, [cmd, ...stepArgs]] of steps) {
+  for (const [name, [cmd, ...stepArgs]] of tests) {
     console.log(`\n=== ${name}: ${cmd} ${stepArgs.join(' ')}`);
     const started = Date.now();
     // Everything built before the tests start (the warm case): test/sequencer.ts need not hold back
-    // the files that need components, and Vitest's slowest-first order packs the workers better.
+    // the files that need components, and the longest files start first.
     const env = componentsReady ? { ...process.env, KPROMO_COMPONENTS_READY: '1' } : process.env;
-    // Asynchronous, so that the background build's lines appear as they come; the output passes
-    // through as it comes, and the test runner's closing count is kept to be repeated last.
-    const status = await new Promise<number | null>((resolve) => {
-      const child = spawn(cmd, stepArgs, { stdio: ['inherit', 'pipe', 'inherit'], env });
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        console.log(line);
-        const m = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/.exec(line);
-        if (m) {
-          counts.passed += Number(m[1]);
-          counts.failed += Number(m[2]);
-          counts.skipped += Number(m[3] ?? 0);
-          counts.runs++;
-        }
-      });
-      child.on('close', resolve);
+    const { status } = await run(cmd, stepArgs, env, 'stream', (line) => {
+      const m = /^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/.exec(line);
+      if (m) {
+        counts.passed += Number(m[1]);
+        counts.failed += Number(m[2]);
+        counts.skipped += Number(m[3] ?? 0);
+        counts.runs++;
+      }
     });
-    const seconds = (Date.now() - started) / 1000;
-    const isTests = name.startsWith('tests');
-    recordPhase(phasesFile, {
-      name: isTests ? name : `check: ${name}`,
-      state: status === 0 ? 'ok' : 'failed',
-      seconds,
-    });
-    if (!isTests) console.log(`=== ${name}: ${seconds.toFixed(1)} s`);
+    recordPhase(phasesFile, { name, state: status === 0 ? 'ok' : 'failed', seconds: (Date.now() - started) / 1000 });
     if (status !== 0) {
       console.error(`\n${name} failed (exit ${status}).`);
       // Failed unit tests do not stop the integration tests: one run shows every failure.
-      if (isTests) {
-        testsFailed ??= status ?? 1;
-        continue;
-      }
-      components.stop();
-      await finish(status ?? 1, phasesFile, '0 passed, 1 failed');
+      testsFailed ??= status ?? 1;
     }
   }
   if (testsFailed !== undefined) {
