@@ -110,7 +110,8 @@ function run(
     const child = spawn(cmd, args, { stdio: ['inherit', 'pipe', mode === 'stream' ? 'inherit' : 'pipe'], env });
     let output = '';
     if (mode === 'buffer') child.stderr?.on('data', (d) => (output += d));
-    createInterface({ input: child.stdout }).on('line', (line) => {
+    // stdout is a pipe (stdio[1] above), so never null.
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       if (mode === 'stream') console.log(line);
       else output += `${line}\n`;
       onLine?.(line);
