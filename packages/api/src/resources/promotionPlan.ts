@@ -236,7 +236,8 @@ export const AppProgress = Type.Object({
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   waitsFor: Type.Optional(
     Type.Array(Type.String(), {
-      maxItems: 64,
+      // A rollback waits for every app of the plan that depends on this one: up to all the others.
+      maxItems: 500,
       description:
         'Pending: the applications of this plan that must succeed before this one starts (its dependsOn; in a rollback, the applications that depend on it, restored first).',
     }),
