@@ -1,6 +1,6 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { isRollback, isTerminalPlan } from '@kpromo/api';
-import { type PlanProgress, planHold, planProgress, planWaves } from '@kpromo/contract';
+import { orderText, type PlanProgress, planHold, planProgress, planWaves } from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
 /** One application of a plan as the CLI shows it. */
@@ -20,7 +20,8 @@ export const APP_COLUMNS = ['application', 'phase', 'from → to', 'message'];
  */
 export function appRows(plan: PromotionPlan): AppRow[] {
   const candidates = new Map(plan.spec.candidates.map((c) => [c.application, c]));
-  return planProgress(plan).apps.map((a) => {
+  const p = planProgress(plan);
+  return p.apps.map((a) => {
     const c = candidates.get(a.application);
     const before = a.previous?.tag ?? c?.to?.tag;
     const after = a.targetTag ?? c?.from.tag;
@@ -28,7 +29,8 @@ export function appRows(plan: PromotionPlan): AppRow[] {
       application: a.application,
       phase: a.phase,
       change: before || after ? `${before ?? '?'} → ${after ?? '?'}` : '',
-      message: a.message ?? a.reason ?? '',
+      // Where the order of the release holds it (waits for, held by), else the controller's word.
+      message: orderText(a, p.isRollback) ?? a.message ?? a.reason ?? '',
     };
   });
 }

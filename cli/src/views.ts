@@ -64,13 +64,22 @@ export function appsTable(
   const envs = [...new Set([...o.environments, ...items.flatMap((a) => a.versions.map((v) => v.environment))])];
   // A drift column only when something drifted: what runs where kpromo delivered something else.
   const drifted = items.some((a) => a.drift?.length);
+  // An "after" column only when an application declares an order (spec.dependsOn).
+  const ordered = items.some((a) => a.dependsOn?.length);
   return formatTable(
-    headersFor(o.allNamespaces, ['name', 'owner', ...envs, ...(drifted ? ['drift'] : [])]),
+    headersFor(o.allNamespaces, [
+      'name',
+      'owner',
+      ...envs,
+      ...(ordered ? ['after'] : []),
+      ...(drifted ? ['drift'] : []),
+    ]),
     items.map((a) =>
       withNamespace(o.allNamespaces, a.namespace, [
         a.name,
         a.owner,
         ...envs.map((e) => versionCell(a.versions.find((v) => v.environment === e))),
+        ...(ordered ? [a.dependsOn?.join(', ') || '-'] : []),
         ...(drifted ? [driftCell(a.drift)] : []),
       ]),
     ),

@@ -41,6 +41,22 @@ describe('appRows', () => {
     );
     expect(appRows(p)).toEqual([{ application: 'cart', phase: 'Writing', change: 'v2 → v1', message: '' }]);
   });
+
+  it('the order of the release: what an app waits for, and the failed dependency that held it', () => {
+    const p = plan(['db', 'api', 'web'], {
+      phase: 'Incomplete',
+      apps: [
+        progress('db', 'Failed', { reason: 'ImageNotFound' }),
+        progress('api', 'Failed', { reason: 'DependencyFailed', heldBy: 'db' }),
+        progress('web', 'Pending', { reason: 'WaitingForDependency', waitsFor: ['api', 'db'] }),
+      ],
+    });
+    expect(appRows(p).map((r) => r.message)).toEqual([
+      'ImageNotFound',
+      'held: dependency db failed',
+      'waits for api, db',
+    ]);
+  });
 });
 
 describe('headline and gate', () => {

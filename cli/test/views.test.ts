@@ -70,6 +70,21 @@ cart   team-shop   v3 (Degraded)   sha256:222222222222   v1`);
     );
   });
 
+  it('an AFTER column only when an application declares an order (spec.dependsOn)', () => {
+    const t = appsTable([{ ...view('web'), dependsOn: ['api', 'db'] }, view('db')], {
+      allNamespaces: false,
+      namespace: 'team-a',
+      environments: ['dev', 'stable', 'prod'],
+    });
+    const [head, web, db] = t.split('\n');
+    expect(head).toMatch(/PROD\s+AFTER$/);
+    expect(web).toMatch(/v1\s+api, db$/);
+    expect(db).toMatch(/v1\s+-$/);
+    expect(appsTable([view('web')], { allNamespaces: false, namespace: 'team-a', environments: [] })).not.toContain(
+      'AFTER',
+    );
+  });
+
   it('with --all-namespaces a NAMESPACE column first', () => {
     const t = appsTable([view('cart', 'a'), view('web', 'b')], {
       allNamespaces: true,

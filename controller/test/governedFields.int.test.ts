@@ -117,7 +117,7 @@ describe('every field that decides what is delivered where, or how it is judged,
 });
 
 describe('an Application is its team’s, but not while a plan releases it', () => {
-  it('while a plan releases alpha, its developer retargets its workloads or image repository, drops its checks, relabels it out of a flow selector or deletes it: refused naming the field, the plan and the verb; a platform admin may, recorded as a PolicyChanged Event', async () => {
+  it('while a plan releases alpha, its developer retargets its workloads or image repository, drops its checks, relabels it out of a flow selector, reorders its release or deletes it: refused naming the field, the plan and the verb; a platform admin may, recorded as a PolicyChanged Event', async () => {
     const appPath = `${base}/applications/alpha`;
     // A release of alpha into stable, waiting for its approval: not finished.
     await as(dev1).create(`${base}/promotionplans`, {
@@ -151,6 +151,8 @@ describe('an Application is its team’s, but not while a plan releases it', () 
         ],
       ],
       ['metadata.labels', [{ op: 'add', path: '/metadata/labels', value: { tier: 'experimental' } }]],
+      // The order of the release: which apps go before it, what a failure holds.
+      ['dependsOn', [{ op: 'add', path: '/spec/dependsOn', value: ['beta'] }]],
       [
         'owner, labels',
         [

@@ -199,6 +199,42 @@ describe('mcp text summaries', () => {
       ),
     ).toBe('soaking');
   });
+  it('the order of a release: each app says what it waits for and the failed app that held it; apps their dependsOn', () => {
+    const v = planOut(
+      plan({
+        phase: 'Incomplete',
+        apps: [
+          { application: 'db', phase: 'Failed', reason: 'ImageNotFound' },
+          { application: 'cart', phase: 'Failed', reason: 'DependencyFailed', heldBy: 'db' },
+          { application: 'web', phase: 'Pending', reason: 'WaitingForDependency', waitsFor: ['cart'] },
+        ],
+      }),
+    );
+    // What the state tool declares as its output accepts it.
+    expect(PlanOut.parse(v)).toEqual(v);
+    expect(v.apps.map((a) => [a.application, a.waitsFor, a.heldBy])).toEqual([
+      ['db', undefined, undefined],
+      ['cart', undefined, 'db'],
+      ['web', ['cart'], undefined],
+    ]);
+    expect(planDetail(v).split('\n').slice(1)).toEqual([
+      '  db: Failed (ImageNotFound)',
+      '  cart: Failed (DependencyFailed); held: dependency db failed',
+      '  web: Pending (WaitingForDependency); waits for cart',
+    ]);
+    expect(
+      appLine({
+        namespace: 'ns',
+        name: 'web',
+        owner: 'team-a',
+        type: 'service',
+        repository: 'r/web',
+        labels: {},
+        versions: [{ environment: 'prod', health: 'Missing' }],
+        dependsOn: ['cart', 'db'],
+      }),
+    ).toBe('web [service, team-a]: prod nothing running (Missing); after cart, db');
+  });
   it('a fleet plan reports each wave and the current one; a plan without waves reads as before', () => {
     const digest = `sha256:${'a'.repeat(64)}`;
     const fleet = fleetPlan({ name: 'p1', namespace: 'ns', from: 'dev', to: 'stable', tag: 'v2' });

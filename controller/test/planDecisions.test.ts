@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { builtinDeliveryMethods } from '../src/delivery/registry.js';
 import { registryOf } from '../src/extension/registry.js';
 import { MemoryCache } from '../src/kube/memoryCache.js';
+import { appsToWorkOn } from '../src/reconcile/orderDecisions.js';
 import { planContentDigest } from '../src/reconcile/planContent.js';
 import {
-  appsToWorkOn,
   checkCandidatesInSource,
   claimKey,
   governanceProblems,
@@ -123,6 +123,27 @@ describe('validatePlan', () => {
       status: { apps: [{ application: 'app-0', phase: 'Pending' as const }] },
     };
     expect(validatePlan(started, c, builtinDeliveryMethods).ok).toBe(true);
+  });
+  it("refuses a plan whose applications' dependsOn form a cycle, naming it; a dependsOn outside the plan is ignored", () => {
+    const c = new MemoryCache();
+    c.envs = cache.envs;
+    c.flowList = cache.flowList;
+    const withDeps = (name: string, dependsOn: string[]) => {
+      const a = app(name);
+      return { ...a, spec: { ...a.spec, dependsOn } };
+    };
+    c.apps = [withDeps('cart', ['search']), withDeps('search', ['cart']), withDeps('web', ['cart'])];
+    const candidate = (application: string) => ({ application, from: { tag: 'v1', digest: dg('a') } });
+    expect(
+      validatePlan(plan({ candidates: ['web', 'cart', 'search'].map(candidate) }), c, builtinDeliveryMethods),
+    ).toEqual({
+      ok: false,
+      reason: 'DependencyCycle',
+      message:
+        'dependsOn cycle: cart → search → cart; remove one edge: search from spec.dependsOn of Application cart, or cart from spec.dependsOn of Application search',
+    });
+    // Without search in the plan, cart's dependsOn on it is ignored: no cycle.
+    expect(validatePlan(plan({ candidates: ['web', 'cart'].map(candidate) }), c, builtinDeliveryMethods).ok).toBe(true);
   });
   it('checks the delivery method against the registry it is given', () => {
     const c = new MemoryCache();

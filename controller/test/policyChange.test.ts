@@ -41,6 +41,7 @@ describe('policy changes of flows and Environments', () => {
       'workloads',
       'healthChecks',
       'verification',
+      'dependsOn',
     ]);
   });
   it('names each field that decides what is delivered where, or how it is judged, when it changes', () => {
@@ -83,6 +84,7 @@ describe('policy changes of flows and Environments', () => {
       ],
       ['its image repository', app('web'), app('web', { image: { repository: 'other/web' } }), ['image']],
       ['its own checks removed', app('web', { verification: checks }), app('web'), ['verification']],
+      ['the order of its release', app('web'), app('web', { dependsOn: ['db'] }), ['dependsOn']],
       ['a selector label', app('web', {}, { tier: 'critical' }), app('web'), ['metadata.labels']],
       [
         'spec labels and owner',

@@ -414,6 +414,96 @@ describe('reconcilePlan (journal around every side effect)', () => {
   });
 });
 
+describe('reconcilePlan: the order inside a release (Application spec.dependsOn)', () => {
+  /** search depends on cart; the plan lists search first, so the order is dependsOn's, not the plan's. */
+  function ordered(searchDependsOn = ['cart'], cartDependsOn: string[] = []) {
+    const withDeps = (name: string, dependsOn: string[]) => {
+      const a = app(name);
+      return { ...a, spec: { ...a.spec, dependsOn } };
+    };
+    const w = world({ apps: [withDeps('cart', cartDependsOn), withDeps('search', searchDependsOn)] });
+    w.addPlan('o1', {
+      candidates: [
+        { application: 'search', from: { tag: 'v7', digest: dg('d') } },
+        { application: 'cart', from: { tag: 'v2', digest: dg('a') } },
+      ],
+    });
+    return w;
+  }
+  const patched = (w: PlanWorld) =>
+    w.trace.flatMap((e) => (e.op === 'write' && e.method === 'PATCH' ? [e.path.split('/').at(-1)] : []));
+
+  it('starts an app once its dependency succeeded, saying what it waits for; a rollback goes in reverse', async () => {
+    const w = ordered();
+    w.hold('stable', 'cart');
+    await reconcilePlan(w.deps, 'ns', 'o1');
+    expect(apps(w.plan('o1')).cart.phase).toBe('RollingOut');
+    expect(apps(w.plan('o1')).search).toMatchObject({
+      phase: 'Pending',
+      reason: 'WaitingForDependency',
+      message: 'waits for cart',
+      waitsFor: ['cart'],
+    });
+    w.release('stable', 'cart');
+    await drive(w, 'o1');
+    const p = w.plan('o1');
+    expect(p.status?.phase).toBe('Complete');
+    expect(apps(p).search).toMatchObject({ phase: 'Succeeded' });
+    expect(apps(p).search).not.toHaveProperty('waitsFor');
+    expect(Date.parse(apps(p).search.startedAt!)).toBeGreaterThanOrEqual(Date.parse(apps(p).cart.finishedAt!));
+    expect(patched(w)).toEqual(['cart', 'search']);
+
+    w.trace.length = 0;
+    w.addPlan('o1-rb', { action: 'rollback', rollbackOf: 'o1', candidates: [] });
+    w.hold('stable', 'search');
+    await reconcilePlan(w.deps, 'ns', 'o1-rb');
+    expect(apps(w.plan('o1-rb')).cart).toMatchObject({
+      phase: 'Pending',
+      reason: 'WaitingForDependency',
+      waitsFor: ['search'],
+      message: 'waits for search (they depend on it: rolled back first)',
+    });
+    w.release('stable', 'search');
+    await drive(w, 'o1-rb');
+    expect(w.plan('o1-rb').status?.phase).toBe('RolledBack');
+    expect(patched(w)).toEqual(['search', 'cart']);
+  });
+
+  it('a failed dependency holds its dependant: it never starts and fails with DependencyFailed, naming it', async () => {
+    const w = ordered();
+    w.failCopy(Object.assign(new Error('manifest unknown'), { code: 'NOT_FOUND' }));
+    await drive(w, 'o1');
+    const p = w.plan('o1');
+    expect(p.status).toMatchObject({ phase: 'Incomplete', succeeded: 0, failed: 2 });
+    expect(apps(p).cart).toMatchObject({ phase: 'Failed', reason: 'ImageNotFound' });
+    expect(apps(p).search).toMatchObject({
+      phase: 'Failed',
+      reason: 'DependencyFailed',
+      heldBy: 'cart',
+      message: 'held: dependency cart failed',
+    });
+    expect(apps(p).search.startedAt).toBeUndefined();
+    expect(w.trace.filter((e) => e.op === 'copy')).toHaveLength(1); // cart's only
+    expect(patched(w)).toEqual([]);
+    expect(ops(w.trace)).toContain('event DependencyFailed');
+  });
+
+  it('a plan created around the API whose applications form a dependsOn cycle fails before it starts (DependencyCycle)', async () => {
+    const w = ordered(['cart'], ['search']);
+    expect(await reconcilePlan(w.deps, 'ns', 'o1')).toEqual({});
+    const p = w.plan('o1');
+    const message =
+      'dependsOn cycle: search → cart → search; remove one edge: cart from spec.dependsOn of Application search, or search from spec.dependsOn of Application cart';
+    expect(p.status?.phase).toBe('Failed');
+    expect(p.status?.conditions?.find((c) => c.type === 'Valid')).toMatchObject({
+      status: 'False',
+      reason: 'DependencyCycle',
+      message,
+    });
+    expect(ops(w.trace)).toEqual(['status Failed: ', 'event DependencyCycle']);
+  });
+});
+
 describe('reconcilePlan: a tag-only source binds the digest its tag names in the source registry', () => {
   /** dev runs cart by tag only; the plan names that tag with `digest`. */
   function tagOnly(digest: string) {

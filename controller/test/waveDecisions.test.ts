@@ -186,6 +186,34 @@ describe('rollupApps', () => {
     });
   });
 
+  it('waiting for its dependencies everywhere: what it waits for; held by a failed dependency: which one', () => {
+    const waits = ap('cart', 'Pending', { waitsFor: ['db'] });
+    expect(roll([waits, waits, ap('cart', 'Pending')])).toStrictEqual([
+      {
+        application: 'cart',
+        phase: 'Pending',
+        reason: 'WaitingForDependency',
+        waitsFor: ['db'],
+        message: '0/3 cluster(s) succeeded; waits for db',
+      },
+    ]);
+    const heldByDb = ap('cart', 'Failed', {
+      reason: 'DependencyFailed',
+      heldBy: 'db',
+      message: 'held: dependency db failed',
+    });
+    expect(
+      roll(
+        [heldByDb, ap('cart', 'Pending'), ap('cart', 'Pending')],
+        [wave('canary', ['a'], { phase: 'Failed' }), wave('rest', ['b', 'c'], { phase: 'Halted' })],
+      )[0],
+    ).toMatchObject({
+      phase: 'Failed',
+      reason: 'DependencyFailed',
+      heldBy: 'db',
+    });
+  });
+
   it('in flight: the least advanced phase of any cluster', () => {
     const phase = (...p: AppProgress['phase'][]) => roll(p.map((x) => ap('cart', x)))[0].phase;
     expect(phase('Copying', 'Pending', 'Pending')).toBe('Copying');

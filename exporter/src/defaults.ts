@@ -84,6 +84,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         automaticRollbacks: str('Rolled back automatically'),
         signatures: { title: 'Signatures', type: 'array' },
         promotionAttestations: str('Promotion attested'),
+        order: str('Order (waits for, held by)'),
         waves: { title: 'Waves', type: 'array' },
         currentWave: str('Current wave'),
       },
@@ -231,6 +232,10 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // The signed promotion records kpromo attached to the promoted digests.
               promotionAttestations:
                 '[.progress.apps[] | select(.attestation) | "\\(.application): signed by \\(.attestation.signedBy)"] | if length == 0 then null else join("; ") end',
+              // Where the order of the release (Application spec.dependsOn) holds apps: those waiting
+              // for others of the plan, and those a failed one held (they never started).
+              order:
+                '[.progress.apps[] | select(.heldBy or ((.waitsFor // []) | length > 0)) | if .heldBy then "\\(.application): held by \\(.heldBy)" else "\\(.application): waits for \\(.waitsFor | join(", "))" end] | if length == 0 then null else join("; ") end',
               // Fleet plans: each wave's progress in order; [] for a plan into a one-cluster
               // Environment or one not started yet.
               waves: '[.progress.waves[] | {name, phase, clusters, succeeded, failed}]',

@@ -382,6 +382,41 @@ describe('mapping', () => {
     for (const k of ['signatures', 'promotionAttestations']) expect(bp.schema.properties[k], k).toBeDefined();
   });
 
+  it('maps where the order of the release holds apps: what each waits for, and the failed app that held it', async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
+    const spec = {
+      flow: 'f',
+      from: 'dev',
+      to: 'prod',
+      candidates: ['db', 'api', 'web'].map((application) => ({
+        application,
+        from: { tag: 'v1', digest: `sha256:${'a'.repeat(64)}` },
+      })),
+    };
+    const plans = [
+      {
+        metadata: { name: 'ordered', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'Promoting',
+          apps: [
+            { application: 'db', phase: 'Failed', reason: 'ImageNotFound' },
+            { application: 'api', phase: 'Failed', reason: 'DependencyFailed', heldBy: 'db' },
+            { application: 'web', phase: 'Pending', waitsFor: ['api', 'db'] },
+          ],
+        },
+      },
+      { metadata: { name: 'plain', namespace: 'shop' }, spec, status: { phase: 'Pending' } },
+    ];
+    const out = await mapObjects(compileResource(res)('dev'), plans, 'k');
+    const props = out.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(props[0]).toMatchObject({ order: 'api: held by db; web: waits for api, db' });
+    expect(props[1]).not.toHaveProperty('order');
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
+    expect(bp.schema.properties.order).toBeDefined();
+  });
+
   it("maps a fleet plan's waves and the current wave; a plan without waves has none", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;

@@ -630,6 +630,14 @@ export async function playHelmController(
   return true;
 }
 
+/** How a seeded release's Applications are written: per app, its owner, labels and dependsOn. */
+export interface WorldApplications {
+  owner?: (app: string) => string;
+  labels?: (app: string) => Record<string, string>;
+  /** spec.dependsOn: the order of the release (none when it answers undefined or []). */
+  dependsOn?: (app: string) => string[] | undefined;
+}
+
 /**
  * A two-stage release for API-level tests: each app runs `newTag` in dev (dev registry) and
  * `oldTag` in stable (release registry under `stable/`), both pinned by digest; Environments dev and
@@ -649,7 +657,7 @@ export async function seedTwoStageRelease(o: {
   newTag: string;
   oldTag: string;
   seed: string;
-  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> };
+  applications?: WorldApplications;
   /** What the flow "main" adds to its spec; `false`: no flow "main" (the test writes its own flows). */
   flow?: Record<string, unknown> | false;
 }): Promise<{ devDigest: Record<string, string>; stableOld: Record<string, string> }> {
@@ -704,6 +712,7 @@ export async function seedTwoStageRelease(o: {
           owner: o.applications.owner?.(app) ?? 'team-a',
           image: { repository: `${o.repo}/${app}` },
           workloads: [{ kind: 'Deployment', name: app }],
+          ...(o.applications.dependsOn?.(app)?.length ? { dependsOn: o.applications.dependsOn(app) } : {}),
         },
       });
   return { devDigest, stableOld };
@@ -732,7 +741,7 @@ export interface TwoStageWorldOptions {
    * The Applications of the apps ({@link seedTwoStageRelease}'s `applications`; default owner
    * team-a); `false`: none (the test writes its own).
    */
-  applications?: { owner?: (app: string) => string; labels?: (app: string) => Record<string, string> } | false;
+  applications?: WorldApplications | false;
   /** The tags of the release: `new` runs in dev, `old` in stable (default v2.0.0 and v1.0.0). */
   tags?: { new: string; old: string };
   /**

@@ -1,5 +1,5 @@
 import type { Application, Approval, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
-import { API_VERSION, fleetPlanTooLarge, fleetTargets, isFleet, isRollback } from '@kpromo/api';
+import { API_VERSION, fleetPlanTooLarge, fleetTargets, isFleet, isRollback, rollbackApplications } from '@kpromo/api';
 import {
   type ApplicationsQuery,
   type ApplicationView,
@@ -36,6 +36,7 @@ import { isConflict, KubeError } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
 import { personOf } from '../policy/persons.js';
 import { driftText, sourceDrift } from '../reconcile/driftDecisions.js';
+import { dependsOnCycle, dependsOnCycleMessage } from '../reconcile/orderDecisions.js';
 import { ROLLBACK_OF_UID_LABEL, rollbackNamePrefix } from '../reconcile/rollbackPlans.js';
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
@@ -122,6 +123,7 @@ export async function listApplications(
         repository: a.spec.image.repository,
         labels: labelsOf(a),
         versions: envs.map((e) => ({ ...read(a, e) })),
+        ...(a.spec.dependsOn?.length ? { dependsOn: [...a.spec.dependsOn] } : {}),
         ...(a.status?.drift?.length ? { drift: a.status.drift } : {}),
       };
     }),
@@ -428,6 +430,11 @@ export async function createPlan(
   const to = ctx.cache.getEnvironment(ns, req.to);
   const tooLarge = to && fleetPlanTooLarge(d.candidates.length, to);
   if (tooLarge) throw new ApiError(400, tooLarge);
+  refuseDependsOnCycle(
+    ctx,
+    ns,
+    d.candidates.map((c) => c.application),
+  );
   const name = req.name ?? `${d.flow}-${req.to}-${formatTimestamp(new Date()).toLowerCase()}`;
   const plan: PromotionPlan = {
     apiVersion: API_VERSION,
@@ -444,6 +451,18 @@ export async function createPlan(
     },
   };
   return { plan: await createObject(ctx, plan), ...skippedSummaryOf(d) };
+}
+
+/**
+ * A plan whose applications' dependsOn form a cycle has no order to run in: refused before it is
+ * created, with the message the controller gives a plan created around the API (validatePlan).
+ */
+function refuseDependsOnCycle(ctx: ApiContext, ns: string, applications: readonly string[]): void {
+  const apps = new Map(
+    applications.flatMap((n) => ctx.cache.getApplication(ns, n) ?? []).map((a) => [a.metadata.name, a]),
+  );
+  const cycle = dependsOnCycle(apps);
+  if (cycle) throw new ApiError(400, dependsOnCycleMessage(cycle));
 }
 
 async function readPlan(
@@ -642,6 +661,7 @@ export async function rollbackPlan(
 ): Promise<PromotionPlan> {
   const orig = await readPlan(ctx, caller, namespace, name);
   await checkRollback(ctx, caller, orig, opts);
+  refuseDependsOnCycle(ctx, namespace, rollbackApplications({ spec: {} }, orig));
   const plan: NewPlan = {
     apiVersion: API_VERSION,
     kind: 'PromotionPlan',

@@ -1,5 +1,6 @@
 import {
   durationText as age,
+  orderText,
   reasonCounts,
   type SkippedSummary,
   shortDigest,
@@ -23,7 +24,8 @@ export function appLine(a: AppOut): string {
     (d) =>
       `${d.cluster ? `${d.environment}/${d.cluster}` : d.environment} runs ${d.found.tag ?? shortDigest(d.found.digest) ?? '?'}, not ${d.expected.tag ?? shortDigest(d.expected.digest)}${d.changedBy ? ` (image written by ${d.changedBy})` : ''}`,
   );
-  return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}${drift.length ? `; DRIFT: ${drift.join('; ')}` : ''}`;
+  const after = a.dependsOn?.length ? `; after ${a.dependsOn.join(', ')}` : '';
+  return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}${after}${drift.length ? `; DRIFT: ${drift.join('; ')}` : ''}`;
 }
 
 const OUTCOME_TEXT: Record<PlanOut['outcome'], string> = {
@@ -68,7 +70,7 @@ export function planDetail(p: PlanOut): string {
   for (const w of p.waves ?? []) lines.push(`  ${waveLine(w, w.name === p.currentWave)}`);
   for (const a of p.apps)
     lines.push(
-      `  ${a.application}: ${a.phase}${a.targetTag ? ` ${a.targetTag}` : ''}${a.digest ? ` ${shortDigest(a.digest)}` : ''}${a.reason ? ` (${a.reason})` : ''}`,
+      `  ${a.application}: ${a.phase}${a.targetTag ? ` ${a.targetTag}` : ''}${a.digest ? ` ${shortDigest(a.digest)}` : ''}${a.reason ? ` (${a.reason})` : ''}${orderText(a, p.isRollback) ? `; ${orderText(a, p.isRollback)}` : ''}`,
     );
   if (!p.apps.length)
     for (const c of p.candidates) lines.push(`  ${c.application}: ${c.tag} ${shortDigest(c.digest)} (not started)`);

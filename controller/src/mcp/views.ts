@@ -46,6 +46,10 @@ export const AppOut = z.object({
   repository: z.string(),
   labels: z.record(z.string(), z.string()),
   versions: z.array(VersionOut),
+  dependsOn: z
+    .array(z.string())
+    .optional()
+    .describe('Applications a plan releasing them together delivers before this one (spec.dependsOn)'),
   drift: z
     .array(DriftOut)
     .optional()
@@ -183,6 +187,16 @@ export const PlanOut = z.object({
       message: z.string().optional(),
       targetTag: z.string().optional(),
       digest: z.string().optional(),
+      waitsFor: z
+        .array(z.string())
+        .optional()
+        .describe(
+          'Not started: the applications of this plan it waits for (its dependsOn; in a rollback, those that depend on it)',
+        ),
+      heldBy: z
+        .string()
+        .optional()
+        .describe('The application of this plan whose failure held this one: it never started (DependencyFailed)'),
       verification: VerificationOut.optional().describe('The evidence measured after the rollout (stage checks)'),
       signature: SignatureOut.optional().describe(
         'The signature policy verdict that let the image be copied (or refused it)',
@@ -302,6 +316,8 @@ export function planOut(p: PromotionPlan): PlanOut {
         message: clip(a.message),
         targetTag: a.targetTag,
         digest: a.digest,
+        waitsFor: a.waitsFor?.length ? [...a.waitsFor] : undefined,
+        heldBy: a.heldBy,
         verification: a.verification
           ? defined({
               verdict: a.verification.verdict,
@@ -477,6 +493,7 @@ export function appsView(ctx: ApiContext, apps: Application[], env?: string): Ap
           ...arrival(a, v, idx, now),
         });
       }),
+    ...(a.spec.dependsOn?.length ? { dependsOn: [...a.spec.dependsOn] } : {}),
     ...driftOut(a, env),
   }));
 }

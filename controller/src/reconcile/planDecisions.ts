@@ -19,6 +19,7 @@ import {
 import { deliveryProblem } from '../delivery/registry.js';
 import type { DeliveryMethods } from '../extension/plugin.js';
 import type { CacheView } from '../kube/cacheView.js';
+import { dependsOnCycle, dependsOnCycleMessage } from './orderDecisions.js';
 import { ROLLBACK_OF_UID_LABEL } from './rollbackPlans.js';
 
 export const TERMINAL_APP_PHASES = new Set<AppProgress['phase']>(['Succeeded', 'Failed', 'RolledBack']);
@@ -42,8 +43,8 @@ export type PlanValidation = { ok: true; resolved: ResolvedPlan } | { ok: false;
 
 /**
  * Pure check of everything a plan references, done before any side effect so that a bad plan
- * leaves nothing half-written: flow, environments, applications, and the target Environment's
- * delivery method (registered, configured: {@link deliveryProblem}).
+ * leaves nothing half-written: flow, environments, applications (and that their dependsOn form no
+ * cycle), and the target Environment's delivery method (registered, configured: {@link deliveryProblem}).
  */
 export function validatePlan(plan: PromotionPlan, cache: CacheView, deliveryMethods: DeliveryMethods): PlanValidation {
   const ns = plan.metadata.namespace ?? 'default';
@@ -111,6 +112,9 @@ export function validatePlan(plan: PromotionPlan, cache: CacheView, deliveryMeth
   }
   if (missing.length)
     return fail('ApplicationNotFound', `Application(s) ${missing.join(', ')} do not exist in namespace ${ns}`);
+  // The order of delivery must be one (a plan created with kubectl is checked here, the API refuses it at once).
+  const cycle = dependsOnCycle(apps);
+  if (cycle) return fail('DependencyCycle', dependsOnCycleMessage(cycle));
   if (!original) {
     const governed = governanceProblems(plan, flow, apps, cache.flows(ns));
     if (governed) return fail(governed.reason, governed.message);
@@ -288,17 +292,6 @@ export function checkCandidatesInSource(
       unread: `waiting to read the digest of the tag ${from} runs from ${registry} before starting (a candidate is bound to it; nothing starts until the registry answers): ${listed(unread)}`,
     };
   return {};
-}
-
-/**
- * Which apps may start now: in-flight apps (Copying/Writing/RollingOut) hold a slot each; pending
- * apps fill the remaining `concurrency` slots in plan order.
- */
-export function appsToWorkOn(apps: readonly AppProgress[], concurrency: number): AppProgress[] {
-  const inFlight = apps.filter((a) => !TERMINAL_APP_PHASES.has(a.phase) && a.phase !== 'Pending');
-  const free = Math.max(0, concurrency - inFlight.length);
-  const starting = apps.filter((a) => a.phase === 'Pending').slice(0, free);
-  return [...inFlight, ...starting];
 }
 
 /** Plan-level outcome from per-app phases; undefined while any app is still going. */

@@ -8,6 +8,7 @@ import {
   TERMINAL_APP_PHASES,
   type WaveProgress,
 } from '@kpromo/api';
+import { orderText } from '@kpromo/contract';
 
 /**
  * Pure: a fleet plan's waves and per-cluster progress when it starts. The clusters of each wave are
@@ -148,6 +149,16 @@ export function rollupApps(
     const ends = [prev.finishedAt, ...lanes.map((l) => l.a.finishedAt)].filter((x): x is string => !!x);
     const terminal = TERMINAL_APP_PHASES.has(phase);
     const reason = failed[0]?.a.reason ?? (unpromoted.length ? 'Halted' : undefined);
+    // Not started anywhere yet and waiting for its dependencies (in the first cluster that waits).
+    const waitsFor = phase === 'Pending' && !hold ? pending.find((l) => l.a.waitsFor?.length)?.a.waitsFor : undefined;
+    const heldBy = phase === 'Failed' ? failed.find((l) => l.a.heldBy)?.a.heldBy : undefined;
+    const waiting =
+      waitsFor &&
+      orderText(
+        { waitsFor },
+        waves.some((w) => w.name === TARGET_WAVE_ROLLBACK),
+      );
+    if (waiting) notes.push(waiting);
     // An app that has not started carries the plan's hold (a freeze, a stopped line), as in a
     // one-cluster plan: summing up must not erase it, or every held pass writes status twice.
     const out: AppProgress = {
@@ -155,6 +166,8 @@ export function rollupApps(
       phase,
       ...(reason && phase === 'Failed' ? { reason } : {}),
       ...(hold && phase === 'Pending' ? { reason: hold.reason } : {}),
+      ...(waitsFor ? { reason: 'WaitingForDependency', waitsFor: [...waitsFor] } : {}),
+      ...(heldBy ? { heldBy } : {}),
       message: hold && phase === 'Pending' ? `held: ${hold.message}` : notes.join('; '),
     };
     for (const k of ['targetTag', 'digest', 'previous', 'signature', 'attestation'] as const) {

@@ -62,6 +62,8 @@ export const GOVERNED_FIELDS = {
     // How the rollout is judged (http health checks) and the app's own verification checks.
     'healthChecks',
     'verification',
+    // Which applications of a release go first: the order of delivery, and what a failure holds.
+    'dependsOn',
   ],
 } as const;
 

@@ -52,3 +52,18 @@ export function approvedByText(e: {
     return names;
   return `${names} (${persons.length} ${persons.length === 1 ? 'person' : 'persons'}: ${persons.join(', ')})`;
 }
+
+/**
+ * Where an application stands in the order of its release (Application spec.dependsOn), for every
+ * door: `waits for db, api`, `held: dependency db failed`; for a rollback, which restores
+ * dependants first, the same about the applications that depend on it. Undefined when the order
+ * holds nothing.
+ */
+export function orderText(a: { waitsFor?: readonly string[]; heldBy?: string }, rollback = false): string | undefined {
+  if (a.heldBy)
+    return rollback
+      ? `held: ${a.heldBy}, which depends on it, was not rolled back`
+      : `held: dependency ${a.heldBy} failed`;
+  if (!a.waitsFor?.length) return undefined;
+  return `waits for ${a.waitsFor.join(', ')}${rollback ? ' (they depend on it: rolled back first)' : ''}`;
+}

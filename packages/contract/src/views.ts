@@ -51,6 +51,11 @@ export const ApplicationView = Type.Object(
     repository: Type.String({ description: 'Image repository (spec.image.repository).' }),
     labels: StringMap('metadata.labels and spec.labels together.'),
     versions: Type.Array(EnvironmentVersion, { description: 'What runs in every Environment of the namespace.' }),
+    dependsOn: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Applications a plan releasing them together delivers before this one (spec.dependsOn).',
+      }),
+    ),
     drift: Type.Optional(
       Type.Array(ApplicationDrift, {
         description:

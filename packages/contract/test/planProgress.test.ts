@@ -3,7 +3,7 @@
 // of them shows.
 import { API_VERSION, type PromotionPlan } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { type PlanProgress, planProgress } from '../src/index.js';
+import { orderText, type PlanProgress, planProgress } from '../src/index.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 const E = `sha256:${'e'.repeat(64)}`;
@@ -78,6 +78,20 @@ const held = plan(
   },
 );
 
+/** A release in order (Application spec.dependsOn): db failed, web waits for api, cdn was held by db. */
+const ordered = plan(
+  { candidates: ['db', 'api', 'web', 'cdn'].map((application) => ({ application, from: { tag: 'v1', digest: D } })) },
+  {
+    phase: 'Promoting',
+    apps: [
+      { application: 'db', phase: 'Failed', reason: 'ImageNotFound' },
+      { application: 'api', phase: 'RollingOut' },
+      { application: 'web', phase: 'Pending', reason: 'WaitingForDependency', waitsFor: ['api'] },
+      { application: 'cdn', phase: 'Failed', reason: 'DependencyFailed', heldBy: 'db' },
+    ],
+  },
+);
+
 type Row = [string, PromotionPlan, (p: PlanProgress) => unknown, unknown];
 const rows: Row[] = [
   [
@@ -143,6 +157,29 @@ const rows: Row[] = [
     held,
     (p) => p.automaticRollbacks.map((r) => [r.plan, r.scope, r.check]),
     [['p1-rollback-x7k2q', 'release', 'errors']],
+  ],
+  [
+    'the order of a release: per app, what it waits for and the failed app that held it',
+    ordered,
+    (p) => Object.fromEntries(p.apps.map((a) => [a.application, [a.waitsFor, a.heldBy]])),
+    { db: [undefined, undefined], api: [undefined, undefined], web: [['api'], undefined], cdn: [undefined, 'db'] },
+  ],
+  [
+    'the order in words, as every door says it (orderText)',
+    ordered,
+    (p) => p.apps.map((a) => orderText(a, p.isRollback)),
+    [undefined, undefined, 'waits for api', 'held: dependency db failed'],
+  ],
+  [
+    'a rollback says it the other way round: dependants are restored first',
+    { ...ordered, spec: { ...ordered.spec, action: 'rollback', rollbackOf: 'p0', candidates: [] } },
+    (p) => p.apps.map((a) => orderText(a, p.isRollback)),
+    [
+      undefined,
+      undefined,
+      'waits for api (they depend on it: rolled back first)',
+      'held: db, which depends on it, was not rolled back',
+    ],
   ],
 ];
 

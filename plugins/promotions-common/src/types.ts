@@ -82,6 +82,7 @@ export {
   NamespaceQuery,
   noCandidatesMessage,
   nothingToAdoptMessage,
+  orderText,
   PLAN_PHASE_FILTERS,
   type PlanApprover,
   type PlanDetails,

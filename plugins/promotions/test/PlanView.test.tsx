@@ -284,6 +284,33 @@ describe('PlanView', () => {
     );
   });
 
+  it('says where the order of the release holds an app: what it waits for, the failed dependency that held it', async () => {
+    const waiting = approvedPlan({
+      phase: 'Promoting',
+      apps: [
+        { application: 'checkout', phase: 'RollingOut' },
+        { application: 'cart', phase: 'Pending', reason: 'WaitingForDependency', waitsFor: ['checkout'] },
+      ],
+    });
+    const api = fakeApi({ getPlan: async () => waiting });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, { api, permission: 'allow' });
+    expect((await screen.findByTestId('order-cart')).textContent).toBe('waits for checkout');
+    expect(screen.queryByTestId('order-checkout')).toBeNull();
+    cleanup();
+    const held = approvedPlan({
+      phase: 'Incomplete',
+      apps: [
+        { application: 'checkout', phase: 'Failed', reason: 'ImageNotFound' },
+        { application: 'cart', phase: 'Failed', reason: 'DependencyFailed', heldBy: 'checkout' },
+      ],
+    });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => held }),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('order-cart')).textContent).toBe('held: dependency checkout failed');
+  });
+
   it('hides approve and rollback without permission and says whom to ask', async () => {
     const api = fakeApi({
       getPlan: async () => plan({}, { phase: 'Pending' }),

@@ -1,6 +1,8 @@
-import type { AppProgress } from '@kpromo/api';
+import type { AppProgress, PromotionPlan } from '@kpromo/api';
+import { orderText } from '@kpromo/contract';
 import pLimit from 'p-limit';
-import { appsToWorkOn, promotionBlocker, type ResolvedPlan, TERMINAL_APP_PHASES } from '../planDecisions.js';
+import { appsToWorkOn, type OrderDecision, orderDecisions, planOrder } from '../orderDecisions.js';
+import { promotionBlocker, type ResolvedPlan, TERMINAL_APP_PHASES } from '../planDecisions.js';
 import type { Hold } from '../planGate.js';
 import { iso } from '../time.js';
 import { advanceApp } from './appSteps.js';
@@ -9,7 +11,7 @@ import type { PlanRun } from './run.js';
 
 /** What one pass over the apps left behind, for the plan's outcome. */
 export interface AppsPass {
-  /** Apps waiting for another plan (not started). */
+  /** Apps that could not start in this pass: held by the gate, waiting for another plan or for their dependencies. */
   blocked: Set<string>;
   /** Requeue delays the apps asked for (rollouts in progress, retries). */
   requeues: number[];
@@ -18,9 +20,11 @@ export interface AppsPass {
 }
 
 /**
- * Moves every app that may move now: apps another plan is promoting into the same environment
- * wait (Pending, WaitingForPlan); the others advance in parallel up to the flow's concurrency. A
- * failed step is retried with backoff or, when permanent or out of attempts, fails its app.
+ * Moves every app that may move now, in the order of the release ({@link orderDecisions}): apps
+ * whose dependencies have not succeeded wait (WaitingForDependency), those whose dependency failed
+ * never start (DependencyFailed), apps another plan is promoting into the same environment wait
+ * (WaitingForPlan); the others advance in parallel up to the flow's concurrency. A failed step is
+ * retried with backoff or, when permanent or out of attempts, fails its app.
  */
 export async function advanceApps(
   run: PlanRun,
@@ -31,15 +35,26 @@ export async function advanceApps(
 ): Promise<AppsPass> {
   const { status } = run;
   const concurrency = r.flow.spec.concurrency ?? 4;
-  // Held by the gate, no Pending app starts (their reason is the hold's); else other plans may hold some.
-  const blocked = held
-    ? new Set((status.apps ?? []).filter((a) => a.phase === 'Pending').map((a) => a.application))
-    : await holdBlockedApps(run);
   const terminalBefore = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
-  const work = appsToWorkOn(
-    (status.apps ?? []).filter((a) => !blocked.has(a.application)),
-    concurrency,
-  ).map((ap) => ({ r, ap }));
+  // Held by the gate, no Pending app starts (their reason is the hold's).
+  if (held) {
+    const blocked = new Set((status.apps ?? []).filter((a) => a.phase === 'Pending').map((a) => a.application));
+    const work = appsToWorkOn(
+      (status.apps ?? []).filter((a) => !blocked.has(a.application)),
+      concurrency,
+    ).map((ap) => ({ r, ap }));
+    return { blocked, requeues: await advanceWork(run, work, isRollback, concurrency), terminalBefore };
+  }
+  const others = run.deps.cache.plans(run.namespace);
+  const blockers = new Map<string, PromotionPlan>();
+  const decision = orderDecisions(status.apps ?? [], planOrder(r.apps, isRollback), concurrency, (app) => {
+    const other = promotionBlocker(run.plan, app, others, run.deps.claims);
+    if (other) blockers.set(app, other);
+    return !!other;
+  });
+  await recordWaits(run, decision, blockers, isRollback);
+  const blocked = new Set([...decision.blocked, ...decision.waiting.keys()]);
+  const work = decision.work.map((ap) => ({ r, ap }));
   const requeues = await advanceWork(run, work, isRollback, concurrency);
   return { blocked, requeues, terminalBefore };
 }
@@ -124,32 +139,56 @@ export async function advanceWork(
 }
 
 /**
- * One plan at a time per app+environment: Pending apps another plan holds ({@link promotionBlocker})
- * wait with reason WaitingForPlan (stored when that changes). Returns the waiting apps.
+ * Records why Pending apps do not start (stored when that changes): an app held by a failed
+ * dependency fails without starting (DependencyFailed, `heldBy`); one waiting for its dependencies
+ * says which (WaitingForDependency, `waitsFor`); one another plan holds ({@link promotionBlocker})
+ * waits for it (WaitingForPlan). A wait that ended is cleared.
  */
-async function holdBlockedApps(run: PlanRun): Promise<Set<string>> {
-  const { deps, plan, status } = run;
-  const blocked = new Set<string>();
-  let waitChanged = false;
-  const others = deps.cache.plans(run.namespace);
+async function recordWaits(
+  run: PlanRun,
+  d: OrderDecision,
+  blockers: ReadonlyMap<string, PromotionPlan>,
+  isRollback: boolean,
+): Promise<void> {
+  const { plan, status, now } = run;
+  let changed = false;
   for (const ap of status.apps ?? []) {
     if (ap.phase !== 'Pending') continue;
-    const other = promotionBlocker(plan, ap.application, others, deps.claims);
-    if (other) {
-      blocked.add(ap.application);
+    const heldBy = d.held.get(ap.application);
+    const waitsFor = d.waiting.get(ap.application);
+    const other = blockers.get(ap.application);
+    if (heldBy) {
+      ap.phase = 'Failed';
+      ap.reason = 'DependencyFailed';
+      ap.heldBy = heldBy;
+      delete ap.waitsFor;
+      ap.message = orderText(ap, isRollback);
+      ap.finishedAt = iso(now());
+      changed = true;
+      run.announce.event('Warning', 'DependencyFailed', `${ap.application}: ${ap.message}`);
+    } else if (waitsFor) {
+      const message = orderText({ waitsFor }, isRollback);
+      if (ap.reason !== 'WaitingForDependency' || ap.message !== message) {
+        ap.reason = 'WaitingForDependency';
+        ap.message = message;
+        ap.waitsFor = waitsFor;
+        changed = true;
+      }
+    } else if (other) {
       const message = `waiting for PromotionPlan ${other.metadata.name}, which is promoting ${ap.application} into ${plan.spec.to}`;
       if (ap.reason !== 'WaitingForPlan' || ap.message !== message) {
         ap.reason = 'WaitingForPlan';
         ap.message = message;
-        waitChanged = true;
+        delete ap.waitsFor;
+        changed = true;
         run.announce.event('Normal', 'WaitingForPlan', `${ap.application}: ${message}`);
       }
-    } else if (ap.reason === 'WaitingForPlan') {
+    } else if (ap.reason === 'WaitingForPlan' || ap.reason === 'WaitingForDependency') {
       ap.reason = undefined;
       ap.message = undefined;
-      waitChanged = true;
+      delete ap.waitsFor;
+      changed = true;
     }
   }
-  if (waitChanged) await run.journal.save();
-  return blocked;
+  if (changed) await run.journal.save();
 }

@@ -26,10 +26,13 @@ export async function concludePass(
   const outcome = planOutcome(status.apps ?? []);
   if (!outcome) {
     // More pending apps may start as soon as slots free up; rollouts are re-checked at the earliest deadline.
-    // A slot freed in this pass (or none in use) lets the next pending app start at once.
+    // A slot freed in this pass (or none in use) lets the next pending app start at once, and so
+    // does an app that finished: the apps waiting for it as their dependency may start.
     const pending = (status.apps ?? []).some((a) => a.phase === 'Pending' && !blocked.has(a.application));
+    const waiting = (status.apps ?? []).some((a) => a.phase === 'Pending');
     const terminalAfter = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
-    if (pending && (requeues.length === 0 || terminalAfter > pass.terminalBefore)) return { requeueAfterMs: 0 };
+    if ((pending && requeues.length === 0) || (waiting && terminalAfter > pass.terminalBefore))
+      return { requeueAfterMs: 0 };
     // Waiting apps are woken by the other plan's status events; the requeue is a safety net.
     if (blocked.size) requeues.push(10_000);
     return { requeueAfterMs: Math.min(...requeues, 30_000) };

@@ -7,9 +7,11 @@ import {
   TERMINAL_WAVE_PHASES,
   type WaveProgress,
 } from '@kpromo/api';
+import { orderText } from '@kpromo/contract';
 import { runningVersion } from '../../candidates/runningVersion.js';
 import { parseDuration } from '../../policy/duration.js';
-import { appsToWorkOn, claimKey, promotionBlocker, type ResolvedPlan, TERMINAL_APP_PHASES } from '../planDecisions.js';
+import { orderDecisions, planOrder } from '../orderDecisions.js';
+import { claimKey, promotionBlocker, type ResolvedPlan, TERMINAL_APP_PHASES } from '../planDecisions.js';
 import type { Hold } from '../planGate.js';
 import { iso } from '../time.js';
 import {
@@ -200,9 +202,11 @@ function succeedWave(w: WaveProgress, now: Date) {
 }
 
 /**
- * Advances the apps of a wave's clusters, each cluster up to the flow's concurrency and the clusters
- * side by side. Apps another plan holds in this stage wait; so do apps not started while the gate
- * holds. A cluster removed from the Environment fails its apps that have not finished.
+ * Advances the apps of a wave's clusters, each cluster up to the flow's concurrency and in the order
+ * of the release ({@link orderDecisions}: an app waits for its dependencies in that cluster, and
+ * fails there unstarted when one failed), the clusters side by side. Apps another plan holds in this
+ * stage wait; so do apps not started while the gate holds. A cluster removed from the Environment
+ * fails its apps that have not finished.
  */
 async function advanceWave(
   run: PlanRun,
@@ -224,8 +228,9 @@ async function advanceWave(
     }
     return b;
   };
+  const order = planOrder(r.apps, isRollback);
   const work: AppWork[] = [];
-  let removed = false;
+  let failedHere = false;
   for (const cluster of w.clusters) {
     const lane = lanes.get(cluster);
     if (!lane) continue;
@@ -237,15 +242,32 @@ async function advanceWave(
         ap.reason = 'ClusterRemoved';
         ap.message = `cluster ${cluster} is no longer in Environment ${plan.spec.to} (spec.clusters)`;
         ap.finishedAt = iso(now());
-        removed = true;
+        failedHere = true;
       }
       continue;
     }
     const laneR = laneResolved(r, target.env, cluster);
-    const open = lane.apps.filter((a) => a.phase !== 'Pending' || !blocked(a.application));
-    for (const ap of appsToWorkOn(open, concurrency)) work.push({ r: laneR, ap, cluster });
+    const d = orderDecisions(lane.apps, order, concurrency, blocked);
+    // The wait is kept on the cluster's entry (summed up in status.apps); a held app fails there unstarted.
+    for (const ap of lane.apps) {
+      if (ap.phase !== 'Pending') continue;
+      const heldBy = held ? undefined : d.held.get(ap.application);
+      const waitsFor = d.waiting.get(ap.application);
+      if (heldBy) {
+        ap.phase = 'Failed';
+        ap.reason = 'DependencyFailed';
+        ap.heldBy = heldBy;
+        delete ap.waitsFor;
+        ap.message = orderText(ap, isRollback);
+        ap.finishedAt = iso(now());
+        failedHere = true;
+        run.announce.event('Warning', 'DependencyFailed', `${ap.application} in cluster ${cluster}: ${ap.message}`);
+      } else if (waitsFor) ap.waitsFor = waitsFor;
+      else delete ap.waitsFor;
+    }
+    for (const ap of d.work) work.push({ r: laneR, ap, cluster });
   }
-  if (removed) await run.journal.save();
+  if (failedHere) await run.journal.save();
   return advanceWork(run, work, isRollback, Math.min(64, concurrency * w.clusters.length), new Map());
 }
 

@@ -75,6 +75,14 @@ export const ApplicationSpec = Type.Object({
   workloads: Type.Array(WorkloadRef, { minItems: 1, description: 'Workloads running this image.' }),
   healthChecks: Type.Optional(Type.Array(HealthCheck)),
   verification: Type.Optional(ApplicationVerification),
+  dependsOn: Type.Optional(
+    Type.Array(Name('Application name (same namespace).'), {
+      maxItems: 64,
+      'x-kubernetes-list-type': 'set',
+      description:
+        'Applications delivered before this one when a plan releases them together: the plan starts this application only once each of these in the same plan succeeded, and never when one of them failed (it is held and fails with reason DependencyFailed); a rollback restores this application before them. An application listed here that is not in the plan is ignored: it already runs some version. The applications of a plan must not depend on each other in a cycle: such a plan is refused.',
+    }),
+  ),
   relatedResources: Type.Optional(Type.Array(RelatedResource)),
   links: Type.Optional(
     Type.Array(Type.Object({ title: Type.String({ minLength: 1 }), url: Type.String({ pattern: '^https?://' }) })),

@@ -234,6 +234,20 @@ export const AppProgress = Type.Object({
   attestation: Type.Optional(AttestationRecord),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  waitsFor: Type.Optional(
+    Type.Array(Type.String(), {
+      // A rollback waits for every app of the plan that depends on this one: up to all the others.
+      maxItems: 500,
+      description:
+        'Pending: the applications of this plan that must succeed before this one starts (its dependsOn; in a rollback, the applications that depend on it, restored first).',
+    }),
+  ),
+  heldBy: Type.Optional(
+    Type.String({
+      description:
+        'The application of this plan whose failure held this one (reason DependencyFailed): it was never started.',
+    }),
+  ),
 });
 
 export const WAVE_PHASES = ['Pending', 'Waiting', 'Promoting', 'Soaking', 'Succeeded', 'Failed', 'Halted'] as const;

@@ -380,6 +380,8 @@ export interface components {
                     message?: string;
                 }[];
             }[];
+            /** @description Applications a plan releasing them together delivers before this one (spec.dependsOn). */
+            dependsOn?: string[];
             /** @description Where a workload runs another version than the last completed plan delivered (Application status.drift, docs/drift.md). */
             drift?: {
                 /** @description Environment name */
@@ -960,6 +962,10 @@ export interface components {
                     startedAt?: string;
                     /** Format: date-time */
                     finishedAt?: string;
+                    /** @description Pending: the applications of this plan that must succeed before this one starts (its dependsOn; in a rollback, the applications that depend on it, restored first). */
+                    waitsFor?: string[];
+                    /** @description The application of this plan whose failure held this one (reason DependencyFailed): it was never started. */
+                    heldBy?: string;
                 }[];
                 succeeded?: number;
                 failed?: number;
@@ -1166,6 +1172,10 @@ export interface components {
                         startedAt?: string;
                         /** Format: date-time */
                         finishedAt?: string;
+                        /** @description Pending: the applications of this plan that must succeed before this one starts (its dependsOn; in a rollback, the applications that depend on it, restored first). */
+                        waitsFor?: string[];
+                        /** @description The application of this plan whose failure held this one (reason DependencyFailed): it was never started. */
+                        heldBy?: string;
                     }[];
                 }[];
                 /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */

@@ -5,6 +5,7 @@ import {
   DigestText,
   formatRelative,
   gitCommitUrl,
+  orderText,
   PhaseBadge,
   type PlanProgress,
   type PromotionPlan,
@@ -79,12 +80,20 @@ function AppDetails({
     p?.startedAt ? `started ${formatRelative(p.startedAt, now)}` : '',
     p?.finishedAt ? `finished ${formatRelative(p.finishedAt, now)}` : '',
   ].filter(Boolean);
+  // Where the release's order holds the app (waits for, held by a failed dependency), in the contract's words.
+  const order = p ? orderText(p, g.isRollback) : undefined;
   return (
     <Flex direction="column" gap="0">
-      <Text variant="body-small">
-        {[p?.reason, p?.message ? readableMessage(p.message) : undefined].filter(Boolean).join(': ') ||
-          (p?.attempts && p.attempts > 1 ? `attempt ${p.attempts}` : '')}
-      </Text>
+      {order ? (
+        <Text variant="body-small" data-testid={`order-${app}`}>
+          {order}
+        </Text>
+      ) : (
+        <Text variant="body-small">
+          {[p?.reason, p?.message ? readableMessage(p.message) : undefined].filter(Boolean).join(': ') ||
+            (p?.attempts && p.attempts > 1 ? `attempt ${p.attempts}` : '')}
+        </Text>
+      )}
       {times.length ? (
         <Text variant="body-small" color="secondary">
           {times.join(' · ')}
