@@ -32,3 +32,29 @@ export function sessionToEvict(
       heaviest = group;
   return lru(heaviest);
 }
+
+/** Connections that count against the budget: 2025-era sessions, 2026-07-28 listen streams. */
+export interface BudgetPool {
+  entries(): SessionInfo[];
+  /** Closes one of them, by its id in entries(). */
+  evict(id: string): void;
+}
+
+/**
+ * Fair eviction instead of refusing (see sessionToEvict), over every pool alike: makes room for one
+ * more connection of `identity`. On a tie, the earlier pool's connection is closed.
+ */
+export function makeRoom(
+  pools: readonly BudgetPool[],
+  identity: string,
+  limits: { maxSessions: number; maxSessionsPerCaller: number },
+): void {
+  const owners = new Map<string, () => void>();
+  const all = pools.flatMap((pool, i) =>
+    pool.entries().map((e) => {
+      owners.set(`${i}:${e.id}`, () => pool.evict(e.id));
+      return { ...e, id: `${i}:${e.id}` };
+    }),
+  );
+  owners.get(sessionToEvict(all, identity, limits) ?? '')?.();
+}
