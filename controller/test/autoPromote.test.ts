@@ -1,4 +1,4 @@
-import type { Candidate, PromotionPlan } from '@kpromo/api';
+import { type Candidate, type PromotionPlan, validateResource } from '@kpromo/api';
 import { app, deployment, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
 import { Access } from '../src/api/access.js';
@@ -72,7 +72,10 @@ describe('automatic promotion decisions', () => {
       recheckInMs: 540_000,
       cooldown: { until: now + 540_000, takes: cs },
     });
-    expect(autoPlanDecision({ ...input, sourceChangedAt: now - 600_000, now })).toEqual({ create: true, candidates: cs });
+    expect(autoPlanDecision({ ...input, sourceChangedAt: now - 600_000, now })).toEqual({
+      create: true,
+      candidates: cs,
+    });
     // The candidates of the last automatic plan are not tried again, so no wait is shown for them.
     const tried = autoPlanDecision({ ...input, plans: [plan('p3', cs, 'Failed')], sourceChangedAt: now, now });
     expect(tried).toEqual({ create: false, why: 'plan p3 already tried these candidates' });
@@ -102,7 +105,9 @@ describe('automatic promotion decisions', () => {
     // web v1.4.2 arrived in dev 3 minutes ago (its status says so); qa runs v1.4.0.
     const web = app('web');
     web.status = {
-      versions: [{ environment: 'dev', tag: 'v1.4.2', digest: dg('a'), health: 'Healthy', updatedAt: '2026-12-02T23:57:00Z' }],
+      versions: [
+        { environment: 'dev', tag: 'v1.4.2', digest: dg('a'), health: 'Healthy', updatedAt: '2026-12-02T23:57:00Z' },
+      ],
     };
     cache.apps = [web];
     cache.workloads.set('dev/Deployment/web', deployment('web', `r/${web.spec.image.repository}:v1.4.2@${dg('a')}`));
@@ -121,6 +126,8 @@ describe('automatic promotion decisions', () => {
     expect(a.cooldowns).toEqual([wait]);
     f.status = flowStatus(f, cache, new Date(now), a.cooldowns);
     expect(f.status.cooldowns).toEqual([wait]);
+    // The status is one the CRD schema admits (the apiserver would refuse the write otherwise).
+    expect(validateResource(f)).toMatchObject({ ok: true });
     expect(flowView(f).stages[1]).toMatchObject({ cooldown: '10m', cooldownWait: wait });
     const ctx: ApiContext = {
       cache,

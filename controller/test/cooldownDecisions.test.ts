@@ -1,6 +1,11 @@
 import type { Application, Candidate, Stage } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { type CooldownDecision, cooldownDecision, sourceChangedAt, stageCooldown } from '../src/reconcile/cooldownDecisions.js';
+import {
+  type CooldownDecision,
+  cooldownDecision,
+  sourceChangedAt,
+  stageCooldown,
+} from '../src/reconcile/cooldownDecisions.js';
 
 const digest = (d: string) => `sha256:${d.repeat(64)}`;
 const cand = (application: string, tag: string, d: string): Candidate => ({
@@ -37,8 +42,20 @@ describe('cooldownDecision', () => {
       now: T0 + 9 * min,
       want: { action: 'wait', until: T0 + 19 * min, takes: web },
     },
-    { name: 'quiet for exactly the cooldown: create', stage: cooled, changed: T0, now: T0 + 10 * min, want: { action: 'create' } },
-    { name: 'quiet for longer: create', stage: cooled, changed: T0, now: T0 + 3 * 60 * min, want: { action: 'create' } },
+    {
+      name: 'quiet for exactly the cooldown: create',
+      stage: cooled,
+      changed: T0,
+      now: T0 + 10 * min,
+      want: { action: 'create' },
+    },
+    {
+      name: 'quiet for longer: create',
+      stage: cooled,
+      changed: T0,
+      now: T0 + 3 * 60 * min,
+      want: { action: 'create' },
+    },
     {
       name: 'an automatic plan is running: nothing, whatever the cooldown says',
       stage: cooled,
