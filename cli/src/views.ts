@@ -115,8 +115,8 @@ export function envsTable(items: readonly EnvironmentView[], o: { allNamespaces:
   );
   // Automatic stages their cooldown holds, under the table (the message is a sentence).
   const waits = sorted.flatMap((e) =>
-    (e.cooldowns ?? []).map(
-      (c) => printable(`${o.allNamespaces ? `${e.namespace}/` : ''}${e.name} (flow ${c.flow}): ${c.message}`),
+    (e.cooldowns ?? []).map((c) =>
+      printable(`${o.allNamespaces ? `${e.namespace}/` : ''}${e.name} (flow ${c.flow}): ${c.message}`),
     ),
   );
   return waits.length ? `${table}\n\n${waits.join('\n')}` : table;

@@ -166,7 +166,9 @@ export async function listEnvironments(
       ? { gitRepository: publicGitUrl(e.spec.delivery.git?.repository) }
       : {}),
     synced: ctx.cache.environmentSynced(e),
-    ...(cooldowns.get(`${nsOf(e)}/${e.metadata.name}`) ? { cooldowns: cooldowns.get(`${nsOf(e)}/${e.metadata.name}`) } : {}),
+    ...(cooldowns.get(`${nsOf(e)}/${e.metadata.name}`)
+      ? { cooldowns: cooldowns.get(`${nsOf(e)}/${e.metadata.name}`) }
+      : {}),
   }));
 }
 

@@ -12,8 +12,8 @@ import { computeCandidates, stagePairs } from '../candidates/computeCandidates.j
 import { versionReader } from '../candidates/versionReader.js';
 import { type DeliveryAccess, describeNeed } from '../delivery/deliveryAccess.js';
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
-import type { KubeRest } from '../kube/rest.js';
 import { clusterKey } from '../kube/clusters.js';
+import type { KubeRest } from '../kube/rest.js';
 import { derivedStatus } from './derivedStatus.js';
 import { policyDigests } from './policyChange.js';
 
