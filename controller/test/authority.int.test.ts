@@ -494,19 +494,28 @@ describe('approval policies', () => {
     // cooldown, a version of the middle of the burst would be promoted.
     const tags = ['v2.1.0', 'v2.2.0', 'v2.3.0', 'v2.4.0', 'v2.5.0'];
     const burst: string[] = [];
-    for (const tag of tags)
-      burst.push(
-        (await pushTestImage({ host: world.source, repository: `${world.repo}/zeta`, tag, seed: `${NS}-burst-${tag}` }))
-          .digest,
-      );
-    for (const [i, tag] of tags.entries()) {
-      await applyDeployment(dev, world.appsNs, 'zeta', `${world.source}/${world.repo}/zeta:${tag}@${burst[i]}`);
-      await waitReady(dev, world.appsNs, 'zeta');
-      await new Promise((res) => setTimeout(res, 2_000));
+    try {
+      for (const tag of tags)
+        burst.push(
+          (
+            await pushTestImage({
+              host: world.source,
+              repository: `${world.repo}/zeta`,
+              tag,
+              seed: `${NS}-burst-${tag}`,
+            })
+          ).digest,
+        );
+      for (const [i, tag] of tags.entries()) {
+        await applyDeployment(dev, world.appsNs, 'zeta', `${world.source}/${world.repo}/zeta:${tag}@${burst[i]}`);
+        await waitReady(dev, world.appsNs, 'zeta');
+        await new Promise((res) => setTimeout(res, 2_000));
+      }
+      await expect.poll(() => autoPlans().length, { timeout: 90_000, interval: 500 }).toBe(2);
+    } finally {
+      watching = false;
+      await watch;
     }
-    await expect.poll(() => autoPlans().length, { timeout: 90_000, interval: 500 }).toBe(2);
-    watching = false;
-    await watch;
     const plans = autoPlans().filter((p) => p.metadata.name !== first.metadata.name);
     // One plan for the whole burst, with its newest version.
     expect(plans.map((p) => p.spec.candidates.map((c) => [c.application, c.from.tag, c.from.digest]))).toEqual([
