@@ -109,18 +109,22 @@ describe('sourceChangedAt', () => {
     // The status still records the version before the candidate's: not recorded yet.
     ['cart', app('cart', [{ environment: 'dev', digest: digest('0'), updatedAt: '2026-12-01T00:00:00Z' }])],
   ]);
-  const now = Date.parse('2026-12-03T14:30:00Z');
+  const firstSeen = Date.parse('2026-12-03T14:30:00Z');
 
   it("is the newest of the candidates' arrivals in the source", () => {
     const cs = [cand('web', 'v1.4.2', 'a'), cand('api', 'v2.0.1', 'b')];
-    expect(sourceChangedAt(cs, (a) => apps.get(a), 'dev', now)).toBe(Date.parse('2026-12-03T14:25:00Z'));
+    expect(sourceChangedAt(cs, (a) => apps.get(a), 'dev', firstSeen)).toBe(Date.parse('2026-12-03T14:25:00Z'));
   });
 
-  it('is now for a version the status does not record yet, or an application without status', () => {
-    expect(sourceChangedAt([cand('cart', 'v3', 'c')], (a) => apps.get(a), 'dev', now)).toBe(now);
-    expect(sourceChangedAt([cand('gone', 'v3', 'c')], (a) => apps.get(a), 'dev', now)).toBe(now);
+  it('counts a version the status does not record (yet) from when the candidates were first seen', () => {
+    const seenAt = Date.parse('2026-12-03T14:28:00Z');
+    expect(sourceChangedAt([cand('cart', 'v3', 'c')], (a) => apps.get(a), 'dev', seenAt)).toBe(seenAt);
+    expect(sourceChangedAt([cand('gone', 'v3', 'c')], (a) => apps.get(a), 'dev', seenAt)).toBe(seenAt);
     // Another environment's record does not count.
-    expect(sourceChangedAt([cand('web', 'v1.4.2', 'a')], (a) => apps.get(a), 'qa', now)).toBe(now);
+    expect(sourceChangedAt([cand('web', 'v1.4.2', 'a')], (a) => apps.get(a), 'qa', seenAt)).toBe(seenAt);
+    // With recorded ones, the newest of both.
+    const cs = [cand('web', 'v1.4.2', 'a'), cand('cart', 'v3', 'c')];
+    expect(sourceChangedAt(cs, (a) => apps.get(a), 'dev', seenAt)).toBe(seenAt);
   });
 });
 

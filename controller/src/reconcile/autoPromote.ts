@@ -146,16 +146,17 @@ export async function autoPromote(
     candidates = candidates.filter(
       (c) => !sourceDrift(cache.getApplication(namespace, c.application)?.status?.drift, from, c.from.digest),
     );
+    const fp = fingerprint(candidates);
+    const firstSeen = seen.get(key)?.fingerprint === fp ? seen.get(key)!.since : +now;
     const d = autoPlanDecision({
       flow,
       to,
       candidates,
       plans: cache.plans(namespace),
       seen: seen.get(key),
-      sourceChangedAt: sourceChangedAt(candidates, (a) => cache.getApplication(namespace, a), from, +now),
+      sourceChangedAt: sourceChangedAt(candidates, (a) => cache.getApplication(namespace, a), from, firstSeen),
       now: +now,
     });
-    const fp = fingerprint(candidates);
     if (seen.get(key)?.fingerprint !== fp) seen.set(key, { fingerprint: fp, since: +now });
     if (!d.create) {
       const stage = flow.spec.stages.find((s) => s.environment === to)!;

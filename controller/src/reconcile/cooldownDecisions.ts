@@ -34,19 +34,20 @@ export function cooldownDecision(i: {
 /**
  * Pure: when the newest of the candidates' versions appeared in the source stage `from`, as their
  * Applications' status records it (versions[].updatedAt, kept while the version stays). A version
- * the status does not record yet appeared moments ago: `now`.
+ * the status does not record (yet) counts from `firstSeen`, when the controller first saw these
+ * candidates: never later, so a status that lags or never records it cannot hold the stage forever.
  */
 export function sourceChangedAt(
   candidates: readonly Candidate[],
   applicationOf: (name: string) => Application | undefined,
   from: string,
-  now: number,
+  firstSeen: number,
 ): number {
   let newest = Number.NEGATIVE_INFINITY;
   for (const c of candidates) {
     const v = applicationOf(c.application)?.status?.versions?.find((x) => x.environment === from);
     const at = v?.digest === c.from.digest && v.updatedAt ? Date.parse(v.updatedAt) : Number.NaN;
-    newest = Math.max(newest, Number.isNaN(at) ? now : at);
+    newest = Math.max(newest, Number.isNaN(at) ? firstSeen : at);
   }
   return newest;
 }
