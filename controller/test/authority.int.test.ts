@@ -489,9 +489,9 @@ describe('approval policies', () => {
         await new Promise((res) => setTimeout(res, 250));
       }
     })();
-    // The burst: five versions, each running Healthy in dev a few seconds (longer than the debounce,
-    // far shorter than the cooldown), over more than one flow reconcile window (15 s): without the
-    // cooldown, a version of the middle of the burst would be promoted.
+    // The burst: five versions, each running Healthy in dev about 6 s (longer than the debounce, far
+    // shorter than the cooldown), over two flow reconcile windows (15 s each): without the cooldown,
+    // a version of the middle of the burst is promoted.
     const tags = ['v2.1.0', 'v2.2.0', 'v2.3.0', 'v2.4.0', 'v2.5.0'];
     const burst: string[] = [];
     try {
@@ -509,7 +509,7 @@ describe('approval policies', () => {
       for (const [i, tag] of tags.entries()) {
         await applyDeployment(dev, world.appsNs, 'zeta', `${world.source}/${world.repo}/zeta:${tag}@${burst[i]}`);
         await waitReady(dev, world.appsNs, 'zeta');
-        await new Promise((res) => setTimeout(res, 2_000));
+        await new Promise((res) => setTimeout(res, 5_000));
       }
       await expect.poll(() => autoPlans().length, { timeout: 90_000, interval: 500 }).toBe(2);
     } finally {
