@@ -108,7 +108,7 @@ export function envsTable(items: readonly EnvironmentView[], o: { allNamespaces:
   const sorted = [...items].sort(
     (a, b) => a.namespace.localeCompare(b.namespace) || order.indexOf(a.name) - order.indexOf(b.name),
   );
-  return formatTable(
+  const table = formatTable(
     headersFor(o.allNamespaces, ['name', 'tier', 'cluster', 'target namespace', 'registry', 'delivery', 'synced']),
     sorted.map((e) =>
       withNamespace(o.allNamespaces, e.namespace, [
@@ -122,6 +122,13 @@ export function envsTable(items: readonly EnvironmentView[], o: { allNamespaces:
       ]),
     ),
   );
+  // Automatic stages their cooldown holds, under the table (the message is a sentence).
+  const waits = sorted.flatMap((e) =>
+    (e.cooldowns ?? []).map((c) =>
+      printable(`${o.allNamespaces ? `${e.namespace}/` : ''}${e.name} (flow ${c.flow}): ${c.message}`),
+    ),
+  );
+  return waits.length ? `${table}\n\n${waits.join('\n')}` : table;
 }
 
 function candidatesTable(r: Pick<DiffResult, 'to' | 'candidates'>): string {

@@ -119,6 +119,18 @@ describe('envsTable', () => {
 dev    development   context/dev    shop               reg-dev:5000    patch      yes
 prod   production    context/prod   shop               reg-prod:5000   patch      no`);
   });
+
+  it('says under the table which automatic stage a cooldown holds, with the flow', () => {
+    const message = 'cooldown: waiting until 14:32:05 UTC for dev to be quiet for 10m; will take web v1.4.2';
+    const prod = {
+      ...env('prod', 'production'),
+      cooldowns: [
+        { flow: 'main', environment: 'prod', until: '2026-12-03T14:32:05Z', candidates: 1, takes: [], message },
+      ],
+    };
+    const text = envsTable([env('dev', 'development'), prod], { allNamespaces: false, namespace: 'team-a' });
+    expect(text.split('\n').slice(-2)).toEqual(['', `prod (flow main): ${message}`]);
+  });
 });
 
 describe('diffText', () => {

@@ -423,9 +423,12 @@ export class Controller {
           await reconcileApplication(this.cache, control, ns, name, new Date(), this.appHooks);
         } else if (kind === 'PromotionFlow') {
           await this.recordPolicyChange(this.cache.getFlow(ns, name));
-          await reconcileFlow(this.cache, control, ns, name);
-          const a = await autoPromote(this.cache, control, this.autoSeen, ns, name);
+          // Automatic promotion first: the flow status shows the stages its cooldowns hold.
+          const now = new Date();
+          const a = await autoPromote(this.cache, control, this.autoSeen, ns, name, now);
           for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
+          await reconcileFlow(this.cache, control, ns, name, now, a.cooldowns);
+          // A cooldown's end is a time, not an event: look again then (level-triggered).
           if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
         } else if (kind === 'Environment') {
           const env = this.cache.getEnvironment(ns, name);

@@ -1,28 +1,31 @@
 // Authority on the real control plane: every door authenticates, approvals are RBAC verbs checked by
 // the controller and by the ValidatingAdmissionPolicy (installed by applyCrds), and approval policies
-// (required approvers, freeze windows, soak time, automatic stages) hold or run plans.
-import type { PromotionPlan } from '@kpromo/api';
+// (required approvers, freeze windows, soak time, automatic stages and their cooldown) hold or run plans.
+import type { PromotionPlan, StageCooldown } from '@kpromo/api';
 import { waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
+  applyDeployment,
   callApi,
   controllerConfig,
   eventReasons,
   getPlan,
   grantRole,
+  pushTestImage,
   rejection,
   TEST_ADMIN,
   type TestUser,
   twoStageWorld,
   uidOf,
   waitPlan,
+  waitReady,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeRest } from '../src/kube/rest.js';
 import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
 
-const APPS = ['alpha', 'beta', 'gamma', 'delta', 'eps'];
+const APPS = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta'];
 const kubeconfig = inject('kubeconfig');
 // Each app here is governed into stable by a flow of its own (below): no flow "main", which would
 // govern them too (the controller refuses an app that two flows govern).
@@ -457,5 +460,75 @@ describe('approval policies', () => {
     });
     const manual = await waitPlan(dev, NS, 'manual-into-auto', (x) => ready(x)?.reason === 'AwaitingApproval');
     expect(manual.status?.gate).toMatchObject({ approved: false, required: 1 });
+  });
+
+  it('cooldown: a burst of versions in dev gives one automatic plan once dev was quiet, taking the newest', async () => {
+    const autoPlans = () =>
+      ctl.controller.cache
+        .plans(NS)
+        .filter((p) => p.metadata.labels?.['promotions.kpromo.dev/auto'] === 'true' && p.spec.flow === 'cooldown');
+    // Longer than the 15 s in which a flow's status follows workload churn, so a reconcile falls inside
+    // the wait after the burst and the doors show it.
+    await flow('cooldown', 'zeta', { approval: 'auto', autoPromotion: { cooldown: '20s', debounce: '1s' } });
+    // dev has been quiet since the release was seeded: its v2.0.0 goes first.
+    const first = await waitFor('automatic plan of the seeded version', async () => autoPlans()[0], 60_000);
+    expect(first.spec.candidates.map((c) => c.from.digest)).toEqual([digests.zeta]);
+    expect((await waitPlan(dev, NS, first.metadata.name, done)).status?.phase).toBe('Complete');
+    // What the doors show meanwhile (GET /environments reads the flow status), collected as it comes.
+    const seen: StageCooldown[] = [];
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const r = await callApi(ctl.port, `/api/v1/environments?namespace=${NS}`);
+        const envs = (await r.json()) as {
+          items: Array<{ name: string; cooldowns?: Array<StageCooldown & { flow: string }> }>;
+        };
+        seen.push(
+          ...(envs.items.find((e) => e.name === 'stable')?.cooldowns ?? []).filter((c) => c.flow === 'cooldown'),
+        );
+        await new Promise((res) => setTimeout(res, 250));
+      }
+    })();
+    // The burst: five versions, each running Healthy in dev about 6 s (longer than the debounce, far
+    // shorter than the cooldown), over two flow reconcile windows (15 s each): without the cooldown,
+    // a version of the middle of the burst is promoted.
+    const tags = ['v2.1.0', 'v2.2.0', 'v2.3.0', 'v2.4.0', 'v2.5.0'];
+    const burst: string[] = [];
+    try {
+      for (const tag of tags)
+        burst.push(
+          (
+            await pushTestImage({
+              host: world.source,
+              repository: `${world.repo}/zeta`,
+              tag,
+              seed: `${NS}-burst-${tag}`,
+            })
+          ).digest,
+        );
+      for (const [i, tag] of tags.entries()) {
+        await applyDeployment(dev, world.appsNs, 'zeta', `${world.source}/${world.repo}/zeta:${tag}@${burst[i]}`);
+        await waitReady(dev, world.appsNs, 'zeta');
+        await new Promise((res) => setTimeout(res, 5_000));
+      }
+      await expect.poll(() => autoPlans().length, { timeout: 90_000, interval: 500 }).toBe(2);
+    } finally {
+      watching = false;
+      await watch;
+    }
+    const plans = autoPlans().filter((p) => p.metadata.name !== first.metadata.name);
+    // One plan for the whole burst, with its newest version.
+    expect(plans.map((p) => p.spec.candidates.map((c) => [c.application, c.from.tag, c.from.digest]))).toEqual([
+      [['zeta', 'v2.5.0', burst[4]]],
+    ]);
+    expect((await waitPlan(dev, NS, plans[0]!.metadata.name, done)).status?.phase).toBe('Complete');
+    expect(autoPlans()).toHaveLength(2);
+    // While it waited, the stage said so; last with the version the plan then took.
+    expect(seen.at(-1)?.takes).toEqual([{ application: 'zeta', tag: 'v2.5.0', digest: burst[4] }]);
+    for (const c of seen)
+      expect(c.message).toMatch(
+        /^cooldown: waiting until \d\d:\d\d:\d\d UTC for dev to be quiet for 20s; will take zeta v2\.[1-5]\.0$/,
+      );
+    await expect.poll(() => ctl.controller.cache.getFlow(NS, 'cooldown')?.status?.cooldowns).toBeUndefined();
   });
 });

@@ -1,8 +1,13 @@
-import type { Candidate, PromotionPlan } from '@kpromo/api';
-import { env, flow } from '@kpromo/test-harness/objects';
+import { type Candidate, type PromotionPlan, validateResource } from '@kpromo/api';
+import { app, deployment, dg, env, flow } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
+import { Access } from '../src/api/access.js';
+import type { ApiContext } from '../src/api/context.js';
+import { flowView } from '../src/api/flows.js';
+import { listEnvironments } from '../src/api/promotions.js';
 import { MemoryCache } from '../src/kube/memoryCache.js';
 import { AUTO_LABEL, autoPlanDecision, autoPromote, autoStageRefusal } from '../src/reconcile/autoPromote.js';
+import { flowStatus } from '../src/reconcile/reconcileStatus.js';
 
 const cand = (application: string, d: string): Candidate => ({
   application,
@@ -56,6 +61,26 @@ describe('automatic promotion decisions', () => {
     });
   });
 
+  it('a stage with a cooldown waits for a quiet source, showing what it will take; then the debounce applies as before', () => {
+    const cooled = structuredClone(auto);
+    cooled.spec.stages[1].autoPromotion = { cooldown: '10m', debounce: '10s' };
+    const seen = { fingerprint: `api@sha256:${'b'.repeat(64)},web@sha256:${'a'.repeat(64)}`, since: now - 3_600_000 };
+    const input = { flow: cooled, to: 'qa', candidates: cs, plans: [], seen };
+    expect(autoPlanDecision({ ...input, sourceChangedAt: now - 60_000, now })).toEqual({
+      create: false,
+      why: 'cooling down',
+      recheckInMs: 540_000,
+      cooldown: { until: now + 540_000, takes: cs },
+    });
+    expect(autoPlanDecision({ ...input, sourceChangedAt: now - 600_000, now })).toEqual({
+      create: true,
+      candidates: cs,
+    });
+    // The candidates of the last automatic plan are not tried again, so no wait is shown for them.
+    const tried = autoPlanDecision({ ...input, plans: [plan('p3', cs, 'Failed')], sourceChangedAt: now, now });
+    expect(tried).toEqual({ create: false, why: 'plan p3 already tried these candidates' });
+  });
+
   it('does not read applications for a flow whose stages are all manual', async () => {
     const cache = new MemoryCache();
     const manual = flow(['dev', 'qa', 'prod']);
@@ -67,7 +92,54 @@ describe('automatic promotion decisions', () => {
       return [];
     };
     const control = { create: async () => expect.fail('no plan may be created') } as never;
-    await expect(autoPromote(cache, control, new Map(), 'ns', 'main')).resolves.toEqual({ created: [] });
+    await expect(autoPromote(cache, control, new Map(), 'ns', 'main')).resolves.toEqual({ created: [], cooldowns: [] });
     expect(reads).toBe(0);
+  });
+
+  it("a stage its cooldown holds: the wait is in the flow's status, and GET /flows and /environments show it from there", async () => {
+    const cache = new MemoryCache();
+    const f = flow(['dev', 'qa'], {});
+    f.spec.stages[1] = { environment: 'qa', approval: 'auto', autoPromotion: { cooldown: '10m' } };
+    cache.flowList = [f];
+    cache.envs = [env('dev'), env('qa')];
+    // web v1.4.2 arrived in dev 3 minutes ago (its status says so); qa runs v1.4.0.
+    const web = app('web');
+    web.status = {
+      versions: [
+        { environment: 'dev', tag: 'v1.4.2', digest: dg('a'), health: 'Healthy', updatedAt: '2026-12-02T23:57:00Z' },
+      ],
+    };
+    cache.apps = [web];
+    cache.workloads.set('dev/Deployment/web', deployment('web', `r/${web.spec.image.repository}:v1.4.2@${dg('a')}`));
+    cache.workloads.set('qa/Deployment/web', deployment('web', `r/${web.spec.image.repository}:v1.4.0@${dg('b')}`));
+    const control = { create: async () => expect.fail('no plan before the cooldown ends') } as never;
+    const a = await autoPromote(cache, control, new Map(), 'ns', 'main', new Date(now));
+    expect(a).toMatchObject({ created: [], requeueAfterMs: 420_000 });
+    const message = 'cooldown: waiting until 00:07:00 UTC for dev to be quiet for 10m; will take web v1.4.2';
+    const wait = {
+      environment: 'qa',
+      until: '2026-12-03T00:07:00Z',
+      candidates: 1,
+      takes: [{ application: 'web', tag: 'v1.4.2', digest: dg('a') }],
+      message,
+    };
+    expect(a.cooldowns).toEqual([wait]);
+    f.status = flowStatus(f, cache, new Date(now), a.cooldowns);
+    expect(f.status.cooldowns).toEqual([wait]);
+    // The status is one the CRD schema admits (the apiserver would refuse the write otherwise).
+    expect(validateResource(f)).toMatchObject({ ok: true });
+    expect(flowView(f).stages[1]).toMatchObject({ cooldown: '10m', cooldownWait: wait });
+    const ctx: ApiContext = {
+      cache,
+      control: undefined as never,
+      access: new Access({ check: async () => ({ allowed: true, reason: 'test' }) }),
+      namespace: 'ns',
+      resolveDigest: async () => undefined,
+    };
+    const envs = await listEnvironments(ctx, { username: 'alice', groups: [], source: 'static' }, { namespace: 'ns' });
+    expect(envs.find((e) => e.name === 'qa')?.cooldowns).toEqual([{ flow: 'main', ...wait }]);
+    expect(envs.find((e) => e.name === 'dev')).not.toHaveProperty('cooldowns');
+    // Once no stage waits (its plan was created), the status drops the entry it kept.
+    expect(flowStatus(f, cache, new Date(now), []).cooldowns).toBeUndefined();
   });
 });

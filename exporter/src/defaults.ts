@@ -58,6 +58,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         namespace: str('Namespace'),
         approval: str('Approval'),
         pendingCandidates: { title: 'Pending candidates', type: 'number' },
+        cooldowns: str('Cooldown (automatic stages waiting for a quiet source)'),
       },
     },
     relations: { stages: { title: 'Stages', target: 'kpromoEnvironment', required: false, many: true } },
@@ -183,6 +184,9 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               ...common,
               approval: '.spec.approval // "manual"',
               pendingCandidates: '.status.pendingCandidates // 0',
+              // The stages a cooldown holds, in the controller's words; none (null) when none waits.
+              cooldowns:
+                '[(.status.cooldowns // [])[] | "\\(.environment): \\(.message)"] | if length == 0 then null else join("; ") end',
             },
             relations: { stages: `[.spec.stages[].environment as $e | ${sibling('$e')}]` },
           },

@@ -168,6 +168,27 @@ describe('mapping', () => {
     });
   });
 
+  it("maps a flow's cooldowns in the controller's words, none when no stage waits", async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionflows'))!;
+    const flow = (status?: object) => ({
+      metadata: { name: 'shop', namespace: 'shop' },
+      spec: { stages: [{ environment: 'dev' }, { environment: 'stable', approval: 'auto' }] },
+      ...(status ? { status } : {}),
+    });
+    const message = 'cooldown: waiting until 14:32:05 UTC for dev to be quiet for 10m; will take web v1.4.2';
+    const waiting = flow({
+      cooldowns: [{ environment: 'stable', until: '2026-12-05T14:32:05Z', candidates: 1, takes: [], message }],
+    });
+    const out = await mapObjects(compileResource(res)('dev'), [waiting, flow(), flow({ cooldowns: [] })], 'k');
+    const props = out.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(props[0]).toMatchObject({ cooldowns: `stable: ${message}` });
+    expect(props[1]).not.toHaveProperty('cooldowns');
+    expect(props[2]).not.toHaveProperty('cooldowns');
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionFlow')!;
+    expect(bp.schema.properties.cooldowns).toBeDefined();
+  });
+
   it("maps a plan's gate: approved by policy, approvers, who it waits for, freeze and soak", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;

@@ -26,6 +26,7 @@ export function selectorSummary(s: PromotionFlow['spec']['selector']): string {
 /** Pure: the flow as the API shows it, with each stage's effective approval mode. */
 export function flowView(f: PromotionFlow): FlowView {
   const approval = f.spec.approval ?? 'manual';
+  const waits = new Map((f.status?.cooldowns ?? []).map((c) => [c.environment, c]));
   return {
     namespace: f.metadata.namespace ?? '',
     name: f.metadata.name,
@@ -49,6 +50,8 @@ export function flowView(f: PromotionFlow): FlowView {
         ...(s.requiredSoakTime ? { requiredSoakTime: s.requiredSoakTime } : {}),
         ...(windows ? { freezeWindows: windows.map((w) => ({ name: w.name, kind: w.kind ?? 'deny' })) } : {}),
         ...(s.autoPromotion?.paused ? { autoPromotionPaused: true } : {}),
+        ...(mode === 'auto' && s.autoPromotion?.cooldown ? { cooldown: s.autoPromotion.cooldown } : {}),
+        ...(waits.get(s.environment) ? { cooldownWait: waits.get(s.environment) } : {}),
       };
     }),
     selector: {

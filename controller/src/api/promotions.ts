@@ -1,4 +1,4 @@
-import type { Application, Approval, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
+import type { Application, Approval, EnvironmentVersion, PromotionPlan, StageCooldown } from '@kpromo/api';
 import { API_VERSION, fleetPlanTooLarge, fleetTargets, isFleet, isRollback, rollbackApplications } from '@kpromo/api';
 import {
   type ApplicationsQuery,
@@ -138,6 +138,13 @@ export async function listEnvironments(
   q: { namespace?: string } = {},
 ): Promise<EnvironmentView[]> {
   const envs = await ctx.access.listable(caller, 'environments', ctx.cache.environments(q.namespace), nsOf);
+  // The automatic stages into each environment that a cooldown holds, as their flows' status says.
+  const cooldowns = new Map<string, Array<StageCooldown & { flow: string }>>();
+  for (const f of ctx.cache.flows(q.namespace))
+    for (const c of f.status?.cooldowns ?? []) {
+      const k = `${nsOf(f)}/${c.environment}`;
+      cooldowns.set(k, [...(cooldowns.get(k) ?? []), { flow: f.metadata.name, ...c }]);
+    }
   return envs.map((e) => ({
     namespace: e.metadata.namespace ?? '',
     name: e.metadata.name,
@@ -161,6 +168,9 @@ export async function listEnvironments(
       ? { gitRepository: publicGitUrl(e.spec.delivery.git?.repository) }
       : {}),
     synced: ctx.cache.environmentSynced(e),
+    ...(cooldowns.get(`${nsOf(e)}/${e.metadata.name}`)
+      ? { cooldowns: cooldowns.get(`${nsOf(e)}/${e.metadata.name}`) }
+      : {}),
   }));
 }
 

@@ -1,4 +1,4 @@
-import { API_VERSION, type Candidate, type PromotionFlow, type PromotionPlan } from '@kpromo/api';
+import { API_VERSION, type Candidate, type PromotionFlow, type PromotionPlan, type StageCooldown } from '@kpromo/api';
 import { computeCandidates, stagePairs } from '../candidates/computeCandidates.js';
 import { versionReader } from '../candidates/versionReader.js';
 import type { CacheView } from '../kube/cacheView.js';
@@ -6,6 +6,7 @@ import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, type KubeRest } from '../kube/rest.js';
 import { stageApprovalMode } from '../policy/approvalPolicy.js';
 import { parseDuration } from '../policy/duration.js';
+import { cooldownDecision, sourceChangedAt, stageCooldown } from './cooldownDecisions.js';
 import { sourceDrift } from './driftDecisions.js';
 import { TERMINAL_PLAN_PHASES } from './planDecisions.js';
 import { formatTimestamp } from './tagTemplate.js';
@@ -36,13 +37,20 @@ export function autoStageRefusal(flow: PromotionFlow, to: string): string | unde
 
 export type AutoDecision =
   | { create: true; candidates: Candidate[] }
-  | { create: false; why: string; recheckInMs?: number };
+  | {
+      create: false;
+      why: string;
+      recheckInMs?: number;
+      /** The stage's cooldown holds the plan: until when, and what it will take (status.cooldowns). */
+      cooldown?: { until: number; takes: readonly Candidate[] };
+    };
 
 /**
  * Pure: whether to create an automatic plan into `to` now. One open automatic plan per flow stage;
- * candidates must have stayed the same for the debounce time (a release bundle lands as many
- * image updates); the same candidates as the last automatic plan are not tried again, so a failed
- * promotion does not loop.
+ * the same candidates as the last automatic plan are not tried again, so a failed promotion does not
+ * loop; a stage with a cooldown waits until its source has been quiet that long
+ * ({@link cooldownDecision}); candidates must have stayed the same for the debounce time (a release
+ * bundle lands as many image updates).
  */
 export function autoPlanDecision(input: {
   flow: PromotionFlow;
@@ -50,13 +58,14 @@ export function autoPlanDecision(input: {
   candidates: readonly Candidate[];
   plans: readonly PromotionPlan[];
   seen: SeenCandidates | undefined;
+  /** When the newest candidate version appeared in the source ({@link sourceChangedAt}); default now. */
+  sourceChangedAt?: number;
   now: number;
 }): AutoDecision {
   const { flow, to } = input;
   const refusal = autoStageRefusal(flow, to);
   if (refusal) return { create: false, why: refusal };
   const stage = flow.spec.stages.find((s) => s.environment === to)!;
-  if (!input.candidates.length) return { create: false, why: 'no candidates' };
   const mine = input.plans.filter(
     (p) =>
       p.metadata.labels?.[AUTO_LABEL] === 'true' &&
@@ -65,13 +74,27 @@ export function autoPlanDecision(input: {
       (p.spec.action ?? 'promote') === 'promote',
   );
   const open = mine.find((p) => !(p.status?.phase && TERMINAL_PLAN_PHASES.has(p.status.phase)));
-  if (open) return { create: false, why: `automatic plan ${open.metadata.name} is still open` };
+  const cooldown = cooldownDecision({
+    stage,
+    candidates: input.candidates,
+    sourceChangedAt: input.sourceChangedAt ?? input.now,
+    now: input.now,
+    running: open?.metadata.name,
+  });
+  if (cooldown.action === 'nothing') return { create: false, why: cooldown.why };
   const fp = fingerprint(input.candidates);
   const last = [...mine].sort((a, b) =>
     (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''),
   )[0];
   if (last && fingerprint(last.spec.candidates) === fp)
     return { create: false, why: `plan ${last.metadata.name} already tried these candidates` };
+  if (cooldown.action === 'wait')
+    return {
+      create: false,
+      why: 'cooling down',
+      recheckInMs: cooldown.until - input.now,
+      cooldown: { until: cooldown.until, takes: cooldown.takes },
+    };
   const debounce = stage.autoPromotion?.debounce ? parseDuration(stage.autoPromotion.debounce) : DEFAULT_DEBOUNCE_MS;
   const since = input.seen?.fingerprint === fp ? input.seen.since : input.now;
   if (input.now - since < debounce)
@@ -81,7 +104,8 @@ export function autoPlanDecision(input: {
 
 /**
  * Creates automatic plans for the auto stages of a flow (leader only). The plan needs no approval
- * (its stage is automatic) but waits for freezes and soak time like any other.
+ * (its stage is automatic) but waits for freezes and soak time like any other. Answers the stages
+ * whose cooldown holds their plan (for the flow status) and when to look again.
  */
 export async function autoPromote(
   cache: CacheView,
@@ -90,10 +114,11 @@ export async function autoPromote(
   namespace: string,
   name: string,
   now = new Date(),
-): Promise<{ requeueAfterMs?: number; created: string[] }> {
+): Promise<{ requeueAfterMs?: number; created: string[]; cooldowns: StageCooldown[] }> {
   const flow = cache.getFlow(namespace, name);
   const created: string[] = [];
-  if (!flow) return { created };
+  const cooldowns: StageCooldown[] = [];
+  if (!flow) return { created, cooldowns };
   const envs = new Map(cache.environments(namespace).map((e) => [e.metadata.name, e]));
   let requeue: number | undefined;
   const read = versionReader(cache);
@@ -121,10 +146,21 @@ export async function autoPromote(
     candidates = candidates.filter(
       (c) => !sourceDrift(cache.getApplication(namespace, c.application)?.status?.drift, from, c.from.digest),
     );
-    const d = autoPlanDecision({ flow, to, candidates, plans: cache.plans(namespace), seen: seen.get(key), now: +now });
     const fp = fingerprint(candidates);
+    const firstSeen = seen.get(key)?.fingerprint === fp ? seen.get(key)!.since : +now;
+    const d = autoPlanDecision({
+      flow,
+      to,
+      candidates,
+      plans: cache.plans(namespace),
+      seen: seen.get(key),
+      sourceChangedAt: sourceChangedAt(candidates, (a) => cache.getApplication(namespace, a), from, firstSeen),
+      now: +now,
+    });
     if (seen.get(key)?.fingerprint !== fp) seen.set(key, { fingerprint: fp, since: +now });
     if (!d.create) {
+      const stage = flow.spec.stages.find((s) => s.environment === to)!;
+      if (d.cooldown) cooldowns.push(stageCooldown(stage, from, d.cooldown, +now));
       if (d.recheckInMs !== undefined) requeue = Math.min(requeue ?? Infinity, d.recheckInMs);
       continue;
     }
@@ -145,5 +181,5 @@ export async function autoPromote(
       if (!isConflict(e)) throw e; // same name this second: created already
     }
   }
-  return { created, ...(requeue !== undefined ? { requeueAfterMs: Math.max(requeue, 1_000) } : {}) };
+  return { created, cooldowns, ...(requeue !== undefined ? { requeueAfterMs: Math.max(requeue, 1_000) } : {}) };
 }

@@ -5,6 +5,7 @@ import {
   type EnvironmentStatus,
   type PromotionFlow,
   type PromotionFlowStatus,
+  type StageCooldown,
   setCondition,
 } from '@kpromo/api';
 import { computeCandidates, stagePairs } from '../candidates/computeCandidates.js';
@@ -12,6 +13,7 @@ import { versionReader } from '../candidates/versionReader.js';
 import { type DeliveryAccess, describeNeed } from '../delivery/deliveryAccess.js';
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
+import type { KubeRest } from '../kube/rest.js';
 import { derivedStatus } from './derivedStatus.js';
 import { policyDigests } from './policyChange.js';
 
@@ -29,9 +31,15 @@ const withReady = <S extends { conditions?: Condition[] }>(
  * Pure: PromotionFlow status from the cache. `pendingCandidates` sums the release candidates of every
  * stage transition (N -> N+1). Ready is False when a stage names an Environment that does not exist
  * or whose cluster is broken, Unknown while a stage's cluster has not synced (the previous count is
- * kept meanwhile, so a restart does not flap it), True otherwise.
+ * kept meanwhile, so a restart does not flap it), True otherwise. `cooldowns` are the automatic
+ * stages waiting for their source to be quiet, as the automatic promotion just decided them.
  */
-export function flowStatus(flow: PromotionFlow, cache: CacheView, now: Date): PromotionFlowStatus {
+export function flowStatus(
+  flow: PromotionFlow,
+  cache: CacheView,
+  now: Date,
+  cooldowns: readonly StageCooldown[] = [],
+): PromotionFlowStatus {
   const ns = flow.metadata.namespace ?? 'default';
   const gen = flow.metadata.generation;
   const prev = flow.status;
@@ -44,6 +52,8 @@ export function flowStatus(flow: PromotionFlow, cache: CacheView, now: Date): Pr
     };
     if (pendingCandidates === undefined) delete s.pendingCandidates;
     else s.pendingCandidates = pendingCandidates;
+    if (cooldowns.length) s.cooldowns = [...cooldowns];
+    else delete s.cooldowns;
     return s;
   };
   const stages = flow.spec.stages.map((s, i) => ({ name: s.environment, index: i + 1 }));
@@ -155,11 +165,22 @@ export function environmentStatus(
   return s;
 }
 
-/** Writes PromotionFlow.status from the cache; a no-op when nothing changed. */
-export const reconcileFlow = derivedStatus<PromotionFlowStatus, PromotionFlow>({
-  read: (cache, namespace, name) => cache.getFlow(namespace, name),
-  derive: (flow, { cache, now }) => flowStatus(flow, cache, now),
-});
+/**
+ * Writes PromotionFlow.status from the cache and the cooldowns the automatic promotion decided; a
+ * no-op when nothing changed.
+ */
+export const reconcileFlow = (
+  cache: CacheView,
+  control: KubeRest,
+  namespace: string,
+  name: string,
+  now = new Date(),
+  cooldowns: readonly StageCooldown[] = [],
+): Promise<boolean> =>
+  derivedStatus<PromotionFlowStatus, PromotionFlow>({
+    read: (c, ns, n) => c.getFlow(ns, n),
+    derive: (flow, ctx) => flowStatus(flow, ctx.cache, ctx.now, cooldowns),
+  })(cache, control, namespace, name, now);
 
 /**
  * Pure: condition DeliveryPermitted from what the Environment's cluster answered about the

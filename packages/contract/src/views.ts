@@ -7,6 +7,7 @@ import {
   type PromotionPlan,
   PromotionPlanSpec,
   PromotionPlanStatus,
+  StageCooldown,
   StringEnum,
   StringMap,
 } from '@kpromo/api';
@@ -100,6 +101,12 @@ export const EnvironmentView = Type.Object(
       }),
     ),
     synced: Type.Boolean({ description: "The controller's informers over the environment's cluster have synced." }),
+    cooldowns: Type.Optional(
+      Type.Array(Type.Composite([Type.Object({ flow: Type.String() }), StageCooldown]), {
+        description:
+          'Automatic stages into this environment whose cooldown holds their next plan (the flow status cooldowns).',
+      }),
+    ),
   },
   { $id: 'EnvironmentView' },
 );
@@ -457,6 +464,12 @@ export const FlowStageView = Type.Object(
       Type.Array(Type.Object({ name: Type.String(), kind: StringEnum(['deny', 'allow'] as const) })),
     ),
     autoPromotionPaused: Type.Optional(Type.Boolean()),
+    cooldown: Type.Optional(Type.String({ description: 'autoPromotion.cooldown of an automatic stage.' })),
+    cooldownWait: Type.Optional(
+      Type.Composite([StageCooldown], {
+        description: 'The cooldown holds the next automatic plan: until when, what it will take (the flow status).',
+      }),
+    ),
   },
   { $id: 'FlowStageView' },
 );

@@ -1,10 +1,10 @@
 // @vitest-environment jsdom
-import type { DiffResult, PromotionPlan } from '@kpromo/plugin-promotions-react';
+import type { DiffResult, FlowView, PromotionPlan } from '@kpromo/plugin-promotions-react';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PipelinePage } from '../src/components/PipelinePage';
 import { PlansPage } from '../src/components/PlansPage';
-import { approvedPlan, fakeApi, plan } from './fixtures';
+import { approvedPlan, fakeApi, plan, shopFlow } from './fixtures';
 import { renderWith } from './render';
 
 afterEach(cleanup);
@@ -160,5 +160,30 @@ describe('pipeline', () => {
     const t = await screen.findByTestId('transition-dev-stable');
     expect(within(t).getByTestId('plan-hold').textContent).toBe('waiting for 1 more approval from team-shop');
     expect(within(t).queryByRole('button', { name: /Promote/ })).toBeNull();
+  });
+
+  it("shows the cooldown of an automatic stage, and the wait it holds the stage's next plan in", async () => {
+    const message = 'cooldown: waiting until 14:32:05 UTC for dev to be quiet for 10m; will take checkout v1.3.0';
+    const flow: FlowView = {
+      ...shopFlow,
+      stages: [
+        { environment: 'dev', approval: 'manual' },
+        {
+          environment: 'stable',
+          approval: 'auto',
+          cooldown: '10m',
+          cooldownWait: { environment: 'stable', until: '2026-12-03T14:32:05Z', candidates: 1, takes: [], message },
+        },
+        shopFlow.stages[2],
+      ],
+    };
+    renderWith(<PipelinePage />, {
+      api: fakeApi({ listFlows: async () => [flow], getDiff: async (q) => upToDate(q.from, q.to) }),
+      permission: 'allow',
+    });
+    const t = await screen.findByTestId('transition-dev-stable');
+    expect(within(t).getByTestId('cooldown-wait').textContent).toBe(message);
+    expect(screen.getByTestId('stage-rules-stable').textContent).toBe('auto · cooldown 10m');
+    expect(within(screen.getByTestId('transition-stable-prod')).queryByTestId('cooldown-wait')).toBeNull();
   });
 });

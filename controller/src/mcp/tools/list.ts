@@ -82,10 +82,21 @@ async function environments(ctx: ApiContext, c: Caller, ns: string, a: Args) {
     targetNamespace: e.targetNamespace,
     registry: e.registry,
     delivery: e.delivery,
+    ...(e.cooldowns
+      ? {
+          cooldowns: e.cooldowns.map((c) => ({
+            flow: c.flow,
+            until: c.until,
+            candidates: c.candidates,
+            takes: c.takes,
+            message: c.message,
+          })),
+        }
+      : {}),
   }));
   const lines = items.map(
     (e) =>
-      `  ${e.name}${e.tier ? ` (${e.tier})` : ''}: namespace ${e.targetNamespace}, registry ${e.registry}, delivery ${e.delivery}`,
+      `  ${e.name}${e.tier ? ` (${e.tier})` : ''}: namespace ${e.targetNamespace}, registry ${e.registry}, delivery ${e.delivery}${(e.cooldowns ?? []).map((c) => `; flow ${c.flow} ${c.message}`).join('')}`,
   );
   return { items, total: p.total, nextCursor: p.nextCursor, lines };
 }

@@ -75,6 +75,11 @@ export const RequiredApprovers = Type.Object({
 export const AutoPromotion = Type.Object({
   paused: Type.Optional(Type.Boolean({ description: 'Stop creating automatic plans for this stage.' })),
   debounce: Type.Optional(Duration('Wait this long after candidates change before creating a plan (default 30s).')),
+  cooldown: Type.Optional(
+    Duration(
+      'Create no automatic plan until no new candidate version has appeared in the source stage for this long; then one plan takes the newest versions (a burst of releases gives one plan, not one per version).',
+    ),
+  ),
 });
 
 export type FreezeWindow = Static<typeof FreezeWindow>;

@@ -155,9 +155,35 @@ export const PolicyDigests = StringMap(
   'Digest per governed field (stages, approval, …) as last observed; a change records a PolicyChanged Event.',
 );
 
+/** An automatic stage whose cooldown holds its next plan: until when, and what that plan will take. */
+export const StageCooldown = Type.Object({
+  environment: Name('The automatic stage (its Environment).'),
+  until: Type.String({
+    format: 'date-time',
+    description:
+      'When the source will have been quiet for the cooldown: the plan is created then, unless a new version appears first.',
+  }),
+  candidates: Type.Integer({ minimum: 0, description: 'How many applications the plan will take.' }),
+  takes: Type.Array(
+    Type.Object({
+      application: Type.String(),
+      tag: Type.String(),
+      digest: Type.String(),
+    }),
+    { maxItems: 20, description: 'The first of them, with the version each will take.' },
+  ),
+  message: Type.String({ description: 'The wait in words, as every door shows it.' }),
+});
+
 export const PromotionFlowStatus = Type.Object({
   ...StatusBase,
   pendingCandidates: Type.Optional(Type.Integer({ minimum: 0 })),
+  cooldowns: Type.Optional(
+    Type.Array(StageCooldown, {
+      maxItems: 16,
+      description: 'Automatic stages waiting for their source to be quiet (spec.stages[].autoPromotion.cooldown).',
+    }),
+  ),
   policyDigests: Type.Optional(PolicyDigests),
 });
 
@@ -166,3 +192,4 @@ export type Wave = Static<typeof Wave>;
 export type ApplicationSelector = Static<typeof ApplicationSelector>;
 export type PromotionFlowSpec = Static<typeof PromotionFlowSpec>;
 export type PromotionFlowStatus = Static<typeof PromotionFlowStatus>;
+export type StageCooldown = Static<typeof StageCooldown>;

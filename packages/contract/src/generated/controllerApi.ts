@@ -591,6 +591,27 @@ export interface components {
             gitRepository?: string;
             /** @description The controller's informers over the environment's cluster have synced. */
             synced: boolean;
+            /** @description Automatic stages into this environment whose cooldown holds their next plan (the flow status cooldowns). */
+            cooldowns?: {
+                flow: string;
+                /** @description The automatic stage (its Environment). */
+                environment: string;
+                /**
+                 * Format: date-time
+                 * @description When the source will have been quiet for the cooldown: the plan is created then, unless a new version appears first.
+                 */
+                until: string;
+                /** @description How many applications the plan will take. */
+                candidates: number;
+                /** @description The first of them, with the version each will take. */
+                takes: {
+                    application: string;
+                    tag: string;
+                    digest: string;
+                }[];
+                /** @description The wait in words, as every door shows it. */
+                message: string;
+            }[];
         };
         Error: {
             error: string;
@@ -622,6 +643,28 @@ export interface components {
                 kind: "deny" | "allow";
             }[];
             autoPromotionPaused?: boolean;
+            /** @description autoPromotion.cooldown of an automatic stage. */
+            cooldown?: string;
+            /** @description The cooldown holds the next automatic plan: until when, what it will take (the flow status). */
+            cooldownWait?: {
+                /** @description The automatic stage (its Environment). */
+                environment: string;
+                /**
+                 * Format: date-time
+                 * @description When the source will have been quiet for the cooldown: the plan is created then, unless a new version appears first.
+                 */
+                until: string;
+                /** @description How many applications the plan will take. */
+                candidates: number;
+                /** @description The first of them, with the version each will take. */
+                takes: {
+                    application: string;
+                    tag: string;
+                    digest: string;
+                }[];
+                /** @description The wait in words, as every door shows it. */
+                message: string;
+            };
         };
         FlowView: {
             namespace: string;

@@ -128,7 +128,7 @@ export function stageRules(s: FlowStageView | undefined): string {
   const who = [...(a?.users ?? []), ...(a?.groups ?? [])].map(shortRef);
   return [
     s.approval === 'auto'
-      ? `auto${s.autoPromotionPaused ? ' (paused)' : ''}`
+      ? `auto${s.autoPromotionPaused ? ' (paused)' : ''}${s.cooldown ? ` · cooldown ${s.cooldown}` : ''}`
       : `manual · ${a?.count ?? 1} approval${(a?.count ?? 1) === 1 ? '' : 's'}${who.length ? ` from ${who.join(', ')}` : ''}`,
     s.requiredSoakTime ? `soak ${s.requiredSoakTime}` : '',
     s.freezeWindows?.length ? `freeze windows: ${s.freezeWindows.map((w) => w.name).join(', ')}` : '',
@@ -241,8 +241,19 @@ function holdText(p: PromotionPlan, now: number): string {
   return g.approved ? 'approved, starting' : 'waiting for approval';
 }
 
-/** Between two stages: what may move next, what the open plan waits for, and the one-click promote. */
-function TransitionColumn({ t, apps }: { t: Transition; apps: ApplicationSummary[] }) {
+/**
+ * Between two stages: what may move next, what the open plan waits for (or the automatic plan its
+ * cooldown holds, `wait`), and the one-click promote.
+ */
+function TransitionColumn({
+  t,
+  apps,
+  wait,
+}: {
+  t: Transition;
+  apps: ApplicationSummary[];
+  wait?: FlowStageView['cooldownWait'];
+}) {
   const api = useApi(promotionsApiRef);
   const navigate = useNavigate();
   const links = usePromotionsLinks();
@@ -307,6 +318,11 @@ function TransitionColumn({ t, apps }: { t: Transition; apps: ApplicationSummary
               {holdText(t.openPlan, now)}
             </Text>
           </Flex>
+        ) : null}
+        {wait && !t.openPlan ? (
+          <Text variant="body-small" data-testid="cooldown-wait">
+            {wait.message}
+          </Text>
         ) : null}
         {t.diff && !t.openPlan ? (
           candidates.length ? (
@@ -398,7 +414,7 @@ function PipelineRow({ p, applications }: { p: Pipeline; applications: Applicati
               <StageCard env={s} apps={apps} next={p.transitions[i]} settings={p.settings[i]} />
               {i < p.stages.length - 1 ? (
                 p.transitions[i] ? (
-                  <TransitionColumn t={p.transitions[i]!} apps={apps} />
+                  <TransitionColumn t={p.transitions[i]!} apps={apps} wait={p.settings[i + 1]?.cooldownWait} />
                 ) : (
                   <Text variant="body-small" color="secondary" style={{ alignSelf: 'center' }}>
                     no transition
