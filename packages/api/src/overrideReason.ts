@@ -5,6 +5,8 @@
  * (approvePlan) all judge a reason by these patterns and say the same.
  */
 
+import type { Approval } from './resources/promotionPlan.js';
+
 export const OVERRIDE_REASON_MIN_CHARACTERS = 20;
 export const OVERRIDE_REASON_MIN_WORDS = 3;
 export const OVERRIDE_REASON_MAX_LENGTH = 1024;
@@ -59,3 +61,20 @@ export const OVERRIDE_REASON_RULES = [
     message: `overrideReason ${OVERRIDE_REASON_WITHOUT_OVERRIDE}`,
   },
 ];
+
+/**
+ * The approval that runs a plan through freeze windows and line stops: the first with
+ * overrideFreeze, unless it names another plan (planUID), as the gate judges it
+ * (controller/src/policy/approvalPolicy.ts). What the history, notifications and Events record.
+ */
+export function overrideApproval(plan: {
+  metadata: { uid?: string };
+  spec: { approvals?: readonly Approval[] };
+}): Approval | undefined {
+  const uid = plan.metadata.uid;
+  return plan.spec.approvals?.find((a) => a.overrideFreeze && !(a.planUID && uid && a.planUID !== uid));
+}
+
+/** How an override reads in Events and notifications: who, and why. */
+export const overrideText = (a: Approval) =>
+  `overriding freeze windows and line stops: ${a.user}: ${a.overrideReason ?? '(no reason recorded)'}`;

@@ -671,6 +671,10 @@ export interface components {
             /** @description The persons the approvals counted as (status.gate.approvers: counted ones, each person once), so that one person with two identities shows as one. Absent in entries recorded before persons were kept. */
             approvedByPersons?: string[];
             requestedBy?: string;
+            /** @description The approver who overrode freeze windows and line stops (an approval with overrideFreeze). */
+            overriddenBy?: string;
+            /** @description That approver's reason (overrideReason). */
+            overrideReason?: string;
             /**
              * Format: date-time
              * @description When the application started (image copy).
