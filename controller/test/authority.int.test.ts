@@ -1,7 +1,12 @@
 // Authority on the real control plane: every door authenticates, approvals are RBAC verbs checked by
 // the controller and by the ValidatingAdmissionPolicy (installed by applyCrds), and approval policies
 // (required approvers, freeze windows and their overrides, soak time, automatic stages) hold or run plans.
-import { OVERRIDE_REASON_REQUIRED, OVERRIDE_REASON_TOO_SHORT, type PromotionPlan } from '@kpromo/api';
+import {
+  OVERRIDE_REASON_REQUIRED,
+  OVERRIDE_REASON_TOO_SHORT,
+  OVERRIDE_REASON_WITHOUT_OVERRIDE,
+  type PromotionPlan,
+} from '@kpromo/api';
 import type { HistoryEntry } from '@kpromo/contract';
 import { waitFor } from '@kpromo/test-harness';
 import {
@@ -279,6 +284,14 @@ describe('the admission policy judges direct writes (kubectl) by the same rules'
       ),
     );
     expect(override.message).toContain(`user ${alice.username} may not override freeze windows of environment stable`);
+    // The reason comes only with the override, so only who may override writes one.
+    const reasonOnly = await rejection(
+      as(alice).jsonPatch(
+        planPath('direct'),
+        add({ user: alice.username, overrideReason: 'INC-9: the fix must ship now' }),
+      ),
+    );
+    expect(reasonOnly.message).toContain(`overrideReason ${OVERRIDE_REASON_WITHOUT_OVERRIDE}`);
     // The controller's ServiceAccount (deploy manifests give it no approve verb) cannot approve at all.
     const sa = { username: `system:serviceaccount:${NS}:kpromo-controller`, groups: ['system:serviceaccounts'] };
     await grant(
@@ -441,6 +454,13 @@ describe('approval policies', () => {
       comment: 'hotfix',
       planUID: p.metadata.uid,
     });
+    // The reason is part of the approval: nobody rewrites it afterwards, not even its author.
+    const rewritten = await rejection(
+      as(bob).jsonPatch(planPath('frozen-1'), [
+        { op: 'replace', path: '/spec/approvals/1/overrideReason', value: 'a better story told afterwards' },
+      ]),
+    );
+    expect(rewritten.message).toContain('approvals can only be appended');
     // The controller's Approved Event says who overrode and why; the history keeps it after the plan.
     const approvedEvent = await waitFor('Approved event on frozen-1', async () => {
       const l = await dev.get<{ items: Array<{ reason: string; message: string }> }>(
