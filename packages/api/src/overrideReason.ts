@@ -65,7 +65,7 @@ export const OVERRIDE_REASON_RULES = [
 /**
  * The approval that runs a plan through freeze windows and line stops: the first with
  * overrideFreeze, unless it names another plan (planUID), as the gate judges it
- * (controller/src/policy/approvalPolicy.ts). What the history, notifications and Events record.
+ * (controller/src/policy/approvalPolicy.ts reads it so). What the history, notifications and Events record.
  */
 export function overrideApproval(plan: {
   metadata: { uid?: string };
