@@ -382,6 +382,7 @@ describe('approval policies', () => {
     const noOverride = await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice, {
       uid: await uidOf(dev, NS, 'frozen-1'),
       overrideFreeze: true,
+      overrideReason: 'INC-42: checkout 5xx, gamma carries the fix',
     });
     expect(noOverride.status).toBe(403);
     expect(await errorOf(noOverride)).toMatch(/may not override-freeze plans into environment stable/);
