@@ -241,12 +241,12 @@ export async function aLineStop(s: Stage) {
     {
       uid: hotfix.metadata.uid,
       overrideFreeze: true,
-      comment: 'INC-7 hotfix',
+      overrideReason: 'INC-7: checkout v1.1.1 fixes the 5xx that stopped the line',
     },
   );
   if (!override.ok)
     throw new Error(`override-freeze on ${hotfix.metadata.name}: HTTP ${override.status} ${override.body.error}`);
-  s.print.ok('release-manager adds override-freeze to the hotfix');
+  s.print.ok('release-manager adds override-freeze to the hotfix, with the reason');
   const fixed = await watchPlan(s.read, hotfix.metadata.name, isFinished);
   s.print.check(
     fixed.status?.phase === 'Complete',

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OVERRIDE_REASON_REQUIRED, OVERRIDE_REASON_TOO_SHORT } from '@kpromo/api';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { kubectlPath } from './cluster/kubectl.js';
@@ -183,5 +184,38 @@ describe('kubectl as a user of kpromo', () => {
       'jsonpath={.spec.approvals[*].user}',
     );
     expect(approvals).toBe(me);
+  });
+
+  it('kubectl apply of a plan whose approval overrides the freeze without a reason is refused by the CRD, naming overrideReason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kpromo-kubectl-'));
+    const planFile = (name: string, approval: object) => {
+      const file = join(dir, `${name}.yaml`);
+      writeFileSync(
+        file,
+        stringify({
+          apiVersion: 'promotions.kpromo.dev/v1alpha1',
+          kind: 'PromotionPlan',
+          metadata: { name, namespace: NS },
+          spec: { flow: 'shop', from: 'stable', to: 'prod', candidates: [], approvals: [approval] },
+        }),
+      );
+      return file;
+    };
+    const me = await ok('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}');
+    const refused = await kubectl('apply', '-f', planFile('hotfix', { user: me, overrideFreeze: true }));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`overrideReason ${OVERRIDE_REASON_REQUIRED}`);
+    const short = await kubectl(
+      'apply',
+      '-f',
+      planFile('hotfix', { user: me, overrideFreeze: true, overrideReason: 'hotfix' }),
+    );
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain(`overrideReason ${OVERRIDE_REASON_TOO_SHORT}`);
+    const why = 'INC-42: checkout 5xx, the fix ships now';
+    await ok('apply', '-f', planFile('hotfix', { user: me, overrideFreeze: true, overrideReason: why }));
+    expect(await ok('get', 'pplan', 'hotfix', '-n', NS, '-o', 'jsonpath={.spec.approvals[0].overrideReason}')).toBe(
+      why,
+    );
   });
 });

@@ -197,10 +197,14 @@ export function plansTable(
   );
 }
 
-/** One approval: the user, the person the controller judged it as when another, and why it does not count. */
+/**
+ * One approval: the user, the person the controller judged it as when another, why it does not
+ * count, and an override of freezes and line stops with its reason.
+ */
 function approverText(a: PlanApprover): string {
   const as = a.person && a.person !== a.user ? ` as ${a.person}` : '';
-  return `${a.user}${as}${a.counted === false ? ` (not counted${a.why ? `: ${a.why}` : ''})` : ''}`;
+  const override = a.overrideFreeze ? ` (overriding the freeze: ${a.overrideReason ?? 'no reason given'})` : '';
+  return `${a.user}${as}${a.counted === false ? ` (not counted${a.why ? `: ${a.why}` : ''})` : ''}${override}`;
 }
 
 /** `plan get`: the plan's display and who asked and approved. */

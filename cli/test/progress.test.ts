@@ -281,6 +281,22 @@ describe('fleet plans: waves', () => {
     ]);
   });
 
+  it('plan get shows an approval overriding the freeze with its reason', () => {
+    const p = plan(
+      ['cart'],
+      { phase: 'Pending' },
+      {
+        approvals: [
+          { user: 'carol', overrideFreeze: true, overrideReason: 'payments down, hotfix v1.1.1' },
+          { user: 'dave', overrideFreeze: true },
+        ],
+      },
+    );
+    expect(planText(p, NOW).split('\n')[2]).toBe(
+      'approvals: carol (overriding the freeze: payments down, hotfix v1.1.1), dave (overriding the freeze: no reason given)',
+    );
+  });
+
   it('plan get shows the waves after the applications', () => {
     const text = planText(promoting, NOW).split('\n');
     expect(text.slice(-4)).toEqual([

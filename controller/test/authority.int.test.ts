@@ -1,7 +1,15 @@
 // Authority on the real control plane: every door authenticates, approvals are RBAC verbs checked by
 // the controller and by the ValidatingAdmissionPolicy (installed by applyCrds), and approval policies
-// (required approvers, freeze windows, soak time, automatic stages and their cooldown) hold or run plans.
-import type { PromotionPlan, StageCooldown } from '@kpromo/api';
+// (required approvers, freeze windows and their overrides, soak time, automatic stages and their
+// cooldown) hold or run plans.
+import {
+  OVERRIDE_REASON_REQUIRED,
+  OVERRIDE_REASON_TOO_SHORT,
+  OVERRIDE_REASON_WITHOUT_OVERRIDE,
+  type PromotionPlan,
+  type StageCooldown,
+} from '@kpromo/api';
+import type { HistoryEntry } from '@kpromo/contract';
 import { waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
@@ -20,7 +28,11 @@ import {
   waitPlan,
   waitReady,
 } from '@kpromo/test-harness/controller';
+import { call, httpClient, text } from '@kpromo/test-harness/mcpClient';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { EXIT } from '../../cli/src/exitCodes.js';
+import { runKpromo } from '../../cli/test/inProcess.js';
+import { HISTORY_LABEL } from '../src/history/segments.js';
 import type { KubeRest } from '../src/kube/rest.js';
 import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
@@ -118,7 +130,15 @@ beforeAll(async () => {
     ],
     [bob, carol, dave],
   );
-  ctl = await world.start({}, [alice, bob, carol, dave, mallory, erin]);
+  // The MCP door too (write mode), for the override refused there.
+  ctl = await world.start({ mcp: { enabled: true, host: '127.0.0.1', port: 0, write: true } }, [
+    alice,
+    bob,
+    carol,
+    dave,
+    mallory,
+    erin,
+  ]);
 }, 240_000);
 
 afterAll(() => world.stop());
@@ -263,9 +283,20 @@ describe('the admission policy judges direct writes (kubectl) by the same rules'
     );
     expect(foreignGroup.message).toContain(`approval groups must be groups of ${alice.username}`);
     const override = await rejection(
-      as(alice).jsonPatch(planPath('direct'), add({ user: alice.username, overrideFreeze: true })),
+      as(alice).jsonPatch(
+        planPath('direct'),
+        add({ user: alice.username, overrideFreeze: true, overrideReason: 'INC-9: the fix must ship now' }),
+      ),
     );
     expect(override.message).toContain(`user ${alice.username} may not override freeze windows of environment stable`);
+    // The reason comes only with the override, so only who may override writes one.
+    const reasonOnly = await rejection(
+      as(alice).jsonPatch(
+        planPath('direct'),
+        add({ user: alice.username, overrideReason: 'INC-9: the fix must ship now' }),
+      ),
+    );
+    expect(reasonOnly.message).toContain(`overrideReason ${OVERRIDE_REASON_WITHOUT_OVERRIDE}`);
     // The controller's ServiceAccount (deploy manifests give it no approve verb) cannot approve at all.
     const sa = { username: `system:serviceaccount:${NS}:kpromo-controller`, groups: ['system:serviceaccounts'] };
     await grant(
@@ -348,7 +379,7 @@ describe('approval policies', () => {
     );
   });
 
-  it('a freeze window holds an approved plan Pending (Frozen, until); override-freeze lets it run and is recorded', async () => {
+  it('a freeze window holds an approved plan Pending (Frozen, until); override-freeze with its reason lets it run and is recorded', async () => {
     const start = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
     const end = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
     await flow('frozen', 'gamma', { freezeWindows: [{ name: 'incident', start, end, reason: 'incident 42' }] });
@@ -356,6 +387,7 @@ describe('approval policies', () => {
     const noOverride = await post(`/api/v1/plans/${NS}/frozen-1/approve`, alice, {
       uid: await uidOf(dev, NS, 'frozen-1'),
       overrideFreeze: true,
+      overrideReason: 'INC-42: checkout 5xx, gamma carries the fix',
     });
     expect(noOverride.status).toBe(403);
     expect(await errorOf(noOverride)).toMatch(/may not override-freeze plans into environment stable/);
@@ -369,10 +401,51 @@ describe('approval policies', () => {
     expect(ready(held)?.message).toContain(`until ${end}`);
     // Events are recorded in the background, after the status write the wait above saw.
     await waitFor('Frozen event on frozen-1', async () => (await eventReasons(dev, NS, 'frozen-1')).includes('Frozen'));
-    // Already approved by alice; bob overrides as a release manager.
-    const ov = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, {
-      uid: await uidOf(dev, NS, 'frozen-1'),
+    // Already approved by alice; bob, a release manager, overrides. Without a reason of a sentence at
+    // least, every door refuses it naming the field, and nothing is written.
+    const uid = await uidOf(dev, NS, 'frozen-1');
+    const noReason = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, { uid, overrideFreeze: true });
+    expect(noReason.status).toBe(400);
+    expect(await errorOf(noReason)).toBe(`invalid request body: overrideReason: ${OVERRIDE_REASON_REQUIRED}`);
+    const short = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, {
+      uid,
       overrideFreeze: true,
+      overrideReason: 'hotfix',
+    });
+    expect(short.status).toBe(400);
+    expect(await errorOf(short)).toBe(`invalid request body: overrideReason: ${OVERRIDE_REASON_TOO_SHORT}`);
+    const cli = await runKpromo([
+      ...['--kubeconfig', kubeconfig, '--context', 'dev', '-n', NS],
+      ...['plan', 'approve', 'frozen-1', '--uid', uid, '--override-freeze'],
+    ]);
+    expect(cli).toMatchObject({
+      code: EXIT.USAGE,
+      err: `invalid arguments: overrideReason: ${OVERRIDE_REASON_REQUIRED}`,
+    });
+    const mcp = await httpClient(ctl.mcp!.url, bob.token);
+    try {
+      const r = await call(mcp, 'promote', { namespace: NS, plan: 'frozen-1', uid, overrideFreeze: true });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toContain(`PromotionPlan ${NS}/frozen-1: overrideReason ${OVERRIDE_REASON_REQUIRED}`);
+    } finally {
+      await mcp.close();
+    }
+    // kubectl writes are judged by the CRD itself (its CEL rules).
+    const direct = await rejection(
+      as(bob).jsonPatch(planPath('frozen-1'), [
+        { op: 'add', path: '/spec/approvals/-', value: { user: bob.username, planUID: uid, overrideFreeze: true } },
+      ]),
+    );
+    expect(direct.status).toBe(422);
+    expect(direct.message).toContain(`overrideReason ${OVERRIDE_REASON_REQUIRED}`);
+    expect((await getPlan(dev, NS, 'frozen-1')).spec.approvals?.map((a) => a.user)).toEqual([alice.username]);
+
+    // With its reason: recorded trimmed with the approver the API authenticated (bob's token).
+    const why = 'INC-42: checkout 5xx, gamma carries the fix';
+    const ov = await post(`/api/v1/plans/${NS}/frozen-1/approve`, bob, {
+      uid,
+      overrideFreeze: true,
+      overrideReason: `  ${why} `,
       comment: 'hotfix',
     });
     expect(ov.status, await ov.clone().text()).toBe(200);
@@ -383,8 +456,42 @@ describe('approval policies', () => {
       user: bob.username,
       groups: ['release-managers'],
       overrideFreeze: true,
+      overrideReason: why,
       comment: 'hotfix',
       planUID: p.metadata.uid,
+    });
+    // The reason is part of the approval: nobody rewrites it afterwards, not even its author.
+    const rewritten = await rejection(
+      as(bob).jsonPatch(planPath('frozen-1'), [
+        { op: 'replace', path: '/spec/approvals/1/overrideReason', value: 'a better story told afterwards' },
+      ]),
+    );
+    expect(rewritten.message).toContain('approvals can only be appended');
+    // The controller's Approved Event says who overrode and why; the history keeps it after the plan.
+    const approvedEvent = await waitFor('Approved event on frozen-1', async () => {
+      const l = await dev.get<{ items: Array<{ reason: string; message: string }> }>(
+        `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=frozen-1`,
+      );
+      return l.items.find((e) => e.reason === 'Approved');
+    });
+    expect(approvedEvent.message).toContain(`overriding freeze windows and line stops: ${bob.username}: ${why}`);
+    const entry = await waitFor(
+      'history entry of frozen-1',
+      async () => {
+        const l = await dev.get<{ items: Array<{ data?: Record<string, string> }> }>(
+          `/api/v1/namespaces/${NS}/configmaps?labelSelector=${HISTORY_LABEL}%3Dtrue`,
+        );
+        return l.items
+          .flatMap((cm) => Object.values(cm.data ?? {}).map((v) => JSON.parse(v) as HistoryEntry))
+          .find((e) => e.plan === 'frozen-1');
+      },
+      60_000,
+    );
+    expect(entry).toMatchObject({
+      application: 'gamma',
+      approvedBy: [alice.username, bob.username],
+      overriddenBy: bob.username,
+      overrideReason: why,
     });
   });
 

@@ -163,16 +163,18 @@ describe('stop the line', () => {
     );
     expect(await deploymentImage(stable, APPS_NS, 'a')).toContain(stableOld.a);
 
-    // A hotfix: approved with override-freeze by the release manager, it runs through the stopped line.
+    // A hotfix: approved with override-freeze (and why) by the release manager, it runs through the stopped line.
     await createPlan('hotfix', ['b'], rm, false);
     const ok = await post(`/api/v1/plans/${NS}/hotfix/approve`, rm, {
       uid: await uidOf(dev, NS, 'hotfix'),
       overrideFreeze: true,
+      overrideReason: 'INC-1: b carries the fix for the checkout 5xx',
     });
     expect(ok.status, await ok.clone().text()).toBe(200);
     const hotfix = await waitPlan(dev, NS, 'hotfix', isTerminalPlan, 120_000);
     expect(hotfix.status?.phase).toBe('Complete');
     expect(hotfix.status?.gate?.lineStopped?.overriddenBy).toBe(rm.username);
+    expect(hotfix.spec.approvals?.[0]?.overrideReason).toBe('INC-1: b carries the fix for the checkout 5xx');
     // The held plan still holds.
     expect(readyReason(await waitPlan(dev, NS, 'held', () => true))).toBe('LineStopped');
 

@@ -180,6 +180,20 @@ describe('reconcilePlan (journal around every side effect)', () => {
     expect(w.plan('a1').status?.phase).toBe('Complete');
   });
 
+  it('an emergency override: the Approved Event and the PlanApproved notification say who overrode and why', async () => {
+    const w = world();
+    const why = 'payments down, hotfix v1.1.1';
+    w.addPlan('e1', { approvals: [{ user: 'carol', overrideFreeze: true, overrideReason: why }] });
+    await reconcilePlan(w.deps, 'ns', 'e1');
+    const approved = w.trace.find((e) => e.op === 'event' && e.reason === 'Approved');
+    expect(approved).toMatchObject({
+      message: `promotion of 1 application(s) dev -> stable started, overriding freeze windows and line stops: carol: ${why}`,
+    });
+    expect(w.trace.find((e) => e.op === 'notify')).toMatchObject({
+      event: { type: 'PlanApproved', message: `overriding freeze windows and line stops: carol: ${why}` },
+    });
+  });
+
   it('rejects a plan with bad references before any side effect', async () => {
     const w = world();
     w.addPlan('v1', { flow: 'nope' });

@@ -78,6 +78,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         approverPersons: { title: 'Approved by (persons counted)', type: 'array' },
         waitingFor: str('Waiting for'),
         frozenUntil: str('Frozen until'),
+        override: str('Overridden freezes and line stops (by whom: why)'),
         eligibleAt: str('Eligible at'),
         action: str('Action'),
         lineStopped: str('Line stopped (by whom: why)'),
@@ -218,6 +219,9 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               waitingFor: '.progress.waitingFor',
               // Only while the freeze holds the plan (not once an approver overrode it).
               frozenUntil: 'if .progress.frozen.overriddenBy then null else .progress.frozen.until end',
+              // An emergency: who approved overriding freezes and line stops, and why.
+              override:
+                '[.progress.approvers[] | select(.overrideFreeze) | "\\(.user): \\(.overrideReason // "no reason given")"] | if length == 0 then null else join("; ") end',
               eligibleAt: '.progress.eligibleAt',
               action: '.progress.action',
               // While a LineStop holds the plan (not once a hotfix approver overrode it).

@@ -223,7 +223,12 @@ describe('mapping', () => {
       },
       {
         metadata: { name: 'overridden', namespace: 'shop' },
-        spec: { ...spec, approvals: [{ user: 'user:default/carol', overrideFreeze: true }] },
+        spec: {
+          ...spec,
+          approvals: [
+            { user: 'user:default/carol', overrideFreeze: true, overrideReason: 'payments down, hotfix v1.1.1' },
+          ],
+        },
         status: {
           phase: 'Promoting',
           gate: {
@@ -253,12 +258,17 @@ describe('mapping', () => {
       eligibleAt: '2026-12-05T10:00:00Z',
     });
     expect(props[1]).not.toHaveProperty('waitingFor');
-    expect(props[2]).toMatchObject({ approved: true, approvers: ['user:default/carol'] });
+    expect(props[2]).toMatchObject({
+      approved: true,
+      approvers: ['user:default/carol'],
+      override: 'user:default/carol: payments down, hotfix v1.1.1',
+    });
     expect(props[2]).not.toHaveProperty('frozenUntil');
+    expect(props[1]).not.toHaveProperty('override');
     expect(props[3]).toMatchObject({ approved: false, approvers: [], phase: 'Pending' });
     // The blueprint declares every mapped property.
     const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
-    for (const k of ['approved', 'approvers', 'waitingFor', 'frozenUntil', 'eligibleAt'])
+    for (const k of ['approved', 'approvers', 'waitingFor', 'frozenUntil', 'override', 'eligibleAt'])
       expect(bp.schema.properties[k], k).toBeDefined();
   });
 

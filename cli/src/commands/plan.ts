@@ -133,7 +133,14 @@ function planApprove(plan: Command, { session, print, follow, planName }: Comman
   following(
     forPlan(plan.command('approve').description('approve a plan as yourself (Kubernetes RBAC verb approve)'))
       .option('--comment <text>', 'a note kept with the approval')
-      .option('--override-freeze', 'run despite a freeze window (needs the override-freeze verb)')
+      .option(
+        '--override-freeze',
+        'run despite a freeze window or a stopped line (needs the override-freeze verb and --override-reason)',
+      )
+      .option(
+        '--override-reason <text>',
+        'required with --override-freeze: why, at least a sentence (20 characters, 3 words); recorded with the plan',
+      )
       .option(
         '--uid <uid>',
         'required: metadata.uid of the plan you reviewed (plan create prints it; plan get -o json); refused if the plan was deleted and created again since',
@@ -141,18 +148,19 @@ function planApprove(plan: Command, { session, print, follow, planName }: Comman
   ).action(
     async (
       name: string,
-      o: FollowOptions & { comment?: string; overrideFreeze?: boolean; uid?: string },
+      o: FollowOptions & { comment?: string; overrideFreeze?: boolean; overrideReason?: string; uid?: string },
       cmd: Command,
     ) => {
       const n = planName(name);
       const b = parseInput(
         ApproveBody,
-        { overrideFreeze: o.overrideFreeze, comment: o.comment, uid: o.uid },
+        { overrideFreeze: o.overrideFreeze, overrideReason: o.overrideReason, comment: o.comment, uid: o.uid },
         'arguments',
       );
       await session(cmd, {}, async (s) => {
         const p = await approvePlan(s.api, s.caller, s.api.namespace, n, {
           overrideFreeze: b.overrideFreeze === true,
+          overrideReason: b.overrideReason,
           comment: b.comment,
           uid: b.uid,
         });

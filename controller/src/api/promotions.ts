@@ -1,5 +1,13 @@
 import type { Application, Approval, EnvironmentVersion, PromotionPlan, StageCooldown } from '@kpromo/api';
-import { API_VERSION, fleetPlanTooLarge, fleetTargets, isFleet, isRollback, rollbackApplications } from '@kpromo/api';
+import {
+  API_VERSION,
+  fleetPlanTooLarge,
+  fleetTargets,
+  isFleet,
+  isRollback,
+  overrideReasonProblem,
+  rollbackApplications,
+} from '@kpromo/api';
 import {
   type ApplicationsQuery,
   type ApplicationView,
@@ -515,8 +523,10 @@ export async function listPlans(
 }
 
 export interface ApproveOptions {
-  /** Emergency: run despite a freeze window (needs the override-freeze verb). */
+  /** Emergency: run despite a freeze window or a line stop (needs the override-freeze verb and overrideReason). */
   overrideFreeze?: boolean;
+  /** Why, required with overrideFreeze: at least a sentence (packages/api/src/overrideReason.ts); kept trimmed. */
+  overrideReason?: string;
   comment?: string;
   /**
    * metadata.uid of the plan the caller was shown: a plan of that name with another uid (deleted and
@@ -541,10 +551,11 @@ export function stalePlanMessage(
 
 /**
  * Everything {@link approvePlan} checks on the plan as read, as the caller, before it writes: the
- * uid the caller reviewed (required), the release verb (approve, or rollback for a rollback plan) for the
- * target environment, override-freeze when asked, `patch` on the plan, and that the caller's
- * approval is still missing and the plan still waits for one. A door that asks a person to confirm
- * (MCP) asks this first, so nobody confirms what would be refused.
+ * uid the caller reviewed (required), an override's reason (overrideReason, a sentence at least),
+ * the release verb (approve, or rollback for a rollback plan) for the target environment,
+ * override-freeze when asked, `patch` on the plan, and that the caller's approval is still missing
+ * and the plan still waits for one. A door that asks a person to confirm (MCP) asks this first, so
+ * nobody confirms what would be refused.
  */
 export async function checkApproval(
   ctx: ApiContext,
@@ -557,6 +568,8 @@ export async function checkApproval(
   const ref = `PromotionPlan ${namespace}/${name}`;
   if (!opts.uid) throw new ApiError(400, `${ref}: uid ${UID_REQUIRED}`);
   if (opts.uid !== p.metadata.uid) throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
+  const reason = overrideReasonProblem(opts);
+  if (reason) throw new ApiError(400, `${ref}: overrideReason ${reason}`);
   const verb = isRollback(p) ? 'rollback' : 'approve';
   await ctx.access.requireRelease(caller, verb, namespace, p.spec.to);
   if (opts.overrideFreeze) await ctx.access.requireRelease(caller, 'override-freeze', namespace, p.spec.to);
@@ -628,7 +641,7 @@ export async function approvePlan(
     await checkApproval(ctx, caller, p, opts);
     // Bound to the content read above: admission refuses it on a plan with another uid.
     const entry = approvalBy(caller, {
-      ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
+      ...(opts.overrideFreeze ? { overrideFreeze: true, overrideReason: opts.overrideReason?.trim() } : {}),
       ...(opts.comment ? { comment: opts.comment } : {}),
       ...(p.metadata.uid ? { planUID: p.metadata.uid } : {}),
     });

@@ -1,5 +1,5 @@
 import type { AppProgress, PromotionPlan } from '@kpromo/api';
-import { TERMINAL_APP_PHASES } from '@kpromo/api';
+import { overrideApproval, TERMINAL_APP_PHASES } from '@kpromo/api';
 import type { HistoryEntry } from '@kpromo/contract';
 
 /** Longest failure message an entry keeps (history is bounded; the plan's events have the rest). */
@@ -30,7 +30,8 @@ const deployedOf = (ap: AppProgress) => ap.phase !== 'Failed';
  * Pure: the history entries of a plan, one per application that reached a result (Succeeded,
  * Failed, RolledBack); applications still running or never started have none yet. Approvers are
  * the users of the plan's approvals (admission admits only an approval naming the requesting user),
- * and the persons the controller counted them as.
+ * and the persons the controller counted them as; an override of freezes and line stops names its
+ * approver and reason.
  */
 export function entriesOfPlan(plan: PromotionPlan, facts: EntryFacts = {}): HistoryEntry[] {
   const uid = plan.metadata.uid ?? `${plan.metadata.namespace}/${plan.metadata.name}`;
@@ -40,6 +41,8 @@ export function entriesOfPlan(plan: PromotionPlan, facts: EntryFacts = {}): Hist
     ...new Set((plan.status?.gate?.approvers ?? []).filter((a) => a.counted).map((a) => a.person ?? a.user)),
   ];
   const action = plan.spec.action ?? 'promote';
+  // An emergency: who ran the plan through freezes and line stops, and why.
+  const override = overrideApproval(plan);
   const out: HistoryEntry[] = [];
   for (const ap of plan.status?.apps ?? []) {
     if (!TERMINAL_APP_PHASES.has(ap.phase)) continue;
@@ -63,6 +66,8 @@ export function entriesOfPlan(plan: PromotionPlan, facts: EntryFacts = {}): Hist
       approvedBy,
       ...(approvedByPersons.length ? { approvedByPersons } : {}),
       ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
+      ...(override ? { overriddenBy: override.user } : {}),
+      ...(override?.overrideReason ? { overrideReason: override.overrideReason } : {}),
       ...(ap.startedAt ? { startedAt: ap.startedAt } : {}),
       finishedAt,
       ...(duration !== undefined ? { durationSeconds: duration } : {}),

@@ -152,6 +152,7 @@ export const PlanOut = z.object({
         ),
       counted: z.boolean().optional().describe('Whether it counts toward the approval policy (absent: not judged yet)'),
       overrideFreeze: z.boolean().optional(),
+      overrideReason: z.string().optional().describe('Why the approver overrode freeze windows and line stops'),
     }),
   ),
   waitingFor: z.string().optional().describe('Who still must approve'),
@@ -300,7 +301,13 @@ export function planOut(p: PromotionPlan): PlanOut {
     requestedBy: g.requestedBy,
     approved: g.approved,
     approvals: g.approvers.map((a) =>
-      defined({ user: a.user, person: a.person, counted: a.counted, overrideFreeze: a.overrideFreeze }),
+      defined({
+        user: a.user,
+        person: a.person,
+        counted: a.counted,
+        overrideFreeze: a.overrideFreeze,
+        overrideReason: clip(a.overrideReason),
+      }),
     ),
     waitingFor: g.waitingFor,
     frozen: g.frozen

@@ -1,4 +1,4 @@
-import type { Approval, RequiredApprovers } from '@kpromo/api';
+import { type Approval, overrideApproval, type RequiredApprovers } from '@kpromo/api';
 import { type PersonMapping, personOf } from './persons.js';
 
 export type ApprovalMode = 'manual' | 'auto';
@@ -48,9 +48,9 @@ export function evaluateApprovals(input: {
   const { mode, approvers: policy = {}, approvals, requestedBy, planUID, persons } = input;
   const person = (user: string) => personOf(user, persons);
   const requester = requestedBy ? person(requestedBy) : undefined;
-  // An override is recorded even when its approval does not count: admission checked the verb.
   const forOtherPlan = (a: Approval) => !!a.planUID && !!planUID && a.planUID !== planUID;
-  const overrideFreezeBy = approvals.find((a) => a.overrideFreeze && !forOtherPlan(a))?.user;
+  // An override is recorded even when its approval does not count: admission checked the verb.
+  const overrideFreezeBy = overrideApproval({ metadata: { uid: planUID }, spec: { approvals } })?.user;
   const common = {
     ...(overrideFreezeBy !== undefined ? { overrideFreezeBy } : {}),
     ...(requester !== undefined ? { requestedByPerson: requester } : {}),

@@ -224,6 +224,7 @@ function apiRoutes(d: ServerDeps): express.Router {
       const b = parseInput(ApproveBody, req.body, 'request body');
       return approvePlan(d.api, callerOf(req), p.namespace, p.name, {
         overrideFreeze: b.overrideFreeze === true,
+        overrideReason: b.overrideReason,
         comment: b.comment,
         uid: b.uid,
       });

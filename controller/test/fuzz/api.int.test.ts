@@ -312,6 +312,11 @@ describe('the HTTP API under arbitrary input', () => {
     const approveBody = fc.record(
       {
         overrideFreeze: flag,
+        overrideReason: fc.oneof(
+          fc.string({ maxLength: 60 }),
+          fc.constant('r '.repeat(550)),
+          fc.anything({ maxDepth: 1 }),
+        ),
         comment: fc.oneof(fc.string({ maxLength: 40 }), fc.constant('c'.repeat(1100)), fc.anything({ maxDepth: 1 })),
       },
       { requiredKeys: [] },

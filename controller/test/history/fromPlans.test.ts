@@ -85,6 +85,22 @@ describe('history entries of a plan', () => {
     expect(entriesOfPlan(p)[0]).not.toHaveProperty('approvedByPersons');
   });
 
+  it('records who overrode freezes and line stops, and why; an override naming another plan does not count', () => {
+    const why = 'payments down, hotfix v1.1.1';
+    const p = plan([{ application: 'checkout', phase: 'Succeeded', finishedAt: '2026-12-01T10:02:30Z' }], {
+      spec: {
+        approvals: [
+          { user: 'mallory', overrideFreeze: true, overrideReason: 'an approval of another plan', planUID: 'uid-0' },
+          { user: 'alice' },
+          { user: 'carol', overrideFreeze: true, overrideReason: why, planUID: 'uid-1' },
+        ],
+      },
+    });
+    expect(entriesOfPlan(p)[0]).toMatchObject({ overriddenBy: 'carol', overrideReason: why });
+    p.spec.approvals = [{ user: 'alice' }];
+    expect(Object.keys(entriesOfPlan(p)[0]).filter((k) => k.startsWith('overrid'))).toEqual([]);
+  });
+
   it('records a rollback as such, without an image build time (it restores an older image)', () => {
     const p = plan([{ application: 'a', phase: 'Succeeded', targetTag: 'v1', finishedAt: '2026-12-01T11:00:00Z' }], {
       spec: { action: 'rollback', rollbackOf: 'p0' },

@@ -58,8 +58,13 @@ describe('history segments (ConfigMaps)', () => {
     const good = entry('good', { finishedAt: '2026-12-01T00:00:00Z' });
     const withPersons = entry('persons', { finishedAt: '2026-12-01T00:00:00Z', approvedByPersons: ['alice@corp'] });
     const otherEnv = entry('other', { finishedAt: '2026-12-01T00:00:00Z', environment: 'dev' });
+    const overridden = entry('override', {
+      finishedAt: '2026-12-01T00:00:00Z',
+      overriddenBy: 'carol',
+      overrideReason: 'payments down, hotfix v1.1.1',
+    });
     const data = {
-      ...encode([good, withPersons, otherEnv]),
+      ...encode([good, withPersons, otherEnv, overridden]),
       [dataKey('bad-json')]: '{not json',
       [dataKey('bad-result')]: JSON.stringify({
         ...entry('bad-result', { finishedAt: '2026-12-01T00:00:00Z' }),
@@ -69,10 +74,14 @@ describe('history segments (ConfigMaps)', () => {
         ...entry('bad-persons', { finishedAt: '2026-12-01T00:00:00Z' }),
         approvedByPersons: 'alice@corp',
       }),
+      [dataKey('bad-reason')]: JSON.stringify({
+        ...entry('bad-reason', { finishedAt: '2026-12-01T00:00:00Z', overriddenBy: 'carol' }),
+        overrideReason: 'x'.repeat(1025),
+      }),
       // a valid entry under a key that is not its own (moved or forged)
       'e-0000': JSON.stringify(entry('moved', { finishedAt: '2026-12-01T00:00:00Z' })),
     };
-    expect(decodeSegment(cm(data)).map((e) => e.key)).toEqual(['good', 'persons']);
+    expect(decodeSegment(cm(data)).map((e) => e.key)).toEqual(['good', 'persons', 'override']);
     expect(decodeSegment(cm(data, 'prod', 'elsewhere'))).toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+import { OVERRIDE_REASON_MAX_LENGTH, overrideReasonProblem } from '@kpromo/api';
 import { z } from 'zod';
 import { MAX_PATTERN_LENGTH, tagPatternProblem } from './pattern.js';
 
@@ -188,13 +189,24 @@ const uidString = z
   .regex(/^[0-9a-fA-F-]{1,64}$/, 'must be the plan metadata.uid you reviewed (hex digits and dashes)');
 const reviewedUid = optional(uidString);
 
-export const ApproveBody = z.object({
-  /** Emergency: run despite a freeze window (needs the override-freeze verb). */
-  overrideFreeze: flag,
-  comment,
-  /** Required: an approval binds to the plan reviewed, never to a name. */
-  uid: z.preprocess(absent, uidString),
-});
+export const ApproveBody = z
+  .object({
+    /** Emergency: run despite a freeze window or a line stop (needs the override-freeze verb and overrideReason). */
+    overrideFreeze: flag,
+    /** Why, required with overrideFreeze: at least a sentence (packages/api/src/overrideReason.ts). */
+    overrideReason: optional(
+      z
+        .string({ error: 'must be a string' })
+        .max(OVERRIDE_REASON_MAX_LENGTH, `must be at most ${OVERRIDE_REASON_MAX_LENGTH} characters`),
+    ),
+    comment,
+    /** Required: an approval binds to the plan reviewed, never to a name. */
+    uid: z.preprocess(absent, uidString),
+  })
+  .superRefine((b, ctx) => {
+    const problem = overrideReasonProblem(b);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['overrideReason'], message: problem });
+  });
 
 /**
  * Lets the next wave of a fleet plan start after a wave with `pause` (spec.continuations; RBAC verb

@@ -29,7 +29,7 @@ const Waiting = 'Waiting' as const;
  */
 export const PlanApprover = Type.Composite(
   [
-    Type.Pick(Approval, ['user', 'groups', 'overrideFreeze', 'comment']),
+    Type.Pick(Approval, ['user', 'groups', 'overrideFreeze', 'overrideReason', 'comment']),
     Type.Partial(Type.Pick(PlanGateApprover, ['observedAt', 'person', 'counted', 'why'])),
   ],
   { $id: 'PlanApprover' },
@@ -135,6 +135,7 @@ export function planApprovers(plan: PromotionPlan): PlanApprover[] {
       user: a.user,
       ...(a.groups?.length ? { groups: [...a.groups] } : {}),
       ...(a.overrideFreeze ? { overrideFreeze: true } : {}),
+      ...(a.overrideReason ? { overrideReason: a.overrideReason } : {}),
       ...(a.comment ? { comment: a.comment } : {}),
       ...(g?.observedAt ? { observedAt: g.observedAt } : {}),
       ...(g?.person ? { person: g.person } : {}),

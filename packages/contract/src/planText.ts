@@ -39,18 +39,24 @@ export function planHold(
 /**
  * Who approved a history entry, for every door: `approved by alice, alice-admin, bob (2 persons:
  * alice@corp, bob)` — the persons only when they tell more than the names (one person, two
- * identities; an approval that did not count); undefined when nobody approved.
+ * identities; an approval that did not count) — and who overrode freezes and line stops, and why;
+ * undefined when nobody approved.
  */
 export function approvedByText(e: {
   approvedBy: readonly string[];
   approvedByPersons?: readonly string[];
+  overriddenBy?: string;
+  overrideReason?: string;
 }): string | undefined {
   if (!e.approvedBy.length) return undefined;
   const names = `approved by ${e.approvedBy.join(', ')}`;
   const persons = e.approvedByPersons;
+  const override = e.overriddenBy
+    ? `; ${e.overriddenBy} overrode freezes and line stops: ${e.overrideReason ?? 'no reason recorded'}`
+    : '';
   if (!persons || (persons.length === e.approvedBy.length && persons.every((p, i) => p === e.approvedBy[i])))
-    return names;
-  return `${names} (${persons.length} ${persons.length === 1 ? 'person' : 'persons'}: ${persons.join(', ')})`;
+    return `${names}${override}`;
+  return `${names} (${persons.length} ${persons.length === 1 ? 'person' : 'persons'}: ${persons.join(', ')})${override}`;
 }
 
 /**

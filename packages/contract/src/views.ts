@@ -249,6 +249,12 @@ export const HistoryEntry = Type.Object(
       }),
     ),
     requestedBy: Type.Optional(Type.String()),
+    overriddenBy: Type.Optional(
+      Type.String({
+        description: 'The approver who overrode freeze windows and line stops (an approval with overrideFreeze).',
+      }),
+    ),
+    overrideReason: Type.Optional(Type.String({ description: "That approver's reason (overrideReason)." })),
     startedAt: Type.Optional(Instant('When the application started (image copy).')),
     finishedAt: Instant('When the application reached its result.'),
     durationSeconds: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -1,4 +1,10 @@
-import { API_VERSION, type PromotionPlan } from '@kpromo/api';
+import {
+  API_VERSION,
+  OVERRIDE_REASON_REQUIRED,
+  OVERRIDE_REASON_TOO_SHORT,
+  OVERRIDE_REASON_WITHOUT_OVERRIDE,
+  type PromotionPlan,
+} from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import {
   ApplicationsQuery,
@@ -145,6 +151,30 @@ describe('request schemas (one for every door)', () => {
         message: `invalid request body: uid: ${UID_REQUIRED}`,
       });
     expect(UID_REQUIRED).toMatch(/metadata\.uid of the plan you reviewed \(GET \/plans\/\{namespace\}\/\{name\}/);
+  });
+
+  it('an override carries overrideReason, at least a sentence; a reason comes only with the override', () => {
+    const approve = (b: object) => checkInput(ApproveBody, { uid: 'ab-12', ...b }, 'request body');
+    expect(approve({ overrideFreeze: true })).toEqual({
+      ok: false,
+      message: `invalid request body: overrideReason: ${OVERRIDE_REASON_REQUIRED}`,
+    });
+    expect(approve({ overrideFreeze: true, overrideReason: 'hotfix' })).toEqual({
+      ok: false,
+      message: `invalid request body: overrideReason: ${OVERRIDE_REASON_TOO_SHORT}`,
+    });
+    expect(approve({ overrideReason: 'payments down, hotfix v1.1.1' })).toEqual({
+      ok: false,
+      message: `invalid request body: overrideReason: ${OVERRIDE_REASON_WITHOUT_OVERRIDE}`,
+    });
+    expect(approve({ overrideFreeze: true, overrideReason: 'x '.repeat(513) })).toMatchObject({
+      ok: false,
+      message: 'invalid request body: overrideReason: must be at most 1024 characters',
+    });
+    expect(approve({ overrideFreeze: true, overrideReason: 'payments down, hotfix v1.1.1' })).toEqual({
+      ok: true,
+      value: { overrideFreeze: true, overrideReason: 'payments down, hotfix v1.1.1', uid: 'ab-12' },
+    });
   });
 
   it('a create-and-approve names the digests reviewed: expect is required with approve, digests by application', () => {

@@ -153,6 +153,50 @@ const rows: Row[] = [
     { lineStop: 'shop/incident', reason: 'payments down', stoppedBy: 'carol' },
   ],
   [
+    'an approval overriding the freeze, with its reason, and what the controller observed of it',
+    plan(
+      {
+        approvals: [
+          { user: 'alice', comment: 'ok' },
+          {
+            user: 'carol',
+            groups: ['release-managers'],
+            overrideFreeze: true,
+            overrideReason: 'payments down, hotfix v1.1.1',
+            planUID: 'u1',
+          },
+        ],
+      },
+      {
+        gate: {
+          approved: true,
+          required: 1,
+          approvers: [
+            { user: 'alice', person: 'alice', counted: true, observedAt: AT },
+            { user: 'carol', person: 'carol', counted: false, why: 'enough approvals', overrideFreeze: true },
+          ],
+          frozen: { window: 'incident', overriddenBy: 'carol' },
+        },
+      },
+    ),
+    (p) => [p.approvers, p.frozen],
+    [
+      [
+        { user: 'alice', comment: 'ok', observedAt: AT, person: 'alice', counted: true },
+        {
+          user: 'carol',
+          groups: ['release-managers'],
+          overrideFreeze: true,
+          overrideReason: 'payments down, hotfix v1.1.1',
+          person: 'carol',
+          counted: false,
+          why: 'enough approvals',
+        },
+      ],
+      { window: 'incident', overriddenBy: 'carol' },
+    ],
+  ],
+  [
     'the automatic rollbacks a failed check caused',
     held,
     (p) => p.automaticRollbacks.map((r) => [r.plan, r.scope, r.check]),

@@ -33,6 +33,10 @@ describe('planText', () => {
       { approvedBy: ['alice', 'mallory'], approvedByPersons: ['alice'] },
       'approved by alice, mallory (1 person: alice)',
     ],
+    [
+      { approvedBy: ['alice', 'carol'], overriddenBy: 'carol', overrideReason: 'payments down, hotfix v1.1.1' },
+      'approved by alice, carol; carol overrode freezes and line stops: payments down, hotfix v1.1.1',
+    ],
   ])('says who approved %j: %s', (entry, text) => {
     expect(approvedByText(entry)).toBe(text);
   });

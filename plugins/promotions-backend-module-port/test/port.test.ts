@@ -60,7 +60,12 @@ describe('planProgress', () => {
       requestedBy: 'user:default/bob',
       approvals: [
         { user: 'user:default/alice', groups: ['group:default/team-a'] },
-        { user: 'port:carol@example.com', overrideFreeze: true, comment: 'hotfix' },
+        {
+          user: 'port:carol@example.com',
+          overrideFreeze: true,
+          overrideReason: 'payments down, hotfix v1.1.1',
+          comment: 'hotfix',
+        },
       ],
       candidates: [
         { application: 'a', from: { tag: 'v1', digest: 'sha256:1' } },
@@ -110,7 +115,13 @@ describe('planProgress', () => {
         observedAt: '2026-12-02T10:00:00Z',
         counted: true,
       },
-      { user: 'port:carol@example.com', overrideFreeze: true, comment: 'hotfix', counted: false },
+      {
+        user: 'port:carol@example.com',
+        overrideFreeze: true,
+        overrideReason: 'payments down, hotfix v1.1.1',
+        comment: 'hotfix',
+        counted: false,
+      },
     ]);
     expect(p.frozen).toEqual({
       window: 'friday',

@@ -105,7 +105,13 @@ function registerPromote(registry: ActionsRegistryService, svc: PromotionsServic
           overrideFreeze: z
             .boolean()
             .optional()
-            .describe('Emergency: run despite a freeze window (needs the override-freeze verb)'),
+            .describe(
+              'Emergency: run despite a freeze window or a stopped line (needs the override-freeze verb and overrideReason)',
+            ),
+          overrideReason: z
+            .string()
+            .optional()
+            .describe('Required with overrideFreeze: why, at least a sentence (20 characters, 3 words)'),
           comment: z.string().optional(),
           uid: reviewedUid(z, true),
         }),
@@ -117,6 +123,7 @@ function registerPromote(registry: ActionsRegistryService, svc: PromotionsServic
         { namespace: input.namespace, name: input.plan },
         {
           ...(input.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(input.overrideReason ? { overrideReason: input.overrideReason } : {}),
           ...(input.comment ? { comment: input.comment } : {}),
           uid: input.uid,
         },

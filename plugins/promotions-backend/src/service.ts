@@ -394,7 +394,7 @@ export class PromotionsService implements PromotionsOperations {
    * promotion.rollback for every application a rollback plan restores (a rollback plan has no
    * candidates of its own: its applications are those the rolled-back plan changed). At the
    * controller: the RBAC verb approve (rollback for a rollback plan; override-freeze with
-   * overrideFreeze).
+   * overrideFreeze, which needs overrideReason).
    */
   async approve(c: Caller, params: unknown, body?: unknown): Promise<PlanDetails> {
     const p = parseInput(PlanParams, params, 'plan reference');
@@ -423,6 +423,7 @@ export class PromotionsService implements PromotionsOperations {
         params: { path: p },
         body: {
           ...(b.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(b.overrideReason ? { overrideReason: b.overrideReason } : {}),
           ...(b.comment ? { comment: b.comment } : {}),
           // The plan the caller was shown (required by the contract): the controller refuses (409)
           // to approve a plan recreated under this name since, even one authorised above.
@@ -431,7 +432,7 @@ export class PromotionsService implements PromotionsOperations {
       }),
     );
     this.logger.info(
-      `promotion plan ${p.namespace}/${p.name} approved by ${user}${b.overrideFreeze ? ' (overriding a freeze)' : ''}`,
+      `promotion plan ${p.namespace}/${p.name} approved by ${user}${b.overrideFreeze ? ` (overriding freezes and line stops: ${b.overrideReason})` : ''}`,
     );
     return { plan: out, progress: planProgress(out) };
   }

@@ -40,8 +40,14 @@ describe('PromotionsClient', () => {
     expect((await c.rollbackPlan('shop', 'p1', { approve: true, uid: 'uid-1' })).plan.metadata.name).toBe('p1');
     expect((await c.listPlans())[0].metadata.name).toBe('p1');
     expect(
-      (await c.approvePlan('shop', 'p1', { uid: 'uid-1', overrideFreeze: true, comment: 'hotfix INC-7' })).plan.metadata
-        .name,
+      (
+        await c.approvePlan('shop', 'p1', {
+          uid: 'uid-1',
+          overrideFreeze: true,
+          overrideReason: 'hotfix INC-7: checkout answers 500',
+          comment: 'hotfix INC-7',
+        })
+      ).plan.metadata.name,
     ).toBe('p1');
     expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([
       'GET http://backstage.test/api/promotions/plans/shop/p1',
@@ -53,7 +59,12 @@ describe('PromotionsClient', () => {
     // The approver is never sent: the backend approves as the signed-in user, the plan of the uid shown.
     expect(requests[1].body).toEqual({ uid: 'uid-1' });
     expect(requests[2].body).toEqual({ approve: true, uid: 'uid-1' });
-    expect(requests[4].body).toEqual({ overrideFreeze: true, comment: 'hotfix INC-7', uid: 'uid-1' });
+    expect(requests[4].body).toEqual({
+      overrideFreeze: true,
+      overrideReason: 'hotfix INC-7: checkout answers 500',
+      comment: 'hotfix INC-7',
+      uid: 'uid-1',
+    });
   });
 
   it('continues a wave of a fleet plan with the wave and the uid of the plan shown, never the user', async () => {

@@ -263,6 +263,7 @@ export class PromotionsClient implements PromotionsApi {
         params: { path: { namespace, name } },
         body: {
           ...(opts.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(opts.overrideReason ? { overrideReason: opts.overrideReason } : {}),
           ...(opts.comment ? { comment: opts.comment } : {}),
           // Required: the approval binds to the plan the user was shown.
           uid: opts.uid,

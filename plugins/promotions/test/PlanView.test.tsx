@@ -182,11 +182,13 @@ describe('PlanView', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Override freeze' }));
     const dialog = await screen.findByRole('dialog');
     expect(dialog.textContent).toContain('prod is frozen by window friday-freeze (weekend).');
-    fireEvent.change(within(dialog).getByRole('textbox', { name: 'Reason' }), { target: { value: 'hotfix INC-7' } });
+    fireEvent.change(within(dialog).getByRole('textbox', { name: 'Reason' }), {
+      target: { value: ' hotfix INC-7: checkout answers 500 ' },
+    });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Approve despite the freeze' }));
     await waitFor(() =>
       expect(api.calls).toContain(
-        'approvePlan("shop","shop-prod-1",{"uid":"6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11","overrideFreeze":true,"comment":"hotfix INC-7"})',
+        'approvePlan("shop","shop-prod-1",{"uid":"6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11","overrideFreeze":true,"overrideReason":"hotfix INC-7: checkout answers 500"})',
       ),
     );
   });
@@ -204,12 +206,18 @@ describe('PlanView', () => {
     const overridden = approvedPlan({ phase: 'Pending' }, ['user:default/carol'], {
       frozen: { window: 'friday-freeze', until, overriddenBy: 'user:default/carol' },
     });
+    overridden.spec.approvals = [
+      { user: 'user:default/carol', overrideFreeze: true, overrideReason: 'hotfix INC-7: checkout answers 500' },
+    ];
     renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
       api: fakeApi({ getPlan: async () => overridden }),
       permission: 'allow',
     });
     expect(await screen.findByText('Freeze overridden: friday-freeze')).toBeTruthy();
     expect(screen.getByTestId('freeze').textContent).toContain('overridden by user:default/carol');
+    expect(screen.getByTestId('approvers').textContent).toContain(
+      '(overriding the freeze: “hotfix INC-7: checkout answers 500”)',
+    );
     expect(screen.queryByRole('button', { name: 'Override freeze' })).toBeNull();
   });
 

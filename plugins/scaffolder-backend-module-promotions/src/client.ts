@@ -69,11 +69,11 @@ export class PromotionsBackendClient {
     return this.call(credentials, (api) => api.POST('/plans', { body }));
   }
 
-  /** `POST /plans/{namespace}/{name}/approve` `{uid, overrideFreeze?, comment?}` (uid: the plan reviewed; 409 if it changed). */
+  /** `POST /plans/{namespace}/{name}/approve` `{uid, overrideFreeze?, overrideReason?, comment?}` (uid: the plan reviewed; 409 if it changed). */
   approve(
     credentials: BackstageCredentials,
     plan: PlanRef,
-    body: { overrideFreeze?: boolean; comment?: string; uid: string },
+    body: { overrideFreeze?: boolean; overrideReason?: string; comment?: string; uid: string },
   ) {
     return this.call(credentials, (api) =>
       api.POST('/plans/{namespace}/{name}/approve', { params: { path: plan }, body }),

@@ -1,4 +1,4 @@
-import { isFleet } from '@kpromo/api';
+import { isFleet, overrideApproval, overrideText } from '@kpromo/api';
 import type { ResolvedPlan } from '../planDecisions.js';
 import { iso } from '../time.js';
 import { startFleet } from './fleet.js';
@@ -34,10 +34,12 @@ export async function startPlan(
     `${isRollback ? 'rolling back' : 'promoting'} ${names.length} application(s) to ${plan.spec.to}${fleet}`,
   );
   await journal.save();
+  // An emergency says who overrode freezes and line stops, and why, wherever the start is announced.
+  const override = overrideApproval(plan);
   announce.event(
     'Normal',
     'Approved',
-    `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started`,
+    `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started${override ? `, ${overrideText(override)}` : ''}`,
   );
-  announce.notify('PlanApproved');
+  announce.notify('PlanApproved', override ? { message: overrideText(override) } : {});
 }

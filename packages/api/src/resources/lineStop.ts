@@ -5,8 +5,8 @@ import { Name, StatusBase, StringEnum } from '../schemaHelpers.js';
  * "Stop the line": while a LineStop exists, no new plan starts and running plans start no further
  * app (apps in flight finish), in its namespace or, for `scope: AllNamespaces` in the controller's
  * line-stop namespace, everywhere the controller serves. Deleting it lifts the stop. Rollbacks pass
- * (they restore known-good versions); a hotfix passes with an approval carrying `overrideFreeze`,
- * which needs the `override-freeze` verb.
+ * (they restore known-good versions); a hotfix passes with an approval carrying `overrideFreeze` (and
+ * its `overrideReason`), which needs the `override-freeze` verb.
  */
 export const LineStopSpec = Type.Object({
   reason: Type.String({

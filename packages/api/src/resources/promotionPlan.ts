@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { OVERRIDE_REASON_MAX_LENGTH, OVERRIDE_REASON_RULES } from '../overrideReason.js';
 import { ImageVersion, Name, StatusBase, StringEnum } from '../schemaHelpers.js';
 import { AttestationRecord, SignatureState } from './supplyChain.js';
 import { AutomaticRollback, VerificationProgress } from './verification.js';
@@ -16,26 +17,39 @@ export const Candidate = Type.Object({
  * One approval. Admission (examples/deploy/admission-policy.yaml) only lets a user add an entry that
  * names themselves and groups they are in, and only with the RBAC verb for the target environment.
  */
-export const Approval = Type.Object({
-  user: Type.String({ minLength: 1, maxLength: 253, description: 'Approving user: the requesting user.' }),
-  groups: Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
-      maxItems: 64,
-      description: 'Groups of the approver that count for required approvers; each must be one of theirs.',
-    }),
-  ),
-  overrideFreeze: Type.Optional(
-    Type.Boolean({ description: 'Emergency: run despite a freeze window (needs the override-freeze verb).' }),
-  ),
-  comment: Type.Optional(Type.String({ maxLength: 1024 })),
-  planUID: Type.Optional(
-    Type.String({
-      maxLength: 64,
-      description:
-        "metadata.uid of the plan the approver reviewed. Admission refuses an approval added to an existing plan without it or with another plan's uid: a plan's content never changes under its uid, so the approval binds to exactly what was shown (a deleted and recreated plan of the same name has a new uid).",
-    }),
-  ),
-});
+export const Approval = Type.Object(
+  {
+    user: Type.String({ minLength: 1, maxLength: 253, description: 'Approving user: the requesting user.' }),
+    groups: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+        maxItems: 64,
+        description: 'Groups of the approver that count for required approvers; each must be one of theirs.',
+      }),
+    ),
+    overrideFreeze: Type.Optional(
+      Type.Boolean({
+        description:
+          'Emergency: run despite a freeze window or a line stop (needs the override-freeze verb and overrideReason).',
+      }),
+    ),
+    overrideReason: Type.Optional(
+      Type.String({
+        maxLength: OVERRIDE_REASON_MAX_LENGTH,
+        description:
+          'Why this approval overrides freeze windows and line stops: required with overrideFreeze (and only with it), at least a sentence (20 characters and 3 words). Fixed with the approval (approvals are append-only); recorded in the history and notifications.',
+      }),
+    ),
+    comment: Type.Optional(Type.String({ maxLength: 1024 })),
+    planUID: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "metadata.uid of the plan the approver reviewed. Admission refuses an approval added to an existing plan without it or with another plan's uid: a plan's content never changes under its uid, so the approval binds to exactly what was shown (a deleted and recreated plan of the same name has a new uid).",
+      }),
+    ),
+  },
+  { 'x-kubernetes-validations': OVERRIDE_REASON_RULES },
+);
 
 /**
  * Lets one wave of a fleet plan start after a wave with `pause`. Admission only lets a user add an

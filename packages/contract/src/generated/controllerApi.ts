@@ -716,6 +716,10 @@ export interface components {
             /** @description The persons the approvals counted as (status.gate.approvers: counted ones, each person once), so that one person with two identities shows as one. Absent in entries recorded before persons were kept. */
             approvedByPersons?: string[];
             requestedBy?: string;
+            /** @description The approver who overrode freeze windows and line stops (an approval with overrideFreeze). */
+            overriddenBy?: string;
+            /** @description That approver's reason (overrideReason). */
+            overrideReason?: string;
             /**
              * Format: date-time
              * @description When the application started (image copy).
@@ -881,8 +885,10 @@ export interface components {
                     user: string;
                     /** @description Groups of the approver that count for required approvers; each must be one of theirs. */
                     groups?: string[];
-                    /** @description Emergency: run despite a freeze window (needs the override-freeze verb). */
+                    /** @description Emergency: run despite a freeze window or a line stop (needs the override-freeze verb and overrideReason). */
                     overrideFreeze?: boolean;
+                    /** @description Why this approval overrides freeze windows and line stops: required with overrideFreeze (and only with it), at least a sentence (20 characters and 3 words). Fixed with the approval (approvals are append-only); recorded in the history and notifications. */
+                    overrideReason?: string;
                     comment?: string;
                     /** @description metadata.uid of the plan the approver reviewed. Admission refuses an approval added to an existing plan without it or with another plan's uid: a plan's content never changes under its uid, so the approval binds to exactly what was shown (a deleted and recreated plan of the same name has a new uid). */
                     planUID?: string;
@@ -1732,6 +1738,7 @@ export interface operations {
             content: {
                 "application/json": {
                     overrideFreeze?: boolean;
+                    overrideReason?: string;
                     comment?: string;
                     uid: string;
                 };

@@ -118,7 +118,8 @@ export function PlanDialogs({
               await api.approvePlan(ns, plan.metadata.name, {
                 uid: plan.metadata.uid ?? '',
                 overrideFreeze: true,
-                ...(reason.trim() ? { comment: reason.trim() } : {}),
+                // Required, a sentence at least: a missing or short one is refused, the refusal shown here.
+                ...(reason.trim() ? { overrideReason: reason.trim() } : {}),
               }),
             ),
           )
@@ -127,10 +128,16 @@ export function PlanDialogs({
         <Text as="p">
           {plan.spec.to} is frozen by window {g.frozen?.window}
           {g.frozen?.reason ? ` (${g.frozen.reason})` : ''}. Approving with an override lets this plan run now; it needs
-          the override-freeze permission for {plan.spec.to} and is recorded with your name. This changes:
+          the override-freeze permission for {plan.spec.to} and is recorded with your name and reason. This changes:
         </Text>
         <ChangeList changes={changes} to={plan.spec.to} />
-        <TextField label="Reason" placeholder="e.g. hotfix for INC-1234" value={reason} onChange={setReason} />
+        <TextField
+          label="Reason"
+          description="Required: at least a sentence (20 characters, 3 words), kept with the plan, its history and notifications"
+          placeholder="e.g. hotfix for INC-1234: checkout answers 500"
+          value={reason}
+          onChange={setReason}
+        />
       </ConfirmDialog>
 
       <ConfirmDialog

@@ -45,7 +45,7 @@ export function GateDetails({ g, started }: { g: PlanProgress; started: boolean 
                 Approved by <EntityName entityRef={a.user} />
                 {asPerson(a.user, a.person)}
                 {a.observedAt ? ` at ${formatTime(a.observedAt)}` : ' (not yet seen by the controller)'}
-                {a.overrideFreeze ? ' (overriding the freeze)' : ''}
+                {a.overrideFreeze ? ` (overriding the freeze: “${a.overrideReason ?? 'no reason given'}”)` : ''}
                 {a.counted === false ? ` (does not count toward the approval policy${a.why ? `: ${a.why}` : ''})` : ''}
                 {a.comment ? ` – “${a.comment}”` : ''}
               </Text>

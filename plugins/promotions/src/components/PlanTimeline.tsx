@@ -47,7 +47,7 @@ export function planTimeline(
     events.push({
       at: a.observedAt,
       kind: 'approved',
-      text: `Approved by ${a.user}${a.person && a.person !== a.user ? ` as ${a.person}` : ''}${a.overrideFreeze ? ', overriding the freeze' : ''}${a.observedAt ? '' : ' (not yet seen by the controller)'}${a.comment ? `: “${a.comment}”` : ''}`,
+      text: `Approved by ${a.user}${a.person && a.person !== a.user ? ` as ${a.person}` : ''}${a.overrideFreeze ? `, overriding the freeze (“${a.overrideReason ?? 'no reason given'}”)` : ''}${a.observedAt ? '' : ' (not yet seen by the controller)'}${a.comment ? `: “${a.comment}”` : ''}`,
     });
   if (st.startedAt) events.push({ at: st.startedAt, kind: 'started', text: `Started in ${plan.spec.to}` });
   for (const a of st.apps ?? []) {

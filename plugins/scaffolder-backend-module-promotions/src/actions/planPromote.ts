@@ -12,7 +12,17 @@ export function promotePlanAction(client: PromotionsBackendClient) {
       input: {
         ...reviewedPlanInput('approving this plan'),
         overrideFreeze: (z) =>
-          z.boolean().optional().describe('Run despite a freeze window (needs the override-freeze verb)'),
+          z
+            .boolean()
+            .optional()
+            .describe(
+              'Run despite a freeze window or a stopped line (needs the override-freeze verb and overrideReason)',
+            ),
+        overrideReason: (z) =>
+          z
+            .string()
+            .optional()
+            .describe('Required with overrideFreeze: why, at least a sentence (20 characters, 3 words)'),
       },
       output: {
         phase: (z) => z.string(),
@@ -34,6 +44,7 @@ export function promotePlanAction(client: PromotionsBackendClient) {
         { namespace: ctx.input.namespace, name: ctx.input.plan },
         {
           ...(ctx.input.overrideFreeze ? { overrideFreeze: true } : {}),
+          ...(ctx.input.overrideReason ? { overrideReason: ctx.input.overrideReason } : {}),
           ...(ctx.input.comment ? { comment: ctx.input.comment } : {}),
           // requireConfirmation refused a missing uid; the backend's contract would too.
           uid: ctx.input.uid ?? '',
