@@ -78,6 +78,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         waitingFor: str('Waiting for'),
         frozenUntil: str('Frozen until'),
         eligibleAt: str('Eligible at'),
+        soakRestarted: str('Soak restarted (when: why)'),
         action: str('Action'),
         lineStopped: str('Line stopped (by whom: why)'),
         verification: { title: 'Verification', type: 'array' },
@@ -214,6 +215,9 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // Only while the freeze holds the plan (not once an approver overrode it).
               frozenUntil: 'if .progress.frozen.overriddenBy then null else .progress.frozen.until end',
               eligibleAt: '.progress.eligibleAt',
+              // The alert that last restarted the soak (stages[].soak.resetOn): why eligibleAt moved.
+              soakRestarted:
+                'if .progress.soakResets then (.progress.soakResets | last | "\\(.at): \\(.reason)") else null end',
               action: '.progress.action',
               // While a LineStop holds the plan (not once a hotfix approver overrode it).
               lineStopped:

@@ -15,7 +15,8 @@
  */
 export const GOVERNED_FIELDS = {
   PromotionFlow: [
-    // Which stages, who approves, soak, freezes, verification checks, waves: how a release is judged.
+    // Which stages, who approves, soak (and which alerts restart it: soak.resetOn), freezes,
+    // verification checks, waves: how a release is judged.
     'stages',
     // The default approval mode of every stage.
     'approval',

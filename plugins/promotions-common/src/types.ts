@@ -105,6 +105,7 @@ export {
   StopLineBody,
   shortDigest,
   skippedNotListed,
+  soakRestartText,
   tagPatternProblem,
   UID_REQUIRED,
 } from '@kpromo/contract';
