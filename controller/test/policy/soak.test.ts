@@ -202,13 +202,13 @@ describe('soakResetDecision: which alerts restart which soaks', () => {
     requiredSoakTime: '1h',
     soak: { resetOn: { alerts: [{ matchers: { app: 'web', severity: 'critical' } }, { matchers: { team: 'sre' } }] } },
   };
-  const plan = (over: { status?: PromotionPlan['status']; action?: 'rollback'; from?: string } = {}): PromotionPlan => ({
+  const plan = (over: { status?: PromotionPlan['status']; action?: 'rollback' } = {}): PromotionPlan => ({
     apiVersion: 'promotions.kpromo.dev/v1alpha1',
     kind: 'PromotionPlan',
     metadata: { name: 'p', namespace: 'shop' },
     spec: {
       flow: 'main',
-      from: over.from ?? 'stable',
+      from: 'stable',
       to: 'prod',
       candidates: [cand('web')],
       ...(over.action ? { action: over.action } : {}),
