@@ -6,6 +6,7 @@ import {
   type SoakReset,
   type Stage,
 } from '@kpromo/api';
+import { iso } from '../reconcile/time.js';
 import { parseDuration } from './duration.js';
 
 export interface SoakWait {
@@ -169,7 +170,7 @@ export function soakResetDecision(input: {
   return {
     op: 'reset',
     reset: {
-      at: now.toISOString(),
+      at: iso(now),
       environment,
       alert: name.slice(0, 256),
       fingerprint: alert.fingerprint,

@@ -308,7 +308,7 @@ describe('soakResetDecision: which alerts restart which soaks', () => {
     expect(d).toEqual({
       op: 'reset',
       reset: {
-        at: '2026-03-02T11:30:00.000Z',
+        at: '2026-03-02T11:30:00Z',
         environment: 'stable',
         alert: 'WebErrors',
         fingerprint: 'f1',
