@@ -1,6 +1,6 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { isRollback, isTerminalPlan } from '@kpromo/api';
-import { orderText, type PlanProgress, planHold, planProgress, planWaves } from '@kpromo/contract';
+import { orderText, type PlanProgress, planHold, planProgress, planWaves, soakRestartText } from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
 /** One application of a plan as the CLI shows it. */
@@ -87,8 +87,10 @@ export function gateLine(p: PlanProgress, now: Date): string | undefined {
       return `frozen by window ${p.frozen!.window}${p.frozen!.until ? ` until ${p.frozen!.until}` : ''}${p.frozen!.reason ? `: ${p.frozen!.reason}` : ''}`;
     case 'awaiting-approval':
       return `waiting for approval${p.waitingFor ? `: ${p.waitingFor}` : ''}`;
-    case 'soaking':
-      return `soaking until ${p.eligibleAt}`;
+    case 'soaking': {
+      const restart = soakRestartText(p);
+      return `soaking until ${p.eligibleAt}${restart ? ` (${restart})` : ''}`;
+    }
     default:
       return undefined;
   }

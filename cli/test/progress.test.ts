@@ -81,6 +81,26 @@ describe('headline and gate', () => {
     expect(gate({ approved: true, eligibleAt: '2026-01-01T09:00:00Z' })).toBeUndefined();
     expect(gate({}, 'Promoting')).toBeUndefined();
   });
+
+  it('says which alert last restarted the soak, and when', () => {
+    const reset = (at: string, alert: string) => ({
+      at,
+      environment: 'dev',
+      alert,
+      fingerprint: 'f1',
+      reason: `alert ${alert}{app="a"}: 5xx above 2%`,
+    });
+    const p = planProgress(
+      plan(['a'], {
+        phase: 'Pending',
+        gate: { approved: true, required: 1, eligibleAt: '2026-01-01T11:00:00Z' },
+        soakResets: [reset('2026-01-01T09:30:00Z', 'Older'), reset('2026-01-01T10:00:00Z', 'WebErrors')],
+      }),
+    );
+    expect(gateLine(p, NOW)).toBe(
+      'soaking until 2026-01-01T11:00:00Z (soak restarted at 2026-01-01T10:00:00Z: alert WebErrors{app="a"}: 5xx above 2%)',
+    );
+  });
 });
 
 describe('planFrame', () => {

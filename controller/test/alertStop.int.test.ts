@@ -5,13 +5,22 @@
 // lifts it (lineStopAlerts.liftOnResolve) and the plan runs. The test plays Prometheus: it posts
 // the alerts to Alertmanager's API v2 as a Prometheus server would. The attacks at the end post to
 // the receiver directly, as other authenticated callers would.
-import type { LineStop, PromotionPlan } from '@kpromo/api';
+// Alerts restart soaks (issue 53): in a second tenant whose stage stable has requiredSoakTime and
+// soak.resetOn, an alert for dev fired through the same Alertmanager while a plan soaks restarts
+// the soak, in the plan's status and read model; alerts for another namespace, environment or
+// labels, and senders that are no alert source there, restart nothing.
+import type { Application, LineStop, PromotionPlan } from '@kpromo/api';
+import { type AlertReceipt, planProgress } from '@kpromo/contract';
 import { type Alertmanager, needComponents, startAlertmanager, waitFor } from '@kpromo/test-harness';
 import {
+  applyCr,
   callApi,
+  createAndApprove,
+  getPlan,
   grantClusterRole,
   grantRole,
   isTerminalPlan,
+  testClusterAccess,
   twoStageWorld,
   waitPlan,
   withShown,
@@ -28,6 +37,8 @@ const world = twoStageWorld('amstop', {
 });
 const { ns: NS, run, dev, user } = world;
 const GLOBAL = world.namespace('global');
+/** A second tenant whose flow (written by the soak test) soaks candidates in dev before stable. */
+const { ns: SOAK } = world.release('soak', { apps: ['web'], flow: false });
 const stops = (ns: string) => `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${ns}/linestops`;
 
 /** Alertmanager's identity at the controller: may create and delete LineStops, nothing else. */
@@ -51,13 +62,18 @@ beforeAll(async () => {
   const lineStops = (verbs: string[]) => [{ apiGroups: ['promotions.kpromo.dev'], resources: ['linestops'], verbs }];
   // Alertmanager: the verb `alert` lets it record alerts as the cause of the stops it creates;
   // bound cluster-wide, an alert naming no namespace may stop every namespace.
-  for (const ns of [NS, GLOBAL])
+  for (const ns of [NS, GLOBAL, SOAK])
     await grantRole(dev, ns, 'alerting', lineStops(['get', 'list', 'create', 'delete', 'alert']), [alerting]);
   revokeEverywhere = await grantClusterRole(dev, ALERTS_EVERYWHERE, lineStops(['alert']), [alerting]);
   await grantRole(dev, NS, 'manager', lineStops(['get', 'list', 'create', 'delete']), [manager]);
   await grantRole(dev, GLOBAL, 'regional', lineStops(['get', 'list', 'create', 'delete', 'alert']), [regional]);
   ctl = await world.start(
-    { namespaces: [NS, GLOBAL], lineStopNamespace: GLOBAL, lineStopAlerts: { liftOnResolve: true } },
+    {
+      namespaces: [NS, GLOBAL, SOAK],
+      clusterAccess: testClusterAccess(NS, SOAK),
+      lineStopNamespace: GLOBAL,
+      lineStopAlerts: { liftOnResolve: true },
+    },
     [alerting, stranger, manager, regional],
   );
   am = await startAlertmanager({
@@ -70,6 +86,153 @@ afterAll(async () => {
   await am?.stop();
   await revokeEverywhere?.();
   await world.stop();
+});
+
+/** Posts an Alertmanager notification of one firing alert to the receiver as `token`. */
+const postAlert = (token: string, alert: { labels: Record<string, string>; fingerprint: string; startsAt?: string }) =>
+  callApi(ctl.port, '/api/v1/alertmanager', {
+    method: 'POST',
+    token,
+    body: { version: '4', status: 'firing', alerts: [{ status: 'firing', annotations: {}, ...alert }] },
+  });
+
+// First in the file: the global LineStop the line-stop tests leave would hold the plan before its soak.
+describe('Alertmanager restarts a soak (soak.resetOn)', () => {
+  it('an alert for the soaking environment matching soak.resetOn restarts the soak, in status and progress; other alerts and senders restart nothing', async () => {
+    // The soak counts from when the controller saw web Healthy in dev (no verification there).
+    const since = await waitFor('web Healthy in dev', async () => {
+      const app = await dev.getOrUndefined<Application>(
+        `/apis/promotions.kpromo.dev/v1alpha1/namespaces/${SOAK}/applications/web`,
+      );
+      const h = app?.status?.versions?.find((v) => v.environment === 'dev')?.healthySince;
+      return h ? Date.parse(h) : undefined;
+    });
+    // Long enough from then that the plan still soaks while the test sends the alerts.
+    const soakSeconds = Math.ceil((Date.now() - since) / 1000) + 30;
+    await applyCr(dev, {
+      kind: 'PromotionFlow',
+      metadata: { name: 'main', namespace: SOAK },
+      spec: {
+        stages: [
+          { environment: 'dev' },
+          {
+            environment: 'stable',
+            requiredSoakTime: `${soakSeconds}s`,
+            soak: { resetOn: { alerts: [{ matchers: { app: 'web', severity: 'critical' } }] } },
+          },
+        ],
+        selector: { applications: ['*'] },
+        rolloutTimeoutSeconds: 120,
+      },
+    });
+    await waitFor('the flow and both Environments of the soak tenant in the cache', async () => {
+      const c = ctl.controller.cache;
+      return (
+        !!c.getFlow(SOAK, 'main')?.spec.stages[1].soak &&
+        c.environments(SOAK).filter((e) => c.environmentSynced(e)).length === 2
+      );
+    });
+    // Retried until the cache has web's version in dev (a candidate to show).
+    await waitFor('the plan created', () =>
+      createAndApprove(ctl.port, { namespace: SOAK, from: 'dev', to: 'stable', name: 'soaking' }),
+    );
+    const held = await waitPlan(
+      dev,
+      SOAK,
+      'soaking',
+      (p: PromotionPlan) => p.status?.conditions?.find((c) => c.type === 'Ready')?.reason === 'Soaking',
+    );
+    const soakedAt = held.status?.gate?.eligibleAt;
+    expect(Date.parse(soakedAt ?? '')).toBe(since + soakSeconds * 1000);
+
+    // What may not restart it, while it soaks: a sender that is no alert source in its namespace
+    // (another tenant's alert source included), and alerts for another namespace, another
+    // environment, or without every matcher.
+    const matching = { alertname: 'WebErrors', app: 'web', severity: 'critical' };
+    for (const who of [stranger, regional]) {
+      const r = await postAlert(who.token, {
+        labels: { ...matching, kpromo_namespace: SOAK, kpromo_environment: 'dev' },
+        fingerprint: 'eeeeeeeeeeeeeeee',
+      });
+      expect(r.status).toBe(403);
+      expect(((await r.json()) as { error: string }).error).toBe(
+        `forbidden: ${who.username} may not restart soaks from alerts in namespace ${SOAK} (Kubernetes RBAC: needs verb alert on linestops there)`,
+      );
+    }
+    for (const labels of [
+      { ...matching, kpromo_namespace: NS, kpromo_environment: 'dev' },
+      { ...matching, kpromo_namespace: SOAK, kpromo_environment: 'stable' },
+      { ...matching, kpromo_namespace: SOAK },
+      { ...matching, severity: 'warning', kpromo_namespace: SOAK, kpromo_environment: 'dev' },
+    ]) {
+      const r = await postAlert(alerting.token, { labels, fingerprint: 'ffffffffffffffff' });
+      expect(r.status, JSON.stringify(labels)).toBe(200);
+      expect(((await r.json()) as AlertReceipt).soakRestarts, JSON.stringify(labels)).toEqual([]);
+    }
+    const untouched = await getPlan(dev, SOAK, 'soaking');
+    expect(untouched.status?.soakResets).toBeUndefined();
+    expect(untouched.status?.gate?.eligibleAt).toBe(soakedAt);
+
+    // Prometheus fires the matching alert for dev: Alertmanager sends it, the soak restarts.
+    const fired = Date.now();
+    const alert = {
+      labels: { ...matching, pod: 'web-1', kpromo_namespace: SOAK, kpromo_environment: 'dev' },
+      annotations: { summary: 'web 5xx above 2%' },
+      startsAt: new Date().toISOString(),
+    };
+    await am.postAlerts([alert]);
+    const restarted = await waitPlan(
+      dev,
+      SOAK,
+      'soaking',
+      (p: PromotionPlan) => !!p.status?.soakResets?.length,
+      30_000,
+    );
+    const [reset] = restarted.status!.soakResets!;
+    expect(reset).toMatchObject({
+      environment: 'dev',
+      alert: 'WebErrors',
+      reason: 'alert WebErrors{app="web",severity="critical"}: web 5xx above 2%',
+      by: alerting.username,
+    });
+    expect(reset.fingerprint).toMatch(/^[0-9a-f]+$/);
+    // Whole seconds, as every kpromo timestamp.
+    expect(Date.parse(reset.at)).toBeGreaterThanOrEqual(fired - 1000);
+    expect(Date.parse(reset.at)).toBeLessThanOrEqual(Date.now());
+    // The gate counts the soak from the restart: eligibleAt moves, and the Ready condition says why.
+    const until = Date.parse(reset.at) + soakSeconds * 1000;
+    const moved = await waitPlan(
+      dev,
+      SOAK,
+      'soaking',
+      (p: PromotionPlan) => Date.parse(p.status?.gate?.eligibleAt ?? '') === until,
+      30_000,
+    );
+    const ready = moved.status?.conditions?.find((c) => c.type === 'Ready');
+    expect(ready?.reason).toBe('Soaking');
+    expect(ready?.message).toContain(`the soak restarted at ${reset.at}: ${reset.reason}`);
+    // The read model every door renders (from the plan the API serves) says when and why.
+    const progress = planProgress(
+      (await (await callApi(ctl.port, `/api/v1/plans/${SOAK}/soaking`)).json()) as PromotionPlan,
+    );
+    expect(progress.eligibleAt).toBe(moved.status?.gate?.eligibleAt);
+    expect(progress.soakResets).toEqual([reset]);
+
+    // A repeat of the same firing (Alertmanager repeats notifications) restarts nothing.
+    const repeat = await postAlert(alerting.token, {
+      labels: alert.labels,
+      fingerprint: reset.fingerprint,
+      ...(reset.startsAt ? { startsAt: reset.startsAt } : {}),
+    });
+    expect(((await repeat.json()) as AlertReceipt).soakRestarts).toEqual([]);
+    expect((await getPlan(dev, SOAK, 'soaking')).status?.soakResets).toHaveLength(1);
+
+    // The plan starts only once the restarted soak is over, and goes through.
+    const done = await waitPlan(dev, SOAK, 'soaking', isTerminalPlan, soakSeconds * 1000 + 120_000);
+    expect(done.status?.phase).toBe('Complete');
+    expect(Date.parse(done.status?.startedAt ?? '')).toBeGreaterThanOrEqual(until);
+    await am.postAlerts([{ ...alert, endsAt: new Date(Date.now() - 1000).toISOString() }]);
+  }, 300_000);
 });
 
 describe('Alertmanager stops the line', () => {

@@ -198,6 +198,30 @@ describe('mcp text summaries', () => {
         plan({ gate: { approved: true, required: 1, eligibleAt: new Date(Date.now() + 60_000).toISOString() } }),
       ),
     ).toBe('soaking');
+    // Why the soak is longer than it was: the alert that restarted it, and when.
+    const eligibleAt = new Date(Date.now() + 60_000).toISOString();
+    const restarted = planOut(
+      plan({
+        phase: 'Pending',
+        gate: { approved: true, required: 1, eligibleAt },
+        soakResets: [
+          {
+            at: '2026-12-02T10:00:00Z',
+            environment: 'dev',
+            alert: 'WebErrors',
+            fingerprint: 'f1',
+            reason: 'alert WebErrors{app="web"}',
+            by: 'alertmanager',
+          },
+        ],
+      }),
+    );
+    expect(restarted.soakResets).toEqual([
+      { at: '2026-12-02T10:00:00Z', environment: 'dev', alert: 'WebErrors', reason: 'alert WebErrors{app="web"}' },
+    ]);
+    expect(planLine(restarted)).toBe(
+      `promote plan ns/p1 dev → stable, 1 candidate(s): waiting for the candidates to soak; until ${eligibleAt} (soak restarted at 2026-12-02T10:00:00Z: alert WebErrors{app="web"})`,
+    );
   });
   it('the order of a release: each app says what it waits for and the failed app that held it; apps their dependsOn', () => {
     const v = planOut(

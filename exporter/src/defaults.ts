@@ -80,6 +80,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         frozenUntil: str('Frozen until'),
         override: str('Overridden freezes and line stops (by whom: why)'),
         eligibleAt: str('Eligible at'),
+        soakRestarted: str('Soak restarted (when: why)'),
         action: str('Action'),
         lineStopped: str('Line stopped (by whom: why)'),
         verification: { title: 'Verification', type: 'array' },
@@ -223,6 +224,9 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               override:
                 '[.progress.approvers[] | select(.overrideFreeze) | "\\(.user): \\(.overrideReason // "no reason given")"] | if length == 0 then null else join("; ") end',
               eligibleAt: '.progress.eligibleAt',
+              // The alert that last restarted the soak (stages[].soak.resetOn): why eligibleAt moved.
+              soakRestarted:
+                'if .progress.soakResets then (.progress.soakResets | last | "\\(.at): \\(.reason)") else null end',
               action: '.progress.action',
               // While a LineStop holds the plan (not once a hotfix approver overrode it).
               lineStopped:

@@ -189,7 +189,7 @@ describe('mapping', () => {
     expect(bp.schema.properties.cooldowns).toBeDefined();
   });
 
-  it("maps a plan's gate: approved by policy, approvers, who it waits for, freeze and soak", async () => {
+  it("maps a plan's gate: approved by policy, approvers, who it waits for, freeze, soak and what restarted it", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
     const spec = { flow: 'f', from: 'dev', to: 'prod', candidates: [{ application: 'a' }] };
@@ -219,6 +219,15 @@ describe('mapping', () => {
               { user: 'port:bob@example.com', person: 'alice@example.com', counted: true },
             ],
           },
+          soakResets: [
+            {
+              at: '2026-12-05T09:00:00Z',
+              environment: 'dev',
+              alert: 'WebErrors',
+              fingerprint: 'f1',
+              reason: 'alert WebErrors{app="a"}',
+            },
+          ],
         },
       },
       {
@@ -256,8 +265,10 @@ describe('mapping', () => {
       approverPersons: ['alice@example.com'],
       frozenUntil: '2026-12-07T08:00:00Z',
       eligibleAt: '2026-12-05T10:00:00Z',
+      soakRestarted: '2026-12-05T09:00:00Z: alert WebErrors{app="a"}',
     });
     expect(props[1]).not.toHaveProperty('waitingFor');
+    expect(props[0]).not.toHaveProperty('soakRestarted');
     expect(props[2]).toMatchObject({
       approved: true,
       approvers: ['user:default/carol'],
@@ -268,7 +279,7 @@ describe('mapping', () => {
     expect(props[3]).toMatchObject({ approved: false, approvers: [], phase: 'Pending' });
     // The blueprint declares every mapped property.
     const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
-    for (const k of ['approved', 'approvers', 'waitingFor', 'frozenUntil', 'override', 'eligibleAt'])
+    for (const k of ['approved', 'approvers', 'waitingFor', 'frozenUntil', 'override', 'eligibleAt', 'soakRestarted'])
       expect(bp.schema.properties[k], k).toBeDefined();
   });
 

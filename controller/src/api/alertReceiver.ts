@@ -4,6 +4,7 @@ import { who } from './access.js';
 import { ApiError } from './apiError.js';
 import type { ApiContext } from './context.js';
 import { liftLineStop, stopLine } from './lineStops.js';
+import { restartSoaks } from './soakResets.js';
 
 /** How alerts stop the line (config `lineStopAlerts`). */
 export interface LineStopAlertSettings {
@@ -91,6 +92,7 @@ async function requireAlertSource(
   ctx: ApiContext,
   caller: Caller,
   a: { namespace: string; scope: 'Namespace' | 'AllNamespaces' },
+  what = 'stop or lift the line',
 ): Promise<void> {
   const everywhere = a.scope === 'AllNamespaces';
   const allowed = await ctx.access.may(caller, {
@@ -103,7 +105,7 @@ async function requireAlertSource(
     403,
     everywhere
       ? `forbidden: ${who(caller)} may not stop every namespace from an alert (Kubernetes RBAC: needs verb ${ALERT_VERB} on linestops in all namespaces, a ClusterRole bound with a ClusterRoleBinding)`
-      : `forbidden: ${who(caller)} may not stop or lift the line from alerts in namespace ${a.namespace} (Kubernetes RBAC: needs verb ${ALERT_VERB} on linestops there)`,
+      : `forbidden: ${who(caller)} may not ${what} from alerts in namespace ${a.namespace} (Kubernetes RBAC: needs verb ${ALERT_VERB} on linestops there)`,
   );
 }
 
@@ -120,7 +122,7 @@ export async function receiveAlerts(
   body: AlertmanagerWebhookBody,
   s: LineStopAlertSettings,
 ): Promise<AlertReceipt> {
-  const out: AlertReceipt = { stopped: [], lifted: [], unchanged: [], ignored: [] };
+  const out: AlertReceipt = { stopped: [], lifted: [], unchanged: [], ignored: [], soakRestarts: [] };
   const refused: string[] = [];
   for (const a of alertActions(body, s)) {
     if (a.op === 'ignore') {
@@ -151,6 +153,33 @@ export async function receiveAlerts(
       else throw e;
     }
   }
-  if (refused.length) throw new ApiError(403, refused.join('; '));
+  // Soaks: a firing alert naming a namespace and an environment restarts the soaks there whose
+  // soak.resetOn it matches. The labels choose the namespace, so the caller must be an alert source
+  // there, whatever the cluster holds (the answer tells a stranger nothing about the plans).
+  for (const a of body.alerts) {
+    const namespace = a.labels[NAMESPACE_LABEL];
+    const environment = a.labels[ENVIRONMENT_LABEL];
+    if (a.status !== 'firing' || !namespace || !environment) continue;
+    try {
+      await requireAlertSource(ctx, caller, { namespace, scope: 'Namespace' }, 'restart soaks');
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 403) {
+        refused.push(e.message);
+        continue;
+      }
+      throw e;
+    }
+    const alert = {
+      labels: a.labels,
+      fingerprint: a.fingerprint,
+      ...(a.startsAt ? { startsAt: a.startsAt } : {}),
+      ...(a.annotations?.summary || a.annotations?.description
+        ? { summary: a.annotations?.summary ?? a.annotations?.description }
+        : {}),
+    };
+    for (const plan of await restartSoaks(ctx, caller, namespace, environment, alert))
+      out.soakRestarts.push({ plan, fingerprint: a.fingerprint });
+  }
+  if (refused.length) throw new ApiError(403, [...new Set(refused)].join('; '));
   return out;
 }

@@ -51,8 +51,13 @@ export function planLine(p: PlanOut): string {
       : '';
   const who = p.waitingFor ? `; ${p.waitingFor}` : '';
   const frozen = p.frozen ? `; frozen by ${p.frozen.window}${p.frozen.until ? ` until ${p.frozen.until}` : ''}` : '';
+  const restart = p.soakResets?.[p.soakResets.length - 1];
+  const soak =
+    p.outcome === 'soaking' && p.eligibleAt
+      ? `; until ${p.eligibleAt}${restart ? ` (soak restarted at ${restart.at}: ${restart.reason})` : ''}`
+      : '';
   const n = p.isRollback ? '' : `, ${p.candidates.length} candidate(s)`;
-  return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}`;
+  return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}${soak}`;
 }
 
 /** Cluster names a wave line lists (the structured content has them all). */

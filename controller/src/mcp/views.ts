@@ -161,6 +161,17 @@ export const PlanOut = z.object({
     .optional()
     .describe('The freeze window holding the plan'),
   eligibleAt: z.string().optional().describe('When the candidates have soaked long enough in the source'),
+  soakResets: z
+    .array(
+      z.object({
+        at: z.string().describe('When the soak restarted (it counts from then)'),
+        environment: z.string(),
+        alert: z.string(),
+        reason: z.string(),
+      }),
+    )
+    .optional()
+    .describe("Alerts that restarted the soak (the stage's soak.resetOn), oldest first: why eligibleAt moved"),
   phase: z.string(),
   outcome: z
     .enum(PLAN_OUTCOMES)
@@ -314,6 +325,12 @@ export function planOut(p: PromotionPlan): PlanOut {
       ? defined({ window: g.frozen.window, reason: clip(g.frozen.reason), until: g.frozen.until })
       : undefined,
     eligibleAt: g.eligibleAt,
+    soakResets: g.soakResets?.map((r) => ({
+      at: r.at,
+      environment: r.environment,
+      alert: r.alert,
+      reason: clip(r.reason) ?? '',
+    })),
     phase: g.phase,
     outcome: planOutcome(p),
     succeeded: p.status?.succeeded,

@@ -1,5 +1,6 @@
 import {
   type Environment,
+  type EnvironmentVersion,
   isRollback,
   type LineStop,
   type PlanGate,
@@ -43,7 +44,6 @@ export function planGate(
   stops: readonly LineStop[] = [],
   persons?: PersonMapping,
 ): { gate: PlanGate; hold?: Hold } {
-  const ns = plan.metadata.namespace ?? 'default';
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
   const rollback = isRollback(plan);
   const approvals = plan.spec.approvals ?? [];
@@ -127,20 +127,12 @@ export function planGate(
   }
 
   if (stage?.requiredSoakTime) {
-    // Read once for every candidate: which plans verified what, where.
-    const plans = cache.plans?.(ns) ?? [];
-    const fromVersions = new Map(
-      plan.spec.candidates.map((c) => {
-        const app = cache.getApplication(ns, c.application);
-        const v = app?.status?.versions?.find((x) => x.environment === plan.spec.from);
-        return [c.application, soakingSince(v, verifiedAt(plans, c.application, plan.spec.from, v?.digest))] as const;
-      }),
-    );
     const s = soakGate({
       candidates: plan.spec.candidates,
-      source: (a) => fromVersions.get(a),
+      source: soakSources(plan, cache),
       requiredMs: parseDuration(stage.requiredSoakTime),
       now,
+      resets: plan.status?.soakResets,
     });
     if (s.eligibleAt) gate.eligibleAt = iso(s.eligibleAt);
     if (s.waiting.length)
@@ -148,14 +140,36 @@ export function planGate(
         gate,
         hold: {
           reason: 'Soaking',
-          message: `candidates must run Healthy in ${plan.spec.from} for ${stage.requiredSoakTime} first: ${s.waiting
-            .map((w) => `${w.application} ${w.reason}`)
-            .join('; ')}`,
+          message: `candidates must run Healthy in ${plan.spec.from} for ${stage.requiredSoakTime} first${
+            s.restart ? ` (the soak restarted at ${s.restart.at}: ${s.restart.reason})` : ''
+          }: ${s.waiting.map((w) => `${w.application} ${w.reason}`).join('; ')}`,
           recheckAt: s.eligibleAt,
         },
       };
   }
   return { gate };
+}
+
+/**
+ * Each candidate's version in the plan's source as soak time sees it: a version verified after it
+ * became Healthy soaks from the end of its verification (soakingSince). For the gate and for the
+ * alerts that restart a soak alike.
+ */
+export function soakSources(
+  plan: PromotionPlan,
+  cache: Pick<CacheView, 'getApplication'> & Partial<Pick<CacheView, 'plans'>>,
+): (application: string) => EnvironmentVersion | undefined {
+  const ns = plan.metadata.namespace ?? 'default';
+  // Read once for every candidate: which plans verified what, where.
+  const plans = cache.plans?.(ns) ?? [];
+  const versions = new Map(
+    plan.spec.candidates.map((c) => {
+      const app = cache.getApplication(ns, c.application);
+      const v = app?.status?.versions?.find((x) => x.environment === plan.spec.from);
+      return [c.application, soakingSince(v, verifiedAt(plans, c.application, plan.spec.from, v?.digest))] as const;
+    }),
+  );
+  return (a) => versions.get(a);
 }
 
 /**

@@ -15,9 +15,9 @@
  */
 export const GOVERNED_FIELDS = {
   PromotionFlow: [
-    // Which stages, who approves, soak, freezes, verification checks, waves: how a release is judged;
-    // and when an automatic stage promotes (autoPromotion: paused, debounce, cooldown), which decides
-    // which versions are delivered.
+    // Which stages, who approves, soak (and which alerts restart it: soak.resetOn), freezes,
+    // verification checks, waves: how a release is judged; and when an automatic stage promotes
+    // (autoPromotion: paused, debounce, cooldown), which decides which versions are delivered.
     'stages',
     // The default approval mode of every stage.
     'approval',

@@ -310,7 +310,8 @@ const alertLabels = z.record(
 );
 /**
  * POST /alertmanager: Alertmanager's webhook notification (version 4), the fields kpromo reads. A
- * configured route sends alerts labelled kpromo_stop_line="true" here (docs/line-stop.md).
+ * configured route sends alerts labelled kpromo_stop_line="true" here (docs/line-stop.md), and the
+ * alerts that restart soaks (stages[].soak.resetOn, docs/verification.md).
  */
 export const AlertmanagerWebhookBody = z.object({
   version: optional(z.string().max(16)),
@@ -323,6 +324,8 @@ export const AlertmanagerWebhookBody = z.object({
         labels: alertLabels,
         annotations: optional(alertLabels),
         fingerprint: pattern(/^[0-9a-fA-F]{1,32}$/, "Alertmanager's fingerprint (hex digits)"),
+        // With the fingerprint, which firing of the alert a notification is about (a repeat has the same).
+        startsAt: optional(z.string().max(64, 'startsAt must be at most 64 characters')),
       }),
       { error: 'must be a list of alerts' },
     )

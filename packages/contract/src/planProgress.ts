@@ -10,6 +10,7 @@ import {
   type PromotionPlan,
   rollbackApplications,
   SignatureState,
+  SoakReset,
   StringEnum,
   TERMINAL_WAVE_PHASES,
   WaveContinuation,
@@ -93,6 +94,12 @@ export const PlanProgress = Type.Object(
     waitingFor: Type.Optional(Type.String({ description: 'Who still must approve, in words.' })),
     frozen: Type.Optional(PlanGate.properties.frozen),
     eligibleAt: Type.Optional(Type.String({ description: 'When every candidate has soaked long enough.' })),
+    soakResets: Type.Optional(
+      Type.Array(SoakReset, {
+        description:
+          'Why and when alerts restarted the soak the plan waits on (status.soakResets), oldest first: the soak counts from the latest.',
+      }),
+    ),
     lineStopped: Type.Optional(PlanGate.properties.lineStopped),
     phase: StringEnum(PLAN_PHASES),
     done: Type.Boolean({ description: 'The phase is final: nothing about the plan changes any more.' }),
@@ -230,6 +237,7 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
     ...(gate?.waitingFor ? { waitingFor: gate.waitingFor } : {}),
     ...(gate?.frozen ? { frozen: { ...gate.frozen } } : {}),
     ...(gate?.eligibleAt ? { eligibleAt: gate.eligibleAt } : {}),
+    ...(st.soakResets?.length ? { soakResets: st.soakResets.map((r) => ({ ...r })) } : {}),
     ...(gate?.lineStopped ? { lineStopped: { ...gate.lineStopped } } : {}),
     phase,
     done: isTerminalPlan(phase),

@@ -37,6 +37,15 @@ export function planHold(
 }
 
 /**
+ * The latest restart of the soak a plan waits on, in words (`soak restarted at <time>: alert …`);
+ * undefined when nothing restarted it.
+ */
+export function soakRestartText(g: Pick<PlanProgress, 'soakResets'>): string | undefined {
+  const r = g.soakResets?.[g.soakResets.length - 1];
+  return r ? `soak restarted at ${r.at}: ${r.reason}` : undefined;
+}
+
+/**
  * Who approved a history entry, for every door: `approved by alice, alice-admin, bob (2 persons:
  * alice@corp, bob)` — the persons only when they tell more than the names (one person, two
  * identities; an approval that did not count) — and who overrode freezes and line stops, and why;

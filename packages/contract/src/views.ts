@@ -546,6 +546,13 @@ export const AlertReceipt = Type.Object(
       description: 'Repeats: the stop already existed, or was already lifted (by a person).',
     }),
     ignored: Type.Array(Type.Object({ fingerprint: Type.String(), why: Type.String() })),
+    soakRestarts: Type.Array(
+      Type.Object({ plan: Type.String({ description: '<namespace>/<name>' }), fingerprint: Type.String() }),
+      {
+        description:
+          "Plans whose soak (requiredSoakTime) a firing alert restarted: it named the plan's source environment (kpromo_namespace, kpromo_environment) and matched its stage's soak.resetOn.",
+      },
+    ),
   },
   { $id: 'AlertReceipt' },
 );

@@ -14,6 +14,7 @@ import {
   noCandidatesMessage,
   nothingToAdoptMessage,
   type PlanProgress,
+  soakRestartText,
   TERMINAL_WAVE_PHASES,
 } from '@kpromo/plugin-promotions-common';
 import type { PromotionsCaller as Caller, PromotionsOperations } from '@kpromo/plugin-promotions-node';
@@ -719,7 +720,8 @@ export class PortRunner {
     let hold = '';
     for (;;) {
       const { progress } = await this.svc.getPlan(caller, { namespace: ns, name });
-      // Why a plan that has not started waits: approvals, a freeze window, soak time.
+      const restart = soakRestartText(progress);
+      // Why a plan that has not started waits: approvals, a freeze window, soak time (and what restarted it).
       const why =
         progress.phase !== 'Pending'
           ? ''
@@ -730,7 +732,7 @@ export class PortRunner {
             : progress.frozen && !progress.frozen.overriddenBy
               ? `${progress.to} is frozen (${progress.frozen.window}${progress.frozen.reason ? `: ${progress.frozen.reason}` : ''})${progress.frozen.until ? ` until ${progress.frozen.until}` : ''}`
               : progress.eligibleAt
-                ? `soaking in ${progress.from} until ${progress.eligibleAt}`
+                ? `soaking in ${progress.from} until ${progress.eligibleAt}${restart ? ` (${restart})` : ''}`
                 : '';
       if (why && why !== hold) await this.log(runId, { message: `Plan ${ns}/${name}: ${why}` });
       hold = why;

@@ -90,6 +90,15 @@ describe('planProgress', () => {
         },
         eligibleAt: '2026-12-02T09:00:00Z',
       },
+      soakResets: [
+        {
+          at: '2026-12-02T08:00:00Z',
+          environment: 'dev',
+          alert: 'WebErrors',
+          fingerprint: 'f1',
+          reason: 'alert WebErrors',
+        },
+      ],
     },
   };
 
@@ -104,7 +113,7 @@ describe('planProgress', () => {
     expect(planProgress({ ...base, status: undefined }).phase).toBe('Pending');
   });
 
-  it('says what the gate says: approved, approvers with observedAt, freeze, soak, requestedBy', () => {
+  it('says what the gate says: approved, approvers with observedAt, freeze, soak and its restarts, requestedBy', () => {
     const p = planProgress(base);
     expect(p.approved).toBe(true);
     expect(p.requestedBy).toBe('user:default/bob');
@@ -130,6 +139,15 @@ describe('planProgress', () => {
       overriddenBy: 'port:carol@example.com',
     });
     expect(p.eligibleAt).toBe('2026-12-02T09:00:00Z');
+    expect(p.soakResets).toEqual([
+      {
+        at: '2026-12-02T08:00:00Z',
+        environment: 'dev',
+        alert: 'WebErrors',
+        fingerprint: 'f1',
+        reason: 'alert WebErrors',
+      },
+    ]);
     expect(p.waitingFor).toBeUndefined();
   });
 

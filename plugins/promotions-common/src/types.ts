@@ -106,6 +106,7 @@ export {
   StopLineBody,
   shortDigest,
   skippedNotListed,
+  soakRestartText,
   tagPatternProblem,
   UID_REQUIRED,
 } from '@kpromo/contract';

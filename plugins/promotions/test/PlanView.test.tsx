@@ -230,6 +230,26 @@ describe('PlanView', () => {
     expect((await screen.findByTestId('soak')).textContent).toBe(
       `Soaking in stable: eligible at ${eligibleAt.slice(0, 19).replace('T', ' ')} UTC (in 45m)`,
     );
+    expect(screen.queryByTestId('soak-restart')).toBeNull();
+  });
+
+  it('shows which alert restarted the soak, and when', async () => {
+    const eligibleAt = new Date(Date.now() + 45 * 60_000).toISOString();
+    const reset = (at: string, alert: string) => ({
+      at,
+      environment: 'stable',
+      alert,
+      fingerprint: 'f1',
+      reason: `alert ${alert}{app="web"}: 5xx above 2%`,
+    });
+    const soakResets = [reset('2026-12-02T10:05:00Z', 'Older'), reset('2026-12-02T10:15:00Z', 'WebErrors')];
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => approvedPlan({ phase: 'Pending', soakResets }, [ALICE], { eligibleAt }) }),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('soak-restart')).textContent).toBe(
+      'Soak restarted at 2026-12-02 10:15:00 UTC: alert WebErrors{app="web"}: 5xx above 2% (2 restarts)',
+    );
   });
 
   it('shows per-app progress live by polling, and failures with their reasons', async () => {

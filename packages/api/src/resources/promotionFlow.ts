@@ -67,46 +67,94 @@ export const Wave = Type.Object(
   },
 );
 
-export const Stage = Type.Object({
-  environment: Name('Environment name.'),
-  approval: Type.Optional(
-    StringEnum(['manual', 'auto'] as const, {
-      description:
-        'manual: plans wait for approvals (see approvers). auto: the controller creates plans for new candidates and they need no approval. Defaults to the flow approval.',
-    }),
-  ),
-  approvers: Type.Optional(RequiredApprovers),
-  autoPromotion: Type.Optional(AutoPromotion),
-  requiredSoakTime: Type.Optional(
-    Duration(
-      'A candidate must have run Healthy in the previous stage this long before it is promoted here; when it was promoted there with verification, the time counts from the end of that verification.',
+/**
+ * What restarts the soak a plan into this stage waits on (requiredSoakTime, in the previous
+ * environment): an alert for that environment matching one of these. Verification checks do not
+ * sample after their window, so the alerts are the evidence during a soak.
+ */
+export const Soak = Type.Object(
+  {
+    resetOn: Type.Object(
+      {
+        alerts: Type.Array(
+          Type.Object({
+            matchers: Type.Unsafe<Record<string, string>>({
+              type: 'object',
+              additionalProperties: { type: 'string', maxLength: 1024 },
+              minProperties: 1,
+              maxProperties: 16,
+              description:
+                'Labels the alert must carry with exactly these values, all of them (e.g. app: web, severity: critical).',
+            }),
+          }),
+          {
+            minItems: 1,
+            maxItems: 16,
+            description:
+              'An Alertmanager alert firing for the soaking environment (labels kpromo_namespace and kpromo_environment, sent by an alert source: docs/line-stop.md) that matches any entry restarts the soak from when kpromo receives it.',
+          },
+        ),
+      },
+      { description: 'What restarts the soak.' },
     ),
-  ),
-  freezeWindows: Type.Optional(Type.Array(FreezeWindow, { maxItems: 32 })),
-  verification: Type.Optional(Verification),
-  signaturePolicy: Type.Optional(
-    Type.Object(SignaturePolicy.properties, {
-      description: "Replaces the flow's signaturePolicy for promotions into this stage.",
-    }),
-  ),
-  waves: Type.Optional(
-    Type.Array(Wave, {
-      minItems: 1,
-      maxItems: 16,
-      description:
-        'For an Environment with clusters (a fleet): the order its clusters are promoted in. Without waves, every cluster is one wave.',
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['name'],
-    }),
-  ),
-  onWaveFailure: Type.Optional(
-    StringEnum(['halt', 'rollback'] as const, {
-      default: 'halt',
-      description:
-        'When a wave fails (more clusters failed than its failureBudget): halt leaves the later waves unstarted; rollback also restores every cluster the plan already changed (an automatic rollback plan).',
-    }),
-  ),
-});
+  },
+  {
+    description:
+      'How requiredSoakTime is judged: what restarts it. A restart is recorded in the waiting plan (status.soakResets).',
+  },
+);
+
+export const Stage = Type.Object(
+  {
+    environment: Name('Environment name.'),
+    approval: Type.Optional(
+      StringEnum(['manual', 'auto'] as const, {
+        description:
+          'manual: plans wait for approvals (see approvers). auto: the controller creates plans for new candidates and they need no approval. Defaults to the flow approval.',
+      }),
+    ),
+    approvers: Type.Optional(RequiredApprovers),
+    autoPromotion: Type.Optional(AutoPromotion),
+    requiredSoakTime: Type.Optional(
+      Duration(
+        'A candidate must have run Healthy in the previous stage this long before it is promoted here; when it was promoted there with verification, the time counts from the end of that verification.',
+      ),
+    ),
+    soak: Type.Optional(Soak),
+    freezeWindows: Type.Optional(Type.Array(FreezeWindow, { maxItems: 32 })),
+    verification: Type.Optional(Verification),
+    signaturePolicy: Type.Optional(
+      Type.Object(SignaturePolicy.properties, {
+        description: "Replaces the flow's signaturePolicy for promotions into this stage.",
+      }),
+    ),
+    waves: Type.Optional(
+      Type.Array(Wave, {
+        minItems: 1,
+        maxItems: 16,
+        description:
+          'For an Environment with clusters (a fleet): the order its clusters are promoted in. Without waves, every cluster is one wave.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      }),
+    ),
+    onWaveFailure: Type.Optional(
+      StringEnum(['halt', 'rollback'] as const, {
+        default: 'halt',
+        description:
+          'When a wave fails (more clusters failed than its failureBudget): halt leaves the later waves unstarted; rollback also restores every cluster the plan already changed (an automatic rollback plan).',
+      }),
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.soak) || has(self.requiredSoakTime)',
+        message: 'soak restarts requiredSoakTime: set requiredSoakTime on this stage, or remove soak',
+      },
+    ],
+  },
+);
 
 export const ApplicationSelector = Type.Object({
   applications: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Names or globs.' })),
@@ -189,6 +237,7 @@ export const PromotionFlowStatus = Type.Object({
 
 export type Stage = Static<typeof Stage>;
 export type Wave = Static<typeof Wave>;
+export type Soak = Static<typeof Soak>;
 export type ApplicationSelector = Static<typeof ApplicationSelector>;
 export type PromotionFlowSpec = Static<typeof PromotionFlowSpec>;
 export type PromotionFlowStatus = Static<typeof PromotionFlowStatus>;

@@ -302,6 +302,28 @@ export const TargetProgress = Type.Object({
   }),
 });
 
+/** Most soak restarts a plan keeps (the latest): only the last one decides when the soak ends. */
+export const MAX_SOAK_RESETS = 20;
+
+/** A restart of the soak a plan waits on (requiredSoakTime), by an alert its stage's soak.resetOn matches. */
+export const SoakReset = Type.Object({
+  at: Type.String({ format: 'date-time', description: 'When the soak restarted: when kpromo received the alert.' }),
+  environment: Type.String({ description: 'The environment that soaked (spec.from), which the alert named.' }),
+  alert: Type.String({ description: 'The alert (its alertname).' }),
+  fingerprint: Type.String({ description: "Alertmanager's fingerprint of the alert." }),
+  startsAt: Type.Optional(
+    Type.String({
+      description:
+        'When the alert started firing, as Alertmanager sent it: with the fingerprint, which firing this was (a repeat of it restarts nothing).',
+    }),
+  ),
+  reason: Type.String({
+    maxLength: 1024,
+    description: 'Why, in words: the alert, the labels it matched, its summary.',
+  }),
+  by: Type.Optional(Type.String({ description: 'The alert source that sent it (the authenticated caller).' })),
+});
+
 export const PromotionPlanStatus = Type.Object({
   ...StatusBase,
   phase: Type.Optional(StringEnum(PLAN_PHASES)),
@@ -322,6 +344,13 @@ export const PromotionPlanStatus = Type.Object({
     Type.Array(AutomaticRollback, {
       maxItems: 500,
       description: 'Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease).',
+    }),
+  ),
+  soakResets: Type.Optional(
+    Type.Array(SoakReset, {
+      maxItems: MAX_SOAK_RESETS,
+      description:
+        "Restarts of the soak this plan waits on (the stage's requiredSoakTime and soak.resetOn), oldest first; the soak counts from the latest.",
     }),
   ),
   candidateSignatures: Type.Optional(
@@ -355,6 +384,7 @@ export const PromotionPlanStatus = Type.Object({
 });
 
 export type Candidate = Static<typeof Candidate>;
+export type SoakReset = Static<typeof SoakReset>;
 export type PromotionPlanSpec = Static<typeof PromotionPlanSpec>;
 export type Approval = Static<typeof Approval>;
 export type PlanGate = Static<typeof PlanGate>;

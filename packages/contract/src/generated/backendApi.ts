@@ -841,6 +841,26 @@ export interface components {
             };
             /** @description When every candidate has soaked long enough. */
             eligibleAt?: string;
+            /** @description Why and when alerts restarted the soak the plan waits on (status.soakResets), oldest first: the soak counts from the latest. */
+            soakResets?: {
+                /**
+                 * Format: date-time
+                 * @description When the soak restarted: when kpromo received the alert.
+                 */
+                at: string;
+                /** @description The environment that soaked (spec.from), which the alert named. */
+                environment: string;
+                /** @description The alert (its alertname). */
+                alert: string;
+                /** @description Alertmanager's fingerprint of the alert. */
+                fingerprint: string;
+                /** @description When the alert started firing, as Alertmanager sent it: with the fingerprint, which firing this was (a repeat of it restarts nothing). */
+                startsAt?: string;
+                /** @description Why, in words: the alert, the labels it matched, its summary. */
+                reason: string;
+                /** @description The alert source that sent it (the authenticated caller). */
+                by?: string;
+            }[];
             /** @description The line is stopped for this plan (a LineStop); absent when it runs. */
             lineStopped?: {
                 /** @description The LineStop holding the plan, <namespace>/<name>. */
@@ -1275,6 +1295,26 @@ export interface components {
                     message: string;
                     /** Format: date-time */
                     at: string;
+                }[];
+                /** @description Restarts of the soak this plan waits on (the stage's requiredSoakTime and soak.resetOn), oldest first; the soak counts from the latest. */
+                soakResets?: {
+                    /**
+                     * Format: date-time
+                     * @description When the soak restarted: when kpromo received the alert.
+                     */
+                    at: string;
+                    /** @description The environment that soaked (spec.from), which the alert named. */
+                    environment: string;
+                    /** @description The alert (its alertname). */
+                    alert: string;
+                    /** @description Alertmanager's fingerprint of the alert. */
+                    fingerprint: string;
+                    /** @description When the alert started firing, as Alertmanager sent it: with the fingerprint, which firing this was (a repeat of it restarts nothing). */
+                    startsAt?: string;
+                    /** @description Why, in words: the alert, the labels it matched, its summary. */
+                    reason: string;
+                    /** @description The alert source that sent it (the authenticated caller). */
+                    by?: string;
                 }[];
                 /** @description Each candidate's source digest against the stage's signature policy, checked while the plan waits for approval so approvers see it; the check right before the copy is the one that decides. */
                 candidateSignatures?: {

@@ -333,6 +333,12 @@ export interface components {
                 fingerprint: string;
                 why: string;
             }[];
+            /** @description Plans whose soak (requiredSoakTime) a firing alert restarted: it named the plan's source environment (kpromo_namespace, kpromo_environment) and matched its stage's soak.resetOn. */
+            soakRestarts: {
+                /** @description <namespace>/<name> */
+                plan: string;
+                fingerprint: string;
+            }[];
         };
         ApplicationList: {
             items: components["schemas"]["ApplicationView"][];
@@ -1080,6 +1086,26 @@ export interface components {
                     message: string;
                     /** Format: date-time */
                     at: string;
+                }[];
+                /** @description Restarts of the soak this plan waits on (the stage's requiredSoakTime and soak.resetOn), oldest first; the soak counts from the latest. */
+                soakResets?: {
+                    /**
+                     * Format: date-time
+                     * @description When the soak restarted: when kpromo received the alert.
+                     */
+                    at: string;
+                    /** @description The environment that soaked (spec.from), which the alert named. */
+                    environment: string;
+                    /** @description The alert (its alertname). */
+                    alert: string;
+                    /** @description Alertmanager's fingerprint of the alert. */
+                    fingerprint: string;
+                    /** @description When the alert started firing, as Alertmanager sent it: with the fingerprint, which firing this was (a repeat of it restarts nothing). */
+                    startsAt?: string;
+                    /** @description Why, in words: the alert, the labels it matched, its summary. */
+                    reason: string;
+                    /** @description The alert source that sent it (the authenticated caller). */
+                    by?: string;
                 }[];
                 /** @description Each candidate's source digest against the stage's signature policy, checked while the plan waits for approval so approvers see it; the check right before the copy is the one that decides. */
                 candidateSignatures?: {
@@ -2504,6 +2530,7 @@ export interface operations {
                             [key: string]: string;
                         };
                         fingerprint: string;
+                        startsAt?: string;
                     }[];
                 };
             };

@@ -23,12 +23,14 @@ function EntityName({ entityRef, kind = 'user' }: { entityRef: string; kind?: st
 
 /**
  * What the plan's gate says, for people: who asked for it, who approved and when, who still must
- * approve, the freeze window holding it (with a countdown) and when its candidates have soaked.
+ * approve, the freeze window holding it (with a countdown), when its candidates have soaked, and
+ * the alert that last restarted their soak.
  */
 export function GateDetails({ g, started }: { g: PlanProgress; started: boolean }) {
   const now = useNow(1000);
   const frozen = g.frozen;
   const unseen = g.approvers.some((a) => !a.observedAt);
+  const restart = g.soakResets?.[g.soakResets.length - 1];
   return (
     <Flex direction="column" gap="2" data-testid="plan-gate">
       {g.requestedBy ? (
@@ -85,6 +87,12 @@ export function GateDetails({ g, started }: { g: PlanProgress; started: boolean 
       {g.eligibleAt && !started && Date.parse(g.eligibleAt) > now ? (
         <Text as="p" variant="body-small" data-testid="soak">
           Soaking in {g.from}: eligible at {formatTime(g.eligibleAt)} ({formatCountdown(g.eligibleAt, now)})
+        </Text>
+      ) : null}
+      {restart && !started ? (
+        <Text as="p" variant="body-small" data-testid="soak-restart">
+          Soak restarted at {formatTime(restart.at)}: {restart.reason}
+          {g.soakResets!.length > 1 ? ` (${g.soakResets!.length} restarts)` : ''}
         </Text>
       ) : null}
     </Flex>
