@@ -139,6 +139,20 @@ export async function advanceWork(
 }
 
 /**
+ * A Pending app that a failed dependency holds fails without starting (DependencyFailed, `heldBy`),
+ * with a Warning Event; `where` names a fleet's cluster entry (" in cluster c1").
+ */
+export function failHeldApp(run: PlanRun, ap: AppProgress, heldBy: string, isRollback: boolean, where = ''): void {
+  ap.phase = 'Failed';
+  ap.reason = 'DependencyFailed';
+  ap.heldBy = heldBy;
+  delete ap.waitsFor;
+  ap.message = orderText(ap, isRollback);
+  ap.finishedAt = iso(run.now());
+  run.announce.event('Warning', 'DependencyFailed', `${ap.application}${where}: ${ap.message}`);
+}
+
+/**
  * Records why Pending apps do not start (stored when that changes): an app held by a failed
  * dependency fails without starting (DependencyFailed, `heldBy`); one waiting for its dependencies
  * says which (WaitingForDependency, `waitsFor`); one another plan holds ({@link promotionBlocker})
@@ -150,7 +164,7 @@ async function recordWaits(
   blockers: ReadonlyMap<string, PromotionPlan>,
   isRollback: boolean,
 ): Promise<void> {
-  const { plan, status, now } = run;
+  const { plan, status } = run;
   let changed = false;
   for (const ap of status.apps ?? []) {
     if (ap.phase !== 'Pending') continue;
@@ -158,14 +172,8 @@ async function recordWaits(
     const waitsFor = d.waiting.get(ap.application);
     const other = blockers.get(ap.application);
     if (heldBy) {
-      ap.phase = 'Failed';
-      ap.reason = 'DependencyFailed';
-      ap.heldBy = heldBy;
-      delete ap.waitsFor;
-      ap.message = orderText(ap, isRollback);
-      ap.finishedAt = iso(now());
+      failHeldApp(run, ap, heldBy, isRollback);
       changed = true;
-      run.announce.event('Warning', 'DependencyFailed', `${ap.application}: ${ap.message}`);
     } else if (waitsFor) {
       const message = orderText({ waitsFor }, isRollback);
       if (ap.reason !== 'WaitingForDependency' || ap.message !== message) {

@@ -7,7 +7,6 @@ import {
   TERMINAL_WAVE_PHASES,
   type WaveProgress,
 } from '@kpromo/api';
-import { orderText } from '@kpromo/contract';
 import { runningVersion } from '../../candidates/runningVersion.js';
 import { parseDuration } from '../../policy/duration.js';
 import { orderDecisions, planOrder } from '../orderDecisions.js';
@@ -23,7 +22,7 @@ import {
   startWaves,
   waveRollbackCause,
 } from '../waveDecisions.js';
-import { type AppWork, advanceWork } from './appRunner.js';
+import { type AppWork, advanceWork, failHeldApp } from './appRunner.js';
 import type { ReconcileOutcome } from './deps.js';
 import { markOriginalRolledBack } from './finish.js';
 import { ensureRollback } from './onFailure.js';
@@ -254,14 +253,8 @@ async function advanceWave(
       const heldBy = held ? undefined : d.held.get(ap.application);
       const waitsFor = d.waiting.get(ap.application);
       if (heldBy) {
-        ap.phase = 'Failed';
-        ap.reason = 'DependencyFailed';
-        ap.heldBy = heldBy;
-        delete ap.waitsFor;
-        ap.message = orderText(ap, isRollback);
-        ap.finishedAt = iso(now());
+        failHeldApp(run, ap, heldBy, isRollback, ` in cluster ${cluster}`);
         failedHere = true;
-        run.announce.event('Warning', 'DependencyFailed', `${ap.application} in cluster ${cluster}: ${ap.message}`);
       } else if (waitsFor) ap.waitsFor = waitsFor;
       else delete ap.waitsFor;
     }
