@@ -4,7 +4,7 @@ export * from './cluster/cgroup.js';
 export * from './cluster/controlPlane.js';
 export * from './cluster/kubectl.js';
 export { needComponents, type TestComponent } from './cluster/need.js';
-export { defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
+export { cacheRoot, defaultKubeconfigPath, ensureBinaries, REPO_ROOT, stateDir } from './cluster/paths.js';
 export { freePortBlock } from './cluster/ports.js';
 export * from './cosign/cosign.js';
 export * from './faults/controllerProcess.js';

@@ -1,7 +1,8 @@
 // `yarn portal`: the example Backstage portal against the local clusters, with real data.
 //
 // 1. builds the frontend with the Backstage CLI (`backstage-cli package build`, Rspack; new frontend
-//    system with feature discovery) when packages/app/dist is missing or --build is passed;
+//    system with feature discovery) when packages/app/dist is missing or --build is passed, reusing
+//    the build of identical inputs kept in the harness's cache (frontendBuild.ts); --rebuild always builds;
 // 2. resets the `kpromo-portal` namespace on the dev/stable/prod clusters and deploys the sample
 //    `shop` release (dev runs v1.1.0, stable and prod v1.0.0), with two local OCI registries;
 // 3. grants Kubernetes RBAC: the backend's token user may impersonate the portal's users (the
@@ -19,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, startController } from '@kpromo/controller';
 import { DEFAULT_BLUEPRINTS, DEFAULT_RESOURCES } from '@kpromo/exporter';
-import { applyManifest, kubeConfigFor, setUpSampleRelease } from '@kpromo/test-harness';
+import { applyManifest, cacheRoot, kubeConfigFor, setUpSampleRelease } from '@kpromo/test-harness';
+import { ensureFrontendBuild } from './frontendBuild.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -163,9 +165,24 @@ function buildFrontend() {
 async function main() {
   const t0 = Date.now();
   const dist = join(portal, 'packages/app/dist/index.html.tmpl');
-  if (args.includes('--build') || !existsSync(dist)) {
+  if (args.includes('--rebuild')) {
     say('building the frontend (backstage-cli package build)…');
     buildFrontend();
+  } else if (args.includes('--build') || !existsSync(dist)) {
+    const t = Date.now();
+    const { built, hash } = ensureFrontendBuild({
+      repo: join(portal, '../..'),
+      app: 'examples/portal/packages/app',
+      extraInputs: ['examples/portal/app-config.yaml', 'examples/portal/scripts/backstageCliResolve.cjs'],
+      cacheDir: join(cacheRoot(), 'portal-frontend'),
+      build: () => {
+        say('building the frontend (backstage-cli package build)…');
+        buildFrontend();
+      },
+    });
+    say(
+      `frontend ${built ? 'built' : 'reused'} for inputs ${hash.slice(0, 12)} in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
   }
 
   say(`sample release in namespace ${NS} on the local clusters…`);
