@@ -2,7 +2,8 @@
 // Backstage backend with our plugins, the real controller on the local clusters) in headless Debian
 // Chromium. Visits every page (catalog, entity pages, search, settings, every Promotions page); each
 // visit fails on a console error or an uncaught exception, on a serious axe-core violation and on a
-// missing page title, and writes a screenshot to docs/screenshots/. On the way it promotes dev ->
+// missing page title; with KPROMO_SCREENSHOTS=1 (`yarn screenshots`) it writes a screenshot of each to
+// docs/screenshots/ (not on every run: a test run leaves the work tree as it found it). On the way it promotes dev ->
 // stable (plan form + approve dialog) and stable -> prod (pipeline, one click), follows the plans live,
 // rolls back and checks the clusters' workloads. The assistant chats with a real model: llama.cpp's
 // llama-server running Gemma 3 270M (test/llm, as plugins/promotions-backend/test/assistant.int).
@@ -89,7 +90,10 @@ async function deploymentTag(cluster: string, app: string): Promise<string> {
   return /:([^:@/]+)(@|$)/.exec(image)?.[1] ?? image;
 }
 
-const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+const shot = async (name: string) => {
+  if (process.env.KPROMO_SCREENSHOTS === '1')
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+};
 
 /**
  * What every page must pass once it shows what `ready` waits for: no console errors since the last
