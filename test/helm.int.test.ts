@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,9 +10,10 @@ import { parseConfig as parseExporterConfig } from '@kpromo/exporter';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
+import { restartComponent, runningPid } from './cluster/controlPlane.js';
 import { kubectlPath } from './cluster/kubectl.js';
 import { needComponents } from './cluster/need.js';
-import { ensureHelm, REPO_ROOT } from './cluster/paths.js';
+import { ensureHelm, REPO_ROOT, stateDir } from './cluster/paths.js';
 import { kubeConfigFor, waitFor } from './kube.js';
 import { applyCrds, ensureNamespace, loadYaml, type Manifest } from './manifests.js';
 
@@ -24,6 +25,8 @@ await needComponents('helm', 'kubectl');
 // uninstall on `stable` (kwok runs the pods, so they become Ready without pulling the image).
 
 const CHART = join(REPO_ROOT, 'deploy/helm/kpromo');
+/** The pid of the stable kube-apiserver this file last uninstalled the chart from (see the install's beforeAll). */
+const PARAM_POLICIES_DELETED = join(stateDir(), 'stable', 'helm-param-policies-deleted');
 const EXAMPLES = join(REPO_ROOT, 'examples/deploy');
 const APP_VERSION = (parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion;
 // automate: the verb that once marked the controller for admission, which now knows it by its username.
@@ -818,6 +821,13 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
   }
 
   beforeAll(async () => {
+    // kubernetes/kubernetes#133827 (docs/deploy.md): once this file's uninstall has deleted the
+    // chart's policies, the same kube-apiserver may never find the params of the policies installed
+    // again, and refuses everything they judge. On clusters reused from an earlier run, restart it.
+    const uninstalledOn = existsSync(PARAM_POLICIES_DELETED) ? Number(readFileSync(PARAM_POLICIES_DELETED, 'utf8')) : 0;
+    if (uninstalledOn && uninstalledOn === runningPid('stable/kube-apiserver'))
+      await restartComponent('stable/kube-apiserver');
+    rmSync(PARAM_POLICIES_DELETED, { force: true });
     kc = kubeConfigFor('stable', inject('kubeconfig'));
     core = kc.makeApiClient(k8s.CoreV1Api);
     apps = kc.makeApiClient(k8s.AppsV1Api);
@@ -837,6 +847,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
   afterAll(async () => {
     await helm(['uninstall', release, ...base]).catch(() => undefined);
     await core.deleteNamespace({ name: ns }).catch(() => undefined);
+    writeFileSync(PARAM_POLICIES_DELETED, String(runningPid('stable/kube-apiserver') ?? 0));
   });
 
   it('helm install: the Deployment’s pods become Ready and RBAC is least-privilege', async () => {

@@ -361,16 +361,20 @@ export function clustersStatus(opts: StartOptions = {}): Array<{ process: string
   return [l.etcd, ...l.clusters.flatMap((c) => c.procs)].map((p) => ({ process: p.name, running: isRunning(p) }));
 }
 
+/** The pid of a running harness process (`etcd`, `<cluster>/kube-apiserver`, …); undefined when it does not run. */
+export function runningPid(component: string, opts: StartOptions = {}): number | undefined {
+  const l = layout(opts, ensureBinaries());
+  const p = [l.etcd, ...l.clusters.flatMap((c) => c.procs)].find((x) => x.name === component);
+  return p && isRunning(p) ? readPid(p.pidFile) : undefined;
+}
+
 /**
  * The client QPS the running kube-controller-manager of `cluster` was started with (its command
  * line; 20, upstream's default, without the flag): KPROMO_KCM_QPS as it was then, which a later
  * change does not reach. Undefined when it does not run.
  */
 export function runningControllerManagerQps(cluster: string, opts: StartOptions = {}): number | undefined {
-  const kcm = layout(opts, ensureBinaries())
-    .clusters.find((c) => c.info.name === cluster)
-    ?.procs.find((p) => p.name === `${cluster}/kube-controller-manager`);
-  const pid = kcm && isRunning(kcm) ? readPid(kcm.pidFile) : undefined;
+  const pid = runningPid(`${cluster}/kube-controller-manager`, opts);
   if (!pid) return undefined;
   const flag = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
     .split('\0')
