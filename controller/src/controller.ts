@@ -9,7 +9,7 @@ import { DeliveryAccessTracker } from './delivery/deliveryAccess.js';
 import type { ControllerExtensions } from './extension/plugin.js';
 import type { ClusterClients } from './kube/clusters.js';
 import { EventRecorder } from './kube/events.js';
-import { LiveCache, targetKey } from './kube/liveCache.js';
+import { type CacheEvent, LiveCache, targetKey } from './kube/liveCache.js';
 import { NamespaceShard } from './kube/namespaceShard.js';
 import { resourcePath, SECRET } from './kube/paths.js';
 import type { KubeRest } from './kube/rest.js';
@@ -306,76 +306,79 @@ export class Controller {
     this.enqueueStatuses(undefined);
   }
 
-  async start(signal?: AbortSignal): Promise<void> {
-    this.cache.onEvent((e) => {
-      if (e.kind === 'PromotionPlan') {
-        if (e.type !== 'delete') this.enqueuePlan(e.obj as PromotionPlan);
-        // A finished plan changed what its apps were delivered: their drift is judged again.
-        if (!isOpen(e.obj as PromotionPlan))
-          for (const a of (e.obj as PromotionPlan).status?.apps ?? [])
-            this.enqueueApp(e.obj.metadata.namespace, a.application, APP_STATUS_DEBOUNCE_MS);
-        // Apps waiting for this plan (same target environment) may go now.
-        const changed = e.obj as PromotionPlan;
-        // So may its automatic rollback, once this plan's status binds it (planGate.ts automaticRollback).
-        for (const p of this.cache.plans(changed.metadata.namespace))
-          if (
-            p.metadata.name !== changed.metadata.name &&
-            ((p.spec.to === changed.spec.to && p.status?.apps?.some((a) => a.reason === 'WaitingForPlan')) ||
-              (p.spec.rollbackOf === changed.metadata.name && isOpen(p)))
-          )
-            this.enqueuePlan(p);
-      } else if (e.kind === 'Target') {
-        // A cluster became reachable/synced/broken: its Environments and the flows using them.
-        for (const env of this.cache.environments()) {
-          if (targetKey(env) !== e.workloadKey) continue;
-          this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
-          for (const a of this.cache.applications(env.metadata.namespace))
-            this.enqueueApp(a.metadata.namespace, a.metadata.name);
-        }
-      } else if (e.kind === 'Workload' || e.kind === 'HelmRelease') {
-        // Rollout progress: wake plans promoting into this cluster+namespace.
-        for (const p of this.cache.plans()) {
-          if (p.status?.phase !== 'Promoting') continue;
-          const env = this.cache.getEnvironment(p.metadata.namespace ?? '', p.spec.to);
-          if (env && targetKey(env) === e.workloadKey) this.enqueuePlan(p);
-        }
-        // Versions/health shown in Application status (read by the exporter and portals).
-        for (const env of this.cache.environments()) {
-          if (targetKey(env) !== e.workloadKey) continue;
-          this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
-          for (const a of this.cache.applicationsNamingWorkload(env.metadata.namespace ?? '', e.obj.metadata.name)) {
-            if (workloadsFor(a, env.metadata.name).some((w) => w.name === e.obj.metadata.name))
-              this.enqueueApp(a.metadata.namespace, a.metadata.name, APP_STATUS_DEBOUNCE_MS);
-          }
-        }
-      } else if (e.kind === 'Application') {
-        if (e.type !== 'delete') this.enqueueApp(e.obj.metadata.namespace, e.obj.metadata.name);
-        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
-        this.enqueueStatuses(e.obj.metadata.namespace);
-      } else if (e.kind === 'Environment') {
-        this.enqueueStatuses(e.obj.metadata.namespace);
-        for (const a of this.cache.applications(e.obj.metadata.namespace))
+  /** What a cache event wakes: the plans, applications and statuses it can change (level-triggered). */
+  private routeEvent(e: CacheEvent): void {
+    if (e.kind === 'PromotionPlan') {
+      if (e.type !== 'delete') this.enqueuePlan(e.obj as PromotionPlan);
+      // A finished plan changed what its apps were delivered: their drift is judged again.
+      if (!isOpen(e.obj as PromotionPlan))
+        for (const a of (e.obj as PromotionPlan).status?.apps ?? [])
+          this.enqueueApp(e.obj.metadata.namespace, a.application, APP_STATUS_DEBOUNCE_MS);
+      // Apps waiting for this plan (same target environment) may go now.
+      const changed = e.obj as PromotionPlan;
+      // So may its automatic rollback, once this plan's status binds it (planGate.ts automaticRollback).
+      for (const p of this.cache.plans(changed.metadata.namespace))
+        if (
+          p.metadata.name !== changed.metadata.name &&
+          ((p.spec.to === changed.spec.to && p.status?.apps?.some((a) => a.reason === 'WaitingForPlan')) ||
+            (p.spec.rollbackOf === changed.metadata.name && isOpen(p)))
+        )
+          this.enqueuePlan(p);
+    } else if (e.kind === 'Target') {
+      // A cluster became reachable/synced/broken: its Environments and the flows using them.
+      for (const env of this.cache.environments()) {
+        if (targetKey(env) !== e.workloadKey) continue;
+        this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
+        for (const a of this.cache.applications(env.metadata.namespace))
           this.enqueueApp(a.metadata.namespace, a.metadata.name);
-        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
-      } else if (e.kind === 'LineStop') {
-        // The line stopped or goes on: open plans of the namespace (of every namespace for a stop of
-        // the line-stop namespace) hold or resume at their next app.
-        const ns = e.obj.metadata.namespace;
-        const everywhere = ns === this.o.lineStopNamespace;
-        for (const p of this.cache.plans(everywhere ? undefined : ns)) if (isOpen(p)) this.enqueuePlan(p);
-      } else if (e.kind === 'PromotionFlow') {
-        // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
-        for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
-        // At once when the spec changed; a status-only update (our own write, which summarises
-        // candidates) must not re-trigger itself around the debounce: that wrote a flow's status
-        // every ~2 s during a 500-app plan instead of every 5 s.
-        const f = e.obj as PromotionFlow;
-        if (e.type !== 'delete' && this.isLeader && f.status?.observedGeneration !== f.metadata.generation)
-          this.statusQueue.add(`PromotionFlow:${f.metadata.namespace}/${f.metadata.name}`);
       }
-      metrics.queueDepth.set({ queue: 'plans' }, this.queue.length);
-      metrics.queueDepth.set({ queue: 'statuses' }, this.statusQueue.length);
-    });
+    } else if (e.kind === 'Workload' || e.kind === 'HelmRelease') {
+      // Rollout progress: wake plans promoting into this cluster+namespace.
+      for (const p of this.cache.plans()) {
+        if (p.status?.phase !== 'Promoting') continue;
+        const env = this.cache.getEnvironment(p.metadata.namespace ?? '', p.spec.to);
+        if (env && targetKey(env) === e.workloadKey) this.enqueuePlan(p);
+      }
+      // Versions/health shown in Application status (read by the exporter and portals).
+      for (const env of this.cache.environments()) {
+        if (targetKey(env) !== e.workloadKey) continue;
+        this.enqueueStatuses(env.metadata.namespace, { envs: e.workloadKey });
+        for (const a of this.cache.applicationsNamingWorkload(env.metadata.namespace ?? '', e.obj.metadata.name)) {
+          if (workloadsFor(a, env.metadata.name).some((w) => w.name === e.obj.metadata.name))
+            this.enqueueApp(a.metadata.namespace, a.metadata.name, APP_STATUS_DEBOUNCE_MS);
+        }
+      }
+    } else if (e.kind === 'Application') {
+      if (e.type !== 'delete') this.enqueueApp(e.obj.metadata.namespace, e.obj.metadata.name);
+      for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
+      this.enqueueStatuses(e.obj.metadata.namespace);
+    } else if (e.kind === 'Environment') {
+      this.enqueueStatuses(e.obj.metadata.namespace);
+      for (const a of this.cache.applications(e.obj.metadata.namespace))
+        this.enqueueApp(a.metadata.namespace, a.metadata.name);
+      for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
+    } else if (e.kind === 'LineStop') {
+      // The line stopped or goes on: open plans of the namespace (of every namespace for a stop of
+      // the line-stop namespace) hold or resume at their next app.
+      const ns = e.obj.metadata.namespace;
+      const everywhere = ns === this.o.lineStopNamespace;
+      for (const p of this.cache.plans(everywhere ? undefined : ns)) if (isOpen(p)) this.enqueuePlan(p);
+    } else if (e.kind === 'PromotionFlow') {
+      // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
+      for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
+      // At once when the spec changed; a status-only update (our own write, which summarises
+      // candidates) must not re-trigger itself around the debounce: that wrote a flow's status
+      // every ~2 s during a 500-app plan instead of every 5 s.
+      const f = e.obj as PromotionFlow;
+      if (e.type !== 'delete' && this.isLeader && f.status?.observedGeneration !== f.metadata.generation)
+        this.statusQueue.add(`PromotionFlow:${f.metadata.namespace}/${f.metadata.name}`);
+    }
+    metrics.queueDepth.set({ queue: 'plans' }, this.queue.length);
+    metrics.queueDepth.set({ queue: 'statuses' }, this.statusQueue.length);
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    this.cache.onEvent((e) => this.routeEvent(e));
     await this.cache.start(signal);
     if (this.scope && this.o.shard) {
       this.reportShard();
@@ -405,49 +408,7 @@ export class Controller {
       this.standalone = true;
       this.enqueueAllPlans();
     }
-    const handle = async (key: string) => {
-      if (!this.isLeader) return undefined;
-      const [kind, ref] = key.split(':');
-      const [ns, name] = ref.split('/');
-      // Queued before its namespace moved to another shard: that shard has it now.
-      if (!this.owns(ns)) return undefined;
-      // The shard's namespaces are changing and the cache is relisting: decide nothing for a moment.
-      if (this.cache.settling) return { requeueAfterMs: 250 };
-      const end = metrics.reconcileDuration.startTimer({ kind });
-      try {
-        let r: { requeueAfterMs?: number } = {};
-        const control = this.o.clients.control;
-        if (kind === 'Application') {
-          await this.recordPolicyChange(this.cache.getApplication(ns, name));
-          if (!this.cache.getApplication(ns, name)) this.driftTally.set(ns, name, []);
-          await reconcileApplication(this.cache, control, ns, name, new Date(), this.appHooks);
-        } else if (kind === 'PromotionFlow') {
-          await this.recordPolicyChange(this.cache.getFlow(ns, name));
-          // Automatic promotion first: the flow status shows the stages its cooldowns hold.
-          const now = new Date();
-          const a = await autoPromote(this.cache, control, this.autoSeen, ns, name, now);
-          for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
-          await reconcileFlow(this.cache, control, ns, name, now, a.cooldowns);
-          // A cooldown's end is a time, not an event: look again then (level-triggered).
-          if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
-        } else if (kind === 'Environment') {
-          const env = this.cache.getEnvironment(ns, name);
-          await this.recordPolicyChange(env);
-          // Once its workloads are watched, ask its cluster what the controller may write there.
-          if (!env) this.deliveryAccess.forget(ns, name);
-          else if (this.cache.environmentSynced(env))
-            await this.deliveryAccess.refresh(env, this.cache.applications(ns));
-          await this.reconcileEnvironment(this.cache, control, ns, name);
-        } else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
-        metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
-        return r;
-      } catch (e) {
-        metrics.reconcileTotal.inc({ kind, result: 'error' });
-        throw e;
-      } finally {
-        end();
-      }
-    };
+    const handle = (key: string) => this.reconcileKey(key);
     const onError = (key: string, err: unknown, retry: number) =>
       this.o.log.warn(
         { key, err: String(err instanceof Error ? err.message : err), retryInMs: retry },
@@ -457,6 +418,50 @@ export class Controller {
       runWorkers(this.queue, this.o.workers, handle, onError),
       runWorkers(this.statusQueue, Math.max(1, Math.ceil(this.o.workers / 2)), handle, onError),
     ]);
+  }
+
+  /** One reconcile of a queued key (`Kind:namespace/name`), when this replica leads and owns it. */
+  private async reconcileKey(key: string): Promise<{ requeueAfterMs?: number } | undefined> {
+    if (!this.isLeader) return undefined;
+    const [kind, ref] = key.split(':');
+    const [ns, name] = ref.split('/');
+    // Queued before its namespace moved to another shard: that shard has it now.
+    if (!this.owns(ns)) return undefined;
+    // The shard's namespaces are changing and the cache is relisting: decide nothing for a moment.
+    if (this.cache.settling) return { requeueAfterMs: 250 };
+    const end = metrics.reconcileDuration.startTimer({ kind });
+    try {
+      let r: { requeueAfterMs?: number } = {};
+      const control = this.o.clients.control;
+      if (kind === 'Application') {
+        await this.recordPolicyChange(this.cache.getApplication(ns, name));
+        if (!this.cache.getApplication(ns, name)) this.driftTally.set(ns, name, []);
+        await reconcileApplication(this.cache, control, ns, name, new Date(), this.appHooks);
+      } else if (kind === 'PromotionFlow') {
+        await this.recordPolicyChange(this.cache.getFlow(ns, name));
+        // Automatic promotion first: the flow status shows the stages its cooldowns hold.
+        const now = new Date();
+        const a = await autoPromote(this.cache, control, this.autoSeen, ns, name, now);
+        for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
+        await reconcileFlow(this.cache, control, ns, name, now, a.cooldowns);
+        // A cooldown's end is a time, not an event: look again then (level-triggered).
+        if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
+      } else if (kind === 'Environment') {
+        const env = this.cache.getEnvironment(ns, name);
+        await this.recordPolicyChange(env);
+        // Once its workloads are watched, ask its cluster what the controller may write there.
+        if (!env) this.deliveryAccess.forget(ns, name);
+        else if (this.cache.environmentSynced(env)) await this.deliveryAccess.refresh(env, this.cache.applications(ns));
+        await this.reconcileEnvironment(this.cache, control, ns, name);
+      } else r = await reconcilePlan(this.deps, ns, name, this.leaderSignal);
+      metrics.reconcileTotal.inc({ kind, result: r.requeueAfterMs !== undefined ? 'requeue' : 'success' });
+      return r;
+    } catch (e) {
+      metrics.reconcileTotal.inc({ kind, result: 'error' });
+      throw e;
+    } finally {
+      end();
+    }
   }
 
   /** Graceful: stop taking work, let in-flight reconciles finish (bounded), release the lease. */

@@ -46,25 +46,7 @@ export function PlanDialogs({
   const ns = plan.metadata.namespace ?? 'default';
   const isRollback = g.isRollback;
   const [reason, setReason] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
-
-  const run = async (action: () => Promise<void>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-      onClose();
-    } catch (e) {
-      setError(e instanceof Error ? e : new Error(String(e)));
-    } finally {
-      setBusy(false);
-    }
-  };
-  const cancel = () => {
-    onClose();
-    setError(undefined);
-  };
+  const { busy, error, run, cancel } = useDialogAction(onClose);
 
   // Bound to the plan shown (its uid): one deleted and created again since is refused (409), and the
   // refusal is shown. The rollback's name is generated: go to the one created.
@@ -151,15 +133,7 @@ export function PlanDialogs({
         onConfirm={() => run(rollback)}
       >
         <Text as="p">This creates a rollback plan restoring the versions {plan.spec.to} ran before:</Text>
-        <ul data-testid="rollback-list" style={{ margin: 0, paddingLeft: 20 }}>
-          {g.apps
-            .filter((a) => a.written)
-            .map((a) => (
-              <li key={a.application}>
-                <strong>{a.application}</strong>: {a.targetTag ?? '?'} → {versionLabel(a.previous) ?? '?'}
-              </li>
-            ))}
-        </ul>
+        <RollbackList g={g} />
         {!mayApprove ? (
           <Text as="p" variant="body-small">
             You cannot approve; the rollback plan waits for an approver.
@@ -167,5 +141,46 @@ export function PlanDialogs({
         ) : null}
       </ConfirmDialog>
     </>
+  );
+}
+
+/**
+ * A dialog's confirm action: busy while it runs, closes on success, keeps a refusal to show it.
+ * Cancelling closes and forgets the refusal.
+ */
+function useDialogAction(onClose: () => void) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | undefined>();
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+      onClose();
+    } catch (e) {
+      setError(e instanceof Error ? e : new Error(String(e)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const cancel = () => {
+    onClose();
+    setError(undefined);
+  };
+  return { busy, error, run, cancel };
+}
+
+/** What a rollback restores: each application the plan wrote, from its version back to the one before. */
+function RollbackList({ g }: { g: PlanProgress }) {
+  return (
+    <ul data-testid="rollback-list" style={{ margin: 0, paddingLeft: 20 }}>
+      {g.apps
+        .filter((a) => a.written)
+        .map((a) => (
+          <li key={a.application}>
+            <strong>{a.application}</strong>: {a.targetTag ?? '?'} → {versionLabel(a.previous) ?? '?'}
+          </li>
+        ))}
+    </ul>
   );
 }
