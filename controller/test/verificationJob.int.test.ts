@@ -6,7 +6,7 @@
 // part: upstream's pod-complete makes a Job's Running pod Succeeded, and the harness's
 // test/cluster/kwok-job-outcome.yaml makes a Job pod whose command is `false` Failed with exit
 // code 1, as /bin/false would. A kwok pod has no log, so the status says there were none.
-import type { PromotionPlan } from '@kpromo/api';
+import type { Application, PromotionPlan } from '@kpromo/api';
 import { waitFor } from '@kpromo/test-harness';
 import {
   applyCr,
@@ -17,42 +17,38 @@ import {
   twoStageWorld,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { JOB, resourcePath } from '../src/kube/paths.js';
+import { JOB, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import type { Running } from '../src/runtime.js';
 import type { JobLike } from '../src/verification/providers/job.js';
+
+/** The stable stage's verification; `jobServiceAccount` is added for cart's plan. */
+const VERIFICATION = {
+  // kwok completes the pod of any command but `false`: this one stands for a smoke test that passes.
+  checks: [
+    {
+      name: 'smoke',
+      job: {
+        image: 'registry.example/smoke:{version}',
+        command: ['/smoke'],
+        args: ['--app', '{application}'],
+        env: [{ name: 'MODE', value: 'quick' }],
+        resources: { limits: { cpu: '100m', memory: '64Mi' } },
+      },
+    },
+  ],
+  window: '90s',
+  interval: '1s',
+  minSamples: 1,
+  failureLimit: 1,
+  onFailure: 'stop',
+};
+const stages = (verification: object) => [{ environment: 'dev' }, { environment: 'stable', verification }];
 
 const world = twoStageWorld('vjob', {
   kubeconfig: inject('kubeconfig'),
   registries: inject('registries'),
   apps: ['web', 'cart'],
-  flow: {
-    stages: [
-      { environment: 'dev' },
-      {
-        environment: 'stable',
-        verification: {
-          // kwok completes the pod of any command but `false`: this one stands for a smoke test that passes.
-          checks: [
-            {
-              name: 'smoke',
-              job: {
-                image: 'registry.example/smoke:{version}',
-                command: ['/smoke'],
-                args: ['--app', '{application}'],
-                env: [{ name: 'MODE', value: 'quick' }],
-                resources: { limits: { cpu: '100m', memory: '64Mi' } },
-              },
-            },
-          ],
-          window: '90s',
-          interval: '1s',
-          minSamples: 1,
-          failureLimit: 1,
-          onFailure: 'stop',
-        },
-      },
-    ],
-  },
+  flow: { stages: stages(VERIFICATION) },
 });
 const { ns: NS, appsNs: APPS_NS, dev, stable, repo: REPO } = world;
 let ctl: Running;
@@ -148,7 +144,55 @@ describe('job checks', () => {
     expect(body).toContain('"durationSeconds"');
   });
 
-  it("a Job that fails after the stage's retries fails the app, naming the check", async () => {
+  it('the apiserver keeps only the narrow template: a service account, volumes or privileges are pruned', async () => {
+    const path = resourcePath(KPROMO_TYPES.Application, NS, 'probe');
+    const job = {
+      image: 'registry.example/e2e:1',
+      serviceAccountName: 'admin',
+      volumes: [{ name: 'root', hostPath: { path: '/' } }],
+      securityContext: { privileged: true },
+      env: [{ name: 'A', value: 'b', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
+    };
+    await dev.create(resourcePath(KPROMO_TYPES.Application, NS), {
+      apiVersion: 'promotions.kpromo.dev/v1alpha1',
+      kind: 'Application',
+      metadata: { name: 'probe', namespace: NS },
+      spec: {
+        owner: 'team-a',
+        image: { repository: `${REPO}/probe` },
+        workloads: [{ kind: 'Deployment', name: 'probe' }],
+        verification: { checks: [{ name: 'e2e', job }] },
+      },
+    });
+    const stored = await dev.get<Application>(path);
+    expect(stored.spec.verification!.checks[0]!.job).toEqual({
+      image: 'registry.example/e2e:1',
+      env: [{ name: 'A', value: 'b' }],
+    });
+    await dev.delete(path);
+  });
+
+  it("a Job that fails after the stage's retries fails the app, naming the check; the stage's service account runs it", async () => {
+    // The flow's owners grant job checks a ServiceAccount of the target namespace (governed: stages).
+    await stable.apply(
+      `/api/v1/namespaces/${APPS_NS}/serviceaccounts/smoke-runner`,
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'smoke-runner', namespace: APPS_NS } },
+      'ctl-test',
+    );
+    await applyCr(dev, {
+      kind: 'PromotionFlow',
+      metadata: { name: 'main', namespace: NS },
+      spec: {
+        stages: stages({ ...VERIFICATION, jobServiceAccount: 'smoke-runner' }),
+        selector: { applications: ['*'] },
+        rolloutTimeoutSeconds: 120,
+      },
+    });
+    await waitFor('the flow in the cache', async () =>
+      ctl.controller.cache
+        .getFlow(NS, 'main')
+        ?.spec.stages.some((s) => s.verification?.jobServiceAccount === 'smoke-runner'),
+    );
     const plan = await promoteAndWait(
       ctl.port,
       dev,
@@ -166,5 +210,14 @@ describe('job checks', () => {
       (await jobsOf('cart')).find((j) => j.metadata.name.startsWith('kpromo-cart-e2e-')),
     );
     expect(failed.status).toMatchObject({ failed: 2 });
+    // The admission of its pods accepted the account (it exists), with its token.
+    expect(failed.spec!.template!.spec).toMatchObject({
+      serviceAccountName: 'smoke-runner',
+      automountServiceAccountToken: true,
+    });
+    const pods = await stable.get<{ items: Array<{ spec: { serviceAccountName?: string } }> }>(
+      `/api/v1/namespaces/${APPS_NS}/pods?labelSelector=${encodeURIComponent(`batch.kubernetes.io/job-name=${failed.metadata.name}`)}`,
+    );
+    expect(pods.items.map((p) => p.spec.serviceAccountName)).toEqual(['smoke-runner', 'smoke-runner']);
   });
 });
