@@ -152,7 +152,8 @@ export function jobManifest(
   const name = jobName(w, vars.application, check.name);
   const labels = {
     'app.kubernetes.io/managed-by': 'kpromo',
-    'promotions.kpromo.dev/application': vars.application.slice(0, 63),
+    // A label value: at most 63 characters, ending alphanumeric (an Application name may be longer).
+    'promotions.kpromo.dev/application': vars.application.slice(0, 63).replace(/[^a-z0-9]+$/, ''),
     'promotions.kpromo.dev/check': name,
   };
   const remaining = Math.ceil((Date.parse(w.endsAt) - w.now.getTime()) / 1000);
