@@ -245,8 +245,10 @@ export function evidenceLines(plan: PromotionPlan): string[] {
       const values = (c.samples ?? []).filter((x) => x.value !== undefined).map((x) => num(x.value!));
       const last = values.at(-1);
       out.push(
-        `    ${c.name}: ${c.verdict}${last !== undefined ? `, last ${last}` : ''}${c.condition ? ` (must be ${c.condition})` : ''}${values.length ? `; values ${values.slice(-10).join(', ')}` : ''}${c.message && c.verdict !== 'Passed' ? `; ${c.message}` : ''}`,
+        `    ${c.name}: ${c.verdict}${last !== undefined ? `, last ${last}` : ''}${c.condition ? ` (must be ${c.condition})` : ''}${c.durationSeconds !== undefined ? `, ran ${num(c.durationSeconds)}s` : ''}${values.length ? `; values ${values.slice(-10).join(', ')}` : ''}${c.message && (c.verdict !== 'Passed' || c.kind === 'job') ? `; ${c.message}` : ''}`,
       );
+      // A job check's log tail, indented under it (the status keeps its last lines only).
+      if (c.output) out.push(...c.output.split('\n').map((l) => `      | ${l}`));
     }
   }
   for (const r of p.automaticRollbacks)

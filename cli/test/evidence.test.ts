@@ -50,6 +50,51 @@ describe('plan get: the evidence in a plan status', () => {
     expect(planText(p, new Date('2026-01-01T11:00:00Z'))).toContain('    error-rate: Failed, last 0.2');
   });
 
+  it("shows a job check's Job, how long it ran and its log tail, and says when it had no logs", () => {
+    const p = plan(['web'], {
+      phase: 'Promoting',
+      apps: [
+        {
+          application: 'web',
+          phase: 'Verifying',
+          verification: {
+            verdict: 'Running',
+            startedAt: '2026-01-01T10:00:00Z',
+            endsAt: '2026-01-01T10:05:00Z',
+            checks: [
+              {
+                name: 'e2e',
+                kind: 'job',
+                condition: 'Job completes',
+                verdict: 'Passed',
+                query: 'Job shop/kpromo-web-e2e-0123456789',
+                durationSeconds: 42,
+                output: '12 passed\nok',
+                message: 'Job kpromo-web-e2e-0123456789 succeeded in 42s',
+                samples: [{ at: '2026-01-01T10:01:00Z', ok: true }],
+              },
+              {
+                name: 'smoke',
+                kind: 'job',
+                condition: 'Job completes',
+                verdict: 'Running',
+                message: 'Job kpromo-web-smoke-0123456789 running',
+              },
+            ],
+          },
+        },
+      ],
+    });
+    expect(evidenceLines(p)).toEqual([
+      'verification:',
+      '  web: Running',
+      '    e2e: Passed (must be Job completes), ran 42s; Job kpromo-web-e2e-0123456789 succeeded in 42s',
+      '      | 12 passed',
+      '      | ok',
+      '    smoke: Running (must be Job completes); Job kpromo-web-smoke-0123456789 running',
+    ]);
+  });
+
   it('says who stopped the line while it holds the plan, and nothing once a hotfix overrode it', () => {
     const held = plan(['cart'], {
       phase: 'Pending',

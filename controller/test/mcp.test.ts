@@ -259,6 +259,52 @@ describe('mcp text summaries', () => {
       }),
     ).toBe('web [service, team-a]: prod nothing running (Missing); after cart, db');
   });
+  it("state shows a job check with the other checks: its Job, verdict, how long it ran and its log's tail", () => {
+    const v = planOut(
+      plan({
+        phase: 'Complete',
+        apps: [
+          {
+            application: 'cart',
+            phase: 'Succeeded',
+            reason: 'Verified',
+            verification: {
+              verdict: 'Passed',
+              startedAt: '2026-12-02T10:00:00Z',
+              endsAt: '2026-12-02T10:05:00Z',
+              checks: [
+                {
+                  name: 'e2e',
+                  kind: 'job',
+                  query: 'Job shop/kpromo-cart-e2e-0123456789',
+                  condition: 'Job completes',
+                  verdict: 'Passed',
+                  samples: [{ at: '2026-12-02T10:01:00Z', ok: true }],
+                  durationSeconds: 42,
+                  output: '12 passed',
+                  message: 'Job kpromo-cart-e2e-0123456789 succeeded in 42s',
+                },
+              ],
+            },
+          },
+        ],
+      }),
+    );
+    expect(PlanOut.parse(v)).toEqual(v);
+    expect(v.apps[0]!.verification!.checks).toEqual([
+      {
+        name: 'e2e',
+        kind: 'job',
+        query: 'Job shop/kpromo-cart-e2e-0123456789',
+        condition: 'Job completes',
+        verdict: 'Passed',
+        values: [null],
+        message: 'Job kpromo-cart-e2e-0123456789 succeeded in 42s',
+        durationSeconds: 42,
+        output: '12 passed',
+      },
+    ]);
+  });
   it('a fleet plan reports each wave and the current one; a plan without waves reads as before', () => {
     const digest = `sha256:${'a'.repeat(64)}`;
     const fleet = fleetPlan({ name: 'p1', namespace: 'ns', from: 'dev', to: 'stable', tag: 'v2' });

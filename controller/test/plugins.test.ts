@@ -72,7 +72,7 @@ describe('loadPlugins', () => {
       'WebService',
     ]);
     expect([...ext.notificationProviders.keys()]).toEqual(['slack']);
-    expect([...ext.checkProviders.keys()]).toEqual(['prometheus', 'http', 'analysis', 'sloBudget']);
+    expect([...ext.checkProviders.keys()]).toEqual(['prometheus', 'http', 'analysis', 'job', 'sloBudget']);
   });
 
   it('looks every family up the same way, naming an unknown name and the registered ones', () => {
@@ -80,7 +80,7 @@ describe('loadPlugins', () => {
     expect(ext.checkProviders.require('sloBudget').kind).toBe('sloBudget');
     expect(() => ext.checkProviders.require('datadog')).toThrow(
       new UnknownExtensionError(
-        '"datadog" is not a registered check provider (registered: prometheus, http, analysis, sloBudget)',
+        '"datadog" is not a registered check provider (registered: prometheus, http, analysis, job, sloBudget)',
       ),
     );
     expect(ext.deliveryMethods.unknown('argocd')).toBe(
@@ -584,7 +584,7 @@ describe('example check provider: sloBudget, measured by the real plan reconcile
     const cart = await verify(loadPlugins().checkProviders);
     expect(cart).toMatchObject({ phase: 'Failed', reason: 'VerificationInconclusive' });
     expect(cart?.verification?.checks[0]?.message).toBe(
-      '0 measurement(s) with data by the end of the window, 2 needed; last: no provider measures this kind of check: "sloBudget" is not a registered check provider (registered: prometheus, http, analysis)',
+      '0 measurement(s) with data by the end of the window, 2 needed; last: no provider measures this kind of check: "sloBudget" is not a registered check provider (registered: prometheus, http, analysis, job)',
     );
   });
 });

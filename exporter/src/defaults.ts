@@ -231,9 +231,9 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // While a LineStop holds the plan (not once a hotfix approver overrode it).
               lineStopped:
                 'if .progress.lineStopped and (.progress.lineStopped.overriddenBy | not) then "\\(.progress.lineStopped.stoppedBy // "someone"): \\(.progress.lineStopped.reason)" else null end',
-              // Per app: the verdict and each check's condition, verdict and last measured value.
+              // Per app: the verdict and each check's condition, verdict and last measured value (a job check: how long its Job ran).
               verification:
-                '[.progress.apps[] | select(.verification) | {application, verdict: .verification.verdict, checks: [.verification.checks[] | {name, verdict, condition, last: ([(.samples // [])[] | select(.value != null) | .value] | last)}]}] | if length == 0 then null else . end',
+                '[.progress.apps[] | select(.verification) | {application, verdict: .verification.verdict, checks: [.verification.checks[] | ({name, verdict, condition, last: ([(.samples // [])[] | select(.value != null) | .value] | last)} + (if .durationSeconds != null then {durationSeconds} else {} end))]}] | if length == 0 then null else . end',
               // The rollback plans a failed check caused, and why.
               automaticRollbacks:
                 '[.progress.automaticRollbacks[] | "\\(.plan // "(being created)"): \\(.application) failed check \\(.check)"] | if length == 0 then null else join("; ") end',

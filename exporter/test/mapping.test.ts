@@ -321,7 +321,21 @@ describe('mapping', () => {
             {
               application: 'a',
               phase: 'RolledBack',
-              verification: { verdict: 'Failed', checks: [check('Failed', [0.01, 0.2, undefined])] },
+              verification: {
+                verdict: 'Failed',
+                checks: [
+                  check('Failed', [0.01, 0.2, undefined]),
+                  {
+                    name: 'e2e',
+                    kind: 'job',
+                    condition: 'Job completes',
+                    verdict: 'Passed',
+                    samples: [{ at: '2026-12-05T10:00:00Z', ok: true }],
+                    durationSeconds: 42,
+                    output: 'ok',
+                  },
+                ],
+              },
             },
             { application: 'b', phase: 'Failed' },
           ],
@@ -343,7 +357,11 @@ describe('mapping', () => {
         {
           application: 'a',
           verdict: 'Failed',
-          checks: [{ name: 'error-rate', verdict: 'Failed', condition: '≤ 0.05', last: 0.2 }],
+          checks: [
+            { name: 'error-rate', verdict: 'Failed', condition: '≤ 0.05', last: 0.2 },
+            // A job check: how long its Job ran (its log stays in the plan).
+            { name: 'e2e', verdict: 'Passed', condition: 'Job completes', last: null, durationSeconds: 42 },
+          ],
         },
       ],
       automaticRollbacks: 'bad-rollback: a failed check error-rate',

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { binariesDir, defaultKubeconfigPath, ensureBinaries, stateDir } from './paths.js';
+import { binariesDir, defaultKubeconfigPath, ensureBinaries, HARNESS_DIR, stateDir } from './paths.js';
 import { ensureCa, ensureCert, type Pki } from './pki.js';
 import { ensureProcess, isRunning, type ManagedProcess, readPid, sleep, stopProcess, tail } from './proc.js';
 
@@ -171,6 +171,8 @@ function layout(opts: StartOptions, bin: string): Layout {
       p('kwok', 'kwok', [
         `--kubeconfig=${adminKubeconfig}`,
         `--config=${join(bin, 'kwok-stages.yaml')}`,
+        // A Job pod whose command is `false` fails (job checks' failure path); the file says why.
+        `--config=${join(HARNESS_DIR, 'kwok-job-outcome.yaml')}`,
         '--manage-all-nodes=false',
         '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
         `--server-address=127.0.0.1:${port + 3}`,

@@ -22,9 +22,32 @@ export interface Measurement {
   ok?: boolean;
   /** The provider's verdict is final (an AnalysisRun that completed): no more measurements. */
   final?: boolean;
-  /** The query or URL as measured (placeholders replaced). */
+  /** The query or URL as measured (placeholders replaced); for a job check, the Job. */
   query?: string;
   message?: string;
+  /** How long what the check ran took (a job check's Job), in seconds. */
+  durationSeconds?: number;
+  /** The tail of what the check printed (a job check's pod log), bounded; absent when there was none. */
+  output?: string;
+}
+
+/**
+ * The verification window a measurement belongs to, for providers that start something once per
+ * window (a job check's Job): enough to name it the same way on every reconcile and every leader.
+ */
+export interface CheckWindow {
+  plan: string;
+  planUID: string;
+  /** A fleet Environment: the cluster measured. */
+  cluster?: string;
+  startedAt: string;
+  endsAt: string;
+  /** The stage's failureLimit: failed attempts a check may retry. */
+  failureLimit: number;
+  /** The stage's governed ServiceAccount for what checks run in the target namespace (verification.jobServiceAccount). */
+  serviceAccount?: string;
+  /** The controller's clock for this round. */
+  now: Date;
 }
 
 /** What a provider measures with: the target Environment and app, and the version under test. */
@@ -36,6 +59,8 @@ export interface CheckContext {
   client(): Promise<KubeRest>;
   /** SSRF guard for URLs from custom resources (Environment metrics URL, http checks): fetch through it. */
   egress: Egress;
+  /** Absent where no plan's window is measured (a plugin's own tests): a job check then cannot measure. */
+  window?: CheckWindow;
   signal?: AbortSignal;
 }
 
@@ -49,7 +74,7 @@ export interface CheckContext {
  * that round then counts as no data (too few rounds with data make the check Inconclusive).
  */
 export interface CheckProvider {
-  /** The check field it serves (`prometheus`, `http`, `analysis`, or a plugin's own). */
+  /** The check field it serves (`prometheus`, `http`, `analysis`, `job`, or a plugin's own). */
   kind: string;
   measure(check: VerificationCheck, ctx: CheckContext): Promise<Measurement>;
 }

@@ -17,7 +17,7 @@ export type {
   InferredDelivery,
   UnreadReference,
 } from './adoption.js';
-export type { CheckContext, CheckProvider, CheckVars, Measurement } from './checkProvider.js';
+export type { CheckContext, CheckProvider, CheckVars, CheckWindow, Measurement } from './checkProvider.js';
 export { gitDeliveryAuth, registryAuth, registryEndpoint } from './credentials.js';
 export type {
   AccessNeed,

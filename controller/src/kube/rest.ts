@@ -33,6 +33,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** `low` for writes that summarise state (derived statuses): they wait behind promotion steps. */
   priority?: RequestPriority;
+  /** The body as text, not JSON (pod logs); sent with `Accept: *\/*`. */
+  text?: boolean;
 }
 
 /**
@@ -80,13 +82,17 @@ export class KubeRest {
       }
       throw new KubeError(status, reason, method, path, this.clusterName, message);
     }
+    if (opts.text) return text as T;
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
   private async send(method: string, url: URL, opts: RequestOptions) {
     const ctx = new k8s.RequestContext(url.toString(), method as k8s.HttpMethod);
     await this.kc.applySecurityAuthentication(ctx);
-    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
+    const headers: Record<string, string> = {
+      ...ctx.getHeaders(),
+      accept: opts.text ? '*/*' : 'application/json',
+    };
     if (opts.body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
     const res = await fetch(url, {
       method,
@@ -140,7 +146,7 @@ export class KubeRest {
     await this.kc.applyToHTTPSOptions(o);
     const headers: OutgoingHttpHeaders = {
       ...(o.headers as OutgoingHttpHeaders),
-      accept: 'application/json',
+      accept: opts.text ? '*/*' : 'application/json',
       'Impersonate-User': imp.username,
       // The apiserver adds system:authenticated to every authenticated user itself.
       ...(imp.groups.length ? { 'Impersonate-Group': imp.groups.filter((g) => g !== 'system:authenticated') } : {}),
@@ -168,6 +174,14 @@ export class KubeRest {
 
   get<T>(path: string, signal?: AbortSignal): Promise<T> {
     return this.request<T>('GET', path, { signal });
+  }
+  /** A text resource such as a pod's log (`query`: tailLines, limitBytes, container). */
+  getText(path: string, query?: RequestOptions['query'], signal?: AbortSignal): Promise<string> {
+    return this.request<string>('GET', path, {
+      text: true,
+      ...(query ? { query } : {}),
+      ...(signal ? { signal } : {}),
+    });
   }
   async getOrUndefined<T>(path: string): Promise<T | undefined> {
     try {

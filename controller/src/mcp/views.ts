@@ -106,6 +106,8 @@ export const VerificationOut = z.object({
         .describe('Latest measurements, oldest first; null where there was no data'),
       failures: z.number().int().optional(),
       message: z.string().optional(),
+      durationSeconds: z.number().optional().describe('job checks: how long the Job ran'),
+      output: z.string().optional().describe("job checks: the tail of the Job's log"),
     }),
   ),
 });
@@ -369,6 +371,8 @@ export function planOut(p: PromotionPlan): PlanOut {
                   values: (c.samples ?? []).slice(-MCP_SAMPLES).map((x) => x.value ?? null),
                   failures: c.failures,
                   message: clip(c.message),
+                  durationSeconds: c.durationSeconds,
+                  output: clip(c.output),
                 }),
               ),
             })

@@ -9,6 +9,8 @@ export interface VerificationSettings {
   failureLimit: number;
   minSamples: number;
   onFailure: VerificationOnFailure;
+  /** The stage's governed ServiceAccount for its job checks; none: no token in their pods. */
+  jobServiceAccount?: string;
 }
 
 export const VERIFICATION_DEFAULTS = {
@@ -46,5 +48,6 @@ export function verificationFor(
     failureLimit: stage?.failureLimit ?? VERIFICATION_DEFAULTS.failureLimit,
     minSamples: stage?.minSamples ?? VERIFICATION_DEFAULTS.minSamples,
     onFailure: stage?.onFailure ?? VERIFICATION_DEFAULTS.onFailure,
+    ...(stage?.jobServiceAccount ? { jobServiceAccount: stage.jobServiceAccount } : {}),
   };
 }

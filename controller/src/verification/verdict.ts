@@ -13,6 +13,7 @@ const fmt = (n: number) => (Number.isInteger(n) ? String(n) : String(Number(n.to
 export function conditionText(check: VerificationCheck): string | undefined {
   if (check.http) return `answers ${check.http.expectStatus ?? 200}`;
   if (check.analysis) return 'AnalysisRuns Successful';
+  if (check.job) return 'Job completes';
   const p = check.prometheus;
   if (!p) return undefined;
   const parts: string[] = [];
@@ -120,6 +121,8 @@ export function foldMeasurements(
       };
       next.samples = [...next.samples!, sample].slice(-MAX_SAMPLES);
       if (m.query) next.query = m.query;
+      if (m.durationSeconds !== undefined) next.durationSeconds = m.durationSeconds;
+      if (m.output !== undefined) next.output = m.output;
       if (ok !== undefined) next.measured = (cp.measured ?? 0) + 1;
       if (ok === false) next.failures = (cp.failures ?? 0) + 1;
       next.message = m.message ?? (ok === undefined ? 'no data' : undefined);

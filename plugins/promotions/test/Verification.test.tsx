@@ -95,6 +95,30 @@ describe('verification in the plan view', () => {
     expect(screen.getByTestId('verification-cart').textContent).toContain('on failure: rollbackRelease');
   });
 
+  it("shows a job check's Job, how long it ran and the tail of its log", async () => {
+    const withJob = structuredClone(failed);
+    withJob.status!.apps![0]!.verification!.checks.push({
+      name: 'e2e',
+      kind: 'job',
+      query: 'Job shop/kpromo-checkout-e2e-0123456789',
+      condition: 'Job completes',
+      verdict: 'Passed',
+      samples: [{ at: '2026-12-02T10:01:00Z', ok: true }],
+      durationSeconds: 42,
+      output: '12 passed\nok',
+      message: 'Job kpromo-checkout-e2e-0123456789 succeeded in 42s',
+    });
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => withJob }),
+      permission: 'allow',
+    });
+    const check = await screen.findByTestId('check-checkout-e2e');
+    expect(check.textContent).toContain('must be Job completes');
+    expect(check.textContent).toContain('ran 42s');
+    expect(check.textContent).toContain('Job shop/kpromo-checkout-e2e-0123456789');
+    expect(screen.getByTestId('output-checkout-e2e').textContent).toBe('12 passed\nok');
+  });
+
   it('says the release was rolled back automatically, by which plan and because of which check', async () => {
     renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
       api: fakeApi({ getPlan: async () => failed }),

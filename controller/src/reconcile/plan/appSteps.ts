@@ -1,4 +1,4 @@
-import type { EnvironmentVersion } from '@kpromo/api';
+import type { EnvironmentVersion, VerificationProgress } from '@kpromo/api';
 import { runningVersion, workloadsFor } from '../../candidates/runningVersion.js';
 import { environmentTagDigest } from '../../candidates/tagDigest.js';
 import type { CheckContext } from '../../extension/checkProvider.js';
@@ -287,7 +287,7 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     const judged = foldMeasurements(
       start,
       analysis,
-      await measureRound(analysis, start, checkContext(c), deps.checkProviders),
+      await measureRound(analysis, start, checkContext(c, analysis, start), deps.checkProviders),
       run.now(),
     );
     if (judged.verdict === 'Failed') {
@@ -303,9 +303,10 @@ async function verdict(c: AppStep): Promise<number | undefined> {
   return finish(c, v.state === 'Ready' ? 'Succeeded' : 'Failed', v.reason, v.message);
 }
 
-/** What the verification checks of this app measure with. */
-function checkContext(c: AppStep): CheckContext {
+/** What the verification checks of this app measure with, in the window `progress` records. */
+function checkContext(c: AppStep, s: VerificationSettings, progress: VerificationProgress): CheckContext {
   const { run, r, app, ap } = c;
+  const { plan } = run;
   return {
     env: r.toEnv,
     app,
@@ -320,6 +321,16 @@ function checkContext(c: AppStep): CheckContext {
     },
     client: () => run.deps.clientFor(r.toEnv),
     egress: run.deps.egress ?? defaultEgress(),
+    window: {
+      plan: plan.metadata.name,
+      planUID: plan.metadata.uid ?? plan.metadata.name,
+      ...(c.cluster ? { cluster: c.cluster } : {}),
+      startedAt: progress.startedAt,
+      endsAt: progress.endsAt,
+      failureLimit: s.failureLimit,
+      ...(s.jobServiceAccount ? { serviceAccount: s.jobServiceAccount } : {}),
+      now: run.now(),
+    },
     ...(run.signal ? { signal: run.signal } : {}),
   };
 }
@@ -354,7 +365,7 @@ async function verify(c: AppStep): Promise<number | undefined> {
   const now = run.now();
   const due = progress.nextAt ? Date.parse(progress.nextAt) - now.getTime() : 0;
   if (due > 0 && settings.checks.length) return due;
-  const measured = await measureRound(settings, progress, checkContext(c), run.deps.checkProviders);
+  const measured = await measureRound(settings, progress, checkContext(c, settings, progress), run.deps.checkProviders);
   const next = foldMeasurements(progress, settings, measured, run.now());
   ap.verification = next;
   if (next.verdict === 'Passed') return finish(c, 'Succeeded', 'Verified', `verified: ${verificationSummary(next)}`);

@@ -62,6 +62,84 @@ export const HttpCheck = Type.Object({
   expectStatus: Type.Optional(Type.Integer({ minimum: 100, maximum: 599, default: 200 })),
 });
 
+const JOB_PLACEHOLDERS =
+  '{application}, {namespace}, {environment}, {version}, {previousVersion} (empty when none) and {digest} are replaced.';
+
+/** A CPU or memory quantity, e.g. 100m, 0.5, 128Mi. */
+const Quantity = (what: string) =>
+  Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi)?$', maxLength: 32, description: what });
+const ResourceAmounts = Type.Object({
+  cpu: Type.Optional(Quantity('CPU, e.g. 100m.')),
+  memory: Type.Optional(Quantity('Memory, e.g. 128Mi.')),
+});
+
+/**
+ * A Job run in the target namespace once per verification window, after the rollout: its completion
+ * decides the check. Fields not listed here are pruned by the apiserver. A narrow template on purpose (docs/verification.md, "job checks"): no volumes,
+ * no host access, no privileges, no service account but the stage's governed one, no env from Secrets.
+ */
+export const JobCheck = Type.Object(
+  {
+    image: Type.String({
+      minLength: 1,
+      maxLength: 512,
+      pattern: '^[^\\s]+$',
+      description: `Image of the Job's one container. ${JOB_PLACEHOLDERS}`,
+    }),
+    command: Type.Optional(
+      Type.Array(Type.String({ maxLength: 1024 }), {
+        maxItems: 32,
+        description: `The container's command (its entrypoint); the image's when omitted. ${JOB_PLACEHOLDERS}`,
+      }),
+    ),
+    args: Type.Optional(
+      Type.Array(Type.String({ maxLength: 1024 }), {
+        maxItems: 64,
+        description: `The container's arguments. ${JOB_PLACEHOLDERS}`,
+      }),
+    ),
+    env: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String({
+            pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+            maxLength: 128,
+            description: 'Variable name; names starting with KPROMO_ are set by kpromo.',
+          }),
+          value: Type.String({
+            maxLength: 4096,
+            description: `Plain value (never from a Secret). ${JOB_PLACEHOLDERS}`,
+          }),
+        }),
+        {
+          maxItems: 32,
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          description:
+            'Extra environment. kpromo always sets KPROMO_APPLICATION, KPROMO_ENVIRONMENT, KPROMO_NAMESPACE, KPROMO_VERSION, KPROMO_PREVIOUS_VERSION, KPROMO_DIGEST and KPROMO_ENDPOINT.',
+        },
+      ),
+    ),
+    endpoint: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: `The app's endpoint the Job tests, passed as KPROMO_ENDPOINT (default http://{application}.{namespace}.svc). ${JOB_PLACEHOLDERS}`,
+      }),
+    ),
+    resources: Type.Optional(
+      Type.Object(
+        { requests: Type.Optional(ResourceAmounts), limits: Type.Optional(ResourceAmounts) },
+        { description: "The container's CPU and memory requests and limits." },
+      ),
+    ),
+  },
+  {
+    description:
+      "A Job run in the target namespace after the rollout; it passes when the Job completes, fails when the Job fails (its pod retried up to the stage's failureLimit times, stopped at the end of the window). The Job runs with no service account token unless the stage names verification.jobServiceAccount.",
+  },
+);
+
 export const VerificationCheck = Type.Object(
   {
     name: Name('Check name, shown with its values.'),
@@ -76,12 +154,13 @@ export const VerificationCheck = Type.Object(
         },
       ),
     ),
+    job: Type.Optional(JobCheck),
   },
   {
     'x-kubernetes-validations': [
       {
-        rule: '(has(self.prometheus) ? 1 : 0) + (has(self.http) ? 1 : 0) + (has(self.analysis) ? 1 : 0) == 1',
-        message: 'set exactly one of prometheus, http or analysis',
+        rule: '(has(self.prometheus) ? 1 : 0) + (has(self.http) ? 1 : 0) + (has(self.analysis) ? 1 : 0) + (has(self.job) ? 1 : 0) == 1',
+        message: 'set exactly one of prometheus, http, analysis or job',
       },
     ],
   },
@@ -126,6 +205,11 @@ export const Verification = Type.Object({
         'stop: apps of the plan that have not started are halted; people decide. rollbackApp: the failed app goes back to its previous version at once. rollbackRelease: every app the plan changed goes back at once (one rollback plan, run without approval, recorded as caused by the check).',
     }),
   ),
+  jobServiceAccount: Type.Optional(
+    Name(
+      "ServiceAccount in the target namespace that this stage's job checks (the Applications' too) run as, with its token mounted. Without it they run as the namespace's default account with no token: a job check has no Kubernetes API access unless the flow's owners grant it here.",
+    ),
+  ),
 });
 
 /** An Application's own checks: added to its stages' (an app can add evidence, never remove a stage's). */
@@ -156,7 +240,7 @@ export const VerificationSample = Type.Object({
 
 export const CheckProgress = Type.Object({
   name: Type.String(),
-  kind: StringEnum(['prometheus', 'http', 'analysis'] as const),
+  kind: StringEnum(['prometheus', 'http', 'analysis', 'job'] as const),
   query: Type.Optional(Type.String({ description: 'The query (or URL) as measured, placeholders replaced.' })),
   condition: Type.Optional(Type.String({ description: 'What passes, in words, e.g. "≤ 0.05".' })),
   verdict: VerificationVerdict,
@@ -164,6 +248,15 @@ export const CheckProgress = Type.Object({
   measured: Type.Optional(Type.Integer({ minimum: 0, description: 'Measurements with a value.' })),
   failures: Type.Optional(Type.Integer({ minimum: 0 })),
   message: Type.Optional(Type.String()),
+  durationSeconds: Type.Optional(
+    Type.Number({ minimum: 0, description: 'job checks: how long the Job ran, from its start to its completion.' }),
+  ),
+  output: Type.Optional(
+    Type.String({
+      maxLength: 4096,
+      description: "job checks: the tail of the Job's pod log (its last lines, bounded); absent when there were none.",
+    }),
+  ),
   removed: Type.Optional(
     Type.Boolean({ description: 'Removed from the stage or Application before its verdict: it failed the release.' }),
   ),
@@ -202,6 +295,7 @@ export const AutomaticRollback = Type.Object({
 
 export type PrometheusCheck = Static<typeof PrometheusCheck>;
 export type HttpCheck = Static<typeof HttpCheck>;
+export type JobCheck = Static<typeof JobCheck>;
 export type VerificationCheck = Static<typeof VerificationCheck>;
 export type Verification = Static<typeof Verification>;
 export type ApplicationVerification = Static<typeof ApplicationVerification>;

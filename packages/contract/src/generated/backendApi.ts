@@ -915,7 +915,7 @@ export interface components {
                     checks: {
                         name: string;
                         /** @enum {string} */
-                        kind: "prometheus" | "http" | "analysis";
+                        kind: "prometheus" | "http" | "analysis" | "job";
                         /** @description The query (or URL) as measured, placeholders replaced. */
                         query?: string;
                         /** @description What passes, in words, e.g. "≤ 0.05". */
@@ -935,6 +935,10 @@ export interface components {
                         measured?: number;
                         failures?: number;
                         message?: string;
+                        /** @description job checks: how long the Job ran, from its start to its completion. */
+                        durationSeconds?: number;
+                        /** @description job checks: the tail of the Job's pod log (its last lines, bounded); absent when there were none. */
+                        output?: string;
                         /** @description Removed from the stage or Application before its verdict: it failed the release. */
                         removed?: boolean;
                     }[];
@@ -1175,7 +1179,7 @@ export interface components {
                         checks: {
                             name: string;
                             /** @enum {string} */
-                            kind: "prometheus" | "http" | "analysis";
+                            kind: "prometheus" | "http" | "analysis" | "job";
                             /** @description The query (or URL) as measured, placeholders replaced. */
                             query?: string;
                             /** @description What passes, in words, e.g. "≤ 0.05". */
@@ -1195,6 +1199,10 @@ export interface components {
                             measured?: number;
                             failures?: number;
                             message?: string;
+                            /** @description job checks: how long the Job ran, from its start to its completion. */
+                            durationSeconds?: number;
+                            /** @description job checks: the tail of the Job's pod log (its last lines, bounded); absent when there were none. */
+                            output?: string;
                             /** @description Removed from the stage or Application before its verdict: it failed the release. */
                             removed?: boolean;
                         }[];
@@ -1405,7 +1413,7 @@ export interface components {
                             checks: {
                                 name: string;
                                 /** @enum {string} */
-                                kind: "prometheus" | "http" | "analysis";
+                                kind: "prometheus" | "http" | "analysis" | "job";
                                 /** @description The query (or URL) as measured, placeholders replaced. */
                                 query?: string;
                                 /** @description What passes, in words, e.g. "≤ 0.05". */
@@ -1425,6 +1433,10 @@ export interface components {
                                 measured?: number;
                                 failures?: number;
                                 message?: string;
+                                /** @description job checks: how long the Job ran, from its start to its completion. */
+                                durationSeconds?: number;
+                                /** @description job checks: the tail of the Job's pod log (its last lines, bounded); absent when there were none. */
+                                output?: string;
                                 /** @description Removed from the stage or Application before its verdict: it failed the release. */
                                 removed?: boolean;
                             }[];

@@ -88,6 +88,7 @@ export function VerificationChecks({ verification, app }: { verification: Verifi
             ) : c.condition ? (
               <Text variant="body-small">must be {c.condition}</Text>
             ) : null}
+            {c.durationSeconds !== undefined ? <Text variant="body-small">ran {c.durationSeconds}s</Text> : null}
           </Flex>
           <Sparkline check={c} />
           {c.query ? (
@@ -99,6 +100,15 @@ export function VerificationChecks({ verification, app }: { verification: Verifi
             <Text variant="body-small" color="secondary">
               {c.message}
             </Text>
+          ) : null}
+          {c.output ? (
+            <pre
+              style={{ fontSize: 11, margin: 0, whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}
+              title="the tail of the Job's log"
+              data-testid={`output-${app}-${c.name}`}
+            >
+              {c.output}
+            </pre>
           ) : null}
         </Flex>
       ))}
