@@ -111,8 +111,11 @@ describe('org-level gates', () => {
       rule: 'stable-gates',
       stricter: true,
     });
-    const viaApi = await callApi(ctl.port, `/api/v1/plans/${NS}/two`, { token: rita.token });
-    expect(((await viaApi.json()) as { progress: { waitingFor?: string } }).progress.waitingFor).toContain(RULE);
+    // As the API hands the plan to the doors that project it (CLI, MCP), read as a release manager.
+    const viaApi = (await (
+      await callApi(ctl.port, `/api/v1/plans/${NS}/two`, { token: rita.token })
+    ).json()) as PromotionPlan;
+    expect(planProgress(viaApi).waitingFor).toContain(RULE);
     // The flow is not changed; its status says which org rule decides and why.
     const flow = await waitPlanFlow((f) => (f.status?.orgRules ?? []).length > 0);
     expect(flow.spec.stages[1].approvers).toBeUndefined();
