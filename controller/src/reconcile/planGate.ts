@@ -73,6 +73,8 @@ export function planGate(
     persons,
   });
   const waitingFor = v.waitingFor ? `${v.waitingFor}${orgApprovalNote(eff.rules)}` : undefined;
+  // A rollback answers to the org's approvals only (as to the stage's): the rest is not listed.
+  const listed = rollback ? eff.rules.filter((r) => r.field.includes('.approvals.')) : eff.rules;
   const gate: PlanGate = {
     approved: v.approved,
     required: v.required,
@@ -89,7 +91,7 @@ export function planGate(
       : {}),
     ...(v.requestedByPerson !== undefined ? { requestedByPerson: v.requestedByPerson } : {}),
     ...(waitingFor ? { waitingFor } : {}),
-    ...(eff.rules.length ? { orgRules: eff.rules } : {}),
+    ...(listed.length ? { orgRules: listed } : {}),
   };
   if (!v.approved)
     return {

@@ -261,6 +261,22 @@ describe('attacks: a team flow weaker than the org', () => {
     ]);
   });
 
+  it('a rollback needs the org approvals but is held by none of the rest, and lists only what applies to it', () => {
+    const rollback = {
+      ...plan(['rm', 'lead']),
+      spec: { ...plan(['rm', 'lead']).spec, action: 'rollback' },
+    } as PromotionPlan;
+    const rules = [matched({ approvals: { minCount: 2 }, requireVerification: true, minSoakTime: '1h' })];
+    const g = planGate(rollback, teamFlow, env('prod'), cache, now, [], undefined, rules);
+    expect(g.hold).toBeUndefined();
+    expect(g.gate.required).toBe(2);
+    expect(g.gate.orgRules?.map((r) => r.field)).toEqual(['spec.rules[0].approvals.minCount']);
+    const one = { ...rollback, spec: { ...rollback.spec, approvals: rollback.spec.approvals?.slice(0, 1) } };
+    expect(planGate(one, teamFlow, env('prod'), cache, now, [], undefined, rules).hold?.reason).toBe(
+      'AwaitingApproval',
+    );
+  });
+
   it("the org's soak holds a plan the flow would let start, naming the rule", () => {
     const g = planGate(plan(['rm']), teamFlow, env('prod'), cache, now, [], undefined, [
       matched({ minSoakTime: '1h' }),
