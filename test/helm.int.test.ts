@@ -961,6 +961,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         'environments.promotions.kpromo.dev [] [get list watch]',
         'linestops.promotions.kpromo.dev [] [get list watch create delete]',
         'notifications.promotions.kpromo.dev [] [get list watch]',
+        'orgpolicies.promotions.kpromo.dev [] [get list watch]',
         'promotionflows.promotions.kpromo.dev [] [get list watch]',
         ...['applications', 'environments', 'notifications', 'promotionflows', 'promotionplans'].map(
           (r) => `${r}.promotions.kpromo.dev/status [] [get update patch]`,

@@ -24,6 +24,7 @@ const VALUES: Tree = {
   namespaces: ['shop', 'team-b'],
   defaultNamespace: 'shop',
   lineStopNamespace: 'shop',
+  orgPolicyNamespace: 'team-b',
   lineStopAlerts: { label: 'stop_the_line', liftOnResolve: true },
   workers: 8,
   kubeClient: { qps: 20, burst: 40 },
@@ -89,6 +90,7 @@ const SHARD_VALUES: Tree = {
   ...VALUES,
   namespaces: [],
   lineStopNamespace: '',
+  orgPolicyNamespace: '',
   shard: { name: 'green', namespaceSelector: 'team=green' },
 };
 

@@ -1,6 +1,14 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { isRollback, isTerminalPlan } from '@kpromo/api';
-import { orderText, type PlanProgress, planHold, planProgress, planWaves, soakRestartText } from '@kpromo/contract';
+import {
+  orderText,
+  orgRuleText,
+  type PlanProgress,
+  planHold,
+  planProgress,
+  planWaves,
+  soakRestartText,
+} from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
 /** One application of a plan as the CLI shows it. */
@@ -91,9 +99,17 @@ export function gateLine(p: PlanProgress, now: Date): string | undefined {
       const restart = soakRestartText(p);
       return `soaking until ${p.eligibleAt}${restart ? ` (${restart})` : ''}`;
     }
-    default:
-      return undefined;
+    default: {
+      // Approved, but the flow does not meet an org rule only its owners can meet.
+      const unmet = p.orgRules?.find((r) => r.unmet);
+      return unmet ? `held by ${orgRuleText(unmet)}` : undefined;
+    }
   }
+}
+
+/** The org rules that decide for this plan instead of its flow's stage, one line each. */
+export function orgRuleLines(p: Pick<PlanProgress, 'orgRules'>): string[] {
+  return (p.orgRules ?? []).filter((r) => r.stricter).map((r) => `org rule: ${orgRuleText(r)}`);
 }
 
 /** The display of a plan: headline, what holds it, one row per application, then a fleet plan's waves. */
@@ -104,6 +120,7 @@ export function planFrame(plan: PromotionPlan, now: Date): string[] {
   return [
     printable(headline(p)),
     ...(gate ? [printable(gate)] : []),
+    ...orgRuleLines(p).map((l) => printable(l)),
     ...(rows.length ? formatTable(APP_COLUMNS, rows).split('\n') : ['no applications']),
     ...waveTable(plan),
   ];

@@ -115,6 +115,34 @@ describe('planFrame', () => {
   });
 });
 
+describe('org-level gates', () => {
+  const rule = {
+    orgPolicy: 'kpromo-system/platform',
+    rule: 'stable-gates',
+    field: 'spec.rules[0].requireVerification',
+    requires: 'at least one verification check',
+    flowHas: 'stages[1].verification: 0 checks',
+    stricter: true,
+    unmet: true,
+  };
+
+  it('a plan held by an org rule the flow does not meet says so, and every deciding rule gets a line', () => {
+    const p = plan(['cart'], { phase: 'Pending', gate: { approved: true, required: 2, orgRules: [rule] } });
+    expect(planProgress(p).requiredApprovals).toBe(2);
+    expect(planFrame(p, NOW).slice(1, 3)).toEqual([
+      'held by OrgPolicy kpromo-system/platform rule stable-gates (spec.rules[0].requireVerification): at least one verification check; the flow has stages[1].verification: 0 checks — the plan waits until the flow meets it',
+      'org rule: OrgPolicy kpromo-system/platform rule stable-gates (spec.rules[0].requireVerification): at least one verification check; the flow has stages[1].verification: 0 checks — the plan waits until the flow meets it',
+    ]);
+    // A rule the flow already meets decides nothing: no line.
+    const { unmet: _, ...metRule } = rule;
+    const met = plan(['cart'], {
+      phase: 'Pending',
+      gate: { approved: true, required: 1, orgRules: [{ ...metRule, stricter: false }] },
+    });
+    expect(planFrame(met, NOW)[1]).toBe('APPLICATION   PHASE     FROM → TO   MESSAGE');
+  });
+});
+
 describe('changeLines', () => {
   it('the first read reports the plan and every app; later reads only what moved', () => {
     const p0 = plan(['cart', 'web'], {

@@ -43,6 +43,15 @@ export const ConfigSchema = z
       .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')
       .optional()
       .describe('Namespace whose LineStops with scope AllNamespaces stop every namespace'),
+    /**
+     * The one namespace whose OrgPolicies (org-level gates, docs/org-policy.md) every flow inherits;
+     * grant write on orgpolicies there to platform admins only. Unset: no org gates.
+     */
+    orgPolicyNamespace: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')
+      .optional()
+      .describe('Namespace whose OrgPolicies every flow inherits'),
     /** The Alertmanager receiver (POST /api/v1/alertmanager, docs/line-stop.md). */
     lineStopAlerts: z
       .object({
@@ -165,6 +174,12 @@ export const ConfigSchema = z
         path: ['lineStopNamespace'],
         message: `must be one of namespaces (${c.namespaces.join(', ')}): the controller sees LineStops only where it watches`,
       });
+    if (c.orgPolicyNamespace && c.namespaces.length && !c.namespaces.includes(c.orgPolicyNamespace))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['orgPolicyNamespace'],
+        message: `must be one of namespaces (${c.namespaces.join(', ')}): the controller sees OrgPolicies only where it watches`,
+      });
     const le = c.leaderElection;
     const leaseMs = le.leaseDurationSeconds * 1000;
     const deadline = le.renewDeadlineMs ?? (leaseMs * 2) / 3;
@@ -197,6 +212,7 @@ const ENV_MAP: Record<string, string[]> = {
   KPROMO_NAMESPACES: ['namespaces'],
   KPROMO_DEFAULT_NAMESPACE: ['defaultNamespace'],
   KPROMO_LINE_STOP_NAMESPACE: ['lineStopNamespace'],
+  KPROMO_ORG_POLICY_NAMESPACE: ['orgPolicyNamespace'],
   KPROMO_LINE_STOP_ALERT_LABEL: ['lineStopAlerts', 'label'],
   KPROMO_LINE_STOP_LIFT_ON_RESOLVE: ['lineStopAlerts', 'liftOnResolve'],
   KPROMO_WORKERS: ['workers'],

@@ -33,6 +33,8 @@ export interface ControllerOptions {
   defaultNamespace: string;
   /** Where LineStops with scope AllNamespaces stop every namespace (config lineStopNamespace). */
   lineStopNamespace?: string;
+  /** Where OrgPolicies count: their rules apply to every flow (config orgPolicyNamespace). */
+  orgPolicyNamespace?: string;
   /** The platform's trust anchors (config supplyChain): keys flows may name, by namespace. */
   supplyChain?: PromotionDeps['supplyChain'];
   /** Which identities are one person (config persons): approval policies count persons. */
@@ -152,6 +154,7 @@ export class Controller {
       log: o.log,
       maxAttempts: o.maxAttempts,
       lineStopNamespace: o.lineStopNamespace,
+      orgPolicyNamespace: o.orgPolicyNamespace,
       supplyChain: o.supplyChain,
       persons: o.persons,
       claims: new Map(),
@@ -363,6 +366,13 @@ export class Controller {
       const ns = e.obj.metadata.namespace;
       const everywhere = ns === this.o.lineStopNamespace;
       for (const p of this.cache.plans(everywhere ? undefined : ns)) if (isOpen(p)) this.enqueuePlan(p);
+    } else if (e.kind === 'OrgPolicy') {
+      // The org's gates changed: every open plan is judged again, every flow's status says which
+      // rules apply. An OrgPolicy elsewhere counts for nothing.
+      if (e.obj.metadata.namespace === this.o.orgPolicyNamespace) {
+        for (const p of this.cache.plans()) if (isOpen(p)) this.enqueuePlan(p);
+        this.enqueueStatuses(undefined, { envs: false });
+      }
     } else if (e.kind === 'PromotionFlow') {
       // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).
       for (const p of this.cache.plans(e.obj.metadata.namespace)) if (isOpen(p)) this.enqueuePlan(p);
@@ -443,7 +453,7 @@ export class Controller {
         const now = new Date();
         const a = await autoPromote(this.cache, control, this.autoSeen, ns, name, now);
         for (const p of a.created) this.o.log.info({ plan: `${ns}/${p}` }, 'automatic promotion plan created');
-        await reconcileFlow(this.cache, control, ns, name, now, a.cooldowns);
+        await reconcileFlow(this.cache, control, ns, name, now, a.cooldowns, this.o.orgPolicyNamespace);
         // A cooldown's end is a time, not an event: look again then (level-triggered).
         if (a.requeueAfterMs !== undefined) r = { requeueAfterMs: a.requeueAfterMs };
       } else if (kind === 'Environment') {

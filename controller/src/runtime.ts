@@ -81,6 +81,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     namespaces: cfg.namespaces,
     defaultNamespace: cfg.defaultNamespace,
     lineStopNamespace: cfg.lineStopNamespace,
+    orgPolicyNamespace: cfg.orgPolicyNamespace,
     supplyChain: cfg.supplyChain,
     persons: cfg.persons,
     workers: cfg.workers,

@@ -192,6 +192,22 @@ describe('mcp text summaries', () => {
     const waiting = plan({ phase: 'Pending', gate: { approved: false, required: 2, waitingFor: '1 more approval' } });
     expect(planOutcome(waiting)).toBe('awaiting-approval');
     expect(planLine(planOut(waiting))).toMatch(/waiting for approval; 1 more approval$/);
+    // Org-level gates: the effective count and the rules, and a plan held by one names it.
+    const orgRule = {
+      orgPolicy: 'kpromo-system/platform',
+      rule: 'prod-gates',
+      field: 'spec.rules[0].requireVerification',
+      requires: 'at least one verification check',
+      flowHas: 'stages[1].verification: 0 checks',
+      stricter: true,
+      unmet: true,
+    };
+    const held = planOut(plan({ phase: 'Pending', gate: { approved: true, required: 2, orgRules: [orgRule] } }));
+    expect(PlanOut.parse(held)).toEqual(held);
+    expect(held).toMatchObject({ requiredApprovals: 2, orgRules: [orgRule] });
+    expect(planLine(held)).toMatch(
+      /; held by OrgPolicy kpromo-system\/platform rule prod-gates \(spec\.rules\[0\]\.requireVerification\): at least one verification check; the flow has stages\[1\]\.verification: 0 checks — the plan waits until the flow meets it$/,
+    );
     expect(planOutcome(plan({ gate: { approved: true, required: 1, frozen: { window: 'weekend' } } }))).toBe('frozen');
     expect(
       planOutcome(

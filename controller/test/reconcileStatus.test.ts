@@ -22,6 +22,45 @@ function cache() {
 }
 
 describe('flowStatus', () => {
+  it('lists the org rules stricter than its stages (status.orgRules), from the org-policy namespace only; the flow is not changed', () => {
+    const c = cache();
+    c.envs = [env('dev'), env('stable'), env('prod', { tier: 'production' })];
+    const policy = (namespace: string) => ({
+      apiVersion: 'promotions.kpromo.dev/v1alpha1' as const,
+      kind: 'OrgPolicy' as const,
+      metadata: { name: 'platform', namespace },
+      spec: {
+        rules: [
+          {
+            name: 'prod-gates',
+            environments: { tiers: ['production' as const] },
+            approvals: { minCount: 2 },
+            minSoakTime: '1h',
+          },
+        ],
+      },
+    });
+    c.orgPolicyList = [policy('kpromo-system'), policy('ns')];
+    const f = flow(['dev', 'stable', 'prod']);
+    f.spec.stages[2] = { environment: 'prod', approvers: { count: 1 }, requiredSoakTime: '2h' };
+    const s = flowStatus(f, c, now, [], 'kpromo-system');
+    // The soak of the flow is longer: only the approvals rule decides, once (the team's copy counts for nothing).
+    expect(s.orgRules).toEqual([
+      {
+        environment: 'prod',
+        orgPolicy: 'kpromo-system/platform',
+        rule: 'prod-gates',
+        field: 'spec.rules[0].approvals.minCount',
+        requires: '2 approvals at least',
+        flowHas: 'stages[2].approvers.count 1',
+        stricter: true,
+      },
+    ]);
+    expect(f.spec.stages[2].approvers).toEqual({ count: 1 });
+    // Without an org-policy namespace there are none; a status that had some loses them.
+    expect(flowStatus({ ...f, status: s }, c, now).orgRules).toBeUndefined();
+  });
+
   it('counts candidates per stage transition and is Ready with observedGeneration', () => {
     const f = { ...flow(['dev', 'stable', 'prod']), metadata: { name: 'main', namespace: 'ns', generation: 3 } };
     const s = flowStatus(f, cache(), now);

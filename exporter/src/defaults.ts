@@ -77,6 +77,8 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         approvers: { title: 'Approvers', type: 'array' },
         approverPersons: { title: 'Approved by (persons counted)', type: 'array' },
         waitingFor: str('Waiting for'),
+        requiredApprovals: { title: 'Approvals required', type: 'number' },
+        orgRules: str('Org-level gates deciding (OrgPolicy rule (field): requires; the flow has)'),
         frozenUntil: str('Frozen until'),
         override: str('Overridden freezes and line stops (by whom: why)'),
         eligibleAt: str('Eligible at'),
@@ -218,6 +220,12 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // Whom the controller counted the approvals as: one person with two identities once.
               approverPersons: '[.progress.approvers[] | select(.counted) | .person // .user] | unique',
               waitingFor: '.progress.waitingFor',
+              // While the plan waits for approvals: how many the stage needs, the stricter of the
+              // flow's and the org rules' (OrgPolicy, docs/org-policy.md).
+              requiredApprovals: 'if .progress.approved then null else .progress.requiredApprovals end',
+              // The org rules that decide instead of the flow's stage, where each is written.
+              orgRules:
+                '[.progress.orgRules[]? | select(.stricter) | "OrgPolicy \\(.orgPolicy) rule \\(.rule) (\\(.field)): \\(.requires); the flow has \\(.flowHas)"] | if length == 0 then null else join("; ") end',
               // Only while the freeze holds the plan (not once an approver overrode it).
               frozenUntil: 'if .progress.frozen.overriddenBy then null else .progress.frozen.until end',
               // An emergency: who approved overriding freezes and line stops, and why.

@@ -242,8 +242,26 @@ describe('mapping', () => {
           phase: 'Promoting',
           gate: {
             approved: true,
-            required: 1,
+            required: 2,
             frozen: { window: 'friday', until: '2026-12-07T08:00:00Z', overriddenBy: 'user:default/carol' },
+            orgRules: [
+              {
+                orgPolicy: 'kpromo-system/platform',
+                rule: 'prod-gates',
+                field: 'spec.rules[0].approvals.minCount',
+                requires: '2 approvals at least',
+                flowHas: 'stages[1].approvers.count 1',
+                stricter: true,
+              },
+              {
+                orgPolicy: 'kpromo-system/platform',
+                rule: 'prod-gates',
+                field: 'spec.rules[0].minSoakTime',
+                requires: 'soak 1h at least',
+                flowHas: 'stages[1].requiredSoakTime 2h',
+                stricter: false,
+              },
+            ],
           },
         },
       },
@@ -257,6 +275,7 @@ describe('mapping', () => {
       approvers: ['user:default/alice'],
       approverPersons: [],
       waitingFor: '1 more approval from groups group:default/ops',
+      requiredApprovals: 2,
     });
     expect(props[0]).not.toHaveProperty('frozenUntil');
     expect(props[1]).toMatchObject({
@@ -273,13 +292,28 @@ describe('mapping', () => {
       approved: true,
       approvers: ['user:default/carol'],
       override: 'user:default/carol: payments down, hotfix v1.1.1',
+      orgRules:
+        'OrgPolicy kpromo-system/platform rule prod-gates (spec.rules[0].approvals.minCount): 2 approvals at least; the flow has stages[1].approvers.count 1',
     });
+    expect(props[1]).not.toHaveProperty('orgRules');
+    // Approved: the count is no longer news.
+    expect(props[2]).not.toHaveProperty('requiredApprovals');
     expect(props[2]).not.toHaveProperty('frozenUntil');
     expect(props[1]).not.toHaveProperty('override');
     expect(props[3]).toMatchObject({ approved: false, approvers: [], phase: 'Pending' });
     // The blueprint declares every mapped property.
     const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
-    for (const k of ['approved', 'approvers', 'waitingFor', 'frozenUntil', 'override', 'eligibleAt', 'soakRestarted'])
+    for (const k of [
+      'approved',
+      'approvers',
+      'waitingFor',
+      'requiredApprovals',
+      'orgRules',
+      'frozenUntil',
+      'override',
+      'eligibleAt',
+      'soakRestarted',
+    ])
       expect(bp.schema.properties[k], k).toBeDefined();
   });
 

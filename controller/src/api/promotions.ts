@@ -42,7 +42,8 @@ import { registryEndpoint } from '../extension/credentials.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { imageLabels } from '../oci/imageConfig.js';
-import { personOf } from '../policy/persons.js';
+import { orgRuleRef } from '../policy/orgGates.js';
+import { type PersonMapping, personOf } from '../policy/persons.js';
 import { driftText, sourceDrift } from '../reconcile/driftDecisions.js';
 import { dependsOnCycle, dependsOnCycleMessage } from '../reconcile/orderDecisions.js';
 import { ROLLBACK_OF_UID_LABEL, rollbackNamePrefix } from '../reconcile/rollbackPlans.js';
@@ -586,11 +587,26 @@ export async function checkApproval(
         ? `${ref} is already approved by ${who(caller)}`
         : `${ref} is already approved by ${me} (as ${mine.user}); a second approval of one person does not count`,
     );
+  const fourEyes = selfApprovalRefusal(p, me, ctx.persons);
+  if (fourEyes) throw new ApiError(403, `${ref}: ${fourEyes}`);
   if (p.status?.gate?.approved && !opts.overrideFreeze)
     throw new ApiError(
       409,
       `${ref} is already approved by ${approvals.map((a) => a.user).join(', ') || 'policy (automatic stage)'} (phase ${p.status?.phase ?? 'Pending'}); create a new plan to promote again`,
     );
+}
+
+/**
+ * Why the person `me` may not approve their own plan, when an org rule forbids it (four eyes, as the
+ * controller recorded the rules in status.gate.orgRules); undefined otherwise. The flow's own
+ * forbidSelfApproval is left to the gate: the approval is recorded and does not count.
+ */
+export function selfApprovalRefusal(p: PromotionPlan, me: string, persons?: PersonMapping): string | undefined {
+  const requester = p.status?.gate?.requestedByPerson ?? (p.spec.requestedBy && personOf(p.spec.requestedBy, persons));
+  if (!requester || requester !== me) return undefined;
+  const rule = p.status?.gate?.orgRules?.find((r) => r.field.endsWith('.approvals.forbidSelfApproval'));
+  if (!rule) return undefined;
+  return `${me} requested this plan, and ${orgRuleRef(rule)} (${rule.field}) forbids approving your own plan into ${p.spec.to}: another person must approve`;
 }
 
 /**

@@ -1,4 +1,12 @@
-import type { Application, Environment, LineStop, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type {
+  Application,
+  Environment,
+  LineStop,
+  Notification,
+  OrgPolicy,
+  PromotionFlow,
+  PromotionPlan,
+} from '@kpromo/api';
 
 /** Who last wrote a container's image of a workload, as its managedFields tell (drift's changedBy). */
 export interface ImageWriter {
@@ -86,6 +94,8 @@ export interface CacheView {
   notifications(namespace?: string): Notification[];
   /** LineStops: while one applies to a plan, the plan starts no app (policy/lineStop.ts). */
   lineStops(namespace?: string): LineStop[];
+  /** OrgPolicies: those of the org-policy namespace add their rules to every flow (policy/orgGates.ts). */
+  orgPolicies(namespace?: string): OrgPolicy[];
   getApplication(namespace: string, name: string): Application | undefined;
   getEnvironment(namespace: string, name: string): Environment | undefined;
   getFlow(namespace: string, name: string): PromotionFlow | undefined;

@@ -4,6 +4,7 @@ import type {
   KpromoKind,
   LineStop,
   Notification,
+  OrgPolicy,
   PromotionFlow,
   PromotionPlan,
 } from '@kpromo/api';
@@ -552,6 +553,9 @@ export class LiveCache implements CacheView {
   }
   lineStops(ns?: string) {
     return this.listCr<LineStop>('LineStop', ns);
+  }
+  orgPolicies(ns?: string) {
+    return this.listCr<OrgPolicy>('OrgPolicy', ns);
   }
   getApplication(ns: string, name: string) {
     return this.getCr<Application>('Application', ns, name);

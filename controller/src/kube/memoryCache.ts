@@ -1,4 +1,12 @@
-import type { Application, Environment, LineStop, Notification, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type {
+  Application,
+  Environment,
+  LineStop,
+  Notification,
+  OrgPolicy,
+  PromotionFlow,
+  PromotionPlan,
+} from '@kpromo/api';
 import { fleetTargets, isFleet, targetCluster } from '@kpromo/api';
 import type { CacheView, EnvironmentState, HelmRelease, Workload } from './cacheView.js';
 import { WorkloadChangeLog } from './workloadChangeLog.js';
@@ -11,6 +19,7 @@ export class MemoryCache implements CacheView {
   planList: PromotionPlan[] = [];
   notificationList: Notification[] = [];
   lineStopList: LineStop[] = [];
+  orgPolicyList: OrgPolicy[] = [];
   /** key: `${envName}/${kind}/${name}` */
   workloads = new Map<string, Workload>();
   helmReleases = new Map<string, HelmRelease>();
@@ -35,6 +44,9 @@ export class MemoryCache implements CacheView {
   }
   lineStops(ns?: string) {
     return MemoryCache.inNs(this.lineStopList, ns);
+  }
+  orgPolicies(ns?: string) {
+    return MemoryCache.inNs(this.orgPolicyList, ns);
   }
   getApplication(ns: string, name: string) {
     return this.apps.find((o) => o.metadata.namespace === ns && o.metadata.name === name);

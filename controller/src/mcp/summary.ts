@@ -1,6 +1,7 @@
 import {
   durationText as age,
   orderText,
+  orgRuleText,
   reasonCounts,
   type SkippedSummary,
   shortDigest,
@@ -56,8 +57,11 @@ export function planLine(p: PlanOut): string {
     p.outcome === 'soaking' && p.eligibleAt
       ? `; until ${p.eligibleAt}${restart ? ` (soak restarted at ${restart.at}: ${restart.reason})` : ''}`
       : '';
+  // An org rule only the flow's owners can meet holds the plan (the gate's reason OrgPolicy).
+  const unmet = p.phase === 'Pending' ? p.orgRules?.find((r) => r.unmet) : undefined;
+  const org = unmet ? `; held by ${orgRuleText(unmet)}` : '';
   const n = p.isRollback ? '' : `, ${p.candidates.length} candidate(s)`;
-  return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}${soak}`;
+  return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}${soak}${org}`;
 }
 
 /** Cluster names a wave line lists (the structured content has them all). */

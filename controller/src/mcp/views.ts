@@ -158,6 +158,25 @@ export const PlanOut = z.object({
     }),
   ),
   waitingFor: z.string().optional().describe('Who still must approve'),
+  requiredApprovals: z
+    .number()
+    .int()
+    .optional()
+    .describe("Distinct approvals the target stage needs: the stricter of the flow's and the org rules'"),
+  orgRules: z
+    .array(
+      z.object({
+        orgPolicy: z.string(),
+        rule: z.string(),
+        field: z.string().describe('The OrgPolicy field that requires it'),
+        requires: z.string(),
+        flowHas: z.string().describe("What the flow's stage has itself"),
+        stricter: z.boolean().describe('The org rule decides instead of the flow'),
+        unmet: z.boolean().optional().describe("Only the flow's owners can meet it: the plan waits until they do"),
+      }),
+    )
+    .optional()
+    .describe('Org-level gates (OrgPolicy) that apply to the target stage'),
   frozen: z
     .object({ window: z.string(), reason: z.string().optional(), until: z.string().optional() })
     .optional()
@@ -323,6 +342,8 @@ export function planOut(p: PromotionPlan): PlanOut {
       }),
     ),
     waitingFor: g.waitingFor,
+    requiredApprovals: g.requiredApprovals,
+    orgRules: g.orgRules?.map((r) => ({ ...r })),
     frozen: g.frozen
       ? defined({ window: g.frozen.window, reason: clip(g.frozen.reason), until: g.frozen.until })
       : undefined,

@@ -3,15 +3,23 @@ import {
   type EnvironmentVersion,
   isRollback,
   type LineStop,
+  type OrgRuleApplied,
   type PlanGate,
   type PromotionFlow,
   type PromotionPlan,
 } from '@kpromo/api';
 import type { CacheView } from '../kube/cacheView.js';
-import { evaluateApprovals, stageApprovalMode } from '../policy/approvalPolicy.js';
+import { evaluateApprovals } from '../policy/approvalPolicy.js';
 import { parseDuration } from '../policy/duration.js';
 import { evaluateFreeze, type SourcedWindow } from '../policy/freezeWindows.js';
 import { lineStopMessage } from '../policy/lineStop.js';
+import {
+  effectiveGates,
+  type MatchedOrgRule,
+  orgApprovalNote,
+  orgRuleMessage,
+  orgRuleRef,
+} from '../policy/orgGates.js';
 import type { PersonMapping } from '../policy/persons.js';
 import { soakGate } from '../policy/soak.js';
 import { soakingSince, verifiedAt } from '../verification/verifiedSince.js';
@@ -20,7 +28,7 @@ import { iso } from './time.js';
 
 /** Why a plan that is not running yet must wait, as a condition reason and message. */
 export interface Hold {
-  reason: 'AwaitingApproval' | 'Frozen' | 'LineStopped' | 'Soaking';
+  reason: 'AwaitingApproval' | 'OrgPolicy' | 'Frozen' | 'LineStopped' | 'Soaking';
   message: string;
   /** Re-check then (the freeze ends, the soak is over); undefined when only a write can unblock it. */
   recheckAt?: Date;
@@ -33,6 +41,9 @@ export interface Hold {
  * stopped line nor soak time. `stops`: the LineStops holding this plan, oldest first
  * (policy/lineStop.ts stopsHolding); an approval with overrideFreeze passes them as it passes a freeze.
  * `persons`: the platform's identity -> person mapping (config persons), recorded with each approver.
+ * `orgRules`: the org rules covering the target (policy/orgGates.ts orgRulesFor): the gate is the
+ * stricter of them and the stage; a requirement only the flow can meet (a verification check, a
+ * signature policy) holds the plan (OrgPolicy). Automatic rollbacks stay exempt, as from the stage's.
  */
 export function planGate(
   plan: PromotionPlan,
@@ -43,8 +54,10 @@ export function planGate(
   now: Date,
   stops: readonly LineStop[] = [],
   persons?: PersonMapping,
+  orgRules: readonly MatchedOrgRule[] = [],
 ): { gate: PlanGate; hold?: Hold } {
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
+  const eff = effectiveGates(flow, plan.spec.to, orgRules);
   const rollback = isRollback(plan);
   const approvals = plan.spec.approvals ?? [];
   // An automatic stage runs the controller's own plans without approval; a plan someone else created
@@ -52,17 +65,16 @@ export function planGate(
   // username, set the automatic label).
   const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !rollback;
   const v = evaluateApprovals({
-    mode:
-      (automatic && stageApprovalMode(flow?.spec.approval, stage?.approval) === 'auto') ||
-      automaticRollback(plan, cache)
-        ? 'auto'
-        : 'manual',
-    approvers: stage?.approvers,
+    mode: (automatic && eff.mode === 'auto') || automaticRollback(plan, cache) ? 'auto' : 'manual',
+    approvers: eff.approvers,
     approvals,
     requestedBy: plan.spec.requestedBy,
     planUID: plan.metadata.uid,
     persons,
   });
+  const waitingFor = v.waitingFor ? `${v.waitingFor}${orgApprovalNote(eff.rules)}` : undefined;
+  // A rollback answers to the org's approvals only (as to the stage's): the rest is not listed.
+  const listed = rollback ? eff.rules.filter((r) => r.field.includes('.approvals.')) : eff.rules;
   const gate: PlanGate = {
     approved: v.approved,
     required: v.required,
@@ -78,14 +90,18 @@ export function planGate(
         }
       : {}),
     ...(v.requestedByPerson !== undefined ? { requestedByPerson: v.requestedByPerson } : {}),
-    ...(v.waitingFor ? { waitingFor: v.waitingFor } : {}),
+    ...(waitingFor ? { waitingFor } : {}),
+    ...(listed.length ? { orgRules: listed } : {}),
   };
   if (!v.approved)
     return {
       gate,
-      hold: { reason: 'AwaitingApproval', message: `waiting for approval: ${v.waitingFor ?? ''}`.trim() },
+      hold: { reason: 'AwaitingApproval', message: `waiting for approval: ${waitingFor ?? ''}`.trim() },
     };
   if (rollback) return { gate };
+  const unmet = eff.unmet[0];
+  if (unmet)
+    return { gate, hold: { reason: 'OrgPolicy', message: orgRuleMessage(unmet, plan.spec.flow, plan.spec.to) } };
 
   const windows: SourcedWindow[] = [
     ...(toEnv?.spec.freezeWindows ?? []).map((window) => ({ window, source: `Environment ${plan.spec.to}` })),
@@ -93,6 +109,7 @@ export function planGate(
       window,
       source: `stage ${plan.spec.to} of PromotionFlow ${plan.spec.flow}`,
     })),
+    ...eff.freezeWindows,
   ];
   const f = evaluateFreeze(windows, now);
   if (f.frozen) {
@@ -126,11 +143,12 @@ export function planGate(
     if (!v.overrideFreezeBy) return { gate, hold: { reason: 'LineStopped', message: lineStopMessage(stop) } };
   }
 
-  if (stage?.requiredSoakTime) {
+  const soak = eff.requiredSoakTime;
+  if (soak) {
     const s = soakGate({
       candidates: plan.spec.candidates,
       source: soakSources(plan, cache),
-      requiredMs: parseDuration(stage.requiredSoakTime),
+      requiredMs: parseDuration(soak),
       now,
       resets: plan.status?.soakResets,
     });
@@ -140,7 +158,7 @@ export function planGate(
         gate,
         hold: {
           reason: 'Soaking',
-          message: `candidates must run Healthy in ${plan.spec.from} for ${stage.requiredSoakTime} first${
+          message: `candidates must run Healthy in ${plan.spec.from} for ${soak}${soakNote(eff.rules)} first${
             s.restart ? ` (the soak restarted at ${s.restart.at}: ${s.restart.reason})` : ''
           }: ${s.waiting.map((w) => `${w.application} ${w.reason}`).join('; ')}`,
           recheckAt: s.eligibleAt,
@@ -148,6 +166,12 @@ export function planGate(
       };
   }
   return { gate };
+}
+
+/** Names the org rule whose minSoakTime decides the soak, for the Soaking message; '' when the stage's does. */
+function soakNote(rules: readonly OrgRuleApplied[]): string {
+  const r = rules.filter((x) => x.stricter && x.field.endsWith('.minSoakTime')).at(-1);
+  return r ? ` (${orgRuleRef(r)}, ${r.field})` : '';
 }
 
 /**

@@ -14,6 +14,7 @@ import { type DeliveryAccess, describeNeed } from '../delivery/deliveryAccess.js
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
 import type { KubeRest } from '../kube/rest.js';
+import { effectiveGates, orgRulesFor } from '../policy/orgGates.js';
 import { derivedStatus } from './derivedStatus.js';
 import { policyDigests } from './policyChange.js';
 
@@ -39,6 +40,8 @@ export function flowStatus(
   cache: CacheView,
   now: Date,
   cooldowns: readonly StageCooldown[] = [],
+  /** Where OrgPolicies count: status.orgRules lists the rules stricter than the flow's stages. */
+  orgPolicyNamespace?: string,
 ): PromotionFlowStatus {
   const ns = flow.metadata.namespace ?? 'default';
   const gen = flow.metadata.generation;
@@ -54,6 +57,9 @@ export function flowStatus(
     else s.pendingCandidates = pendingCandidates;
     if (cooldowns.length) s.cooldowns = [...cooldowns];
     else delete s.cooldowns;
+    const org = flowOrgRules(flow, cache, orgPolicyNamespace);
+    if (org.length) s.orgRules = org;
+    else delete s.orgRules;
     return s;
   };
   const stages = flow.spec.stages.map((s, i) => ({ name: s.environment, index: i + 1 }));
@@ -166,6 +172,29 @@ export function environmentStatus(
 }
 
 /**
+ * Pure: the org rules stricter than the flow's own stages (policy/orgGates.ts), per stage: what
+ * decides for plans into it instead of the flow, which is not changed.
+ */
+export function flowOrgRules(
+  flow: PromotionFlow,
+  cache: Pick<CacheView, 'getEnvironment' | 'orgPolicies'>,
+  orgPolicyNamespace: string | undefined,
+): NonNullable<PromotionFlowStatus['orgRules']> {
+  if (!orgPolicyNamespace) return [];
+  const ns = flow.metadata.namespace ?? 'default';
+  const policies = cache.orgPolicies(orgPolicyNamespace);
+  return flow.spec.stages.flatMap((s, i) => {
+    // The first stage is where releases come from: no plan goes into it.
+    if (i === 0) return [];
+    const env = cache.getEnvironment(ns, s.environment);
+    const rules = orgRulesFor(policies, s.environment, env, orgPolicyNamespace);
+    return effectiveGates(flow, s.environment, rules)
+      .rules.filter((r) => r.stricter)
+      .map((r) => ({ environment: s.environment, ...r }));
+  });
+}
+
+/**
  * Writes PromotionFlow.status from the cache and the cooldowns the automatic promotion decided; a
  * no-op when nothing changed.
  */
@@ -176,10 +205,11 @@ export const reconcileFlow = (
   name: string,
   now = new Date(),
   cooldowns: readonly StageCooldown[] = [],
+  orgPolicyNamespace?: string,
 ): Promise<boolean> =>
   derivedStatus<PromotionFlowStatus, PromotionFlow>({
     read: (c, ns, n) => c.getFlow(ns, n),
-    derive: (flow, ctx) => flowStatus(flow, ctx.cache, ctx.now, cooldowns),
+    derive: (flow, ctx) => flowStatus(flow, ctx.cache, ctx.now, cooldowns, orgPolicyNamespace),
   })(cache, control, namespace, name, now);
 
 /**

@@ -43,10 +43,11 @@ export interface LocalApi {
 }
 
 /**
- * Kinds a session can do without (LiveCache optionalKinds): LineStops, which a viewer may not list and
- * an older install does not serve; the commands that need them say so themselves.
+ * Kinds a session can do without (LiveCache optionalKinds): LineStops and OrgPolicies, which a viewer
+ * may not list and an older install does not serve; the commands that need them say so themselves
+ * (the plan's gate, written by the controller, carries the org rules that apply).
  */
-const OPTIONAL_KINDS = new Set(['LineStop'] as const);
+const OPTIONAL_KINDS = new Set(['LineStop', 'OrgPolicy'] as const);
 
 /**
  * Opens the CLI's session ({@link openLocalSession}): a short-lived informer cache of the kpromo CRs

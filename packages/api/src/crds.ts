@@ -4,6 +4,7 @@ import { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
 import { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
 import { NotificationSpec, NotificationStatus } from './resources/notification.js';
+import { OrgPolicySpec, OrgPolicyStatus } from './resources/orgPolicy.js';
 import { PromotionFlowSpec, PromotionFlowStatus } from './resources/promotionFlow.js';
 import { PromotionPlanSpec, PromotionPlanStatus } from './resources/promotionPlan.js';
 import type { KpromoKind } from './types.js';
@@ -131,6 +132,17 @@ export const RESOURCES: Record<KpromoKind, ResourceDefinition> = {
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason' },
       ageColumn,
     ],
+  },
+  OrgPolicy: {
+    kind: 'OrgPolicy',
+    plural: 'orgpolicies',
+    singular: 'orgpolicy',
+    shortNames: ['porg'],
+    spec: OrgPolicySpec,
+    status: OrgPolicyStatus,
+    description:
+      "Org-level gates: platform-wide minimums (approvals, four eyes, verification, soak, signatures, freeze windows) every flow's stage into a selected Environment inherits. Honoured only in the controller's orgPolicyNamespace.",
+    printerColumns: [{ name: 'Rules', type: 'string', jsonPath: '.spec.rules[*].name' }, ageColumn],
   },
 };
 

@@ -8,6 +8,7 @@ export * from './resources/application.js';
 export * from './resources/environment.js';
 export * from './resources/lineStop.js';
 export * from './resources/notification.js';
+export * from './resources/orgPolicy.js';
 export * from './resources/policy.js';
 export * from './resources/promotionFlow.js';
 export * from './resources/promotionPlan.js';

@@ -3,6 +3,7 @@ import type { ApplicationSpec, ApplicationStatus } from './resources/application
 import type { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
 import type { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
 import type { NotificationSpec, NotificationStatus } from './resources/notification.js';
+import type { OrgPolicySpec, OrgPolicyStatus } from './resources/orgPolicy.js';
 import type { PromotionFlowSpec, PromotionFlowStatus } from './resources/promotionFlow.js';
 import type { PromotionPlanSpec, PromotionPlanStatus } from './resources/promotionPlan.js';
 
@@ -35,5 +36,13 @@ export type PromotionFlow = KpromoObject<'PromotionFlow', PromotionFlowSpec, Pro
 export type PromotionPlan = KpromoObject<'PromotionPlan', PromotionPlanSpec, PromotionPlanStatus>;
 export type Notification = KpromoObject<'Notification', NotificationSpec, NotificationStatus>;
 export type LineStop = KpromoObject<'LineStop', LineStopSpec, LineStopStatus>;
-export type AnyKpromoObject = Application | Environment | PromotionFlow | PromotionPlan | Notification | LineStop;
+export type OrgPolicy = KpromoObject<'OrgPolicy', OrgPolicySpec, OrgPolicyStatus>;
+export type AnyKpromoObject =
+  | Application
+  | Environment
+  | PromotionFlow
+  | PromotionPlan
+  | Notification
+  | LineStop
+  | OrgPolicy;
 export type KpromoKind = AnyKpromoObject['kind'];

@@ -5,6 +5,7 @@ import {
   AutomaticRollback,
   isRollback,
   isTerminalPlan,
+  OrgRuleApplied,
   PLAN_PHASES,
   PlanGate,
   type PromotionPlan,
@@ -101,6 +102,19 @@ export const PlanProgress = Type.Object(
       }),
     ),
     lineStopped: Type.Optional(PlanGate.properties.lineStopped),
+    requiredApprovals: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Distinct approvals the target stage needs (status.gate.required): the stricter of the flow's and the org rules'.",
+      }),
+    ),
+    orgRules: Type.Optional(
+      Type.Array(OrgRuleApplied, {
+        description:
+          'The org rules (OrgPolicy) that apply to the target stage, each with what the flow has itself and whether it decides (status.gate.orgRules).',
+      }),
+    ),
     phase: StringEnum(PLAN_PHASES),
     done: Type.Boolean({ description: 'The phase is final: nothing about the plan changes any more.' }),
     succeeded: Type.Integer({ minimum: 0 }),
@@ -239,6 +253,8 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
     ...(gate?.eligibleAt ? { eligibleAt: gate.eligibleAt } : {}),
     ...(st.soakResets?.length ? { soakResets: st.soakResets.map((r) => ({ ...r })) } : {}),
     ...(gate?.lineStopped ? { lineStopped: { ...gate.lineStopped } } : {}),
+    ...(gate ? { requiredApprovals: gate.required } : {}),
+    ...(gate?.orgRules?.length ? { orgRules: gate.orgRules.map((r) => ({ ...r })) } : {}),
     phase,
     done: isTerminalPlan(phase),
     succeeded: st.succeeded ?? 0,

@@ -37,6 +37,14 @@ export function planHold(
 }
 
 /**
+ * One org rule of a plan's target stage, in words, naming where it is written:
+ * `OrgPolicy kpromo-system/platform rule prod (spec.rules[0].approvals.minCount): 2 approvals at least; the flow has stages[2].approvers.count 1`.
+ */
+export function orgRuleText(r: NonNullable<PlanProgress['orgRules']>[number]): string {
+  return `OrgPolicy ${r.orgPolicy} rule ${r.rule} (${r.field}): ${r.requires}; the flow has ${r.flowHas}${r.unmet ? ' — the plan waits until the flow meets it' : ''}`;
+}
+
+/**
  * The latest restart of the soak a plan waits on, in words (`soak restarted at <time>: alert …`);
  * undefined when nothing restarted it.
  */

@@ -279,6 +279,17 @@ export const PortWebhookBody = z.object({
       owner: z.string().optional(),
       /** promote, rollback or continue of a plan: the metadata.uid of the plan entity the user ran it on (required by the contract). */
       uid: z.string().optional(),
+      /**
+       * promote of a plan, in an emergency: approve with overrideFreeze so it runs despite a freeze
+       * window or a stopped line, for this reason (as the CLI's --override-reason and MCP's
+       * overrideReason). Checked by the contract's ApproveBody (at least a sentence) and at the
+       * controller (the override-freeze verb); empty: an ordinary approval.
+       */
+      overrideReason: z
+        .string()
+        .nullish()
+        .transform((v) => v?.trim() || undefined)
+        .optional(),
       /** continue: the wave to let start (default: the wave that is Waiting; checked by the contract's ContinueBody). */
       wave: z
         .string()
@@ -515,10 +526,13 @@ export class PortRunner {
       } else if (i.plan) {
         if (!namespace) throw new InputError('promote of a plan needs inputs.namespace');
         // The plan the user ran the action on (its entity's uid), never whatever holds the name now.
-        await this.svc.approve(caller, { namespace, name: i.plan }, { uid: i.uid });
+        const override = i.overrideReason ? { overrideFreeze: true, overrideReason: i.overrideReason } : {};
+        await this.svc.approve(caller, { namespace, name: i.plan }, { uid: i.uid, ...override });
         ns = namespace;
         name = i.plan;
-        await this.log(b.runId, { message: `Plan ${ns}/${name} approved by ${caller.identity}` });
+        await this.log(b.runId, {
+          message: `Plan ${ns}/${name} approved by ${caller.identity}${i.overrideReason ? `, overriding freeze windows and line stops because: ${i.overrideReason}` : ''}`,
+        });
       } else {
         const expect = shownDigests(i.expect);
         // Step one: the candidates and their digests, for the person to review; nothing runs.

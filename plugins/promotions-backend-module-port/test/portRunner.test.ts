@@ -266,6 +266,27 @@ describe('PortRunner: a signed delivery', () => {
     });
   });
 
+  it('a promote run on a plan with overrideReason approves with overrideFreeze and that reason, through the one approve operation; a reason shorter than a sentence is refused, nothing approved', async () => {
+    const r = runner();
+    const uid = '6f1c2a44-3b8e-4c1d-9e7a-0d5b2c8f4a11';
+    const short = delivery(
+      promote('ovr-short-1', { inputs: { namespace: NS, plan: 'p-existing', uid, overrideReason: 'hotfix' } }),
+    );
+    await (await r.prepare(short.raw, short.headers))();
+    expect(lastPatch('ovr-short-1')).toMatchObject({ status: 'FAILURE' });
+    expect(lastPatch('ovr-short-1')?.summary).toContain('overrideReason');
+    expect(controllerCalls.filter((c) => c.method === 'POST')).toEqual([]);
+    const reason = 'INC-7: the checkout fix must ship during the freeze';
+    const ok = delivery(
+      promote('ovr-ok-1', { inputs: { namespace: NS, plan: 'p-existing', uid, overrideReason: reason } }),
+    );
+    await (await r.prepare(ok.raw, ok.headers))();
+    expect(controllerCalls.find((c) => c.method === 'POST')).toMatchObject({
+      path: `/api/v1/plans/${NS}/p-existing/approve`,
+      body: { uid, overrideFreeze: true, overrideReason: reason },
+    });
+  });
+
   it("a rollback run that sends no uid (rolling back whatever plan holds the name) fails: nothing is created; with the plan entity's uid, the rollback names that plan", async () => {
     const r = runner();
     const rb = (runId: string, inputs: Record<string, unknown>) =>

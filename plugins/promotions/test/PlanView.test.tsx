@@ -382,6 +382,35 @@ describe('PlanView', () => {
     expect(screen.getByTestId('plan-counts').textContent).toBe('1 succeeded · 0 failed · 2 apps');
   });
 
+  it('shows the org-level gates that decide instead of the flow, naming the OrgPolicy, its rule and field', async () => {
+    const p = plan({}, { phase: 'Pending' });
+    const rule = {
+      orgPolicy: 'kpromo-system/platform',
+      rule: 'prod-gates',
+      field: 'spec.rules[0].approvals.minCount',
+      requires: '2 approvals at least',
+      flowHas: 'stages[2].approvers.count 1',
+    };
+    const progress = {
+      ...planProgress(p),
+      requiredApprovals: 2,
+      // A rule the flow already meets is not shown.
+      orgRules: [
+        { ...rule, stricter: true },
+        { ...rule, field: 'spec.rules[0].minSoakTime', requires: 'soak 1h at least', stricter: false },
+      ],
+    };
+    renderWith(<PlanDetails plan={p} progress={progress} onChange={() => undefined} />, {
+      api: fakeApi(),
+      permission: 'allow',
+    });
+    const alert = (await screen.findByTestId('org-rules')).textContent ?? '';
+    expect(alert).toContain(
+      'OrgPolicy kpromo-system/platform rule prod-gates (spec.rules[0].approvals.minCount) requires 2 approvals at least; the flow has stages[2].approvers.count 1',
+    );
+    expect(alert).not.toContain('minSoakTime');
+  });
+
   it('shows an error when the plan cannot be loaded', async () => {
     const api = fakeApi({
       getPlan: async () => {

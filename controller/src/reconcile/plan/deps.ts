@@ -39,6 +39,8 @@ export interface PromotionDeps {
   maxAttempts?: number;
   /** Where LineStops with scope AllNamespaces stop every namespace (policy/lineStop.ts); none when absent. */
   lineStopNamespace?: string;
+  /** Where OrgPolicies count (policy/orgGates.ts); none when absent. */
+  orgPolicyNamespace?: string;
   /**
    * Fencing: throws unless this replica still holds the lease within its renew deadline and (when
    * sharded) its shard still owns `namespace`. Called right before every side effect (status

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { PlanGate } from '@kpromo/api';
 import { stopsHolding } from '../../policy/lineStop.js';
+import { orgRulesFor } from '../../policy/orgGates.js';
 import { userAsPerson } from '../../policy/persons.js';
 import { type Hold, planGate } from '../planGate.js';
 import { iso } from '../time.js';
@@ -19,14 +20,21 @@ export function approvedMessage(gate: PlanGate | undefined): string {
  */
 function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
   const { deps, plan, status, now, namespace } = run;
+  const toEnv = deps.cache.getEnvironment(namespace, plan.spec.to);
   const g = planGate(
     plan,
     deps.cache.getFlow(namespace, plan.spec.flow),
-    deps.cache.getEnvironment(namespace, plan.spec.to),
+    toEnv,
     deps.cache,
     now(),
     stopsHolding(deps.cache.lineStops(), { namespace, environment: plan.spec.to }, deps.lineStopNamespace),
     deps.persons,
+    orgRulesFor(
+      deps.orgPolicyNamespace ? deps.cache.orgPolicies(deps.orgPolicyNamespace) : [],
+      plan.spec.to,
+      toEnv,
+      deps.orgPolicyNamespace,
+    ),
   );
   const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
   for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
@@ -84,7 +92,7 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
 }
 
 /** Reasons a started plan holds its apps that have not started yet. */
-const MID_RUN_HOLDS: ReadonlySet<Hold['reason']> = new Set(['AwaitingApproval', 'Frozen', 'LineStopped']);
+const MID_RUN_HOLDS: ReadonlySet<Hold['reason']> = new Set(['AwaitingApproval', 'OrgPolicy', 'Frozen', 'LineStopped']);
 
 /**
  * A started plan: the gate again, against the stage's policy now. When the stage no longer lets the

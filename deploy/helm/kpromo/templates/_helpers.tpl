@@ -171,6 +171,9 @@ app.kubernetes.io/component: exporter
 {{- if $c.lineStopNamespace -}}
 {{- $_ := set $cfg "lineStopNamespace" $c.lineStopNamespace -}}
 {{- end -}}
+{{- if $c.orgPolicyNamespace -}}
+{{- $_ := set $cfg "orgPolicyNamespace" $c.orgPolicyNamespace -}}
+{{- end -}}
 {{- if $c.tracing.otlpEndpoint -}}
 {{- $_ := set $cfg "tracing" (dict "otlpEndpoint" $c.tracing.otlpEndpoint) -}}
 {{- end -}}
@@ -205,6 +208,10 @@ app.kubernetes.io/component: exporter
   # Stop the line: watched to hold plans; created/deleted for callers RBAC allowed, and for Alertmanager.
   resources: [linestops]
   verbs: [get, list, watch, create, delete]
+- apiGroups: [promotions.kpromo.dev]
+  # Org-level gates: read (in the orgPolicyNamespace) to judge every plan; never written.
+  resources: [orgpolicies]
+  verbs: [get, list, watch]
 - apiGroups: [promotions.kpromo.dev]
   # create/patch: automatic plans, and the plans and approvals of people RBAC allowed (checked as them
   # with SubjectAccessReview). Automatic labels, status and recording another user as requester or

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
+import { OrgRuleApplied } from './orgPolicy.js';
 import { AutoPromotion, Duration, FreezeWindow, RequiredApprovers } from './policy.js';
 import { PromotionAttestation, SignaturePolicy } from './supplyChain.js';
 import { Verification } from './verification.js';
@@ -233,6 +234,13 @@ export const PromotionFlowStatus = Type.Object({
     }),
   ),
   policyDigests: Type.Optional(PolicyDigests),
+  orgRules: Type.Optional(
+    Type.Array(Type.Object({ environment: Type.String(), ...OrgRuleApplied.properties }), {
+      maxItems: 256,
+      description:
+        "Org rules (OrgPolicy in the controller's orgPolicyNamespace) stricter than this flow's own stages: they decide for plans into those stages; the flow is not changed.",
+    }),
+  ),
 });
 
 export type Stage = Static<typeof Stage>;

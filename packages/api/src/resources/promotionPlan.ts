@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { OVERRIDE_REASON_MAX_LENGTH, OVERRIDE_REASON_RULES } from '../overrideReason.js';
 import { ImageVersion, Name, StatusBase, StringEnum } from '../schemaHelpers.js';
+import { OrgRuleApplied } from './orgPolicy.js';
 import { AttestationRecord, SignatureState } from './supplyChain.js';
 import { AutomaticRollback, VerificationProgress } from './verification.js';
 
@@ -186,6 +187,13 @@ export const PlanGate = Type.Object({
       },
       { description: 'The line is stopped for this plan (a LineStop); absent when it runs.' },
     ),
+  ),
+  orgRules: Type.Optional(
+    Type.Array(OrgRuleApplied, {
+      maxItems: 64,
+      description:
+        "The org rules (OrgPolicy in the controller's orgPolicyNamespace) that apply to the target stage: the gate is the stricter of each and the flow's own.",
+    }),
   ),
 });
 

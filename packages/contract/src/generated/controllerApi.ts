@@ -1074,6 +1074,23 @@ export interface components {
                         /** @description The override-freeze approver a hotfix runs under. */
                         overriddenBy?: string;
                     };
+                    /** @description The org rules (OrgPolicy in the controller's orgPolicyNamespace) that apply to the target stage: the gate is the stricter of each and the flow's own. */
+                    orgRules?: {
+                        /** @description The OrgPolicy, <namespace>/<name>. */
+                        orgPolicy: string;
+                        /** @description The rule name (spec.rules[].name). */
+                        rule: string;
+                        /** @description The OrgPolicy field that requires it, e.g. spec.rules[0].approvals.minCount. */
+                        field: string;
+                        /** @description What the rule requires, in words. */
+                        requires: string;
+                        /** @description What the flow's stage has itself, in words. */
+                        flowHas: string;
+                        /** @description The rule is stricter than the flow's own stage: it decides (the flow is weaker and is not changed). */
+                        stricter: boolean;
+                        /** @description Only the flow's owners can meet it (a verification check, a signature policy): plans into the stage wait (reason OrgPolicy) until they do. */
+                        unmet?: boolean;
+                    }[];
                 };
                 /** @description Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease). */
                 automaticRollbacks?: {

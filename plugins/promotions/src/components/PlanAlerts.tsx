@@ -30,6 +30,8 @@ export function PlanAlerts({
   // A rollback the controller started because a check failed: the original plan records it.
   const cause = originalProgress?.automaticRollbacks.find((r) => !!r.planUID && r.planUID === plan.metadata.uid);
   const failed = g.apps.filter((a) => a.phase === 'Failed');
+  // Org-level gates stricter than the flow's stage: they decide, and the flow is not changed.
+  const orgRules = (g.orgRules ?? []).filter((r) => r.stricter);
   const { canApprove, approvedByMe, permission } = approval;
   return (
     <>
@@ -39,6 +41,24 @@ export function PlanAlerts({
             status="warning"
             title="The line is stopped"
             description={`${lineStop.stoppedBy ?? 'Someone'} stopped the line (LineStop ${lineStop.lineStop}): ${lineStop.reason}. ${started ? 'Apps not started yet wait' : 'The plan waits'} until it is lifted; rollbacks and hotfixes approved with override-freeze still pass.`}
+          />
+        </div>
+      ) : null}
+      {orgRules.length && !final ? (
+        <div data-testid="org-rules">
+          <Alert
+            status={orgRules.some((r) => r.unmet) ? 'warning' : 'info'}
+            title="Org-level gates apply"
+            description={
+              <ul style={{ margin: 0, paddingLeft: 20 }}>
+                {orgRules.map((r) => (
+                  <li key={r.field + r.orgPolicy}>
+                    OrgPolicy {r.orgPolicy} rule {r.rule} ({r.field}) requires {r.requires}; the flow has {r.flowHas}
+                    {r.unmet ? ': the plan waits until the flow meets it' : ''}
+                  </li>
+                ))}
+              </ul>
+            }
           />
         </div>
       ) : null}
