@@ -29,9 +29,8 @@ export function readBaseline(): Baseline {
   return JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as Baseline;
 }
 
-/** Records the figures of a run of the whole set (with the CI subset's among them). */
-export function writeBaseline(model: string, results: TaskResult[]): Baseline {
-  const ci = results.filter((r) => r.task.ci);
+/** Records the figures of a run of the whole set and of one of the CI subset alone. */
+export function writeBaseline(model: string, results: TaskResult[], ci: TaskResult[]): Baseline {
   const b: Baseline = {
     model,
     recordedAt: new Date().toISOString(),
