@@ -4,7 +4,8 @@
  *   yarn bench --only controller,e2ePlan # a subset, by file name without .ts
  *   yarn bench --only scale             # the long ones run only when named (scale: about an hour
  *                                       # on a kept seed, most of a day to seed 5,000 apps; fleet:
- *                                       # a private control plane of 21 clusters)
+ *                                       # a private control plane of 21 clusters; assistant: the
+ *                                       # assistant evaluation against a real model, bench/assistant.ts)
  *   yarn bench --list
  * Each benchmark runs in its own Node process (`--expose-gc --import tsx`, cwd = repo root) so
  * memory figures are its own; the ones that need the local clusters start/reuse them themselves.
@@ -25,14 +26,14 @@ const { values } = parseArgs({
 const controllerBench = join(root, 'controller', 'bench');
 /** Modules the benchmarks share, not benchmarks. */
 const HELPERS = new Set(['requestLog.ts', 'statusWriteLog.ts']);
-/** Benchmarks that take an hour or more, or start their own control plane: run only with --only. */
-const LONG = new Set(['scale', 'fleet']);
+/** Benchmarks that take an hour or more, start their own control plane or a model: run only with --only. */
+const LONG = new Set(['scale', 'fleet', 'assistant']);
 const all = [
   ...readdirSync(controllerBench)
     .filter((f) => f.endsWith('.ts') && !HELPERS.has(f))
     .sort()
     .map((f) => join(controllerBench, f)),
-  ...[join(root, 'bench', 'exporter.ts'), join(root, 'bench', 'flood.ts')].filter((f) => existsSync(f)),
+  ...['exporter.ts', 'flood.ts', 'assistant.ts'].map((f) => join(root, 'bench', f)).filter((f) => existsSync(f)),
 ];
 const name = (f: string) => basename(f, '.ts');
 const only = values.only?.split(',').map((s) => s.trim());

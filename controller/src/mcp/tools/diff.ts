@@ -11,7 +11,7 @@ export const diff = row({
   name: 'diff',
   title: 'Versions between two environments',
   description:
-    'What a promotion from one environment to the next would change: per application the source and target version (tag, digest, age), plus the applications that would be skipped and why.',
+    'Compare two environments: what a promotion from one environment to the next would change: per application the source and target version (tag, digest, age), plus the applications that would be skipped and why.',
   input: z.object({
     namespace: nsArg,
     from: name('from'),

@@ -97,7 +97,7 @@ const filters = {
 export const history = row({
   name: 'history',
   title: 'Release history',
-  description: `Promotions and rollbacks per application and environment, newest first: who approved, when, from → to version (tag, digest), duration, result. E.g. "what changed in stable since Monday?": environment=stable, since=monday. since/until: ${TIME_HELP}.`,
+  description: `What changed, and who promoted it: promotions and rollbacks per application and environment, newest first: who approved, when, from → to version (tag, digest), duration, result. E.g. "what changed in stable since Monday?": environment=stable, since=monday. since/until: ${TIME_HELP}.`,
   input: z.object({
     ...filters,
     since: z.string().max(64).optional().describe('Entries that finished at or after this time'),

@@ -34,7 +34,7 @@ export const lineStops = row({
   name: 'line_stops',
   title: 'Where the line is stopped',
   description:
-    'LineStops: while one exists no plan starts and running plans start no further app (in its namespace, or everywhere for scope AllNamespaces). Who stopped the line, why, since when.',
+    'Is the line stopped? LineStops: while one exists no plan starts and running plans start no further app (in its namespace, or everywhere for scope AllNamespaces). Who stopped the line, why, since when.',
   input: z.object({ namespace: nsArg }),
   contract: { schema: NamespaceQuery },
   output: z.object({ items: z.array(LineStopOut) }),
@@ -78,7 +78,7 @@ export const resumeLine = row({
   name: 'resume_line',
   title: 'Resume the line',
   description:
-    'Lifts a LineStop so held plans go on. Destructive (releases resume). Refused unless the server runs in write mode and Kubernetes RBAC lets the caller delete that LineStop. Asks for confirmation when the client supports elicitation.',
+    'Resumes the line: lifts a LineStop so held plans go on. Destructive (releases resume). Refused unless the server runs in write mode and Kubernetes RBAC lets the caller delete that LineStop. Asks for confirmation when the client supports elicitation.',
   input: z.object({ namespace: nsArg, name: name('name').describe('The LineStop to lift') }),
   contract: { schema: LineStopParams },
   output: z.object({ lifted: z.string() }),

@@ -11,7 +11,7 @@ export const rollback = row({
   name: 'rollback',
   title: 'Roll back a PromotionPlan',
   description:
-    'Creates (and by default approves) a rollback PromotionPlan restoring the versions a completed plan replaced. Destructive. Refused unless the server runs in write mode and RBAC lets the caller create plans and roll back in the target environment. Asks for confirmation when the client supports elicitation. With a progressToken and approve, waits for the rollback and streams per-application progress; cancelling stops the waiting, not the rollback.',
+    'Undoes (reverts) a completed plan: creates (and by default approves) a rollback PromotionPlan restoring the versions it replaced. Destructive. Refused unless the server runs in write mode and RBAC lets the caller create plans and roll back in the target environment. Asks for confirmation when the client supports elicitation. With a progressToken and approve, waits for the rollback and streams per-application progress; cancelling stops the waiting, not the rollback.',
   input: z.object({
     namespace: nsArg,
     plan: name('plan').describe('The plan to roll back'),
