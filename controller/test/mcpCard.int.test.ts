@@ -89,12 +89,15 @@ async function openCard(
   return { card: page.frameLocator('iframe#card'), result };
 }
 
-const createPlan = (name: string) =>
-  callApi(ctl.port, '/api/v1/plans', {
+/** Each test promotes its own application: one approved leaves no candidate of it behind. */
+async function createPlan(name: string, app: string): Promise<void> {
+  const r = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, from: 'dev', to: 'stable', name, applications: ['alpha'] },
+    body: { namespace: NS, from: 'dev', to: 'stable', name, applications: [app] },
     token: devon.token,
   });
+  expect(r.status, await r.text()).toBe(201);
+}
 
 beforeAll(async () => {
   await world.setUp();
@@ -145,6 +148,9 @@ describe('the plan card in an MCP Apps host', () => {
     ).plan;
     const uid = (await getPlan(dev, NS, 'card-ok')).metadata.uid!;
     expect(shown.uid).toBe(uid);
+    // A host without MCP Apps reads the same in the text.
+    const text = (result.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
+    expect(text).toContain(`to approve: promote with plan card-ok and uid ${uid}`);
     await expect.poll(() => card.locator('#uid').textContent()).toBe(uid);
     const row = card.getByRole('row', { name: /alpha/ });
     expect(await row.textContent()).toContain(shown.candidates[0].tag);
@@ -160,13 +166,13 @@ describe('the plan card in an MCP Apps host', () => {
   });
 
   it('a plan deleted and created again since the card opened is refused (409) and the card says so; the new plan stays unapproved', async () => {
-    expect((await createPlan('card-stale')).status).toBe(201);
+    await createPlan('card-stale', 'beta');
     const { card } = await openCard('state', { namespace: NS, plan: 'card-stale' });
     const shownUid = (await getPlan(dev, NS, 'card-stale')).metadata.uid!;
     await expect.poll(() => card.locator('#uid').textContent()).toBe(shownUid);
 
     await dev.delete(`${base}/promotionplans/card-stale`);
-    expect((await createPlan('card-stale')).status).toBe(201);
+    await createPlan('card-stale', 'beta');
     const now = (await getPlan(dev, NS, 'card-stale')).metadata.uid!;
     expect(now).not.toBe(shownUid);
 
@@ -179,7 +185,7 @@ describe('the plan card in an MCP Apps host', () => {
   });
 
   it('Reject approves nothing: the plan stays unapproved, the card says so and the person says so in the chat with the uid shown', async () => {
-    expect((await createPlan('card-reject')).status).toBe(201);
+    await createPlan('card-reject', 'gamma');
     const { card } = await openCard('state', { namespace: NS, plan: 'card-reject' });
     const uid = (await getPlan(dev, NS, 'card-reject')).metadata.uid!;
     await card.getByRole('button', { name: 'Reject' }).click();

@@ -7,6 +7,7 @@ import {
   skippedNotListed,
 } from '@kpromo/contract';
 import { sparkText } from './card/charts.js';
+import { awaitsApproval } from './card/meta.js';
 import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
@@ -102,8 +103,7 @@ export function cardText(p: PlanOut): string {
     (a) => `${a.person ?? a.user}${a.counted === undefined ? '' : a.counted ? ' (counts)' : ' (does not count)'}`,
   );
   lines.push(`approvals: ${approvals.join(', ') || 'none'}${p.approved ? '; the approval policy is met' : ''}`);
-  if (!p.approved && p.outcome === 'awaiting-approval' && p.uid)
-    lines.push(`to approve: promote with plan ${p.name} and uid ${p.uid}`);
+  if (awaitsApproval(p)) lines.push(`to approve: promote with plan ${p.name} and uid ${p.uid}`);
   return lines.join('\n');
 }
 

@@ -6,7 +6,7 @@
 import { App } from '@modelcontextprotocol/ext-apps';
 import type { PlanOut } from '../views.js';
 import { sparkSegments } from './charts.js';
-import { STATUS_META } from './meta.js';
+import { awaitsApproval, STATUS_META } from './meta.js';
 
 type Result = { content?: Array<{ type: string; text?: string }>; structuredContent?: unknown; isError?: boolean };
 
@@ -159,7 +159,7 @@ async function reject(p: PlanOut, buttons: HTMLButtonElement[]) {
 }
 
 function actions(p: PlanOut): HTMLElement | undefined {
-  if (p.approved || p.outcome !== 'awaiting-approval' || !p.uid) return undefined;
+  if (!awaitsApproval(p)) return undefined;
   const ok = el('button', { type: 'button', id: 'approve' }, 'Approve');
   const no = el('button', { type: 'button', id: 'reject' }, 'Reject');
   ok.addEventListener('click', () => void approve(p, [ok, no]));
