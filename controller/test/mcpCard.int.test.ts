@@ -21,7 +21,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const world = insiderWorld('card', {
   kubeconfig: inject('kubeconfig'),
   registries: inject('registries'),
-  apps: ['alpha'],
+  apps: ['alpha', 'beta', 'gamma'],
 });
 const { ns: NS, dev, base } = world;
 /** A developer (INSIDER_ROLES): creates plans and approves into stable. */
