@@ -4,6 +4,7 @@ import { ApiError } from '../api/context.js';
 import type { Caller } from '../auth/identity.js';
 import { KubeError } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
+import { STATUS_META } from './card/meta.js';
 import { redactDeep } from './redact.js';
 
 export type Extra = ServerContext;
@@ -110,7 +111,9 @@ export async function runTool(
           ? 'refused'
           : 'error';
     message = errorText(e);
-    return { content: [{ type: 'text', text: message }], isError: true };
+    // The operation's status (409: the plan changed since it was shown) for views that say which refusal it was.
+    const status = e instanceof ApiError ? { _meta: { [STATUS_META]: e.status } } : {};
+    return { content: [{ type: 'text', text: message }], isError: true, ...status };
   } finally {
     o.log.info(
       {

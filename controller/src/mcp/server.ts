@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { ApiContext } from '../api/context.js';
 import type { Caller } from '../auth/identity.js';
+import { registerPlanCard } from './card/index.js';
 import type { McpServerOptions } from './guard.js';
 import { registerCompletions, registerPrompts, registerResources } from './resources.js';
 import { registerLegacySubscriptions } from './subscriptions.js';
@@ -56,6 +57,7 @@ export function createMcpServer(
   });
   for (const row of TOOLS) registerRow(server, ctx, opts, row);
   registerResources(server, ctx, opts);
+  registerPlanCard(server);
   registerPrompts(server, ctx, opts);
   registerCompletions(server, ctx, opts);
   if (conn.era === 'legacy') {

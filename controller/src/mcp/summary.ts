@@ -7,6 +7,8 @@ import {
   shortDigest,
   skippedNotListed,
 } from '@kpromo/contract';
+import { sparkText } from './card/charts.js';
+import { awaitsApproval } from './card/meta.js';
 import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
@@ -83,6 +85,29 @@ export function planDetail(p: PlanOut): string {
     );
   if (!p.apps.length)
     for (const c of p.candidates) lines.push(`  ${c.application}: ${c.tag} ${shortDigest(c.digest)} (not started)`);
+  return lines.join('\n');
+}
+
+/**
+ * What the plan card shows beyond {@link planDetail}, for hosts without MCP Apps: each candidate's
+ * signature verdict, the verification values (as a text chart), who approved and who still must,
+ * and the uid an approval names.
+ */
+export function cardText(p: PlanOut): string {
+  const lines: string[] = [];
+  for (const c of p.candidates)
+    if (c.signature)
+      lines.push(`  signature ${c.application} ${shortDigest(c.digest)}: ${c.signature.verdict} (${c.signature.mode})`);
+  for (const a of p.apps)
+    for (const c of a.verification?.checks ?? [])
+      lines.push(
+        `  verification ${a.application} ${c.name}: ${c.verdict} ${sparkText(c.values)} (${c.values.map((v) => v ?? '-').join(', ')})`,
+      );
+  const approvals = p.approvals.map(
+    (a) => `${a.person ?? a.user}${a.counted === undefined ? '' : a.counted ? ' (counts)' : ' (does not count)'}`,
+  );
+  lines.push(`approvals: ${approvals.join(', ') || 'none'}${p.approved ? '; the approval policy is met' : ''}`);
+  if (awaitsApproval(p)) lines.push(`to approve: promote with plan ${p.name} and uid ${p.uid}`);
   return lines.join('\n');
 }
 

@@ -1,7 +1,7 @@
 import { CreatePlanBody, skippedSummaryOf } from '@kpromo/contract';
 import { z } from 'zod';
 import { createPlan, diff } from '../../api/promotions.js';
-import { candidateLines } from '../summary.js';
+import { candidateLines, cardText } from '../summary.js';
 import { CandidateOut, PlanOut, planOut, skippedOut, withAges } from '../views.js';
 import { filterArgs, firstCandidates, listedArgs, name, nsArg } from './args.js';
 import { row, WRITE } from './row.js';
@@ -33,6 +33,7 @@ export const plan = row({
     ...skippedOut,
   }),
   annotations: WRITE,
+  card: true,
   write: (args) => !args.dryRun,
   // diff() checks RBAC list on applications first, createPlan() create on promotionplans, as the caller.
   async run({ ctx, caller, ns, args }) {
@@ -59,7 +60,7 @@ export const plan = row({
         candidatesTotal: all.length,
         ...skippedSummaryOf(r),
       },
-      text: `Created PromotionPlan ${ns}/${v.name} uid ${v.uid ?? '(none)'} (not approved: nothing changes until promote approves it with this uid). ${candidateLines(v.from, v.to, candidates, r, all.length)}`,
+      text: `Created PromotionPlan ${ns}/${v.name} uid ${v.uid ?? '(none)'} (not approved: nothing changes until promote approves it with this uid). ${candidateLines(v.from, v.to, candidates, r, all.length)}\n${cardText(v)}`,
     };
   },
 });

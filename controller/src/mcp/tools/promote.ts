@@ -3,7 +3,7 @@ import { ApproveBody } from '@kpromo/contract';
 import { z } from 'zod';
 import { who } from '../../api/access.js';
 import { approvePlan, checkApproval, getPlan } from '../../api/promotions.js';
-import { planDetail } from '../summary.js';
+import { cardText, planDetail } from '../summary.js';
 import { PlanOut } from '../views.js';
 import { name, nsArg } from './args.js';
 import { DESTRUCTIVE, followed, notice, row } from './row.js';
@@ -48,6 +48,7 @@ export const promote = row({
   contract: { schema: ApproveBody, mcpOnly: ['namespace', 'plan'], notOffered: ['comment'] },
   output: z.object({ plan: PlanOut }),
   annotations: DESTRUCTIVE,
+  card: true,
   write: true,
   async check({ ctx, caller, ns, args }) {
     const p = await getPlan(ctx, caller, ns, args.plan);
@@ -61,6 +62,9 @@ export const promote = row({
     const approved = await approvePlan(c.ctx, c.caller, c.ns, c.args.plan, approveOptions(c.args));
     await notice(c, { plan: `${c.ns}/${c.args.plan}`, event: 'approved' });
     const f = await followed(c, approved);
-    return { data: { plan: f.view }, text: `Approved by ${who(c.caller)}. ${planDetail(f.view)}\n${f.text}` };
+    return {
+      data: { plan: f.view },
+      text: `Approved by ${who(c.caller)}. ${planDetail(f.view)}\n${cardText(f.view)}\n${f.text}`,
+    };
   },
 });

@@ -1,4 +1,5 @@
 import type { PromotionPlan } from '@kpromo/api';
+import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
@@ -11,6 +12,7 @@ import {
 import type { z } from 'zod';
 import { type ApiContext, ApiError } from '../../api/context.js';
 import type { Caller } from '../../auth/identity.js';
+import { PLAN_CARD_URI } from '../card/index.js';
 import { changeFeed } from '../feed.js';
 import { type Extra, type McpServerOptions, runTool, type ToolOutcome } from '../guard.js';
 import { followPlan } from '../progress.js';
@@ -51,6 +53,8 @@ export interface ToolRow<S extends z.ZodObject, C> {
    * unit test keeps them in step (fields only MCP has, fields MCP does not offer, each said here).
    */
   contract?: { schema: z.ZodObject; mcpOnly?: readonly string[]; notOffered?: readonly string[] };
+  /** Its result holds a plan (structuredContent.plan): MCP Apps hosts show it as the plan card. */
+  card?: boolean;
   /** Refused in read-only mode, before anything else. */
   write?: boolean | ((args: z.output<S>) => boolean);
   /** What the api/ operation will check, asked before the person is asked to confirm. */
@@ -66,25 +70,26 @@ export type AnyRow = ToolRow<z.ZodObject, unknown>;
 export const row = <S extends z.ZodObject, C = undefined>(r: ToolRow<S, C>): AnyRow => r as unknown as AnyRow;
 
 export function registerRow(server: McpServer, ctx: ApiContext, o: McpServerOptions, r: AnyRow): void {
-  server.registerTool(
-    r.name,
-    {
-      title: r.title,
-      description: r.description,
-      inputSchema: r.input,
-      outputSchema: r.output,
-      annotations: r.annotations,
-    },
-    (args: Record<string, unknown>, extra: Extra) => {
-      const write = typeof r.write === 'function' ? r.write(args) : !!r.write;
-      return runTool(o, r.name, args, extra, write, async (caller) => {
-        const c = { ctx, caller, args, extra, ns: (args.namespace as string | undefined) ?? ctx.namespace };
-        const checked = await r.check?.(c);
-        const ask = r.confirm && confirm(server, extra, r.confirm(c, checked));
-        return ask || r.run(c, checked);
-      });
-    },
-  );
+  const config = {
+    title: r.title,
+    description: r.description,
+    inputSchema: r.input,
+    outputSchema: r.output,
+    annotations: r.annotations,
+  };
+  const register = (cb: Parameters<McpServer['registerTool']>[2]) =>
+    r.card
+      ? registerAppTool(server, r.name, { ...config, _meta: { ui: { resourceUri: PLAN_CARD_URI } } }, cb)
+      : server.registerTool(r.name, config, cb);
+  register((args: Record<string, unknown>, extra: Extra) => {
+    const write = typeof r.write === 'function' ? r.write(args) : !!r.write;
+    return runTool(o, r.name, args, extra, write, async (caller) => {
+      const c = { ctx, caller, args, extra, ns: (args.namespace as string | undefined) ?? ctx.namespace };
+      const checked = await r.check?.(c);
+      const ask = r.confirm && confirm(server, extra, r.confirm(c, checked));
+      return ask || r.run(c, checked);
+    });
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Caller } from '../../auth/identity.js';
 import type { KpromoEventLike } from '../../kube/cacheView.js';
 import { EVENT, resourcePath } from '../../kube/paths.js';
 import { clip, redactMap } from '../redact.js';
-import { appLine, planDetail } from '../summary.js';
+import { appLine, cardText, planDetail } from '../summary.js';
 import { AppOut, appsView, ConditionOut, conditionsOut, PlanOut, planOut } from '../views.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
@@ -73,6 +73,7 @@ export const state = row({
     eventsNote: z.string().optional(),
   }),
   annotations: READ,
+  card: true,
   async run({ ctx, caller, ns, args, extra }) {
     if ((args.plan === undefined) === (args.application === undefined))
       throw new ApiError(400, 'pass exactly one of application or plan');
@@ -89,7 +90,12 @@ export const state = row({
       const bad = notTrue(v.conditions);
       return {
         data: { kind: 'PromotionPlan', namespace: ns, name: args.plan, plan: v, conditions: v.conditions, ...ev },
-        text: [planDetail(v), ...(bad.length ? [`conditions: ${bad.join(', ')}`] : []), eventsLine(ev)].join('\n'),
+        text: [
+          planDetail(v),
+          cardText(v),
+          ...(bad.length ? [`conditions: ${bad.join(', ')}`] : []),
+          eventsLine(ev),
+        ].join('\n'),
       };
     }
     const missing = `Application ${ns}/${args.application} not found`;

@@ -1,0 +1,197 @@
+// The plan card's view (MCP Apps): runs in the host's sandboxed iframe, bundled with the ext-apps
+// App class into one HTML file (scripts/buildPlanCard.ts); it fetches nothing. It renders the plan
+// of the tool result it is given (structuredContent.plan, the MCP shape of the read model) and
+// approves through the host with the uid it showed, so the approval is the person's and bound to
+// what they saw. Cluster text is set as text, never as markup.
+import { App } from '@modelcontextprotocol/ext-apps';
+import type { PlanOut } from '../views.js';
+import { sparkSegments } from './charts.js';
+import { awaitsApproval, STATUS_META } from './meta.js';
+
+type Result = { content?: Array<{ type: string; text?: string }>; structuredContent?: unknown; isError?: boolean };
+
+const app = new App({ name: 'kpromo plan card', version: '1.0.0' }, {});
+const root = document.getElementById('card')!;
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: Array<Node | string | undefined>
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) if (c !== undefined) e.append(c);
+  return e;
+}
+
+const short = (digest: string) => digest.replace(/^(sha256:)?([0-9a-f]{12})[0-9a-f]+$/, (_, p = '', h) => `${p}${h}…`);
+const textOf = (r: Result) =>
+  (r.content ?? []).flatMap((c) => (c.type === 'text' && c.text ? [c.text] : [])).join('\n');
+
+function sparkline(values: readonly (number | null)[], label: string): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '-2 -2 84 24');
+  svg.setAttribute('width', '84');
+  svg.setAttribute('height', '24');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', label);
+  svg.classList.add('spark');
+  for (const points of sparkSegments(values, 80, 20)) {
+    const line = document.createElementNS(ns, points.includes(' ') ? 'polyline' : 'circle');
+    if (points.includes(' ')) line.setAttribute('points', points);
+    else {
+      const [cx, cy] = points.split(',');
+      line.setAttribute('cx', cx);
+      line.setAttribute('cy', cy);
+      line.setAttribute('r', '1.5');
+    }
+    svg.append(line);
+  }
+  return svg;
+}
+
+function candidatesTable(p: PlanOut): HTMLTableElement {
+  const apps = new Map(p.apps.map((a) => [a.application, a]));
+  const rows = p.candidates.map((c) => {
+    const sig = c.signature ?? apps.get(c.application)?.signature;
+    return el(
+      'tr',
+      {},
+      el('th', { scope: 'row' }, c.application),
+      el('td', {}, c.tag),
+      el('td', { title: c.digest }, el('code', {}, short(c.digest))),
+      el(
+        'td',
+        { class: `verdict ${(sig?.verdict ?? 'none').toLowerCase()}`, ...(sig?.message ? { title: sig.message } : {}) },
+        sig ? `${sig.verdict} (${sig.mode})` : 'not checked yet',
+      ),
+      el('td', {}, apps.get(c.application)?.phase ?? 'Waiting'),
+    );
+  });
+  const head = ['Application', 'Version', 'Digest', 'Signature', 'Phase'].map((h) => el('th', { scope: 'col' }, h));
+  return el('table', { 'aria-label': 'Candidates' }, el('thead', {}, el('tr', {}, ...head)), el('tbody', {}, ...rows));
+}
+
+function verification(p: PlanOut): HTMLElement | undefined {
+  const items = p.apps.flatMap((a) =>
+    (a.verification?.checks ?? []).map((c) =>
+      el(
+        'li',
+        {},
+        `${a.application} · ${c.name}: ${c.verdict} `,
+        sparkline(c.values, `${a.application} ${c.name}: ${c.values.map((v) => v ?? 'no data').join(', ')}`),
+      ),
+    ),
+  );
+  return items.length ? el('section', {}, el('h2', {}, 'Verification'), el('ul', {}, ...items)) : undefined;
+}
+
+function approvals(p: PlanOut): HTMLElement {
+  const given = p.approvals.map((a) =>
+    el(
+      'li',
+      {},
+      `${a.person ?? a.user}${a.person && a.person !== a.user ? ` (as ${a.user})` : ''}`,
+      a.counted === false ? ' — does not count' : a.counted ? ' — counts' : ' — not judged yet',
+    ),
+  );
+  return el(
+    'section',
+    {},
+    el('h2', {}, 'Approvals'),
+    given.length ? el('ul', {}, ...given) : el('p', {}, 'No approvals yet.'),
+    el(
+      'p',
+      { class: 'waiting' },
+      p.approved ? 'The approval policy is met.' : (p.waitingFor ?? 'Waiting for an approval.'),
+    ),
+  );
+}
+
+/** The status line under the buttons: what the last action did, read out by screen readers. */
+const status = () => root.querySelector<HTMLElement>('#status')!;
+function say(text: string, kind: 'ok' | 'error' | 'info') {
+  const s = status();
+  s.textContent = text;
+  s.className = kind;
+}
+
+async function approve(p: PlanOut, buttons: HTMLButtonElement[]) {
+  for (const b of buttons) b.disabled = true;
+  say(`Approving plan ${p.name} (uid ${p.uid})…`, 'info');
+  try {
+    const r = (await app.callServerTool({
+      name: 'promote',
+      arguments: { namespace: p.namespace, plan: p.name, uid: p.uid },
+    })) as Result & { _meta?: Record<string, unknown> };
+    if (r.isError) {
+      const code = r._meta?.[STATUS_META];
+      say(`Refused${code ? ` (${code})` : ''}: ${textOf(r)}`, 'error');
+      return;
+    }
+    const plan = (r.structuredContent as { plan?: PlanOut } | undefined)?.plan;
+    if (plan) render(plan);
+    say(textOf(r).split('\n')[0] ?? 'Approved.', 'ok');
+  } catch (e) {
+    for (const b of buttons) b.disabled = false;
+    say(`The host could not call promote: ${e instanceof Error ? e.message : String(e)}`, 'error');
+  }
+}
+
+/**
+ * There is no reject operation: a plan nobody approves never runs. Reject tells the conversation
+ * (the person's message, through the host) and leaves the plan as it is.
+ */
+async function reject(p: PlanOut, buttons: HTMLButtonElement[]) {
+  for (const b of buttons) b.disabled = true;
+  const text = `I reject PromotionPlan ${p.namespace}/${p.name} (uid ${p.uid}, ${p.from} → ${p.to}): do not approve it.`;
+  const done = 'Not approved. The plan is unchanged and does not run unless someone approves it.';
+  try {
+    const r = await app.sendMessage({ role: 'user', content: [{ type: 'text', text }] });
+    say(
+      r.isError ? `${done} The host did not take the message into the chat.` : `${done} Said so in the chat.`,
+      'info',
+    );
+  } catch {
+    say(`${done} The host did not take the message into the chat.`, 'info');
+  }
+}
+
+function actions(p: PlanOut): HTMLElement | undefined {
+  if (!awaitsApproval(p)) return undefined;
+  const ok = el('button', { type: 'button', id: 'approve' }, 'Approve');
+  const no = el('button', { type: 'button', id: 'reject' }, 'Reject');
+  ok.addEventListener('click', () => void approve(p, [ok, no]));
+  no.addEventListener('click', () => void reject(p, [ok, no]));
+  return el('div', { class: 'actions' }, ok, no);
+}
+
+function render(p: PlanOut) {
+  root.replaceChildren(
+    el('h1', {}, `${p.action === 'rollback' ? 'Rollback' : 'Promotion'} ${p.namespace}/${p.name}: ${p.from} → ${p.to}`),
+    el(
+      'p',
+      { class: 'meta' },
+      `Phase ${p.phase} (${p.outcome})`,
+      el('br'),
+      'uid ',
+      el('code', { id: 'uid' }, p.uid ?? ''),
+    ),
+    candidatesTable(p),
+    verification(p) ?? '',
+    approvals(p),
+    actions(p) ?? '',
+    el('p', { id: 'status', role: 'status', 'aria-live': 'polite' }),
+  );
+}
+
+app.ontoolresult = (r: Result) => {
+  const plan = (r.structuredContent as { plan?: PlanOut } | undefined)?.plan;
+  if (plan) render(plan);
+  else root.replaceChildren(el('pre', {}, textOf(r) || 'This result holds no plan.'));
+};
+
+app.connect().catch((e: unknown) => {
+  root.textContent = `The card could not connect to its host: ${e instanceof Error ? e.message : String(e)}`;
+});
