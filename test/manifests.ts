@@ -110,6 +110,28 @@ async function waitForAdmissionPolicy(kc: k8s.KubeConfig): Promise<void> {
       return /must name the plan it approves/.test(String((e as { body?: unknown }).body ?? e));
     }
   });
+  // A policy whose parameters are kpromo objects (kpromo-application-release: the namespace's
+  // plans) is compiled once the apiserver's REST mapping knows the CRD, which can come seconds after
+  // the CRD is Established; until then it refuses every write it judges ("failed to find resource
+  // referenced by paramKind"). An Application no plan releases is let through once it is ready.
+  const app = {
+    apiVersion: 'promotions.kpromo.dev/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'kpromo-admission-probe', namespace: 'default' },
+    spec: { owner: 'probe', image: { repository: 'probe/app' }, workloads: [{ kind: 'Deployment', name: 'app' }] },
+  };
+  let last = '';
+  await waitFor('admission policy kpromo-application-release ready', async () => {
+    try {
+      await client.create(app, undefined, 'All');
+      return true;
+    } catch (e) {
+      last = String((e as { body?: unknown }).body ?? e);
+      return false;
+    }
+  }).catch((e: Error) => {
+    throw new Error(`${e.message}; last answer: ${last}`);
+  });
 }
 
 export async function ensureNamespace(kc: k8s.KubeConfig, name: string): Promise<void> {
