@@ -7,6 +7,7 @@ import {
   type PromotionFlow,
   type PromotionPlan,
 } from '@kpromo/api';
+import { type AgentsConfig, agentName } from '../auth/agents.js';
 import type { CacheView } from '../kube/cacheView.js';
 import { evaluateApprovals, stageApprovalMode } from '../policy/approvalPolicy.js';
 import { parseDuration } from '../policy/duration.js';
@@ -43,6 +44,8 @@ export function planGate(
   now: Date,
   stops: readonly LineStop[] = [],
   persons?: PersonMapping,
+  /** Which identities are agents (config auth.agents): their approvals never count. */
+  agents?: AgentsConfig,
 ): { gate: PlanGate; hold?: Hold } {
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
   const rollback = isRollback(plan);
@@ -51,9 +54,12 @@ export function planGate(
   // into it is approved like any other (admission lets only the controller, recognised by its
   // username, set the automatic label).
   const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !rollback;
+  // An agent's plan (only the controller records requestedByAgent, after the agent's policy allowed
+  // it) into a non-gated stage runs as the controller's own would; into a gated one it waits.
+  const agentPlan = !!plan.spec.requestedByAgent;
   const v = evaluateApprovals({
     mode:
-      (automatic && stageApprovalMode(flow?.spec.approval, stage?.approval) === 'auto') ||
+      ((automatic || agentPlan) && stageApprovalMode(flow?.spec.approval, stage?.approval) === 'auto') ||
       automaticRollback(plan, cache)
         ? 'auto'
         : 'manual',
@@ -62,6 +68,7 @@ export function planGate(
     requestedBy: plan.spec.requestedBy,
     planUID: plan.metadata.uid,
     persons,
+    agentOf: (user) => agentName(user, agents),
   });
   const gate: PlanGate = {
     approved: v.approved,

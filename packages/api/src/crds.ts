@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { GROUP, VERSION } from './group.js';
+import { AgentPolicySpec, AgentPolicyStatus } from './resources/agentPolicy.js';
 import { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
 import { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
@@ -129,6 +130,21 @@ export const RESOURCES: Record<KpromoKind, ResourceDefinition> = {
       { name: 'Scope', type: 'string', jsonPath: '.spec.scope' },
       { name: 'Stopped-By', type: 'string', jsonPath: '.spec.stoppedBy' },
       { name: 'Reason', type: 'string', jsonPath: '.spec.reason' },
+      ageColumn,
+    ],
+  },
+  AgentPolicy: {
+    kind: 'AgentPolicy',
+    plural: 'agentpolicies',
+    singular: 'agentpolicy',
+    shortNames: ['pagent'],
+    spec: AgentPolicySpec,
+    status: AgentPolicyStatus,
+    description:
+      'What agents (identities the controller config marks as agents) may do alone in this namespace: operations per environment, limits, time windows, and a kill switch. Without one, an agent may only read.',
+    printerColumns: [
+      { name: 'Agents', type: 'string', jsonPath: '.spec.agents' },
+      { name: 'Kill-Switch', type: 'boolean', jsonPath: '.spec.killSwitch' },
       ageColumn,
     ],
   },

@@ -1,4 +1,5 @@
 import type { API_VERSION } from './group.js';
+import type { AgentPolicySpec, AgentPolicyStatus } from './resources/agentPolicy.js';
 import type { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import type { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
 import type { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
@@ -35,5 +36,13 @@ export type PromotionFlow = KpromoObject<'PromotionFlow', PromotionFlowSpec, Pro
 export type PromotionPlan = KpromoObject<'PromotionPlan', PromotionPlanSpec, PromotionPlanStatus>;
 export type Notification = KpromoObject<'Notification', NotificationSpec, NotificationStatus>;
 export type LineStop = KpromoObject<'LineStop', LineStopSpec, LineStopStatus>;
-export type AnyKpromoObject = Application | Environment | PromotionFlow | PromotionPlan | Notification | LineStop;
+export type AgentPolicy = KpromoObject<'AgentPolicy', AgentPolicySpec, AgentPolicyStatus>;
+export type AnyKpromoObject =
+  | Application
+  | Environment
+  | PromotionFlow
+  | PromotionPlan
+  | Notification
+  | LineStop
+  | AgentPolicy;
 export type KpromoKind = AnyKpromoObject['kind'];

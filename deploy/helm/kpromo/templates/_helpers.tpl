@@ -202,6 +202,10 @@ app.kubernetes.io/component: exporter
   resources: [applications, environments, promotionflows, notifications]
   verbs: [get, list, watch]
 - apiGroups: [promotions.kpromo.dev]
+  # What agents may do alone (and the kill switch): read when an agent calls, never written.
+  resources: [agentpolicies]
+  verbs: [get, list]
+- apiGroups: [promotions.kpromo.dev]
   # Stop the line: watched to hold plans; created/deleted for callers RBAC allowed, and for Alertmanager.
   resources: [linestops]
   verbs: [get, list, watch, create, delete]
