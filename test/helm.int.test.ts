@@ -783,7 +783,7 @@ describe('deploy/helm/kpromo: server-side dry run on dev', () => {
 
   it('every rendered object of the default set (CRDs included) passes validation', async () => {
     const docs = await render([], { release: 'kpromo-dryrun', namespace: ns, extra: ['--include-crds'] });
-    expect(find(docs, 'CustomResourceDefinition')).toHaveLength(6);
+    expect(find(docs, 'CustomResourceDefinition')).toHaveLength(7);
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
     for (const doc of docs) {
       const typed = k8s.loadYaml<k8s.KubernetesObject>(stringify(doc));

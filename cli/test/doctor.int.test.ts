@@ -177,7 +177,7 @@ describe('kpromo doctor', () => {
     expect(r.code).toBe(EXIT.OK);
     const lines = r.out.trim().split('\n');
     expect(lines.filter((l) => l.startsWith('FAIL') || l.startsWith('WARN'))).toEqual([]);
-    expect(lines.filter((l) => /^PASS {2}crds/.test(l))).toHaveLength(6);
+    expect(lines.filter((l) => /^PASS {2}crds/.test(l))).toHaveLength(7);
     // Every policy, and the controller identity they trust (applyCrds: the harness admin among them).
     expect(lines.filter((l) => /^PASS {2}admission/.test(l))).toHaveLength(ADMISSION_POLICIES.length + 1);
     expect(r.out).toMatch(

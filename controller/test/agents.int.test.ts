@@ -143,7 +143,7 @@ describe('an agent alone', () => {
     expect(plan.spec).toMatchObject({ requestedBy: bot.username, requestedByAgent: 'release-bot' });
     expect(plan.spec.approvals).toBeUndefined();
     const done = await waitPlan(dev, NS, 'bot-alpha', isTerminalPlan);
-    expect(done.status?.phase).toBe('Succeeded');
+    expect(done.status?.phase).toBe('Complete');
     expect(await deploymentImage(stable, APPS_NS, 'alpha')).toContain(world.devDigest.alpha);
     const approved = done.status?.conditions?.find((c) => c.type === 'Approved');
     expect(approved?.message).toBe(
@@ -225,7 +225,7 @@ describe('an agent for a person', () => {
     expect(r.status, await r.clone().text()).toBe(201);
     expect((await planOf(r)).spec).toMatchObject({ requestedBy: alice.username, requestedByAgent: 'release-bot' });
     const done = await waitPlan(dev, NS, 'for-alice', isTerminalPlan);
-    expect(done.status?.phase).toBe('Succeeded');
+    expect(done.status?.phase).toBe('Complete');
     expect(done.status?.conditions?.find((c) => c.type === 'Approved')?.message).toContain(
       `requested by agent release-bot for ${alice.username}`,
     );
