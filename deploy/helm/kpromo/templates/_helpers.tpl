@@ -97,6 +97,9 @@ app.kubernetes.io/component: exporter
 {{- if $c.auth.jwt -}}
 {{- $_ := set $auth "jwt" $c.auth.jwt -}}
 {{- end -}}
+{{- with ($c.auth.agents | default dict).identities -}}
+{{- $_ := set $auth "agents" (dict "identities" .) -}}
+{{- end -}}
 {{- range $k := list "perSource" "tokenReviews" "reviewClient" "tokenCache" "refusalLog" -}}
 {{- with index $c.auth $k -}}
 {{- $_ := set $auth $k . -}}
