@@ -946,6 +946,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         'promotionplans.promotions.kpromo.dev [] [get list watch create patch]',
         'customresourcedefinitions.apiextensions.k8s.io [helmreleases.helm.toolkit.fluxcd.io] [get list watch]',
         'customresourcedefinitions.apiextensions.k8s.io [rollouts.argoproj.io] [get list watch]',
+        'agentpolicies.promotions.kpromo.dev [] [get list]',
         'applications.promotions.kpromo.dev [] [get list watch]',
         'environments.promotions.kpromo.dev [] [get list watch]',
         'linestops.promotions.kpromo.dev [] [get list watch create delete]',
