@@ -136,7 +136,7 @@ describe('CRDs and example resources on a real kube-apiserver', () => {
     };
     const other = { application: 'cart', from: { tag: 'v9.9.9', digest: `sha256:${'c'.repeat(64)}` } };
     const frozen =
-      'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) is fixed at creation';
+      'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy, requestedByAgent) is fixed at creation';
     expect(await rejected({ ...base.spec, approvals, candidates: [other] })).toContain(frozen);
     expect(await rejected({ ...base.spec, approvals, to: 'dev' })).toContain(frozen);
     expect(await rejected({ ...base.spec, approvals, action: 'rollback', rollbackOf: 'x' })).toContain(frozen);

@@ -786,7 +786,7 @@ describe('deploy/helm/kpromo: server-side dry run on dev', () => {
 
   it('every rendered object of the default set (CRDs included) passes validation', async () => {
     const docs = await render([], { release: 'kpromo-dryrun', namespace: ns, extra: ['--include-crds'] });
-    expect(find(docs, 'CustomResourceDefinition')).toHaveLength(6);
+    expect(find(docs, 'CustomResourceDefinition')).toHaveLength(8);
     const client = k8s.KubernetesObjectApi.makeApiClient(kc);
     for (const doc of docs) {
       const typed = k8s.loadYaml<k8s.KubernetesObject>(stringify(doc));
@@ -957,6 +957,7 @@ describe('deploy/helm/kpromo: install, upgrade, uninstall on stable', () => {
         'promotionplans.promotions.kpromo.dev [] [get list watch create patch]',
         'customresourcedefinitions.apiextensions.k8s.io [helmreleases.helm.toolkit.fluxcd.io] [get list watch]',
         'customresourcedefinitions.apiextensions.k8s.io [rollouts.argoproj.io] [get list watch]',
+        'agentpolicies.promotions.kpromo.dev [] [get list]',
         'applications.promotions.kpromo.dev [] [get list watch]',
         'environments.promotions.kpromo.dev [] [get list watch]',
         'linestops.promotions.kpromo.dev [] [get list watch create delete]',

@@ -46,6 +46,7 @@ const VALUES: Tree = {
     reviewClient: { qps: 20, burst: 30 },
     tokenCache: { ttlSeconds: 60, refusedTtlSeconds: 5, size: 100 },
     refusalLog: { lines: 3, intervalSeconds: 30 },
+    agents: { identities: { 'system:serviceaccount:bots:release-bot': 'release-bot' } },
   },
   leaderElection: { enabled: false, leaseDurationSeconds: 30, renewIntervalMs: 2000, renewDeadlineMs: 10000 },
   mcp: {

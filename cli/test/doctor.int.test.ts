@@ -177,7 +177,7 @@ describe('kpromo doctor', () => {
     expect(r.code).toBe(EXIT.OK);
     const lines = r.out.trim().split('\n');
     expect(lines.filter((l) => l.startsWith('FAIL') || l.startsWith('WARN'))).toEqual([]);
-    expect(lines.filter((l) => /^PASS {2}crds/.test(l))).toHaveLength(6);
+    expect(lines.filter((l) => /^PASS {2}crds/.test(l))).toHaveLength(8);
     // Every policy, and the controller identity they trust (applyCrds: the harness admin among them).
     expect(lines.filter((l) => /^PASS {2}admission/.test(l))).toHaveLength(ADMISSION_POLICIES.length + 1);
     expect(r.out).toMatch(
@@ -200,7 +200,7 @@ describe('kpromo doctor', () => {
     expect(r.out).toContain(
       `PASS  rbac         RBAC in namespace ${NS} and cluster-wide: no role grants approve, rollback, override-freeze, continue or govern through a wildcard`,
     );
-    expect(lines.at(-1)).toBe(`${17 + ADMISSION_POLICIES.length} passed, 0 warning(s), 0 failed`);
+    expect(lines.at(-1)).toBe(`${18 + ADMISSION_POLICIES.length} passed, 0 warning(s), 0 failed`);
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
@@ -359,8 +359,8 @@ describe('kpromo doctor', () => {
   it('fails where kpromo is not installed, naming the fix', async () => {
     const r = await kpromo(['doctor', '-n', NS, '--context', 'prod', '--check', 'crds', 'admission']);
     expect(r.code).toBe(EXIT.FAILURE);
-    // Six CRDs and every policy.
-    expect(r.err).toBe(`${6 + ADMISSION_POLICIES.length} check(s) failed`);
+    // Seven CRDs and every policy.
+    expect(r.err).toBe(`${7 + ADMISSION_POLICIES.length} check(s) failed`);
     expect(r.out).toContain(
       'FAIL  crds         CustomResourceDefinition promotionplans.promotions.kpromo.dev: not installed',
     );

@@ -39,6 +39,8 @@ export interface ControllerOptions {
   supplyChain?: PromotionDeps['supplyChain'];
   /** Which identities are one person (config persons): approval policies count persons. */
   persons?: PromotionDeps['persons'];
+  /** Which identities are agents (config auth.agents): their approvals never count. */
+  agents?: PromotionDeps['agents'];
   workers: number;
   leaderElection: {
     enabled: boolean;
@@ -157,6 +159,7 @@ export class Controller {
       orgPolicyNamespace: o.orgPolicyNamespace,
       supplyChain: o.supplyChain,
       persons: o.persons,
+      agents: o.agents,
       claims: new Map(),
       span: (name, attrs, fn) => withSpan(name, attrs, () => fn()),
       // Without leader election (one replica) there is nothing to fence against.
@@ -184,6 +187,7 @@ export class Controller {
       resolveDigest: o.resolveDigest,
       resourceKinds: o.resourceKinds ?? [],
       persons: o.persons,
+      agentKillSwitchNamespace: o.lineStopNamespace,
       adoption: {
         environmentClient: (env: Environment) => o.clients.forEnvironment(env),
         deliveryMethods: extensions.deliveryMethods,

@@ -89,7 +89,7 @@ describe('a plan cannot be changed under an approval (or without one)', () => {
       ...planBody('retarget', 'lax', 'gamma', { tag: 'v2.0.0', digest: devDigest.gamma }),
     });
     const fixed =
-      'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) is fixed at creation';
+      'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy, requestedByAgent) is fixed at creation';
     const to = await rejection(
       as(dev1).jsonPatch(planPath('retarget'), [{ op: 'replace', path: '/spec/to', value: 'prod' }]),
     );

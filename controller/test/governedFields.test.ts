@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
+  AgentPolicySpec,
   ApplicationSpec,
   EnvironmentSpec,
   GOVERNED_FIELDS,
@@ -18,6 +19,7 @@ const CEL_LISTS: Record<GovernedKind, string> = {
   PromotionFlow: 'flowFields',
   Environment: 'envFields',
   Application: 'appFields',
+  AgentPolicy: 'agentFields',
 };
 
 /** Every string list of a CEL variable `name` in an admission policy file (comments above it allowed). */
@@ -27,7 +29,7 @@ function celLists(text: string, name: string): string[][] {
 }
 
 /** How many policies declare the CEL variable: kpromo-governance has all three, kpromo-application-release appFields. */
-const DECLARED: Record<GovernedKind, number> = { PromotionFlow: 1, Environment: 1, Application: 2 };
+const DECLARED: Record<GovernedKind, number> = { PromotionFlow: 1, Environment: 1, Application: 2, AgentPolicy: 1 };
 
 describe('the governed fields are one list', () => {
   for (const file of POLICY_FILES)
@@ -39,8 +41,9 @@ describe('the governed fields are one list', () => {
         );
     });
 
-  it('every spec field of PromotionFlow, Environment and Application is governed, or says why not', () => {
+  it('every spec field of PromotionFlow, Environment, Application and AgentPolicy is governed, or says why not', () => {
     const specs: Record<GovernedKind, { properties: Record<string, unknown> }> = {
+      AgentPolicy: AgentPolicySpec,
       PromotionFlow: PromotionFlowSpec,
       Environment: EnvironmentSpec,
       Application: ApplicationSpec,

@@ -8,7 +8,18 @@ import { ApiError } from './apiError.js';
  */
 export type ReleaseVerb = 'approve' | 'rollback' | 'override-freeze' | 'continue';
 
-export const who = (c: Caller) => `${c.username}${c.via ? ` (via ${c.via.username})` : ''}`;
+/**
+ * How records and messages name a caller: `alice`, `alice (via portal)`, `agent release-bot (its
+ * identity)` alone, `agent release-bot for alice` (through a proxy other than the agent: `(via …)`).
+ */
+export const who = (c: Caller) => {
+  const name = !c.agent
+    ? c.username
+    : c.agent.username === c.username
+      ? `agent ${c.agent.name} (${c.username})`
+      : `agent ${c.agent.name} for ${c.username}`;
+  return `${name}${c.via && c.via.username !== c.agent?.username ? ` (via ${c.via.username})` : ''}`;
+};
 
 /**
  * Authorisation beneath every door (HTTP API, CLI, MCP, and through them Backstage and Port):

@@ -34,6 +34,11 @@ export interface ApiContext {
    */
   persons?: PersonMapping;
   /**
+   * The namespace whose AgentPolicy with killSwitch stops every agent in every namespace (the
+   * controller's line-stop namespace); unset: a kill switch stops its own namespace only.
+   */
+  agentKillSwitchNamespace?: string;
+  /**
    * What POST /adopt scans with: a client of an Environment's cluster as the controller
    * (clusterAccess decides, as for promotions), and the delivery methods it recognises on the
    * workloads. Absent in sessions that cannot (the CLI).

@@ -3,6 +3,7 @@ import type { Caller } from '../auth/identity.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { isConflict, KubeError } from '../kube/rest.js';
 import { who } from './access.js';
+import { refuseAgent } from './agents.js';
 import { kubeWriteError } from './apiError.js';
 import { type ApiContext, ApiError } from './context.js';
 import { getPlan, stalePlanMessage } from './promotions.js';
@@ -40,6 +41,7 @@ export async function checkContinue(
   const ref = `PromotionPlan ${namespace}/${name}`;
   if (opts.uid && opts.uid !== p.metadata.uid)
     throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid, 'continuing'));
+  refuseAgent(caller, `continue the waves of ${ref}`, 'letting a paused wave go on is a person’s decision');
   await ctx.access.requireRelease(caller, 'continue', namespace, p.spec.to);
   // kubectl needs patch on the plan to add a continuation; so does every other door.
   await ctx.access.require(caller, { verb: 'patch', resource: 'promotionplans', namespace, name });

@@ -4,6 +4,7 @@ import type { Caller } from '../auth/identity.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
 import { KubeError } from '../kube/rest.js';
 import { who } from './access.js';
+import { refuseAgent, requireAgentAllows } from './agents.js';
 import { ApiError, kubeWriteError } from './apiError.js';
 import type { ApiContext } from './context.js';
 
@@ -68,6 +69,9 @@ export async function checkStopLine(
   if (!reason) throw new ApiError(400, 'reason is required: say why the line stops (it is shown on every held plan)');
   if (reason.length > 1024) throw new ApiError(400, 'reason must be at most 1024 characters');
   await ctx.access.require(caller, { verb: 'create', resource: RESOURCE, namespace });
+  // An agent may stop the line where its policy lets it: each environment named, or all of them.
+  for (const environment of req.environments?.length ? req.environments : [undefined])
+    await requireAgentAllows(ctx, caller, { operation: 'stopLine', namespace, environment });
   return { namespace, name, reason };
 }
 
@@ -113,6 +117,7 @@ export async function stopLine(
 export async function checkLiftLineStop(ctx: ApiContext, caller: Caller, namespace: string, name: string) {
   await ctx.access.requireGet(caller, RESOURCE, namespace, name, `LineStop ${namespace}/${name} not found`);
   await ctx.access.require(caller, { verb: 'delete', resource: RESOURCE, namespace, name });
+  refuseAgent(caller, `lift LineStop ${namespace}/${name}`, 'restarting the line is a person’s decision');
 }
 
 /** Lifts a LineStop as the caller: needs `delete` on linestops in its namespace. */

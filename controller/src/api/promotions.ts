@@ -50,6 +50,7 @@ import { ROLLBACK_OF_UID_LABEL, rollbackNamePrefix } from '../reconcile/rollback
 import { formatTimestamp } from '../reconcile/tagTemplate.js';
 import { registryRepository } from '../util/imageRef.js';
 import { who } from './access.js';
+import { gateOf, refuseAgent, requireAgentAllows } from './agents.js';
 import { kubeWriteError } from './apiError.js';
 import { type ApiContext, ApiError } from './context.js';
 import { ImageLabelCache, type LabelReader } from './imageLabelCache.js';
@@ -436,6 +437,7 @@ export async function createPlan(
 ): Promise<{ plan: PromotionPlan } & SkippedSummary<SkippedApp>> {
   const ns = req.namespace ?? ctx.namespace;
   await ctx.access.require(caller, { verb: 'create', resource: 'promotionplans', namespace: ns });
+  if (req.approve) refuseAgent(caller, `approve PromotionPlans in namespace ${ns}`, AGENTS_NEVER_APPROVE);
   // The candidates are computed now, not when the caller looked: an approval binds to what was shown.
   if (req.approve && !req.expect) throw new ApiError(400, `invalid request: expect: ${EXPECT_REQUIRED}`);
   if (req.approve) await ctx.access.requireRelease(caller, 'approve', ns, req.to);
@@ -454,6 +456,7 @@ export async function createPlan(
     ns,
     d.candidates.map((c) => c.application),
   );
+  await checkAgentPlan(ctx, caller, ns, req, d.flow, d.candidates.length);
   const name = req.name ?? `${d.flow}-${req.to}-${formatTimestamp(new Date()).toLowerCase()}`;
   const plan: PromotionPlan = {
     apiVersion: API_VERSION,
@@ -466,10 +469,35 @@ export async function createPlan(
       action: 'promote',
       candidates: d.candidates,
       requestedBy: caller.username,
+      ...(caller.agent ? { requestedByAgent: caller.agent.name } : {}),
       ...(req.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };
   return { plan: await createObject(ctx, plan), ...skippedSummaryOf(d) };
+}
+
+const AGENTS_NEVER_APPROVE =
+  'an agent never approves: its approval would not count (four-eyes, count), and a gated stage always needs a person; create the plan without approving it (into a non-gated stage it runs at once, into a gated one it waits for a person)';
+
+/**
+ * An agent's plan: the agent half of its rights (AgentPolicy). Into a non-gated (approval: auto)
+ * stage the plan runs without a person, so it is a promotion: the policy must allow `promote`, and
+ * whoever the agent acts as must hold the approve verb there (RBAC, as for approving it). Into a
+ * gated stage it is `plan`: it waits for a person's approval.
+ */
+async function checkAgentPlan(
+  ctx: ApiContext,
+  caller: Caller,
+  ns: string,
+  req: Pick<CreatePlanRequest, 'to'>,
+  flow: string,
+  applications: number,
+): Promise<void> {
+  if (!caller.agent) return;
+  const gatedBy = gateOf(ctx.cache.getFlow(ns, flow), req.to);
+  const operation = gatedBy ? 'plan' : 'promote';
+  await requireAgentAllows(ctx, caller, { operation, namespace: ns, environment: req.to, applications, gatedBy });
+  if (operation === 'promote') await ctx.access.requireRelease(caller, 'approve', ns, req.to);
 }
 
 /**
@@ -567,6 +595,7 @@ export async function checkApproval(
   const namespace = p.metadata.namespace ?? '';
   const name = p.metadata.name;
   const ref = `PromotionPlan ${namespace}/${name}`;
+  refuseAgent(caller, `approve ${ref}`, AGENTS_NEVER_APPROVE);
   if (!opts.uid) throw new ApiError(400, `${ref}: uid ${UID_REQUIRED}`);
   if (opts.uid !== p.metadata.uid) throw new ApiError(409, stalePlanMessage(ref, opts.uid, p.metadata.uid));
   const reason = overrideReasonProblem(opts);
@@ -633,6 +662,20 @@ export async function checkRollback(
   if (isRollback(orig)) throw new ApiError(400, `${ref} is a rollback itself`);
   if (!orig.status?.apps?.some((a) => a.written))
     throw new ApiError(400, `${ref} has not changed any application; nothing to roll back`);
+  if (caller.agent) {
+    if (opts.approve) refuseAgent(caller, `approve the rollback of ${ref}`, AGENTS_NEVER_APPROVE);
+    const applications = rollbackApplications({ spec: {} }, orig).length;
+    const gatedBy = gateOf(ctx.cache.getFlow(namespace, orig.spec.flow), orig.spec.to);
+    await requireAgentAllows(ctx, caller, {
+      operation: 'rollback',
+      namespace,
+      environment: orig.spec.to,
+      applications,
+      gatedBy,
+    });
+    // Into a non-gated stage it runs without a person: whoever the agent acts as needs the verb.
+    if (!gatedBy) await ctx.access.requireRelease(caller, 'rollback', namespace, orig.spec.to);
+  }
 }
 
 /**
@@ -721,6 +764,7 @@ export async function rollbackPlan(
       rollbackOf: name,
       candidates: [],
       requestedBy: caller.username,
+      ...(caller.agent ? { requestedByAgent: caller.agent.name } : {}),
       ...(opts.approve ? { approvals: [approvalBy(caller)] } : {}),
     },
   };

@@ -3,6 +3,7 @@ import type { Caller } from '../auth/identity.js';
 import { resourcePath } from '../kube/paths.js';
 import { KubeError } from '../kube/rest.js';
 import { who } from './access.js';
+import { refuseAgent } from './agents.js';
 import { kubeWriteError } from './apiError.js';
 import { type ApiContext, ApiError } from './context.js';
 import { neverWritten } from './resourceKinds.js';
@@ -58,6 +59,7 @@ export async function applyResource(
   const { operation, group, version, plural, namespace, name } = req;
   const refusal = resourceKindRefusal(ctx.resourceKinds ?? [], group, plural);
   if (refusal) throw new ApiError(403, `forbidden: ${refusal}`);
+  refuseAgent(caller, `${operation} ${plural}.${group}`, 'no AgentPolicy operation writes other resources');
   const verb = RESOURCE_VERBS[operation];
   await ctx.access.require(caller, {
     group,

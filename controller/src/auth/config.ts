@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AgentsConfigSchema } from './agents.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 const intFrom = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -89,6 +90,12 @@ export const AuthConfigSchema = z
         });
       })
       .optional(),
+    /**
+     * Identities that are agents (docs/agents.md, "Agents as principals"): an agent may do alone only
+     * what an AgentPolicy of the namespace allows (nothing but reading without one). A JWT carrying
+     * an RFC 8693 `act` claim is an agent acting for `sub`, listed here or not.
+     */
+    agents: AgentsConfigSchema.optional(),
     /** Validate other bearer tokens with TokenReview against the control cluster. */
     tokenReview: bool.default(true),
     /**

@@ -5,6 +5,7 @@ import { defaultEgress, type Egress } from '../net/guardedFetch.js';
 import type { Logger } from '../observability/logger.js';
 import { metrics } from '../observability/metrics.js';
 import { SampledLog } from '../observability/sampledLog.js';
+import { type AgentsConfig, markAgent } from './agents.js';
 import { AuthBusy, AuthError, Authenticator, loadStaticTokens } from './authenticator.js';
 import type { Authorizer } from './authorizer.js';
 import { type AuthConfig, FLOOD_DEFAULTS } from './config.js';
@@ -21,6 +22,8 @@ export interface HttpAuthDeps {
   perSource?: KeyedRateLimiter;
   /** Where refusals before authentication are logged, sampled (auth.refusalLog); both doors share it. */
   refusals?: SampledLog;
+  /** Which identities are agents (auth.agents). */
+  agents?: AgentsConfig;
 }
 
 /**
@@ -146,6 +149,8 @@ export async function authenticateHttp(
       throw new HttpAuthFailure(503, msg, undefined, 5, (e as Error).message.split('\n')[0]);
     }
   }
+  // Marked before impersonation, so an agent acting through a proxy's header stays one.
+  authenticated = markAgent(authenticated, deps.agents);
   try {
     const imp = impersonationRequest(headers);
     return imp ? await impersonate(deps.authorizer, authenticated, imp) : authenticated;
@@ -182,7 +187,7 @@ export function bearerChallenge(realm: string, hadToken: boolean): string {
 export function httpAuthFrom(
   reviews: KubeRest,
   cfg: Pick<AuthConfig, 'staticTokensFile' | 'tokenReview' | 'tokenAudiences'> &
-    Partial<Pick<AuthConfig, 'jwt' | 'perSource' | 'tokenReviews' | 'tokenCache' | 'refusalLog'>>,
+    Partial<Pick<AuthConfig, 'jwt' | 'perSource' | 'tokenReviews' | 'tokenCache' | 'refusalLog' | 'agents'>>,
   authorizer: Pick<Authorizer, 'check'>,
   /** Discovery/JWKS fetches of auth.jwt issuers go through this guard (default: the process one). */
   o: { egress?: Egress; log?: Logger } = {},
@@ -205,6 +210,7 @@ export function httpAuthFrom(
       budget: cfg.tokenReviews ?? FLOOD_DEFAULTS.tokenReviews,
     }),
     authorizer,
+    ...(cfg.agents ? { agents: cfg.agents } : {}),
     perSource: new KeyedRateLimiter({ qps: perSource.qps, burst: perSource.burst }),
     refusals: new SampledLog(o.log, {
       lines: refusalLog.lines,

@@ -10,6 +10,12 @@ export interface Caller {
   source: 'static' | 'oidc' | 'tokenreview' | 'local' | 'impersonation';
   /** Set when the authenticated caller acts for this user (x-kpromo-user): the proxy that did. */
   via?: Caller;
+  /**
+   * Set when an agent makes the call (auth/agents.ts): acting alone (`username` is the caller's own)
+   * or for the person the caller is (a token's RFC 8693 act claim, or a proxy acting for its user).
+   * Its rights are then its AgentPolicies intersected with the caller's RBAC.
+   */
+  agent?: { name: string; username: string };
 }
 
 /** Headers a trusted proxy (e.g. the Backstage backend) uses to act for its caller. */
@@ -113,5 +119,12 @@ export async function impersonate(
   }
   // system:anonymous was refused above, so the user is an authenticated one, as the apiserver says.
   const groups = [...new Set([...req.groups, 'system:authenticated'])];
-  return { username: req.user, groups, source: 'impersonation', via: caller };
+  // An agent acting through a proxy for a person stays an agent: its policy still applies.
+  return {
+    username: req.user,
+    groups,
+    source: 'impersonation',
+    via: caller,
+    ...(caller.agent ? { agent: caller.agent } : {}),
+  };
 }

@@ -119,3 +119,25 @@ describe('peekExpiry', () => {
     expect(peekExpiry('static-token-0123456789')).toBeUndefined();
   });
 });
+
+describe('RFC 8693 delegation (act claim)', () => {
+  it('keeps sub as the caller and names act.sub as the agent acting for them, with the username prefix', () => {
+    const v = callerFromClaims(cfg(), { sub: 'alice', act: { sub: 'release-bot', act: { sub: 'gateway' } } });
+    expect(v).toMatchObject({
+      ok: true,
+      caller: { username: 'oidc:alice', agent: { name: 'oidc:release-bot', username: 'oidc:release-bot' } },
+    });
+  });
+
+  it('refuses an act claim without sub, and one that would name a system: user', () => {
+    expect(callerFromClaims(cfg(), { sub: 'alice', act: {} })).toMatchObject({ ok: false });
+    expect(callerFromClaims(cfg(), { sub: 'alice', act: 'release-bot' })).toMatchObject({ ok: false });
+    const bare = cfg({ claimMappings: { username: { claim: 'sub', prefix: '' } } });
+    expect(callerFromClaims(bare, { sub: 'alice', act: { sub: 'system:admin' } })).toMatchObject({ ok: false });
+  });
+
+  it("a token without act is nobody's agent", () => {
+    const v = callerFromClaims(cfg(), { sub: 'alice' });
+    expect(v.ok && v.caller.agent).toBeUndefined();
+  });
+});

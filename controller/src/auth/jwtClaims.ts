@@ -87,9 +87,34 @@ export function callerFromClaims(cfg: JwtAuthenticatorConfig, claims: Record<str
     if (reserved)
       return { ok: false, reason: `group ${reserved} would use the reserved system: prefix; set a groups prefix` };
   }
+  const actor = actorOf(cfg, claims);
+  if (actor && !actor.ok) return actor;
   // Every authenticated user is in system:authenticated, as the apiserver's authenticators do.
   return {
     ok: true,
-    caller: { username, groups: [...new Set([...groups, 'system:authenticated'])], source: 'oidc' },
+    caller: {
+      username,
+      groups: [...new Set([...groups, 'system:authenticated'])],
+      source: 'oidc',
+      ...(actor ? { agent: { name: actor.username, username: actor.username } } : {}),
+    },
   };
+}
+
+/**
+ * RFC 8693 delegation: `act.sub` is the party acting for `sub` (an agent acting for a person), named
+ * with the username prefix (it is a subject of the same issuer). Only the current actor is read;
+ * earlier actors in a nested `act` only say how the token got here. Undefined without `act`.
+ */
+function actorOf(
+  cfg: JwtAuthenticatorConfig,
+  claims: Record<string, unknown>,
+): { ok: true; username: string } | { ok: false; reason: string } | undefined {
+  if (claims.act === undefined) return undefined;
+  const sub = claims.act && typeof claims.act === 'object' ? (claims.act as { sub?: unknown }).sub : undefined;
+  if (typeof sub !== 'string' || sub === '') return { ok: false, reason: 'act claim has no sub (RFC 8693)' };
+  const username = `${usernamePrefix(cfg)}${sub}`;
+  if (isReserved(username))
+    return { ok: false, reason: `act.sub ${username} would use the reserved system: prefix; set a username prefix` };
+  return { ok: true, username };
 }

@@ -66,6 +66,7 @@ export function entriesOfPlan(plan: PromotionPlan, facts: EntryFacts = {}): Hist
       approvedBy,
       ...(approvedByPersons.length ? { approvedByPersons } : {}),
       ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
+      ...(plan.spec.requestedByAgent ? { requestedByAgent: plan.spec.requestedByAgent } : {}),
       ...(override ? { overriddenBy: override.user } : {}),
       ...(override?.overrideReason ? { overrideReason: override.overrideReason } : {}),
       ...(ap.startedAt ? { startedAt: ap.startedAt } : {}),

@@ -56,9 +56,16 @@ export function isHistoryEntry(e: unknown): e is HistoryEntry {
   return (
     str(x.key, 600) &&
     ['namespace', 'flow', 'application', 'environment', 'plan'].every((k) => str(x[k], 253)) &&
-    ['team', 'sourceEnvironment', 'requestedBy', 'overriddenBy', 'rollbackOf', 'reason', 'commit'].every((k) =>
-      optStr(x[k], 253),
-    ) &&
+    [
+      'team',
+      'sourceEnvironment',
+      'requestedBy',
+      'requestedByAgent',
+      'overriddenBy',
+      'rollbackOf',
+      'reason',
+      'commit',
+    ].every((k) => optStr(x[k], 253)) &&
     optStr(x.message, 1024) &&
     optStr(x.overrideReason, 1024) &&
     ACTIONS.has(x.action as string) &&

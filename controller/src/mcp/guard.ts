@@ -122,6 +122,7 @@ export async function runTool(
         groups: caller?.groups,
         authSource: caller?.via?.source ?? caller?.source,
         ...(caller?.via ? { via: caller.via.username, impersonated: true } : {}),
+        ...(caller?.agent ? { agent: caller.agent.name } : {}),
         ...(extra.sessionId ? { session: extra.sessionId } : {}),
         requestId: extra.mcpReq.id,
         tool,

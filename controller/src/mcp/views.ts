@@ -142,6 +142,7 @@ export const PlanOut = z.object({
     .array(z.string())
     .describe("What the plan changes: a promotion's candidates, the applications a rollback restores"),
   requestedBy: z.string().optional(),
+  requestedByAgent: z.string().optional().describe('The agent that created the plan for requestedBy'),
   approved: z.boolean().describe("The target stage's approval policy is met"),
   approvals: z.array(
     z.object({
@@ -331,6 +332,7 @@ export function planOut(p: PromotionPlan): PlanOut {
     rollbackOf: g.rollbackOf,
     affectedApplications: g.affectedApplications,
     requestedBy: g.requestedBy,
+    requestedByAgent: g.requestedByAgent,
     approved: g.approved,
     approvals: g.approvers.map((a) =>
       defined({

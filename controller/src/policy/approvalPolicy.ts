@@ -44,8 +44,10 @@ export function evaluateApprovals(input: {
   planUID?: string;
   /** The platform's identity -> person mapping (config persons); none: each identity is a person. */
   persons?: PersonMapping;
+  /** The agent an identity is (config auth.agents): an agent's approval never counts. */
+  agentOf?: (user: string) => string | undefined;
 }): ApprovalVerdict {
-  const { mode, approvers: policy = {}, approvals, requestedBy, planUID, persons } = input;
+  const { mode, approvers: policy = {}, approvals, requestedBy, planUID, persons, agentOf } = input;
   const person = (user: string) => personOf(user, persons);
   const requester = requestedBy ? person(requestedBy) : undefined;
   const forOtherPlan = (a: Approval) => !!a.planUID && !!planUID && a.planUID !== planUID;
@@ -96,6 +98,12 @@ export function evaluateApprovals(input: {
     const p = person(a.user);
     if (forOtherPlan(a)) {
       listed.push(entry(a, false, `approved another plan (uid ${a.planUID})`));
+      continue;
+    }
+    // An agent is no second pair of eyes: its approval never counts toward count or four-eyes.
+    const agent = agentOf?.(a.user);
+    if (agent !== undefined) {
+      listed.push(entry(a, false, `agent ${agent}: an agent's approval never counts`));
       continue;
     }
     const counted = seen.get(p);

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { PromotionPlanSpec } from '@kpromo/api';
 
 /**
- * Pure: sha256 of what a plan promotes (flow, from, to, action, rollbackOf, applications, candidates, requestedBy),
+ * Pure: sha256 of what a plan promotes (flow, from, to, action, rollbackOf, applications, candidates, requestedBy,
+ * requestedByAgent),
  * approvals excluded. Fields are laid out in a fixed order so the digest depends only on the content,
  * not on how a writer ordered its JSON. The controller stores it when a plan starts and refuses to go
  * on with content that differs: the CRD fixes the content at creation, and this holds even where an
@@ -25,5 +26,6 @@ export function planContentDigest(spec: PromotionPlanSpec): string {
   ];
   // Appended only when set, so plans created before the field existed keep their digest.
   if (spec.applications) content.push(['applications', ...spec.applications]);
+  if (spec.requestedByAgent) content.push(['requestedByAgent', spec.requestedByAgent]);
   return `sha256:${createHash('sha256').update(JSON.stringify(content)).digest('hex')}`;
 }

@@ -8,6 +8,7 @@ import {
   type PromotionFlow,
   type PromotionPlan,
 } from '@kpromo/api';
+import { type AgentsConfig, agentName } from '../auth/agents.js';
 import type { CacheView } from '../kube/cacheView.js';
 import { evaluateApprovals } from '../policy/approvalPolicy.js';
 import { parseDuration } from '../policy/duration.js';
@@ -55,6 +56,8 @@ export function planGate(
   stops: readonly LineStop[] = [],
   persons?: PersonMapping,
   orgRules: readonly MatchedOrgRule[] = [],
+  /** Which identities are agents (config auth.agents): their approvals never count. */
+  agents?: AgentsConfig,
 ): { gate: PlanGate; hold?: Hold } {
   const stage = flow?.spec.stages.find((s) => s.environment === plan.spec.to);
   const eff = effectiveGates(flow, plan.spec.to, orgRules);
@@ -64,13 +67,17 @@ export function planGate(
   // into it is approved like any other (admission lets only the controller, recognised by its
   // username, set the automatic label).
   const automatic = plan.metadata.labels?.[AUTO_LABEL] === 'true' && !rollback;
+  // An agent's plan (only the controller records requestedByAgent, after the agent's policy allowed
+  // it) into a non-gated stage runs as the controller's own would; into a gated one it waits.
+  const agentPlan = !!plan.spec.requestedByAgent;
   const v = evaluateApprovals({
-    mode: (automatic && eff.mode === 'auto') || automaticRollback(plan, cache) ? 'auto' : 'manual',
+    mode: ((automatic || agentPlan) && eff.mode === 'auto') || automaticRollback(plan, cache) ? 'auto' : 'manual',
     approvers: eff.approvers,
     approvals,
     requestedBy: plan.spec.requestedBy,
     planUID: plan.metadata.uid,
     persons,
+    agentOf: (user) => agentName(user, agents),
   });
   const waitingFor = v.waitingFor ? `${v.waitingFor}${orgApprovalNote(eff.rules)}` : undefined;
   // A rollback answers to the org's approvals only (as to the stage's): the rest is not listed.

@@ -26,7 +26,8 @@ function fieldValue(obj: Governed, field: string): unknown {
 
 /** Pure: a short digest per governed field of a flow, Environment or Application (kept in its status). */
 export function policyDigests(obj: Governed): Record<string, string> {
-  const kind = obj.kind === 'Environment' || obj.kind === 'Application' ? obj.kind : 'PromotionFlow';
+  const kind: 'PromotionFlow' | 'Environment' | 'Application' =
+    obj.kind === 'Environment' || obj.kind === 'Application' ? obj.kind : 'PromotionFlow';
   return Object.fromEntries(
     GOVERNED_FIELDS[kind].map((f) => [
       f,

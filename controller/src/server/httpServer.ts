@@ -183,6 +183,7 @@ function auditWrites(log: Logger | undefined) {
           audit: true,
           user: c.username,
           ...(c.via ? { via: c.via.username } : {}),
+          ...(c.agent ? { agent: c.agent.name } : {}),
           method: req.method,
           path: req.path,
         },

@@ -248,4 +248,27 @@ describe('evaluateApprovals judges persons', () => {
     expect(v.approvers.map((a) => a.counted)).toEqual([false, true]);
     expect(v.approved).toBe(true);
   });
+
+  // Attack: an agent (or its identity with kubectl) approves, so a plan needing one person, or four
+  // eyes, runs on the agent's word.
+  it("an agent's approval never counts, toward count or four-eyes, and uses up nobody's person", () => {
+    const agents = new Map([['system:serviceaccount:bots:release-bot', 'release-bot']]);
+    const v = evaluateApprovals({
+      mode: 'manual',
+      approvers: { count: 1, forbidSelfApproval: true },
+      approvals: [ok('system:serviceaccount:bots:release-bot')],
+      requestedBy: 'bob',
+      agentOf: (u) => agents.get(u),
+    });
+    expect(v.approved).toBe(false);
+    expect(v.approvers).toEqual([
+      {
+        user: 'system:serviceaccount:bots:release-bot',
+        person: 'system:serviceaccount:bots:release-bot',
+        counted: false,
+        why: "agent release-bot: an agent's approval never counts",
+      },
+    ]);
+    expect(v.waitingFor).toBe('1 more approval');
+  });
 });

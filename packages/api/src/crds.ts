@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { GROUP, VERSION } from './group.js';
+import { AgentPolicySpec, AgentPolicyStatus } from './resources/agentPolicy.js';
 import { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
 import { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
@@ -143,6 +144,21 @@ export const RESOURCES: Record<KpromoKind, ResourceDefinition> = {
     description:
       "Org-level gates: platform-wide minimums (approvals, four eyes, verification, soak, signatures, freeze windows) every flow's stage into a selected Environment inherits. Honoured only in the controller's orgPolicyNamespace.",
     printerColumns: [{ name: 'Rules', type: 'string', jsonPath: '.spec.rules[*].name' }, ageColumn],
+  },
+  AgentPolicy: {
+    kind: 'AgentPolicy',
+    plural: 'agentpolicies',
+    singular: 'agentpolicy',
+    shortNames: ['pagent'],
+    spec: AgentPolicySpec,
+    status: AgentPolicyStatus,
+    description:
+      'What agents (identities the controller config marks as agents) may do alone in this namespace: operations per environment, limits, time windows, and a kill switch. Without one, an agent may only read.',
+    printerColumns: [
+      { name: 'Agents', type: 'string', jsonPath: '.spec.agents' },
+      { name: 'Kill-Switch', type: 'boolean', jsonPath: '.spec.killSwitch' },
+      ageColumn,
+    ],
   },
 };
 

@@ -67,6 +67,9 @@ export const GOVERNED_FIELDS = {
     // Which applications of a release go first: the order of delivery, and what a failure holds.
     'dependsOn',
   ],
+  // What agents may do alone is release policy as much as who approves: every field, the kill switch
+  // included (admission kpromo-governance; the controller keeps no digests of AgentPolicies).
+  AgentPolicy: ['agents', 'killSwitch', 'rules'],
 } as const;
 
 export type GovernedKind = keyof typeof GOVERNED_FIELDS;
@@ -74,6 +77,7 @@ export type GovernedKind = keyof typeof GOVERNED_FIELDS;
 /** Spec fields that are not release policy, and why: they change what people see, not what runs. */
 export const UNGOVERNED_FIELDS: Readonly<Record<GovernedKind, Readonly<Record<string, string>>>> = {
   PromotionFlow: {},
+  AgentPolicy: {},
   Environment: {
     displayName: 'shown in the portal and CLI only',
   },

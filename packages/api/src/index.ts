@@ -4,6 +4,7 @@ export * from './fleet.js';
 export * from './governance.js';
 export * from './group.js';
 export * from './overrideReason.js';
+export * from './resources/agentPolicy.js';
 export * from './resources/application.js';
 export * from './resources/environment.js';
 export * from './resources/lineStop.js';

@@ -1,4 +1,5 @@
 import type { API_VERSION } from './group.js';
+import type { AgentPolicySpec, AgentPolicyStatus } from './resources/agentPolicy.js';
 import type { ApplicationSpec, ApplicationStatus } from './resources/application.js';
 import type { EnvironmentSpec, EnvironmentStatus } from './resources/environment.js';
 import type { LineStopSpec, LineStopStatus } from './resources/lineStop.js';
@@ -37,6 +38,7 @@ export type PromotionPlan = KpromoObject<'PromotionPlan', PromotionPlanSpec, Pro
 export type Notification = KpromoObject<'Notification', NotificationSpec, NotificationStatus>;
 export type LineStop = KpromoObject<'LineStop', LineStopSpec, LineStopStatus>;
 export type OrgPolicy = KpromoObject<'OrgPolicy', OrgPolicySpec, OrgPolicyStatus>;
+export type AgentPolicy = KpromoObject<'AgentPolicy', AgentPolicySpec, AgentPolicyStatus>;
 export type AnyKpromoObject =
   | Application
   | Environment
@@ -44,5 +46,6 @@ export type AnyKpromoObject =
   | PromotionPlan
   | Notification
   | LineStop
-  | OrgPolicy;
+  | OrgPolicy
+  | AgentPolicy;
 export type KpromoKind = AnyKpromoObject['kind'];

@@ -21,11 +21,12 @@ function structuralProblems(s: Schema, path = ''): string[] {
 }
 
 describe('CRD manifests', () => {
-  it('cover the seven kinds in one group and version', () => {
+  it('cover the eight kinds in one group and version', () => {
     const crds = allCrdManifests() as Array<{
       spec: { group: string; versions: Array<{ name: string }>; names: { kind: string } };
     }>;
     expect(crds.map((c) => c.spec.names.kind).sort()).toEqual([
+      'AgentPolicy',
       'Application',
       'Environment',
       'LineStop',

@@ -80,6 +80,12 @@ export const PlanProgress = Type.Object(
     from: Type.String(),
     to: Type.String(),
     requestedBy: Type.Optional(Type.String({ description: 'Who created the plan (spec.requestedBy).' })),
+    requestedByAgent: Type.Optional(
+      Type.String({
+        description:
+          'The agent that created the plan for requestedBy (spec.requestedByAgent), recorded by the controller.',
+      }),
+    ),
     requestedByPerson: Type.Optional(
       Type.String({
         description: 'The person the controller judged spec.requestedBy as (status.gate.requestedByPerson).',
@@ -243,6 +249,7 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
     from: plan.spec.from,
     to: plan.spec.to,
     ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
+    ...(plan.spec.requestedByAgent ? { requestedByAgent: plan.spec.requestedByAgent } : {}),
     ...(plan.spec.requestedBy && gate?.requestedByPerson ? { requestedByPerson: gate.requestedByPerson } : {}),
     ...(plan.spec.rollbackOf ? { rollbackOf: plan.spec.rollbackOf } : {}),
     affectedApplications: affectedApplications(plan, opts.rollbackOf),

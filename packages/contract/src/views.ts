@@ -249,6 +249,9 @@ export const HistoryEntry = Type.Object(
       }),
     ),
     requestedBy: Type.Optional(Type.String()),
+    requestedByAgent: Type.Optional(
+      Type.String({ description: 'The agent that requested the release for requestedBy (spec.requestedByAgent).' }),
+    ),
     overriddenBy: Type.Optional(
       Type.String({
         description: 'The approver who overrode freeze windows and line stops (an approval with overrideFreeze).',

@@ -109,6 +109,18 @@ describe('PlanView', () => {
     expect(screen.queryByText('You approved this plan')).toBeNull();
   });
 
+  it('names the agent and the person it acted for when an agent requested the plan', async () => {
+    const byAgent = plan(
+      { requestedBy: 'user:default/alice', requestedByAgent: 'release-bot' },
+      { phase: 'Pending', gate: { approved: false, required: 1, approvers: [], waitingFor: '1 more approval' } },
+    );
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => byAgent }),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('requested-by')).textContent).toBe('Requested by agent release-bot for alice');
+  });
+
   it('names the person each approval and the request counted as, and why an approval does not count', async () => {
     const selfApproved = plan(
       { requestedBy: 'user:default/bob', approvals: [{ user: 'port:bob@example.com' }] },

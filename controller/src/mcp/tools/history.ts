@@ -36,6 +36,7 @@ const EntryOut = z.object({
     .optional()
     .describe('The persons the approvals counted as (one person with two identities once); absent in older entries'),
   requestedBy: z.string().optional(),
+  requestedByAgent: z.string().optional().describe('The agent that requested it for requestedBy'),
   overriddenBy: z.string().optional().describe('Who overrode freeze windows and line stops (an emergency)'),
   overrideReason: z.string().optional().describe('Why, in their words'),
   startedAt: z.string().optional(),

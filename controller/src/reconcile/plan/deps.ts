@@ -1,4 +1,5 @@
 import type { Environment } from '@kpromo/api';
+import type { AgentsConfig } from '../../auth/agents.js';
 import type { ResolveDigest } from '../../candidates/tagDigest.js';
 import type { CommitImageChangeRequest } from '../../extension/deliveryMethod.js';
 import type { ReleaseEvent } from '../../extension/notificationProvider.js';
@@ -68,6 +69,8 @@ export interface PromotionDeps {
    * Absent: every identity is its own person.
    */
   persons?: PersonMapping;
+  /** Which identities are agents (config auth.agents): their approvals never count. */
+  agents?: AgentsConfig;
   /**
    * The digest a tag names in a registry now (undefined: no such tag), for workloads that run a tag
    * only: what a candidate's digest is bound to in the source before a plan starts (sourceCheck.ts)

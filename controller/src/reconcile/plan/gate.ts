@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { PlanGate } from '@kpromo/api';
+import type { PlanGate, PromotionPlanSpec } from '@kpromo/api';
 import { stopsHolding } from '../../policy/lineStop.js';
 import { orgRulesFor } from '../../policy/orgGates.js';
 import { userAsPerson } from '../../policy/persons.js';
@@ -9,9 +9,20 @@ import type { ReconcileOutcome } from './deps.js';
 import type { PlanRun } from './run.js';
 import { recordCandidateSignatures } from './supplyChainSteps.js';
 
-export function approvedMessage(gate: PlanGate | undefined): string {
+export function approvedMessage(gate: PlanGate | undefined, spec?: PromotionPlanSpec): string {
   const by = (gate?.approvers ?? []).filter((a) => a.counted).map((a) => userAsPerson(a.user, a.person ?? a.user));
-  return by.length ? `approved by ${by.join(', ')}` : 'approved by policy (automatic stage)';
+  if (by.length) return `approved by ${by.join(', ')}`;
+  const agent = spec && agentRequestText(spec);
+  return agent ? `${agent}, into a non-gated stage: no approval needed` : 'approved by policy (automatic stage)';
+}
+
+/** Every record of an agent's plan names both: "requested by agent release-bot for alice". */
+export function agentRequestText(
+  spec: Pick<PromotionPlanSpec, 'requestedBy' | 'requestedByAgent'>,
+): string | undefined {
+  return spec.requestedByAgent
+    ? `requested by agent ${spec.requestedByAgent} for ${spec.requestedBy ?? '(nobody recorded)'}`
+    : undefined;
 }
 
 /**
@@ -35,6 +46,7 @@ function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
       toEnv,
       deps.orgPolicyNamespace,
     ),
+    deps.agents,
   );
   const seen = new Map((status.gate?.approvers ?? []).map((a) => [a.user, a.observedAt]));
   for (const a of g.gate.approvers ?? []) a.observedAt = seen.get(a.user) ?? iso(now());
@@ -47,7 +59,7 @@ function approvedCondition(run: PlanRun, gate: PlanGate) {
     'Approved',
     gate.approved ? 'True' : 'False',
     gate.approved ? 'Approved' : 'AwaitingApproval',
-    gate.approved ? approvedMessage(gate) : (gate.waitingFor ?? 'waiting for approval'),
+    gate.approved ? approvedMessage(gate, run.plan.spec) : (gate.waitingFor ?? 'waiting for approval'),
   );
 }
 

@@ -2,7 +2,7 @@ import { isFleet, overrideApproval, overrideText } from '@kpromo/api';
 import type { ResolvedPlan } from '../planDecisions.js';
 import { iso } from '../time.js';
 import { startFleet } from './fleet.js';
-import { approvedMessage } from './gate.js';
+import { agentRequestText, approvedMessage } from './gate.js';
 import type { PlanRun } from './run.js';
 
 /** Starts a valid, approved plan: every app Pending, the plan Promoting (stored before any app moves). */
@@ -23,7 +23,7 @@ export async function startPlan(
   status.succeeded = 0;
   status.failed = 0;
   journal.cond('Valid', 'True', 'Valid', 'all references resolved');
-  journal.cond('Approved', 'True', 'Approved', approvedMessage(status.gate));
+  journal.cond('Approved', 'True', 'Approved', approvedMessage(status.gate, plan.spec));
   const fleet = status.waves
     ? ` in ${status.targets?.length ?? 0} cluster(s), ${status.waves.length} wave(s) (${status.waves.map((w) => w.name).join(', ')})`
     : '';
@@ -36,10 +36,12 @@ export async function startPlan(
   await journal.save();
   // An emergency says who overrode freezes and line stops, and why, wherever the start is announced.
   const override = overrideApproval(plan);
+  // An agent's plan names the agent and the person it acted for, wherever the start is announced.
+  const said = [agentRequestText(plan.spec), override && overrideText(override)].filter((s): s is string => !!s);
   announce.event(
     'Normal',
     'Approved',
-    `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started${override ? `, ${overrideText(override)}` : ''}`,
+    `${isRollback ? 'rollback' : 'promotion'} of ${names.length} application(s) ${plan.spec.from} -> ${plan.spec.to} started${said.map((s) => `, ${s}`).join('')}`,
   );
-  announce.notify('PlanApproved', override ? { message: overrideText(override) } : {});
+  announce.notify('PlanApproved', said.length ? { message: said.join('; ') } : {});
 }

@@ -97,6 +97,9 @@ app.kubernetes.io/component: exporter
 {{- if $c.auth.jwt -}}
 {{- $_ := set $auth "jwt" $c.auth.jwt -}}
 {{- end -}}
+{{- with ($c.auth.agents | default dict).identities -}}
+{{- $_ := set $auth "agents" (dict "identities" .) -}}
+{{- end -}}
 {{- range $k := list "perSource" "tokenReviews" "reviewClient" "tokenCache" "refusalLog" -}}
 {{- with index $c.auth $k -}}
 {{- $_ := set $auth $k . -}}
@@ -204,6 +207,10 @@ app.kubernetes.io/component: exporter
 - apiGroups: [promotions.kpromo.dev]
   resources: [applications, environments, promotionflows, notifications]
   verbs: [get, list, watch]
+- apiGroups: [promotions.kpromo.dev]
+  # What agents may do alone (and the kill switch): read when an agent calls, never written.
+  resources: [agentpolicies]
+  verbs: [get, list]
 - apiGroups: [promotions.kpromo.dev]
   # Stop the line: watched to hold plans; created/deleted for callers RBAC allowed, and for Alertmanager.
   resources: [linestops]

@@ -94,6 +94,13 @@ export const PromotionPlanSpec = Type.Object(
     requestedBy: Type.Optional(
       Type.String({ maxLength: 253, description: 'Who created the plan; admission requires the creating user.' }),
     ),
+    requestedByAgent: Type.Optional(
+      Type.String({
+        maxLength: 253,
+        description:
+          'The agent that created the plan, for requestedBy (itself, or the person it acts for). Only the controller writes it (admission); an agent plan into a non-gated (approval: auto) stage runs without approval, into any other stage it waits for a person.',
+      }),
+    ),
     approvals: Type.Optional(
       Type.Array(Approval, {
         maxItems: 32,
@@ -125,9 +132,9 @@ export const PromotionPlanSpec = Type.Object(
       {
         // Unconditional: an automatic plan (no approvals) or a pending one is as fixed as an
         // approved one, so nobody can retarget or swap a digest under an approval or mid-run.
-        rule: `self.flow == oldSelf.flow && self.from == oldSelf.from && self.to == oldSelf.to && self.candidates == oldSelf.candidates && ${same('action')} && ${same('rollbackOf')} && ${same('applications')} && ${same('requestedBy')}`,
+        rule: `self.flow == oldSelf.flow && self.from == oldSelf.from && self.to == oldSelf.to && self.candidates == oldSelf.candidates && ${same('action')} && ${same('rollbackOf')} && ${same('applications')} && ${same('requestedBy')} && ${same('requestedByAgent')}`,
         message:
-          'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) is fixed at creation; only approvals are appended. Create a new plan for a changed release',
+          'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy, requestedByAgent) is fixed at creation; only approvals are appended. Create a new plan for a changed release',
       },
       {
         rule: '!has(oldSelf.approvals) || oldSelf.approvals.all(o, has(self.approvals) && self.approvals.exists(a, a == o))',
@@ -386,7 +393,7 @@ export const PromotionPlanStatus = Type.Object({
   contentDigest: Type.Optional(
     Type.String({
       description:
-        'sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs.',
+        'sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy, requestedByAgent) the controller started executing; it refuses to go on with content that differs.',
     }),
   ),
 });

@@ -722,6 +722,8 @@ export interface components {
             /** @description The persons the approvals counted as (status.gate.approvers: counted ones, each person once), so that one person with two identities shows as one. Absent in entries recorded before persons were kept. */
             approvedByPersons?: string[];
             requestedBy?: string;
+            /** @description The agent that requested the release for requestedBy (spec.requestedByAgent). */
+            requestedByAgent?: string;
             /** @description The approver who overrode freeze windows and line stops (an approval with overrideFreeze). */
             overriddenBy?: string;
             /** @description That approver's reason (overrideReason). */
@@ -885,6 +887,8 @@ export interface components {
                 }[];
                 /** @description Who created the plan; admission requires the creating user. */
                 requestedBy?: string;
+                /** @description The agent that created the plan, for requestedBy (itself, or the person it acts for). Only the controller writes it (admission); an agent plan into a non-gated (approval: auto) stage runs without approval, into any other stage it waits for a person. */
+                requestedByAgent?: string;
                 /** @description Approvals, appended one per approver. The rest of the spec is fixed at creation. */
                 approvals?: {
                     /** @description Approving user: the requesting user. */
@@ -1278,7 +1282,7 @@ export interface components {
                         heldBy?: string;
                     }[];
                 }[];
-                /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) the controller started executing; it refuses to go on with content that differs. */
+                /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy, requestedByAgent) the controller started executing; it refuses to go on with content that differs. */
                 contentDigest?: string;
             };
         };

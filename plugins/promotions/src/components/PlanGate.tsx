@@ -35,7 +35,8 @@ export function GateDetails({ g, started }: { g: PlanProgress; started: boolean 
     <Flex direction="column" gap="2" data-testid="plan-gate">
       {g.requestedBy ? (
         <Text as="p" variant="body-small" data-testid="requested-by">
-          Requested by <EntityName entityRef={g.requestedBy} />
+          Requested by {g.requestedByAgent ? `agent ${g.requestedByAgent} for ` : ''}
+          <EntityName entityRef={g.requestedBy} />
           {asPerson(g.requestedBy, g.requestedByPerson)}
         </Text>
       ) : null}

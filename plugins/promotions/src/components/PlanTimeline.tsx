@@ -41,7 +41,7 @@ export function planTimeline(
     events.push({
       at: plan.metadata.creationTimestamp,
       kind: 'created',
-      text: `${g.isRollback ? `Rollback of ${plan.spec.rollbackOf}` : `Plan ${plan.spec.from} → ${plan.spec.to}`} created${g.requestedBy ? ` by ${g.requestedBy}` : ''}`,
+      text: `${g.isRollback ? `Rollback of ${plan.spec.rollbackOf}` : `Plan ${plan.spec.from} → ${plan.spec.to}`} created${g.requestedBy ? ` by ${g.requestedByAgent ? `agent ${g.requestedByAgent} for ` : ''}${g.requestedBy}` : ''}`,
     });
   for (const a of g.approvers)
     events.push({
