@@ -145,6 +145,24 @@ describe('GET /flows', () => {
     expect(v.selectorSummary).toBe('teams team-shop; labels tier=web');
     expect(v.pendingCandidates).toBe(3);
     expect(selectorSummary(undefined)).toBe('all applications');
+    // The org rules stricter than a stage decide it: the pipeline shows them with the stage.
+    const applied = {
+      orgPolicy: 'kpromo-system/platform',
+      rule: 'prod-gates',
+      field: 'spec.rules[0].approvals.minCount',
+      requires: '2 approvals at least',
+      flowHas: 'spec.stages[2].approvers.count 2',
+    };
+    const governed = flowView({
+      ...flow,
+      status: {
+        orgRules: [
+          { environment: 'prod', ...applied, stricter: true },
+          { environment: 'stable', ...applied, stricter: false },
+        ],
+      },
+    } as PromotionFlow);
+    expect(governed.stages.map((s) => s.orgRules)).toEqual([undefined, undefined, [{ ...applied, stricter: true }]]);
     expect(selectorSummary({ applications: ['*'] })).toBe('all applications');
     expect(selectorSummary({ applications: ['checkout', 'cart'] })).toBe('applications checkout, cart');
   });

@@ -27,6 +27,10 @@ export function selectorSummary(s: PromotionFlow['spec']['selector']): string {
 export function flowView(f: PromotionFlow): FlowView {
   const approval = f.spec.approval ?? 'manual';
   const waits = new Map((f.status?.cooldowns ?? []).map((c) => [c.environment, c]));
+  // The org rules that decide a stage: without them the pipeline would show the flow's own, weaker gate.
+  const org = new Map<string, NonNullable<FlowView['stages'][number]['orgRules']>>();
+  for (const { environment, ...r } of f.status?.orgRules ?? [])
+    if (r.stricter) org.set(environment, [...(org.get(environment) ?? []), r]);
   return {
     namespace: f.metadata.namespace ?? '',
     name: f.metadata.name,
@@ -52,6 +56,7 @@ export function flowView(f: PromotionFlow): FlowView {
         ...(s.autoPromotion?.paused ? { autoPromotionPaused: true } : {}),
         ...(mode === 'auto' && s.autoPromotion?.cooldown ? { cooldown: s.autoPromotion.cooldown } : {}),
         ...(waits.get(s.environment) ? { cooldownWait: waits.get(s.environment) } : {}),
+        ...(org.get(s.environment) ? { orgRules: org.get(s.environment) } : {}),
       };
     }),
     selector: {

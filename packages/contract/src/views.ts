@@ -4,6 +4,7 @@ import {
   Candidate,
   ClusterRef,
   EnvironmentVersion,
+  OrgRuleApplied,
   type PromotionPlan,
   PromotionPlanSpec,
   PromotionPlanStatus,
@@ -477,6 +478,12 @@ export const FlowStageView = Type.Object(
     cooldownWait: Type.Optional(
       Type.Composite([StageCooldown], {
         description: 'The cooldown holds the next automatic plan: until when, what it will take (the flow status).',
+      }),
+    ),
+    orgRules: Type.Optional(
+      Type.Array(OrgRuleApplied, {
+        description:
+          "Org rules stricter than the stage (the flow status): they decide for plans into it, so the stage's effective gate is theirs where they are stricter.",
       }),
     ),
   },

@@ -186,4 +186,40 @@ describe('pipeline', () => {
     expect(screen.getByTestId('stage-rules-stable').textContent).toBe('auto · cooldown 10m');
     expect(within(screen.getByTestId('transition-stable-prod')).queryByTestId('cooldown-wait')).toBeNull();
   });
+
+  it("shows the org rules that decide a stage next to the flow's own, weaker gate", async () => {
+    const rule = (field: string, requires: string, unmet = false) => ({
+      orgPolicy: 'kpromo-system/platform',
+      rule: 'prod-gates',
+      field: `spec.rules[0].${field}`,
+      requires,
+      flowHas: '',
+      stricter: true,
+      ...(unmet ? { unmet: true } : {}),
+    });
+    const flow: FlowView = {
+      ...shopFlow,
+      stages: [
+        shopFlow.stages[0],
+        shopFlow.stages[1],
+        {
+          environment: 'prod',
+          approval: 'manual',
+          approvers: { count: 1 },
+          orgRules: [
+            rule('approvals.minCount', '2 approvals at least'),
+            rule('requireVerification', 'at least one verification check', true),
+          ],
+        },
+      ],
+    };
+    renderWith(<PipelinePage />, {
+      api: fakeApi({ listFlows: async () => [flow], getDiff: async (q) => upToDate(q.from, q.to) }),
+      permission: 'allow',
+    });
+    await screen.findByTestId('transition-stable-prod');
+    expect(screen.getByTestId('stage-rules-prod').textContent).toBe(
+      'manual · 1 approval · org rule prod-gates: 2 approvals at least · org rule prod-gates: at least one verification check (unmet: plans wait)',
+    );
+  });
 });

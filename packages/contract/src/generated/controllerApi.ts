@@ -671,6 +671,23 @@ export interface components {
                 /** @description The wait in words, as every door shows it. */
                 message: string;
             };
+            /** @description Org rules stricter than the stage (the flow status): they decide for plans into it, so the stage's effective gate is theirs where they are stricter. */
+            orgRules?: {
+                /** @description The OrgPolicy, <namespace>/<name>. */
+                orgPolicy: string;
+                /** @description The rule name (spec.rules[].name). */
+                rule: string;
+                /** @description The OrgPolicy field that requires it, e.g. spec.rules[0].approvals.minCount. */
+                field: string;
+                /** @description What the rule requires, in words. */
+                requires: string;
+                /** @description What the flow's stage has itself, in words. */
+                flowHas: string;
+                /** @description The rule is stricter than the flow's own stage: it decides (the flow is weaker and is not changed). */
+                stricter: boolean;
+                /** @description Only the flow's owners can meet it (a verification check, a signature policy): plans into the stage wait (reason OrgPolicy) until they do. */
+                unmet?: boolean;
+            }[];
         };
         FlowView: {
             namespace: string;

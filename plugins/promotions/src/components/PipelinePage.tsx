@@ -121,7 +121,10 @@ export function FleetClusters({ env }: { env: EnvironmentSummary }) {
 }
 
 /** One environment: every application with its version and health; those eligible to move next marked. */
-/** How plans into a stage are approved, from the flow: "auto", "manual · 2 approvals", soak and freezes. */
+/**
+ * How plans into a stage are approved, from the flow: "auto", "manual · 2 approvals", soak and freezes;
+ * then each org rule stricter than the stage, which decides instead (the flow itself is not changed).
+ */
 export function stageRules(s: FlowStageView | undefined): string {
   if (!s) return '';
   const a = s.approvers;
@@ -132,6 +135,7 @@ export function stageRules(s: FlowStageView | undefined): string {
       : `manual · ${a?.count ?? 1} approval${(a?.count ?? 1) === 1 ? '' : 's'}${who.length ? ` from ${who.join(', ')}` : ''}`,
     s.requiredSoakTime ? `soak ${s.requiredSoakTime}` : '',
     s.freezeWindows?.length ? `freeze windows: ${s.freezeWindows.map((w) => w.name).join(', ')}` : '',
+    ...(s.orgRules ?? []).map((r) => `org rule ${r.rule}: ${r.requires}${r.unmet ? ' (unmet: plans wait)' : ''}`),
   ]
     .filter(Boolean)
     .join(' · ');
