@@ -3,7 +3,7 @@
 // Application shows the drift in status, a Drifted condition and one DriftDetected Event within
 // seconds, and GET /applications, the MCP state and /metrics show it; promoting again clears it.
 // Real controller, real apiservers and registries, workloads on kwok.
-import type { Application, ApplicationDrift } from '@kpromo/api';
+import type { Application, ApplicationDrift, Environment } from '@kpromo/api';
 import type { ApplicationView, ListResponse } from '@kpromo/contract';
 import { waitFor } from '@kpromo/test-harness';
 import {
@@ -39,6 +39,17 @@ async function promoteWeb() {
   return plan;
 }
 const drifted = (a: Application) => a.status?.conditions?.find((c) => c.type === 'Drifted');
+/** The Drifted condition of Environment `name` once it is `status` (the Environment's status follows the Applications'). */
+const envDrifted = (name: string, status: 'True' | 'False') =>
+  waitFor(
+    `Environment ${name} Drifted=${status}`,
+    async () => {
+      const e = await dev.get<Environment>(resourcePath(KPROMO_TYPES.Environment, NS, name));
+      const c = e.status?.conditions?.find((x) => x.type === 'Drifted');
+      return c?.status === status ? { ...c, generation: e.metadata.generation } : undefined;
+    },
+    30_000,
+  );
 
 /** DriftDetected Events on Application `name`. */
 async function driftEvents(name: string): Promise<Array<{ message: string; type: string }>> {
@@ -130,7 +141,12 @@ describe('drift', () => {
     // api was never delivered to stable by kpromo: it runs the seeded version and is not drift.
     expect((await readApp('api')).status?.drift).toBeUndefined();
     expect(await driftGauge()).toBe('1');
-  }, 60_000);
+    // The Environment says it too, naming the application (kubectl get penv stable).
+    const env = await envDrifted('stable', 'True');
+    expect(env).toMatchObject({ reason: 'DriftDetected', observedGeneration: env.generation });
+    expect(env.message).toMatch(/^1 application\(s\) run what kpromo did not deliver .*web: stable runs v1\.0\.0/);
+    expect((await envDrifted('dev', 'False')).reason).toBe('AsDelivered');
+  }, 90_000);
 
   it('GET /applications and the MCP state show it; reconciles after it tell no second Event', async () => {
     const r = await callApi(ctl.port, `/api/v1/applications?namespace=${NS}`);
@@ -178,5 +194,6 @@ describe('drift', () => {
     );
     expect(drifted(app)?.reason).toBe('AsDelivered');
     expect(await driftGauge()).toBe('0');
+    expect((await envDrifted('stable', 'False')).reason).toBe('AsDelivered');
   }, 300_000);
 });

@@ -128,6 +128,27 @@ describe('environmentStatus', () => {
     expect(ready(s)?.message).toMatch(/: forbidden$/);
     expect(ready(environmentStatus(e, { synced: false, helmReleases: false }, 0, now))?.status).toBe('Unknown');
   });
+  it('Drifted: which applications run what kpromo did not deliver; False without drift; none when not judged', () => {
+    const drift = {
+      environment: 'stable',
+      expected: { tag: 'v2.0.0', digest: 'sha256:new', plan: 'p1' },
+      found: { tag: 'v1.0.0', digest: 'sha256:old' },
+      since: now.toISOString(),
+      changedBy: 'kubectl-patch',
+    };
+    const cond = (s: ReturnType<typeof environmentStatus>) => s.conditions?.find((c) => c.type === 'Drifted');
+    const synced = { synced: true, helmReleases: false };
+    const d = cond(environmentStatus(e, synced, 2, now, undefined, [{ application: 'web', drift }]));
+    expect(d).toMatchObject({ status: 'True', reason: 'DriftDetected', observedGeneration: 2 });
+    expect(d?.message).toBe(
+      '1 application(s) run what kpromo did not deliver (their status.drift): web: stable runs v1.0.0 (sha256:old), not v2.0.0 (sha256:new) that plan p1 delivered; image last written by field manager kubectl-patch',
+    );
+    expect(cond(environmentStatus(e, synced, 2, now, undefined, []))).toMatchObject({
+      status: 'False',
+      reason: 'AsDelivered',
+    });
+    expect(cond(environmentStatus(e, synced, 2, now))).toBeUndefined();
+  });
 });
 
 describe('groupCommit (plan status writes)', () => {

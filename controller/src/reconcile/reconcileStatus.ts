@@ -1,4 +1,5 @@
 import {
+  type ApplicationDrift,
   type Condition,
   type ConditionInput,
   type Environment,
@@ -16,6 +17,7 @@ import { clusterKey } from '../kube/clusters.js';
 import type { KubeRest } from '../kube/rest.js';
 import { effectiveGates, orgRulesFor } from '../policy/orgGates.js';
 import { derivedStatus } from './derivedStatus.js';
+import { driftText } from './driftDecisions.js';
 import { policyDigests } from './policyChange.js';
 
 /** Environment condition: the controller's identity may deliver there (see deliveryCondition). */
@@ -127,6 +129,37 @@ export function flowStatus(
   );
 }
 
+/** A drift of an application in an Environment (its Application's `status.drift` entry). */
+export interface EnvironmentDrift {
+  application: string;
+  drift: ApplicationDrift;
+}
+
+/**
+ * Pure: the Environment's Drifted condition (docs/drift.md): which applications run something other
+ * than kpromo's last completed plan delivered there, so `kubectl get penv` and every reader of the
+ * Environment see it without reading each Application.
+ */
+export function environmentDriftCondition(drifted: readonly EnvironmentDrift[]): ConditionInput {
+  if (!drifted.length)
+    return {
+      type: 'Drifted',
+      status: 'False',
+      reason: 'AsDelivered',
+      message: 'every application runs what kpromo last delivered here (or kpromo delivered nothing here yet)',
+    };
+  const apps = new Set(drifted.map((d) => d.application)).size;
+  const text = `${apps} application(s) run what kpromo did not deliver (their status.drift): ${drifted
+    .map((d) => `${d.application}: ${driftText(d.drift)}`)
+    .join('; ')}`;
+  return {
+    type: 'Drifted',
+    status: 'True',
+    reason: 'DriftDetected',
+    message: text.length > 1000 ? `${text.slice(0, 997)}...` : text,
+  };
+}
+
 /**
  * Pure: Environment status from its watch state. `applications` counts the Applications whose
  * workloads are observed in the Environment's cluster+namespace (known only once synced).
@@ -137,6 +170,7 @@ export function environmentStatus(
   observedApplications: number,
   now: Date,
   access?: DeliveryAccess,
+  drifted?: readonly EnvironmentDrift[],
 ): EnvironmentStatus {
   const gen = env.metadata.generation;
   const prev = env.status;
@@ -160,6 +194,7 @@ export function environmentStatus(
   }
   let conditions = withReady(prev, ready, gen, now);
   if (access) conditions = setCondition(conditions, deliveryCondition(access), gen, now);
+  if (drifted) conditions = setCondition(conditions, environmentDriftCondition(drifted), gen, now);
   const s: EnvironmentStatus = {
     ...prev,
     observedGeneration: gen,
@@ -253,7 +288,17 @@ export const environmentReconciler = (accessOf?: (env: Environment) => DeliveryA
             return h !== 'Missing' && h !== 'Unknown';
           }).length
         : 0;
-      return environmentStatus(env, state, observed, now, accessOf?.(env));
+      // Known only once its workloads are listed: until then the drift is not judged (no condition).
+      const drifted = state.synced
+        ? cache
+            .applications(namespace)
+            .flatMap((a) =>
+              (a.status?.drift ?? [])
+                .filter((d) => d.environment === env.metadata.name)
+                .map((drift) => ({ application: a.metadata.name, drift })),
+            )
+        : undefined;
+      return environmentStatus(env, state, observed, now, accessOf?.(env), drifted);
     },
   });
 
