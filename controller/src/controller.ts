@@ -172,8 +172,10 @@ export class Controller {
       checkProviders: extensions.checkProviders,
     };
     const events = this.deps.events;
-    this.appHooks = driftReporting(this.driftTally, async (obj, type, reason, message) =>
-      events?.record(obj, type, reason, message),
+    this.appHooks = driftReporting(
+      this.driftTally,
+      async (obj, type, reason, message) => events?.record(obj, type, reason, message),
+      o.notify && { send: (e) => o.notify?.(e), planOf: (ns, name) => this.cache.getPlan(ns, name) },
     );
     this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions);
     this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env));

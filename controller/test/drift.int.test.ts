@@ -7,6 +7,7 @@ import type { Application, ApplicationDrift, Environment } from '@kpromo/api';
 import type { ApplicationView, ListResponse } from '@kpromo/contract';
 import { waitFor } from '@kpromo/test-harness';
 import {
+  applyCr,
   callApi,
   isTerminalPlan,
   promoteAndWait,
@@ -19,6 +20,7 @@ import { call, httpClient, ok, text } from '@kpromo/test-harness/mcpClient';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEPLOYMENT, KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import type { Running } from '../src/runtime.js';
+import { receiverSecret, type SaasReceivers, startSaasReceivers } from './support/saasReceivers.js';
 
 const world = twoStageWorld('drift', {
   kubeconfig: inject('kubeconfig'),
@@ -29,6 +31,8 @@ const world = twoStageWorld('drift', {
 });
 const { ns: NS, appsNs: APPS_NS, dev, stable, repo: REPO, target: TARGET } = world;
 let ctl: Running;
+/** The generic webhook stand-in a Notification subscribed to DriftDetected sends to. */
+let r: SaasReceivers;
 
 const appPath = (name: string) => resourcePath(KPROMO_TYPES.Application, NS, name);
 const readApp = (name: string) => dev.get<Application>(appPath(name));
@@ -69,14 +73,24 @@ async function driftGauge(): Promise<string | undefined> {
 }
 
 beforeAll(async () => {
+  r = await startSaasReceivers({ slackToken: 'unused', githubToken: 'unused' });
   await world.seed();
+  await receiverSecret(dev, r, NS, 'hmac', { secret: 'drift-hmac' });
+  await applyCr(dev, {
+    kind: 'Notification',
+    metadata: { name: 'drift', namespace: NS },
+    spec: { events: ['DriftDetected'], webhook: { url: r.urls.generic, secretRef: { name: 'hmac' } } },
+  });
   ctl = await world.start({
     mcp: { enabled: true, host: '127.0.0.1', port: 0, write: false },
     auth: { staticTokensFile: testTokensFile([]), anonymousMetrics: true },
   });
 }, 400_000);
 
-afterAll(() => world.stop());
+afterAll(async () => {
+  await world.stop();
+  await r?.close();
+});
 
 describe('drift', () => {
   let promotedDigest: string;
@@ -146,9 +160,19 @@ describe('drift', () => {
     expect(env).toMatchObject({ reason: 'DriftDetected', observedGeneration: env.generation });
     expect(env.message).toMatch(/^1 application\(s\) run what kpromo did not deliver .*web: stable runs v1\.0\.0/);
     expect((await envDrifted('dev', 'False')).reason).toBe('AsDelivered');
+    // And the Notification subscribed to DriftDetected got it, once, with what runs now.
+    const sent = await waitFor('DriftDetected webhook', async () =>
+      r.of('generic').length ? r.of('generic') : undefined,
+    );
+    expect(sent.map((c) => c.headers['x-kpromo-event'])).toEqual(['DriftDetected']);
+    expect(sent[0].json).toMatchObject({
+      type: 'DriftDetected',
+      data: { namespace: NS, to: 'stable', application: 'web', tag: 'v1.0.0', digest: world.stableOld.web },
+    });
+    expect(r.problems).toEqual([]);
   }, 90_000);
 
-  it('GET /applications and the MCP state show it; reconciles after it tell no second Event', async () => {
+  it('GET /applications and the MCP state show it; reconciles after it tell no second Event or notification', async () => {
     const r = await callApi(ctl.port, `/api/v1/applications?namespace=${NS}`);
     expect(r.status).toBe(200);
     const list = (await r.json()) as ListResponse<ApplicationView>;
@@ -179,6 +203,7 @@ describe('drift', () => {
       return drifted(a)?.observedGeneration === a.metadata.generation ? a : undefined;
     });
     expect(await driftEvents('web')).toHaveLength(1);
+    expect(r.of('generic')).toHaveLength(1);
   }, 60_000);
 
   it('promoting again restores the approved digest and clears the drift', async () => {

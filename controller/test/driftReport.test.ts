@@ -1,6 +1,7 @@
-import type { Application, ApplicationDrift, ApplicationStatus } from '@kpromo/api';
+import type { Application, ApplicationDrift, ApplicationStatus, PromotionPlan } from '@kpromo/api';
 import { dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
+import type { ReleaseEvent } from '../src/extension/notificationProvider.js';
 import { DriftTally, driftReporting } from '../src/reconcile/driftReport.js';
 
 const app = {
@@ -52,6 +53,40 @@ describe('driftReporting', () => {
     expect(hooks.previousDrift?.(app)).toBeUndefined();
     reconcile(status(), status(drift(dg('8'))));
     expect(events).toHaveLength(3);
+  });
+
+  it('a DriftDetected notification per new drift, threaded under the plan that delivered what drifted', () => {
+    const sent: ReleaseEvent[] = [];
+    const delivered = { spec: { flow: 'main', from: 'stable', to: 'prod' } } as PromotionPlan;
+    const hooks = driftReporting(new DriftTally(() => undefined), async () => undefined, {
+      send: (e) => sent.push(e),
+      planOf: (ns, name) => (ns === 'ns' && name === 'p1' ? delivered : undefined),
+    });
+    const d: ApplicationDrift = {
+      ...drift(dg('9')),
+      expected: { tag: 'v2.0.0', digest: dg('1'), plan: 'p1' },
+      found: { tag: 'v1.0.0', digest: dg('9') },
+    };
+    const reconcile = (cached: ApplicationStatus, next: ApplicationStatus) => {
+      hooks.derived?.(app, next);
+      hooks.written?.(app, cached, next);
+    };
+    reconcile(status(), status(d));
+    reconcile(status(), status(d)); // the same drift again (stale cache): not sent twice
+    expect(sent).toEqual([
+      expect.objectContaining({
+        type: 'DriftDetected',
+        namespace: 'ns',
+        plan: 'p1',
+        flow: 'main',
+        from: 'stable',
+        to: 'prod',
+        application: 'web',
+        tag: 'v1.0.0',
+        digest: dg('9'),
+        message: expect.stringMatching(/^prod runs v1\.0\.0 .*not v2\.0\.0 .*that plan p1 delivered$/),
+      }),
+    ]);
   });
 
   it('the gauge counts drifted applications per environment', () => {

@@ -24,7 +24,7 @@ import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
 import { verifyWebhookSignature } from '../src/notify/signWebhook.js';
 import { createLogger } from '../src/observability/logger.js';
 import type { Running } from '../src/runtime.js';
-import { type SaasReceivers, startSaasReceivers } from './support/saasReceivers.js';
+import { receiverSecret, type SaasReceivers, startSaasReceivers } from './support/saasReceivers.js';
 
 const world = twoStageWorld('ntf', {
   kubeconfig: inject('kubeconfig'),
@@ -43,23 +43,7 @@ let r: SaasReceivers;
 let ctl: Running;
 const logLines: string[] = [];
 
-/** A credential Secret: opted in (label) for the stand-in receivers only (annotation; credentialPolicy.ts). */
-const secret = (name: string, data: Record<string, string>) =>
-  dev.apply(
-    `/api/v1/namespaces/${NS}/secrets/${name}`,
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name,
-        namespace: NS,
-        labels: { 'promotions.kpromo.dev/credential': 'true' },
-        annotations: { 'promotions.kpromo.dev/destinations': `http://${r.host}/` },
-      },
-      stringData: data,
-    },
-    'ctl-test',
-  );
+const secret = (name: string, data: Record<string, string>) => receiverSecret(dev, r, NS, name, data);
 const notification = (name: string, target: object) =>
   applyCr(dev, { kind: 'Notification', metadata: { name, namespace: NS }, spec: { events: EVENTS, ...target } });
 const getNotification = (name: string) => dev.get<Notification>(resourcePath(KPROMO_TYPES.Notification, NS, name));

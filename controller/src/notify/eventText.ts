@@ -29,6 +29,7 @@ const TONES: Record<ReleaseEvent['type'], EventTone> = {
   WaveWaiting: 'pending',
   WaveSucceeded: 'success',
   WaveFailed: 'failure',
+  DriftDetected: 'failure',
 };
 
 /**
@@ -68,6 +69,8 @@ export function summarizeEvent(e: ReleaseEvent): EventSummary {
         return `Plan ${plan}: wave ${e.wave} of ${e.to} succeeded`;
       case 'WaveFailed':
         return `Plan ${plan}: wave ${e.wave} of ${e.to} failed`;
+      case 'DriftDetected':
+        return `${e.application ?? 'An application'} in ${e.to} runs ${e.tag ?? e.digest ?? 'another version'}, which kpromo did not deliver`;
     }
   })();
   const facts = [

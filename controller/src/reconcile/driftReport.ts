@@ -1,4 +1,5 @@
-import type { Application, ApplicationDrift } from '@kpromo/api';
+import type { Application, ApplicationDrift, PromotionPlan } from '@kpromo/api';
+import type { ReleaseEvent } from '../extension/notificationProvider.js';
 import type { EventTarget } from '../kube/events.js';
 import { driftText, newDrifts } from './driftDecisions.js';
 import type { ApplicationHooks } from './reconcileApplication.js';
@@ -36,14 +37,41 @@ const placeKey = (d: ApplicationDrift) =>
   `${d.environment}|${d.cluster ?? ''}|${d.expected.digest}|${d.found.digest ?? ''}|${d.found.tag ?? ''}`;
 
 /**
- * The hooks of the Application reconcile that report drift: a Warning Event per new drift and the
- * gauge. The cache may not have seen the controller's last status write when the next reconcile
+ * Pure: the DriftDetected notification of a drift, threaded under the plan whose delivery it departs
+ * from (its flow and stages; `to` is where it drifted), with what runs now as its tag and digest.
+ */
+export function driftEvent(
+  app: Application,
+  d: ApplicationDrift,
+  delivered: PromotionPlan | undefined,
+  now: Date,
+): ReleaseEvent {
+  return {
+    type: 'DriftDetected',
+    namespace: app.metadata.namespace ?? '',
+    plan: d.expected.plan ?? '',
+    flow: delivered?.spec.flow ?? '',
+    from: delivered?.spec.from ?? '',
+    to: d.environment,
+    application: app.metadata.name,
+    ...(d.found.tag ? { tag: d.found.tag } : {}),
+    ...(d.found.digest ? { digest: d.found.digest } : {}),
+    ...(d.cluster ? { clusters: [d.cluster] } : {}),
+    message: driftText(d),
+    time: now.toISOString(),
+  };
+}
+
+/**
+ * The hooks of the Application reconcile that report drift: a Warning Event and a DriftDetected
+ * notification (every provider) per new drift, and the gauge. The cache may not have seen the controller's last status write when the next reconcile
  * derives again (it then writes the same drift once more): what this process derived and told last
  * keeps `since` and tells each drift once all the same.
  */
 export function driftReporting(
   tally: DriftTally,
   record: (obj: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string) => Promise<void>,
+  notify?: { send(e: ReleaseEvent): void; planOf(namespace: string, name: string): PromotionPlan | undefined },
 ): ApplicationHooks {
   const last = new Map<string, readonly ApplicationDrift[]>();
   const told = new Map<string, Set<string>>();
@@ -72,6 +100,8 @@ export function driftReporting(
       for (const d of newDrifts(prev?.drift, next.drift)) {
         if (t.has(placeKey(d))) continue;
         void record(app, 'Warning', 'DriftDetected', `${app.metadata.name}: ${driftText(d)}`);
+        const delivered = d.expected.plan ? notify?.planOf(app.metadata.namespace ?? '', d.expected.plan) : undefined;
+        notify?.send(driftEvent(app, d, delivered, new Date()));
       }
       for (const d of next.drift ?? []) t.add(placeKey(d));
       if (t.size) told.set(k, t);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { KubeRest } from '../../src/kube/rest.js';
 
 /**
  * Local stand-ins for Slack, Microsoft Teams (Workflows), Discord and GitHub, which cannot run here.
@@ -372,3 +373,30 @@ export async function startSaasReceivers(o: SaasReceiverOptions) {
 }
 
 export type SaasReceivers = Awaited<ReturnType<typeof startSaasReceivers>>;
+
+/**
+ * A credential Secret for a Notification: opted in (label) for the stand-in receivers only
+ * (annotation; credentialPolicy.ts).
+ */
+export const receiverSecret = (
+  client: KubeRest,
+  r: SaasReceivers,
+  namespace: string,
+  name: string,
+  data: Record<string, string>,
+) =>
+  client.apply(
+    `/api/v1/namespaces/${namespace}/secrets/${name}`,
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace,
+        labels: { 'promotions.kpromo.dev/credential': 'true' },
+        annotations: { 'promotions.kpromo.dev/destinations': `http://${r.host}/` },
+      },
+      stringData: data,
+    },
+    'ctl-test',
+  );

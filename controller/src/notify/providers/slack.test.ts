@@ -146,6 +146,23 @@ describe('wave events of a fleet plan', () => {
     ]);
   });
 
+  it('DriftDetected reads "<app> in <env> runs <version>, which kpromo did not deliver", a failure shown in the channel', () => {
+    const drift = {
+      ...waveFailed,
+      type: 'DriftDetected' as const,
+      wave: undefined,
+      clusters: undefined,
+      application: 'web',
+      tag: 'v1.0.0',
+      message: 'prod runs v1.0.0, not v2.0.0 that plan p delivered',
+    };
+    const s = summarizeEvent(drift);
+    expect([s.headline, s.tone]).toEqual(['web in prod runs v1.0.0, which kpromo did not deliver', 'failure']);
+    const m = slackMessage(drift, { threadTs: '1.2' });
+    expect(slackMessageProblems(m, { api: false })).toEqual([]);
+    expect(m.reply_broadcast).toBe(true);
+  });
+
   it('a Notification may subscribe to the wave events (CRD schema) and gets them', () => {
     const n = notificationOf('waves', {
       events: ['WaveStarted', 'WaveWaiting', 'WaveSucceeded', 'WaveFailed'],

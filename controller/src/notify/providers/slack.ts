@@ -59,6 +59,7 @@ const BROADCAST = new Set<ReleaseEvent['type']>([
   'PlanRolledBack',
   'VerificationFailed',
   'WaveFailed',
+  'DriftDetected',
 ]);
 
 /**

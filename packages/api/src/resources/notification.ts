@@ -14,6 +14,7 @@ export const NOTIFICATION_EVENTS = [
   'WaveWaiting',
   'WaveSucceeded',
   'WaveFailed',
+  'DriftDetected',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
