@@ -19,5 +19,5 @@ export function line(r: TaskResult): string {
   const calls = r.calls.map((c) => `${c.name}${c.write ? '*' : ''} ${JSON.stringify(c.arguments)}`).join(' ; ');
   const why = r.score.why.length ? `  ✗ ${r.score.why.join('; ')}` : '';
   const err = r.error ? `  (error: ${r.error})` : '';
-  return `${r.score.passed ? 'ok  ' : 'FAIL'} ${r.task.id.padEnd(26)} ${r.seconds.toFixed(1).padStart(5)} s  ${calls || '(no call)'}${why}${err}`;
+  return `${r.score.passed ? 'hit ' : 'miss'} ${r.task.id.padEnd(26)} ${r.seconds.toFixed(1).padStart(5)} s  ${calls || '(no call)'}${why}${err}`;
 }
