@@ -200,7 +200,7 @@ describe('kpromo doctor', () => {
     expect(r.out).toContain(
       `PASS  rbac         RBAC in namespace ${NS} and cluster-wide: no role grants approve, rollback, override-freeze, continue or govern through a wildcard`,
     );
-    expect(lines.at(-1)).toBe(`${18 + ADMISSION_POLICIES.length} passed, 0 warning(s), 0 failed`);
+    expect(lines.at(-1)).toBe(`${19 + ADMISSION_POLICIES.length} passed, 0 warning(s), 0 failed`);
     const json = await kpromo(['doctor', '-n', NS, '--context', 'dev', '--check', 'leader', '-o', 'json']);
     // Without --config the default Lease name is looked for, which this test's controller does not hold.
     expect(JSON.parse(json.out).results).toEqual([
@@ -359,8 +359,8 @@ describe('kpromo doctor', () => {
   it('fails where kpromo is not installed, naming the fix', async () => {
     const r = await kpromo(['doctor', '-n', NS, '--context', 'prod', '--check', 'crds', 'admission']);
     expect(r.code).toBe(EXIT.FAILURE);
-    // Seven CRDs and every policy.
-    expect(r.err).toBe(`${7 + ADMISSION_POLICIES.length} check(s) failed`);
+    // Eight CRDs and every policy.
+    expect(r.err).toBe(`${8 + ADMISSION_POLICIES.length} check(s) failed`);
     expect(r.out).toContain(
       'FAIL  crds         CustomResourceDefinition promotionplans.promotions.kpromo.dev: not installed',
     );

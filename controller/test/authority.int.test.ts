@@ -331,7 +331,7 @@ describe('the admission policy judges direct writes (kubectl) by the same rules'
       as(alice).jsonPatch(planPath('direct'), [{ op: 'replace', path: '/spec/to', value: 'dev' }]),
     );
     expect(edit.message).toContain(
-      'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy) is fixed at creation',
+      'the content of a plan (flow, from, to, action, rollbackOf, applications, candidates, requestedBy, requestedByAgent) is fixed at creation',
     );
     // A second approver appends; nobody removes or rewrites an approval.
     const appended = await as(bob).jsonPatch<PromotionPlan>(planPath('direct'), [

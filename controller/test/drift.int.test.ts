@@ -32,7 +32,7 @@ const world = twoStageWorld('drift', {
 const { ns: NS, appsNs: APPS_NS, dev, stable, repo: REPO, target: TARGET } = world;
 let ctl: Running;
 /** The generic webhook stand-in a Notification subscribed to DriftDetected sends to. */
-let r: SaasReceivers;
+let receivers: SaasReceivers;
 
 const appPath = (name: string) => resourcePath(KPROMO_TYPES.Application, NS, name);
 const readApp = (name: string) => dev.get<Application>(appPath(name));
@@ -73,13 +73,13 @@ async function driftGauge(): Promise<string | undefined> {
 }
 
 beforeAll(async () => {
-  r = await startSaasReceivers({ slackToken: 'unused', githubToken: 'unused' });
+  receivers = await startSaasReceivers({ slackToken: 'unused', githubToken: 'unused' });
   await world.seed();
-  await receiverSecret(dev, r, NS, 'hmac', { secret: 'drift-hmac' });
+  await receiverSecret(dev, receivers, NS, 'hmac', { secret: 'drift-hmac' });
   await applyCr(dev, {
     kind: 'Notification',
     metadata: { name: 'drift', namespace: NS },
-    spec: { events: ['DriftDetected'], webhook: { url: r.urls.generic, secretRef: { name: 'hmac' } } },
+    spec: { events: ['DriftDetected'], webhook: { url: receivers.urls.generic, secretRef: { name: 'hmac' } } },
   });
   ctl = await world.start({
     mcp: { enabled: true, host: '127.0.0.1', port: 0, write: false },
@@ -89,7 +89,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await world.stop();
-  await r?.close();
+  await receivers?.close();
 });
 
 describe('drift', () => {
@@ -162,14 +162,14 @@ describe('drift', () => {
     expect((await envDrifted('dev', 'False')).reason).toBe('AsDelivered');
     // And the Notification subscribed to DriftDetected got it, once, with what runs now.
     const sent = await waitFor('DriftDetected webhook', async () =>
-      r.of('generic').length ? r.of('generic') : undefined,
+      receivers.of('generic').length ? receivers.of('generic') : undefined,
     );
     expect(sent.map((c) => c.headers['x-kpromo-event'])).toEqual(['DriftDetected']);
     expect(sent[0].json).toMatchObject({
       type: 'DriftDetected',
       data: { namespace: NS, to: 'stable', application: 'web', tag: 'v1.0.0', digest: world.stableOld.web },
     });
-    expect(r.problems).toEqual([]);
+    expect(receivers.problems).toEqual([]);
   }, 90_000);
 
   it('GET /applications and the MCP state show it; reconciles after it tell no second Event or notification', async () => {
@@ -203,7 +203,7 @@ describe('drift', () => {
       return drifted(a)?.observedGeneration === a.metadata.generation ? a : undefined;
     });
     expect(await driftEvents('web')).toHaveLength(1);
-    expect(r.of('generic')).toHaveLength(1);
+    expect(receivers.of('generic')).toHaveLength(1);
   }, 60_000);
 
   it('promoting again restores the approved digest and clears the drift', async () => {

@@ -53,6 +53,15 @@ interface TargetInformers {
   helmReleases?: Informer<HelmRelease>;
 }
 
+/**
+ * kpromo kinds not watched: AgentPolicies are read from the apiserver at each agent call
+ * (api/agents.ts), so a kill switch holds from the next call rather than after a watch event; the
+ * controller's role (and a CLI user's) needs no watch on them.
+ */
+const UNCACHED_KINDS: ReadonlySet<KpromoKind> = new Set(['AgentPolicy']);
+/** The kpromo kinds the cache lists and watches. */
+export const WATCHED_KINDS = (Object.keys(KPROMO_TYPES) as KpromoKind[]).filter((k) => !UNCACHED_KINDS.has(k));
+
 /** API groups served by every apiserver: their kinds are watched at once; others wait for their CRD. */
 const BUILT_IN_GROUPS = new Set(['', 'apps', 'batch']);
 const isCustomResource = (r: ResourceType) => !BUILT_IN_GROUPS.has(r.group);
@@ -310,7 +319,7 @@ export class LiveCache implements CacheView {
     const listed = Array.isArray(this.namespaces) ? this.namespaces : [];
     const nss = listed.length ? listed : [undefined];
     const accept = scope ? (o: KObject) => scope.has(o.metadata.namespace) : undefined;
-    for (const kind of Object.keys(KPROMO_TYPES) as KpromoKind[]) {
+    for (const kind of WATCHED_KINDS) {
       // One informer per namespace keeps RBAC namespace-scoped when namespaces are configured.
       for (const ns of nss) {
         const inf = new Informer<KObject>(this.clients.control, resourcePath(KPROMO_TYPES[kind], ns), this.log, {

@@ -6,7 +6,7 @@ import type { Caller } from '../auth/identity.js';
 import { localCaller } from '../auth/localIdentity.js';
 import type { ClusterAccessRule } from '../kube/clusterAccess.js';
 import { ClusterClients } from '../kube/clusters.js';
-import { LiveCache } from '../kube/liveCache.js';
+import { LiveCache, WATCHED_KINDS } from '../kube/liveCache.js';
 import { KPROMO_TYPES } from '../kube/paths.js';
 import type { RateLimitOptions } from '../kube/rateLimit.js';
 import type { Logger } from '../observability/logger.js';
@@ -106,9 +106,7 @@ async function requireCacheAccess(
   optionalKinds: ReadonlySet<KpromoKind>,
 ): Promise<void> {
   // Every kind the cache lists and watches but those it can do without.
-  const resources = Object.values(KPROMO_TYPES)
-    .filter((t) => !optionalKinds.has(t.kind as KpromoKind))
-    .map((t) => t.plural);
+  const resources = WATCHED_KINDS.filter((k) => !optionalKinds.has(k)).map((k) => KPROMO_TYPES[k].plural);
   const scopes = namespaces.length ? namespaces : [undefined];
   const checks = scopes.flatMap((namespace) =>
     resources.flatMap((resource) =>
