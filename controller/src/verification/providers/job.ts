@@ -94,16 +94,21 @@ export function jobName(w: Pick<CheckWindow, 'planUID' | 'cluster' | 'startedAt'
   return `kpromo-${readable ? `${readable}-` : ''}${hash}`;
 }
 
+/** Pure: a job check's placeholders ({version}, {digest}, …) replaced with the app's values, unescaped. */
+function renderer(vars: CheckVars): (s: string) => string {
+  const v = { ...vars, previousVersion: vars.previousVersion ?? '' };
+  return (s) => renderTemplate(s, v, (x) => x)!;
+}
+
 /** Pure: the KPROMO_ variables every job check's container gets. */
 export function jobEnv(job: JobCheck, vars: CheckVars): Array<{ name: string; value: string }> {
-  const v = { ...vars, previousVersion: vars.previousVersion ?? '' };
-  const endpoint = renderTemplate(job.endpoint ?? 'http://{application}.{namespace}.svc', v, (x) => x)!;
+  const endpoint = renderer(vars)(job.endpoint ?? 'http://{application}.{namespace}.svc');
   return [
     { name: 'KPROMO_APPLICATION', value: vars.application },
     { name: 'KPROMO_ENVIRONMENT', value: vars.environment },
     { name: 'KPROMO_NAMESPACE', value: vars.namespace },
     { name: 'KPROMO_VERSION', value: vars.version },
-    { name: 'KPROMO_PREVIOUS_VERSION', value: v.previousVersion },
+    { name: 'KPROMO_PREVIOUS_VERSION', value: vars.previousVersion ?? '' },
     { name: 'KPROMO_DIGEST', value: vars.digest },
     { name: 'KPROMO_ENDPOINT', value: endpoint },
   ];
@@ -147,8 +152,7 @@ export function jobManifest(
   w: CheckWindow,
 ): JobLike & Record<string, unknown> {
   const job = check.job!;
-  const v = { ...vars, previousVersion: vars.previousVersion ?? '' };
-  const render = (s: string) => renderTemplate(s, v, (x) => x)!;
+  const render = renderer(vars);
   const name = jobName(w, vars.application, check.name);
   const labels = {
     'app.kubernetes.io/managed-by': 'kpromo',
