@@ -1,6 +1,7 @@
 import {
   type ApplicationDrift,
   type AppProgress,
+  type ConditionInput,
   isRollback,
   isTerminalPlan,
   type PromotionPlan,
@@ -157,6 +158,21 @@ export function newDrifts(
     `${d.environment}|${d.cluster ?? ''}|${d.expected.digest}|${d.found.digest ?? ''}|${d.found.tag ?? ''}`;
   const seen = new Set((prev ?? []).map(key));
   return (next ?? []).filter((d) => !seen.has(key(d)));
+}
+
+/**
+ * Pure: a Drifted condition (an Application's, an Environment's): True with the drifts, one line each
+ * after `lead`, cut to 1,000 characters; False (AsDelivered) saying `asDelivered` when there are none.
+ */
+export function driftedCondition(lines: readonly string[], asDelivered: string, lead = ''): ConditionInput {
+  if (!lines.length) return { type: 'Drifted', status: 'False', reason: 'AsDelivered', message: asDelivered };
+  const text = `${lead}${lines.join('; ')}`;
+  return {
+    type: 'Drifted',
+    status: 'True',
+    reason: 'DriftDetected',
+    message: text.length > 1000 ? `${text.slice(0, 997)}...` : text,
+  };
 }
 
 /** One line about a drift, for Events, conditions and CLIs. */

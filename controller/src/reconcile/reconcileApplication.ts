@@ -14,7 +14,14 @@ import type { CacheView } from '../kube/cacheView.js';
 import type { KubeRest } from '../kube/rest.js';
 import { containerOf } from '../rollout/rolloutVerdict.js';
 import { deriveAndWrite } from './derivedStatus.js';
-import { driftDecision, driftText, lastDelivered, planInFlight, type Running } from './driftDecisions.js';
+import {
+  driftDecision,
+  driftedCondition,
+  driftText,
+  lastDelivered,
+  planInFlight,
+  type Running,
+} from './driftDecisions.js';
 import { policyDigests } from './policyChange.js';
 import { StatusWriter } from './statusWriter.js';
 import { iso } from './time.js';
@@ -47,24 +54,6 @@ export function mergeVersions(
   });
 }
 
-/** Pure: the Drifted condition from the drifts found (docs/drift.md). */
-function driftedCondition(drift: readonly ApplicationDrift[]) {
-  if (!drift.length)
-    return {
-      type: 'Drifted',
-      status: 'False' as const,
-      reason: 'AsDelivered',
-      message: 'every environment runs what kpromo last delivered there (or kpromo delivered nothing there yet)',
-    };
-  const text = drift.map(driftText).join('; ');
-  return {
-    type: 'Drifted',
-    status: 'True' as const,
-    reason: 'DriftDetected',
-    message: text.length > 1000 ? `${text.slice(0, 997)}...` : text,
-  };
-}
-
 /**
  * Pure: full desired status of an Application from what runs in each Environment, and the drifts
  * found (status.drift and condition Drifted; left as they are when not given).
@@ -95,7 +84,16 @@ export function applicationStatus(
           message: `observed in ${versions.length} environment(s)`,
         };
   let conditions = setCondition(prev?.conditions, cond, app.metadata.generation, now);
-  if (drift) conditions = setCondition(conditions, driftedCondition(drift), app.metadata.generation, now);
+  if (drift)
+    conditions = setCondition(
+      conditions,
+      driftedCondition(
+        drift.map(driftText),
+        'every environment runs what kpromo last delivered there (or kpromo delivered nothing there yet)',
+      ),
+      app.metadata.generation,
+      now,
+    );
   const out: ApplicationStatus = {
     ...prev,
     observedGeneration: app.metadata.generation,

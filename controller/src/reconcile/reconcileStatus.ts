@@ -17,7 +17,7 @@ import { clusterKey } from '../kube/clusters.js';
 import type { KubeRest } from '../kube/rest.js';
 import { effectiveGates, orgRulesFor } from '../policy/orgGates.js';
 import { derivedStatus } from './derivedStatus.js';
-import { driftText } from './driftDecisions.js';
+import { driftedCondition, driftText } from './driftDecisions.js';
 import { policyDigests } from './policyChange.js';
 
 /** Environment condition: the controller's identity may deliver there (see deliveryCondition). */
@@ -141,23 +141,12 @@ export interface EnvironmentDrift {
  * Environment see it without reading each Application.
  */
 export function environmentDriftCondition(drifted: readonly EnvironmentDrift[]): ConditionInput {
-  if (!drifted.length)
-    return {
-      type: 'Drifted',
-      status: 'False',
-      reason: 'AsDelivered',
-      message: 'every application runs what kpromo last delivered here (or kpromo delivered nothing here yet)',
-    };
   const apps = new Set(drifted.map((d) => d.application)).size;
-  const text = `${apps} application(s) run what kpromo did not deliver (their status.drift): ${drifted
-    .map((d) => `${d.application}: ${driftText(d.drift)}`)
-    .join('; ')}`;
-  return {
-    type: 'Drifted',
-    status: 'True',
-    reason: 'DriftDetected',
-    message: text.length > 1000 ? `${text.slice(0, 997)}...` : text,
-  };
+  return driftedCondition(
+    drifted.map((d) => `${d.application}: ${driftText(d.drift)}`),
+    'every application runs what kpromo last delivered here (or kpromo delivered nothing here yet)',
+    `${apps} application(s) run what kpromo did not deliver (their status.drift): `,
+  );
 }
 
 /**
