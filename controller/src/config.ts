@@ -109,6 +109,15 @@ export const ConfigSchema = z
      */
     persons: PersonsConfigSchema.default(PERSONS_DEFAULTS),
     /**
+     * The portal's page of a plan, linked from the pull requests kpromo opens (docs/delivery.md):
+     * {namespace} and {name} are replaced, e.g. https://backstage.example.com/promotions/{namespace}/{name}.
+     */
+    planURL: z
+      .string()
+      .url()
+      .regex(/^https?:\/\//, 'must be an http(s) URL')
+      .optional(),
+    /**
      * Custom resources (`<plural>.<group>`, exactly) that POST /api/v1/resources may create, patch
      * and delete as the caller (Port self-service actions of discovered CRDs). Empty: none. Never
      * Kubernetes built-ins (no dot in the group, or *.k8s.io) nor kpromo's own kinds.

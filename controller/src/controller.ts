@@ -6,6 +6,7 @@ import { Authorizer } from './auth/authorizer.js';
 import { workloadsFor } from './candidates/runningVersion.js';
 import type { ResolveDigest } from './candidates/tagDigest.js';
 import { DeliveryAccessTracker } from './delivery/deliveryAccess.js';
+import { forgeForEnvironment } from './delivery/forges.js';
 import type { ControllerExtensions } from './extension/plugin.js';
 import type { ClusterClients } from './kube/clusters.js';
 import { EventRecorder } from './kube/events.js';
@@ -53,6 +54,10 @@ export interface ControllerOptions {
   };
   copyImage: PromotionDeps['copyImage'];
   commitImageChange: PromotionDeps['commitImageChange'];
+  /** The forge of a pull-request Environment (default: delivery/forges.ts, with its token Secret). */
+  forgeFor?: PromotionDeps['forgeFor'];
+  /** The portal's page of a plan ({namespace}, {name}), linked from pull requests (config pullRequests.planURL). */
+  planURL?: string;
   /** The digest a tag names in a registry (oci/copyImage.ts resolveDigest): binds candidates of tag-only sources. */
   resolveDigest: ResolveDigest;
   /**
@@ -170,6 +175,8 @@ export class Controller {
       deliveryMethods: extensions.deliveryMethods,
       workloadKinds: extensions.workloadKinds,
       checkProviders: extensions.checkProviders,
+      forgeFor: o.forgeFor ?? ((env) => forgeForEnvironment(control, env)),
+      ...(o.planURL ? { planURL: o.planURL } : {}),
     };
     const events = this.deps.events;
     this.appHooks = driftReporting(
@@ -180,11 +187,15 @@ export class Controller {
     this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions);
     this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env));
     this.authorizer = new Authorizer(o.reviewClient ?? control);
+    const access = new Access(this.authorizer);
+    // A forge reviewer as a Kubernetes user (no groups: the forge vouches for a login only).
+    this.deps.mayApprove = (user, ns, env) =>
+      access.mayRelease({ username: user, groups: [], source: 'static' }, 'approve', ns, env);
     this.api = {
       cache: this.cache,
       control,
       asController: true,
-      access: new Access(this.authorizer),
+      access,
       namespace: o.defaultNamespace,
       resolveDigest: o.resolveDigest,
       resourceKinds: o.resourceKinds ?? [],

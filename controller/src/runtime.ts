@@ -84,6 +84,7 @@ export async function startController(cfg: Config, opts: StartOptions = {}): Pro
     orgPolicyNamespace: cfg.orgPolicyNamespace,
     supplyChain: cfg.supplyChain,
     persons: cfg.persons,
+    ...(cfg.planURL ? { planURL: cfg.planURL } : {}),
     agents: cfg.auth.agents,
     workers: cfg.workers,
     leaderElection: { ...cfg.leaderElection, identity: cfg.leaderElection.identity ?? `kpromo-${process.pid}` },

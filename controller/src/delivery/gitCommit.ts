@@ -56,9 +56,12 @@ export function commitImageChange(
       const dir = await mkdtemp(join(tmpdir(), 'kpromo-gitops-'));
       try {
         const git = client(dir, req);
+        // A pull request's branch is started from its base on the first write.
+        const from = req.createFrom && !(await remoteHas(git, req, where)) ? req.createFrom : req.branch;
         await run(where, 'clone', () =>
-          git.clone(req.repository, dir, ['--depth', '1', '--branch', req.branch, '--single-branch', '--no-tags']),
+          git.clone(req.repository, dir, ['--depth', '1', '--branch', from, '--single-branch', '--no-tags']),
         );
+        if (from !== req.branch) await git.checkout(['-b', req.branch]);
         const author = req.author ?? DEFAULT_AUTHOR;
         await git.addConfig('user.name', author.name).addConfig('user.email', author.email);
         const maxAttempts = opts.maxAttempts ?? 5;
@@ -87,6 +90,14 @@ export function commitImageChange(
       }
     },
   );
+}
+
+/** Whether the repository has `req.branch` already. */
+async function remoteHas(git: SimpleGit, req: CommitImageChangeRequest, where: string): Promise<boolean> {
+  const out = await run(where, 'ls-remote', () =>
+    git.listRemote(['--heads', req.repository, `refs/heads/${req.branch}`]),
+  );
+  return out.trim() !== '';
 }
 
 /**

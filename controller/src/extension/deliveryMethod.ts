@@ -19,6 +19,8 @@ export interface CommitImageChangeRequest {
    * through a redirect, and never on a command line (they reach git through its environment).
    */
   auth?: { username: string; password: string; url?: string };
+  /** When `branch` does not exist yet, start it from this branch (a pull request's own branch). */
+  createFrom?: string;
 }
 
 /** Everything a delivery method gets to write one app's new image into one Environment. */
@@ -47,6 +49,11 @@ export interface DeliveryContext {
   fence(): void;
   /** Aborted when this replica stops leading. */
   signal?: AbortSignal;
+  /**
+   * Git-based methods: commit to this branch instead of the Environment's, starting it from `from`
+   * when missing (delivery through a pull request: the plan's own branch).
+   */
+  branch?: { name: string; from: string };
 }
 
 /** What a delivery method knows about its own part of a rollout (e.g. a GitOps agent applying a commit). */

@@ -25,6 +25,7 @@ import type { PersonMapping } from '../policy/persons.js';
 import { soakGate } from '../policy/soak.js';
 import { soakingSince, verifiedAt } from '../verification/verifiedSince.js';
 import { AUTO_LABEL } from './autoPromote.js';
+import { approvalSourceOf, combineApprovals, pullRequestApprovals } from './pullRequestDecisions.js';
 import { iso } from './time.js';
 
 /** Why a plan that is not running yet must wait, as a condition reason and message. */
@@ -70,15 +71,26 @@ export function planGate(
   // An agent's plan (only the controller records requestedByAgent, after the agent's policy allowed
   // it) into a non-gated stage runs as the controller's own would; into a gated one it waits.
   const agentPlan = !!plan.spec.requestedByAgent;
-  const v = evaluateApprovals({
-    mode: ((automatic || agentPlan) && eff.mode === 'auto') || automaticRollback(plan, cache) ? 'auto' : 'manual',
-    approvers: eff.approvers,
-    approvals,
-    requestedBy: plan.spec.requestedBy,
-    planUID: plan.metadata.uid,
-    persons,
-    agentOf: (user) => agentName(user, agents),
-  });
+  const judge = (given: typeof approvals, approvers = eff.approvers) =>
+    evaluateApprovals({
+      mode: ((automatic || agentPlan) && eff.mode === 'auto') || automaticRollback(plan, cache) ? 'auto' : 'manual',
+      approvers,
+      approvals: given,
+      requestedBy: plan.spec.requestedBy,
+      planUID: plan.metadata.uid,
+      persons,
+      agentOf: (user) => agentName(user, agents),
+    });
+  // Through a pull request the stage's approvals may be the forge's reviews and merge
+  // (pullRequestDecisions.ts): judged by the same policy, persons and self-approval rule.
+  const source = approvalSourceOf(flow, plan.spec.to, toEnv);
+  const inKpromo = judge(approvals);
+  // On the forge the requester's own review or merge never counts, whatever the stage says.
+  const onPr =
+    source === 'kpromo'
+      ? undefined
+      : judge(pullRequestApprovals(plan.status?.pullRequest), { ...eff.approvers, forbidSelfApproval: true });
+  const v = combineApprovals(source, inKpromo, onPr);
   const waitingFor = v.waitingFor ? `${v.waitingFor}${orgApprovalNote(eff.rules)}` : undefined;
   // A rollback answers to the org's approvals only (as to the stage's): the rest is not listed.
   const listed = rollback ? eff.rules.filter((r) => r.field.includes('.approvals.')) : eff.rules;
@@ -100,7 +112,9 @@ export function planGate(
     ...(waitingFor ? { waitingFor } : {}),
     ...(listed.length ? { orgRules: listed } : {}),
   };
-  if (!v.approved)
+  // Reviews need the pull request, which the started plan opens: with approvalSource pullRequest the
+  // approvals hold the merge (kpromo/approval), not the start.
+  if (source === 'pullRequest' ? false : !inKpromo.approved)
     return {
       gate,
       hold: { reason: 'AwaitingApproval', message: `waiting for approval: ${waitingFor ?? ''}`.trim() },

@@ -74,14 +74,20 @@ async function diagnoseGit(c: DiagnoseContext): Promise<DeliveryDiagnosis[]> {
 /** delivery.method=git: commit the image reference to a GitOps repository (its agent applies it). */
 export const gitDelivery: DeliveryMethod = {
   name: 'git',
-  validate: (env) => (env.spec.delivery.git ? undefined : 'delivery.git is required when method is git'),
+  validate: (env) =>
+    !env.spec.delivery.git
+      ? 'delivery.git is required when method is git'
+      : env.spec.delivery.git.pullRequest && env.spec.clusters?.length
+        ? 'delivery.git.pullRequest is for an Environment of one cluster: a fleet moves in waves, which one merge cannot; remove pullRequest or clusters'
+        : undefined,
   async deliver(c) {
     const g = c.env.spec.delivery.git!;
     const auth = await gitDeliveryAuth(c.control, c.env);
     c.fence();
     const res = await c.commitImageChange({
       repository: g.repository,
-      branch: g.branch ?? 'main',
+      branch: c.branch?.name ?? g.branch ?? 'main',
+      ...(c.branch ? { createFrom: c.branch.from } : {}),
       // The rendered path must name a file inside the checkout (no "..", absolute or .git paths).
       path: checkRepoFilePath(
         g.path.replaceAll('{app}', c.app.metadata.name).replaceAll('{environment}', c.env.metadata.name),

@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { appsToWorkOn, type OrderDecision, orderDecisions, planOrder } from '../orderDecisions.js';
 import { promotionBlocker, type ResolvedPlan, TERMINAL_APP_PHASES } from '../planDecisions.js';
 import type { Hold } from '../planGate.js';
+import { pullRequestDelivery } from '../pullRequestDecisions.js';
 import { iso } from '../time.js';
 import { advanceApp } from './appSteps.js';
 import { abandonsReconcile, classify } from './errors.js';
@@ -34,7 +35,10 @@ export async function advanceApps(
   held?: Hold,
 ): Promise<AppsPass> {
   const { status } = run;
-  const concurrency = r.flow.spec.concurrency ?? 4;
+  // Through a pull request every app is committed before the one merge delivers them together:
+  // neither a concurrency limit nor an order inside the release applies (docs/delivery.md).
+  const viaPullRequest = !!pullRequestDelivery(r.toEnv);
+  const concurrency = viaPullRequest ? Math.max(1, r.apps.size) : (r.flow.spec.concurrency ?? 4);
   const terminalBefore = (status.apps ?? []).filter((a) => TERMINAL_APP_PHASES.has(a.phase)).length;
   // Held by the gate, no Pending app starts (their reason is the hold's).
   if (held) {
@@ -47,7 +51,10 @@ export async function advanceApps(
   }
   const others = run.deps.cache.plans(run.namespace);
   const blockers = new Map<string, PromotionPlan>();
-  const decision = orderDecisions(status.apps ?? [], planOrder(r.apps, isRollback), concurrency, (app) => {
+  const order = viaPullRequest
+    ? new Map([...r.apps.keys()].map((n): [string, string[]] => [n, []]))
+    : planOrder(r.apps, isRollback);
+  const decision = orderDecisions(status.apps ?? [], order, concurrency, (app) => {
     const other = promotionBlocker(run.plan, app, others, run.deps.claims);
     if (other) blockers.set(app, other);
     return !!other;

@@ -21,9 +21,11 @@ import {
 } from '../../verification/verdict.js';
 import { claimKey } from '../planDecisions.js';
 import { automaticRollback } from '../planGate.js';
+import { pullRequestDelivery } from '../pullRequestDecisions.js';
 import { renderTag } from '../tagTemplate.js';
 import { iso } from '../time.js';
 import { VERIFICATION_FAILURE_REASONS } from './onFailure.js';
+import { mergeOf, PULL_REQUEST_POLL_MS, writeToPullRequestBranch } from './pullRequest.js';
 import type { AppStep } from './run.js';
 import { attestPromotedImage, verifySourceSignatures } from './supplyChainSteps.js';
 
@@ -202,21 +204,25 @@ async function write(c: AppStep): Promise<void> {
     // validatePlan checked the method with the same registry; this only guards a caller that did not.
     if (!delivery)
       throw new PermanentAppError('InvalidEnvironment', `delivery.method ${deps.deliveryMethods.unknown(method)}`);
-    const res = (await delivery.deliver({
-      env: r.toEnv,
-      app,
-      plan,
-      action: c.isRollback ? 'rollback' : 'promote',
-      image,
-      tag: ap.targetTag!,
-      digest: ap.digest!,
-      ref,
-      client: () => deps.clientFor(r.toEnv),
-      control: deps.control,
-      commitImageChange: (req) => deps.commitImageChange(req),
-      fence: () => deps.fence?.(run.namespace),
-      signal: run.signal,
-    })) as DeliveryResult | undefined;
+    const deliver = (branch?: { name: string; from: string }) =>
+      delivery.deliver({
+        env: r.toEnv,
+        app,
+        plan,
+        action: c.isRollback ? 'rollback' : 'promote',
+        image,
+        tag: ap.targetTag!,
+        digest: ap.digest!,
+        ref,
+        client: () => deps.clientFor(r.toEnv),
+        control: deps.control,
+        commitImageChange: (req) => deps.commitImageChange(req),
+        fence: () => deps.fence?.(run.namespace),
+        signal: run.signal,
+        ...(branch ? { branch } : {}),
+      }) as Promise<DeliveryResult | undefined>;
+    // Through a pull request: to the plan's branch, one app at a time (plan/pullRequest.ts).
+    const res = pullRequestDelivery(r.toEnv) ? await writeToPullRequestBranch(run, r, deliver) : await deliver();
     if (res?.commit !== undefined) ap.commit = res.commit;
   });
   ap.written = true;
@@ -234,7 +240,14 @@ async function write(c: AppStep): Promise<void> {
 async function verdict(c: AppStep): Promise<number | undefined> {
   const { run, r, app, ap } = c;
   const { deps, plan } = run;
-  const appStart = new Date(ap.startedAt ?? c.startedAt);
+  // Through a pull request the rollout starts at the merge: until then the app waits for it.
+  const merge = mergeOf(run, r);
+  if (merge && 'waiting' in merge) {
+    await progress(c, merge.waiting);
+    return PULL_REQUEST_POLL_MS;
+  }
+  const started = new Date(ap.startedAt ?? c.startedAt);
+  const appStart = merge && merge.at > started ? merge.at : started;
   const left = appStart.getTime() + c.timeoutSeconds * 1000 - run.now().getTime();
   // The delivery method's own part first (e.g. Flux applying the commit), then the workloads.
   const delivery = deps.deliveryMethods.get(r.toEnv.spec.delivery.method);
@@ -242,7 +255,7 @@ async function verdict(c: AppStep): Promise<number | undefined> {
     env: r.toEnv,
     app,
     plan,
-    ...(ap.commit ? { commit: ap.commit } : {}),
+    ...(merge ? { commit: merge.commit } : ap.commit ? { commit: ap.commit } : {}),
     ...(ap.targetTag ? { tag: ap.targetTag } : {}),
     ...(ap.digest ? { digest: ap.digest } : {}),
     client: () => deps.clientFor(r.toEnv),

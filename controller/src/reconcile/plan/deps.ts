@@ -1,4 +1,5 @@
 import type { Environment } from '@kpromo/api';
+import type { Forge } from '@kpromo/forge';
 import type { AgentsConfig } from '../../auth/agents.js';
 import type { ResolveDigest } from '../../candidates/tagDigest.js';
 import type { CommitImageChangeRequest } from '../../extension/deliveryMethod.js';
@@ -81,6 +82,15 @@ export interface PromotionDeps {
   workloadKinds: WorkloadKinds;
   /** Verification check providers by check kind: the built-ins and the plugins' (loadPlugins). */
   checkProviders: CheckProviders;
+  /** The forge of an Environment that delivers through pull requests (delivery/forges.ts); none: such plans fail naming it. */
+  forgeFor?(env: Environment): Promise<Forge>;
+  /**
+   * Whether Kubernetes RBAC lets `user` (a forge reviewer as a Kubernetes user) approve plans into
+   * `environment`: the approve verb, as admission requires of an approval written in kpromo.
+   */
+  mayApprove?(user: string, namespace: string, environment: string): Promise<boolean>;
+  /** The portal's page of a plan, {namespace} and {name} replaced: linked from pull requests. */
+  planURL?: string;
 }
 
 export interface ReconcileOutcome {

@@ -29,7 +29,7 @@ export function agentRequestText(
  * The gate against the stage's policy now ({@link planGate}), each approver keeping the time the
  * controller first saw it (from the recorded gate).
  */
-function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
+export function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
   const { deps, plan, status, now, namespace } = run;
   const toEnv = deps.cache.getEnvironment(namespace, plan.spec.to);
   const g = planGate(
@@ -54,7 +54,7 @@ function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
 }
 
 /** The Approved condition of a gate. */
-function approvedCondition(run: PlanRun, gate: PlanGate) {
+export function approvedCondition(run: PlanRun, gate: PlanGate) {
   run.journal.cond(
     'Approved',
     gate.approved ? 'True' : 'False',

@@ -9,6 +9,7 @@ import { advanceFleet, concludeFleet } from './fleet.js';
 import { holdAtGate, holdMidRun } from './gate.js';
 import { stopInvalidPlan } from './invalid.js';
 import { actOnVerificationFailures } from './onFailure.js';
+import { advancePullRequest } from './pullRequest.js';
 import { type PlanRun, planRun } from './run.js';
 import { checkSource } from './sourceCheck.js';
 import { startPlan } from './start.js';
@@ -91,6 +92,8 @@ async function reconcilePass(run: PlanRun, deps: PromotionDeps): Promise<Reconci
     return concludeFleet(run, r, rollback, fleetPass);
   }
   const pass = await advanceApps(run, r, rollback, held);
+  const prNext = await advancePullRequest(run, r);
+  if (prNext !== undefined) pass.requeues.push(prNext);
   await actOnVerificationFailures(run, rollback);
   return concludePass(run, r, rollback, pass);
 }

@@ -76,6 +76,42 @@ const FluxObjectName = (kind: string) => ({
   pattern: '^[a-z0-9{}]([-a-z0-9.{}]*[a-z0-9{}])?$',
 });
 
+/** Git delivery through a pull request (docs/delivery.md, "Promotion as a pull request"). */
+export const GitPullRequest = Type.Object(
+  {
+    forge: StringEnum(['gitea', 'github'] as const, { description: 'Which forge hosts the repository.' }),
+    apiURL: Type.String({
+      description:
+        "The forge's REST API: https://gitea.example.com/api/v1, or https://api.github.com (GitHub Enterprise: https://github.example.com/api/v3).",
+      pattern: '^https?://[^\\s@/?#]+(/[^\\s@?#]*)?$',
+      maxLength: 512,
+    }),
+    repository: Type.String({
+      description: 'owner/name of the repository on the forge (the same repository as delivery.git.repository).',
+      pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$',
+      maxLength: 200,
+    }),
+    tokenSecretRef: Type.Object(
+      { name: Name('Secret name, in the same namespace as the Environment.') },
+      {
+        description:
+          'The API token kpromo opens, reports on and merges pull requests with: key `token` of a Secret labelled promotions.kpromo.dev/credential: "true" whose annotation promotions.kpromo.dev/destinations names apiURL (or a URL prefix of it).',
+      },
+    ),
+    identityPrefix: Type.Optional(
+      Type.String({
+        description:
+          'How a forge login is named as a Kubernetes user: prefix + login (default "<forge>:", e.g. gitea:alice). Reviews and merges count as approvals only for users Kubernetes RBAC lets approve into this environment, judged as persons by the controller config\'s persons like every other door.',
+        pattern: '^[A-Za-z0-9:@._/-]{1,64}$',
+      }),
+    ),
+  },
+  {
+    description:
+      "Promote through a pull request: the promotion commit goes to a branch of its own (kpromo/<plan>) and a pull request into delivery.git.branch carries the evidence; commit statuses (kpromo/approval, kpromo/gates, kpromo/signatures) report kpromo's gates for branch protection to require. Who approves is the stage's approvalSource.",
+  },
+);
+
 export const GitDelivery = Type.Object({
   repository: Type.String({ description: 'Git URL (https://, ssh:// or file://).', minLength: 1 }),
   branch: Type.Optional(Type.String({ default: 'main', minLength: 1 })),
@@ -103,6 +139,7 @@ export const GitDelivery = Type.Object({
     ),
   ),
   author: Type.Optional(Type.Object({ name: Type.String(), email: Type.String() })),
+  pullRequest: Type.Optional(GitPullRequest),
   kustomization: Type.Optional(
     Type.Object(
       {

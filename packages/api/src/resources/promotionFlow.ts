@@ -115,6 +115,12 @@ export const Stage = Type.Object(
       }),
     ),
     approvers: Type.Optional(RequiredApprovers),
+    approvalSource: Type.Optional(
+      StringEnum(['kpromo', 'pullRequest', 'both'] as const, {
+        description:
+          "Where a manual stage's approvals happen when its Environment delivers through pull requests (delivery.git.pullRequest). kpromo (default): approvals in kpromo; kpromo merges the pull request once the gate is open. pullRequest: reviews on the pull request's head commit and its merge are the approvals (persons other than the requester, with the approve verb); kpromo does not merge. both: both must hold; kpromo merges.",
+      }),
+    ),
     autoPromotion: Type.Optional(AutoPromotion),
     requiredSoakTime: Type.Optional(
       Duration(

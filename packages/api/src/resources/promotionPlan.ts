@@ -339,6 +339,50 @@ export const SoakReset = Type.Object({
   by: Type.Optional(Type.String({ description: 'The alert source that sent it (the authenticated caller).' })),
 });
 
+/** One review of a plan's pull request, as kpromo judged it (approvalSource pullRequest or both). */
+export const PullRequestReview = Type.Object({
+  login: Type.String({ maxLength: 253, description: 'The reviewer on the forge.' }),
+  user: Type.String({ maxLength: 320, description: 'The Kubernetes user that login is (identityPrefix + login).' }),
+  state: Type.String({
+    maxLength: 32,
+    description: "The review's state on the forge (APPROVED, CHANGES_REQUESTED, …).",
+  }),
+  commit: Type.String({ maxLength: 64, description: 'The commit the review was given on.' }),
+  merger: Type.Optional(Type.Boolean({ description: 'This entry is the merge, not a review.' })),
+  eligible: Type.Boolean({
+    description:
+      "An approval of kpromo's commit by someone Kubernetes RBAC lets approve: offered to the stage's approval policy (which still judges persons, count, required approvers and self-approval).",
+  }),
+  why: Type.Optional(Type.String({ maxLength: 1024, description: 'Why it is not offered.' })),
+});
+
+/** The pull request a plan promotes through (Environment delivery.git.pullRequest). */
+export const PullRequestRecord = Type.Object({
+  forge: Type.String(),
+  repository: Type.String({ description: 'owner/name on the forge.' }),
+  branch: Type.String({ description: 'The branch of the promotion commit.' }),
+  base: Type.String({ description: 'The environment branch it merges into.' }),
+  commit: Type.Optional(
+    Type.String({
+      description:
+        "kpromo's promotion commit: the only head approvals count on; a pull request whose head differs was changed by someone else.",
+    }),
+  ),
+  number: Type.Optional(Type.Integer({ minimum: 1 })),
+  url: Type.Optional(Type.String()),
+  state: Type.Optional(StringEnum(['open', 'closed', 'merged'] as const)),
+  head: Type.Optional(Type.String({ description: "The pull request's head commit when last read." })),
+  reviews: Type.Optional(Type.Array(PullRequestReview, { maxItems: 100 })),
+  merged: Type.Optional(
+    Type.Object({
+      by: Type.String({ description: 'The forge login that merged it.' }),
+      commit: Type.String({ description: 'The merge commit the GitOps agent applies.' }),
+      at: Type.Optional(Type.String()),
+    }),
+  ),
+  message: Type.Optional(Type.String({ maxLength: 2048 })),
+});
+
 export const PromotionPlanStatus = Type.Object({
   ...StatusBase,
   phase: Type.Optional(StringEnum(PLAN_PHASES)),
@@ -390,6 +434,7 @@ export const PromotionPlanStatus = Type.Object({
       'x-kubernetes-list-type': 'atomic',
     }),
   ),
+  pullRequest: Type.Optional(PullRequestRecord),
   contentDigest: Type.Optional(
     Type.String({
       description:
@@ -402,6 +447,8 @@ export type Candidate = Static<typeof Candidate>;
 export type SoakReset = Static<typeof SoakReset>;
 export type PromotionPlanSpec = Static<typeof PromotionPlanSpec>;
 export type Approval = Static<typeof Approval>;
+export type PullRequestRecord = Static<typeof PullRequestRecord>;
+export type PullRequestReview = Static<typeof PullRequestReview>;
 export type PlanGate = Static<typeof PlanGate>;
 export type AppPhase = Static<typeof AppPhase>;
 export type AppProgress = Static<typeof AppProgress>;

@@ -1,0 +1,188 @@
+import type {
+  Approval,
+  Environment,
+  PlanGate,
+  PromotionFlow,
+  PromotionPlan,
+  PullRequestRecord,
+  PullRequestReview,
+} from '@kpromo/api';
+import type { CommitStatus, Review } from '@kpromo/forge';
+import type { ApprovalVerdict } from '../policy/approvalPolicy.js';
+import type { Hold } from './planGate.js';
+
+/** The Environment's pull-request delivery (git delivery with delivery.git.pullRequest), or undefined. */
+export function pullRequestDelivery(env: Environment | undefined) {
+  return env?.spec.delivery.method === 'git' ? env.spec.delivery.git?.pullRequest : undefined;
+}
+
+export type ApprovalSource = 'kpromo' | 'pullRequest' | 'both';
+
+/** Where the target stage's approvals happen: the stage's approvalSource when its Environment delivers through pull requests, else kpromo. */
+export function approvalSourceOf(
+  flow: PromotionFlow | undefined,
+  to: string,
+  env: Environment | undefined,
+): ApprovalSource {
+  if (!pullRequestDelivery(env)) return 'kpromo';
+  return flow?.spec.stages.find((s) => s.environment === to)?.approvalSource ?? 'kpromo';
+}
+
+/** The branch a plan's promotion commit goes to: one per plan, so a new leader finds it again. */
+export const pullRequestBranch = (plan: PromotionPlan) => `kpromo/${plan.metadata.name}`;
+
+/** How a forge login is named as a Kubernetes user (and so judged by RBAC and the persons mapping). */
+export function forgeUser(pr: { forge: string; identityPrefix?: string }, login: string): string {
+  return `${pr.identityPrefix ?? `${pr.forge}:`}${login}`;
+}
+
+/**
+ * Pure: each reviewer's standing review (their latest approval, change request or dismissal; a
+ * comment after an approval does not take it back, as on the forges), and the merge when there is
+ * one, judged before RBAC: offered to the approval policy only when it approves kpromo's own commit
+ * (`commit`), which is still the head, and is not kpromo's own. RBAC (the approve verb) is checked
+ * by the caller for the entries offered.
+ */
+export function judgeReviews(
+  reviews: readonly Review[],
+  o: {
+    /** kpromo's promotion commit. */
+    commit: string;
+    /** The pull request's head now. */
+    head: string;
+    /** kpromo's own login on the forge. */
+    self: string;
+    user: (login: string) => string;
+    merged?: { by: string; commit: string };
+  },
+): PullRequestReview[] {
+  const standing = new Map<string, Review>();
+  for (const r of reviews)
+    if (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED' || r.state === 'DISMISSED') standing.set(r.user, r);
+  const changed =
+    o.head !== o.commit
+      ? `the pull request's head is ${o.head.slice(0, 12)}, not kpromo's promotion commit ${o.commit.slice(0, 12)}: someone changed what would be merged`
+      : undefined;
+  const out: PullRequestReview[] = [...standing.values()].map((r) => {
+    const why =
+      r.user === o.self
+        ? "kpromo's own review"
+        : r.state !== 'APPROVED'
+          ? `review state ${r.state}`
+          : r.stale
+            ? 'the forge marked it stale or dismissed'
+            : r.commit !== o.commit
+              ? `given on ${r.commit.slice(0, 12)}, not on kpromo's promotion commit ${o.commit.slice(0, 12)}: a review counts only on the commit it saw`
+              : changed;
+    return {
+      login: r.user,
+      user: o.user(r.user),
+      state: r.state,
+      commit: r.commit,
+      eligible: !why,
+      ...(why ? { why } : {}),
+    };
+  });
+  if (o.merged) {
+    const why = o.merged.by === o.self ? "kpromo's own merge" : changed;
+    out.push({
+      login: o.merged.by,
+      user: o.user(o.merged.by),
+      state: 'MERGED',
+      commit: o.head,
+      merger: true,
+      eligible: !why,
+      ...(why ? { why } : {}),
+    });
+  }
+  return out;
+}
+
+/** The approvals a plan's pull request offers to the stage's approval policy (each person once, judged there). */
+export function pullRequestApprovals(record: PullRequestRecord | undefined): Approval[] {
+  const seen = new Set<string>();
+  const out: Approval[] = [];
+  for (const r of record?.reviews ?? []) {
+    if (!r.eligible || seen.has(r.user)) continue;
+    seen.add(r.user);
+    out.push({ user: r.user, comment: r.merger ? 'merged the pull request' : 'approved the pull request' });
+  }
+  return out;
+}
+
+/**
+ * Pure: the stage's approval verdict from where its approvals happen: kpromo's, the pull request's,
+ * or both (each judged by the same policy; both must hold, and every approver of either is listed).
+ */
+export function combineApprovals(
+  source: ApprovalSource,
+  inKpromo: ApprovalVerdict,
+  onPr: ApprovalVerdict | undefined,
+): ApprovalVerdict {
+  if (source === 'kpromo' || !onPr) return inKpromo;
+  // An emergency override is kpromo's verb (with its reason), whoever approves.
+  const override = inKpromo.overrideFreezeBy !== undefined ? { overrideFreezeBy: inKpromo.overrideFreezeBy } : {};
+  const pr = {
+    ...onPr,
+    ...override,
+    ...(onPr.waitingFor ? { waitingFor: `${onPr.waitingFor} on the pull request` } : {}),
+  };
+  if (source === 'pullRequest') return pr;
+  const waiting = [inKpromo.waitingFor && `${inKpromo.waitingFor} in kpromo`, pr.waitingFor].filter(Boolean);
+  return {
+    ...inKpromo,
+    approved: inKpromo.approved && onPr.approved,
+    required: inKpromo.required + onPr.required,
+    approvers: [...inKpromo.approvers, ...onPr.approvers],
+    ...(waiting.length ? { waitingFor: waiting.join('; and ') } : { waitingFor: undefined }),
+  };
+}
+
+/** Who merges: kpromo, once the gate is open, unless the stage's approvals are the forge's (pullRequest) on a manual stage. */
+export const kpromoMerges = (source: ApprovalSource, gate: Pick<PlanGate, 'required'>) =>
+  source !== 'pullRequest' || gate.required === 0;
+
+const MAX = 140;
+const cut = (s: string) => (s.length > MAX ? `${s.slice(0, MAX - 1)}…` : s);
+
+/**
+ * Pure: the commit statuses kpromo reports on its promotion commit, for branch protection to
+ * require: the approval policy, the gates (freeze, line stop, org policy, soak), the signatures.
+ */
+export function pullRequestStatuses(
+  gate: PlanGate | undefined,
+  hold: Pick<Hold, 'reason' | 'message'> | undefined,
+  signatures: ReadonlyArray<{ application: string; verdict?: string; mode?: string }>,
+  targetUrl?: string,
+): CommitStatus[] {
+  const url = targetUrl ? { targetUrl } : {};
+  const gateHold = hold && hold.reason !== 'AwaitingApproval' ? hold : undefined;
+  // An Audit policy records its verdict without refusing: only Enforce fails the status.
+  const failed = signatures.filter((s) => s.verdict && s.verdict !== 'Verified' && s.mode !== 'Audit');
+  return [
+    {
+      context: 'kpromo/approval',
+      state: gate?.approved ? 'success' : 'pending',
+      description: cut(gate?.approved ? 'approved' : `waiting for ${gate?.waitingFor ?? 'approval'}`),
+      ...url,
+    },
+    {
+      context: 'kpromo/gates',
+      state: gateHold ? 'pending' : 'success',
+      description: cut(gateHold ? `${gateHold.reason}: ${gateHold.message}` : 'no freeze, line stop or soak holds it'),
+      ...url,
+    },
+    {
+      context: 'kpromo/signatures',
+      state: failed.length ? 'failure' : 'success',
+      description: cut(
+        failed.length
+          ? `not verified: ${failed.map((s) => `${s.application} ${s.verdict}`).join(', ')}`
+          : signatures.length
+            ? `${signatures.length} image(s) checked against the stage's signature policy`
+            : 'no signature policy applies',
+      ),
+      ...url,
+    },
+  ];
+}
