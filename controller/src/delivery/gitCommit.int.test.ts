@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createBareRepo, startGitHttpServer } from '@kpromo/test-harness';
+import { createBareRepo, headCommit, pushFiles, startGitHttpServer } from '@kpromo/test-harness';
 import { describe, expect, it } from 'vitest';
 import { commitImageChange } from './gitCommit.js';
 
@@ -115,6 +115,73 @@ function cmdlines(): Array<{ pid: string; argv: string }> {
   }
   return out;
 }
+
+describe("a pull request's own branch (createFrom, expectHead)", () => {
+  const app2 = (url: string) => ({
+    ...base(url),
+    path: 'apps/other/values.yaml',
+    message: 'promote other (plan p-1)',
+  });
+
+  it('starts the branch from its base, replacing commits someone planted under the guessable name', async () => {
+    const repo = createBareRepo({ 'apps/app/values.yaml': values, 'apps/other/values.yaml': values });
+    gitOut(repo.dir, 'branch', 'kpromo/p-1', 'main');
+    pushFiles(repo.dir, { 'apps/other/values.yaml': 'image: evil.example/x\n' }, 'planted', 'kpromo/p-1');
+    const first = await commitImageChange({ ...base(repo.url), branch: 'kpromo/p-1', createFrom: 'main' });
+    expect(headCommit(repo.dir, 'kpromo/p-1')).toBe(first.commit);
+    expect(gitOut(repo.dir, 'log', '--format=%s', 'kpromo/p-1').split('\n')).toEqual([
+      'promote app to v1.1.0 (plan p-1)',
+      'seed',
+    ]);
+    expect(gitOut(repo.dir, 'show', 'kpromo/p-1:apps/other/values.yaml')).toBe(values.trim());
+    // The base is untouched: the promotion reaches it only through the merge.
+    expect(repo.log()).toEqual(['seed']);
+  });
+
+  it("builds the next app's commit on kpromo's last commit only", async () => {
+    const repo = createBareRepo({ 'apps/app/values.yaml': values, 'apps/other/values.yaml': values });
+    const first = await commitImageChange({ ...base(repo.url), branch: 'kpromo/p-1', createFrom: 'main' });
+    const second = await commitImageChange({
+      ...app2(repo.url),
+      branch: 'kpromo/p-1',
+      createFrom: 'main',
+      expectHead: first.commit,
+    });
+    expect(gitOut(repo.dir, 'rev-parse', `${second.commit}~1`)).toBe(first.commit);
+    expect(headCommit(repo.dir, 'kpromo/p-1')).toBe(second.commit);
+  });
+
+  it('refuses to build on a branch someone pushed to after kpromo, naming both commits', async () => {
+    const repo = createBareRepo({ 'apps/app/values.yaml': values, 'apps/other/values.yaml': values });
+    const first = await commitImageChange({ ...base(repo.url), branch: 'kpromo/p-1', createFrom: 'main' });
+    const theirs = pushFiles(repo.dir, { 'extra.yaml': 'x: 1\n' }, 'sneaked in', 'kpromo/p-1');
+    const err = await commitImageChange({
+      ...app2(repo.url),
+      branch: 'kpromo/p-1',
+      createFrom: 'main',
+      expectHead: first.commit,
+    }).catch((e: unknown) => e as Error & { code?: string; permanent?: boolean });
+    expect(err).toMatchObject({ code: 'BRANCH_CHANGED', permanent: true });
+    expect((err as Error).message).toContain(theirs);
+    expect(headCommit(repo.dir, 'kpromo/p-1')).toBe(theirs);
+  });
+
+  it('refuses, rather than redoes, a push someone raced onto the branch', async () => {
+    const repo = createBareRepo({ 'apps/app/values.yaml': values, 'apps/other/values.yaml': values });
+    const first = await commitImageChange({ ...base(repo.url), branch: 'kpromo/p-1', createFrom: 'main' });
+    let theirs = '';
+    const err = await commitImageChange(
+      { ...app2(repo.url), branch: 'kpromo/p-1', createFrom: 'main', expectHead: first.commit },
+      {
+        beforePush: async () => {
+          theirs = pushFiles(repo.dir, { 'extra.yaml': 'x: 1\n' }, 'raced', 'kpromo/p-1');
+        },
+      },
+    ).catch((e: unknown) => e as { code?: string });
+    expect(err).toMatchObject({ code: 'BRANCH_CHANGED' });
+    expect(headCommit(repo.dir, 'kpromo/p-1')).toBe(theirs);
+  });
+});
 
 describe('commitImageChange over HTTP with credentials', () => {
   const PASSWORD = 'pw-7f3a9c1e-never-on-a-command-line';

@@ -24,7 +24,12 @@ export interface CommitOptions {
 
 const DEFAULT_AUTHOR = { name: 'kpromo', email: 'kpromo@noreply.local' };
 
-export type GitDeliveryErrorCode = 'FILE_NOT_FOUND' | 'INVALID_FILE' | 'PUSH_CONFLICT' | 'GIT_FAILED';
+export type GitDeliveryErrorCode =
+  | 'FILE_NOT_FOUND'
+  | 'INVALID_FILE'
+  | 'PUSH_CONFLICT'
+  | 'GIT_FAILED'
+  | 'BRANCH_CHANGED';
 
 /** `permanent` tells a reconciler not to retry: the repository content or config must change first. */
 export class GitDeliveryError extends Error {
@@ -35,7 +40,7 @@ export class GitDeliveryError extends Error {
     message: string,
   ) {
     super(message);
-    this.permanent = code === 'FILE_NOT_FOUND' || code === 'INVALID_FILE';
+    this.permanent = code === 'FILE_NOT_FOUND' || code === 'INVALID_FILE' || code === 'BRANCH_CHANGED';
   }
 }
 
@@ -56,23 +61,33 @@ export function commitImageChange(
       const dir = await mkdtemp(join(tmpdir(), 'kpromo-gitops-'));
       try {
         const git = client(dir, req);
-        // A pull request's branch is started from its base on the first write.
-        const from = req.createFrom && !(await remoteHas(git, req, where)) ? req.createFrom : req.branch;
+        // A pull request's branch is kpromo's alone: its first write starts it from the base
+        // (replacing whatever someone put there: a branch name can be guessed), every later write
+        // builds on kpromo's own last commit and nothing else.
+        const fresh = !!req.createFrom && !req.expectHead;
+        const from = fresh ? req.createFrom! : req.branch;
         await run(where, 'clone', () =>
           git.clone(req.repository, dir, ['--depth', '1', '--branch', from, '--single-branch', '--no-tags']),
         );
-        if (from !== req.branch) await git.checkout(['-b', req.branch]);
+        if (fresh) await git.checkout(['-b', req.branch]);
+        if (req.expectHead) {
+          const head = await git.revparse(['HEAD']);
+          if (head !== req.expectHead) throw branchChanged(where, req.expectHead, head);
+        }
         const author = req.author ?? DEFAULT_AUTHOR;
         await git.addConfig('user.name', author.name).addConfig('user.email', author.email);
         const maxAttempts = opts.maxAttempts ?? 5;
         for (let attempt = 1; ; attempt++) {
           const edited = await applyEdit(dir, req, where);
-          if (!edited) return { commit: await git.revparse(['HEAD']), changed: false, attempts: attempt };
-          await git.add(req.path);
-          await git.commit(req.message, [req.path]);
+          if (!edited && !fresh) return { commit: await git.revparse(['HEAD']), changed: false, attempts: attempt };
+          if (edited) {
+            await git.add(req.path);
+            await git.commit(req.message, [req.path]);
+          }
           await opts.beforePush?.(attempt);
-          const pushed = await tryPush(git, req.branch, where);
-          if (pushed) return { commit: await git.revparse(['HEAD']), changed: true, attempts: attempt };
+          const pushed = await tryPush(git, req.branch, where, fresh);
+          if (pushed) return { commit: await git.revparse(['HEAD']), changed: edited, attempts: attempt };
+          if (req.expectHead) throw branchChanged(where, req.expectHead, 'a commit someone else pushed');
           if (attempt >= maxAttempts) {
             throw new GitDeliveryError(
               'PUSH_CONFLICT',
@@ -92,12 +107,12 @@ export function commitImageChange(
   );
 }
 
-/** Whether the repository has `req.branch` already. */
-async function remoteHas(git: SimpleGit, req: CommitImageChangeRequest, where: string): Promise<boolean> {
-  const out = await run(where, 'ls-remote', () =>
-    git.listRemote(['--heads', req.repository, `refs/heads/${req.branch}`]),
+/** A pull request's branch moved away from kpromo's own commit: what was built on it is not kpromo's alone. */
+function branchChanged(where: string, expected: string, found: string): GitDeliveryError {
+  return new GitDeliveryError(
+    'BRANCH_CHANGED',
+    `${where}: the branch is at ${found.slice(0, 40)}, not at kpromo's last commit ${expected.slice(0, 12)}: someone pushed to it; kpromo does not build a promotion on commits it did not make (create a new plan)`,
   );
-  return out.trim() !== '';
 }
 
 /**
@@ -243,9 +258,9 @@ async function withFile<T>(
 }
 
 /** true when pushed; false when rejected because the remote moved (someone else pushed). */
-async function tryPush(git: SimpleGit, branch: string, where: string): Promise<boolean> {
+async function tryPush(git: SimpleGit, branch: string, where: string, force = false): Promise<boolean> {
   try {
-    await git.push('origin', `HEAD:refs/heads/${branch}`);
+    await git.push('origin', `${force ? '+' : ''}HEAD:refs/heads/${branch}`);
     return true;
   } catch (err) {
     const msg = String((err as Error).message);

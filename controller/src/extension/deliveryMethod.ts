@@ -19,8 +19,13 @@ export interface CommitImageChangeRequest {
    * through a redirect, and never on a command line (they reach git through its environment).
    */
   auth?: { username: string; password: string; url?: string };
-  /** When `branch` does not exist yet, start it from this branch (a pull request's own branch). */
+  /**
+   * A pull request's own branch: without `expectHead`, start `branch` afresh from `createFrom`
+   * (force-pushed: whatever it held is replaced); with it, the branch must still be at
+   * `expectHead` (kpromo's last commit) and a push someone else raced is refused, not redone.
+   */
   createFrom?: string;
+  expectHead?: string;
 }
 
 /** Everything a delivery method gets to write one app's new image into one Environment. */
@@ -50,10 +55,11 @@ export interface DeliveryContext {
   /** Aborted when this replica stops leading. */
   signal?: AbortSignal;
   /**
-   * Git-based methods: commit to this branch instead of the Environment's, starting it from `from`
-   * when missing (delivery through a pull request: the plan's own branch).
+   * Git-based methods: commit to this branch instead of the Environment's (delivery through a pull
+   * request: the plan's own branch), started from `from` when `head` (kpromo's last commit on it) is
+   * unset, else built on `head` only (CommitImageChangeRequest createFrom/expectHead).
    */
-  branch?: { name: string; from: string };
+  branch?: { name: string; from: string; head?: string };
 }
 
 /** What a delivery method knows about its own part of a rollout (e.g. a GitOps agent applying a commit). */

@@ -8,6 +8,7 @@ import {
   judgeReviews,
   kpromoMerges,
   pullRequestApprovals,
+  pullRequestChanged,
   pullRequestStatuses,
 } from './pullRequestDecisions.js';
 
@@ -71,6 +72,18 @@ describe('judgeReviews: which reviews of a pull request are offered to the appro
     expect(
       pullRequestApprovals({ forge: 'gitea', repository: 'o/r', branch: 'b', base: 'main', reviews: judged }),
     ).toEqual([{ user: 'gitea:rm', comment: 'approved the pull request' }]);
+  });
+});
+
+describe('pullRequestChanged: when a pull request is no longer kpromo’s proposal', () => {
+  it.each([
+    ['unchanged', { commit: C, head: C, base: 'main', wantBase: 'main' }, undefined],
+    ['a commit pushed to its branch', { commit: C, head: OTHER, base: 'main', wantBase: 'main' }, 'someone pushed'],
+    ['retargeted to another base', { commit: C, head: C, base: 'hotfix', wantBase: 'main' }, 'retargeted to hotfix'],
+  ] as const)('%s', (_t, o, want) => {
+    const got = pullRequestChanged(o);
+    if (want === undefined) expect(got).toBeUndefined();
+    else expect(got).toContain(want);
   });
 });
 

@@ -48,7 +48,9 @@ export function judgeReviews(
   o: {
     /** kpromo's promotion commit. */
     commit: string;
-    /** The pull request's head now. */
+    /** Why the pull request is no longer kpromo's proposal (its head or base changed): then nothing is offered. */
+    changed?: string;
+    /** The pull request's head now (the commit a merge took). */
     head: string;
     /** kpromo's own login on the forge. */
     self: string;
@@ -59,10 +61,7 @@ export function judgeReviews(
   const standing = new Map<string, Review>();
   for (const r of reviews)
     if (r.state === 'APPROVED' || r.state === 'CHANGES_REQUESTED' || r.state === 'DISMISSED') standing.set(r.user, r);
-  const changed =
-    o.head !== o.commit
-      ? `the pull request's head is ${o.head.slice(0, 12)}, not kpromo's promotion commit ${o.commit.slice(0, 12)}: someone changed what would be merged`
-      : undefined;
+  const changed = o.changed ?? pullRequestChanged({ commit: o.commit, head: o.head });
   const out: PullRequestReview[] = [...standing.values()].map((r) => {
     const why =
       r.user === o.self
@@ -96,6 +95,18 @@ export function judgeReviews(
     });
   }
   return out;
+}
+
+/**
+ * Pure: why a pull request is no longer exactly kpromo's proposal: its head is not kpromo's
+ * promotion commit (someone pushed to the branch), or it was retargeted to another base.
+ */
+export function pullRequestChanged(o: { commit: string; head: string; base?: string; wantBase?: string }) {
+  if (o.head !== o.commit)
+    return `its head ${o.head.slice(0, 12)} is not kpromo's promotion commit ${o.commit.slice(0, 12)}: someone pushed to its branch`;
+  if (o.base !== undefined && o.base !== o.wantBase)
+    return `it was retargeted to ${o.base}, not the environment branch ${o.wantBase}`;
+  return undefined;
 }
 
 /** The approvals a plan's pull request offers to the stage's approval policy (each person once, judged there). */

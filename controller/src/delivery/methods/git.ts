@@ -87,7 +87,7 @@ export const gitDelivery: DeliveryMethod = {
     const res = await c.commitImageChange({
       repository: g.repository,
       branch: c.branch?.name ?? g.branch ?? 'main',
-      ...(c.branch ? { createFrom: c.branch.from } : {}),
+      ...(c.branch ? { createFrom: c.branch.from, ...(c.branch.head ? { expectHead: c.branch.head } : {}) } : {}),
       // The rendered path must name a file inside the checkout (no "..", absolute or .git paths).
       path: checkRepoFilePath(
         g.path.replaceAll('{app}', c.app.metadata.name).replaceAll('{environment}', c.env.metadata.name),

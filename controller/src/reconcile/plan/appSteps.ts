@@ -204,7 +204,7 @@ async function write(c: AppStep): Promise<void> {
     // validatePlan checked the method with the same registry; this only guards a caller that did not.
     if (!delivery)
       throw new PermanentAppError('InvalidEnvironment', `delivery.method ${deps.deliveryMethods.unknown(method)}`);
-    const deliver = (branch?: { name: string; from: string }) =>
+    const deliver = (branch?: { name: string; from: string; head?: string }) =>
       delivery.deliver({
         env: r.toEnv,
         app,

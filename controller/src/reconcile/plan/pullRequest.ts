@@ -12,6 +12,7 @@ import {
   judgeReviews,
   kpromoMerges,
   pullRequestBranch,
+  pullRequestChanged,
   pullRequestDelivery,
   pullRequestStatuses,
 } from '../pullRequestDecisions.js';
@@ -41,15 +42,18 @@ const writers = new WeakMap<PlanRun, ReturnType<typeof pLimit>>();
 export async function writeToPullRequestBranch<T extends { commit?: string } | undefined>(
   run: PlanRun,
   r: ResolvedPlan,
-  write: (branch: { name: string; from: string }) => Promise<T>,
+  write: (branch: { name: string; from: string; head?: string }) => Promise<T>,
 ): Promise<T> {
   const limit = writers.get(run) ?? pLimit(1);
   writers.set(run, limit);
   return limit(async () => {
-    const branch = { name: pullRequestBranch(run.plan), from: r.toEnv.spec.delivery.git?.branch ?? 'main' };
-    const res = await write(branch);
     const rec = record(run, r);
-    if (res?.commit) rec.commit = res.commit;
+    const res = await write({ name: rec.branch, from: rec.base, ...(rec.commit ? { head: rec.commit } : {}) });
+    if (res?.commit) {
+      rec.commit = res.commit;
+      // Stored before the next app builds on it: a new leader finds the branch where the journal says.
+      await run.journal.save();
+    }
     return res;
   });
 }
@@ -142,9 +146,11 @@ async function pullRequestPass(run: PlanRun, r: ResolvedPlan): Promise<number | 
   if (p.merged) rec.merged = { by: p.merged.by, commit: p.merged.commit, at: p.merged.at || iso(run.now()) };
 
   // Reviews (and the merge) as approvals: on kpromo's commit only, by someone RBAC lets approve.
+  const changed = pullRequestChanged({ commit: rec.commit, head: p.head.sha, base: p.base.branch, wantBase: rec.base });
   const judged = judgeReviews(await forge.listReviews(repo, p.number), {
     commit: rec.commit,
     head: p.head.sha,
+    ...(changed ? { changed } : {}),
     self,
     user: (login) => forgeUser(pr, login),
     ...(p.merged ? { merged: { by: p.merged.by, commit: p.merged.commit } } : {}),
@@ -159,9 +165,8 @@ async function pullRequestPass(run: PlanRun, r: ResolvedPlan): Promise<number | 
   rec.reviews = judged.slice(0, 100);
   const g = evaluateGate(run);
   status.gate = g.gate;
-  const changedHead = p.head.sha !== rec.commit;
-  rec.message = changedHead
-    ? `its head ${p.head.sha.slice(0, 12)} is not kpromo's promotion commit ${rec.commit.slice(0, 12)}: someone pushed to ${rec.branch}; no review counts until the branch is back at kpromo's commit (or create a new plan)`
+  rec.message = changed
+    ? `${changed}; no review counts and kpromo does not merge until it is kpromo's proposal again (or create a new plan)`
     : g.gate.approved
       ? g.hold
         ? `approved; held: ${g.hold.message}`
@@ -170,12 +175,12 @@ async function pullRequestPass(run: PlanRun, r: ResolvedPlan): Promise<number | 
 
   let requeue: number | undefined = PULL_REQUEST_POLL_MS;
   if (p.state === 'open') {
-    if (!changedHead) {
+    if (!changed) {
       await report(run, forge, repo, rec.commit, g);
       if (p.body !== body())
         await forge.ensurePullRequest(repo, { head: rec.branch, base: rec.base, title: title(run), body: body() });
     }
-    if (!changedHead && g.gate.approved && !g.hold && kpromoMerges(source, g.gate)) {
+    if (!changed && g.gate.approved && !g.hold && kpromoMerges(source, g.gate)) {
       deps.fence?.(run.namespace);
       const m = await forge.merge(repo, p.number, {
         sha: rec.commit,
