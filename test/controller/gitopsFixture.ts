@@ -69,17 +69,48 @@ export const fluxPath = (ns: string, plural: 'gitrepositories' | 'kustomizations
 /** The commit a Flux status revision (`main@sha1:<sha>`) names. */
 export const appliedCommit = (s: FluxStatus) => /@sha1:([0-9a-f]{40})$/.exec(s.lastAppliedRevision ?? '')?.[1];
 
+/** A repository on a git server of its own (a real forge, e.g. Gitea) instead of the fixture's. */
+export interface GitopsRemote {
+  /** Its clone URL (no credentials in it). */
+  url: string;
+  auth: { username: string; password: string };
+  /** What the Secret's destinations annotation allows (the server's origin with a trailing slash). */
+  destination: string;
+}
+
+export type RemoteGitops = Omit<Gitops, 'repo' | 'git'>;
+
 export async function startGitops(o: {
   dev: KubeRest;
   flux: Flux;
   /** Namespace of the Flux objects and the Secret. */
   ns: string;
   files: Record<string, string>;
-}): Promise<Gitops> {
+}): Promise<Gitops>;
+export async function startGitops(o: {
+  dev: KubeRest;
+  flux: Flux;
+  ns: string;
+  remote: GitopsRemote;
+}): Promise<RemoteGitops>;
+export async function startGitops(
+  o: { dev: KubeRest; flux: Flux; ns: string } & ({ files: Record<string, string> } | { remote: GitopsRemote }),
+): Promise<Gitops | RemoteGitops> {
   const { dev, ns } = o;
-  const repo = createBareRepo(o.files);
-  const git = await startGitHttpServer({ root: dirname(repo.dir), users: { [USER]: PASSWORD } });
-  const url = git.url('remote.git');
+  let local: { repo: Gitops['repo']; git: GitHttpServer } | undefined;
+  if ('files' in o) {
+    const repo = createBareRepo(o.files);
+    local = { repo, git: await startGitHttpServer({ root: dirname(repo.dir), users: { [USER]: PASSWORD } }) };
+  }
+  const remote: GitopsRemote =
+    'remote' in o
+      ? o.remote
+      : {
+          url: local!.git.url('remote.git'),
+          auth: { username: USER, password: PASSWORD },
+          destination: `${local!.git.baseUrl}/`,
+        };
+  const { url, auth } = remote;
   const secret = 'gitops-creds';
   await dev.apply(
     `/api/v1/namespaces/${ns}/secrets/${secret}`,
@@ -92,9 +123,12 @@ export async function startGitops(o: {
         name: secret,
         namespace: ns,
         labels: { 'promotions.kpromo.dev/credential': 'true' },
-        annotations: { 'promotions.kpromo.dev/destinations': `${git.baseUrl}/` },
+        annotations: { 'promotions.kpromo.dev/destinations': remote.destination },
       },
-      data: { username: Buffer.from(USER).toString('base64'), password: Buffer.from(PASSWORD).toString('base64') },
+      data: {
+        username: Buffer.from(auth.username).toString('base64'),
+        password: Buffer.from(auth.password).toString('base64'),
+      },
     },
     'ctl-test',
   );
@@ -131,11 +165,10 @@ export async function startGitops(o: {
   const status = async (name: string) =>
     (await dev.get<{ status?: FluxStatus }>(fluxPath(ns, 'kustomizations', name))).status;
   return {
-    repo,
-    git,
+    ...local,
     url,
     secret,
-    auth: { username: USER, password: PASSWORD },
+    auth,
     async addApp(app, targetNamespace, opts = false) {
       const { wait = false, cluster, orphan } = typeof opts === 'boolean' ? { wait: opts } : opts;
       apps.push(app);
@@ -194,7 +227,7 @@ export async function startGitops(o: {
         async () => (await Promise.all(objects.map((p) => dev.getOrUndefined(p)))).every((x) => !x),
         30_000,
       ).catch((e) => console.warn(`[flux] ${(e as Error).message}`));
-      await git.stop();
+      await local?.git.stop();
     },
   };
 }

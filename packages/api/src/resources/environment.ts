@@ -82,7 +82,7 @@ export const GitPullRequest = Type.Object(
     forge: StringEnum(['gitea', 'github'] as const, { description: 'Which forge hosts the repository.' }),
     apiURL: Type.String({
       description:
-        "The forge's REST API: https://gitea.example.com/api/v1, or https://api.github.com (GitHub Enterprise: https://github.example.com/api/v3).",
+        "Where the forge's REST API is. Gitea: its URL (https://gitea.example.com; the API is under /api/v1). GitHub: https://api.github.com (Enterprise: https://github.example.com/api/v3).",
       pattern: '^https?://[^\\s@/?#]+(/[^\\s@?#]*)?$',
       maxLength: 512,
     }),
