@@ -29,6 +29,7 @@ export interface GitHubForgeOptions {
 
 type Pull = components['schemas']['pull-request'] | components['schemas']['pull-request-simple'];
 
+const MAX_REVIEW_PAGES = 100;
 const REVIEW_STATES = new Set<string>(['APPROVED', 'CHANGES_REQUESTED', 'COMMENTED', 'DISMISSED', 'PENDING']);
 
 /** GitHub's message from an error body (`{message, errors[]}`), bounded. */
@@ -107,13 +108,9 @@ export function createGitHubForge(o: GitHubForgeOptions): Forge {
   const api = createClient<paths>({ baseUrl: base.href.replace(/\/$/, ''), fetch: send });
 
   /** The data of a call that succeeded, or a ForgeError naming the call and GitHub's message. */
-  function ok<T>(
-    r: { data?: T; error?: unknown; response: Response },
-    what: string,
-  ): T extends undefined ? never : NonNullable<T> {
+  function ok<T>(r: { data?: T; error?: unknown; response: Response }, what: string): NonNullable<T> {
     const status = r.response.status;
-    if (r.data !== undefined && status >= 200 && status < 300)
-      return r.data as T extends undefined ? never : NonNullable<T>;
+    if (r.data != null && status >= 200 && status < 300) return r.data;
     const path = new URL(r.response.url || base.href).pathname;
     const hint =
       status >= 300 && status < 400
@@ -186,8 +183,11 @@ export function createGitHubForge(o: GitHubForgeOptions): Forge {
 
     async listReviews(repo, number) {
       const reviews: Review[] = [];
-      // Every page, 100 at a time, while GitHub's Link header names a next one.
+      // Every page, 100 at a time, while GitHub's Link header names a next one (bounded: a server
+      // that always names one must not keep a reconcile looping).
       for (let page = 1; ; page++) {
+        if (page > MAX_REVIEW_PAGES)
+          throw new ForgeError(`GitHub list reviews of #${number}: more than ${MAX_REVIEW_PAGES} pages of 100`);
         const r = await api.GET('/repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
           params: { path: { ...repoPath(repo), pull_number: number }, query: { per_page: 100, page } },
         });

@@ -257,6 +257,21 @@ describe('GitHub forge errors', () => {
     expect(() => createGitHubForge({ token: '' })).toThrow(/token is empty/);
   });
 
+  it('listReviews stops after 100 pages when the Link header always names a next one', async () => {
+    let calls = 0;
+    const endless = createGitHubForge({
+      token: 't',
+      fetch: async () => {
+        calls++;
+        return new Response('[]', {
+          headers: { 'content-type': 'application/json', link: '<https://api.github.com/x?page=2>; rel="next"' },
+        });
+      },
+    });
+    expect((await refusal(endless.listReviews(repo, 1))).message).toContain('more than 100 pages');
+    expect(calls).toBe(100);
+  });
+
   it('sends requests only under the base URL path (GitHub Enterprise Server: /api/v3)', async () => {
     const seen: string[] = [];
     const ghes = createGitHubForge({
