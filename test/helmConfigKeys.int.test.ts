@@ -80,6 +80,7 @@ const VALUES: Tree = {
     identities: { 'user:default/alice': 'alice@example.com' },
     prefixes: [{ prefix: 'port:', person: '{rest}' }],
   },
+  planURL: 'https://backstage.example.com/promotions/{namespace}/{name}',
   kubeconfig: { existingSecret: 'kpromo-clusters', key: 'kubeconfig', context: '' },
   resourceKinds: ['widgets.example.com'],
   maxAttempts: 7,

@@ -177,6 +177,9 @@ app.kubernetes.io/component: exporter
 {{- if $c.orgPolicyNamespace -}}
 {{- $_ := set $cfg "orgPolicyNamespace" $c.orgPolicyNamespace -}}
 {{- end -}}
+{{- if $c.planURL -}}
+{{- $_ := set $cfg "planURL" $c.planURL -}}
+{{- end -}}
 {{- if $c.tracing.otlpEndpoint -}}
 {{- $_ := set $cfg "tracing" (dict "otlpEndpoint" $c.tracing.otlpEndpoint) -}}
 {{- end -}}
