@@ -1,5 +1,5 @@
-import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBareRepo, freePort, kubeConfigFor, startGitHttpServer, waitFor } from '@kpromo/test-harness';
 import { app, crs, deleteNamespace, ensureKpromoCrds, ensureNamespace, env } from '@kpromo/test-harness/crs';
@@ -48,6 +48,11 @@ beforeAll(async () => {
     pulled[n] = await pullAndUnpack(ref, digest);
   }
 }, 900_000);
+
+// Each unpacked image is some 200 MB of /tmp: a run must not leave them behind.
+afterAll(() => {
+  for (const p of Object.values(pulled)) rmSync(dirname(p.rootfs), { recursive: true, force: true });
+});
 
 describe('kpromo images', () => {
   it('two builds of the same checkout give the same manifest digests', () => {
