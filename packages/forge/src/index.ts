@@ -1,1 +1,2 @@
 export * from './forge.js';
+export * from './gitea.js';
