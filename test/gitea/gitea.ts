@@ -114,6 +114,8 @@ export async function startGitea(): Promise<Gitea> {
     session: { PROVIDER: 'memory' },
     indexer: { ISSUE_INDEXER_TYPE: 'db', REPO_INDEXER_ENABLED: false },
     actions: { ENABLED: false },
+    // No "Create a new pull request" hint on every push.
+    git: { PULL_REQUEST_PUSH_MESSAGE: false },
     'cron.update_checker': { ENABLED: false },
     log: { MODE: 'console', LEVEL: 'Warn', ROOT_PATH: join(dir, 'log') },
   };

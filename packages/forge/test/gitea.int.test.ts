@@ -144,6 +144,23 @@ describe('Gitea adapter against a real Gitea', () => {
     const approval = (await forge.listReviews(repo, pr.number)).find((r) => r.state === 'APPROVED');
     expect(approval?.commit).toBe(head);
     expect(approval?.commit).not.toBe(next);
+    // Gitea itself marks the reviews of an older head outdated.
+    await expect.poll(async () => (await forge.listReviews(repo, pr.number)).map((r) => r.stale)).toEqual([true, true]);
+  });
+
+  it('an approval Gitea dismisses on a new commit (dismiss_stale_approvals) is listed as DISMISSED', async () => {
+    const { repo, head } = await world();
+    await gitea.protectBranch(repo, 'main', { requiredApprovals: 1, dismissStaleApprovals: true });
+    const pr = await open(repo);
+    await review(repo, pr.number, alice, 'APPROVED');
+    expect((await forge.listReviews(repo, pr.number)).map((r) => [r.state, r.commit, r.stale])).toEqual([
+      ['APPROVED', head, undefined],
+    ]);
+    const next = push(repo, 'promote', { 'dev/extra.yaml': 'replicas: 2\n' });
+    await waitForHead(repo, pr.number, next);
+    await expect
+      .poll(async () => (await forge.listReviews(repo, pr.number)).map((r) => [r.user, r.state, r.commit, r.stale]))
+      .toEqual([['alice', 'DISMISSED', head, true]]);
   });
 
   it('merge refuses a sha that is no longer the head, merges at the head and reports who merged and the commit', async () => {
