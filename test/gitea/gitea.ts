@@ -137,6 +137,10 @@ export async function startGitea(): Promise<Gitea> {
     ready: async () => (await fetch(`${url}/api/v1/version`)).ok,
     timeoutMs: 120_000,
     pollMs: 250,
+  }).catch((e: unknown) => {
+    // The error carries the log's tail.
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
   });
   const stop = async () => {
     await server.stop();
