@@ -13,6 +13,7 @@ export * from './flux/flux.js';
 export * from './flux/gitops.js';
 export * from './git/gitRepo.js';
 export * from './git/httpServer.js';
+export * from './gitea/gitea.js';
 export * from './kube.js';
 export * from './llm/assistantConfig.js';
 export * from './llm/llamaServer.js';

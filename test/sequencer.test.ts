@@ -12,8 +12,9 @@ describe('integration file order (test/sequencer.ts)', () => {
     expect(needRank("await needComponents('argo', 'flux');")).toBe(5);
     // llama.cpp's server is a download and its files are long: they run early, after kubectl's.
     expect(needRank('await needComponents("kubectl", "llama");')).toBe(2);
-    // cosign is built last: its files run last.
     expect(needRank("await needComponents('cosign', 'helm');")).toBe(9);
+    // Gitea is built last, beside Flux: the pull-request delivery files (Gitea and Flux) run last.
+    expect(needRank("await needComponents('flux', 'gitea');")).toBe(10);
     expect(needRank("await needComponents('prometheus');")).toBe(8);
     expect(needRank("await needComponents('otel');\nawait needComponents('flux-crds');")).toBe(6);
   });

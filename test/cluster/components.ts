@@ -7,6 +7,7 @@ import { ensureArgoRolloutsBinaries } from '../argo/rollouts.js';
 import { ensureCosign } from '../cosign/cosign.js';
 import { ensureFluxApiCrds } from '../flux/apiCrds.js';
 import { ensureFluxBinaries } from '../flux/flux.js';
+import { ensureGitea } from '../gitea/gitea.js';
 import { ensureLlamaServer } from '../llm/llamaServer.js';
 import { ensureCollector } from '../otel/collector.js';
 import { ensurePrometheus } from '../prometheus/prometheus.js';
@@ -31,6 +32,7 @@ const ENSURE: Record<'control-plane' | 'registry' | TestComponent, [name: string
   alertmanager: ['Prometheus Alertmanager', ensureAlertmanager],
   prometheus: ['Prometheus', ensurePrometheus],
   cosign: ['cosign', ensureCosign],
+  gitea: ['Gitea', ensureGitea],
 };
 
 /**

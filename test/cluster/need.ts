@@ -10,7 +10,8 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
  * test gets (test/cluster/components.ts builds them), in the order `yarn test` builds them in the
  * background and runs the files needing them (test/sequencer.ts): cheap and much used first (the
  * llama.cpp server and its model are downloads of a minute, and their tests are long: early), the
- * Go builds of many minutes last.
+ * Go builds of many minutes last. Gitea is last: a long build whose files (pull-request delivery)
+ * also need Flux, the longest build, so it builds beside Flux without delaying it or the cheap ones.
  */
 export const TEST_COMPONENTS = [
   'helm',
@@ -23,6 +24,7 @@ export const TEST_COMPONENTS = [
   'alertmanager',
   'prometheus',
   'cosign',
+  'gitea',
 ] as const;
 export type TestComponent = (typeof TEST_COMPONENTS)[number];
 

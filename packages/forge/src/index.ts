@@ -1,2 +1,3 @@
 export * from './forge.js';
+export * from './gitea.js';
 export * from './github.js';
