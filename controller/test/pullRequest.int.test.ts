@@ -1,10 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
 import { createGiteaForge, type Forge, ForgeError, type RepoRef } from '@kpromo/forge';
 import {
+  applyCrds,
   type Flux,
   fluxReady,
   type Gitea,
   type GiteaUser,
+  kubeConfigFor,
   kustomizeAppFiles,
   needComponents,
   runGit,
@@ -21,6 +26,7 @@ import {
   appOf,
   callApi,
   controllerConfig,
+  createAndApprove,
   crs,
   deleteNs,
   ensureNs,
@@ -35,9 +41,6 @@ import {
   waitPlan,
   waitReady,
 } from '@kpromo/test-harness/controller';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';
 import { type Running, startController } from '../src/runtime.js';
@@ -116,6 +119,8 @@ const review = (who: GiteaUser, n: number) =>
   });
 
 beforeAll(async () => {
+  // This file's CRD fields and the admission policies, also when it runs alone on reused clusters.
+  await applyCrds(kubeConfigFor('dev', kubeconfig));
   flux = await startFlux({ kubeconfig, log: (m) => console.log(`[flux] ${m}`) });
   gitea = await startGitea();
   bot = await gitea.createUser('kpromo-bot');
@@ -141,7 +146,11 @@ beforeAll(async () => {
     remote: { url: gitUrl, auth: { username: bot.login, password: bot.token }, destination: `${gitea.url}/` },
   });
   await gitops.addApp('web', GITOPS, { wait: true });
-  await gitops.waitKustomization('web', 'applies the seed', (s) => !!appliedCommit(s) && fluxReady(s)?.status === 'True');
+  await gitops.waitKustomization(
+    'web',
+    'applies the seed',
+    (s) => !!appliedCommit(s) && fluxReady(s)?.status === 'True',
+  );
   await waitReady(dev, GITOPS, 'web');
 
   // kpromo's forge token: a credential allowed to go to Gitea only.
@@ -185,7 +194,14 @@ beforeAll(async () => {
     dev,
     NS,
     'prod-approvers',
-    [{ apiGroups: ['promotions.kpromo.dev'], resources: ['environments'], resourceNames: ['prod'], verbs: ['approve'] }],
+    [
+      {
+        apiGroups: ['promotions.kpromo.dev'],
+        resources: ['environments'],
+        resourceNames: ['prod'],
+        verbs: ['approve'],
+      },
+    ],
     [
       { username: 'gitea:rm', token: 'unused-rm' },
       { username: 'gitea:dev', token: 'unused-dev' },
@@ -212,11 +228,16 @@ afterAll(async () => {
 
 describe('promotion as a pull request (approvalSource pullRequest) with Gitea and Flux', () => {
   it('opens a pull request with the evidence, reports statuses, and counts the release manager’s review and merge', async () => {
-    const digest = (await dev.get<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(
-      `/apis/apps/v1/namespaces/${APPS}/deployments/web`,
-    )).spec.template.spec.containers[0].image.split('@')[1];
+    const digest = (
+      await dev.get<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(
+        `/apis/apps/v1/namespaces/${APPS}/deployments/web`,
+      )
+    ).spec.template.spec.containers[0].image.split('@')[1];
     await createPlan('web-1');
-    const p = await withPullRequest('web-1', (x) => x.status?.pullRequest?.state === 'open' && !!x.status.pullRequest.reviews);
+    const p = await withPullRequest(
+      'web-1',
+      (x) => x.status?.pullRequest?.state === 'open' && !!x.status.pullRequest.reviews,
+    );
     const rec = p.status!.pullRequest!;
     expect(rec).toMatchObject({ forge: 'gitea', branch: 'kpromo/web-1', base: 'main', head: rec.commit });
     const pr = await as(bot).getPullRequest(repo, rec.number!);
@@ -234,7 +255,15 @@ describe('promotion as a pull request (approvalSource pullRequest) with Gitea an
 
     // The requester (dev on the forge) approves: Gitea would count it, kpromo does not (same person).
     await review(devUser, rec.number!);
-    const judged = await withPullRequest('web-1', (x) => !!x.status?.pullRequest?.reviews?.some((r) => r.login === 'dev'));
+    const judged = await withPullRequest(
+      'web-1',
+      (x) => !!x.status?.pullRequest?.reviews?.some((r) => r.login === 'dev'),
+    );
+    expect(judged.status?.pullRequest?.reviews?.find((r) => r.login === 'dev')).toMatchObject({
+      user: 'gitea:dev',
+      commit: rec.commit,
+      eligible: true,
+    });
     expect(judged.status?.gate?.approved).toBe(false);
     expect(judged.status?.gate?.approvers).toEqual([
       expect.objectContaining({ user: 'gitea:dev', person: 'dev@example.com', counted: false }),
@@ -298,7 +327,12 @@ describe('promotion as a pull request (approvalSource pullRequest) with Gitea an
   });
 
   it('with approvalSource kpromo, kpromo merges once the plan is approved in kpromo', async () => {
-    await gitea.api(bot, 'PATCH', `/repos/${repo.owner}/${repo.name}/pulls/${(await dev.get<PromotionPlan>(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/web-2`)).status!.pullRequest!.number}`, { state: 'closed' });
+    await gitea.api(
+      bot,
+      'PATCH',
+      `/repos/${repo.owner}/${repo.name}/pulls/${(await dev.get<PromotionPlan>(`/apis/promotions.kpromo.dev/v1alpha1/namespaces/${NS}/promotionplans/web-2`)).status!.pullRequest!.number}`,
+      { state: 'closed' },
+    );
     await applyCr(
       dev,
       crs.flow(NS, 'main', [], {
@@ -310,13 +344,13 @@ describe('promotion as a pull request (approvalSource pullRequest) with Gitea an
     // kpromo's merge must pass the same branch protection: one approval on the forge.
     await gitea.protectBranch(repo, 'main', { requiredApprovals: 0, statusContexts: ['kpromo/approval'] });
     await newDevVersion();
-    const r = await callApi(ctl.port, '/api/v1/plans', {
-      method: 'POST',
-      body: { namespace: NS, flow: 'main', from: 'dev', to: 'prod', name: 'web-3', approve: true },
-    });
-    expect(r.status).toBe(201);
+    await createAndApprove(ctl.port, { namespace: NS, flow: 'main', from: 'dev', to: 'prod', name: 'web-3' });
     const done = await waitPlan(dev, NS, 'web-3', (x) => x.status?.phase === 'Complete', 150_000);
     expect(done.status?.pullRequest).toMatchObject({ state: 'merged', merged: { by: 'kpromo-bot' } });
-    await gitops.waitKustomization('web', 'applies kpromo’s merge', (s) => appliedCommit(s) === done.status!.pullRequest!.merged!.commit);
+    await gitops.waitKustomization(
+      'web',
+      'applies kpromo’s merge',
+      (s) => appliedCommit(s) === done.status!.pullRequest!.merged!.commit,
+    );
   });
 });

@@ -35,7 +35,7 @@ export interface Gitea {
     user: string,
     permission?: 'read' | 'write' | 'admin',
   ): Promise<void>;
-  /** Protects `branch`: required approvals, required status contexts, and who may merge (default: anyone who may write). */
+  /** Protects `branch` (or changes its rule): required approvals, required status contexts, and who may merge (default: anyone who may write). */
   protectBranch(
     repo: { owner: string; name: string },
     branch: string,
@@ -249,8 +249,12 @@ export async function startGitea(): Promise<Gitea> {
         await api(admin, 'PUT', `/repos/${repo.owner}/${repo.name}/collaborators/${user}`, { permission });
       },
       protectBranch: async (repo, branch, rule) => {
-        await api(admin, 'POST', `/repos/${repo.owner}/${repo.name}/branch_protections`, {
-          rule_name: branch,
+        const base = `/repos/${repo.owner}/${repo.name}/branch_protections`;
+        const existing = await api<Array<{ rule_name: string }>>(admin, 'GET', base);
+        // A rule of that name is changed in place (Gitea refuses a second one).
+        const exists = existing.some((r) => r.rule_name === branch);
+        await api(admin, exists ? 'PATCH' : 'POST', exists ? `${base}/${encodeURIComponent(branch)}` : base, {
+          ...(exists ? {} : { rule_name: branch }),
           required_approvals: rule.requiredApprovals ?? 0,
           enable_status_check: (rule.statusContexts?.length ?? 0) > 0,
           status_check_contexts: rule.statusContexts ?? [],

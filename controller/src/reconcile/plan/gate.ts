@@ -33,7 +33,8 @@ export function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
   const { deps, plan, status, now, namespace } = run;
   const toEnv = deps.cache.getEnvironment(namespace, plan.spec.to);
   const g = planGate(
-    plan,
+    // The status as this pass has it: a pull request's reviews are judged in it before it is stored.
+    { ...plan, status },
     deps.cache.getFlow(namespace, plan.spec.flow),
     toEnv,
     deps.cache,
