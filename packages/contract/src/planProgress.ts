@@ -104,7 +104,7 @@ export const PlanProgress = Type.Object(
     soakResets: Type.Optional(
       Type.Array(SoakReset, {
         description:
-          'Why and when alerts restarted the soak the plan waits on (status.soakResets), oldest first: the soak counts from the latest.',
+          'Why and when alerts or failed check samples in the source restarted the soak the plan waits on (status.soakResets), oldest first: the soak counts from the latest.',
       }),
     ),
     lineStopped: Type.Optional(PlanGate.properties.lineStopped),
