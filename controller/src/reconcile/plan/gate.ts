@@ -1,8 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { PlanGate, PromotionPlanSpec } from '@kpromo/api';
+import { isRollback, type PlanGate, type PromotionPlanSpec } from '@kpromo/api';
 import { stopsHolding } from '../../policy/lineStop.js';
 import { orgRulesFor } from '../../policy/orgGates.js';
 import { userAsPerson } from '../../policy/persons.js';
+import { planOrder } from '../orderDecisions.js';
 import { type Hold, planGate } from '../planGate.js';
 import { iso } from '../time.js';
 import type { ReconcileOutcome } from './deps.js';
@@ -85,6 +86,7 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
   }
   const gateChanged = !isDeepStrictEqual(status.gate, g.gate);
   status.gate = g.gate;
+  const orderChanged = recordOrder(run);
   if (!g.hold) return undefined;
   const h = g.hold;
   const signaturesChanged = h.reason === 'AwaitingApproval' && (await recordCandidateSignatures(run));
@@ -94,6 +96,7 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
     gateChanged ||
     reasonChanged ||
     signaturesChanged ||
+    orderChanged ||
     sampled?.reset ||
     status.phase !== 'Pending' ||
     status.observedGeneration !== plan.metadata.generation
@@ -117,6 +120,32 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
   // Sampling during the soak: look again at the source stage's interval.
   const wait = sampled ? Math.min(untilRecheck, sampled.intervalMs) : untilRecheck;
   return { requeueAfterMs: Math.min(Math.max(wait, 1_000), 3_600_000) };
+}
+
+/**
+ * Records in `run.status.order` the order inside the release as the plan's Applications declare it
+ * now (spec.dependsOn, {@link planOrder}), so every door shows it while the plan waits for approval;
+ * the run decides from the Applications again when it starts. Returns whether it changed.
+ */
+function recordOrder(run: PlanRun): boolean {
+  const { deps, plan, status, namespace } = run;
+  const names = plan.spec.candidates.length
+    ? plan.spec.candidates.map((c) => c.application)
+    : [...(plan.spec.applications ?? [])];
+  const apps = new Map(
+    names.flatMap((n) => {
+      const a = deps.cache.getApplication(namespace, n);
+      return a ? [[n, a] as const] : [];
+    }),
+  );
+  const order = [...planOrder(apps, isRollback(plan))]
+    .filter(([, after]) => after.length)
+    .map(([application, after]) => ({ application, after }));
+  const next = order.length ? order : undefined;
+  if (isDeepStrictEqual(status.order, next)) return false;
+  if (next) status.order = next;
+  else delete status.order;
+  return true;
 }
 
 /** Reasons a started plan holds its apps that have not started yet. */

@@ -372,6 +372,19 @@ export const PromotionPlanStatus = Type.Object({
       description: 'Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease).',
     }),
   ),
+  order: Type.Optional(
+    Type.Array(
+      Type.Object({
+        application: Type.String(),
+        after: Type.Array(Type.String(), { maxItems: 500 }),
+      }),
+      {
+        maxItems: 500,
+        description:
+          'The order inside the release, recorded while the plan waits so approvers see it: each application of the plan that starts only after others of it (their Application spec.dependsOn; in a rollback, after those that depend on it). Applications not listed start at once.',
+      },
+    ),
+  ),
   soakResets: Type.Optional(
     Type.Array(SoakReset, {
       maxItems: MAX_SOAK_RESETS,

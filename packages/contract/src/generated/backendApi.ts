@@ -1021,6 +1021,10 @@ export interface components {
                 application: string;
                 /** @enum {string} */
                 phase: "Pending" | "Copying" | "Writing" | "RollingOut" | "Verifying" | "Succeeded" | "Failed" | "RolledBack" | "Waiting";
+                /** @description The applications of the plan this one starts after (status.order: their dependsOn; in a rollback, those that depend on it), known before the plan starts. */
+                after?: string[];
+                /** @description Its position in the order inside the release: 1 starts at once, n after every app it follows (n-1 at most). Absent when the plan declares no order. */
+                step?: number;
             }[];
             /** @description Per candidate with a verdict, in candidate order. */
             signatures: components["schemas"]["PlanSignature"][];
@@ -1366,6 +1370,11 @@ export interface components {
                     message: string;
                     /** Format: date-time */
                     at: string;
+                }[];
+                /** @description The order inside the release, recorded while the plan waits so approvers see it: each application of the plan that starts only after others of it (their Application spec.dependsOn; in a rollback, after those that depend on it). Applications not listed start at once. */
+                order?: {
+                    application: string;
+                    after: string[];
                 }[];
                 /** @description Restarts of the soak this plan waits on (the stage's requiredSoakTime and soak.resetOn), oldest first; the soak counts from the latest. */
                 soakResets?: {

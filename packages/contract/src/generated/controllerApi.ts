@@ -1129,6 +1129,11 @@ export interface components {
                     /** Format: date-time */
                     at: string;
                 }[];
+                /** @description The order inside the release, recorded while the plan waits so approvers see it: each application of the plan that starts only after others of it (their Application spec.dependsOn; in a rollback, after those that depend on it). Applications not listed start at once. */
+                order?: {
+                    application: string;
+                    after: string[];
+                }[];
                 /** @description Restarts of the soak this plan waits on (the stage's requiredSoakTime and soak.resetOn), oldest first; the soak counts from the latest. */
                 soakResets?: {
                     /**
