@@ -188,7 +188,12 @@ export const PlanOut = z.object({
       z.object({
         at: z.string().describe('When the soak restarted (it counts from then)'),
         environment: z.string(),
-        alert: z.string(),
+        alert: z.string().optional().describe('The alert that restarted it'),
+        check: z
+          .string()
+          .optional()
+          .describe('The check whose sample failed in the source (soak.resetOn.failedChecks)'),
+        application: z.string().optional(),
         reason: z.string(),
       }),
     )
@@ -354,6 +359,8 @@ export function planOut(p: PromotionPlan): PlanOut {
       at: r.at,
       environment: r.environment,
       alert: r.alert,
+      check: r.check,
+      application: r.application,
       reason: clip(r.reason) ?? '',
     })),
     phase: g.phase,

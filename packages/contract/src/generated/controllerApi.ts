@@ -1129,22 +1129,31 @@ export interface components {
                     /** Format: date-time */
                     at: string;
                 }[];
+                /** @description The order inside the release, recorded while the plan waits so approvers see it: each application of the plan that starts only after others of it (their Application spec.dependsOn; in a rollback, after those that depend on it). Applications not listed start at once. */
+                order?: {
+                    application: string;
+                    after: string[];
+                }[];
                 /** @description Restarts of the soak this plan waits on (the stage's requiredSoakTime and soak.resetOn), oldest first; the soak counts from the latest. */
                 soakResets?: {
                     /**
                      * Format: date-time
-                     * @description When the soak restarted: when kpromo received the alert.
+                     * @description When the soak restarted: when kpromo received the alert, or sampled the failed check.
                      */
                     at: string;
                     /** @description The environment that soaked (spec.from), which the alert named. */
                     environment: string;
-                    /** @description The alert (its alertname). */
-                    alert: string;
+                    /** @description The alert (its alertname), when an alert restarted it. */
+                    alert?: string;
                     /** @description Alertmanager's fingerprint of the alert. */
-                    fingerprint: string;
+                    fingerprint?: string;
+                    /** @description The verification check of the soaking environment whose sample failed, when a check restarted it (soak.resetOn.failedChecks; an Application's own check is app/<name>). */
+                    check?: string;
+                    /** @description The application whose check sample failed. */
+                    application?: string;
                     /** @description When the alert started firing, as Alertmanager sent it: with the fingerprint, which firing this was (a repeat of it restarts nothing). */
                     startsAt?: string;
-                    /** @description Why, in words: the alert, the labels it matched, its summary. */
+                    /** @description Why, in words: the alert, the labels it matched, its summary; or the check, its value and its condition. */
                     reason: string;
                     /** @description The alert source that sent it (the authenticated caller). */
                     by?: string;
