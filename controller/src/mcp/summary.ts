@@ -7,8 +7,7 @@ import {
   shortDigest,
   skippedNotListed,
 } from '@kpromo/contract';
-import { sparkText } from './card/charts.js';
-import { awaitsApproval } from './card/meta.js';
+import { awaitsApproval, sparkText } from '@kpromo/plan-card';
 import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
