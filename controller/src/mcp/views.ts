@@ -273,27 +273,6 @@ export const PlanOut = z.object({
   conditions: z.array(ConditionOut),
 });
 
-export const EnvOut = z.object({
-  namespace: z.string(),
-  name: z.string(),
-  tier: z.string().optional(),
-  targetNamespace: z.string(),
-  registry: z.string(),
-  delivery: z.string(),
-  cooldowns: z
-    .array(
-      z.object({
-        flow: z.string(),
-        until: z.string(),
-        candidates: z.number().int(),
-        takes: z.array(z.object({ application: z.string(), tag: z.string(), digest: z.string() })),
-        message: z.string(),
-      }),
-    )
-    .optional()
-    .describe("Automatic stages into this environment whose cooldown holds their next plan (the flow's status)"),
-});
-
 export type AppOut = z.infer<typeof AppOut>;
 export type PlanOut = z.infer<typeof PlanOut>;
 export type WaveOut = z.infer<typeof WaveOut>;
