@@ -179,7 +179,12 @@ export const PlanOut = z.object({
     .optional()
     .describe('Org-level gates (OrgPolicy) that apply to the target stage'),
   frozen: z
-    .object({ window: z.string(), reason: z.string().optional(), until: z.string().optional() })
+    .object({
+      window: z.string(),
+      reason: z.string().optional(),
+      until: z.string().optional(),
+      overriddenBy: z.string().optional().describe('The approver whose override lets the plan run despite it'),
+    })
     .optional()
     .describe('The freeze window holding the plan'),
   eligibleAt: z.string().optional().describe('When the candidates have soaked long enough in the source'),
@@ -325,9 +330,7 @@ export function planOut(p: PromotionPlan): PlanOut {
     waitingFor: g.waitingFor,
     requiredApprovals: g.requiredApprovals,
     orgRules: g.orgRules?.map((r) => ({ ...r })),
-    frozen: g.frozen
-      ? defined({ window: g.frozen.window, reason: clip(g.frozen.reason), until: g.frozen.until })
-      : undefined,
+    frozen: g.frozen ? defined({ ...g.frozen, reason: clip(g.frozen.reason) }) : undefined,
     eligibleAt: g.eligibleAt,
     soakResets: g.soakResets?.map((r) => ({
       at: r.at,
