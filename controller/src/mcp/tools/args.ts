@@ -1,13 +1,7 @@
 import { DEFAULT_SKIPPED_SHOWN, K8S_NAME, MAX_PATTERN_LENGTH, MAX_SKIPPED_SHOWN } from '@kpromo/contract';
-import { type core, z } from 'zod';
+import { z } from 'zod';
 
-// Tool arguments several rows share, and the contract's response schemas as tool output schemas.
-
-/**
- * A response schema of the contract (TypeBox, that is JSON Schema) as a tool's output schema: a
- * shape the HTTP API answers is defined once, with its descriptions, and MCP answers the same.
- */
-export const fromContract = (schema: object) => z.fromJSONSchema(schema as core.JSONSchema.JSONSchema) as z.ZodObject;
+// Tool arguments several rows share.
 
 export const name = (what: string) =>
   z.string().min(1).max(253).regex(K8S_NAME, `${what} must be a Kubernetes object name (lowercase, digits, -, .)`);

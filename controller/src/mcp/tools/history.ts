@@ -12,7 +12,8 @@ import {
 import { z } from 'zod';
 import { doraInsights, listHistory } from '../../api/history.js';
 import { parseInput } from '../../api/input.js';
-import { fromContract, name, nsArg } from './args.js';
+import { fromContract } from '../views.js';
+import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
 // history (what changed where, since when) and dora (the four keys): reads over api/history.ts,

@@ -2,7 +2,8 @@ import { LineStopParams, LineStopView, NamespaceQuery, StopLineBody } from '@kpr
 import { z } from 'zod';
 import { who } from '../../api/access.js';
 import * as api from '../../api/lineStops.js';
-import { fromContract, name, nsArg } from './args.js';
+import { fromContract } from '../views.js';
+import { name, nsArg } from './args.js';
 import { DESTRUCTIVE, READ, row } from './row.js';
 
 // line_stops (read), stop_line and resume_line (write mode, destructive, confirmed): the operations

@@ -6,8 +6,8 @@ import { findApplications, listEnvironments, listPlans } from '../../api/promoti
 import type { Caller } from '../../auth/identity.js';
 import { globToRegExp } from '../../candidates/computeCandidates.js';
 import { appLine, capped, planLine } from '../summary.js';
-import { AppOut, appsView, PlanOut, pipelineEnvironments, planOut, VersionOut } from '../views.js';
-import { fromContract, name, nsArg } from './args.js';
+import { AppOut, appsView, fromContract, PlanOut, pipelineEnvironments, planOut, VersionOut } from '../views.js';
+import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
 const DEFAULT_PAGE = 50;
