@@ -9,7 +9,7 @@ import { AuthError, Authenticator, loadStaticTokens } from '../src/auth/authenti
 import { loadConfig } from '../src/config.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { SessionEventStore } from '../src/mcp/eventStore.js';
-import { metadataPaths, metadataUrl, protectedResourceMetadata } from '../src/mcp/oauth.js';
+import { challengeSuffix, metadataPaths, protectedResourceMetadata } from '../src/mcp/oauth.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
 import { appLine, candidateLines, planDetail, planLine } from '../src/mcp/summary.js';
 import { TOOLS } from '../src/mcp/tools/index.js';
@@ -115,8 +115,8 @@ describe('mcp oauth discovery config (RFC 9728)', () => {
       '/.well-known/oauth-protected-resource/mcp',
       '/.well-known/oauth-protected-resource/agents/mcp',
     ]);
-    expect(metadataUrl('https://kpromo.example.com/agents/mcp')).toBe(
-      'https://kpromo.example.com/.well-known/oauth-protected-resource/agents/mcp',
+    expect(challengeSuffix(cfg, 'ignored:1')).toBe(
+      ', resource_metadata="https://kpromo.example.com/.well-known/oauth-protected-resource/agents/mcp"',
     );
     expect(protectedResourceMetadata(cfg, 'ignored:1')).toEqual({
       resource: 'https://kpromo.example.com/agents/mcp',
