@@ -18,7 +18,7 @@ const checks: Array<[string, string[]]> = [
   ['CRD manifests up to date', ['tsx', 'packages/api/scripts/generateCrds.ts', '--check']],
   ['Port client types up to date', ['tsx', 'packages/port-client/scripts/generate.ts', '--check']],
   ['OpenAPI documents up to date', ['tsx', 'packages/contract/scripts/generateOpenApi.ts', '--check']],
-  ['MCP plan card up to date', ['tsx', 'scripts/buildPlanCard.ts', '--check']],
+  ['MCP plan card up to date', ['tsx', 'packages/plan-card/scripts/build.ts', '--check']],
   ['typecheck', ['tsc', '-p', 'tsconfig.json']],
   ['lint', ['biome', 'check', '.']],
   ['no import cycles, every import declared (dependency-cruiser)', ['yarn', 'deps:check']],

@@ -1,14 +1,6 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { isRollback, isTerminalPlan } from '@kpromo/api';
-import {
-  orderText,
-  orgRuleText,
-  type PlanProgress,
-  planHold,
-  planProgress,
-  planWaves,
-  soakRestartText,
-} from '@kpromo/contract';
+import { holdText, orderText, orgRuleText, type PlanProgress, planProgress, planWaves } from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
 /** One application of a plan as the CLI shows it. */
@@ -87,26 +79,6 @@ export function headline(p: PlanProgress): string {
   return `${p.action} ${p.namespace}/${p.name} ${p.from} → ${p.to}: ${p.phase} (${counts})`;
 }
 
-/** Why a pending plan is not running yet, in words; undefined while nothing holds it. */
-export function gateLine(p: PlanProgress, now: Date): string | undefined {
-  if (p.done || p.phase !== 'Pending') return undefined;
-  switch (planHold(p, now.getTime())) {
-    case 'frozen':
-      return `frozen by window ${p.frozen!.window}${p.frozen!.until ? ` until ${p.frozen!.until}` : ''}${p.frozen!.reason ? `: ${p.frozen!.reason}` : ''}`;
-    case 'awaiting-approval':
-      return `waiting for approval${p.waitingFor ? `: ${p.waitingFor}` : ''}`;
-    case 'soaking': {
-      const restart = soakRestartText(p);
-      return `soaking until ${p.eligibleAt}${restart ? ` (${restart})` : ''}`;
-    }
-    default: {
-      // Approved, but the flow does not meet an org rule only its owners can meet.
-      const unmet = p.orgRules?.find((r) => r.unmet);
-      return unmet ? `held by ${orgRuleText(unmet)}` : undefined;
-    }
-  }
-}
-
 /** The org rules that decide for this plan instead of its flow's stage, one line each. */
 export function orgRuleLines(p: Pick<PlanProgress, 'orgRules'>): string[] {
   return (p.orgRules ?? []).filter((r) => r.stricter).map((r) => `org rule: ${orgRuleText(r)}`);
@@ -115,7 +87,7 @@ export function orgRuleLines(p: Pick<PlanProgress, 'orgRules'>): string[] {
 /** The display of a plan: headline, what holds it, one row per application, then a fleet plan's waves. */
 export function planFrame(plan: PromotionPlan, now: Date): string[] {
   const p = planProgress(plan);
-  const gate = gateLine(p, now);
+  const gate = holdText(p, now.getTime());
   const rows = appRows(plan).map((r) => [r.application, r.phase, r.change, r.message]);
   return [
     printable(headline(p)),
@@ -138,8 +110,8 @@ export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan
   const before = prev ? planProgress(prev) : undefined;
   const after = planProgress(next);
   const out: string[] = [];
-  const gate = gateLine(after, now);
-  if (!before || before.phase !== after.phase || gateLine(before, now) !== gate)
+  const gate = holdText(after, now.getTime());
+  if (!before || before.phase !== after.phase || holdText(before, now.getTime()) !== gate)
     out.push(`${t} ${headline(after)}${gate ? `; ${gate}` : ''}`);
   const wavesBefore = new Map((prev?.status?.waves ?? []).map((w) => [w.name, w.phase]));
   for (const w of waveRows(next)) {

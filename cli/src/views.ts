@@ -4,6 +4,7 @@ import {
   type CreatePlanResponse,
   continuedWave,
   type DiffResult,
+  driftText,
   type EnvironmentView,
   type LineStopView,
   type PlanApprover,
@@ -86,17 +87,9 @@ export function appsTable(
   );
 }
 
-/** `stable: runs v1.0.0, not v2.0.0 (by kubectl-patch)` per drifted Environment (cluster), or `-`. */
+/** What runs where kpromo delivered something else (driftText), per drifted Environment (cluster), or `-`. */
 export function driftCell(drift: ApplicationView['drift']): string {
-  if (!drift?.length) return '-';
-  return drift
-    .map((d) => {
-      const where = d.cluster ? `${d.environment}/${d.cluster}` : d.environment;
-      const found = d.found.tag ?? shortDigest(d.found.digest) ?? '?';
-      const expected = d.expected.tag ?? shortDigest(d.expected.digest);
-      return `${where}: runs ${found}, not ${expected}${d.changedBy ? ` (by ${d.changedBy})` : ''}`;
-    })
-    .join('; ');
+  return drift?.length ? drift.map(driftText).join('; ') : '-';
 }
 
 const clusterOf = (c: ClusterRef) =>

@@ -1,7 +1,7 @@
 import type { AppProgress, TargetProgress, WaveProgress } from '@kpromo/api';
 import { planProgress } from '@kpromo/contract';
 import { describe, expect, it } from 'vitest';
-import { appRows, changeLines, gateLine, headline, planFrame, planSucceeded, waveRows } from '../src/progress.js';
+import { appRows, changeLines, headline, planFrame, planSucceeded, waveRows } from '../src/progress.js';
 import { planText } from '../src/views.js';
 import { planDisplay } from '../src/watch.js';
 import { plan, progress } from './fixtures.js';
@@ -59,47 +59,10 @@ describe('appRows', () => {
   });
 });
 
-describe('headline and gate', () => {
+describe('headline', () => {
   it('says action, plan, stages, phase and counts', () => {
     const p = planProgress(plan(['a', 'b', 'c'], { phase: 'Promoting', succeeded: 1, failed: 1 }));
     expect(headline(p)).toBe('promote team-a/p1 dev → stable: Promoting (1/3 succeeded, 1 failed)');
-  });
-
-  it('says why a pending plan waits: approval, freeze window, soak time; nothing once it runs', () => {
-    const gate = (g: object, phase = 'Pending') =>
-      gateLine(
-        planProgress(plan(['a'], { phase: phase as 'Pending', gate: { approved: false, required: 1, ...g } })),
-        NOW,
-      );
-    expect(gate({ waitingFor: '1 approval from release-managers' })).toBe(
-      'waiting for approval: 1 approval from release-managers',
-    );
-    expect(gate({ approved: true, frozen: { window: 'xmas', until: '2026-01-02T00:00:00Z' } })).toBe(
-      'frozen by window xmas until 2026-01-02T00:00:00Z',
-    );
-    expect(gate({ approved: true, eligibleAt: '2026-01-01T11:00:00Z' })).toBe('soaking until 2026-01-01T11:00:00Z');
-    expect(gate({ approved: true, eligibleAt: '2026-01-01T09:00:00Z' })).toBeUndefined();
-    expect(gate({}, 'Promoting')).toBeUndefined();
-  });
-
-  it('says which alert last restarted the soak, and when', () => {
-    const reset = (at: string, alert: string) => ({
-      at,
-      environment: 'dev',
-      alert,
-      fingerprint: 'f1',
-      reason: `alert ${alert}{app="a"}: 5xx above 2%`,
-    });
-    const p = planProgress(
-      plan(['a'], {
-        phase: 'Pending',
-        gate: { approved: true, required: 1, eligibleAt: '2026-01-01T11:00:00Z' },
-        soakResets: [reset('2026-01-01T09:30:00Z', 'Older'), reset('2026-01-01T10:00:00Z', 'WebErrors')],
-      }),
-    );
-    expect(gateLine(p, NOW)).toBe(
-      'soaking until 2026-01-01T11:00:00Z (soak restarted at 2026-01-01T10:00:00Z: alert WebErrors{app="a"}: 5xx above 2%)',
-    );
   });
 });
 

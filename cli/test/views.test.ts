@@ -63,7 +63,7 @@ cart   team-shop   v3 (Degraded)   sha256:222222222222   v1`);
     });
     const [head, cart, web] = t.split('\n');
     expect(head).toMatch(/PROD\s+DRIFT$/);
-    expect(cart).toMatch(/v1\s+prod: runs sha256:999999999999, not v1 \(by kubectl-patch\)$/);
+    expect(cart).toMatch(/v1\s+prod: runs sha256:999999999999, not v1 \(image written by kubectl-patch\)$/);
     expect(web).toMatch(/v1\s+-$/);
     expect(appsTable([view('web')], { allNamespaces: false, namespace: 'team-a', environments: [] })).not.toContain(
       'DRIFT',

@@ -185,7 +185,7 @@ export class Controller {
       o.notify && { send: (e) => o.notify?.(e), planOf: (ns, name) => this.cache.getPlan(ns, name) },
     );
     this.deliveryAccess = new DeliveryAccessTracker((env) => o.clients.forEnvironment(env), extensions);
-    this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env));
+    this.reconcileEnvironment = environmentReconciler((env) => this.deliveryAccess.get(env), o.orgPolicyNamespace);
     this.authorizer = new Authorizer(o.reviewClient ?? control);
     const access = new Access(this.authorizer);
     // A forge reviewer as a Kubernetes user (no groups: the forge vouches for a login only).
@@ -385,10 +385,11 @@ export class Controller {
       for (const p of this.cache.plans(everywhere ? undefined : ns)) if (isOpen(p)) this.enqueuePlan(p);
     } else if (e.kind === 'OrgPolicy') {
       // The org's gates changed: every open plan is judged again, every flow's status says which
-      // rules apply. An OrgPolicy elsewhere counts for nothing.
+      // rules apply, every Environment's the rules covering it (admission judges flows by them).
+      // An OrgPolicy elsewhere counts for nothing.
       if (e.obj.metadata.namespace === this.o.orgPolicyNamespace) {
         for (const p of this.cache.plans()) if (isOpen(p)) this.enqueuePlan(p);
-        this.enqueueStatuses(undefined, { envs: false });
+        this.enqueueStatuses(undefined);
       }
     } else if (e.kind === 'PromotionFlow') {
       // A reference may now resolve; waiting/invalid plans re-check (terminal ones are skipped).

@@ -8,7 +8,10 @@
 // Alerts restart soaks (issue 53): in a second tenant whose stage stable has requiredSoakTime and
 // soak.resetOn, an alert for dev fired through the same Alertmanager while a plan soaks restarts
 // the soak, in the plan's status and read model; alerts for another namespace, environment or
-// labels, and senders that are no alert source there, restart nothing.
+// labels, and senders that are no alert source there, restart nothing. A failed sample of dev's
+// http check while it soaks restarts it as well (soak.resetOn.failedChecks).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Application, LineStop, PromotionPlan } from '@kpromo/api';
 import { type AlertReceipt, planProgress } from '@kpromo/contract';
 import { type Alertmanager, needComponents, startAlertmanager, waitFor } from '@kpromo/test-harness';
@@ -25,7 +28,7 @@ import {
   waitPlan,
   withShown,
 } from '@kpromo/test-harness/controller';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import type { Running } from '../src/runtime.js';
 
 await needComponents('alertmanager');
@@ -98,7 +101,7 @@ const postAlert = (token: string, alert: { labels: Record<string, string>; finge
 
 // First in the file: the global LineStop the line-stop tests leave would hold the plan before its soak.
 describe('Alertmanager restarts a soak (soak.resetOn)', () => {
-  it('an alert for the soaking environment matching soak.resetOn restarts the soak, in status and progress; other alerts and senders restart nothing', async () => {
+  it('an alert for the soaking environment matching soak.resetOn restarts the soak, in status and progress; other alerts and senders restart nothing; a failed check sample in the source restarts it too', async () => {
     // The soak counts from when the controller saw web Healthy in dev (no verification there).
     const since = await waitFor('web Healthy in dev', async () => {
       const app = await dev.getOrUndefined<Application>(
@@ -109,16 +112,26 @@ describe('Alertmanager restarts a soak (soak.resetOn)', () => {
     });
     // Long enough from then that the plan still soaks while the test sends the alerts.
     const soakSeconds = Math.ceil((Date.now() - since) / 1000) + 30;
+    // web's health in dev as the dev stage's http check sees it: 200 until the test says otherwise.
+    const health = { status: 200 };
+    const server = createServer((_req, res) => res.writeHead(health.status).end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onTestFinished(() => new Promise<void>((r) => server.close(() => r())));
+    const healthUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/health`;
     await applyCr(dev, {
       kind: 'PromotionFlow',
       metadata: { name: 'main', namespace: SOAK },
       spec: {
         stages: [
-          { environment: 'dev' },
+          // Sampled only while a plan soaks (no plan goes into dev): its soak counts from healthySince.
+          {
+            environment: 'dev',
+            verification: { checks: [{ name: 'smoke', http: { url: healthUrl } }], interval: '1s' },
+          },
           {
             environment: 'stable',
             requiredSoakTime: `${soakSeconds}s`,
-            soak: { resetOn: { alerts: [{ matchers: { app: 'web', severity: 'critical' } }] } },
+            soak: { resetOn: { alerts: [{ matchers: { app: 'web', severity: 'critical' } }], failedChecks: true } },
           },
         ],
         selector: { applications: ['*'] },
@@ -221,16 +234,42 @@ describe('Alertmanager restarts a soak (soak.resetOn)', () => {
     // A repeat of the same firing (Alertmanager repeats notifications) restarts nothing.
     const repeat = await postAlert(alerting.token, {
       labels: alert.labels,
-      fingerprint: reset.fingerprint,
+      fingerprint: reset.fingerprint ?? '',
       ...(reset.startsAt ? { startsAt: reset.startsAt } : {}),
     });
     expect(((await repeat.json()) as AlertReceipt).soakRestarts).toEqual([]);
     expect((await getPlan(dev, SOAK, 'soaking')).status?.soakResets).toHaveLength(1);
 
+    // Healthy soak: a failed sample of dev's check while it soaks restarts it too (soak.resetOn.failedChecks).
+    health.status = 500;
+    const failedAt = Date.now();
+    const byCheck = await waitPlan(
+      dev,
+      SOAK,
+      'soaking',
+      (p: PromotionPlan) => !!p.status?.soakResets?.some((r) => r.check),
+      30_000,
+    );
+    health.status = 200;
+    const checkReset = byCheck.status!.soakResets!.find((r) => r.check)!;
+    expect(checkReset).toMatchObject({ environment: 'dev', check: 'smoke', application: 'web' });
+    expect(checkReset.reason).toMatch(/^check smoke of web failed in dev: /);
+    expect(checkReset.alert).toBeUndefined();
+    expect(Date.parse(checkReset.at)).toBeGreaterThanOrEqual(failedAt - 1000);
+    const restartedByCheck = await waitPlan(dev, SOAK, 'soaking', (p: PromotionPlan) =>
+      (p.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '').includes(
+        'check smoke of web failed in dev',
+      ),
+    );
+    // The read model every door renders carries it, why and when.
+    expect(planProgress(restartedByCheck).soakResets).toEqual(restartedByCheck.status?.soakResets);
+
     // The plan starts only once the restarted soak is over, and goes through.
     const done = await waitPlan(dev, SOAK, 'soaking', isTerminalPlan, soakSeconds * 1000 + 120_000);
     expect(done.status?.phase).toBe('Complete');
-    expect(Date.parse(done.status?.startedAt ?? '')).toBeGreaterThanOrEqual(until);
+    const last = done.status!.soakResets!.at(-1)!;
+    expect(last.check).toBe('smoke');
+    expect(Date.parse(done.status?.startedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(last.at) + soakSeconds * 1000);
     await am.postAlerts([{ ...alert, endsAt: new Date(Date.now() - 1000).toISOString() }]);
   }, 300_000);
 });

@@ -9,7 +9,7 @@ import { AuthError, Authenticator, loadStaticTokens } from '../src/auth/authenti
 import { loadConfig } from '../src/config.js';
 import { McpConfigSchema } from '../src/mcp/config.js';
 import { SessionEventStore } from '../src/mcp/eventStore.js';
-import { metadataPaths, metadataUrl, protectedResourceMetadata } from '../src/mcp/oauth.js';
+import { challengeSuffix, metadataPaths, protectedResourceMetadata } from '../src/mcp/oauth.js';
 import { clip, REDACTED, redactDeep, redactMap } from '../src/mcp/redact.js';
 import { appLine, candidateLines, planDetail, planLine } from '../src/mcp/summary.js';
 import { TOOLS } from '../src/mcp/tools/index.js';
@@ -115,8 +115,8 @@ describe('mcp oauth discovery config (RFC 9728)', () => {
       '/.well-known/oauth-protected-resource/mcp',
       '/.well-known/oauth-protected-resource/agents/mcp',
     ]);
-    expect(metadataUrl('https://kpromo.example.com/agents/mcp')).toBe(
-      'https://kpromo.example.com/.well-known/oauth-protected-resource/agents/mcp',
+    expect(challengeSuffix(cfg, 'ignored:1')).toBe(
+      ', resource_metadata="https://kpromo.example.com/.well-known/oauth-protected-resource/agents/mcp"',
     );
     expect(protectedResourceMetadata(cfg, 'ignored:1')).toEqual({
       resource: 'https://kpromo.example.com/agents/mcp',
@@ -191,7 +191,7 @@ describe('mcp text summaries', () => {
     ).toBe('rollback plan ns/p1 dev → stable: rollback of p0 complete: previous versions restored');
     const waiting = plan({ phase: 'Pending', gate: { approved: false, required: 2, waitingFor: '1 more approval' } });
     expect(planOutcome(waiting)).toBe('awaiting-approval');
-    expect(planLine(planOut(waiting))).toMatch(/waiting for approval; 1 more approval$/);
+    expect(planLine(planOut(waiting))).toMatch(/: waiting for approval: 1 more approval$/);
     // Org-level gates: the effective count and the rules, and a plan held by one names it.
     const orgRule = {
       orgPolicy: 'kpromo-system/platform',
@@ -206,7 +206,7 @@ describe('mcp text summaries', () => {
     expect(PlanOut.parse(held)).toEqual(held);
     expect(held).toMatchObject({ requiredApprovals: 2, orgRules: [orgRule] });
     expect(planLine(held)).toMatch(
-      /; held by OrgPolicy kpromo-system\/platform rule prod-gates \(spec\.rules\[0\]\.requireVerification\): at least one verification check; the flow has stages\[1\]\.verification: 0 checks — the plan waits until the flow meets it$/,
+      /: held by OrgPolicy kpromo-system\/platform rule prod-gates \(spec\.rules\[0\]\.requireVerification\): at least one verification check; the flow has stages\[1\]\.verification: 0 checks — the plan waits until the flow meets it$/,
     );
     expect(planOutcome(plan({ gate: { approved: true, required: 1, frozen: { window: 'weekend' } } }))).toBe('frozen');
     expect(
@@ -236,7 +236,7 @@ describe('mcp text summaries', () => {
       { at: '2026-12-02T10:00:00Z', environment: 'dev', alert: 'WebErrors', reason: 'alert WebErrors{app="web"}' },
     ]);
     expect(planLine(restarted)).toBe(
-      `promote plan ns/p1 dev → stable, 1 candidate(s): waiting for the candidates to soak; until ${eligibleAt} (soak restarted at 2026-12-02T10:00:00Z: alert WebErrors{app="web"})`,
+      `promote plan ns/p1 dev → stable, 1 candidate(s): soaking until ${eligibleAt} (soak restarted at 2026-12-02T10:00:00Z: alert WebErrors{app="web"})`,
     );
   });
   it('the order of a release: each app says what it waits for and the failed app that held it; apps their dependsOn', () => {

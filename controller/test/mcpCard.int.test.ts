@@ -14,7 +14,7 @@ import { RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 import { build } from 'esbuild';
 import { type Browser, chromium, type FrameLocator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PLAN_CARD_URI } from '../src/mcp/card/index.js';
+import { PLAN_CARD_URI } from '../src/mcp/card.js';
 import type { Running } from '../src/runtime.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

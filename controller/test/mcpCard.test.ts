@@ -1,9 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { sparkSegments, sparkText } from '../src/mcp/card/charts.js';
-import { PLAN_CARD_URI } from '../src/mcp/card/index.js';
+import type { CardPlan } from '@kpromo/plan-card';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { PLAN_CARD_URI } from '../src/mcp/card.js';
 import { cardText } from '../src/mcp/summary.js';
 import { TOOLS } from '../src/mcp/tools/index.js';
-import { planOut } from '../src/mcp/views.js';
+import { type PlanOut, planOut } from '../src/mcp/views.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 const plan = (status: Record<string, unknown>, approvals?: unknown[]) =>
@@ -19,19 +19,10 @@ const plan = (status: Record<string, unknown>, approvals?: unknown[]) =>
     status,
   } as never);
 
-describe('plan card charts', () => {
-  it('a text chart has one bar per value, lowest to highest, and a dot where there was no data', () => {
-    expect(sparkText([0, 0.5, 1, null, 1])).toBe('▁▅█·█');
-    expect(sparkText([2, 2])).toBe('▄▄');
-    expect(sparkText([null])).toBe('·');
-  });
-  it('an SVG chart breaks its line where there was no data and scales the values to the box', () => {
-    expect(sparkSegments([0, 1, null, 1], 30, 10)).toEqual(['0.0,10.0 10.0,0.0', '30.0,0.0']);
-    expect(sparkSegments([null, null], 30, 10)).toEqual([]);
-  });
-});
-
 describe('the plan card at the tools', () => {
+  it('the plan of a tool result has every field the card reads (checked by the typecheck)', () => {
+    expectTypeOf<PlanOut>().toExtend<CardPlan>();
+  });
   it('state, plan and promote name the card; no other tool does', () => {
     expect(TOOLS.filter((t) => t.card).map((t) => t.name)).toEqual(['state', 'plan', 'promote']);
     expect(PLAN_CARD_URI).toMatch(/^ui:\/\//);

@@ -2,8 +2,9 @@
 // the admission policies of examples/deploy/admission-policy.yaml (applyCrds): the platform's
 // OrgPolicy in the controller's orgPolicyNamespace says plans into stable need two people, never the
 // plan's creator; the team's flow says one. Every test checks what reached stable.
-import type { OrgPolicy, PromotionFlow, PromotionPlan } from '@kpromo/api';
+import type { Environment, OrgPolicy, PromotionFlow, PromotionPlan } from '@kpromo/api';
 import { planProgress } from '@kpromo/contract';
+import { waitFor } from '@kpromo/test-harness';
 import {
   callApi,
   createAndApprove,
@@ -92,6 +93,54 @@ describe('org-level gates', () => {
     await world.as(devon).create(policiesPath(NS), orgPolicy({ approvals: { minCount: 1 } }, NS));
     const org = await dev.get<OrgPolicy>(policiesPath(ORG, 'platform'));
     expect(org.spec.rules[0].approvals).toEqual({ minCount: 2, forbidSelfApproval: true });
+  });
+
+  it('admission refuses a flow laxer than the rule covering its stage, naming the rule and field; a compliant flow and one outside the rule are accepted', async () => {
+    // The controller resolves the rules covering each Environment into its status: admission's parameter.
+    await waitFor('Environment stable carries the org rule', async () =>
+      (await dev.get<Environment>(`${base}/environments/stable`)).status?.orgRules?.some(
+        (r) => r.rule === 'stable-gates',
+      ),
+    );
+    const flow = (name: string, stages: object[]) => ({
+      apiVersion: `${GROUP}/v1alpha1`,
+      kind: 'PromotionFlow',
+      metadata: { name, namespace: NS },
+      // Selects no application: these flows are only written, never promote.
+      spec: { stages, selector: { applications: ['none-such'] } },
+    });
+    const flows = `${base}/promotionflows`;
+    const lax = await rejection(
+      dev.create(flows, flow('lax', [{ environment: 'dev' }, { environment: 'stable', approvers: { count: 1 } }])),
+    );
+    expect(lax.message).toContain(`PromotionFlow ${NS}/lax is laxer than the org policy for environment stable`);
+    expect(lax.message).toContain(
+      `${RULE} (spec.rules[0].approvals.minCount requires 2 approvals at least; the stage has approvers.count 1)`,
+    );
+    expect(lax.message).toContain(`${RULE} (spec.rules[0].approvals.forbidSelfApproval requires four eyes`);
+    // An automatic stage needs no approval at all: laxer too.
+    const auto = await rejection(
+      dev.create(flows, flow('auto', [{ environment: 'dev' }, { environment: 'stable', approval: 'auto' }])),
+    );
+    expect(auto.message).toContain('approvals.minCount requires 2 approvals at least; the stage has approval auto');
+
+    await dev.create(
+      flows,
+      flow('strict', [
+        { environment: 'dev' },
+        { environment: 'stable', approvers: { count: 2, forbidSelfApproval: true } },
+      ]),
+    );
+    // stable is its first stage (releases come from it, no plan goes into it); dev is outside the rule.
+    await dev.create(flows, flow('outside', [{ environment: 'stable' }, { environment: 'dev', approval: 'auto' }]));
+
+    // A flow written before the rule (main says one approval): kept, relabelled, but not rewritten still laxer.
+    await dev.jsonPatch(`${flows}/main`, [{ op: 'add', path: '/metadata/labels', value: { team: 'orgp' } }]);
+    const rewrite = await rejection(
+      dev.jsonPatch(`${flows}/main`, [{ op: 'add', path: '/spec/stages/1/approvers', value: { count: 1 } }]),
+    );
+    expect(rewrite.message).toContain(`PromotionFlow ${NS}/main is laxer than the org policy for environment stable`);
+    for (const name of ['strict', 'outside']) await dev.delete(`${flows}/${name}`);
   });
 
   it('a team flow with count 1 into stable where the org says 2: the second approval is still required, at every door', async () => {

@@ -20,6 +20,11 @@ export const ADMISSION_POLICIES = [
     guards: 'that what a release targets and how it is judged (Application fields) stay put while it runs',
     identity: false,
   },
+  {
+    suffix: 'org-policy',
+    guards: "that a flow is not laxer than the org's rules (OrgPolicy) covering its Environments",
+    identity: false,
+  },
   { suffix: 'history-writers', guards: 'that the release history cannot be rewritten', identity: true },
   { suffix: 'line-stops', guards: 'that a line stop records its real author', identity: true },
   {

@@ -1,10 +1,10 @@
+import { STATUS_META } from '@kpromo/plan-card';
 import type { AuthInfo, CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import { ApiError } from '../api/context.js';
 import type { Caller } from '../auth/identity.js';
 import { KubeError } from '../kube/rest.js';
 import type { Logger } from '../observability/logger.js';
-import { STATUS_META } from './card/meta.js';
 import { redactDeep } from './redact.js';
 
 export type Extra = ServerContext;

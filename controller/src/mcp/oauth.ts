@@ -1,3 +1,4 @@
+import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 import type { McpConfig } from './config.js';
 
@@ -16,29 +17,14 @@ export function resourceUrl(cfg: McpConfig, host: string | undefined): string {
   return cfg.oauth.resource ?? `http://${host ?? `${cfg.host}:${cfg.port}`}${cfg.path}`;
 }
 
-/** `/.well-known/oauth-protected-resource` + the resource URL's path (RFC 9728 §3.1). */
-export function metadataPath(resource: string): string {
-  const p = new URL(resource).pathname.replace(/\/$/, '');
-  return `/.well-known/oauth-protected-resource${p === '/' ? '' : p}`;
-}
-
-export function metadataUrl(resource: string): string {
-  const u = new URL(resource);
-  u.pathname = metadataPath(resource);
-  u.search = '';
-  u.hash = '';
-  return u.href;
-}
+/** The path-aware location of the document for a resource URL (RFC 9728 §3.1), as the SDK builds it. */
+const metadataPath = (resource: string) => new URL(getOAuthProtectedResourceMetadataUrl(new URL(resource))).pathname;
 
 /** The paths the document is served at: the path-aware one, and the root one for clients that probe it. */
 export function metadataPaths(cfg: McpConfig): string[] {
-  const fromConfig = cfg.oauth.resource ? metadataPath(cfg.oauth.resource) : undefined;
+  const fromConfig = cfg.oauth.resource ? [metadataPath(cfg.oauth.resource)] : [];
   return [
-    ...new Set([
-      '/.well-known/oauth-protected-resource',
-      `/.well-known/oauth-protected-resource${cfg.path}`,
-      ...(fromConfig ? [fromConfig] : []),
-    ]),
+    ...new Set(['/.well-known/oauth-protected-resource', metadataPath(`http://localhost${cfg.path}`), ...fromConfig]),
   ];
 }
 
@@ -79,5 +65,6 @@ export function serveMetadata(cfg: McpConfig) {
 
 /** `, resource_metadata="…"` for a Bearer challenge, when discovery is on. */
 export function challengeSuffix(cfg: McpConfig, host: string | undefined): string {
-  return oauthEnabled(cfg) ? `, resource_metadata="${metadataUrl(resourceUrl(cfg, host))}"` : '';
+  const url = getOAuthProtectedResourceMetadataUrl(new URL(resourceUrl(cfg, host)));
+  return oauthEnabled(cfg) ? `, resource_metadata="${url}"` : '';
 }

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { ApiContext } from '../api/context.js';
 import type { Caller } from '../auth/identity.js';
-import { registerPlanCard } from './card/index.js';
+import { registerPlanCard } from './card.js';
 import type { McpServerOptions } from './guard.js';
 import { registerCompletions, registerPrompts, registerResources } from './resources.js';
 import { registerLegacySubscriptions } from './subscriptions.js';

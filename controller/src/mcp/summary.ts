@@ -1,14 +1,14 @@
 import {
   durationText as age,
+  driftText,
+  holdText,
   orderText,
-  orgRuleText,
   reasonCounts,
   type SkippedSummary,
   shortDigest,
   skippedNotListed,
 } from '@kpromo/contract';
-import { sparkText } from './card/charts.js';
-import { awaitsApproval } from './card/meta.js';
+import { awaitsApproval, sparkText } from '@kpromo/plan-card';
 import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
 
 // Text content of tool results: a short human summary. The data itself is in structuredContent;
@@ -23,10 +23,7 @@ export function versionText(v: Pick<VersionOut, 'tag' | 'digest' | 'ageSeconds'>
 /** `cart: dev v1.2.0 (sha256:…, 2h, Healthy) → stable v1.1.0 (…)`, environments in pipeline order. */
 export function appLine(a: AppOut): string {
   const versions = a.versions.map((v) => `${v.environment} ${versionText(v)}`).join(' → ');
-  const drift = (a.drift ?? []).map(
-    (d) =>
-      `${d.cluster ? `${d.environment}/${d.cluster}` : d.environment} runs ${d.found.tag ?? shortDigest(d.found.digest) ?? '?'}, not ${d.expected.tag ?? shortDigest(d.expected.digest)}${d.changedBy ? ` (image written by ${d.changedBy})` : ''}`,
-  );
+  const drift = (a.drift ?? []).map(driftText);
   const after = a.dependsOn?.length ? `; after ${a.dependsOn.join(', ')}` : '';
   return `${a.name} [${a.type}, ${a.owner}]: ${versions || 'no environments'}${after}${drift.length ? `; DRIFT: ${drift.join('; ')}` : ''}`;
 }
@@ -44,26 +41,18 @@ const OUTCOME_TEXT: Record<PlanOut['outcome'], string> = {
 };
 
 export function planLine(p: PlanOut): string {
+  // What holds a plan not started, as every door says it (holdText); else the outcome.
   const verdict =
-    p.isRollback && p.outcome === 'rolled-back'
+    holdText(p) ??
+    (p.isRollback && p.outcome === 'rolled-back'
       ? `rollback of ${p.rollbackOf ?? '?'} complete: previous versions restored`
-      : OUTCOME_TEXT[p.outcome];
+      : OUTCOME_TEXT[p.outcome]);
   const counts =
     p.succeeded !== undefined || p.failed !== undefined
       ? ` (${p.succeeded ?? 0} succeeded, ${p.failed ?? 0} failed)`
       : '';
-  const who = p.waitingFor ? `; ${p.waitingFor}` : '';
-  const frozen = p.frozen ? `; frozen by ${p.frozen.window}${p.frozen.until ? ` until ${p.frozen.until}` : ''}` : '';
-  const restart = p.soakResets?.[p.soakResets.length - 1];
-  const soak =
-    p.outcome === 'soaking' && p.eligibleAt
-      ? `; until ${p.eligibleAt}${restart ? ` (soak restarted at ${restart.at}: ${restart.reason})` : ''}`
-      : '';
-  // An org rule only the flow's owners can meet holds the plan (the gate's reason OrgPolicy).
-  const unmet = p.phase === 'Pending' ? p.orgRules?.find((r) => r.unmet) : undefined;
-  const org = unmet ? `; held by ${orgRuleText(unmet)}` : '';
   const n = p.isRollback ? '' : `, ${p.candidates.length} candidate(s)`;
-  return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}${who}${frozen}${soak}${org}`;
+  return `${p.action} plan ${p.namespace}/${p.name} ${p.from} → ${p.to}${n}: ${verdict}${counts}`;
 }
 
 /** Cluster names a wave line lists (the structured content has them all). */

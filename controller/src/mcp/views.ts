@@ -1,12 +1,26 @@
-import type { Application, Condition, Environment, EnvironmentVersion, PromotionPlan } from '@kpromo/api';
-import { planHold, planProgress } from '@kpromo/contract';
-import { z } from 'zod';
+import {
+  type Application,
+  type Condition,
+  type Environment,
+  type EnvironmentVersion,
+  OrgRuleApplied,
+  type PromotionPlan,
+} from '@kpromo/api';
+import { PlanProgress, planHold, planProgress } from '@kpromo/contract';
+import { type core, z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { versionReader } from '../candidates/versionReader.js';
 import { clip, redactMap } from './redact.js';
 
 // Everything returned to a client is a projection of cluster objects into these shapes: CR text is
 // carried as string fields, never interpreted, templated or merged into instructions.
+
+/**
+ * A response schema of the contract (TypeBox, that is JSON Schema) as an output schema of MCP: a
+ * shape the HTTP API answers is defined once, with its descriptions, and MCP answers the same.
+ */
+export const fromContract = <S extends { static: unknown }>(schema: S) =>
+  z.fromJSONSchema(schema as core.JSONSchema.JSONSchema) as z.ZodObject & z.ZodType<S['static']>;
 
 export const ConditionOut = z.object({
   type: z.string(),
@@ -165,30 +179,22 @@ export const PlanOut = z.object({
     .optional()
     .describe("Distinct approvals the target stage needs: the stricter of the flow's and the org rules'"),
   orgRules: z
-    .array(
-      z.object({
-        orgPolicy: z.string(),
-        rule: z.string(),
-        field: z.string().describe('The OrgPolicy field that requires it'),
-        requires: z.string(),
-        flowHas: z.string().describe("What the flow's stage has itself"),
-        stricter: z.boolean().describe('The org rule decides instead of the flow'),
-        unmet: z.boolean().optional().describe("Only the flow's owners can meet it: the plan waits until they do"),
-      }),
-    )
+    .array(fromContract(OrgRuleApplied))
     .optional()
     .describe('Org-level gates (OrgPolicy) that apply to the target stage'),
-  frozen: z
-    .object({ window: z.string(), reason: z.string().optional(), until: z.string().optional() })
-    .optional()
-    .describe('The freeze window holding the plan'),
+  frozen: fromContract(PlanProgress.properties.frozen).optional().describe('The freeze window holding the plan'),
   eligibleAt: z.string().optional().describe('When the candidates have soaked long enough in the source'),
   soakResets: z
     .array(
       z.object({
         at: z.string().describe('When the soak restarted (it counts from then)'),
         environment: z.string(),
-        alert: z.string(),
+        alert: z.string().optional().describe('The alert that restarted it'),
+        check: z
+          .string()
+          .optional()
+          .describe('The check whose sample failed in the source (soak.resetOn.failedChecks)'),
+        application: z.string().optional(),
         reason: z.string(),
       }),
     )
@@ -241,15 +247,7 @@ export const PlanOut = z.object({
         .describe('The signed promotion attestation kpromo attached to the promoted digest (kpromo verify checks it)'),
     }),
   ),
-  lineStopped: z
-    .object({
-      lineStop: z.string(),
-      reason: z.string(),
-      stoppedBy: z.string().optional(),
-      overriddenBy: z.string().optional(),
-    })
-    .optional()
-    .describe('The LineStop holding the plan'),
+  lineStopped: fromContract(PlanProgress.properties.lineStopped).optional().describe('The LineStop holding the plan'),
   automaticRollbacks: z
     .array(
       z.object({
@@ -271,27 +269,6 @@ export const PlanOut = z.object({
     .optional()
     .describe('Fleet plans: the first wave not Succeeded, Failed or Halted; absent once every wave is'),
   conditions: z.array(ConditionOut),
-});
-
-export const EnvOut = z.object({
-  namespace: z.string(),
-  name: z.string(),
-  tier: z.string().optional(),
-  targetNamespace: z.string(),
-  registry: z.string(),
-  delivery: z.string(),
-  cooldowns: z
-    .array(
-      z.object({
-        flow: z.string(),
-        until: z.string(),
-        candidates: z.number().int(),
-        takes: z.array(z.object({ application: z.string(), tag: z.string(), digest: z.string() })),
-        message: z.string(),
-      }),
-    )
-    .optional()
-    .describe("Automatic stages into this environment whose cooldown holds their next plan (the flow's status)"),
 });
 
 export type AppOut = z.infer<typeof AppOut>;
@@ -346,14 +323,14 @@ export function planOut(p: PromotionPlan): PlanOut {
     waitingFor: g.waitingFor,
     requiredApprovals: g.requiredApprovals,
     orgRules: g.orgRules?.map((r) => ({ ...r })),
-    frozen: g.frozen
-      ? defined({ window: g.frozen.window, reason: clip(g.frozen.reason), until: g.frozen.until })
-      : undefined,
+    frozen: g.frozen ? defined({ ...g.frozen, reason: clip(g.frozen.reason) }) : undefined,
     eligibleAt: g.eligibleAt,
     soakResets: g.soakResets?.map((r) => ({
       at: r.at,
       environment: r.environment,
       alert: r.alert,
+      check: r.check,
+      application: r.application,
       reason: clip(r.reason) ?? '',
     })),
     phase: g.phase,

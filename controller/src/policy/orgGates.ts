@@ -3,6 +3,7 @@ import type {
   OrgPolicy,
   OrgRule,
   OrgRuleApplied,
+  OrgRuleCovering,
   PromotionFlow,
   RequiredApprovers,
   Stage,
@@ -62,6 +63,28 @@ export function orgRulesFor(
         ruleCovers(rule, name, env) ? [{ policy: `${orgNamespace}/${p.metadata.name}`, rule, index }] : [],
       ),
     );
+}
+
+/**
+ * Pure: the org rules covering `env`, as its status.orgRules carries them for admission (the
+ * kpromo-org-policy ValidatingAdmissionPolicy compares a flow's stage into it against them): only
+ * the minimums a stage can fall short of, not freeze windows, which are added and never laxer.
+ */
+export function environmentOrgRules(
+  policies: readonly OrgPolicy[],
+  env: Environment,
+  orgNamespace: string | undefined,
+): OrgRuleCovering[] {
+  return orgRulesFor(policies, env.metadata.name, env, orgNamespace).flatMap(({ policy, rule, index }) => {
+    const { approvals, requireVerification, minSoakTime, requireSignatureVerification } = rule;
+    const minimums = {
+      ...(approvals?.minCount !== undefined || approvals?.forbidSelfApproval ? { approvals } : {}),
+      ...(requireVerification ? { requireVerification } : {}),
+      ...(minSoakTime ? { minSoakTime } : {}),
+      ...(requireSignatureVerification ? { requireSignatureVerification } : {}),
+    };
+    return Object.keys(minimums).length ? [{ orgPolicy: policy, rule: rule.name, index, ...minimums }] : [];
+  });
 }
 
 /** The gates of a stage with the org's minimums applied. */

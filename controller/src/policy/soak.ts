@@ -181,6 +181,70 @@ export function soakResetDecision(input: {
   };
 }
 
+/** One sample of a verification check of the soaking environment, as the controller measured it. */
+export interface SoakCheckSample {
+  application: string;
+  /** The check's name (an Application's own: app/<name>). */
+  check: string;
+  /** Passed, failed, or undefined when there was no data to judge (which restarts nothing). */
+  ok: boolean | undefined;
+  /** What was measured, in words: value and condition, or the provider's message. */
+  detail?: string;
+}
+
+/**
+ * Pure: whether failed check samples taken at `now` in the plan's source environment restart the
+ * soak `plan` waits on. They do when the plan is a promotion that has not started, into a stage with
+ * requiredSoakTime and soak.resetOn.failedChecks, and a sample failed (no data is no failure) for a
+ * candidate soaking now ({@link soakGate} with the restarts so far); the first such sample is
+ * the restart's cause. `source`: the source versions as soak time sees them (planGate's soakSources).
+ */
+export function checkSoakResetDecision(input: {
+  plan: PromotionPlan;
+  stage: Stage | undefined;
+  samples: readonly SoakCheckSample[];
+  source: (application: string) => EnvironmentVersion | undefined;
+  now: Date;
+}): SoakResetDecision {
+  const { plan, stage, samples, now } = input;
+  const ignore = (why: string): SoakResetDecision => ({ op: 'ignore', why });
+  if ((plan.spec.action ?? 'promote') !== 'promote') return ignore('a rollback waits on no soak');
+  if (plan.status?.startedAt || (plan.status?.phase ?? 'Pending') !== 'Pending')
+    return ignore('started: it no longer waits on a soak');
+  if (!stage?.requiredSoakTime || !stage.soak?.resetOn.failedChecks)
+    return ignore(`stage ${plan.spec.to} has no requiredSoakTime with soak.resetOn.failedChecks`);
+  const failed = samples.filter((x) => x.ok === false);
+  if (!failed.length) return ignore('no sample failed (no data is no failure)');
+  let requiredMs: number;
+  try {
+    requiredMs = parseDuration(stage.requiredSoakTime);
+  } catch (e) {
+    return ignore(`stage ${plan.spec.to}: requiredSoakTime: ${(e as Error).message}`);
+  }
+  const resets = plan.status?.soakResets ?? [];
+  const g = soakGate({ candidates: plan.spec.candidates, source: input.source, requiredMs, now, resets });
+  const soaking = new Set(g.waiting.filter((w) => w.eligibleAt).map((w) => w.application));
+  const cause = failed.find((x) => soaking.has(x.application));
+  if (!cause)
+    return ignore(
+      `no candidate whose check failed is soaking in ${plan.spec.from} now (soaked, or its soak has not begun)`,
+    );
+  return {
+    op: 'reset',
+    reset: {
+      at: iso(now),
+      environment: plan.spec.from,
+      check: cause.check,
+      application: cause.application,
+      reason:
+        `check ${cause.check} of ${cause.application} failed in ${plan.spec.from}${cause.detail ? `: ${cause.detail}` : ''}`.slice(
+          0,
+          1024,
+        ),
+    },
+  };
+}
+
 /** The recorded restarts with `reset` added, the latest {@link MAX_SOAK_RESETS} kept. */
 export const withSoakReset = (resets: readonly SoakReset[] | undefined, reset: SoakReset): SoakReset[] =>
   [...(resets ?? []), reset].slice(-MAX_SOAK_RESETS);

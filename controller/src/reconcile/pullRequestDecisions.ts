@@ -9,7 +9,6 @@ import type {
 } from '@kpromo/api';
 import type { CommitStatus, Review } from '@kpromo/forge';
 import type { ApprovalVerdict } from '../policy/approvalPolicy.js';
-import type { Hold } from './planGate.js';
 
 /** The Environment's pull-request delivery (git delivery with delivery.git.pullRequest), or undefined. */
 export function pullRequestDelivery(env: Environment | undefined) {
@@ -162,7 +161,8 @@ const cut = (s: string) => (s.length > MAX ? `${s.slice(0, MAX - 1)}…` : s);
  */
 export function pullRequestStatuses(
   gate: PlanGate | undefined,
-  hold: Pick<Hold, 'reason' | 'message'> | undefined,
+  /** The gate's hold (planGate.ts Hold), if any. */
+  hold: { reason: string; message: string } | undefined,
   signatures: ReadonlyArray<{ application: string; verdict?: string; mode?: string }>,
   targetUrl?: string,
 ): CommitStatus[] {

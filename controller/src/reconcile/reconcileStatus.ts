@@ -4,6 +4,7 @@ import {
   type ConditionInput,
   type Environment,
   type EnvironmentStatus,
+  type OrgRuleCovering,
   type PromotionFlow,
   type PromotionFlowStatus,
   type StageCooldown,
@@ -15,7 +16,7 @@ import { type DeliveryAccess, describeNeed } from '../delivery/deliveryAccess.js
 import type { CacheView, EnvironmentState } from '../kube/cacheView.js';
 import { clusterKey } from '../kube/clusters.js';
 import type { KubeRest } from '../kube/rest.js';
-import { effectiveGates, orgRulesFor } from '../policy/orgGates.js';
+import { effectiveGates, environmentOrgRules, orgRulesFor } from '../policy/orgGates.js';
 import { derivedStatus } from './derivedStatus.js';
 import { driftedCondition, driftText } from './driftDecisions.js';
 import { policyDigests } from './policyChange.js';
@@ -160,6 +161,7 @@ export function environmentStatus(
   now: Date,
   access?: DeliveryAccess,
   drifted?: readonly EnvironmentDrift[],
+  orgRules: readonly OrgRuleCovering[] = [],
 ): EnvironmentStatus {
   const gen = env.metadata.generation;
   const prev = env.status;
@@ -192,6 +194,8 @@ export function environmentStatus(
   };
   if (applications === undefined) delete s.applications;
   else s.applications = applications;
+  if (orgRules.length) s.orgRules = [...orgRules];
+  else delete s.orgRules;
   return s;
 }
 
@@ -264,8 +268,14 @@ export function deliveryCondition(access: DeliveryAccess): ConditionInput {
   };
 }
 
-/** Writes Environment.status from the cache (and, given, the controller's delivery rights); a no-op when nothing changed. */
-export const environmentReconciler = (accessOf?: (env: Environment) => DeliveryAccess | undefined) =>
+/**
+ * Writes Environment.status from the cache (and, given, the controller's delivery rights and where
+ * OrgPolicies count); a no-op when nothing changed.
+ */
+export const environmentReconciler = (
+  accessOf?: (env: Environment) => DeliveryAccess | undefined,
+  orgPolicyNamespace?: string,
+) =>
   derivedStatus<EnvironmentStatus, Environment>({
     read: (cache, namespace, name) => cache.getEnvironment(namespace, name),
     derive: (env, { cache, namespace, now }) => {
@@ -287,7 +297,10 @@ export const environmentReconciler = (accessOf?: (env: Environment) => DeliveryA
                 .map((drift) => ({ application: a.metadata.name, drift })),
             )
         : undefined;
-      return environmentStatus(env, state, observed, now, accessOf?.(env), drifted);
+      const orgRules = orgPolicyNamespace
+        ? environmentOrgRules(cache.orgPolicies(orgPolicyNamespace), env, orgPolicyNamespace)
+        : [];
+      return environmentStatus(env, state, observed, now, accessOf?.(env), drifted, orgRules);
     },
   });
 

@@ -9,7 +9,13 @@ import {
 } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
 import { selfApprovalRefusal } from '../../src/api/promotions.js';
-import { effectiveGates, type MatchedOrgRule, orgRulesFor, ruleCovers } from '../../src/policy/orgGates.js';
+import {
+  effectiveGates,
+  environmentOrgRules,
+  type MatchedOrgRule,
+  orgRulesFor,
+  ruleCovers,
+} from '../../src/policy/orgGates.js';
 import { planGate } from '../../src/reconcile/planGate.js';
 
 const ORG = 'kpromo-system';
@@ -64,6 +70,43 @@ describe('which org rules cover an Environment (policy/orgGates.ts)', () => {
     const policies = [policy('shop', 'mine', [{ name: 'weak', approvals: { minCount: 1 } }]), policy(ORG, 'p', rules)];
     expect(orgRulesFor(policies, 'prod', env('prod'), ORG).map((m) => m.policy)).toEqual([`${ORG}/p`]);
     expect(orgRulesFor(policies, 'prod', env('prod'), undefined)).toEqual([]);
+  });
+});
+
+describe("an Environment's status.orgRules: what admission judges a flow's stage into it by", () => {
+  const rules: OrgRule[] = [
+    { name: 'prod-gates', environments: { tiers: ['production'] }, approvals: { minCount: 2 }, minSoakTime: '1h' },
+    {
+      name: 'freeze-only',
+      freezeWindows: [{ name: 'ye', start: '2026-12-20T00:00:00Z', end: '2027-01-04T00:00:00Z' }],
+    },
+    {
+      name: 'signed',
+      environments: { names: ['prod*'] },
+      requireSignatureVerification: true,
+      requireVerification: true,
+    },
+  ];
+  const policies = [
+    policy(ORG, 'platform', rules),
+    policy('shop', 'mine', [{ name: 'weak', requireVerification: true }]),
+  ];
+
+  it('resolves tiers and names for admission, keeping index and minimums; freeze windows are never laxer', () => {
+    expect(environmentOrgRules(policies, env('prod', 'production'), ORG)).toEqual([
+      { orgPolicy: `${ORG}/platform`, rule: 'prod-gates', index: 0, approvals: { minCount: 2 }, minSoakTime: '1h' },
+      {
+        orgPolicy: `${ORG}/platform`,
+        rule: 'signed',
+        index: 2,
+        requireVerification: true,
+        requireSignatureVerification: true,
+      },
+    ]);
+  });
+  it('a development Environment named outside every rule: none; no org-policy namespace: none', () => {
+    expect(environmentOrgRules(policies, env('dev'), ORG)).toEqual([]);
+    expect(environmentOrgRules(policies, env('prod', 'production'), undefined)).toEqual([]);
   });
 });
 

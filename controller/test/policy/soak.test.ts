@@ -1,7 +1,15 @@
 import type { Candidate, EnvironmentVersion, PromotionPlan, SoakReset, Stage } from '@kpromo/api';
 import { dg } from '@kpromo/test-harness/objects';
 import { describe, expect, it } from 'vitest';
-import { type SoakAlert, soakClock, soakGate, soakResetDecision, withSoakReset } from '../../src/policy/soak.js';
+import {
+  checkSoakResetDecision,
+  type SoakAlert,
+  type SoakCheckSample,
+  soakClock,
+  soakGate,
+  soakResetDecision,
+  withSoakReset,
+} from '../../src/policy/soak.js';
 
 const HOUR = 3_600_000;
 const now = new Date('2026-03-02T12:00:00Z');
@@ -325,5 +333,132 @@ describe('soakResetDecision: which alerts restart which soaks', () => {
     expect(kept).toHaveLength(20);
     expect(kept[0].fingerprint).toBe('f1');
     expect(kept[19].fingerprint).toBe('last');
+  });
+});
+
+describe('checkSoakResetDecision: which failed check samples restart which soaks', () => {
+  const stage: Stage = { environment: 'prod', requiredSoakTime: '1h', soak: { resetOn: { failedChecks: true } } };
+  const plan = (over: { status?: PromotionPlan['status']; action?: 'rollback' } = {}): PromotionPlan => ({
+    apiVersion: 'promotions.kpromo.dev/v1alpha1',
+    kind: 'PromotionPlan',
+    metadata: { name: 'p', namespace: 'shop' },
+    spec: {
+      flow: 'main',
+      from: 'stable',
+      to: 'prod',
+      candidates: [cand('web'), cand('api')],
+      ...(over.action ? { action: over.action } : {}),
+    },
+    status: over.status ?? { phase: 'Pending' },
+  });
+  const failed: SoakCheckSample = {
+    application: 'web',
+    check: 'error-rate',
+    ok: false,
+    detail: 'value 0.2, must be at most 0.05',
+  };
+  // web has soaked in stable since 11:00 (now 11:30); api only since 10:00, so it has soaked.
+  const at = new Date('2026-03-02T11:30:00Z');
+  const sources: Record<string, EnvironmentVersion> = {
+    web: version({ healthySince: '2026-03-02T11:00:00Z' }),
+    api: version({ healthySince: '2026-03-02T10:00:00Z' }),
+  };
+  const rows: Array<{
+    name: string;
+    plan?: PromotionPlan;
+    stage?: Stage;
+    samples?: SoakCheckSample[];
+    now?: Date;
+    cause?: string;
+    why?: string;
+  }> = [
+    { name: 'a failed sample of a soaking candidate restarts it', cause: 'error-rate' },
+    {
+      name: 'the first failed sample of a soaking candidate is the cause; a pass or no data is none',
+      samples: [
+        { application: 'web', check: 'latency', ok: true },
+        { application: 'web', check: 'http', ok: undefined },
+        failed,
+        { application: 'web', check: 'app/smoke', ok: false },
+      ],
+      cause: 'error-rate',
+    },
+    {
+      name: 'no data is no failure',
+      samples: [{ ...failed, ok: undefined }],
+      why: 'no sample failed (no data is no failure)',
+    },
+    {
+      name: 'passing samples restart nothing',
+      samples: [{ ...failed, ok: true }],
+      why: 'no sample failed (no data is no failure)',
+    },
+    {
+      name: 'a failed sample of a candidate that has soaked already restarts nothing',
+      samples: [{ ...failed, application: 'api' }],
+      why: 'no candidate whose check failed is soaking in stable now (soaked, or its soak has not begun)',
+    },
+    {
+      name: 'a soak that is over is not restarted',
+      now: new Date('2026-03-02T12:00:00Z'),
+      why: 'no candidate whose check failed is soaking in stable now (soaked, or its soak has not begun)',
+    },
+    {
+      name: 'a stage whose soak.resetOn has only alerts is not restarted by checks',
+      stage: { ...stage, soak: { resetOn: { alerts: [{ matchers: { app: 'web' } }] } } },
+      why: 'stage prod has no requiredSoakTime with soak.resetOn.failedChecks',
+    },
+    {
+      name: 'a stage without requiredSoakTime soaks nothing',
+      stage: { environment: 'prod', soak: stage.soak },
+      why: 'stage prod has no requiredSoakTime with soak.resetOn.failedChecks',
+    },
+    { name: 'a rollback waits on no soak', plan: plan({ action: 'rollback' }), why: 'a rollback waits on no soak' },
+    {
+      name: 'a plan that started no longer soaks',
+      plan: plan({ status: { phase: 'Promoting', startedAt: '2026-03-02T11:10:00Z' } }),
+      why: 'started: it no longer waits on a soak',
+    },
+  ];
+  for (const r of rows)
+    it(r.name, () => {
+      const d = checkSoakResetDecision({
+        plan: r.plan ?? plan(),
+        stage: 'stage' in r ? r.stage : stage,
+        samples: r.samples ?? [failed],
+        source: (a) => sources[a],
+        now: r.now ?? at,
+      });
+      if (r.why) expect(d).toEqual({ op: 'ignore', why: r.why });
+      else expect(d.op === 'reset' && d.reset.check).toBe(r.cause);
+    });
+
+  it('records when (the sample), where, which check of which app and why (its value and condition)', () => {
+    expect(
+      checkSoakResetDecision({ plan: plan(), stage, samples: [failed], source: (a) => sources[a], now: at }),
+    ).toEqual({
+      op: 'reset',
+      reset: {
+        at: '2026-03-02T11:30:00Z',
+        environment: 'stable',
+        check: 'error-rate',
+        application: 'web',
+        reason: 'check error-rate of web failed in stable: value 0.2, must be at most 0.05',
+      },
+    });
+  });
+
+  it('restarted at 11:30, web soaks until 12:30 and the gate names the check as the restart', () => {
+    const d = checkSoakResetDecision({ plan: plan(), stage, samples: [failed], source: (a) => sources[a], now: at });
+    if (d.op !== 'reset') throw new Error(d.why);
+    const g = soakGate({
+      candidates: plan().spec.candidates,
+      source: (a) => sources[a],
+      requiredMs: HOUR,
+      now: at,
+      resets: [d.reset],
+    });
+    expect(g.eligibleAt?.toISOString()).toBe('2026-03-02T12:30:00.000Z');
+    expect(g.restart?.reason).toContain('check error-rate of web failed');
   });
 });

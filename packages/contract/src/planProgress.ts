@@ -104,7 +104,7 @@ export const PlanProgress = Type.Object(
     soakResets: Type.Optional(
       Type.Array(SoakReset, {
         description:
-          'Why and when alerts restarted the soak the plan waits on (status.soakResets), oldest first: the soak counts from the latest.',
+          'Why and when alerts or failed check samples in the source restarted the soak the plan waits on (status.soakResets), oldest first: the soak counts from the latest.',
       }),
     ),
     lineStopped: Type.Optional(PlanGate.properties.lineStopped),
@@ -129,7 +129,23 @@ export const PlanProgress = Type.Object(
     apps: Type.Array(
       Type.Composite([
         Type.Partial(Type.Omit(AppProgressSchema, ['application', 'phase'])),
-        Type.Object({ application: Type.String(), phase: StringEnum([...APP_PHASES, Waiting]) }),
+        Type.Object({
+          application: Type.String(),
+          phase: StringEnum([...APP_PHASES, Waiting]),
+          after: Type.Optional(
+            Type.Array(Type.String(), {
+              description:
+                'The applications of the plan this one starts after (status.order: their dependsOn; in a rollback, those that depend on it), known before the plan starts.',
+            }),
+          ),
+          step: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              description:
+                'Its position in the order inside the release: 1 starts at once, n after every app it follows (n-1 at most). Absent when the plan declares no order.',
+            }),
+          ),
+        }),
       ]),
     ),
     signatures: Type.Array(PlanSignature, { description: 'Per candidate with a verdict, in candidate order.' }),
@@ -212,6 +228,33 @@ export function planSignatures(plan: PromotionPlan): PlanSignature[] {
   });
 }
 
+/**
+ * Each listed application's place in the order inside the release (status.order): what it starts
+ * after and its step, 1 + the highest step of those (1: at once). Empty when the plan records no
+ * order. An edge to an app the plan does not list is ignored; a cycle (refused when the plan is
+ * created) leaves its members at the step reached.
+ */
+export function orderSteps(
+  names: readonly string[],
+  order: readonly { application: string; after: readonly string[] }[],
+): Map<string, { step: number; after: string[] }> {
+  if (!order.length) return new Map();
+  const listed = new Set(names);
+  const after = new Map(order.map((o) => [o.application, o.after.filter((d) => listed.has(d))]));
+  const steps = new Map<string, number>();
+  const stepOf = (n: string, seen: Set<string>): number => {
+    const known = steps.get(n);
+    if (known !== undefined) return known;
+    if (seen.has(n)) return 1;
+    seen.add(n);
+    const s = 1 + Math.max(0, ...(after.get(n) ?? []).map((d) => stepOf(d, seen)));
+    seen.delete(n);
+    steps.set(n, s);
+    return s;
+  };
+  return new Map(names.map((n) => [n, { step: stepOf(n, new Set()), after: after.get(n) ?? [] }]));
+}
+
 /** The applications the plan lists: its candidates, or (a rollback has none) those in its status. */
 const listedApplications = (plan: PromotionPlan): string[] =>
   plan.spec.candidates.length
@@ -241,6 +284,7 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
   const rollback = isRollback(plan);
   const waves = planWaves(plan);
   const currentWave = waves.find((w) => w.current)?.name;
+  const order = orderSteps(names, st.order ?? []);
   return {
     namespace: plan.metadata.namespace ?? '',
     name: plan.metadata.name,
@@ -269,7 +313,11 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
     total: names.length,
     apps: names.map((application) => {
       const a = byApp.get(application);
-      return a ? { ...a } : { application, phase: Waiting };
+      const ordered = order.get(application);
+      return {
+        ...(a ? { ...a } : { application, phase: Waiting }),
+        ...(ordered ? { step: ordered.step, ...(ordered.after.length ? { after: [...ordered.after] } : {}) } : {}),
+      };
     }),
     signatures: planSignatures(plan),
     waves,

@@ -48,9 +48,54 @@ export function orgRuleText(r: NonNullable<PlanProgress['orgRules']>[number]): s
  * The latest restart of the soak a plan waits on, in words (`soak restarted at <time>: alert …`);
  * undefined when nothing restarted it.
  */
-export function soakRestartText(g: Pick<PlanProgress, 'soakResets'>): string | undefined {
+export function soakRestartText(g: { soakResets?: ReadonlyArray<{ at: string; reason: string }> }): string | undefined {
   const r = g.soakResets?.[g.soakResets.length - 1];
   return r ? `soak restarted at ${r.at}: ${r.reason}` : undefined;
+}
+
+/**
+ * What holds a plan not started, in words, for every door (the CLI's display and log, MCP's
+ * summaries): a freeze window nobody overrode, approvals still missing, the soak (with the alert
+ * that last restarted it), else an org rule only the flow's owners can meet; undefined once the
+ * plan started or while nothing holds it.
+ */
+export function holdText(
+  p: { phase: string } & Parameters<typeof soakRestartText>[0] &
+    Pick<PlanProgress, 'frozen' | 'approved' | 'eligibleAt' | 'waitingFor' | 'orgRules'>,
+  now: number = Date.now(),
+): string | undefined {
+  if (p.phase !== 'Pending') return undefined;
+  const f = p.frozen;
+  switch (planHold(p, now)) {
+    case 'frozen':
+      return `frozen by window ${f?.window}${f?.until ? ` until ${f.until}` : ''}${f?.reason ? `: ${f.reason}` : ''}`;
+    case 'awaiting-approval':
+      return `waiting for approval${p.waitingFor ? `: ${p.waitingFor}` : ''}`;
+    case 'soaking': {
+      const restart = soakRestartText(p);
+      return `soaking until ${p.eligibleAt}${restart ? ` (${restart})` : ''}`;
+    }
+    default: {
+      const unmet = p.orgRules?.find((r) => r.unmet);
+      return unmet ? `held by ${orgRuleText(unmet)}` : undefined;
+    }
+  }
+}
+
+/**
+ * Where a workload runs another version than kpromo delivered (Application status.drift), for
+ * every door: `prod/c1: runs v1.0.0, not v2.0.0 (image written by kubectl-patch)`.
+ */
+export function driftText(d: {
+  environment: string;
+  cluster?: string;
+  expected: { tag?: string; digest: string };
+  found: { tag?: string; digest?: string };
+  changedBy?: string;
+}): string {
+  const where = d.cluster ? `${d.environment}/${d.cluster}` : d.environment;
+  const found = d.found.tag ?? shortDigest(d.found.digest) ?? '?';
+  return `${where}: runs ${found}, not ${d.expected.tag ?? shortDigest(d.expected.digest)}${d.changedBy ? ` (image written by ${d.changedBy})` : ''}`;
 }
 
 /**

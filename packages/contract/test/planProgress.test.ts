@@ -92,8 +92,58 @@ const ordered = plan(
   },
 );
 
+/** The same release awaiting approval: the controller recorded its order (status.order), nothing started. */
+const awaitingOrder = plan(
+  { candidates: ['web', 'api', 'db', 'cdn'].map((application) => ({ application, from: { tag: 'v1', digest: D } })) },
+  {
+    phase: 'Pending',
+    order: [
+      { application: 'web', after: ['api'] },
+      { application: 'api', after: ['db'] },
+      // An app the plan does not release is no step of it.
+      { application: 'cdn', after: ['elsewhere'] },
+    ],
+  },
+);
+const orderOf = (p: PlanProgress) => p.apps.map((a) => [a.application, a.phase, a.step, a.after]);
+
 type Row = [string, PromotionPlan, (p: PlanProgress) => unknown, unknown];
 const rows: Row[] = [
+  [
+    'the order inside a release before it starts: each app its step and what it starts after',
+    awaitingOrder,
+    orderOf,
+    [
+      ['web', 'Waiting', 3, ['api']],
+      ['api', 'Waiting', 2, ['db']],
+      ['db', 'Waiting', 1, undefined],
+      ['cdn', 'Waiting', 1, undefined],
+    ],
+  ],
+  [
+    "the order stays shown once the plan runs, beside each app's progress",
+    plan(awaitingOrder.spec, {
+      ...awaitingOrder.status,
+      phase: 'Promoting',
+      apps: [{ application: 'db', phase: 'RollingOut' }],
+    }),
+    orderOf,
+    [
+      ['web', 'Waiting', 3, ['api']],
+      ['api', 'Waiting', 2, ['db']],
+      ['db', 'RollingOut', 1, undefined],
+      ['cdn', 'Waiting', 1, undefined],
+    ],
+  ],
+  [
+    'a plan without a declared order has no steps',
+    held,
+    (p) => p.apps.map((a) => [a.step, a.after]),
+    [
+      [undefined, undefined],
+      [undefined, undefined],
+    ],
+  ],
   [
     'a promotion is no rollback and changes its candidates',
     held,

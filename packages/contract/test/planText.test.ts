@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvedByText, durationText, planHold, shortDigest } from '../src/index.js';
+import { approvedByText, driftText, durationText, holdText, planHold, shortDigest } from '../src/index.js';
 
 const NOW = Date.parse('2026-12-07T10:00:00Z');
 
@@ -39,5 +39,68 @@ describe('planText', () => {
     ],
   ])('says who approved %j: %s', (entry, text) => {
     expect(approvedByText(entry)).toBe(text);
+  });
+
+  // What every door (the CLI's display and log, MCP's summaries) says holds a plan not started.
+  const later = '2026-12-07T11:00:00Z';
+  const reset = {
+    at: '2026-12-07T09:30:00Z',
+    environment: 'dev',
+    alert: 'WebErrors',
+    reason: 'alert WebErrors: 5xx above 2%',
+  };
+  const unmet = {
+    orgPolicy: 'kpromo-system/platform',
+    rule: 'prod',
+    field: 'spec.rules[0].requireVerification',
+    requires: 'at least one verification check',
+    flowHas: 'stages[1].verification: 0 checks',
+    stricter: true,
+    unmet: true,
+  };
+  it.each([
+    [
+      { approved: false, waitingFor: '1 approval from release-managers' },
+      'waiting for approval: 1 approval from release-managers',
+    ],
+    [{ approved: false }, 'waiting for approval'],
+    [
+      { approved: true, frozen: { window: 'xmas', until: '2026-12-26T00:00:00Z', reason: 'holidays' } },
+      'frozen by window xmas until 2026-12-26T00:00:00Z: holidays',
+    ],
+    [{ approved: true, frozen: { window: 'xmas', overriddenBy: 'carol' } }, undefined],
+    [{ approved: true, eligibleAt: later }, `soaking until ${later}`],
+    [
+      { approved: true, eligibleAt: later, soakResets: [reset] },
+      `soaking until ${later} (soak restarted at 2026-12-07T09:30:00Z: alert WebErrors: 5xx above 2%)`,
+    ],
+    [{ approved: true, eligibleAt: '2026-12-07T09:00:00Z' }, undefined],
+    [
+      { approved: true, orgRules: [unmet] },
+      'held by OrgPolicy kpromo-system/platform rule prod (spec.rules[0].requireVerification): at least one verification check; the flow has stages[1].verification: 0 checks — the plan waits until the flow meets it',
+    ],
+    [{ approved: false, phase: 'Promoting' }, undefined],
+  ])('says what holds a plan not started %j: %s', (g, text) => {
+    expect(holdText({ phase: 'Pending', ...g }, NOW)).toBe(text);
+  });
+
+  it.each([
+    [
+      { environment: 'prod', expected: { tag: 'v1', digest: 'sha256:1' }, found: { tag: 'v0' } },
+      'prod: runs v0, not v1',
+    ],
+    [
+      {
+        environment: 'prod',
+        cluster: 'eu-1',
+        expected: { digest: `sha256:${'1'.repeat(64)}` },
+        found: { digest: `sha256:${'9'.repeat(64)}` },
+        changedBy: 'kubectl-patch',
+      },
+      `prod/eu-1: runs sha256:${'9'.repeat(12)}, not sha256:${'1'.repeat(12)} (image written by kubectl-patch)`,
+    ],
+    [{ environment: 'dev', expected: { tag: 'v1', digest: 'sha256:1' }, found: {} }, 'dev: runs ?, not v1'],
+  ])('says where a workload drifted %j: %s', (d, text) => {
+    expect(driftText(d)).toBe(text);
   });
 });

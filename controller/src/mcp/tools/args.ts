@@ -2,6 +2,7 @@ import { DEFAULT_SKIPPED_SHOWN, K8S_NAME, MAX_PATTERN_LENGTH, MAX_SKIPPED_SHOWN 
 import { z } from 'zod';
 
 // Tool arguments several rows share.
+
 export const name = (what: string) =>
   z.string().min(1).max(253).regex(K8S_NAME, `${what} must be a Kubernetes object name (lowercase, digits, -, .)`);
 // Mirrored into the Mcp-Param-Namespace header on 2026-07-28 (SEP-2243), so gateways can route

@@ -3,7 +3,8 @@ import {
   approvedByText,
   type DoraKeys,
   DoraQuery,
-  type HistoryEntry,
+  DoraReport,
+  HistoryEntry,
   HistoryQuery,
   MAX_DORA_WINDOW_DAYS,
   shortDigest,
@@ -11,6 +12,7 @@ import {
 import { z } from 'zod';
 import { doraInsights, listHistory } from '../../api/history.js';
 import { parseInput } from '../../api/input.js';
+import { fromContract } from '../views.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
@@ -20,40 +22,14 @@ import { READ, row } from './row.js';
 const TIME_HELP =
   'a date (2026-12-01), an RFC 3339 date-time, a duration ago (30m, 12h, 7d, 2w), today, yesterday, or a weekday (monday: the most recent one; days are UTC)';
 
-const Version = z.object({ tag: z.string().optional(), digest: z.string().optional() });
-const EntryOut = z.object({
-  namespace: z.string(),
-  flow: z.string(),
-  application: z.string(),
-  environment: z.string(),
-  team: z.string().optional(),
-  action: z.enum(['promote', 'rollback']),
-  from: Version.optional(),
-  to: Version,
-  approvedBy: z.array(z.string()),
-  approvedByPersons: z
-    .array(z.string())
-    .optional()
-    .describe('The persons the approvals counted as (one person with two identities once); absent in older entries'),
-  requestedBy: z.string().optional(),
-  requestedByAgent: z.string().optional().describe('The agent that requested it for requestedBy'),
-  overriddenBy: z.string().optional().describe('Who overrode freeze windows and line stops (an emergency)'),
-  overrideReason: z.string().optional().describe('Why, in their words'),
-  startedAt: z.string().optional(),
-  finishedAt: z.string(),
-  durationSeconds: z.number().optional(),
-  result: z.enum(['Succeeded', 'Failed', 'RolledBack']),
-  reason: z.string().optional(),
-  plan: z.string(),
-  commit: z.string().optional(),
-  imageCreatedAt: z.string().optional(),
-});
-const Keys = z.object({
-  deployments: z.number(),
-  deploymentFrequency: z.object({ perDay: z.number(), count: z.number() }),
-  leadTime: z.object({ medianSeconds: z.number().optional(), samples: z.number(), unknown: z.number() }),
-  changeFailureRate: z.object({ ratio: z.number().optional(), failures: z.number() }),
-  timeToRestore: z.object({ medianSeconds: z.number().optional(), samples: z.number(), unrestored: z.number() }),
+// The HTTP API's entry without what only its own clients need (the paging key, where it was read from).
+const EntryOut = fromContract(HistoryEntry).omit({
+  key: true,
+  source: true,
+  deployed: true,
+  message: true,
+  sourceEnvironment: true,
+  rollbackOf: true,
 });
 
 const version = (v?: { tag?: string; digest?: string }) => v?.tag ?? shortDigest(v?.digest) ?? '?';
@@ -152,14 +128,7 @@ export const dora = row({
   }),
   // A number of days ending now, where the HTTP API takes "30d" and an end.
   contract: { schema: DoraQuery, mcpOnly: ['windowDays'], notOffered: ['window', 'until'] },
-  output: z.object({
-    window: z.object({ since: z.string(), until: z.string(), days: z.number() }),
-    total: Keys,
-    groups: z.array(
-      Keys.extend({ namespace: z.string(), flow: z.string(), team: z.string(), environment: z.string() }),
-    ),
-    warnings: z.array(z.string()).optional(),
-  }),
+  output: fromContract(DoraReport),
   annotations: READ,
   async run({ ctx, caller, ns, args }) {
     const r = await doraInsights(ctx, caller, { ...args, namespace: ns, window: args.windowDays });

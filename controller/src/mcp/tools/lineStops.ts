@@ -1,7 +1,8 @@
-import { LineStopParams, NamespaceQuery, StopLineBody } from '@kpromo/contract';
+import { LineStopParams, LineStopView, NamespaceQuery, StopLineBody } from '@kpromo/contract';
 import { z } from 'zod';
 import { who } from '../../api/access.js';
 import * as api from '../../api/lineStops.js';
+import { fromContract } from '../views.js';
 import { name, nsArg } from './args.js';
 import { DESTRUCTIVE, READ, row } from './row.js';
 
@@ -9,25 +10,9 @@ import { DESTRUCTIVE, READ, row } from './row.js';
 // of GET/POST /api/v1/linestops and its lift, checked as the caller (RBAC create/delete on linestops)
 // before the person is asked to confirm; the stopper recorded is the caller.
 
-const LineStopOut = z.object({
-  namespace: z.string(),
-  name: z.string(),
-  reason: z.string(),
-  scope: z.enum(['Namespace', 'AllNamespaces']),
-  environments: z.array(z.string()).optional(),
-  stoppedBy: z.string().optional(),
-  source: z
-    .object({
-      kind: z.enum(['Person', 'Alert']),
-      alert: z.string().optional(),
-      fingerprint: z.string().optional(),
-    })
-    .optional(),
-  since: z.string().optional(),
-});
-type LineStopOut = z.infer<typeof LineStopOut>;
+const LineStopOut = fromContract(LineStopView);
 
-const line = (s: LineStopOut) =>
+const line = (s: LineStopView) =>
   `${s.namespace}/${s.name}: stopped${s.stoppedBy ? ` by ${s.stoppedBy}` : ''}${s.since ? ` since ${s.since}` : ''} (${s.scope === 'AllNamespaces' ? 'every namespace' : `namespace ${s.namespace}`}${s.environments?.length ? `, into ${s.environments.join(', ')}` : ''}): ${s.reason}`;
 
 export const lineStops = row({

@@ -1,3 +1,4 @@
+import { EnvironmentView } from '@kpromo/contract';
 import { z } from 'zod';
 import { type ApiContext, ApiError } from '../../api/context.js';
 import { filterPlans, InvalidPlanContinue, pagePlans } from '../../api/planList.js';
@@ -5,7 +6,7 @@ import { findApplications, listEnvironments, listPlans } from '../../api/promoti
 import type { Caller } from '../../auth/identity.js';
 import { globToRegExp } from '../../candidates/computeCandidates.js';
 import { appLine, capped, planLine } from '../summary.js';
-import { AppOut, appsView, EnvOut, PlanOut, pipelineEnvironments, planOut, VersionOut } from '../views.js';
+import { AppOut, appsView, fromContract, PlanOut, pipelineEnvironments, planOut, VersionOut } from '../views.js';
 import { name, nsArg } from './args.js';
 import { READ, row } from './row.js';
 
@@ -75,30 +76,11 @@ async function environments(ctx: ApiContext, c: Caller, ns: string, a: Args) {
     .filter((e) => !glob || glob.test(e.name))
     .sort((x, y) => order.indexOf(x.name) - order.indexOf(y.name) || x.name.localeCompare(y.name));
   const p = page(envs, a, keyOf(a, ns));
-  const items = p.slice.map((e) => ({
-    namespace: e.namespace,
-    name: e.name,
-    ...(e.tier ? { tier: e.tier } : {}),
-    targetNamespace: e.targetNamespace,
-    registry: e.registry,
-    delivery: e.delivery,
-    ...(e.cooldowns
-      ? {
-          cooldowns: e.cooldowns.map((c) => ({
-            flow: c.flow,
-            until: c.until,
-            candidates: c.candidates,
-            takes: c.takes,
-            message: c.message,
-          })),
-        }
-      : {}),
-  }));
-  const lines = items.map(
+  const lines = p.slice.map(
     (e) =>
       `  ${e.name}${e.tier ? ` (${e.tier})` : ''}: namespace ${e.targetNamespace}, registry ${e.registry}, delivery ${e.delivery}${(e.cooldowns ?? []).map((c) => `; flow ${c.flow} ${c.message}`).join('')}`,
   );
-  return { items, total: p.total, nextCursor: p.nextCursor, lines };
+  return { items: p.slice, total: p.total, nextCursor: p.nextCursor, lines };
 }
 
 /**
@@ -164,7 +146,7 @@ export const list = row({
     total: z.number().int(),
     nextCursor: z.string().optional(),
     applications: z.array(AppOut).optional(),
-    environments: z.array(EnvOut).optional(),
+    environments: z.array(fromContract(EnvironmentView)).optional(),
     plans: z.array(PlanOut).optional(),
   }),
   annotations: READ,

@@ -12,7 +12,7 @@ import {
 import type { z } from 'zod';
 import { type ApiContext, ApiError } from '../../api/context.js';
 import type { Caller } from '../../auth/identity.js';
-import { PLAN_CARD_URI } from '../card/index.js';
+import { PLAN_CARD_URI } from '../card.js';
 import { changeFeed } from '../feed.js';
 import { type Extra, type McpServerOptions, runTool, type ToolOutcome } from '../guard.js';
 import { followPlan } from '../progress.js';

@@ -1,12 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { PlanGate, PromotionPlanSpec } from '@kpromo/api';
+import { isRollback, type PlanGate, type PromotionPlanSpec } from '@kpromo/api';
 import { stopsHolding } from '../../policy/lineStop.js';
 import { orgRulesFor } from '../../policy/orgGates.js';
 import { userAsPerson } from '../../policy/persons.js';
+import { planOrder } from '../orderDecisions.js';
 import { type Hold, planGate } from '../planGate.js';
 import { iso } from '../time.js';
 import type { ReconcileOutcome } from './deps.js';
 import type { PlanRun } from './run.js';
+import { sampleSoakChecks } from './soakChecks.js';
 import { recordCandidateSignatures } from './supplyChainSteps.js';
 
 export function approvedMessage(gate: PlanGate | undefined, spec?: PromotionPlanSpec): string {
@@ -33,7 +35,8 @@ export function evaluateGate(run: PlanRun): ReturnType<typeof planGate> {
   const { deps, plan, status, now, namespace } = run;
   const toEnv = deps.cache.getEnvironment(namespace, plan.spec.to);
   const g = planGate(
-    // The status as this pass has it: a pull request's reviews are judged in it before it is stored.
+    // The status as this pass has it: soak restarts recorded in it (a failed check sample) and a pull
+    // request's reviews count at once, before they are stored.
     { ...plan, status },
     deps.cache.getFlow(namespace, plan.spec.flow),
     toEnv,
@@ -71,9 +74,16 @@ export function approvedCondition(run: PlanRun, gate: PlanGate) {
  */
 export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undefined> {
   const { plan, status, journal, announce, now } = run;
-  const g = evaluateGate(run);
+  let g = evaluateGate(run);
+  // Healthy soak: while it soaks, a failed check sample in the source restarts it (soak.resetOn.failedChecks).
+  const sampled = g.hold?.reason === 'Soaking' ? await sampleSoakChecks(run) : undefined;
+  if (sampled?.reset) {
+    g = evaluateGate(run);
+    announce.event('Warning', 'SoakRestarted', `the soak restarted at ${sampled.reset.at}: ${sampled.reset.reason}`);
+  }
   const gateChanged = !isDeepStrictEqual(status.gate, g.gate);
   status.gate = g.gate;
+  const orderChanged = recordOrder(run);
   if (!g.hold) return undefined;
   const h = g.hold;
   const signaturesChanged = h.reason === 'AwaitingApproval' && (await recordCandidateSignatures(run));
@@ -83,6 +93,8 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
     gateChanged ||
     reasonChanged ||
     signaturesChanged ||
+    orderChanged ||
+    sampled?.reset ||
     status.phase !== 'Pending' ||
     status.observedGeneration !== plan.metadata.generation
   ) {
@@ -99,9 +111,38 @@ export async function holdAtGate(run: PlanRun): Promise<ReconcileOutcome | undef
     // A registry fault while judging signatures is looked at again; otherwise approvals wake the plan.
     if (h.reason === 'AwaitingApproval')
       return status.candidateSignatures?.some((x) => x.verdict === 'Error') ? { requeueAfterMs: 60_000 } : {};
-    return { requeueAfterMs: 300_000 };
+    return { requeueAfterMs: sampled?.intervalMs ?? 300_000 };
   }
-  return { requeueAfterMs: Math.min(Math.max(h.recheckAt.getTime() - now().getTime(), 1_000), 3_600_000) };
+  const untilRecheck = h.recheckAt.getTime() - now().getTime();
+  // Sampling during the soak: look again at the source stage's interval.
+  const wait = sampled ? Math.min(untilRecheck, sampled.intervalMs) : untilRecheck;
+  return { requeueAfterMs: Math.min(Math.max(wait, 1_000), 3_600_000) };
+}
+
+/**
+ * Records in `run.status.order` the order inside the release as the plan's Applications declare it
+ * now (spec.dependsOn, {@link planOrder}), so every door shows it while the plan waits for approval;
+ * the run decides from the Applications again when it starts. Returns whether it changed.
+ */
+function recordOrder(run: PlanRun): boolean {
+  const { deps, plan, status, namespace } = run;
+  const names = plan.spec.candidates.length
+    ? plan.spec.candidates.map((c) => c.application)
+    : [...(plan.spec.applications ?? [])];
+  const apps = new Map(
+    names.flatMap((n) => {
+      const a = deps.cache.getApplication(namespace, n);
+      return a ? [[n, a] as const] : [];
+    }),
+  );
+  const order = [...planOrder(apps, isRollback(plan))]
+    .filter(([, after]) => after.length)
+    .map(([application, after]) => ({ application, after }));
+  const next = order.length ? order : undefined;
+  if (isDeepStrictEqual(status.order, next)) return false;
+  if (next) status.order = next;
+  else delete status.order;
+  return true;
 }
 
 /** Reasons a started plan holds its apps that have not started yet. */

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Name, SecretKeyRef, StatusBase, StringEnum, StringMap } from '../schemaHelpers.js';
+import { OrgRuleCovering } from './orgPolicy.js';
 import { FreezeWindow } from './policy.js';
 import { PolicyDigests } from './promotionFlow.js';
 
@@ -277,6 +278,13 @@ export const EnvironmentStatus = Type.Object({
   ...StatusBase,
   applications: Type.Optional(Type.Integer({ minimum: 0, description: 'Applications observed in this environment.' })),
   policyDigests: Type.Optional(PolicyDigests),
+  orgRules: Type.Optional(
+    Type.Array(OrgRuleCovering, {
+      maxItems: 256,
+      description:
+        "The org rules covering this Environment (the controller's orgPolicyNamespace), with their minimums: admission (kpromo-org-policy) refuses a PromotionFlow whose stage into it is laxer.",
+    }),
+  ),
 });
 
 export type ClusterRef = Static<typeof ClusterRef>;

@@ -121,8 +121,29 @@ export const OrgRuleApplied = Type.Object({
   ),
 });
 
+/**
+ * One org rule covering an Environment, as the controller writes it into the Environment's status
+ * (status.orgRules): the minimums the admission policy kpromo-org-policy compares the stage of a
+ * PromotionFlow into this Environment against. Admission sees the flow and one parameter, never the
+ * Environment's tier or labels a rule selects by, so the controller resolves the selection here.
+ */
+export const OrgRuleCovering = Type.Object({
+  orgPolicy: Type.String({ maxLength: 512, description: 'The OrgPolicy, <namespace>/<name>.' }),
+  rule: Type.String({ maxLength: 253, description: 'The rule name (spec.rules[].name).' }),
+  index: Type.Integer({
+    minimum: 0,
+    maximum: 63,
+    description: 'Its index in spec.rules, for the field a refusal names.',
+  }),
+  approvals: Type.Optional(OrgRule.properties.approvals),
+  requireVerification: Type.Optional(OrgRule.properties.requireVerification),
+  minSoakTime: Type.Optional(OrgRule.properties.minSoakTime),
+  requireSignatureVerification: Type.Optional(OrgRule.properties.requireSignatureVerification),
+});
+
 export type OrgRuleSelector = Static<typeof OrgRuleSelector>;
 export type OrgRule = Static<typeof OrgRule>;
 export type OrgPolicySpec = Static<typeof OrgPolicySpec>;
 export type OrgPolicyStatus = Static<typeof OrgPolicyStatus>;
 export type OrgRuleApplied = Static<typeof OrgRuleApplied>;
+export type OrgRuleCovering = Static<typeof OrgRuleCovering>;

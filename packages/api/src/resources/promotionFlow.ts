@@ -70,33 +70,50 @@ export const Wave = Type.Object(
 
 /**
  * What restarts the soak a plan into this stage waits on (requiredSoakTime, in the previous
- * environment): an alert for that environment matching one of these. Verification checks do not
- * sample after their window, so the alerts are the evidence during a soak.
+ * environment): an alert for that environment matching one of these, or (failedChecks) a failed
+ * sample of the previous stage's verification checks, which the controller keeps sampling while
+ * a plan soaks.
  */
 export const Soak = Type.Object(
   {
     resetOn: Type.Object(
       {
-        alerts: Type.Array(
-          Type.Object({
-            matchers: Type.Unsafe<Record<string, string>>({
-              type: 'object',
-              additionalProperties: { type: 'string', maxLength: 1024 },
-              minProperties: 1,
-              maxProperties: 16,
-              description:
-                'Labels the alert must carry with exactly these values, all of them (e.g. app: web, severity: critical).',
+        alerts: Type.Optional(
+          Type.Array(
+            Type.Object({
+              matchers: Type.Unsafe<Record<string, string>>({
+                type: 'object',
+                additionalProperties: { type: 'string', maxLength: 1024 },
+                minProperties: 1,
+                maxProperties: 16,
+                description:
+                  'Labels the alert must carry with exactly these values, all of them (e.g. app: web, severity: critical).',
+              }),
             }),
-          }),
-          {
-            minItems: 1,
-            maxItems: 16,
+            {
+              minItems: 1,
+              maxItems: 16,
+              description:
+                'An Alertmanager alert firing for the soaking environment (labels kpromo_namespace and kpromo_environment, sent by an alert source: docs/line-stop.md) that matches any entry restarts the soak from when kpromo receives it.',
+            },
+          ),
+        ),
+        failedChecks: Type.Optional(
+          Type.Boolean({
             description:
-              'An Alertmanager alert firing for the soaking environment (labels kpromo_namespace and kpromo_environment, sent by an alert source: docs/line-stop.md) that matches any entry restarts the soak from when kpromo receives it.',
-          },
+              "While a plan soaks, the controller samples the previous stage's verification checks (prometheus and http; the stage's and each Application's own) at that stage's interval; a failed sample restarts the soak from then. No data restarts nothing.",
+          }),
         ),
       },
-      { description: 'What restarts the soak.' },
+      {
+        description: 'What restarts the soak.',
+        'x-kubernetes-validations': [
+          {
+            rule: 'has(self.alerts) || (has(self.failedChecks) && self.failedChecks)',
+            message: 'soak.resetOn needs alerts or failedChecks: true',
+          },
+        ],
+      },
     ),
   },
   {

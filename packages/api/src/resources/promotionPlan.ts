@@ -322,10 +322,20 @@ export const MAX_SOAK_RESETS = 20;
 
 /** A restart of the soak a plan waits on (requiredSoakTime), by an alert its stage's soak.resetOn matches. */
 export const SoakReset = Type.Object({
-  at: Type.String({ format: 'date-time', description: 'When the soak restarted: when kpromo received the alert.' }),
+  at: Type.String({
+    format: 'date-time',
+    description: 'When the soak restarted: when kpromo received the alert, or sampled the failed check.',
+  }),
   environment: Type.String({ description: 'The environment that soaked (spec.from), which the alert named.' }),
-  alert: Type.String({ description: 'The alert (its alertname).' }),
-  fingerprint: Type.String({ description: "Alertmanager's fingerprint of the alert." }),
+  alert: Type.Optional(Type.String({ description: 'The alert (its alertname), when an alert restarted it.' })),
+  fingerprint: Type.Optional(Type.String({ description: "Alertmanager's fingerprint of the alert." })),
+  check: Type.Optional(
+    Type.String({
+      description:
+        "The verification check of the soaking environment whose sample failed, when a check restarted it (soak.resetOn.failedChecks; an Application's own check is app/<name>).",
+    }),
+  ),
+  application: Type.Optional(Type.String({ description: 'The application whose check sample failed.' })),
   startsAt: Type.Optional(
     Type.String({
       description:
@@ -334,7 +344,8 @@ export const SoakReset = Type.Object({
   ),
   reason: Type.String({
     maxLength: 1024,
-    description: 'Why, in words: the alert, the labels it matched, its summary.',
+    description:
+      'Why, in words: the alert, the labels it matched, its summary; or the check, its value and its condition.',
   }),
   by: Type.Optional(Type.String({ description: 'The alert source that sent it (the authenticated caller).' })),
 });
@@ -404,6 +415,19 @@ export const PromotionPlanStatus = Type.Object({
       maxItems: 500,
       description: 'Rollback plans a failed verification caused (verification onFailure rollbackApp/rollbackRelease).',
     }),
+  ),
+  order: Type.Optional(
+    Type.Array(
+      Type.Object({
+        application: Type.String(),
+        after: Type.Array(Type.String(), { maxItems: 500 }),
+      }),
+      {
+        maxItems: 500,
+        description:
+          'The order inside the release, recorded while the plan waits so approvers see it: each application of the plan that starts only after others of it (their Application spec.dependsOn; in a rollback, after those that depend on it). Applications not listed start at once.',
+      },
+    ),
   ),
   soakResets: Type.Optional(
     Type.Array(SoakReset, {

@@ -1129,22 +1129,31 @@ export interface components {
                     /** Format: date-time */
                     at: string;
                 }[];
+                /** @description The order inside the release, recorded while the plan waits so approvers see it: each application of the plan that starts only after others of it (their Application spec.dependsOn; in a rollback, after those that depend on it). Applications not listed start at once. */
+                order?: {
+                    application: string;
+                    after: string[];
+                }[];
                 /** @description Restarts of the soak this plan waits on (the stage's requiredSoakTime and soak.resetOn), oldest first; the soak counts from the latest. */
                 soakResets?: {
                     /**
                      * Format: date-time
-                     * @description When the soak restarted: when kpromo received the alert.
+                     * @description When the soak restarted: when kpromo received the alert, or sampled the failed check.
                      */
                     at: string;
                     /** @description The environment that soaked (spec.from), which the alert named. */
                     environment: string;
-                    /** @description The alert (its alertname). */
-                    alert: string;
+                    /** @description The alert (its alertname), when an alert restarted it. */
+                    alert?: string;
                     /** @description Alertmanager's fingerprint of the alert. */
-                    fingerprint: string;
+                    fingerprint?: string;
+                    /** @description The verification check of the soaking environment whose sample failed, when a check restarted it (soak.resetOn.failedChecks; an Application's own check is app/<name>). */
+                    check?: string;
+                    /** @description The application whose check sample failed. */
+                    application?: string;
                     /** @description When the alert started firing, as Alertmanager sent it: with the fingerprint, which firing this was (a repeat of it restarts nothing). */
                     startsAt?: string;
-                    /** @description Why, in words: the alert, the labels it matched, its summary. */
+                    /** @description Why, in words: the alert, the labels it matched, its summary; or the check, its value and its condition. */
                     reason: string;
                     /** @description The alert source that sent it (the authenticated caller). */
                     by?: string;
@@ -1299,6 +1308,47 @@ export interface components {
                         heldBy?: string;
                     }[];
                 }[];
+                pullRequest?: {
+                    forge: string;
+                    /** @description owner/name on the forge. */
+                    repository: string;
+                    /** @description The branch of the promotion commit. */
+                    branch: string;
+                    /** @description The environment branch it merges into. */
+                    base: string;
+                    /** @description kpromo's promotion commit: the only head approvals count on; a pull request whose head differs was changed by someone else. */
+                    commit?: string;
+                    number?: number;
+                    url?: string;
+                    /** @enum {string} */
+                    state?: "open" | "closed" | "merged";
+                    /** @description The pull request's head commit when last read. */
+                    head?: string;
+                    reviews?: {
+                        /** @description The reviewer on the forge. */
+                        login: string;
+                        /** @description The Kubernetes user that login is (identityPrefix + login). */
+                        user: string;
+                        /** @description The review's state on the forge (APPROVED, CHANGES_REQUESTED, …). */
+                        state: string;
+                        /** @description The commit the review was given on. */
+                        commit: string;
+                        /** @description This entry is the merge, not a review. */
+                        merger?: boolean;
+                        /** @description An approval of kpromo's commit by someone Kubernetes RBAC lets approve: offered to the stage's approval policy (which still judges persons, count, required approvers and self-approval). */
+                        eligible: boolean;
+                        /** @description Why it is not offered. */
+                        why?: string;
+                    }[];
+                    merged?: {
+                        /** @description The forge login that merged it. */
+                        by: string;
+                        /** @description The merge commit the GitOps agent applies. */
+                        commit: string;
+                        at?: string;
+                    };
+                    message?: string;
+                };
                 /** @description sha256 of the plan content (flow, from, to, action, rollbackOf, applications, candidates, requestedBy, requestedByAgent) the controller started executing; it refuses to go on with content that differs. */
                 contentDigest?: string;
             };

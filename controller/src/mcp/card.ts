@@ -1,10 +1,11 @@
+import { PLAN_CARD_HTML } from '@kpromo/plan-card';
 import { RESOURCE_MIME_TYPE, registerAppResource } from '@modelcontextprotocol/ext-apps/server';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { PLAN_CARD_HTML } from './generated/planCard.js';
 
-// The plan card (MCP Apps): one ui:// resource, named by the tools that return a plan (state, plan,
-// promote) in their _meta.ui.resourceUri. Hosts with MCP Apps render it with the tool's result;
-// others ignore it and read the same content in the result's text (cardText, summary.ts).
+// The plan card (MCP Apps, built by @kpromo/plan-card): one ui:// resource, named by the tools that
+// return a plan (state, plan, promote) in their _meta.ui.resourceUri. Hosts with MCP Apps render it
+// with the tool's result; others ignore it and read the same content in the result's text (cardText,
+// summary.ts).
 
 export const PLAN_CARD_URI = 'ui://kpromo/plan-card.html';
 

@@ -1,12 +1,12 @@
 // The plan card's view (MCP Apps): runs in the host's sandboxed iframe, bundled with the ext-apps
-// App class into one HTML file (scripts/buildPlanCard.ts); it fetches nothing. It renders the plan
+// App class into one HTML file (scripts/build.ts); it fetches nothing. It renders the plan
 // of the tool result it is given (structuredContent.plan, the MCP shape of the read model) and
 // approves through the host with the uid it showed, so the approval is the person's and bound to
 // what they saw. Cluster text is set as text, never as markup.
 import { App } from '@modelcontextprotocol/ext-apps';
-import type { PlanOut } from '../views.js';
 import { sparkSegments } from './charts.js';
 import { awaitsApproval, STATUS_META } from './meta.js';
+import type { CardPlan } from './plan.js';
 
 type Result = { content?: Array<{ type: string; text?: string }>; structuredContent?: unknown; isError?: boolean };
 
@@ -51,7 +51,7 @@ function sparkline(values: readonly (number | null)[], label: string): SVGSVGEle
   return svg;
 }
 
-function candidatesTable(p: PlanOut): HTMLTableElement {
+function candidatesTable(p: CardPlan): HTMLTableElement {
   const apps = new Map(p.apps.map((a) => [a.application, a]));
   const rows = p.candidates.map((c) => {
     const sig = c.signature ?? apps.get(c.application)?.signature;
@@ -73,7 +73,7 @@ function candidatesTable(p: PlanOut): HTMLTableElement {
   return el('table', { 'aria-label': 'Candidates' }, el('thead', {}, el('tr', {}, ...head)), el('tbody', {}, ...rows));
 }
 
-function verification(p: PlanOut): HTMLElement | undefined {
+function verification(p: CardPlan): HTMLElement | undefined {
   const items = p.apps.flatMap((a) =>
     (a.verification?.checks ?? []).map((c) =>
       el(
@@ -87,7 +87,7 @@ function verification(p: PlanOut): HTMLElement | undefined {
   return items.length ? el('section', {}, el('h2', {}, 'Verification'), el('ul', {}, ...items)) : undefined;
 }
 
-function approvals(p: PlanOut): HTMLElement {
+function approvals(p: CardPlan): HTMLElement {
   const given = p.approvals.map((a) =>
     el(
       'li',
@@ -117,7 +117,7 @@ function say(text: string, kind: 'ok' | 'error' | 'info') {
   s.className = kind;
 }
 
-async function approve(p: PlanOut, buttons: HTMLButtonElement[]) {
+async function approve(p: CardPlan, buttons: HTMLButtonElement[]) {
   for (const b of buttons) b.disabled = true;
   say(`Approving plan ${p.name} (uid ${p.uid})…`, 'info');
   try {
@@ -130,7 +130,7 @@ async function approve(p: PlanOut, buttons: HTMLButtonElement[]) {
       say(`Refused${code ? ` (${code})` : ''}: ${textOf(r)}`, 'error');
       return;
     }
-    const plan = (r.structuredContent as { plan?: PlanOut } | undefined)?.plan;
+    const plan = (r.structuredContent as { plan?: CardPlan } | undefined)?.plan;
     if (plan) render(plan);
     say(textOf(r).split('\n')[0] ?? 'Approved.', 'ok');
   } catch (e) {
@@ -143,7 +143,7 @@ async function approve(p: PlanOut, buttons: HTMLButtonElement[]) {
  * There is no reject operation: a plan nobody approves never runs. Reject tells the conversation
  * (the person's message, through the host) and leaves the plan as it is.
  */
-async function reject(p: PlanOut, buttons: HTMLButtonElement[]) {
+async function reject(p: CardPlan, buttons: HTMLButtonElement[]) {
   for (const b of buttons) b.disabled = true;
   const text = `I reject PromotionPlan ${p.namespace}/${p.name} (uid ${p.uid}, ${p.from} → ${p.to}): do not approve it.`;
   const done = 'Not approved. The plan is unchanged and does not run unless someone approves it.';
@@ -158,7 +158,7 @@ async function reject(p: PlanOut, buttons: HTMLButtonElement[]) {
   }
 }
 
-function actions(p: PlanOut): HTMLElement | undefined {
+function actions(p: CardPlan): HTMLElement | undefined {
   if (!awaitsApproval(p)) return undefined;
   const ok = el('button', { type: 'button', id: 'approve' }, 'Approve');
   const no = el('button', { type: 'button', id: 'reject' }, 'Reject');
@@ -167,7 +167,7 @@ function actions(p: PlanOut): HTMLElement | undefined {
   return el('div', { class: 'actions' }, ok, no);
 }
 
-function render(p: PlanOut) {
+function render(p: CardPlan) {
   root.replaceChildren(
     el('h1', {}, `${p.action === 'rollback' ? 'Rollback' : 'Promotion'} ${p.namespace}/${p.name}: ${p.from} → ${p.to}`),
     el(
@@ -187,7 +187,7 @@ function render(p: PlanOut) {
 }
 
 app.ontoolresult = (r: Result) => {
-  const plan = (r.structuredContent as { plan?: PlanOut } | undefined)?.plan;
+  const plan = (r.structuredContent as { plan?: CardPlan } | undefined)?.plan;
   if (plan) render(plan);
   else root.replaceChildren(el('pre', {}, textOf(r) || 'This result holds no plan.'));
 };
