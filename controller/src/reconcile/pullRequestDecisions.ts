@@ -12,7 +12,7 @@ import type { ApprovalVerdict } from '../policy/approvalPolicy.js';
 
 /** The Environment's pull-request delivery (git delivery with delivery.git.pullRequest), or undefined. */
 export function pullRequestDelivery(env: Environment | undefined) {
-  return env?.spec.delivery.method === 'git' ? env.spec.delivery.git?.pullRequest : undefined;
+  return env?.spec.delivery?.method === 'git' ? env.spec.delivery.git?.pullRequest : undefined;
 }
 
 export type ApprovalSource = 'kpromo' | 'pullRequest' | 'both';
