@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
@@ -24,6 +26,7 @@ import {
   applyDeployment,
   applyDevProdEnvironments,
   appOf,
+  automaticRollbackOf,
   callApi,
   controllerConfig,
   createAndApprove,
@@ -352,5 +355,64 @@ describe('promotion as a pull request (approvalSource pullRequest) with Gitea an
       'applies kpromo’s merge',
       (s) => appliedCommit(s) === done.status!.pullRequest!.merged!.commit,
     );
+  });
+
+  it('a failed verification rolls the release back through a pull request of its own that names the failed check', async () => {
+    // The new version's health endpoint answers 500: the stage's check fails at its first sample.
+    const health = createServer((_req, res) => res.writeHead(500).end('unhealthy'));
+    await new Promise<void>((r) => health.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(health.address() as AddressInfo).port}/health`;
+      await applyCr(
+        dev,
+        crs.flow(NS, 'main', [], {
+          stages: [
+            { environment: 'dev' },
+            {
+              environment: 'prod',
+              approvalSource: 'kpromo',
+              verification: {
+                checks: [{ name: 'health', http: { url } }],
+                interval: '1s',
+                window: '30s',
+                onFailure: 'rollbackRelease',
+              },
+            },
+          ],
+          selector: { applications: ['web'] },
+          rolloutTimeoutSeconds: 120,
+        }),
+      );
+      const before = (await waitPlan(dev, NS, 'web-3', () => true)).status!.pullRequest!.merged!.commit;
+      await newDevVersion();
+      await createAndApprove(ctl.port, { namespace: NS, flow: 'main', from: 'dev', to: 'prod', name: 'web-4' });
+      const rb = await automaticRollbackOf(dev, NS, 'web-4');
+      const done = await waitPlan(dev, NS, rb.metadata.name, (x) => x.status?.phase === 'RolledBack', 150_000);
+      const rec = done.status!.pullRequest!;
+      expect(rec).toMatchObject({
+        branch: `kpromo/${rb.metadata.name}`,
+        state: 'merged',
+        merged: { by: 'kpromo-bot' },
+      });
+      const pr = await as(bot).getPullRequest(repo, rec.number!);
+      expect(pr.title).toMatch(/^Roll back/);
+      expect(pr.body).toContain('**Why:** verification check `health` of web failed');
+      // Flux applied the revert, and the environment branch holds again what web-3 delivered.
+      await gitops.waitKustomization('web', 'applies the rollback', (s) => appliedCommit(s) === rec.merged!.commit);
+      const image = async (ref: string) =>
+        Buffer.from(
+          (
+            await gitea.api<{ content: string }>(
+              bot,
+              'GET',
+              `/repos/${repo.owner}/${repo.name}/contents/apps/web/image.yaml?ref=${ref}`,
+            )
+          ).content,
+          'base64',
+        ).toString();
+      expect(await image('main')).toBe(await image(before));
+    } finally {
+      health.close();
+    }
   });
 });
