@@ -415,4 +415,30 @@ describe('promotion as a pull request (approvalSource pullRequest) with Gitea an
       health.close();
     }
   });
+
+  it('attack: without kpromo/approval in the branch protection, the requester’s own merge is caught as MergedWithoutApproval', async () => {
+    // A protection that forgot kpromo's status: Gitea lets any one approval merge.
+    await gitea.protectBranch(repo, 'main', { requiredApprovals: 1 });
+    await applyCr(
+      dev,
+      crs.flow(NS, 'main', [], {
+        stages: [{ environment: 'dev' }, { environment: 'prod', approvalSource: 'pullRequest' }],
+        selector: { applications: ['web'] },
+        rolloutTimeoutSeconds: 120,
+      }),
+    );
+    await newDevVersion();
+    await createPlan('web-5');
+    const rec = (await withPullRequest('web-5', (x) => x.status?.pullRequest?.state === 'open')).status!.pullRequest!;
+    // dev, the requester's person, approves and merges: the forge allows it, kpromo does not count it.
+    await review(devUser, rec.number!);
+    await as(devUser).merge(repo, rec.number!, { sha: rec.commit!, title: 'merge', message: 'by dev' });
+    const failed = await waitPlan(dev, NS, 'web-5', (x) => appOf(x, 'web')?.phase === 'Failed', 60_000);
+    expect(appOf(failed, 'web')).toMatchObject({ reason: 'MergedWithoutApproval' });
+    expect(appOf(failed, 'web')?.message).toContain('require the kpromo/approval status');
+    expect(failed.status?.gate?.approved).toBe(false);
+    expect(failed.status?.pullRequest?.reviews).toEqual(
+      expect.arrayContaining([expect.objectContaining({ login: 'dev', merger: true, eligible: true })]),
+    );
+  });
 });
