@@ -84,7 +84,11 @@ describe('a plan promoted through a pull request', () => {
     plan(['cart'], {
       phase: 'Promoting',
       apps: [progress('cart', 'RollingOut', { message: 'waiting for pull request #7' })],
-      gate: { approved: false, required: 1, approvers: [{ user: 'gitea:alice', person: 'alice', counted: false, why: 'creator of the plan' }] },
+      gate: {
+        approved: false,
+        required: 1,
+        approvers: [{ user: 'gitea:alice', person: 'alice', counted: false, why: 'creator of the plan' }],
+      },
       pullRequest: {
         forge: 'gitea',
         repository: 'platform/gitops',
@@ -96,7 +100,14 @@ describe('a plan promoted through a pull request', () => {
         state: 'open',
         reviews: [
           { login: 'alice', user: 'gitea:alice', state: 'APPROVED', commit: C, eligible: true },
-          { login: 'mallory', user: 'gitea:mallory', state: 'APPROVED', commit: C, eligible: false, why: 'no RBAC\x1b[2J' },
+          {
+            login: 'mallory',
+            user: 'gitea:mallory',
+            state: 'APPROVED',
+            commit: C,
+            eligible: false,
+            why: 'no RBAC\x1b[2J',
+          },
         ],
         message: 'waiting for 1 approval',
         ...extra,

@@ -93,10 +93,20 @@ export const PlanPullRequestReview = Type.Composite(
  */
 export const PlanPullRequest = Type.Composite(
   [
-    Type.Pick(PullRequestRecord, ['forge', 'repository', 'branch', 'base', 'number', 'url', 'state', 'merged', 'message']),
+    Type.Pick(PullRequestRecord, [
+      'forge',
+      'repository',
+      'branch',
+      'base',
+      'number',
+      'url',
+      'state',
+      'merged',
+      'message',
+    ]),
     Type.Object({
       reviews: Type.Array(PlanPullRequestReview, {
-        description: 'Each reviewer\'s standing review, then the merge, as the controller last read them.',
+        description: "Each reviewer's standing review, then the merge, as the controller last read them.",
       }),
     }),
   ],

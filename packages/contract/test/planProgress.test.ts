@@ -3,13 +3,7 @@
 // of them shows.
 import { API_VERSION, type PromotionPlan } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import {
-  orderText,
-  type PlanProgress,
-  planProgress,
-  pullRequestLines,
-  pullRequestText,
-} from '../src/index.js';
+import { orderText, type PlanProgress, planProgress, pullRequestLines, pullRequestText } from '../src/index.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 const E = `sha256:${'e'.repeat(64)}`;
@@ -128,7 +122,12 @@ const throughPr = plan(
       approvers: [
         { user: 'gitea:carol', person: 'carol', counted: true },
         { user: 'gitea:bob', person: 'bob', counted: false, why: 'creator of the plan' },
-        { user: 'gitea:alice', person: 'alice', counted: false, why: 'already counted for carol: same person as gitea:carol' },
+        {
+          user: 'gitea:alice',
+          person: 'alice',
+          counted: false,
+          why: 'already counted for carol: same person as gitea:carol',
+        },
       ],
     },
     pullRequest: {
@@ -144,7 +143,14 @@ const throughPr = plan(
       reviews: [
         { login: 'carol', user: 'gitea:carol', state: 'APPROVED', commit: C, eligible: true },
         { login: 'bob', user: 'gitea:bob', state: 'APPROVED', commit: C, eligible: true },
-        { login: 'dave', user: 'gitea:dave', state: 'APPROVED', commit: 'd'.repeat(40), eligible: false, why: 'given on dddd' },
+        {
+          login: 'dave',
+          user: 'gitea:dave',
+          state: 'APPROVED',
+          commit: 'd'.repeat(40),
+          eligible: false,
+          why: 'given on dddd',
+        },
         { login: 'alice', user: 'gitea:alice', state: 'APPROVED', commit: C, eligible: true },
         { login: 'carol', user: 'gitea:carol', state: 'MERGED', commit: C, merger: true, eligible: true },
       ],
@@ -193,8 +199,14 @@ const rows: Row[] = [
       ...throughPr.status,
       gate: { approved: false, required: 1 },
     }),
-    (p) => p.pullRequest?.reviews.map((r) => [r.login, r.counts, r.why?.slice(0, 50)]).slice(0, 1),
-    [['carol', false, "not judged by the stage's approval policy: the stag"]],
+    (p) => p.pullRequest?.reviews.map((r) => [r.login, r.counts, r.why]).slice(0, 1),
+    [
+      [
+        'carol',
+        false,
+        "not judged by the stage's approval policy: the stage approves in kpromo (approvalSource kpromo)",
+      ],
+    ],
   ],
   [
     'a pull request not opened yet: the branch it will come from, no link and no reviews',

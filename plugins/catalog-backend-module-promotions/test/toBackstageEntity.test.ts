@@ -189,11 +189,17 @@ describe('toBackstageEntity', () => {
         spec,
         status: { phase: 'Promoting', pullRequest: pr('https://gitea.example.com/platform/gitops/pulls/12') },
       },
-      { metadata: { name: 'p2', namespace: 'shop' }, spec, status: { phase: 'Promoting', pullRequest: pr('javascript:x') } },
+      {
+        metadata: { name: 'p2', namespace: 'shop' },
+        spec,
+        status: { phase: 'Promoting', pullRequest: pr('javascript:x') },
+      },
       { metadata: { name: 'p3', namespace: 'shop' }, spec, status: { phase: 'Complete' } },
     ]);
     const e = toBackstageEntity(linked, { ...origin, kind: 'PromotionPlan', name: 'p1' }, 'p', String);
-    expect(e.metadata.links).toEqual([{ url: 'https://gitea.example.com/platform/gitops/pulls/12', title: 'Pull request' }]);
+    expect(e.metadata.links).toEqual([
+      { url: 'https://gitea.example.com/platform/gitops/pulls/12', title: 'Pull request' },
+    ]);
     expect(e.metadata.annotations).toMatchObject({
       [ANNOTATION.pullRequestState]: '#12 open',
       [ANNOTATION.pullRequestReviews]: 'bob (gitea:bob) APPROVED: does not count: no RBAC',
@@ -206,9 +212,9 @@ describe('toBackstageEntity', () => {
       links: [],
     });
     expect(pullRequestMetadata(none)).toEqual({ annotations: {}, links: [] });
-    expect(toBackstageEntity(none, { ...origin, kind: 'PromotionPlan', name: 'p3' }, 'p', String).metadata).not.toHaveProperty(
-      'links',
-    );
+    expect(
+      toBackstageEntity(none, { ...origin, kind: 'PromotionPlan', name: 'p3' }, 'p', String).metadata,
+    ).not.toHaveProperty('links');
   });
 
   it('falls back to a Resource typed by blueprint for unknown blueprints', () => {
