@@ -119,7 +119,7 @@ export const PlanPullRequest = Type.Composite(
 
 /**
  * The plan's one read model: per-application progress, what its gate says, its waves, signatures,
- * line stop and automatic rollbacks. The portal, the backend, the CLI, MCP, the exporter and the
+ * line stop, automatic rollbacks and the pull request it promotes through. The portal, the backend, the CLI, MCP, the exporter and the
  * catalog render this; none projects status itself.
  */
 export const PlanProgress = Type.Object(
