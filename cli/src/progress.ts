@@ -1,6 +1,15 @@
 import type { PromotionPlan } from '@kpromo/api';
 import { isRollback, isTerminalPlan } from '@kpromo/api';
-import { holdText, orderText, orgRuleText, type PlanProgress, planProgress, planWaves } from '@kpromo/contract';
+import {
+  holdText,
+  orderText,
+  orgRuleText,
+  type PlanProgress,
+  planProgress,
+  planWaves,
+  pullRequestLines,
+  pullRequestText,
+} from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
 /** One application of a plan as the CLI shows it. */
@@ -84,7 +93,10 @@ export function orgRuleLines(p: Pick<PlanProgress, 'orgRules'>): string[] {
   return (p.orgRules ?? []).filter((r) => r.stricter).map((r) => `org rule: ${orgRuleText(r)}`);
 }
 
-/** The display of a plan: headline, what holds it, one row per application, then a fleet plan's waves. */
+/**
+ * The display of a plan: headline, what holds it, one row per application, then a fleet plan's
+ * waves and the pull request it promotes through (each review and whether it counts).
+ */
 export function planFrame(plan: PromotionPlan, now: Date): string[] {
   const p = planProgress(plan);
   const gate = holdText(p, now.getTime());
@@ -95,6 +107,7 @@ export function planFrame(plan: PromotionPlan, now: Date): string[] {
     ...orgRuleLines(p).map((l) => printable(l)),
     ...(rows.length ? formatTable(APP_COLUMNS, rows).split('\n') : ['no applications']),
     ...waveTable(plan),
+    ...(p.pullRequest ? pullRequestLines(p.pullRequest).map((l) => printable(l)) : []),
   ];
 }
 
@@ -102,8 +115,9 @@ const clock = (d: Date) => d.toISOString().slice(11, 19);
 
 /**
  * What changed between two reads of a plan, one line each (for output that is not a terminal: logs,
- * CI): the plan's phase or gate, every wave of a fleet plan whose phase moved, and every application
- * whose phase or message moved.
+ * CI): the plan's phase or gate, every wave of a fleet plan whose phase moved, every application
+ * whose phase or message moved, and its pull request when it (its state, reviews) or the
+ * controller's word on it moved.
  */
 export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan, now: Date): string[] {
   const t = clock(now);
@@ -124,6 +138,10 @@ export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan
     if (o && o.phase === r.phase && o.message === r.message) continue;
     out.push(`${t} ${r.application} ${r.phase}${r.change ? ` ${r.change}` : ''}${r.message ? `: ${r.message}` : ''}`);
   }
+  const pr = after.pullRequest;
+  const prLine = (x: PlanProgress['pullRequest']) =>
+    x && `pull request ${pullRequestText(x)}${x.message ? `: ${x.message}` : ''}`;
+  if (pr && prLine(pr) !== prLine(before?.pullRequest)) out.push(`${t} ${prLine(pr)}`);
   return out.map((l) => printable(l));
 }
 

@@ -78,6 +78,61 @@ describe('planFrame', () => {
   });
 });
 
+describe('a plan promoted through a pull request', () => {
+  const C = 'c'.repeat(40);
+  const pr = (extra: Partial<NonNullable<NonNullable<ReturnType<typeof plan>['status']>['pullRequest']>> = {}) =>
+    plan(['cart'], {
+      phase: 'Promoting',
+      apps: [progress('cart', 'RollingOut', { message: 'waiting for pull request #7' })],
+      gate: {
+        approved: false,
+        required: 1,
+        approvers: [{ user: 'gitea:alice', person: 'alice', counted: false, why: 'creator of the plan' }],
+      },
+      pullRequest: {
+        forge: 'gitea',
+        repository: 'platform/gitops',
+        branch: 'kpromo/p1',
+        base: 'main',
+        commit: C,
+        number: 7,
+        url: 'https://gitea.example.com/platform/gitops/pulls/7',
+        state: 'open',
+        reviews: [
+          { login: 'alice', user: 'gitea:alice', state: 'APPROVED', commit: C, eligible: true },
+          {
+            login: 'mallory',
+            user: 'gitea:mallory',
+            state: 'APPROVED',
+            commit: C,
+            eligible: false,
+            why: 'no RBAC\x1b[2J',
+          },
+        ],
+        message: 'waiting for 1 approval',
+        ...extra,
+      },
+    });
+
+  it('the frame shows its link, state, each review and whether it counts, with control characters neutralised', () => {
+    expect(planFrame(pr(), NOW).slice(-4)).toEqual([
+      'pull request: #7 open https://gitea.example.com/platform/gitops/pulls/7 (kpromo/p1 into main), 0 of 2 review(s) count',
+      '  alice (gitea:alice) APPROVED: does not count: creator of the plan',
+      '  mallory (gitea:mallory) APPROVED: does not count: no RBAC?[2J',
+      '  waiting for 1 approval',
+    ]);
+    expect(planText(pr(), NOW)).toContain('pull request: #7 open');
+  });
+
+  it('the log says when the pull request or the word on it moves, and only then', () => {
+    const merged = pr({ state: 'merged', merged: { by: 'bob', commit: 'f'.repeat(40) }, message: 'approved' });
+    expect(changeLines(pr(), pr(), NOW)).toEqual([]);
+    expect(changeLines(pr(), merged, NOW)).toEqual([
+      `10:05:00 pull request #7 merged https://gitea.example.com/platform/gitops/pulls/7 (kpromo/p1 into main), merged by bob as ${'f'.repeat(12)}, 0 of 2 review(s) count: approved`,
+    ]);
+  });
+});
+
 describe('org-level gates', () => {
   const rule = {
     orgPolicy: 'kpromo-system/platform',

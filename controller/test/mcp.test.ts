@@ -275,6 +275,50 @@ describe('mcp text summaries', () => {
       }),
     ).toBe('web [service, team-a]: prod nothing running (Missing); after cart, db');
   });
+  it('state carries the pull request: link, state, which reviews count and why not, the merge; its text clipped', () => {
+    const C = 'c'.repeat(40);
+    const v = planOut(
+      plan({
+        phase: 'Promoting',
+        apps: [{ application: 'cart', phase: 'RollingOut' }],
+        gate: { approved: true, required: 1, approvers: [{ user: 'gitea:carol', person: 'carol', counted: true }] },
+        pullRequest: {
+          forge: 'gitea',
+          repository: 'platform/gitops',
+          branch: 'kpromo/p1',
+          base: 'main',
+          commit: C,
+          number: 3,
+          url: 'https://gitea.example.com/platform/gitops/pulls/3',
+          state: 'merged',
+          reviews: [
+            { login: 'carol', user: 'gitea:carol', state: 'APPROVED', commit: C, eligible: true },
+            { login: 'bob', user: 'gitea:bob', state: 'APPROVED', commit: C, eligible: false, why: 'x'.repeat(2000) },
+          ],
+          merged: { by: 'carol', commit: 'f'.repeat(40) },
+          message: 'approved',
+        },
+      }),
+    );
+    // What the state tool declares as its output accepts it.
+    expect(PlanOut.parse(v)).toEqual(v);
+    expect(v.pullRequest).toMatchObject({
+      url: 'https://gitea.example.com/platform/gitops/pulls/3',
+      number: 3,
+      state: 'merged',
+      merged: { by: 'carol', commit: 'f'.repeat(40) },
+      reviews: [
+        { login: 'carol', counts: true },
+        { login: 'bob', counts: false, why: `${'x'.repeat(1024)}…` },
+      ],
+    });
+    expect(planDetail(v).split('\n').slice(2)).toEqual([
+      `  pull request: #3 merged https://gitea.example.com/platform/gitops/pulls/3 (kpromo/p1 into main), merged by carol as ${'f'.repeat(12)}, 1 of 2 review(s) count`,
+      '    carol (gitea:carol) APPROVED: counts',
+      `    bob (gitea:bob) APPROVED: does not count: ${'x'.repeat(1024)}…`,
+      '    approved',
+    ]);
+  });
   it("state shows a job check with the other checks: its Job, verdict, how long it ran and its log's tail", () => {
     const v = planOut(
       plan({

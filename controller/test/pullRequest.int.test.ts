@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PromotionPlan } from '@kpromo/api';
+import { planProgress } from '@kpromo/contract';
 import { createGiteaForge, type Forge, ForgeError, type RepoRef } from '@kpromo/forge';
 import {
   applyCrds,
@@ -290,6 +291,26 @@ describe('promotion as a pull request (approvalSource pullRequest) with Gitea an
     expect(done.status?.gate?.approvers).toEqual(
       expect.arrayContaining([expect.objectContaining({ user: 'gitea:rm', counted: true })]),
     );
+    // The read model every door renders (from the plan the API serves): the link, the merge, which
+    // reviews count and why the requester's does not; rm's merge is offered as rm once, by the review.
+    const view = planProgress(
+      (await (await callApi(ctl.port, `/api/v1/plans/${NS}/web-1`)).json()) as PromotionPlan,
+    ).pullRequest;
+    expect(view).toMatchObject({
+      number: rec.number,
+      url: pr.url,
+      state: 'merged',
+      branch: 'kpromo/web-1',
+      base: 'main',
+      merged: { by: 'rm', commit: merged.commit },
+    });
+    expect(view?.url).toMatch(/^https?:\/\//);
+    expect(view?.reviews.map((r) => [r.login, r.merger ?? false, r.counts])).toEqual([
+      ['dev', false, false],
+      ['rm', false, true],
+      ['rm', true, false],
+    ]);
+    expect(view?.reviews[0]?.why).toMatch(/creator of the plan/);
     // Flux applied the merge commit, and prod runs the promoted digest.
     const ks = await gitops.waitKustomization('web', 'applies the merge', (s) => appliedCommit(s) === merged.commit);
     expect(fluxReady(ks)?.status).toBe('True');

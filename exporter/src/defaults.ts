@@ -92,6 +92,10 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         order: str('Order (waits for, held by)'),
         waves: { title: 'Waves', type: 'array' },
         currentWave: str('Current wave'),
+        pullRequest: str('Pull request (link)'),
+        pullRequestState: str('Pull request state'),
+        pullRequestReviews: str('Pull request reviews (who: counts, or why not)'),
+        pullRequestMessage: str('Pull request (the controller on it)'),
       },
     },
     relations: {
@@ -261,6 +265,16 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               waves: '[.progress.waves[] | {name, phase, clusters, succeeded, failed}]',
               // The first wave not final (Succeeded, Failed, Halted); none (null) once every wave is.
               currentWave: '.progress.currentWave',
+              // The pull request the plan promotes through (Environment delivery.git.pullRequest):
+              // its link only when it is an http(s) URL, its state (and who merged it), each review
+              // and whether it counts toward the stage's approval policy, and the controller's word.
+              pullRequest:
+                '.progress.pullRequest.url | if type == "string" and test("^https?://[^/]"; "i") then . else null end',
+              pullRequestState:
+                'if .progress.pullRequest then (if .progress.pullRequest.number == null then "not opened yet" else "#\\(.progress.pullRequest.number) \\(.progress.pullRequest.state // "open")" end) + (if .progress.pullRequest.merged then ", merged by \\(.progress.pullRequest.merged.by) as \\(.progress.pullRequest.merged.commit[0:12])" else "" end) else null end',
+              pullRequestReviews:
+                '[.progress.pullRequest.reviews[]? | "\\(.login) (\\(.user)) \\(if .merger then "merged" else .state end): \\(if .counts then "counts" else "does not count" + (if .why then ": \\(.why)" else "" end) end)"] | if length == 0 then null else join("; ") end',
+              pullRequestMessage: '.progress.pullRequest.message',
             },
             relations: {
               flow: sibling('.spec.flow'),

@@ -582,6 +582,58 @@ describe('mapping', () => {
     expect(bp.schema.properties.currentWave).toEqual({ title: 'Current wave', type: 'string' });
   });
 
+  it('maps the pull request a plan promotes through: its http(s) link, state, reviews that count and why not', async () => {
+    const cfg = await parseConfig(base);
+    const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
+    const C = 'c'.repeat(40);
+    const throughPr = (name: string, url: string, extra: Record<string, unknown> = {}) => ({
+      metadata: { name, namespace: 'shop' },
+      spec: { flow: 'main', from: 'stable', to: 'prod', candidates: [] },
+      status: {
+        phase: 'Promoting',
+        gate: { approved: true, required: 1, approvers: [{ user: 'gitea:carol', person: 'carol', counted: true }] },
+        pullRequest: {
+          forge: 'gitea',
+          repository: 'platform/gitops',
+          branch: `kpromo/${name}`,
+          base: 'main',
+          commit: C,
+          number: 12,
+          url,
+          state: 'merged',
+          reviews: [
+            { login: 'carol', user: 'gitea:carol', state: 'APPROVED', commit: C, eligible: true },
+            { login: 'bob', user: 'gitea:bob', state: 'APPROVED', commit: C, eligible: false, why: 'no RBAC' },
+          ],
+          merged: { by: 'carol', commit: 'f'.repeat(40) },
+          message: 'approved',
+          ...extra,
+        },
+      },
+    });
+    const out = await mapObjects(
+      compileResource(res)('dev'),
+      [
+        throughPr('p1', 'https://gitea.example.com/platform/gitops/pulls/12'),
+        throughPr('p2', 'javascript:alert(1)', { number: undefined, state: undefined, merged: undefined, reviews: [] }),
+      ],
+      'k',
+    );
+    const [linked, unlinked] = out.map((r) => (r.ok ? r.entities[0].entity.properties : r));
+    expect(linked).toMatchObject({
+      pullRequest: 'https://gitea.example.com/platform/gitops/pulls/12',
+      pullRequestState: `#12 merged, merged by carol as ${'f'.repeat(12)}`,
+      pullRequestReviews: 'carol (gitea:carol) APPROVED: counts; bob (gitea:bob) APPROVED: does not count: no RBAC',
+      pullRequestMessage: 'approved',
+    });
+    // A URL that is not http(s) is no link; no reviews, nothing to say.
+    expect(unlinked).toMatchObject({ pullRequestState: 'not opened yet' });
+    expect(unlinked).not.toHaveProperty('pullRequest');
+    expect(unlinked).not.toHaveProperty('pullRequestReviews');
+    const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
+    expect(bp.schema.properties.pullRequest).toEqual({ title: 'Pull request (link)', type: 'string' });
+  });
+
   it("maps an Environment's clusters: a fleet's names, a one-cluster Environment as a fleet of one", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/environments'))!;

@@ -3,6 +3,7 @@ import {
   driftText,
   holdText,
   orderText,
+  pullRequestLines,
   reasonCounts,
   type SkippedSummary,
   shortDigest,
@@ -74,6 +75,7 @@ export function planDetail(p: PlanOut): string {
     );
   if (!p.apps.length)
     for (const c of p.candidates) lines.push(`  ${c.application}: ${c.tag} ${shortDigest(c.digest)} (not started)`);
+  if (p.pullRequest) lines.push(...pullRequestLines(p.pullRequest).map((l) => `  ${l}`));
   return lines.join('\n');
 }
 

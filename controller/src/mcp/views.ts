@@ -6,7 +6,7 @@ import {
   OrgRuleApplied,
   type PromotionPlan,
 } from '@kpromo/api';
-import { PlanProgress, planHold, planProgress } from '@kpromo/contract';
+import { PlanProgress, PlanPullRequest, planHold, planProgress } from '@kpromo/contract';
 import { type core, z } from 'zod';
 import type { ApiContext } from '../api/context.js';
 import { versionReader } from '../candidates/versionReader.js';
@@ -268,6 +268,11 @@ export const PlanOut = z.object({
     .string()
     .optional()
     .describe('Fleet plans: the first wave not Succeeded, Failed or Halted; absent once every wave is'),
+  pullRequest: fromContract(PlanPullRequest)
+    .optional()
+    .describe(
+      'The pull request the plan promotes through (Environment delivery.git.pullRequest): its link, state, which reviews count toward the approval policy and why the others do not, the merge',
+    ),
   conditions: z.array(ConditionOut),
 });
 
@@ -407,6 +412,13 @@ export function planOut(p: PromotionPlan): PlanOut {
         )
       : undefined,
     currentWave: g.currentWave,
+    pullRequest: g.pullRequest
+      ? defined({
+          ...g.pullRequest,
+          message: clip(g.pullRequest.message),
+          reviews: g.pullRequest.reviews.map((r) => defined({ ...r, why: clip(r.why) })),
+        })
+      : undefined,
     conditions: conditionsOut(p.status?.conditions),
   });
 }

@@ -9,6 +9,8 @@ import {
   PLAN_PHASES,
   PlanGate,
   type PromotionPlan,
+  PullRequestRecord,
+  PullRequestReview,
   rollbackApplications,
   SignatureState,
   SoakReset,
@@ -67,8 +69,57 @@ export const PlanSignature = Type.Composite(
 );
 
 /**
+ * One review (or the merge) of the plan's pull request: whether it counts toward the stage's
+ * approval policy and, when not, why — the forge's side (not kpromo's commit, RBAC) or the policy's
+ * (the requester's own, the same person twice, not a required approver).
+ */
+export const PlanPullRequestReview = Type.Composite(
+  [
+    Type.Pick(PullRequestReview, ['login', 'user', 'state', 'merger']),
+    Type.Object({
+      counts: Type.Boolean({
+        description:
+          "Offered to the stage's approval policy (an approval of kpromo's commit by someone RBAC lets approve) and counted by it (status.gate.approvers).",
+      }),
+      why: Type.Optional(Type.String({ description: 'Why it does not count.' })),
+    }),
+  ],
+  { $id: 'PlanPullRequestReview' },
+);
+
+/**
+ * The pull request the plan promotes through (Environment delivery.git.pullRequest; status.pullRequest):
+ * its link, state, which reviews count and the merge.
+ */
+export const PlanPullRequest = Type.Composite(
+  [
+    Type.Pick(PullRequestRecord, [
+      'forge',
+      'repository',
+      'branch',
+      'base',
+      'number',
+      'url',
+      'state',
+      'merged',
+      'message',
+    ]),
+    Type.Object({
+      reviews: Type.Array(PlanPullRequestReview, {
+        description: "Each reviewer's standing review, then the merge, as the controller last read them.",
+      }),
+    }),
+  ],
+  {
+    $id: 'PlanPullRequest',
+    description:
+      'The pull request the plan promotes through (Environment delivery.git.pullRequest; status.pullRequest): its link, state, which reviews count and the merge.',
+  },
+);
+
+/**
  * The plan's one read model: per-application progress, what its gate says, its waves, signatures,
- * line stop and automatic rollbacks. The portal, the backend, the CLI, MCP, the exporter and the
+ * line stop, automatic rollbacks and the pull request it promotes through. The portal, the backend, the CLI, MCP, the exporter and the
  * catalog render this; none projects status itself.
  */
 export const PlanProgress = Type.Object(
@@ -154,6 +205,7 @@ export const PlanProgress = Type.Object(
     automaticRollbacks: Type.Array(AutomaticRollback, {
       description: 'Rollback plans a failed verification caused (status.automaticRollbacks).',
     }),
+    pullRequest: Type.Optional(PlanPullRequest),
   },
   { $id: 'PlanProgress' },
 );
@@ -164,6 +216,8 @@ export type PlanApprover = Static<typeof PlanApprover>;
 export type PlanWave = Static<typeof PlanWave>;
 export type PlanSignature = Static<typeof PlanSignature>;
 export type PlanProgress = Static<typeof PlanProgress>;
+export type PlanPullRequest = Static<typeof PlanPullRequest>;
+export type PlanPullRequestReview = Static<typeof PlanPullRequestReview>;
 export interface PlanDetails {
   plan: PromotionPlan;
   progress: PlanProgress;
@@ -186,6 +240,54 @@ export function planApprovers(plan: PromotionPlan): PlanApprover[] {
       ...(g?.why ? { why: g.why } : {}),
     };
   });
+}
+
+/**
+ * The plan's pull request with each review judged: one not offered to the policy says why
+ * (status.pullRequest.reviews[].why); one offered counts as status.gate.approvers says (each user is
+ * offered once: a later entry of the same user counts nothing; none judged there when the stage
+ * approves in kpromo, whose gate does not list the forge's reviews).
+ */
+export function planPullRequest(plan: PromotionPlan): PlanPullRequest | undefined {
+  const rec = plan.status?.pullRequest;
+  if (!rec) return undefined;
+  // The forge's entries come after kpromo's in the gate (approvalSource both): the last one is theirs.
+  const judged = new Map((plan.status?.gate?.approvers ?? []).map((a) => [a.user, a]));
+  const offered = new Map<string, PullRequestReview>();
+  const reviews = (rec.reviews ?? []).map((r): PlanPullRequestReview => {
+    const earlier = offered.get(r.user);
+    if (r.eligible && !earlier) offered.set(r.user, r);
+    const g = judged.get(r.user);
+    const why = !r.eligible
+      ? (r.why ?? 'not offered to the approval policy')
+      : earlier
+        ? `${r.user} is offered once: their ${earlier.merger ? 'merge' : 'review'} is the one judged`
+        : !g
+          ? "not judged by the stage's approval policy: the stage approves in kpromo (approvalSource kpromo)"
+          : g.counted
+            ? undefined
+            : (g.why ?? 'not counted by the approval policy');
+    return {
+      login: r.login,
+      user: r.user,
+      state: r.state,
+      ...(r.merger ? { merger: true } : {}),
+      counts: !why,
+      ...(why ? { why } : {}),
+    };
+  });
+  return {
+    forge: rec.forge,
+    repository: rec.repository,
+    branch: rec.branch,
+    base: rec.base,
+    ...(rec.number !== undefined ? { number: rec.number } : {}),
+    ...(rec.url ? { url: rec.url } : {}),
+    ...(rec.state ? { state: rec.state } : {}),
+    ...(rec.merged ? { merged: { ...rec.merged } } : {}),
+    ...(rec.message ? { message: rec.message } : {}),
+    reviews,
+  };
 }
 
 /** The waves of a fleet plan in order with their counts; none for a plan into one cluster. */
@@ -285,6 +387,7 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
   const waves = planWaves(plan);
   const currentWave = waves.find((w) => w.current)?.name;
   const order = orderSteps(names, st.order ?? []);
+  const pullRequest = planPullRequest(plan);
   return {
     namespace: plan.metadata.namespace ?? '',
     name: plan.metadata.name,
@@ -323,5 +426,6 @@ export function planProgress(plan: PromotionPlan, opts: { rollbackOf?: Promotion
     waves,
     ...(currentWave ? { currentWave } : {}),
     automaticRollbacks: (st.automaticRollbacks ?? []).map((r) => ({ ...r })),
+    ...(pullRequest ? { pullRequest } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { PlanProgress } from './planProgress.js';
+import type { PlanProgress, PlanPullRequest, PlanPullRequestReview } from './planProgress.js';
 
 // Plain-text pieces of the plan's read model that every door prints the same way (the CLI's tables
 // and logs, MCP's tool summaries): short digests, durations, and what holds a plan not started.
@@ -134,4 +134,53 @@ export function orderText(a: { waitsFor?: readonly string[]; heldBy?: string }, 
       : `held: dependency ${a.heldBy} failed`;
   if (!a.waitsFor?.length) return undefined;
   return `waits for ${a.waitsFor.join(', ')}${rollback ? ' (they depend on it: rolled back first)' : ''}`;
+}
+
+/**
+ * One review of a plan's pull request, for every door: `alice (gitea:alice) APPROVED: counts`,
+ * `bob (gitea:bob) merged: does not count: creator of the plan`.
+ */
+export function pullRequestReviewText(r: PlanPullRequestReview): string {
+  const what = r.merger ? 'merged' : r.state;
+  return `${r.login} (${r.user}) ${what}: ${r.counts ? 'counts' : `does not count${r.why ? `: ${r.why}` : ''}`}`;
+}
+
+/**
+ * A plan's pull request in a line, for every door: `#12 open https://… (kpromo/p1 into main), 1 of
+ * 2 reviews count`; before it is opened, the branch it will come from.
+ */
+export function pullRequestText(pr: PlanPullRequest): string {
+  const head =
+    pr.number === undefined
+      ? `not opened yet (${pr.repository} ${pr.branch} into ${pr.base})`
+      : `#${pr.number} ${pr.state ?? 'open'} ${pr.url ?? pr.repository} (${pr.branch} into ${pr.base})`;
+  const merged = pr.merged ? `, merged by ${pr.merged.by} as ${pr.merged.commit.slice(0, 12)}` : '';
+  const n = pr.reviews.filter((r) => r.counts).length;
+  const reviews = pr.reviews.length ? `, ${n} of ${pr.reviews.length} review(s) count` : ', no reviews';
+  return `${head}${merged}${reviews}`;
+}
+
+/** A plan's pull request as lines: what it is, each review and whether it counts, then the controller's word. */
+export function pullRequestLines(pr: PlanPullRequest): string[] {
+  return [
+    `pull request: ${pullRequestText(pr)}`,
+    ...pr.reviews.map((r) => `  ${pullRequestReviewText(r)}`),
+    ...(pr.message ? [`  ${pr.message}`] : []),
+  ];
+}
+
+/**
+ * A URL from cluster or forge data fit for a link: http(s), with a host and no credentials, else
+ * undefined (never javascript: or another scheme).
+ */
+export function httpLink(value: string | undefined): string | undefined {
+  if (!value || value.length > 2048) return undefined;
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && u.hostname && !u.username && !u.password
+      ? u.href
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -3,7 +3,7 @@
 // of them shows.
 import { API_VERSION, type PromotionPlan } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { orderText, type PlanProgress, planProgress } from '../src/index.js';
+import { orderText, type PlanProgress, planProgress, pullRequestLines, pullRequestText } from '../src/index.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 const E = `sha256:${'e'.repeat(64)}`;
@@ -105,10 +105,136 @@ const awaitingOrder = plan(
     ],
   },
 );
+const C = 'c'.repeat(40);
+const M = 'f'.repeat(40);
+/**
+ * A plan promoted through a pull request (approvalSource pullRequest): carol's review counts; the
+ * requester bob's does not (the policy); dave's saw another commit (the forge's side); alice's
+ * merge is her second entry; erin's review was offered but the policy did not list her.
+ */
+const throughPr = plan(
+  { candidates: [web], requestedBy: 'gitea:bob' },
+  {
+    phase: 'Promoting',
+    gate: {
+      approved: true,
+      required: 1,
+      approvers: [
+        { user: 'gitea:carol', person: 'carol', counted: true },
+        { user: 'gitea:bob', person: 'bob', counted: false, why: 'creator of the plan' },
+        {
+          user: 'gitea:alice',
+          person: 'alice',
+          counted: false,
+          why: 'already counted for carol: same person as gitea:carol',
+        },
+      ],
+    },
+    pullRequest: {
+      forge: 'gitea',
+      repository: 'platform/gitops',
+      branch: 'kpromo/p1',
+      base: 'main',
+      commit: C,
+      number: 12,
+      url: 'https://gitea.example.com/platform/gitops/pulls/12',
+      state: 'merged',
+      head: C,
+      reviews: [
+        { login: 'carol', user: 'gitea:carol', state: 'APPROVED', commit: C, eligible: true },
+        { login: 'bob', user: 'gitea:bob', state: 'APPROVED', commit: C, eligible: true },
+        {
+          login: 'dave',
+          user: 'gitea:dave',
+          state: 'APPROVED',
+          commit: 'd'.repeat(40),
+          eligible: false,
+          why: 'given on dddd',
+        },
+        { login: 'alice', user: 'gitea:alice', state: 'APPROVED', commit: C, eligible: true },
+        { login: 'carol', user: 'gitea:carol', state: 'MERGED', commit: C, merger: true, eligible: true },
+      ],
+      merged: { by: 'carol', commit: M, at: AT },
+      message: 'approved',
+    },
+  },
+);
+
 const orderOf = (p: PlanProgress) => p.apps.map((a) => [a.application, a.phase, a.step, a.after]);
 
 type Row = [string, PromotionPlan, (p: PlanProgress) => unknown, unknown];
 const rows: Row[] = [
+  [
+    "a pull request: its link, state, branch, base, the merge and the controller's word",
+    throughPr,
+    ({ pullRequest: pr }) => pr && { ...pr, reviews: pr.reviews.length },
+    {
+      forge: 'gitea',
+      repository: 'platform/gitops',
+      branch: 'kpromo/p1',
+      base: 'main',
+      number: 12,
+      url: 'https://gitea.example.com/platform/gitops/pulls/12',
+      state: 'merged',
+      merged: { by: 'carol', commit: M, at: AT },
+      message: 'approved',
+      reviews: 5,
+    },
+  ],
+  [
+    "which reviews count and why the others do not: the forge's side, the policy's, each user once",
+    throughPr,
+    (p) => p.pullRequest?.reviews.map((r) => [r.login, r.state, r.merger ?? false, r.counts, r.why]),
+    [
+      ['carol', 'APPROVED', false, true, undefined],
+      ['bob', 'APPROVED', false, false, 'creator of the plan'],
+      ['dave', 'APPROVED', false, false, 'given on dddd'],
+      ['alice', 'APPROVED', false, false, 'already counted for carol: same person as gitea:carol'],
+      ['carol', 'MERGED', true, false, 'gitea:carol is offered once: their review is the one judged'],
+    ],
+  ],
+  [
+    'with approvals in kpromo (approvalSource kpromo) the gate judges no review: none counts, and it says so',
+    plan(throughPr.spec, {
+      ...throughPr.status,
+      gate: { approved: false, required: 1 },
+    }),
+    (p) => p.pullRequest?.reviews.map((r) => [r.login, r.counts, r.why]).slice(0, 1),
+    [
+      [
+        'carol',
+        false,
+        "not judged by the stage's approval policy: the stage approves in kpromo (approvalSource kpromo)",
+      ],
+    ],
+  ],
+  [
+    'a pull request not opened yet: the branch it will come from, no link and no reviews',
+    plan(throughPr.spec, {
+      phase: 'Promoting',
+      pullRequest: { forge: 'gitea', repository: 'platform/gitops', branch: 'kpromo/p1', base: 'main' },
+    }),
+    (p) => [p.pullRequest, pullRequestText(p.pullRequest!)],
+    [
+      { forge: 'gitea', repository: 'platform/gitops', branch: 'kpromo/p1', base: 'main', reviews: [] },
+      'not opened yet (platform/gitops kpromo/p1 into main), no reviews',
+    ],
+  ],
+  ['a plan delivered without a pull request has none', held, (p) => p.pullRequest, undefined],
+  [
+    'the pull request in words, as every door says it (pullRequestLines)',
+    throughPr,
+    (p) => pullRequestLines(p.pullRequest!),
+    [
+      `pull request: #12 merged https://gitea.example.com/platform/gitops/pulls/12 (kpromo/p1 into main), merged by carol as ${M.slice(0, 12)}, 1 of 5 review(s) count`,
+      '  carol (gitea:carol) APPROVED: counts',
+      '  bob (gitea:bob) APPROVED: does not count: creator of the plan',
+      '  dave (gitea:dave) APPROVED: does not count: given on dddd',
+      '  alice (gitea:alice) APPROVED: does not count: already counted for carol: same person as gitea:carol',
+      '  carol (gitea:carol) merged: does not count: gitea:carol is offered once: their review is the one judged',
+      '  approved',
+    ],
+  ],
   [
     'the order inside a release before it starts: each app its step and what it starts after',
     awaitingOrder,

@@ -24,6 +24,10 @@ export const ANNOTATION = {
   waves: 'kpromo.dev/waves',
   /** Fleet plans: the first wave not final yet (absent once every wave is). */
   currentWave: 'kpromo.dev/current-wave',
+  /** Plans through a pull request: `#12 merged, merged by carol as <commit>` (or `not opened yet`). */
+  pullRequestState: 'kpromo.dev/pull-request-state',
+  /** Plans through a pull request: each review, whether it counts and why not, joined by `; `. */
+  pullRequestReviews: 'kpromo.dev/pull-request-reviews',
 } as const;
 
 /**
@@ -140,6 +144,39 @@ export function fleetAnnotations(m: MappedEntity): Record<string, string> {
   return out;
 }
 
+/**
+ * Pure: the pull request a plan promotes through, from the properties the default mapping gives it
+ * (`pullRequest`, `pullRequestState`, `pullRequestReviews`): its state and reviews as annotations,
+ * and a link to it (metadata.links) only when the property is an http(s) URL. Anything absent or of
+ * another shape (a custom mapping) is left out.
+ */
+export function pullRequestMetadata(m: MappedEntity): {
+  annotations: Record<string, string>;
+  links: Array<{ url: string; title: string }>;
+} {
+  const p = m.entity.properties;
+  const annotations: Record<string, string> = {};
+  if (m.blueprint !== 'kpromoPromotionPlan') return { annotations, links: [] };
+  if (typeof p.pullRequestState === 'string' && p.pullRequestState)
+    annotations[ANNOTATION.pullRequestState] = p.pullRequestState;
+  if (typeof p.pullRequestReviews === 'string' && p.pullRequestReviews)
+    annotations[ANNOTATION.pullRequestReviews] = p.pullRequestReviews;
+  const url = typeof p.pullRequest === 'string' ? httpUrl(p.pullRequest) : undefined;
+  return { annotations, links: url ? [{ url, title: 'Pull request' }] : [] };
+}
+
+/** An http(s) URL without credentials, or undefined: a link from cluster data is never another scheme. */
+function httpUrl(value: string): string | undefined {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && u.hostname && !u.username && !u.password
+      ? u.href
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function refsOf(m: MappedEntity, target: (identifier: string) => string): string[] {
   const out: string[] = [];
   for (const v of Object.values(m.entity.relations)) {
@@ -167,6 +204,7 @@ export function toBackstageEntity(
         ? m.entity.team[0]
         : undefined;
   const owner = team ? ownerRef(team) : (options.defaultOwner ?? DEFAULT_OWNER);
+  const pr = pullRequestMetadata(m);
   const location = `kpromo:${origin.cluster}/${origin.apiVersion}/${origin.kind}/${origin.namespace ?? '-'}/${origin.name}`;
   const annotations: Record<string, string> = {
     'backstage.io/managed-by-location': location,
@@ -179,6 +217,7 @@ export function toBackstageEntity(
     // Backstage's Kubernetes plugin finds workloads labelled backstage.io/kubernetes-id=<id>.
     'backstage.io/kubernetes-id': origin.name,
     ...fleetAnnotations(m),
+    ...pr.annotations,
   };
   if (origin.namespace) {
     annotations[ANNOTATION.namespace] = origin.namespace;
@@ -200,6 +239,7 @@ export function toBackstageEntity(
         ? { description: `kpromo Environment ${origin.name} (namespace ${origin.namespace ?? '-'})` }
         : {}),
       annotations,
+      ...(pr.links.length ? { links: pr.links } : {}),
       labels: { 'kpromo.dev/provider': providerName.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 63) },
     },
     spec,

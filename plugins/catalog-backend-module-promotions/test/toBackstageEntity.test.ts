@@ -7,6 +7,7 @@ import {
   entityName,
   fleetAnnotations,
   ownerRef,
+  pullRequestMetadata,
   toBackstageEntity,
 } from '../src/toBackstageEntity.js';
 
@@ -31,6 +32,15 @@ function checkout() {
     'k',
   );
 }
+
+/** Objects of a kind as the default mappings give them. */
+const map = async (plural: string, objects: unknown[]) => {
+  const res = DEFAULT_RESOURCES.find((r) => r.kind.endsWith(`/${plural}`))!;
+  return (await mapObjects(compileResource(res)('dev'), objects, 'k')).map((r) => {
+    if (!r.ok) throw new Error(r.error);
+    return r.entities[0];
+  });
+};
 
 describe('toBackstageEntity', () => {
   it('turns identifiers into valid, unique Backstage names', () => {
@@ -97,13 +107,6 @@ describe('toBackstageEntity', () => {
   });
 
   it("annotates a fleet Environment's clusters and a fleet plan's waves, as the default mappings give them", async () => {
-    const map = async (plural: string, objects: unknown[]) => {
-      const res = DEFAULT_RESOURCES.find((r) => r.kind.endsWith(`/${plural}`))!;
-      return (await mapObjects(compileResource(res)('dev'), objects, 'k')).map((r) => {
-        if (!r.ok) throw new Error(r.error);
-        return r.entities[0];
-      });
-    };
     const shared = { namespace: 'shop', registry: { host: 'r' }, delivery: { method: 'patch' } };
     const [fleet, single] = await map('environments', [
       {
@@ -164,6 +167,54 @@ describe('toBackstageEntity', () => {
     const before = toBackstageEntity(oneCluster, { ...plan, name: 'release-7' }, 'p', String).metadata.annotations;
     expect(before).not.toHaveProperty([ANNOTATION.waves]);
     expect(before).not.toHaveProperty([ANNOTATION.currentWave]);
+  });
+
+  it("links a plan's pull request (http(s) only) and annotates its state and reviews", async () => {
+    const spec = { flow: 'main', from: 'stable', to: 'prod', candidates: [{ application: 'cart' }] };
+    const C = 'c'.repeat(40);
+    const pr = (url: string) => ({
+      forge: 'gitea',
+      repository: 'platform/gitops',
+      branch: 'kpromo/p',
+      base: 'main',
+      commit: C,
+      number: 12,
+      url,
+      state: 'open',
+      reviews: [{ login: 'bob', user: 'gitea:bob', state: 'APPROVED', commit: C, eligible: false, why: 'no RBAC' }],
+    });
+    const [linked, unlinked, none] = await map('promotionplans', [
+      {
+        metadata: { name: 'p1', namespace: 'shop' },
+        spec,
+        status: { phase: 'Promoting', pullRequest: pr('https://gitea.example.com/platform/gitops/pulls/12') },
+      },
+      {
+        metadata: { name: 'p2', namespace: 'shop' },
+        spec,
+        status: { phase: 'Promoting', pullRequest: pr('javascript:x') },
+      },
+      { metadata: { name: 'p3', namespace: 'shop' }, spec, status: { phase: 'Complete' } },
+    ]);
+    const e = toBackstageEntity(linked, { ...origin, kind: 'PromotionPlan', name: 'p1' }, 'p', String);
+    expect(e.metadata.links).toEqual([
+      { url: 'https://gitea.example.com/platform/gitops/pulls/12', title: 'Pull request' },
+    ]);
+    expect(e.metadata.annotations).toMatchObject({
+      [ANNOTATION.pullRequestState]: '#12 open',
+      [ANNOTATION.pullRequestReviews]: 'bob (gitea:bob) APPROVED: does not count: no RBAC',
+    });
+    expect(pullRequestMetadata(unlinked)).toEqual({
+      annotations: {
+        [ANNOTATION.pullRequestState]: '#12 open',
+        [ANNOTATION.pullRequestReviews]: 'bob (gitea:bob) APPROVED: does not count: no RBAC',
+      },
+      links: [],
+    });
+    expect(pullRequestMetadata(none)).toEqual({ annotations: {}, links: [] });
+    expect(
+      toBackstageEntity(none, { ...origin, kind: 'PromotionPlan', name: 'p3' }, 'p', String).metadata,
+    ).not.toHaveProperty('links');
   });
 
   it('falls back to a Resource typed by blueprint for unknown blueprints', () => {

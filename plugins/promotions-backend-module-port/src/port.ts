@@ -9,11 +9,13 @@ import {
 } from '@backstage/errors';
 import {
   continuedWave,
+  httpLink,
   isTerminalPlan,
   namespaceProblem,
   noCandidatesMessage,
   nothingToAdoptMessage,
   type PlanProgress,
+  pullRequestText,
   soakRestartText,
   TERMINAL_WAVE_PHASES,
 } from '@kpromo/plugin-promotions-common';
@@ -720,7 +722,10 @@ export class PortRunner {
     }
   }
 
-  /** Logs the plan's progress to the run until it is final, or `done` says what the run waits for is. */
+  /**
+   * Logs the plan's progress to the run until it is final, or `done` says what the run waits for
+   * is; a plan through a pull request logs it as it moves and links it from the run.
+   */
   private async follow(
     runId: string,
     caller: Caller,
@@ -732,6 +737,8 @@ export class PortRunner {
     const reported = new Map<string, string>();
     const waves = new Map<string, string>();
     let hold = '';
+    let pr = '';
+    let linked = false;
     for (;;) {
       const { progress } = await this.svc.getPlan(caller, { namespace: ns, name });
       const restart = soakRestartText(progress);
@@ -761,6 +768,15 @@ export class PortRunner {
           waves.set(w.name, w.phase);
           await this.log(runId, { message: `wave ${w.name}: ${w.phase}${w.message ? ` - ${w.message}` : ''}` });
         }
+      const p = progress.pullRequest;
+      const prLine = p ? `pull request ${pullRequestText(p)}${p.message ? ` - ${p.message}` : ''}` : '';
+      if (prLine && prLine !== pr) await this.log(runId, { message: prLine });
+      pr = prLine;
+      const link = httpLink(p?.url);
+      if (link && !linked) {
+        linked = true;
+        await this.patch(runId, { link: [link] });
+      }
       if (isTerminalPlan(progress.phase) || done(progress)) return progress;
       if (Date.now() > deadline)
         throw new Error(

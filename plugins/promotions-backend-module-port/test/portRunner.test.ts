@@ -82,6 +82,26 @@ beforeAll(async () => {
             ],
           },
         });
+      // A plan through a pull request, merged; its URL from the forge.
+      if (m?.[1].startsWith('p-pr'))
+        return send(200, {
+          ...plan(m[1]),
+          status: {
+            ...plan(m[1]).status,
+            pullRequest: {
+              forge: 'gitea',
+              repository: 'platform/gitops',
+              branch: `kpromo/${m[1]}`,
+              base: 'main',
+              number: 4,
+              url: m[1].includes('js') ? 'javascript:alert(1)' : 'https://gitea.example.com/platform/gitops/pulls/4',
+              state: 'merged',
+              reviews: [],
+              merged: { by: 'carol', commit: 'f'.repeat(40) },
+              message: 'approved',
+            },
+          },
+        });
       if (m) return send(200, plan(m[1]));
       send(404, { error: 'not found' });
     });
@@ -225,6 +245,24 @@ describe('PortRunner: a signed delivery', () => {
     });
     expect(JSON.stringify(controllerCalls[1].body)).not.toMatch(/alice|approvedBy/);
     expect(permissionCalls).toEqual([]);
+  });
+
+  it('a promote run through a pull request logs the pull request and links it from the run (http(s) only)', async () => {
+    const r = runner();
+    for (const id of ['pr-1', 'pr-js-1']) {
+      const d = delivery(promote(id));
+      await (await r.prepare(d.raw, d.headers))();
+      expect(lastPatch(id)).toMatchObject({ status: 'SUCCESS' });
+    }
+    const logged = (id: string) => port.get(id)?.logs.map((l) => l.message);
+    expect(logged('pr-1')).toContain(
+      `pull request #4 merged https://gitea.example.com/platform/gitops/pulls/4 (kpromo/p-pr-1 into main), merged by carol as ${'f'.repeat(12)}, no reviews - approved`,
+    );
+    expect(port.get('pr-1')?.patches.filter((p) => p.link)).toEqual([
+      { link: ['https://gitea.example.com/platform/gitops/pulls/4'] },
+    ]);
+    // A URL that is not http(s) is no link.
+    expect(port.get('pr-js-1')?.patches.some((p) => p.link)).toBe(false);
   });
 
   it('a promote run that sends no digests shown is a preview: it reports the candidates and their digests and what to send, and creates nothing', async () => {

@@ -264,6 +264,86 @@ describe('PlanView', () => {
     );
   });
 
+  describe('a plan promoted through a pull request', () => {
+    const C = 'c'.repeat(40);
+    const throughPr = (url: string) =>
+      approvedPlan(
+        {
+          phase: 'Promoting',
+          apps: [{ application: 'checkout', phase: 'RollingOut' }],
+          pullRequest: {
+            forge: 'gitea',
+            repository: 'platform/gitops',
+            branch: 'kpromo/shop-prod-1',
+            base: 'main',
+            commit: C,
+            number: 12,
+            url,
+            state: 'open',
+            reviews: [
+              { login: 'carol', user: 'gitea:carol', state: 'APPROVED', commit: C, eligible: true },
+              {
+                login: '<img src=x onerror=alert(1)>',
+                user: 'gitea:mallory',
+                state: 'APPROVED',
+                commit: 'd'.repeat(40),
+                eligible: false,
+                why: '<b>given on another commit</b>',
+              },
+            ],
+            message: '<script>alert(1)</script> waiting for the merge',
+          },
+        },
+        [ALICE],
+        { approvers: [{ user: 'gitea:carol', person: 'carol', counted: true }] },
+      );
+
+    it('links the pull request and says which reviews count and why the others do not, as text', async () => {
+      const { container } = renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+        api: fakeApi({ getPlan: async () => throughPr('https://gitea.example.com/platform/gitops/pulls/12') }),
+        permission: 'allow',
+      });
+      const section = await screen.findByTestId('pull-request');
+      const link = within(section).getByRole('link', { name: 'Pull request #12' });
+      expect(link.getAttribute('href')).toBe('https://gitea.example.com/platform/gitops/pulls/12');
+      expect(screen.getByTestId('pull-request-head').textContent).toBe(
+        'Pull request #12 open (platform/gitops: kpromo/shop-prod-1 into main) · 1 of 2 reviews count',
+      );
+      expect(
+        within(screen.getByTestId('pull-request-reviews'))
+          .getAllByRole('listitem')
+          .map((li) => li.textContent),
+      ).toEqual([
+        'carol (gitea:carol) APPROVED: counts',
+        '<img src=x onerror=alert(1)> (gitea:mallory) APPROVED: does not count (<b>given on another commit</b>)',
+      ]);
+      expect(screen.getByTestId('pull-request-message').textContent).toBe(
+        '<script>alert(1)</script> waiting for the merge',
+      );
+      // The forge's text stays text: no element was made of it.
+      expect(container.querySelector('img, script, b')).toBeNull();
+    });
+
+    it('names the pull request without a link when its URL is not http(s)', async () => {
+      renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+        api: fakeApi({ getPlan: async () => throughPr('javascript:alert(1)') }),
+        permission: 'allow',
+      });
+      const section = await screen.findByTestId('pull-request');
+      expect(within(section).queryByRole('link')).toBeNull();
+      expect(screen.getByTestId('pull-request-head').textContent).toMatch(/^Pull request #12 open/);
+    });
+
+    it('shows nothing of a pull request for a plan delivered without one', async () => {
+      renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+        api: fakeApi({ getPlan: async () => approvedPlan({ phase: 'Promoting' }) }),
+        permission: 'allow',
+      });
+      await screen.findByTestId('plan-gate');
+      expect(screen.queryByTestId('pull-request')).toBeNull();
+    });
+  });
+
   it('shows per-app progress live by polling, and failures with their reasons', async () => {
     const states: PromotionPlan[] = [
       approvedPlan({

@@ -1048,6 +1048,45 @@ export interface components {
                 /** Format: date-time */
                 at: string;
             }[];
+            pullRequest?: components["schemas"]["PlanPullRequest"];
+        };
+        /** @description The pull request the plan promotes through (Environment delivery.git.pullRequest; status.pullRequest): its link, state, which reviews count and the merge. */
+        PlanPullRequest: {
+            forge: string;
+            /** @description owner/name on the forge. */
+            repository: string;
+            /** @description The branch of the promotion commit. */
+            branch: string;
+            /** @description The environment branch it merges into. */
+            base: string;
+            number?: number;
+            url?: string;
+            /** @enum {string} */
+            state?: "open" | "closed" | "merged";
+            merged?: {
+                /** @description The forge login that merged it. */
+                by: string;
+                /** @description The merge commit the GitOps agent applies. */
+                commit: string;
+                at?: string;
+            };
+            message?: string;
+            /** @description Each reviewer's standing review, then the merge, as the controller last read them. */
+            reviews: components["schemas"]["PlanPullRequestReview"][];
+        };
+        PlanPullRequestReview: {
+            /** @description The reviewer on the forge. */
+            login: string;
+            /** @description The Kubernetes user that login is (identityPrefix + login). */
+            user: string;
+            /** @description The review's state on the forge (APPROVED, CHANGES_REQUESTED, …). */
+            state: string;
+            /** @description This entry is the merge, not a review. */
+            merger?: boolean;
+            /** @description Offered to the stage's approval policy (an approval of kpromo's commit by someone RBAC lets approve) and counted by it (status.gate.approvers). */
+            counts: boolean;
+            /** @description Why it does not count. */
+            why?: string;
         };
         PlanSignature: {
             application: string;

@@ -27,6 +27,7 @@ import { PlanApps } from './PlanApps';
 import { PlanDialogs } from './PlanDialogs';
 import { GateDetails } from './PlanGate';
 import { type PlanDialog, PlanHeader } from './PlanHeader';
+import { PlanPullRequest } from './PlanPullRequest';
 import { PlanTimeline } from './PlanTimeline';
 import { PlanWaves } from './PlanWaves';
 import { planChanges, progressAnnouncement, rollbackOf } from './planModel';
@@ -36,8 +37,9 @@ export type { PlanChange } from './Confirm';
 export { planChanges, progressAnnouncement, rollbackOf } from './planModel';
 
 /**
- * One plan, for people: what it does and its actions, its gate, what holds it or failed, its
- * applications (and a fleet plan's waves), its timeline, and the confirmations of its actions.
+ * One plan, for people: what it does and its actions, its gate, the pull request it promotes
+ * through, what holds it or failed, its applications (and a fleet plan's waves), its timeline, and
+ * the confirmations of its actions.
  */
 export function PlanDetails({
   plan,
@@ -111,6 +113,8 @@ export function PlanDetails({
       />
 
       <GateDetails g={g} started={started} />
+
+      {g.pullRequest ? <PlanPullRequest pr={g.pullRequest} /> : null}
 
       <PlanAlerts
         plan={plan}
