@@ -89,6 +89,14 @@ async function newDevVersion(): Promise<string> {
   const { digest } = await pushTestImage({ host: source, repository: 'shop/web', tag, seed: `pr-${tag}` });
   await applyDeployment(dev, APPS, 'web', `${source}/shop/web:${tag}@${digest}`);
   await waitReady(dev, APPS, 'web');
+  // Once the controller runs, the candidates it shows (GET /diff) must be this version before a
+  // plan approves what was shown: its cache sees the rollout a moment after the test does.
+  if (ctl)
+    await waitFor(`web ${tag} among the candidates from dev`, async () => {
+      const r = await callApi(ctl.port, `/api/v1/diff?namespace=${NS}&from=dev&to=prod`);
+      const d = (await r.json()) as { candidates?: Array<{ application: string; from: { digest: string } }> };
+      return d.candidates?.some((c) => c.application === 'web' && c.from.digest === digest) || undefined;
+    });
   return digest;
 }
 
