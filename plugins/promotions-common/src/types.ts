@@ -107,6 +107,7 @@ export {
   shortDigest,
   skippedNotListed,
   soakRestartText,
+  stepText,
   tagPatternProblem,
   UID_REQUIRED,
 } from '@kpromo/contract';
