@@ -9,6 +9,7 @@ import {
   planWaves,
   pullRequestLines,
   pullRequestText,
+  stepText,
 } from '@kpromo/contract';
 import { formatTable, printable } from './table.js';
 
@@ -19,9 +20,13 @@ export interface AppRow {
   /** Version before → version after, e.g. "v1.1.0 → v1.2.0". */
   change: string;
   message: string;
+  /** Its place in the order inside the release, e.g. "step 2, after db"; absent when the plan declares none. */
+  order?: string;
 }
 
 export const APP_COLUMNS = ['application', 'phase', 'from → to', 'message'];
+/** The columns when the plan declares an order inside the release: the step before the message. */
+export const ORDERED_APP_COLUMNS = ['application', 'phase', 'from → to', 'order', 'message'];
 
 /**
  * Per-application rows of a plan: status.apps where the controller has started, otherwise what the
@@ -34,12 +39,14 @@ export function appRows(plan: PromotionPlan): AppRow[] {
     const c = candidates.get(a.application);
     const before = a.previous?.tag ?? c?.to?.tag;
     const after = a.targetTag ?? c?.from.tag;
+    const order = stepText(a);
     return {
       application: a.application,
       phase: a.phase,
       change: before || after ? `${before ?? '?'} → ${after ?? '?'}` : '',
       // Where the order of the release holds it (waits for, held by), else the controller's word.
       message: orderText(a, p.isRollback) ?? a.message ?? a.reason ?? '',
+      ...(order ? { order } : {}),
     };
   });
 }
@@ -94,18 +101,25 @@ export function orgRuleLines(p: Pick<PlanProgress, 'orgRules'>): string[] {
 }
 
 /**
- * The display of a plan: headline, what holds it, one row per application, then a fleet plan's
- * waves and the pull request it promotes through (each review and whether it counts).
+ * The display of a plan: headline, what holds it, one row per application (with its step when the
+ * release declares an order, before approval too), then a fleet plan's waves and the pull request
+ * it promotes through (each review and whether it counts).
  */
 export function planFrame(plan: PromotionPlan, now: Date): string[] {
   const p = planProgress(plan);
   const gate = holdText(p, now.getTime());
-  const rows = appRows(plan).map((r) => [r.application, r.phase, r.change, r.message]);
+  const apps = appRows(plan);
+  const ordered = apps.some((r) => r.order);
+  const rows = apps.map((r) =>
+    ordered
+      ? [r.application, r.phase, r.change, r.order ?? '', r.message]
+      : [r.application, r.phase, r.change, r.message],
+  );
   return [
     printable(headline(p)),
     ...(gate ? [printable(gate)] : []),
     ...orgRuleLines(p).map((l) => printable(l)),
-    ...(rows.length ? formatTable(APP_COLUMNS, rows).split('\n') : ['no applications']),
+    ...(rows.length ? formatTable(ordered ? ORDERED_APP_COLUMNS : APP_COLUMNS, rows).split('\n') : ['no applications']),
     ...waveTable(plan),
     ...(p.pullRequest ? pullRequestLines(p.pullRequest).map((l) => printable(l)) : []),
   ];
@@ -116,8 +130,8 @@ const clock = (d: Date) => d.toISOString().slice(11, 19);
 /**
  * What changed between two reads of a plan, one line each (for output that is not a terminal: logs,
  * CI): the plan's phase or gate, every wave of a fleet plan whose phase moved, every application
- * whose phase or message moved, and its pull request when it (its state, reviews) or the
- * controller's word on it moved.
+ * whose phase or message moved (the first time with its step in the release's order: it does not
+ * move), and its pull request when it (its state, reviews) or the controller's word on it moved.
  */
 export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan, now: Date): string[] {
   const t = clock(now);
@@ -136,7 +150,10 @@ export function changeLines(prev: PromotionPlan | undefined, next: PromotionPlan
   for (const r of appRows(next)) {
     const o = old.get(r.application);
     if (o && o.phase === r.phase && o.message === r.message) continue;
-    out.push(`${t} ${r.application} ${r.phase}${r.change ? ` ${r.change}` : ''}${r.message ? `: ${r.message}` : ''}`);
+    const order = !o && r.order ? ` (${r.order})` : '';
+    out.push(
+      `${t} ${r.application} ${r.phase}${r.change ? ` ${r.change}` : ''}${order}${r.message ? `: ${r.message}` : ''}`,
+    );
   }
   const pr = after.pullRequest;
   const prLine = (x: PlanProgress['pullRequest']) =>

@@ -427,3 +427,43 @@ describe('fleet plans: waves', () => {
     ]);
   });
 });
+
+describe('the order inside a release (status.order), before approval', () => {
+  const awaiting = plan(['web', 'api', 'db'], {
+    phase: 'Pending',
+    gate: { approved: false, required: 1 },
+    order: [
+      { application: 'web', after: ['api', 'db'] },
+      { application: 'api', after: ['db'] },
+    ],
+  });
+
+  it("each app's step and what it starts after, in an order column of the display", () => {
+    expect(appRows(awaiting).map((r) => r.order)).toEqual(['step 3, after api, db', 'step 2, after db', 'step 1']);
+    expect(planFrame(awaiting, NOW)).toEqual([
+      'promote team-a/p1 dev → stable: Pending (0/3 succeeded)',
+      'waiting for approval',
+      'APPLICATION   PHASE     FROM → TO   ORDER                   MESSAGE',
+      'web           Waiting   v1 → v2     step 3, after api, db   -',
+      'api           Waiting   v1 → v2     step 2, after db        -',
+      'db            Waiting   v1 → v2     step 1                  -',
+    ]);
+  });
+
+  it('the log says the step the first time it reports an app, not again when the app moves', () => {
+    expect(changeLines(undefined, awaiting, NOW).slice(1)).toEqual([
+      '10:05:00 web Waiting v1 → v2 (step 3, after api, db)',
+      '10:05:00 api Waiting v1 → v2 (step 2, after db)',
+      '10:05:00 db Waiting v1 → v2 (step 1)',
+    ]);
+    const started = plan(
+      awaiting.spec.candidates.map((c) => c.application),
+      {
+        ...awaiting.status,
+        phase: 'Promoting',
+        apps: [progress('db', 'Copying')],
+      },
+    );
+    expect(changeLines(awaiting, started, NOW).slice(1)).toEqual(['10:05:00 db Copying v1 → v2']);
+  });
+});

@@ -319,6 +319,52 @@ describe('mcp text summaries', () => {
       '    approved',
     ]);
   });
+
+  it("state shows each app's step in the release's order while the plan awaits approval, then with its progress", () => {
+    const d = `sha256:${'a'.repeat(64)}`;
+    const spec = {
+      candidates: ['web', 'api', 'db'].map((application) => ({ application, from: { tag: 'v2', digest: d } })),
+    };
+    const order = [
+      { application: 'web', after: ['api'] },
+      { application: 'api', after: ['db'] },
+    ];
+    const awaiting = planOut(plan({ phase: 'Pending', gate: { approved: false, required: 1 }, order }, spec));
+    expect(PlanOut.parse(awaiting)).toEqual(awaiting);
+    expect(awaiting.candidates.map((c) => [c.application, c.step, c.after])).toEqual([
+      ['web', 3, ['api']],
+      ['api', 2, ['db']],
+      ['db', 1, undefined],
+    ]);
+    expect(planDetail(awaiting).split('\n').slice(1)).toEqual([
+      '  web: v2 sha256:aaaaaaaaaaaa (not started); step 3, after api',
+      '  api: v2 sha256:aaaaaaaaaaaa (not started); step 2, after db',
+      '  db: v2 sha256:aaaaaaaaaaaa (not started); step 1',
+    ]);
+    const running = planOut(
+      plan(
+        {
+          phase: 'Promoting',
+          order,
+          apps: [
+            { application: 'db', phase: 'RollingOut' },
+            { application: 'api', phase: 'Pending', reason: 'WaitingForDependency', waitsFor: ['db'] },
+          ],
+        },
+        spec,
+      ),
+    );
+    expect(planDetail(running).split('\n').slice(1)).toEqual([
+      '  db: RollingOut; step 1',
+      '  api: Pending (WaitingForDependency); step 2, after db; waits for db',
+    ]);
+    // A plan that declares no order says nothing of steps.
+    expect(planOut(plan({ phase: 'Pending' }, spec)).candidates.map((c) => c.step)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
   it("state shows a job check with the other checks: its Job, verdict, how long it ran and its log's tail", () => {
     const v = planOut(
       plan({

@@ -11,7 +11,6 @@ import {
   appOf,
   approveAsAdmin,
   callApi,
-  createAndApprove,
   deploymentImage,
   eventReasons,
   isTerminalPlan,
@@ -19,6 +18,7 @@ import {
   twoStageWorld,
   waitPlan,
   waitReady,
+  withShown,
 } from '@kpromo/test-harness/controller';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KPROMO_TYPES, resourcePath } from '../src/kube/paths.js';
@@ -95,9 +95,40 @@ afterAll(() => world.stop());
 describe('order inside a release', () => {
   let delivered: PromotionPlan;
 
-  it('delivers the migration first, then the backend, then the frontend', async () => {
-    const created = await createAndApprove(ctl.port, { namespace: NS, from: 'dev', to: 'stable' });
-    const { p, outOfOrder, seenWaiting } = await followOrder(created.metadata.name, DEPENDS_ON);
+  it("shows the order while the plan awaits approval (status.order, the API's plan, the read model), then delivers the migration first, the backend, then the frontend", async () => {
+    const r = await callApi(ctl.port, '/api/v1/plans', {
+      method: 'POST',
+      body: await withShown(ctl.port, { namespace: NS, from: 'dev', to: 'stable', name: 'ordered' }),
+    });
+    expect(r.status, await r.clone().text()).toBe(201);
+    const waiting = await waitPlan(dev, NS, 'ordered', (x) => !!x.status?.order, 60_000);
+    expect(waiting.status?.phase).toBe('Pending');
+    expect(waiting.status?.gate?.approved).toBe(false);
+    const sorted = (o: { application: string; after: string[] }[] | undefined) =>
+      (o ?? []).map((x) => [x.application, [...x.after].sort()]).sort();
+    expect(sorted(waiting.status?.order)).toEqual([
+      ['backend', ['migration']],
+      ['frontend', ['backend', 'migration']],
+    ]);
+    // The API's plan carries it, and the read model every door renders gives each app its step.
+    const shown = await callApi(ctl.port, `/api/v1/plans/${NS}/ordered`);
+    expect(shown.status).toBe(200);
+    const viaApi = (await shown.json()) as PromotionPlan;
+    expect(sorted(viaApi.status?.order)).toEqual(sorted(waiting.status?.order));
+    const steps = Object.fromEntries(
+      planProgress(viaApi).apps.map((a) => [a.application, [a.phase, a.step, [...(a.after ?? [])].sort()]]),
+    );
+    expect(steps).toEqual({
+      migration: ['Waiting', 1, []],
+      backend: ['Waiting', 2, ['migration']],
+      frontend: ['Waiting', 3, ['backend', 'migration']],
+    });
+    const approved = await callApi(ctl.port, `/api/v1/plans/${NS}/ordered/approve`, {
+      method: 'POST',
+      body: { uid: viaApi.metadata.uid },
+    });
+    expect(approved.status, await approved.clone().text()).toBe(200);
+    const { p, outOfOrder, seenWaiting } = await followOrder('ordered', DEPENDS_ON);
     delivered = p;
     expect(p.status?.phase, JSON.stringify(p.status?.apps)).toBe('Complete');
     expect(outOfOrder).toEqual([]);

@@ -90,6 +90,7 @@ export const DEFAULT_BLUEPRINTS: BlueprintConfig[] = [
         signatures: { title: 'Signatures', type: 'array' },
         promotionAttestations: str('Promotion attested'),
         order: str('Order (waits for, held by)'),
+        steps: str('Steps (order inside the release)'),
         waves: { title: 'Waves', type: 'array' },
         currentWave: str('Current wave'),
         pullRequest: str('Pull request (link)'),
@@ -260,6 +261,10 @@ export const DEFAULT_RESOURCES: ResourceConfig[] = [
               // for others of the plan, and those a failed one held (they never started).
               order:
                 '[.progress.apps[] | select(.heldBy or ((.waitsFor // []) | length > 0)) | if .heldBy then "\\(.application): held by \\(.heldBy)" else "\\(.application): waits for \\(.waitsFor | join(", "))" end] | if length == 0 then null else join("; ") end',
+              // Each app's step in the order of the release (the read model's step and after), known
+              // before approval; null when the plan declares no order. Same words as the CLI and MCP.
+              steps:
+                '[.progress.apps[] | select(.step) | "\\(.application): step \\(.step)" + (if ((.after // []) | length > 0) then ", after \\(.after | join(", "))" else "" end)] | if length == 0 then null else join("; ") end',
               // Fleet plans: each wave's progress in order; [] for a plan into a one-cluster
               // Environment or one not started yet.
               waves: '[.progress.waves[] | {name, phase, clusters, succeeded, failed}]',

@@ -476,7 +476,7 @@ describe('mapping', () => {
     for (const k of ['signatures', 'promotionAttestations']) expect(bp.schema.properties[k], k).toBeDefined();
   });
 
-  it('maps where the order of the release holds apps: what each waits for, and the failed app that held it', async () => {
+  it("maps the order of the release: each app's step before approval, what each waits for, and the failed app that held it", async () => {
     const cfg = await parseConfig(base);
     const res = cfg.resources.find((r) => r.kind.endsWith('/promotionplans'))!;
     const spec = {
@@ -502,13 +502,29 @@ describe('mapping', () => {
         },
       },
       { metadata: { name: 'plain', namespace: 'shop' }, spec, status: { phase: 'Pending' } },
+      {
+        metadata: { name: 'awaiting', namespace: 'shop' },
+        spec,
+        status: {
+          phase: 'Pending',
+          order: [
+            { application: 'web', after: ['api', 'db'] },
+            { application: 'api', after: ['db'] },
+          ],
+        },
+      },
     ];
     const out = await mapObjects(compileResource(res)('dev'), plans, 'k');
     const props = out.map((r) => (r.ok ? r.entities[0].entity.properties : r));
     expect(props[0]).toMatchObject({ order: 'api: held by db; web: waits for api, db' });
     expect(props[1]).not.toHaveProperty('order');
+    // Before approval: each app's step from the read model; none for a plan without an order.
+    expect(props[2]).toMatchObject({ steps: 'db: step 1; api: step 2, after db; web: step 3, after api, db' });
+    expect(props[0]).not.toHaveProperty('steps');
+    expect(props[1]).not.toHaveProperty('steps');
     const bp = cfg.blueprints.find((b) => b.identifier === 'kpromoPromotionPlan')!;
     expect(bp.schema.properties.order).toBeDefined();
+    expect(bp.schema.properties.steps).toBeDefined();
   });
 
   it("maps a fleet plan's waves and the current wave; a plan without waves has none", async () => {

@@ -8,6 +8,7 @@ import {
   type SkippedSummary,
   shortDigest,
   skippedNotListed,
+  stepText,
 } from '@kpromo/contract';
 import { awaitsApproval, sparkText } from '@kpromo/plan-card';
 import type { AppOut, PlanOut, VersionOut, WaveOut } from './views.js';
@@ -69,12 +70,15 @@ export function waveLine(w: WaveOut, current: boolean): string {
 export function planDetail(p: PlanOut): string {
   const lines = [planLine(p)];
   for (const w of p.waves ?? []) lines.push(`  ${waveLine(w, w.name === p.currentWave)}`);
+  // Each app with its step in the release's order (known before approval), then what holds it.
+  const also = (...t: (string | undefined)[]) => t.map((x) => (x ? `; ${x}` : '')).join('');
   for (const a of p.apps)
     lines.push(
-      `  ${a.application}: ${a.phase}${a.targetTag ? ` ${a.targetTag}` : ''}${a.digest ? ` ${shortDigest(a.digest)}` : ''}${a.reason ? ` (${a.reason})` : ''}${orderText(a, p.isRollback) ? `; ${orderText(a, p.isRollback)}` : ''}`,
+      `  ${a.application}: ${a.phase}${a.targetTag ? ` ${a.targetTag}` : ''}${a.digest ? ` ${shortDigest(a.digest)}` : ''}${a.reason ? ` (${a.reason})` : ''}${also(stepText(a), orderText(a, p.isRollback))}`,
     );
   if (!p.apps.length)
-    for (const c of p.candidates) lines.push(`  ${c.application}: ${c.tag} ${shortDigest(c.digest)} (not started)`);
+    for (const c of p.candidates)
+      lines.push(`  ${c.application}: ${c.tag} ${shortDigest(c.digest)} (not started)${also(stepText(c))}`);
   if (p.pullRequest) lines.push(...pullRequestLines(p.pullRequest).map((l) => `  ${l}`));
   return lines.join('\n');
 }

@@ -142,6 +142,27 @@ export const WaveOut = z.object({
   message: z.string().optional(),
 });
 
+/**
+ * An application's place in the order inside the release, as the read model has it
+ * (PlanProgress.apps step and after): known before approval, absent when the plan declares no order.
+ */
+const OrderOut = {
+  step: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "Its step in the release's order (Application spec.dependsOn): 1 starts at once, n after what it follows",
+    ),
+  after: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'The applications of this plan it starts after (their dependsOn; in a rollback, those that depend on it)',
+    ),
+};
+
 export const PlanOut = z.object({
   namespace: z.string(),
   name: z.string(),
@@ -217,6 +238,7 @@ export const PlanOut = z.object({
       signature: SignatureOut.optional().describe(
         "The source digest against the stage's signature policy (checked while the plan waits for approval, then again before the copy)",
       ),
+      ...OrderOut,
     }),
   ),
   apps: z.array(
@@ -237,6 +259,7 @@ export const PlanOut = z.object({
         .string()
         .optional()
         .describe('The application of this plan whose failure held this one: it never started (DependencyFailed)'),
+      ...OrderOut,
       verification: VerificationOut.optional().describe('The evidence measured after the rollout (stage checks)'),
       signature: SignatureOut.optional().describe(
         'The signature policy verdict that let the image be copied (or refused it)',
@@ -300,6 +323,11 @@ export function conditionsOut(cs: readonly Condition[] | undefined): z.infer<typ
 export function planOut(p: PromotionPlan): PlanOut {
   const g = planProgress(p);
   const signatures = new Map(g.signatures.map((s) => [s.application, s]));
+  const steps = new Map(g.apps.map((a) => [a.application, a]));
+  const orderOf = (app: string) => {
+    const a = steps.get(app);
+    return a?.step === undefined ? {} : { step: a.step, ...(a.after?.length ? { after: [...a.after] } : {}) };
+  };
   const signatureOut = (s: { verdict: string; mode: string; message: string } | undefined) =>
     s ? { verdict: s.verdict, mode: s.mode, message: clip(s.message) ?? '' } : undefined;
   return defined({
@@ -349,6 +377,7 @@ export function planOut(p: PromotionPlan): PlanOut {
         tag: c.from.tag,
         digest: c.from.digest,
         signature: signatureOut(signatures.get(c.application)),
+        ...orderOf(c.application),
       }),
     ),
     apps: (p.status?.apps ?? []).map((a) =>
@@ -361,6 +390,7 @@ export function planOut(p: PromotionPlan): PlanOut {
         digest: a.digest,
         waitsFor: a.waitsFor?.length ? [...a.waitsFor] : undefined,
         heldBy: a.heldBy,
+        ...orderOf(a.application),
         verification: a.verification
           ? defined({
               verdict: a.verification.verdict,

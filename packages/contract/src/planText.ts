@@ -184,3 +184,13 @@ export function httpLink(value: string | undefined): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * An application's place in the order inside its release (PlanProgress.apps step and after), for
+ * every door and known before approval: `step 1` (starts at once), `step 2, after db, api`. In a
+ * rollback `after` already names the apps that depend on it. Undefined when the plan declares no order.
+ */
+export function stepText(a: { step?: number; after?: readonly string[] }): string | undefined {
+  if (a.step === undefined) return undefined;
+  return `step ${a.step}${a.after?.length ? `, after ${a.after.join(', ')}` : ''}`;
+}

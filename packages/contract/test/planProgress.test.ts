@@ -3,7 +3,14 @@
 // of them shows.
 import { API_VERSION, type PromotionPlan } from '@kpromo/api';
 import { describe, expect, it } from 'vitest';
-import { orderText, type PlanProgress, planProgress, pullRequestLines, pullRequestText } from '../src/index.js';
+import {
+  orderText,
+  type PlanProgress,
+  planProgress,
+  pullRequestLines,
+  pullRequestText,
+  stepText,
+} from '../src/index.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 const E = `sha256:${'e'.repeat(64)}`;
@@ -260,6 +267,18 @@ const rows: Row[] = [
       ['db', 'RollingOut', 1, undefined],
       ['cdn', 'Waiting', 1, undefined],
     ],
+  ],
+  [
+    'the order in words before approval, as every door says it (stepText)',
+    awaitingOrder,
+    (p) => p.apps.map((a) => stepText(a)),
+    ['step 3, after api', 'step 2, after db', 'step 1', 'step 1'],
+  ],
+  [
+    'no step for a plan that declares no order',
+    ordered,
+    (p) => p.apps.map((a) => stepText(a)),
+    [undefined, undefined, undefined, undefined],
   ],
   [
     'a plan without a declared order has no steps',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvedByText, driftText, durationText, holdText, planHold, shortDigest } from '../src/index.js';
+import { approvedByText, driftText, durationText, holdText, planHold, shortDigest, stepText } from '../src/index.js';
 
 const NOW = Date.parse('2026-12-07T10:00:00Z');
 
@@ -39,6 +39,15 @@ describe('planText', () => {
     ],
   ])('says who approved %j: %s', (entry, text) => {
     expect(approvedByText(entry)).toBe(text);
+  });
+
+  it.each([
+    [{}, undefined],
+    [{ step: 1 }, 'step 1'],
+    [{ step: 1, after: [] }, 'step 1'],
+    [{ step: 3, after: ['db', 'api'] }, 'step 3, after db, api'],
+  ])('says where an app stands in the order of its release %j: %s', (a, text) => {
+    expect(stepText(a)).toBe(text);
   });
 
   // What every door (the CLI's display and log, MCP's summaries) says holds a plan not started.

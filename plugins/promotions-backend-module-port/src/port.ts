@@ -17,6 +17,7 @@ import {
   type PlanProgress,
   pullRequestText,
   soakRestartText,
+  stepText,
   TERMINAL_WAVE_PHASES,
 } from '@kpromo/plugin-promotions-common';
 import type { PromotionsCaller as Caller, PromotionsOperations } from '@kpromo/plugin-promotions-node';
@@ -739,8 +740,18 @@ export class PortRunner {
     let hold = '';
     let pr = '';
     let linked = false;
+    let orderLogged = false;
     for (;;) {
       const { progress } = await this.svc.getPlan(caller, { namespace: ns, name });
+      // The order inside the release (the read model's steps), once: it does not change.
+      const steps = progress.apps.flatMap((a) => {
+        const s = stepText(a);
+        return s ? [`${a.application}: ${s}`] : [];
+      });
+      if (steps.length && !orderLogged) {
+        orderLogged = true;
+        await this.log(runId, { message: `Plan ${ns}/${name} runs in order: ${steps.join('; ')}` });
+      }
       const restart = soakRestartText(progress);
       // Why a plan that has not started waits: approvals, a freeze window, soak time (and what restarted it).
       const why =

@@ -82,6 +82,20 @@ beforeAll(async () => {
             ],
           },
         });
+      // A release with an order inside it (status.order): db first, then cart.
+      if (m?.[1].startsWith('p-ordered'))
+        return send(200, {
+          ...plan(m[1]),
+          spec: {
+            ...plan(m[1]).spec,
+            candidates: ['db', 'cart'].map((application) => ({ application, from: { tag: 'v2', digest: 'sha256:2' } })),
+          },
+          status: {
+            phase: 'Complete',
+            order: [{ application: 'cart', after: ['db'] }],
+            apps: ['db', 'cart'].map((application) => ({ application, phase: 'Succeeded', written: true })),
+          },
+        });
       // A plan through a pull request, merged; its URL from the forge.
       if (m?.[1].startsWith('p-pr'))
         return send(200, {
@@ -263,6 +277,20 @@ describe('PortRunner: a signed delivery', () => {
     ]);
     // A URL that is not http(s) is no link.
     expect(port.get('pr-js-1')?.patches.some((p) => p.link)).toBe(false);
+  });
+
+  it("a promote run logs the order inside the release once, each app's step from the read model; none without an order", async () => {
+    const r = runner();
+    for (const id of ['ordered-1', 'unordered-1']) {
+      const d = delivery(promote(id));
+      await (await r.prepare(d.raw, d.headers))();
+      expect(lastPatch(id)).toMatchObject({ status: 'SUCCESS' });
+    }
+    const logged = (id: string) => port.get(id)?.logs.map((l) => String(l.message)) ?? [];
+    expect(logged('ordered-1').filter((l) => l.includes('runs in order'))).toEqual([
+      `Plan ${NS}/p-ordered-1 runs in order: db: step 1; cart: step 2, after db`,
+    ]);
+    expect(logged('unordered-1').some((l) => l.includes('runs in order'))).toBe(false);
   });
 
   it('a promote run that sends no digests shown is a preview: it reports the candidates and their digests and what to send, and creates nothing', async () => {

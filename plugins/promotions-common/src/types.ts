@@ -110,6 +110,7 @@ export {
   shortDigest,
   skippedNotListed,
   soakRestartText,
+  stepText,
   tagPatternProblem,
   UID_REQUIRED,
 } from '@kpromo/contract';

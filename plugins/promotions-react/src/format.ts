@@ -5,9 +5,9 @@ const DIGEST = /sha256:([a-f0-9]{64})/g;
 
 /**
  * Every door shortens a digest the same way: the contract's (`sha256:` and 12 hex digits); and says
- * alike where an application stands in its release's order.
+ * alike where an application stands in its release's order (its step, what holds it).
  */
-export { orderText, shortDigest } from '@kpromo/plugin-promotions-common';
+export { orderText, shortDigest, stepText } from '@kpromo/plugin-promotions-common';
 
 /** A message with every full sha256 digest shortened, so errors and notes stay readable. */
 export function readableMessage(message: string): string {

@@ -404,6 +404,31 @@ describe('PlanView', () => {
     );
   });
 
+  it("shows each app's step in the release's order while the plan awaits approval, and none without an order", async () => {
+    const awaiting = plan(
+      {},
+      {
+        phase: 'Pending',
+        gate: { approved: false, required: 1 },
+        order: [{ application: 'cart', after: ['checkout'] }],
+      },
+    );
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => awaiting }),
+      permission: 'allow',
+    });
+    expect((await screen.findByTestId('step-cart')).textContent).toBe('step 2, after checkout');
+    expect(screen.getByTestId('step-checkout').textContent).toBe('step 1');
+    expect(screen.getByRole('button', { name: 'Approve & promote' })).toBeTruthy();
+    cleanup();
+    renderWith(<PlanView namespace="shop" name="shop-prod-1" pollMs={10_000} />, {
+      api: fakeApi({ getPlan: async () => plan({}, { phase: 'Pending', gate: { approved: false, required: 1 } }) }),
+      permission: 'allow',
+    });
+    expect(await screen.findByTestId('phase-cart')).toBeTruthy();
+    expect(screen.queryByTestId('step-cart')).toBeNull();
+  });
+
   it('says where the order of the release holds an app: what it waits for, the failed dependency that held it', async () => {
     const waiting = approvedPlan({
       phase: 'Promoting',

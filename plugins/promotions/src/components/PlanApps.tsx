@@ -11,6 +11,7 @@ import {
   type PromotionPlan,
   readableMessage,
   shortSha,
+  stepText,
 } from '@kpromo/plugin-promotions-react';
 import { useEntityLinks } from '../routes';
 import { SupplyChainState } from './SupplyChain';
@@ -157,10 +158,19 @@ export function PlanApps({
             ? (p?.previous ?? (o ? { tag: o.targetTag, digest: o.digest } : undefined))
             : (c?.to ?? p?.previous);
           const after = isRollback ? (p?.targetTag ? { tag: p.targetTag, digest: p.digest } : o?.previous) : c?.from;
+          // Its step in the release's order (known before approval), from the read model, Waiting too.
+          const step = stepText(g.apps.find((x) => x.application === app) ?? {});
           return (
             <Row key={app} id={app}>
               <Cell>
-                <AppName name={app} apps={applications} />
+                <Flex direction="column" gap="0">
+                  <AppName name={app} apps={applications} />
+                  {step ? (
+                    <Text variant="body-small" color="secondary" data-testid={`step-${app}`}>
+                      {step}
+                    </Text>
+                  ) : null}
+                </Flex>
               </Cell>
               <Cell>{before ? <Version v={before} /> : <Text variant="body-small">not deployed</Text>}</Cell>
               <Cell>
