@@ -1,6 +1,7 @@
 import type { components, paths } from '@octokit/openapi-types';
 import createClient from 'openapi-fetch';
 import {
+  type BranchProtection,
   type CommitStatus,
   type Forge,
   ForgeError,
@@ -236,6 +237,28 @@ export function createGitHubForge(o: GitHubForgeOptions): Forge {
 
     async currentUser() {
       return ok(await api.GET('/user'), 'get the authenticated user').login;
+    },
+
+    async branchProtection(repo, branch) {
+      const r = await api.GET('/repos/{owner}/{repo}/branches/{branch}/protection', {
+        params: { path: { ...repoPath(repo), branch } },
+      });
+      // GitHub answers 404 "Branch not protected" for a branch without protection; any other 404
+      // (no such branch or repository, or a token without the Administration permission) is an error.
+      if (r.response.status === 404 && /branch not protected/i.test(githubMessage(r.error))) return undefined;
+      const p = ok(r, `get branch protection of ${branch}`);
+      const checks = p.required_status_checks;
+      const reviews = p.required_pull_request_reviews;
+      const protection: BranchProtection = {
+        requiredApprovals: reviews?.required_approving_review_count ?? 0,
+        requiredStatusContexts: [
+          ...new Set([...(checks?.contexts ?? []), ...(checks?.checks ?? []).map((c) => c.context)]),
+        ],
+        // Without required reviews there are no approvals to dismiss.
+        dismissesStaleApprovals: reviews?.dismiss_stale_reviews ?? false,
+        source: 'branch protection',
+      };
+      return protection;
     },
   };
 }
