@@ -26,10 +26,13 @@ import addFormats from 'ajv-formats';
  * is not mergeable (closed, or fewer approvals than `requiredApprovals`). That count is the only
  * part of branch protection a merge obeys: required status checks, code owners, dismissal of stale
  * approvals, push restrictions, rulesets and merge queues are not, and neither are conflicts.
- * Branch protection as a test sets it (`protectBranch`) is only read back: GET
- * …/branches/{branch}/protection answers it, 404 "Branch not protected" without it, and 403 to a
- * token whose login is not among the repository's `admins` when the test lists them (reading
- * protection needs the Administration permission).
+ * Branch protection and rulesets as a test sets them (`protectBranch`, `addRuleset`) are only read
+ * back: GET …/branches/{branch}/protection answers the rule, 404 "Branch not protected" without
+ * one, and 403 to a token whose login is not among the repository's `admins` when the test lists
+ * them (reading it needs the Administration permission); GET …/rules/branches/{branch} answers the
+ * pull_request and required_status_checks rules of the repository's rulesets whose branch names
+ * include it (exact names: fnmatch patterns, exclusions and organization rulesets are not modelled),
+ * to any reader.
  */
 type Json = Record<string, unknown>;
 interface Parameter {
@@ -116,6 +119,19 @@ export interface StandInRepo {
   protections: Map<string, StandInProtection>;
   /** Logins that may read branch protection (undefined: every token). */
   admins?: Set<string>;
+  rulesets: StandInRuleset[];
+}
+
+/** An active repository ruleset: the parts of its pull_request and required_status_checks rules a test sets. */
+export interface StandInRuleset {
+  id: number;
+  /** Branch names it applies to (exact). */
+  branches: string[];
+  /** A pull_request rule with this many required approvals; undefined: no such rule. */
+  requiredApprovals?: number;
+  dismissStaleReviewsOnPush?: boolean;
+  /** A required_status_checks rule; undefined: no such rule. */
+  statusContexts?: string[];
 }
 
 /** The parts of GitHub's classic branch protection a test sets. */
@@ -229,6 +245,7 @@ export class GitHubStandIn {
       statuses: new Map(),
       requiredApprovals: o.requiredApprovals ?? 0,
       protections: new Map(),
+      rulesets: [],
       ...(o.admins ? { admins: new Set(o.admins) } : {}),
     };
     this.repos.set(`${owner}/${name}`, repo);
@@ -247,6 +264,13 @@ export class GitHubStandIn {
     const repo = this.repo(owner, name);
     if (p) repo.protections.set(branch, p);
     else repo.protections.delete(branch);
+  }
+
+  /** Adds an active ruleset of the repository (as an admin would in its settings). */
+  addRuleset(owner: string, name: string, r: Omit<StandInRuleset, 'id'>): StandInRuleset {
+    const ruleset = { id: ++this.seq, ...r };
+    this.repo(owner, name).rulesets.push(ruleset);
+    return ruleset;
   }
 
   /** A pull request someone else opened (no request: the state GitHub would have after their POST). */
@@ -635,6 +659,43 @@ export class GitHubStandIn {
         const prot = repo.protections.get(p.branch);
         if (!prot) return error(404, 'Branch not protected');
         return send(200, this.protectionJson(repo, p.branch, prot));
+      }
+      case 'GET /repos/{owner}/{repo}/rules/branches/{branch}': {
+        const source = { ruleset_source_type: 'Repository', ruleset_source: `${repo.owner}/${repo.name}` };
+        const rules = repo.rulesets
+          .filter((r) => r.branches.includes(p.branch))
+          .flatMap((r) => [
+            ...(r.requiredApprovals !== undefined
+              ? [
+                  {
+                    type: 'pull_request',
+                    parameters: {
+                      dismiss_stale_reviews_on_push: r.dismissStaleReviewsOnPush ?? false,
+                      require_code_owner_review: false,
+                      require_last_push_approval: false,
+                      required_approving_review_count: r.requiredApprovals,
+                      required_review_thread_resolution: false,
+                    },
+                    ...source,
+                    ruleset_id: r.id,
+                  },
+                ]
+              : []),
+            ...(r.statusContexts
+              ? [
+                  {
+                    type: 'required_status_checks',
+                    parameters: {
+                      required_status_checks: r.statusContexts.map((context) => ({ context })),
+                      strict_required_status_checks_policy: false,
+                    },
+                    ...source,
+                    ruleset_id: r.id,
+                  },
+                ]
+              : []),
+          ]);
+        return this.page(rules, path, query, send);
       }
       default:
         this.violations.push(`stand-in does not implement ${call}`);

@@ -94,7 +94,7 @@ describe('doctor: delivery through pull requests', () => {
         subject: PROTECTION,
         message:
           "does not require the status kpromo/approval: flow shop takes the approvals of prod from the pull request (approvalSource pullRequest), so the forge's merge is the approval",
-        fix: 'in GitHub, acme/env Settings → Branches → the branch protection rule for main: turn on "Require status checks to pass before merging" and add kpromo/approval (API: required_status_checks.contexts)',
+        fix: `in GitHub, acme/env Settings → Branches → the branch protection rule for main (or a ruleset's rules of the same names): turn on "Require status checks to pass before merging" and add kpromo/approval (API: required_status_checks.contexts)`,
       },
     ]);
   });
@@ -115,7 +115,7 @@ describe('doctor: delivery through pull requests', () => {
         status: 'warn',
         subject: PROTECTION,
         message: 'requires no approving review: the forge lets a pull request merge without one',
-        fix: 'in GitHub, acme/env Settings → Branches → the branch protection rule for main: turn on "Require a pull request before merging" with "Required approvals" of at least 1 (API: required_pull_request_reviews.required_approving_review_count)',
+        fix: `in GitHub, acme/env Settings → Branches → the branch protection rule for main (or a ruleset's rules of the same names): turn on "Require a pull request before merging" with "Required approvals" of at least 1 (API: required_pull_request_reviews.required_approving_review_count)`,
       },
     ]);
   });
@@ -150,6 +150,29 @@ describe('doctor: delivery through pull requests', () => {
       ),
       fix: expect.stringContaining('Administration: read'),
     });
+  });
+
+  it('only warns of what is missing when the token reads the rulesets but not the branch protection rule', async () => {
+    gh.addRepo('acme', 'locked', { admins: ['alice'] });
+    gh.addRuleset('acme', 'locked', { branches: ['main'], requiredApprovals: 1 });
+    tokenSecret();
+    const e = prod();
+    e.spec.delivery.git!.pullRequest!.repository = 'acme/locked';
+    const found = await diagnose([stage('shop', 'pullRequest')], e);
+    expect(found.slice(1)).toEqual([
+      {
+        status: 'warn',
+        subject: PROTECTION,
+        message: expect.stringMatching(
+          /^does not require the status kpromo\/approval as far as kpromo-bot may read it \(not its branch protection rule \(GitHub get branch protection of main .* 403: .*\)\): flow shop takes/,
+        ),
+        fix: expect.stringContaining('add kpromo/approval'),
+      },
+    ]);
+    gh.addRuleset('acme', 'locked', { branches: ['main'], statusContexts: ['kpromo/approval'] });
+    expect((await diagnose([stage('shop', 'pullRequest')], e)).slice(1)).toEqual([
+      { status: 'pass', subject: PROTECTION, message: 'requires kpromo/approval and 1 approval (rulesets)' },
+    ]);
   });
 
   it('fails a token the forge refuses, and a token Secret that is missing, unlabelled or without key token', async () => {

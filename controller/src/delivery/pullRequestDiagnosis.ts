@@ -17,7 +17,7 @@ const SETTINGS = {
   },
   github: {
     where: (repo: string, branch: string) =>
-      `in GitHub, ${repo} Settings → Branches → the branch protection rule for ${branch}`,
+      `in GitHub, ${repo} Settings → Branches → the branch protection rule for ${branch} (or a ruleset's rules of the same names)`,
     status: `turn on "Require status checks to pass before merging" and add ${APPROVAL_STATUS} (API: required_status_checks.contexts)`,
     approvals:
       'turn on "Require a pull request before merging" with "Required approvals" of at least 1 (API: required_pull_request_reviews.required_approving_review_count)',
@@ -94,7 +94,7 @@ export async function diagnosePullRequest(c: DiagnoseContext, branch: string): P
       status: 'warn',
       subject: protectionSubject,
       message: `could not be read as ${login}: ${why(e)}; ${reason}: it must require ${APPROVAL_STATUS}`,
-      fix: `check it yourself: ${where}, ${s.status}; ${s.approvals}${pr.forge === 'github' ? ' (the token reads it only with the Administration: read permission, which kpromo needs for nothing else)' : ''}`,
+      fix: `check it yourself: ${where}, ${s.status}; ${s.approvals}${pr.forge === 'github' ? ' (the token reads the branch protection rule only with the Administration: read permission, which kpromo needs for nothing else; rulesets any reader may read)' : ''}`,
     });
     return out;
   }
@@ -108,18 +108,20 @@ export async function diagnosePullRequest(c: DiagnoseContext, branch: string): P
     return out;
   }
   const status = requiresStatusContext(p, APPROVAL_STATUS);
+  // What the token could not read may require it: then only a warning, naming what was not read.
+  const unread = p.unread ? ` as far as ${login} may read it (not ${p.unread})` : '';
   if (!status)
     out.push({
-      status: strict ? 'fail' : 'warn',
+      status: strict && !p.unread ? 'fail' : 'warn',
       subject: protectionSubject,
-      message: `does not require the status ${APPROVAL_STATUS}: ${reason}`,
+      message: `does not require the status ${APPROVAL_STATUS}${unread}: ${reason}`,
       fix: `${where}: ${s.status}`,
     });
   if (p.requiredApprovals < 1)
     out.push({
       status: 'warn',
       subject: protectionSubject,
-      message: 'requires no approving review: the forge lets a pull request merge without one',
+      message: `requires no approving review${unread}: the forge lets a pull request merge without one`,
       fix: `${where}: ${s.approvals}`,
     });
   if (status && p.requiredApprovals >= 1)

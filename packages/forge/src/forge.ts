@@ -72,8 +72,13 @@ export interface BranchProtection {
   requiredStatusContexts: string[];
   /** Whether a commit pushed after an approval dismisses it; absent when the token may not read it. */
   dismissesStaleApprovals?: boolean;
-  /** Where it comes from, as the forge names it (Gitea's rule name; GitHub's branch protection, ruleset rules). */
+  /** Where it comes from, as the forge names it (Gitea's rule name; GitHub's branch protection, rulesets). */
   source?: string;
+  /**
+   * A part the token may not read (GitHub's branch protection rule without the Administration
+   * permission, when rulesets apply): a requirement missing here may be there.
+   */
+  unread?: string;
 }
 
 /** Whether `p` requires the status `context` (Gitea's contexts are globs: `*` any run, `?` one character). */
@@ -131,7 +136,8 @@ export interface Forge {
   currentUser(): Promise<string>;
   /**
    * What the forge requires to merge into `branch`, or undefined when nothing protects it. A token
-   * that may not read it is a ForgeError (status 403 or 404), never "unprotected".
+   * that may not read it is a ForgeError (status 403 or 404), never "unprotected"; one that reads
+   * only part of it says so in `unread`.
    */
   branchProtection(repo: RepoRef, branch: string): Promise<BranchProtection | undefined>;
 }

@@ -229,9 +229,31 @@ describe('GitHub forge against the stand-in', () => {
     expect(await forge.branchProtection(repo, HEAD)).toBeUndefined();
     expect(gh.calls.map((c) => `${c.status} ${c.path}`)).toEqual([
       '200 /repos/acme/env/branches/main/protection',
+      '200 /repos/acme/env/rules/branches/main',
       '200 /repos/acme/env/branches/release%2Fprod/protection',
+      '200 /repos/acme/env/rules/branches/release%2Fprod',
       `404 /repos/acme/env/branches/${encodeURIComponent(HEAD)}/protection`,
+      `200 /repos/acme/env/rules/branches/${encodeURIComponent(HEAD)}`,
     ]);
+  });
+
+  it('branchProtection adds the rules of the rulesets that apply: the most approvals, every status context', async () => {
+    gh.protectBranch('acme', 'env', 'main', { requiredApprovals: 1, statusContexts: ['ci/build'] });
+    gh.addRuleset('acme', 'env', { branches: ['main'], requiredApprovals: 2, dismissStaleReviewsOnPush: true });
+    gh.addRuleset('acme', 'env', { branches: ['main', HEAD], statusContexts: ['kpromo/approval'] });
+    expect(await forge.branchProtection(repo, 'main')).toEqual({
+      requiredApprovals: 2,
+      requiredStatusContexts: ['ci/build', 'kpromo/approval'],
+      dismissesStaleApprovals: true,
+      source: 'branch protection and rulesets',
+    });
+    // Rulesets alone protect a branch too.
+    expect(await forge.branchProtection(repo, HEAD)).toEqual({
+      requiredApprovals: 0,
+      requiredStatusContexts: ['kpromo/approval'],
+      dismissesStaleApprovals: false,
+      source: 'rulesets',
+    });
   });
 
   it('branchProtection is a ForgeError, never "unprotected", for a token that may not read it or a missing branch', async () => {
@@ -245,6 +267,15 @@ describe('GitHub forge against the stand-in', () => {
     const missing = await refusal(forge.branchProtection(repo, 'gone'));
     expect(missing.status).toBe(404);
     expect(missing.message).toContain('answered 404: Branch not found');
+
+    // What rulesets require is read; the unread rule is named, since it may require more.
+    gh.addRuleset('acme', 'locked', { branches: ['main'], statusContexts: ['kpromo/approval'] });
+    expect(await forge.branchProtection({ owner: 'acme', name: 'locked' }, 'main')).toEqual({
+      requiredApprovals: 0,
+      requiredStatusContexts: ['kpromo/approval'],
+      source: 'rulesets',
+      unread: expect.stringMatching(/^its branch protection rule \(GitHub get branch protection of main .* 403: /),
+    });
   });
 
   it('close closes without merging', async () => {
