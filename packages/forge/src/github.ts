@@ -1,7 +1,6 @@
 import type { components, paths } from '@octokit/openapi-types';
 import createClient from 'openapi-fetch';
 import {
-  type BranchProtection,
   type CommitStatus,
   type Forge,
   ForgeError,
