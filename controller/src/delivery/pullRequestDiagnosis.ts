@@ -73,7 +73,9 @@ export async function diagnosePullRequest(c: DiagnoseContext, branch: string): P
         fix:
           e instanceof ForgeError && e.status === 401
             ? `put a valid token of kpromo's forge user in key "token" of Secret ${pr.tokenSecretRef.name}`
-            : `check delivery.git.pullRequest.apiURL of Environment ${name} (${pr.forge === 'github' ? 'https://api.github.com, or https://HOST/api/v3' : "Gitea's own URL"}) and that it is reachable`,
+            : e instanceof ForgeError && e.status === 403
+              ? `give the token of Secret ${pr.tokenSecretRef.name} read access to its own user (Gitea: scope read:user): kpromo reads it to never count its own reviews and merges`
+              : `check delivery.git.pullRequest.apiURL of Environment ${name} (${pr.forge === 'github' ? 'https://api.github.com, or https://HOST/api/v3' : "Gitea's own URL"}) and that it is reachable`,
       },
     ];
   }
