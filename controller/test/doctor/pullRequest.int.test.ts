@@ -37,7 +37,11 @@ async function repository(by: GiteaUser) {
 }
 
 /** Runs the git method's diagnose for Environment prod promoting into `repo` through pull requests. */
-async function doctor(repo: { owner: string; name: string }, approvalSource?: Stage['approvalSource']) {
+async function doctor(
+  repo: { owner: string; name: string },
+  approvalSource?: Stage['approvalSource'],
+  token = bot.token,
+) {
   const control = new FakeKube('control');
   control.seed(resourcePath(SECRET, 'ns', 'forge-token'), {
     metadata: {
@@ -47,7 +51,7 @@ async function doctor(repo: { owner: string; name: string }, approvalSource?: St
       annotations: { 'promotions.kpromo.dev/destinations': `${gitea.url}/` },
     },
     type: 'Opaque',
-    data: { token: Buffer.from(bot.token).toString('base64') },
+    data: { token: Buffer.from(token).toString('base64') },
   });
   const prod: Environment = env('prod', {
     delivery: {
@@ -76,6 +80,24 @@ async function doctor(repo: { owner: string; name: string }, approvalSource?: St
 const PROTECTION = 'Environment prod branch protection of main';
 
 describe('doctor: pull-request delivery against a real Gitea', () => {
+  it('fails a token Gitea refuses, and one without the scope to read its own user, naming the fix', async () => {
+    const repo = await repository(bot);
+    const subject = `Environment prod pull requests gitea ${repo.owner}/${repo.name}`;
+    expect((await doctor(repo, 'pullRequest', 'not-a-token'))[1]).toEqual({
+      status: 'fail',
+      subject,
+      message: expect.stringMatching(/does not answer as the token of Secret forge-token: gitea .*: 401/),
+      fix: 'put a valid token of kpromo\'s forge user in key "token" of Secret forge-token',
+    });
+    const narrow = await gitea.createUser('narrow-bot', { scopes: ['write:repository', 'write:issue'] });
+    expect((await doctor(repo, 'pullRequest', narrow.token))[1]).toEqual({
+      status: 'fail',
+      subject,
+      message: expect.stringMatching(/: 403 /),
+      fix: expect.stringContaining('(Gitea: scope read:user)'),
+    });
+  });
+
   it('fails an unprotected branch when the stage takes its approvals from the pull request, then passes once the rule requires kpromo/approval and an approval', async () => {
     const repo = await repository(bot);
     const first = await doctor(repo, 'pullRequest');
