@@ -251,11 +251,13 @@ describe('example delivery method: configMap, through the seam hooks (no control
       get: async (path: string) => ({
         items: path.endsWith('/environments')
           ? [env('dev'), stable]
-          : [
-              app('cart'),
-              app('web'),
-              app('devonly', { workloads: [{ kind: 'Deployment', name: 'x', environments: ['dev'] }] }),
-            ],
+          : path.endsWith('/promotionflows')
+            ? []
+            : [
+                app('cart'),
+                app('web'),
+                app('devonly', { workloads: [{ kind: 'Deployment', name: 'x', environments: ['dev'] }] }),
+              ],
       }),
     } as unknown as KubeRest;
     const ctx = (deliveryMethods: DoctorContext['deliveryMethods']) =>

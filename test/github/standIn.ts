@@ -24,8 +24,15 @@ import addFormats from 'ajv-formats';
  * between them; a status description over 140 characters; PENDING reviews seen only by their
  * author; and two refusals of a merge: 409 when `sha` is not the head, 405 when the pull request
  * is not mergeable (closed, or fewer approvals than `requiredApprovals`). That count is the only
- * part of branch protection modelled: required status checks, code owners, dismissal of stale
+ * part of branch protection a merge obeys: required status checks, code owners, dismissal of stale
  * approvals, push restrictions, rulesets and merge queues are not, and neither are conflicts.
+ * Branch protection and rulesets as a test sets them (`protectBranch`, `addRuleset`) are only read
+ * back: GET …/branches/{branch}/protection answers the rule, 404 "Branch not protected" without
+ * one, and 403 to a token whose login is not among the repository's `admins` when the test lists
+ * them (reading it needs the Administration permission); GET …/rules/branches/{branch} answers the
+ * pull_request and required_status_checks rules of the repository's rulesets whose branch names
+ * include it (exact names: fnmatch patterns, exclusions and organization rulesets are not modelled),
+ * to any reader.
  */
 type Json = Record<string, unknown>;
 interface Parameter {
@@ -108,6 +115,33 @@ export interface StandInRepo {
   statuses: Map<string, StandInStatus[]>;
   /** Approvals (latest review per reviewer, not the author's) a merge into any branch needs. */
   requiredApprovals: number;
+  /** Branch → its protection as GitHub reports it (read back only: merges obey `requiredApprovals`). */
+  protections: Map<string, StandInProtection>;
+  /** Logins that may read branch protection (undefined: every token). */
+  admins?: Set<string>;
+  rulesets: StandInRuleset[];
+}
+
+/** An active repository ruleset: the parts of its pull_request and required_status_checks rules a test sets. */
+export interface StandInRuleset {
+  id: number;
+  /** Branch names it applies to (exact). */
+  branches: string[];
+  /** A pull_request rule with this many required approvals; undefined: no such rule. */
+  requiredApprovals?: number;
+  dismissStaleReviewsOnPush?: boolean;
+  /** A required_status_checks rule; undefined: no such rule. */
+  statusContexts?: string[];
+}
+
+/** The parts of GitHub's classic branch protection a test sets. */
+export interface StandInProtection {
+  /** Required approving reviews; undefined: no required pull request reviews. */
+  requiredApprovals?: number;
+  dismissStaleReviews?: boolean;
+  /** Required status check contexts; undefined: no required status checks. */
+  statusContexts?: string[];
+  enforceAdmins?: boolean;
 }
 
 const require = createRequire(import.meta.url);
@@ -192,7 +226,13 @@ export class GitHubStandIn {
   addRepo(
     owner: string,
     name: string,
-    o: { branches?: Record<string, string>; requiredApprovals?: number; defaultBranch?: string } = {},
+    o: {
+      branches?: Record<string, string>;
+      requiredApprovals?: number;
+      defaultBranch?: string;
+      /** Logins that may read branch protection (default: every token). */
+      admins?: string[];
+    } = {},
   ): StandInRepo {
     const branches = o.branches ?? { main: sha('main') };
     const repo: StandInRepo = {
@@ -204,6 +244,9 @@ export class GitHubStandIn {
       pulls: [],
       statuses: new Map(),
       requiredApprovals: o.requiredApprovals ?? 0,
+      protections: new Map(),
+      rulesets: [],
+      ...(o.admins ? { admins: new Set(o.admins) } : {}),
     };
     this.repos.set(`${owner}/${name}`, repo);
     return repo;
@@ -214,6 +257,20 @@ export class GitHubStandIn {
     const repo = this.repo(owner, name);
     repo.branches.set(branch, commit);
     repo.commits.add(commit);
+  }
+
+  /** Sets `branch`'s protection as an admin would in GitHub's settings (undefined: removes it). */
+  protectBranch(owner: string, name: string, branch: string, p: StandInProtection | undefined): void {
+    const repo = this.repo(owner, name);
+    if (p) repo.protections.set(branch, p);
+    else repo.protections.delete(branch);
+  }
+
+  /** Adds an active ruleset of the repository (as an admin would in its settings). */
+  addRuleset(owner: string, name: string, r: Omit<StandInRuleset, 'id'>): StandInRuleset {
+    const ruleset = { id: ++this.seq, ...r };
+    this.repo(owner, name).rulesets.push(ruleset);
+    return ruleset;
   }
 
   /** A pull request someone else opened (no request: the state GitHub would have after their POST). */
@@ -595,6 +652,51 @@ export class GitHubStandIn {
         x.merged = { by: login, sha: merge, at: x.closedAt };
         return send(200, { sha: merge, merged: true, message: 'Pull Request successfully merged' });
       }
+      case 'GET /repos/{owner}/{repo}/branches/{branch}/protection': {
+        if (!repo.branches.has(p.branch)) return error(404, 'Branch not found');
+        if (repo.admins && !repo.admins.has(login))
+          return error(403, 'Resource not accessible by personal access token');
+        const prot = repo.protections.get(p.branch);
+        if (!prot) return error(404, 'Branch not protected');
+        return send(200, this.protectionJson(repo, p.branch, prot));
+      }
+      case 'GET /repos/{owner}/{repo}/rules/branches/{branch}': {
+        const source = { ruleset_source_type: 'Repository', ruleset_source: `${repo.owner}/${repo.name}` };
+        const rules = repo.rulesets
+          .filter((r) => r.branches.includes(p.branch))
+          .flatMap((r) => [
+            ...(r.requiredApprovals !== undefined
+              ? [
+                  {
+                    type: 'pull_request',
+                    parameters: {
+                      dismiss_stale_reviews_on_push: r.dismissStaleReviewsOnPush ?? false,
+                      require_code_owner_review: false,
+                      require_last_push_approval: false,
+                      required_approving_review_count: r.requiredApprovals,
+                      required_review_thread_resolution: false,
+                    },
+                    ...source,
+                    ruleset_id: r.id,
+                  },
+                ]
+              : []),
+            ...(r.statusContexts
+              ? [
+                  {
+                    type: 'required_status_checks',
+                    parameters: {
+                      required_status_checks: r.statusContexts.map((context) => ({ context })),
+                      strict_required_status_checks_policy: false,
+                    },
+                    ...source,
+                    ruleset_id: r.id,
+                  },
+                ]
+              : []),
+          ]);
+        return this.page(rules, path, query, send);
+      }
       default:
         this.violations.push(`stand-in does not implement ${call}`);
         return error(404, 'Not Found');
@@ -873,6 +975,46 @@ export class GitHubStandIn {
       ...(r.state === 'PENDING' ? {} : { submitted_at: r.submittedAt }),
       commit_id: r.commit,
       author_association: 'COLLABORATOR',
+    };
+  }
+
+  /** `branch-protection`, with the parts a test set (the rest as GitHub shows them switched off). */
+  private protectionJson(repo: StandInRepo, branch: string, p: StandInProtection): Json {
+    const url = `${this.url}/repos/${repo.owner}/${repo.name}/branches/${encodeURIComponent(branch)}/protection`;
+    const off = { enabled: false };
+    return {
+      url,
+      ...(p.statusContexts
+        ? {
+            required_status_checks: {
+              url: `${url}/required_status_checks`,
+              strict: false,
+              contexts: p.statusContexts,
+              contexts_url: `${url}/required_status_checks/contexts`,
+              checks: p.statusContexts.map((context) => ({ context, app_id: null })),
+            },
+          }
+        : {}),
+      ...(p.requiredApprovals !== undefined
+        ? {
+            required_pull_request_reviews: {
+              url: `${url}/required_pull_request_reviews`,
+              dismiss_stale_reviews: p.dismissStaleReviews ?? false,
+              require_code_owner_reviews: false,
+              required_approving_review_count: p.requiredApprovals,
+              require_last_push_approval: false,
+            },
+          }
+        : {}),
+      enforce_admins: { url: `${url}/enforce_admins`, enabled: p.enforceAdmins ?? false },
+      required_linear_history: off,
+      allow_force_pushes: off,
+      allow_deletions: off,
+      block_creations: off,
+      required_conversation_resolution: off,
+      lock_branch: off,
+      allow_fork_syncing: off,
+      required_signatures: { url: `${url}/required_signatures`, enabled: false },
     };
   }
 

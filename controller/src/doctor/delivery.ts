@@ -1,4 +1,4 @@
-import type { Application, Environment } from '@kpromo/api';
+import type { Application, Environment, PromotionFlow } from '@kpromo/api';
 import { fleetTargets } from '@kpromo/api';
 import { workloadsFor } from '../candidates/runningVersion.js';
 import { KPROMO_TYPES, resourcePath } from '../kube/paths.js';
@@ -17,9 +17,10 @@ export const deliveryCheck: DoctorCheck = {
   id: CHECK,
   title: 'Delivery: Flux objects and GitOps repositories',
   async run(ctx) {
-    const [envs, apps] = await Promise.all([
+    const [envs, apps, flows] = await Promise.all([
       ctx.control.get<{ items: Environment[] }>(resourcePath(KPROMO_TYPES.Environment, ctx.namespace)),
       ctx.control.get<{ items: Application[] }>(resourcePath(KPROMO_TYPES.Application, ctx.namespace)),
+      ctx.control.get<{ items: PromotionFlow[] }>(resourcePath(KPROMO_TYPES.PromotionFlow, ctx.namespace)),
     ]);
     const out: CheckResult[] = [];
     // A fleet is checked cluster by cluster (each may deliver its own way).
@@ -30,6 +31,11 @@ export const deliveryCheck: DoctorCheck = {
       const found = await method.diagnose({
         env,
         apps: apps.items.filter((a) => workloadsFor(a, env.metadata.name).length > 0),
+        stages: flows.items.flatMap((f) =>
+          f.spec.stages
+            .filter((s) => s.environment === env.metadata.name)
+            .map((stage) => ({ flow: f.metadata.name, stage })),
+        ),
         control: ctx.control,
         client: () => (context ? ctx.clientFor(context) : undefined),
       });

@@ -1,4 +1,4 @@
-import type { Application, Environment, PromotionPlan } from '@kpromo/api';
+import type { Application, Environment, PromotionPlan, Stage } from '@kpromo/api';
 import type { KubeRest } from '../kube/rest.js';
 import type { DeliveryInference } from './adoption.js';
 import type { WorkloadKind } from './workloadKind.js';
@@ -122,6 +122,8 @@ export interface DiagnoseContext {
   env: Environment;
   /** The Applications with workloads in it. */
   apps: readonly Application[];
+  /** The PromotionFlow stages that promote into it (their approval settings), with each one's flow. */
+  stages: ReadonlyArray<{ flow: string; stage: Stage }>;
   /** The control cluster, as the caller. */
   control: KubeRest;
   /** The Environment's cluster as the caller; undefined when the caller's kubeconfig has no context for it. */

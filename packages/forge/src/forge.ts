@@ -57,6 +57,44 @@ export interface CommitStatus {
   targetUrl?: string;
 }
 
+/**
+ * What a branch's protection requires of a merge, as far as both forges report it. Each adapter
+ * reads what the forge itself applies to the branch (Gitea's matching rule, GitHub's branch
+ * protection and rulesets), so no rule matching is redone here.
+ */
+export interface BranchProtection {
+  /** Approving reviews a merge needs (0: none). */
+  requiredApprovals: number;
+  /**
+   * Commit status contexts a merge needs (empty: none). On Gitea they are glob patterns
+   * (`kpromo/*`): ask {@link requiresStatusContext}, not `includes`.
+   */
+  requiredStatusContexts: string[];
+  /** Whether a commit pushed after an approval dismisses it; absent when the token may not read it. */
+  dismissesStaleApprovals?: boolean;
+  /** Where it comes from, as the forge names it (Gitea's rule name; GitHub's branch protection, rulesets). */
+  source?: string;
+  /**
+   * A part the token may not read (GitHub's branch protection rule without the Administration
+   * permission, when rulesets apply): a requirement missing here may be there.
+   */
+  unread?: string;
+}
+
+/** Whether `p` requires the status `context` (Gitea's contexts are globs: `*` any run, `?` one character). */
+export function requiresStatusContext(p: BranchProtection, context: string): boolean {
+  return p.requiredStatusContexts.some(
+    (pattern) =>
+      pattern === context ||
+      new RegExp(
+        `^${pattern
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replaceAll('*', '.*')
+          .replaceAll('?', '.')}$`,
+      ).test(context),
+  );
+}
+
 export interface OpenPullRequest {
   head: string;
   base: string;
@@ -96,4 +134,10 @@ export interface Forge {
   close(repo: RepoRef, number: number): Promise<void>;
   /** The login the token acts as: kpromo's own reviews and merges never count as a person's. */
   currentUser(): Promise<string>;
+  /**
+   * What the forge requires to merge into `branch`, or undefined when nothing protects it. A token
+   * that may not read it is a ForgeError (status 403 or 404), never "unprotected"; one that reads
+   * only part of it says so in `unread`.
+   */
+  branchProtection(repo: RepoRef, branch: string): Promise<BranchProtection | undefined>;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  type BranchProtection,
   type CommitStatus,
   type Forge,
   ForgeError,
@@ -47,6 +48,16 @@ const reviewSchema = z.object({
   stale: z.boolean(),
   dismissed: z.boolean(),
 });
+// GET /repos/{o}/{r}/branches/{b} (structs.Branch): Gitea's own choice of the rule that applies.
+const branchSchema = z.object({
+  protected: z.boolean(),
+  required_approvals: z.number().int(),
+  enable_status_check: z.boolean(),
+  status_check_contexts: z.array(z.string()).nullish(),
+  /** Only told to repository admins. */
+  effective_branch_protection_name: z.string().nullish(),
+});
+const protectionSchema = z.object({ rule_name: z.string(), dismiss_stale_approvals: z.boolean() });
 const PAGE = 50; // Gitea's default [api] MAX_RESPONSE_ITEMS: a larger limit is cut to it.
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 // GitHub's limit, so a status reads the same on both forges (Gitea stores any length).
@@ -306,6 +317,36 @@ export function createGiteaForge(o: GiteaForgeOptions): Forge {
 
     async currentUser() {
       return (await call('reading the token’s user', 'GET', '/user', user)).login;
+    },
+
+    async branchProtection(repo, branch) {
+      const what = `reading branch ${branch} of ${name(repo)}`;
+      // The branch says which rule Gitea applies (rule names are globs, matched by Gitea, not here)
+      // and is readable by anyone who may read the code; a slash in the name stays a path separator.
+      const b = await call(
+        what,
+        'GET',
+        `${repoPath(what, repo)}/branches/${branch
+          .split('/')
+          .map((s) => seg(what, s))
+          .join('/')}`,
+        branchSchema,
+      );
+      if (!b.protected) return undefined;
+      const p: BranchProtection = {
+        requiredApprovals: b.required_approvals,
+        requiredStatusContexts: b.enable_status_check ? (b.status_check_contexts ?? []) : [],
+      };
+      const rule = b.effective_branch_protection_name;
+      if (!rule) return p; // not a repository admin: the rule's other settings are not shown
+      const ruleWhat = `reading branch protection rule ${rule} of ${name(repo)}`;
+      const r = await call(
+        ruleWhat,
+        'GET',
+        `${repoPath(ruleWhat, repo)}/branch_protections/${seg(ruleWhat, rule)}`,
+        protectionSchema,
+      );
+      return { ...p, dismissesStaleApprovals: r.dismiss_stale_approvals, source: `rule ${r.rule_name}` };
     },
   };
   return forge;

@@ -237,5 +237,61 @@ export function createGitHubForge(o: GitHubForgeOptions): Forge {
     async currentUser() {
       return ok(await api.GET('/user'), 'get the authenticated user').login;
     },
+
+    async branchProtection(repo, branch) {
+      // Two places protect a branch on GitHub: its branch protection rule (readable only with the
+      // Administration permission) and the rulesets that apply to it (readable by any reader).
+      const classic = await api.GET('/repos/{owner}/{repo}/branches/{branch}/protection', {
+        params: { path: { ...repoPath(repo), branch } },
+      });
+      const rulesets = await api.GET('/repos/{owner}/{repo}/rules/branches/{branch}', {
+        params: { path: { ...repoPath(repo), branch }, query: { per_page: 100 } },
+      });
+      const rules = ok(rulesets, `get the rules for branch ${branch}`);
+      // 404 "Branch not protected": no rule; any other 404 (no such branch or repository, or a token
+      // without the Administration permission) or refusal is an error unless rulesets say enough.
+      const unprotected = classic.response.status === 404 && /branch not protected/i.test(githubMessage(classic.error));
+      let refused: ForgeError | undefined;
+      let p: components['schemas']['branch-protection'] | undefined;
+      if (!unprotected)
+        try {
+          p = ok(classic, `get branch protection of ${branch}`);
+        } catch (e) {
+          refused = e as ForgeError;
+        }
+      const reviews = rules.flatMap((r) => (r.type === 'pull_request' && r.parameters ? [r.parameters] : []));
+      const checks = rules.flatMap((r) =>
+        r.type === 'required_status_checks' && r.parameters ? r.parameters.required_status_checks : [],
+      );
+      if (refused && !reviews.length && !checks.length) throw refused;
+      if (!p && !reviews.length && !checks.length) return undefined;
+      const pr = p?.required_pull_request_reviews;
+      const sc = p?.required_status_checks;
+      const approvals = [
+        pr?.required_approving_review_count ?? 0,
+        ...reviews.map((r) => r.required_approving_review_count),
+      ];
+      return {
+        requiredApprovals: Math.max(...approvals),
+        requiredStatusContexts: [
+          ...new Set([
+            ...(sc?.contexts ?? []),
+            ...(sc?.checks ?? []).map((c) => c.context),
+            ...checks.map((c) => c.context),
+          ]),
+        ],
+        // GitHub's rule and rulesets each dismiss on their own; without required reviews nothing is dismissed.
+        ...(refused && !reviews.some((r) => r.dismiss_stale_reviews_on_push)
+          ? {}
+          : {
+              dismissesStaleApprovals:
+                !!pr?.dismiss_stale_reviews || reviews.some((r) => r.dismiss_stale_reviews_on_push),
+            }),
+        source: [p ? 'branch protection' : '', reviews.length || checks.length ? 'rulesets' : '']
+          .filter(Boolean)
+          .join(' and '),
+        ...(refused ? { unread: `its branch protection rule (${refused.message})` } : {}),
+      };
+    },
   };
 }

@@ -228,6 +228,40 @@ describe('Gitea adapter against a real Gitea', () => {
     );
   });
 
+  it('branchProtection reports the rule Gitea applies to the branch (a glob rule too); a writer sees it without the rule’s other settings', async () => {
+    const { repo } = await world();
+    expect(await forge.branchProtection(repo, 'main')).toBeUndefined();
+    await gitea.protectBranch(repo, 'main', {
+      requiredApprovals: 2,
+      statusContexts: ['kpromo/approval', 'ci/*'],
+      dismissStaleApprovals: true,
+    });
+    // The bot owns the repository (an admin of it): Gitea names the rule and its settings.
+    expect(await forge.branchProtection(repo, 'main')).toEqual({
+      requiredApprovals: 2,
+      requiredStatusContexts: ['kpromo/approval', 'ci/*'],
+      dismissesStaleApprovals: true,
+      source: 'rule main',
+    });
+    // A writer may read the branch but not the rule: what it requires, not whether stale approvals go.
+    const asAlice = createGiteaForge({ baseUrl: gitea.url, token: alice.token });
+    expect(await asAlice.branchProtection(repo, 'main')).toEqual({
+      requiredApprovals: 2,
+      requiredStatusContexts: ['kpromo/approval', 'ci/*'],
+    });
+
+    // A glob rule, matched by Gitea, for a branch with a slash; no status check: no contexts.
+    push(repo, 'release/prod', { 'prod/app.yaml': 'image: web:1\n' });
+    await gitea.protectBranch(repo, 'release/*', { requiredApprovals: 1 });
+    expect(await forge.branchProtection(repo, 'release/prod')).toEqual({
+      requiredApprovals: 1,
+      requiredStatusContexts: [],
+      dismissesStaleApprovals: false,
+      source: 'rule release/*',
+    });
+    await expect(forge.branchProtection(repo, 'gone')).rejects.toMatchObject({ name: 'ForgeError', status: 404 });
+  });
+
   it('close closes without merging; the next ensurePullRequest opens a new one', async () => {
     const { repo } = await world();
     const pr = await open(repo);

@@ -205,6 +205,79 @@ describe('GitHub forge against the stand-in', () => {
     expect((await forge.getPullRequest(repo, 1)).state).toBe('merged');
   });
 
+  it('branchProtection reads the required approvals, status contexts and stale-review dismissal; an unprotected branch is undefined', async () => {
+    gh.setBranch('acme', 'env', 'release/prod', sha('r1'));
+    gh.protectBranch('acme', 'env', 'main', {
+      requiredApprovals: 2,
+      dismissStaleReviews: true,
+      statusContexts: ['kpromo/approval', 'ci/build'],
+    });
+    gh.protectBranch('acme', 'env', 'release/prod', { statusContexts: ['kpromo/gates'] });
+    expect(await forge.branchProtection(repo, 'main')).toEqual({
+      requiredApprovals: 2,
+      requiredStatusContexts: ['kpromo/approval', 'ci/build'],
+      dismissesStaleApprovals: true,
+      source: 'branch protection',
+    });
+    // A branch name with a slash is one path parameter; no required reviews: nothing to dismiss.
+    expect(await forge.branchProtection(repo, 'release/prod')).toEqual({
+      requiredApprovals: 0,
+      requiredStatusContexts: ['kpromo/gates'],
+      dismissesStaleApprovals: false,
+      source: 'branch protection',
+    });
+    expect(await forge.branchProtection(repo, HEAD)).toBeUndefined();
+    expect(gh.calls.map((c) => `${c.status} ${c.path}`)).toEqual([
+      '200 /repos/acme/env/branches/main/protection',
+      '200 /repos/acme/env/rules/branches/main',
+      '200 /repos/acme/env/branches/release%2Fprod/protection',
+      '200 /repos/acme/env/rules/branches/release%2Fprod',
+      `404 /repos/acme/env/branches/${encodeURIComponent(HEAD)}/protection`,
+      `200 /repos/acme/env/rules/branches/${encodeURIComponent(HEAD)}`,
+    ]);
+  });
+
+  it('branchProtection adds the rules of the rulesets that apply: the most approvals, every status context', async () => {
+    gh.protectBranch('acme', 'env', 'main', { requiredApprovals: 1, statusContexts: ['ci/build'] });
+    gh.addRuleset('acme', 'env', { branches: ['main'], requiredApprovals: 2, dismissStaleReviewsOnPush: true });
+    gh.addRuleset('acme', 'env', { branches: ['main', HEAD], statusContexts: ['kpromo/approval'] });
+    expect(await forge.branchProtection(repo, 'main')).toEqual({
+      requiredApprovals: 2,
+      requiredStatusContexts: ['ci/build', 'kpromo/approval'],
+      dismissesStaleApprovals: true,
+      source: 'branch protection and rulesets',
+    });
+    // Rulesets alone protect a branch too.
+    expect(await forge.branchProtection(repo, HEAD)).toEqual({
+      requiredApprovals: 0,
+      requiredStatusContexts: ['kpromo/approval'],
+      dismissesStaleApprovals: false,
+      source: 'rulesets',
+    });
+  });
+
+  it('branchProtection is a ForgeError, never "unprotected", for a token that may not read it or a missing branch', async () => {
+    gh.addRepo('acme', 'locked', { admins: ['alice'] });
+    gh.protectBranch('acme', 'locked', 'main', { requiredApprovals: 1 });
+    const denied = await refusal(forge.branchProtection({ owner: 'acme', name: 'locked' }, 'main'));
+    expect(denied.status).toBe(403);
+    expect(denied.message).toBe(
+      'GitHub get branch protection of main (/repos/acme/locked/branches/main/protection) answered 403: Resource not accessible by personal access token',
+    );
+    const missing = await refusal(forge.branchProtection(repo, 'gone'));
+    expect(missing.status).toBe(404);
+    expect(missing.message).toContain('answered 404: Branch not found');
+
+    // What rulesets require is read; the unread rule is named, since it may require more.
+    gh.addRuleset('acme', 'locked', { branches: ['main'], statusContexts: ['kpromo/approval'] });
+    expect(await forge.branchProtection({ owner: 'acme', name: 'locked' }, 'main')).toEqual({
+      requiredApprovals: 0,
+      requiredStatusContexts: ['kpromo/approval'],
+      source: 'rulesets',
+      unread: expect.stringMatching(/^its branch protection rule \(GitHub get branch protection of main .* 403: /),
+    });
+  });
+
   it('close closes without merging', async () => {
     await forge.ensurePullRequest(repo, open);
     await forge.close(repo, 1);

@@ -54,7 +54,13 @@ describe('delivery.method git', () => {
     const control = new FakeKube('control');
     const cluster = new FakeKube('prod');
     const diagnose = (g: Partial<Git>) =>
-      gitDelivery.diagnose!({ env: prod(g), apps: [app('cart')], control: control.rest, client: () => cluster.rest });
+      gitDelivery.diagnose!({
+        env: prod(g),
+        apps: [app('cart')],
+        stages: [],
+        control: control.rest,
+        client: () => cluster.rest,
+      });
     const subject = `Environment prod git ${repo}`;
 
     it('passes a branch the repository has, naming its commit', async () => {
@@ -91,6 +97,24 @@ describe('delivery.method git', () => {
           status: 'warn',
           subject,
           message: `branch main at ${head} (its credentials Secret could not be used here: Secret ns/git-creds (git credentials (username, password)) not found (Environment prod delivery.git); tried without)`,
+        },
+      ]);
+    });
+
+    it('through pull requests, also checks the forge and its token Secret (pullRequestDiagnosis.ts)', async () => {
+      const pullRequest = {
+        forge: 'gitea' as const,
+        apiURL: 'https://gitea.example.com',
+        repository: 'platform/gitops',
+        tokenSecretRef: { name: 'forge-token' },
+      };
+      expect(await diagnose({ repository: repo, pullRequest })).toEqual([
+        { status: 'pass', subject, message: `branch main at ${head}` },
+        {
+          status: 'fail',
+          subject: 'Environment prod pull requests gitea platform/gitops',
+          message: expect.stringContaining('Secret ns/forge-token (spec.delivery.git.pullRequest.tokenSecretRef'),
+          fix: expect.stringContaining('key "token"'),
         },
       ]);
     });

@@ -12,13 +12,18 @@ import { why } from '../../util/errors.js';
 import { judgeFlux } from '../fluxDiagnosis.js';
 import { type Kustomization, kustomizationVerdict } from '../fluxKustomization.js';
 import { remoteBranchCommit } from '../gitCommit.js';
+import { diagnosePullRequest } from '../pullRequestDiagnosis.js';
 import { checkRepoFilePath } from '../yamlEdit.js';
 
 /** The labels kustomize-controller sets on the objects a Kustomization applies. */
 const KS_NAME = 'kustomize.toolkit.fluxcd.io/name';
 const KS_NAMESPACE = 'kustomize.toolkit.fluxcd.io/namespace';
 
-/** The GitOps repository and branch answer with the delivery's credentials, and its Kustomization is there. */
+/**
+ * The GitOps repository and branch answer with the delivery's credentials, and its Kustomization is
+ * there; through pull requests, the forge answers as its token and the branch's protection requires
+ * kpromo's approval status (pullRequestDiagnosis.ts).
+ */
 async function diagnoseGit(c: DiagnoseContext): Promise<DeliveryDiagnosis[]> {
   const { env } = c;
   const g = env.spec.delivery.git!;
@@ -68,6 +73,7 @@ async function diagnoseGit(c: DiagnoseContext): Promise<DeliveryDiagnosis[]> {
     // A name per app ({app}) is judged by the promotion itself: here only the Environment-wide one.
     if (!k.name.includes('{app}')) out.push(await judgeFlux(c, KUSTOMIZATION, k.cluster ?? 'environment', wanted));
   }
+  out.push(...(await diagnosePullRequest(c, branch)));
   return out;
 }
 

@@ -15,6 +15,7 @@ const diagnose = (apps: Application[], cluster: KubeRest | undefined) =>
   helmReleaseDelivery.diagnose!({
     env: prod,
     apps,
+    stages: [],
     control: new FakeKube('control').rest,
     client: () => cluster,
   } satisfies DiagnoseContext);

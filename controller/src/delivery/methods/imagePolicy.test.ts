@@ -29,6 +29,7 @@ describe('delivery.method imagePolicy', () => {
       imagePolicyDelivery.diagnose!({
         env: prod(p),
         apps: [app('cart')],
+        stages: [],
         control: control.rest,
         client: () => cluster.rest,
       });
