@@ -82,7 +82,7 @@ export function pullRequestBody(o: {
   }
   lines.push(
     '',
-    '<sub>Written by kpromo from the plan and its stage; the commit statuses `kpromo/approval`, `kpromo/gates` and `kpromo/signatures` report the gates for branch protection.</sub>',
+    '<sub>Written by kpromo from the plan and its stage; the commit statuses `kpromo/approval`, `kpromo/gates`, `kpromo/signatures` and `kpromo/verification` report the gates for branch protection.</sub>',
   );
   const body = lines.join('\n');
   return body.length > MAX_BODY ? `${body.slice(0, MAX_BODY)}\n\n(cut: the plan has more applications than fit)` : body;

@@ -147,10 +147,40 @@ describe('pullRequestStatuses', () => {
       ['kpromo/approval', 'pending'],
       ['kpromo/gates', 'pending'],
       ['kpromo/signatures', 'failure'],
+      ['kpromo/verification', 'success'],
     ]);
     expect(Math.max(...s.map((x) => x.description.length))).toBeLessThanOrEqual(140);
     expect(s[2].description).toContain('api Unsigned');
     expect(s[2].description).not.toContain('web');
+  });
+});
+
+describe('kpromo/verification: the source stage’s verification of what the pull request brings', () => {
+  const status = (v?: Array<{ application: string; verdict?: string }>) =>
+    pullRequestStatuses(undefined, undefined, [], undefined, v).find((x) => x.context === 'kpromo/verification')!;
+  it.each([
+    ['all passed', [{ application: 'api', verdict: 'Passed' }], 'success', 'passed in the source stage'],
+    [
+      'one failed',
+      [
+        { application: 'api', verdict: 'Passed' },
+        { application: 'web', verdict: 'Failed' },
+      ],
+      'failure',
+      'web Failed',
+    ],
+    ['none verified (no checks there)', [{ application: 'api' }], 'success', 'verified none'],
+    [
+      'some not verified',
+      [{ application: 'api', verdict: 'Passed' }, { application: 'web' }],
+      'success',
+      'not verified there: web',
+    ],
+    ['a rollback', undefined, 'success', 'rollback'],
+  ] as const)('%s', (_t, v, state, text) => {
+    const s = status(v ? [...v] : undefined);
+    expect(s.state).toBe(state);
+    expect(s.description).toContain(text);
   });
 });
 

@@ -157,7 +157,8 @@ const cut = (s: string) => (s.length > MAX ? `${s.slice(0, MAX - 1)}…` : s);
 
 /**
  * Pure: the commit statuses kpromo reports on its promotion commit, for branch protection to
- * require: the approval policy, the gates (freeze, line stop, org policy, soak), the signatures.
+ * require: the approval policy, the gates (freeze, line stop, org policy, soak), the signatures,
+ * and the source stage's verification of what it brings.
  */
 export function pullRequestStatuses(
   gate: PlanGate | undefined,
@@ -165,6 +166,11 @@ export function pullRequestStatuses(
   hold: { reason: string; message: string } | undefined,
   signatures: ReadonlyArray<{ application: string; verdict?: string; mode?: string }>,
   targetUrl?: string,
+  /**
+   * Each application's verification in the source stage (the latest that judged the digest it
+   * brings): its verdict, or undefined when none judged it. Absent for a rollback (a known-good version).
+   */
+  verifications?: ReadonlyArray<{ application: string; verdict?: string }>,
 ): CommitStatus[] {
   const url = targetUrl ? { targetUrl } : {};
   const gateHold = hold && hold.reason !== 'AwaitingApproval' ? hold : undefined;
@@ -195,5 +201,29 @@ export function pullRequestStatuses(
       ),
       ...url,
     },
+    verificationStatus(verifications, url),
   ];
+}
+
+/** kpromo/verification: the source stage's verification of what the pull request brings. */
+function verificationStatus(
+  v: ReadonlyArray<{ application: string; verdict?: string }> | undefined,
+  url: { targetUrl?: string },
+): CommitStatus {
+  const context = 'kpromo/verification';
+  if (!v) return { context, state: 'success', description: 'a rollback restores versions that ran before', ...url };
+  const failed = v.filter((x) => x.verdict && x.verdict !== 'Passed');
+  const unjudged = v.filter((x) => !x.verdict);
+  return {
+    context,
+    state: failed.length ? 'failure' : 'success',
+    description: cut(
+      failed.length
+        ? `failed in the source stage: ${failed.map((x) => `${x.application} ${x.verdict}`).join(', ')}`
+        : unjudged.length === v.length
+          ? 'the source stage verified none of these versions (it has no checks)'
+          : `passed in the source stage${unjudged.length ? `; not verified there: ${unjudged.map((x) => x.application).join(', ')}` : ''}`,
+    ),
+    ...url,
+  };
 }

@@ -245,6 +245,12 @@ async function report(
     g.hold,
     sigs,
     run.deps.planURL ? planURL(run.deps.planURL, run) : undefined,
+    run.plan.spec.action === 'rollback'
+      ? undefined
+      : (run.status.apps ?? []).map((a) => ({
+          application: a.application,
+          verdict: sourceVerification(run, a.application, a.digest)?.verdict,
+        })),
   );
   for (const s of statuses) await forge.setStatus(repo, sha, s);
 }

@@ -109,7 +109,7 @@ export const GitPullRequest = Type.Object(
   },
   {
     description:
-      "Promote through a pull request: the promotion commit goes to a branch of its own (kpromo/<plan>) and a pull request into delivery.git.branch carries the evidence; commit statuses (kpromo/approval, kpromo/gates, kpromo/signatures) report kpromo's gates for branch protection to require. Who approves is the stage's approvalSource.",
+      "Promote through a pull request: the promotion commit goes to a branch of its own (kpromo/<plan>) and a pull request into delivery.git.branch carries the evidence; commit statuses (kpromo/approval, kpromo/gates, kpromo/signatures, kpromo/verification) report kpromo's gates for branch protection to require. Who approves is the stage's approvalSource.",
   },
 );
 
