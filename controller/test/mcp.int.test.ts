@@ -7,6 +7,8 @@ import { applyCr, getDeployment, getPlan, twoStageWorld, uidOf, waitPlan } from 
 import { call, httpClient, INIT, modernClient, ok, rawPost, text } from '@kpromo/test-harness/mcpClient';
 import { Client as ModernStdioClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/client/validators/cf-worker';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
@@ -221,9 +223,16 @@ describe('MCP over Streamable HTTP against the controller on real clusters', () 
     for (const n of ['promote', 'continue_wave', 'rollback', 'stop_line', 'resume_line'])
       expect(by[n].annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(by.plan.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    // Each schema is usable by both validators the SDK's clients use: Ajv (Node) and
+    // @cfworker/json-schema (browsers, e.g. the portal's assistant), which refuses a schema URI
+    // defined twice; a validator that cannot take a tool's output schema fails every call of it.
+    const validators = [new AjvJsonSchemaValidator(), new CfWorkerJsonSchemaValidator()];
     for (const t of tools) {
       expect(t.outputSchema?.type).toBe('object');
       expect(t.inputSchema.type).toBe('object');
+      for (const v of validators)
+        for (const schema of [t.inputSchema, t.outputSchema!])
+          expect(() => v.getValidator(schema as never)({}), `${t.name} with ${v.constructor.name}`).not.toThrow();
     }
   });
 

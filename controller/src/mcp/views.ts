@@ -20,7 +20,22 @@ import { clip, redactMap } from './redact.js';
  * shape the HTTP API answers is defined once, with its descriptions, and MCP answers the same.
  */
 export const fromContract = <S extends { static: unknown }>(schema: S) =>
-  z.fromJSONSchema(schema as core.JSONSchema.JSONSchema) as z.ZodObject & z.ZodType<S['static']>;
+  z.fromJSONSchema(withoutIds(schema) as core.JSONSchema.JSONSchema) as z.ZodObject & z.ZodType<S['static']>;
+
+/**
+ * The contract's `$id`s name its schemas for the OpenAPI documents; inside a tool's output schema a
+ * schema used twice would carry its `$id` twice, which the browser's MCP client (@cfworker/json-schema)
+ * refuses as a duplicate schema URI, failing every call of the tool.
+ */
+function withoutIds(s: unknown): unknown {
+  if (Array.isArray(s)) return s.map(withoutIds);
+  if (!s || typeof s !== 'object') return s;
+  return Object.fromEntries(
+    Object.entries(s)
+      .filter(([k]) => k !== '$id')
+      .map(([k, v]) => [k, withoutIds(v)]),
+  );
+}
 
 export const ConditionOut = z.object({
   type: z.string(),
