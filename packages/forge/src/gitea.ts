@@ -109,32 +109,39 @@ function seg(what: string, value: string | number): string {
   return encodeURIComponent(s);
 }
 
-/**
- * Forge on Gitea's REST API (/api/v1) with plain fetch: redirects are refused, not followed, and
- * every request stays under `baseUrl`. Errors are ForgeError naming the call and Gitea's message.
- */
-export function createGiteaForge(o: GiteaForgeOptions): Forge {
+/** A call to Gitea's API: the answer checked against `schema` (none: the answer is not read). */
+type Call = <T>(
+  what: string,
+  method: string,
+  path: string,
+  schema: z.ZodType<T> | undefined,
+  body?: unknown,
+) => Promise<T>;
+
+/** `${baseUrl}/api/v1`, once baseUrl is a plain http(s) URL. */
+function apiRootOf(baseUrl: string): string {
   let base: URL;
   try {
-    base = new URL(o.baseUrl);
+    base = new URL(baseUrl);
   } catch {
-    throw new ForgeError(`gitea: baseUrl ${JSON.stringify(o.baseUrl)} is not a URL`);
+    throw new ForgeError(`gitea: baseUrl ${JSON.stringify(baseUrl)} is not a URL`);
   }
   if (!['http:', 'https:'].includes(base.protocol) || base.username || base.password || base.search || base.hash)
     throw new ForgeError(
-      `gitea: baseUrl ${JSON.stringify(o.baseUrl)} must be an http(s) URL without credentials, query or fragment`,
+      `gitea: baseUrl ${JSON.stringify(baseUrl)} must be an http(s) URL without credentials, query or fragment`,
     );
-  const apiRoot = `${base.origin}${base.pathname.replace(/\/+$/, '')}/api/v1`;
-  const timeoutMs = o.timeoutMs ?? 30_000;
-  const mergeRetryDelaysMs = o.mergeRetryDelaysMs ?? [250, 500, 1000, 1000, 2000, 2000, 3000];
+  return `${base.origin}${base.pathname.replace(/\/+$/, '')}/api/v1`;
+}
 
-  async function call<T>(
+/** The only way requests reach Gitea: under `apiRoot`, with the token, no redirect followed. */
+function giteaCall(apiRoot: string, token: string, timeoutMs: number): Call {
+  return async <T>(
     what: string,
     method: string,
     path: string,
     schema: z.ZodType<T> | undefined,
     body?: unknown,
-  ): Promise<T> {
+  ): Promise<T> => {
     const url = `${apiRoot}${path}`;
     if (!new URL(url).href.startsWith(`${apiRoot}/`))
       throw new ForgeError(`gitea ${what}: ${url} is outside ${apiRoot}`);
@@ -144,7 +151,7 @@ export function createGiteaForge(o: GiteaForgeOptions): Forge {
         method,
         redirect: 'manual',
         headers: {
-          authorization: `token ${o.token}`,
+          authorization: `token ${token}`,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
@@ -186,168 +193,185 @@ export function createGiteaForge(o: GiteaForgeOptions): Forge {
         res.status,
       );
     return parsed.data;
+  };
+}
+
+const repoPath = (what: string, r: RepoRef) => `/repos/${seg(what, r.owner)}/${seg(what, r.name)}`;
+const name = (r: RepoRef, n?: number) => `${r.owner}/${r.name}${n === undefined ? '' : `#${n}`}`;
+
+async function findOpen(call: Call, repo: RepoRef, head: string, baseBranch: string): Promise<Pull | undefined> {
+  const what = `finding the open pull request ${head} → ${baseBranch} in ${name(repo)}`;
+  for (let page = 1; ; page++) {
+    const q = new URLSearchParams({
+      state: 'open',
+      base_branch: baseBranch,
+      page: String(page),
+      limit: String(PAGE),
+    });
+    const pulls = await call(what, 'GET', `${repoPath(what, repo)}/pulls?${q}`, z.array(pullSchema));
+    // Same-repository pull requests only: a fork's branch of the same name is not kpromo's.
+    const found = pulls.find(
+      (p) => p.head.ref === head && p.base.ref === baseBranch && p.head.repo_id === p.base.repo_id,
+    );
+    if (found || pulls.length < PAGE) return found;
   }
+}
 
-  const repoPath = (what: string, r: RepoRef) => `/repos/${seg(what, r.owner)}/${seg(what, r.name)}`;
-  const name = (r: RepoRef, n?: number) => `${r.owner}/${r.name}${n === undefined ? '' : `#${n}`}`;
+async function updateIfChanged(call: Call, repo: RepoRef, p: Pull, want: OpenPullRequest): Promise<Pull> {
+  if (p.title === want.title && (p.body ?? '') === want.body) return p;
+  const what = `updating pull request ${name(repo, p.number)}`;
+  return call(what, 'PATCH', `${repoPath(what, repo)}/pulls/${p.number}`, pullSchema, {
+    title: want.title,
+    body: want.body,
+  });
+}
 
-  async function findOpen(repo: RepoRef, head: string, baseBranch: string): Promise<Pull | undefined> {
-    const what = `finding the open pull request ${head} → ${baseBranch} in ${name(repo)}`;
-    for (let page = 1; ; page++) {
-      const q = new URLSearchParams({
-        state: 'open',
-        base_branch: baseBranch,
-        page: String(page),
-        limit: String(PAGE),
-      });
-      const pulls = await call(what, 'GET', `${repoPath(what, repo)}/pulls?${q}`, z.array(pullSchema));
-      // Same-repository pull requests only: a fork's branch of the same name is not kpromo's.
-      const found = pulls.find(
-        (p) => p.head.ref === head && p.base.ref === baseBranch && p.head.repo_id === p.base.repo_id,
-      );
-      if (found || pulls.length < PAGE) return found;
+async function ensurePullRequest(call: Call, repo: RepoRef, pr: OpenPullRequest): Promise<PullRequest> {
+  const existing = await findOpen(call, repo, pr.head, pr.base);
+  if (existing) return toPullRequest(await updateIfChanged(call, repo, existing, pr));
+  const what = `opening a pull request ${pr.head} → ${pr.base} in ${name(repo)}`;
+  try {
+    return toPullRequest(
+      await call(what, 'POST', `${repoPath(what, repo)}/pulls`, pullSchema, {
+        head: pr.head,
+        base: pr.base,
+        title: pr.title,
+        body: pr.body,
+      }),
+    );
+  } catch (e) {
+    // Opened meanwhile (another leader): Gitea answers 409; take that one.
+    if (!(e instanceof ForgeError && e.status === 409)) throw e;
+    const raced = await findOpen(call, repo, pr.head, pr.base);
+    if (!raced) throw e;
+    return toPullRequest(await updateIfChanged(call, repo, raced, pr));
+  }
+}
+
+async function getPullRequest(call: Call, repo: RepoRef, number: number): Promise<PullRequest> {
+  const what = `reading pull request ${name(repo, number)}`;
+  return toPullRequest(await call(what, 'GET', `${repoPath(what, repo)}/pulls/${seg(what, number)}`, pullSchema));
+}
+
+async function listReviews(call: Call, repo: RepoRef, number: number): Promise<Review[]> {
+  const what = `listing the reviews of ${name(repo, number)}`;
+  const all: z.infer<typeof reviewSchema>[] = [];
+  for (let page = 1; ; page++) {
+    const q = new URLSearchParams({ page: String(page), limit: String(PAGE) });
+    const reviews = await call(
+      what,
+      'GET',
+      `${repoPath(what, repo)}/pulls/${seg(what, number)}/reviews?${q}`,
+      z.array(reviewSchema),
+    );
+    all.push(...reviews);
+    if (reviews.length < PAGE) break;
+  }
+  return all
+    .sort((a, b) => a.id - b.id)
+    .map(toReview)
+    .filter((r): r is Review => r !== undefined);
+}
+
+async function setStatus(call: Call, repo: RepoRef, sha: string, status: CommitStatus): Promise<void> {
+  const what = `setting status ${status.context} on ${sha} in ${name(repo)}`;
+  if (!SHA.test(sha)) throw new ForgeError(`gitea ${what}: not a commit id`);
+  const line = status.description.split(/\r?\n/)[0] ?? '';
+  await call(what, 'POST', `${repoPath(what, repo)}/statuses/${sha}`, z.unknown(), {
+    context: status.context,
+    state: status.state,
+    description: line.length > STATUS_DESCRIPTION_MAX ? `${line.slice(0, STATUS_DESCRIPTION_MAX - 1)}…` : line,
+    ...(status.targetUrl ? { target_url: status.targetUrl } : {}),
+  });
+}
+
+async function merge(
+  call: Call,
+  retryDelaysMs: readonly number[],
+  repo: RepoRef,
+  number: number,
+  m: { sha: string; title: string; message: string },
+): Promise<{ commit: string }> {
+  const what = `merging ${name(repo, number)} at ${m.sha}`;
+  if (!SHA.test(m.sha)) throw new ForgeError(`gitea ${what}: not a commit id`);
+  const path = `${repoPath(what, repo)}/pulls/${seg(what, number)}/merge`;
+  const body = {
+    Do: 'merge',
+    MergeTitleField: m.title,
+    MergeMessageField: m.message,
+    // Gitea refuses (409 "head out of date") when the head moved past the approved commit.
+    head_commit_id: m.sha,
+    delete_branch_after_merge: false,
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await call(what, 'POST', path, undefined, body);
+      break;
+    } catch (e) {
+      // 405 "Please try again later": Gitea is still checking whether the pull request merges
+      // (right after it was opened or its head moved). Every other refusal is final.
+      const checking = e instanceof ForgeError && e.status === 405 && /try again later/i.test(e.message);
+      if (!checking || attempt >= retryDelaysMs.length) throw e;
+      await new Promise((r) => setTimeout(r, retryDelaysMs[attempt]));
     }
   }
+  const merged = await getPullRequest(call, repo, number);
+  if (!merged.merged?.commit)
+    throw new ForgeError(`gitea ${what}: Gitea accepted the merge but ${name(repo, number)} shows no merge commit`);
+  return { commit: merged.merged.commit };
+}
 
-  async function updateIfChanged(repo: RepoRef, p: Pull, want: OpenPullRequest): Promise<Pull> {
-    if (p.title === want.title && (p.body ?? '') === want.body) return p;
-    const what = `updating pull request ${name(repo, p.number)}`;
-    return call(what, 'PATCH', `${repoPath(what, repo)}/pulls/${p.number}`, pullSchema, {
-      title: want.title,
-      body: want.body,
-    });
-  }
+async function close(call: Call, repo: RepoRef, number: number): Promise<void> {
+  const what = `closing ${name(repo, number)}`;
+  await call(what, 'PATCH', `${repoPath(what, repo)}/pulls/${seg(what, number)}`, pullSchema, { state: 'closed' });
+}
 
-  const forge: Forge = {
-    kind: 'gitea',
-
-    async ensurePullRequest(repo, pr) {
-      const existing = await findOpen(repo, pr.head, pr.base);
-      if (existing) return toPullRequest(await updateIfChanged(repo, existing, pr));
-      const what = `opening a pull request ${pr.head} → ${pr.base} in ${name(repo)}`;
-      try {
-        return toPullRequest(
-          await call(what, 'POST', `${repoPath(what, repo)}/pulls`, pullSchema, {
-            head: pr.head,
-            base: pr.base,
-            title: pr.title,
-            body: pr.body,
-          }),
-        );
-      } catch (e) {
-        // Opened meanwhile (another leader): Gitea answers 409; take that one.
-        if (!(e instanceof ForgeError && e.status === 409)) throw e;
-        const raced = await findOpen(repo, pr.head, pr.base);
-        if (!raced) throw e;
-        return toPullRequest(await updateIfChanged(repo, raced, pr));
-      }
-    },
-
-    async getPullRequest(repo, number) {
-      const what = `reading pull request ${name(repo, number)}`;
-      return toPullRequest(await call(what, 'GET', `${repoPath(what, repo)}/pulls/${seg(what, number)}`, pullSchema));
-    },
-
-    async listReviews(repo, number) {
-      const what = `listing the reviews of ${name(repo, number)}`;
-      const all: z.infer<typeof reviewSchema>[] = [];
-      for (let page = 1; ; page++) {
-        const q = new URLSearchParams({ page: String(page), limit: String(PAGE) });
-        const reviews = await call(
-          what,
-          'GET',
-          `${repoPath(what, repo)}/pulls/${seg(what, number)}/reviews?${q}`,
-          z.array(reviewSchema),
-        );
-        all.push(...reviews);
-        if (reviews.length < PAGE) break;
-      }
-      return all
-        .sort((a, b) => a.id - b.id)
-        .map(toReview)
-        .filter((r): r is Review => r !== undefined);
-    },
-
-    async setStatus(repo, sha, status: CommitStatus) {
-      const what = `setting status ${status.context} on ${sha} in ${name(repo)}`;
-      if (!SHA.test(sha)) throw new ForgeError(`gitea ${what}: not a commit id`);
-      const line = status.description.split(/\r?\n/)[0] ?? '';
-      await call(what, 'POST', `${repoPath(what, repo)}/statuses/${sha}`, z.unknown(), {
-        context: status.context,
-        state: status.state,
-        description: line.length > STATUS_DESCRIPTION_MAX ? `${line.slice(0, STATUS_DESCRIPTION_MAX - 1)}…` : line,
-        ...(status.targetUrl ? { target_url: status.targetUrl } : {}),
-      });
-    },
-
-    async merge(repo, number, m) {
-      const what = `merging ${name(repo, number)} at ${m.sha}`;
-      if (!SHA.test(m.sha)) throw new ForgeError(`gitea ${what}: not a commit id`);
-      const path = `${repoPath(what, repo)}/pulls/${seg(what, number)}/merge`;
-      const body = {
-        Do: 'merge',
-        MergeTitleField: m.title,
-        MergeMessageField: m.message,
-        // Gitea refuses (409 "head out of date") when the head moved past the approved commit.
-        head_commit_id: m.sha,
-        delete_branch_after_merge: false,
-      };
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await call(what, 'POST', path, undefined, body);
-          break;
-        } catch (e) {
-          // 405 "Please try again later": Gitea is still checking whether the pull request merges
-          // (right after it was opened or its head moved). Every other refusal is final.
-          const checking = e instanceof ForgeError && e.status === 405 && /try again later/i.test(e.message);
-          if (!checking || attempt >= mergeRetryDelaysMs.length) throw e;
-          await new Promise((r) => setTimeout(r, mergeRetryDelaysMs[attempt]));
-        }
-      }
-      const merged = await forge.getPullRequest(repo, number);
-      if (!merged.merged?.commit)
-        throw new ForgeError(`gitea ${what}: Gitea accepted the merge but ${name(repo, number)} shows no merge commit`);
-      return { commit: merged.merged.commit };
-    },
-
-    async close(repo, number) {
-      const what = `closing ${name(repo, number)}`;
-      await call(what, 'PATCH', `${repoPath(what, repo)}/pulls/${seg(what, number)}`, pullSchema, { state: 'closed' });
-    },
-
-    async currentUser() {
-      return (await call('reading the token’s user', 'GET', '/user', user)).login;
-    },
-
-    async branchProtection(repo, branch) {
-      const what = `reading branch ${branch} of ${name(repo)}`;
-      // The branch says which rule Gitea applies (rule names are globs, matched by Gitea, not here)
-      // and is readable by anyone who may read the code; a slash in the name stays a path separator.
-      const b = await call(
-        what,
-        'GET',
-        `${repoPath(what, repo)}/branches/${branch
-          .split('/')
-          .map((s) => seg(what, s))
-          .join('/')}`,
-        branchSchema,
-      );
-      if (!b.protected) return undefined;
-      const p: BranchProtection = {
-        requiredApprovals: b.required_approvals,
-        requiredStatusContexts: b.enable_status_check ? (b.status_check_contexts ?? []) : [],
-      };
-      const rule = b.effective_branch_protection_name;
-      if (!rule) return p; // not a repository admin: the rule's other settings are not shown
-      const ruleWhat = `reading branch protection rule ${rule} of ${name(repo)}`;
-      const r = await call(
-        ruleWhat,
-        'GET',
-        `${repoPath(ruleWhat, repo)}/branch_protections/${seg(ruleWhat, rule)}`,
-        protectionSchema,
-      );
-      return { ...p, dismissesStaleApprovals: r.dismiss_stale_approvals, source: `rule ${r.rule_name}` };
-    },
+async function branchProtection(call: Call, repo: RepoRef, branch: string): Promise<BranchProtection | undefined> {
+  const what = `reading branch ${branch} of ${name(repo)}`;
+  // The branch says which rule Gitea applies (rule names are globs, matched by Gitea, not here)
+  // and is readable by anyone who may read the code; a slash in the name stays a path separator.
+  const b = await call(
+    what,
+    'GET',
+    `${repoPath(what, repo)}/branches/${branch
+      .split('/')
+      .map((s) => seg(what, s))
+      .join('/')}`,
+    branchSchema,
+  );
+  if (!b.protected) return undefined;
+  const p: BranchProtection = {
+    requiredApprovals: b.required_approvals,
+    requiredStatusContexts: b.enable_status_check ? (b.status_check_contexts ?? []) : [],
   };
-  return forge;
+  const rule = b.effective_branch_protection_name;
+  if (!rule) return p; // not a repository admin: the rule's other settings are not shown
+  const ruleWhat = `reading branch protection rule ${rule} of ${name(repo)}`;
+  const r = await call(
+    ruleWhat,
+    'GET',
+    `${repoPath(ruleWhat, repo)}/branch_protections/${seg(ruleWhat, rule)}`,
+    protectionSchema,
+  );
+  return { ...p, dismissesStaleApprovals: r.dismiss_stale_approvals, source: `rule ${r.rule_name}` };
+}
+
+/**
+ * Forge on Gitea's REST API (/api/v1) with plain fetch: redirects are refused, not followed, and
+ * every request stays under `baseUrl`. Errors are ForgeError naming the call and Gitea's message.
+ */
+export function createGiteaForge(o: GiteaForgeOptions): Forge {
+  const call = giteaCall(apiRootOf(o.baseUrl), o.token, o.timeoutMs ?? 30_000);
+  const mergeRetryDelaysMs = o.mergeRetryDelaysMs ?? [250, 500, 1000, 1000, 2000, 2000, 3000];
+  return {
+    kind: 'gitea',
+    ensurePullRequest: (repo, pr) => ensurePullRequest(call, repo, pr),
+    getPullRequest: (repo, number) => getPullRequest(call, repo, number),
+    listReviews: (repo, number) => listReviews(call, repo, number),
+    setStatus: (repo, sha, status) => setStatus(call, repo, sha, status),
+    merge: (repo, number, m) => merge(call, mergeRetryDelaysMs, repo, number, m),
+    close: (repo, number) => close(call, repo, number),
+    currentUser: async () => (await call('reading the token’s user', 'GET', '/user', user)).login,
+    branchProtection: (repo, branch) => branchProtection(call, repo, branch),
+  };
 }

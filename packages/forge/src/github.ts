@@ -1,6 +1,7 @@
 import type { components, paths } from '@octokit/openapi-types';
-import createClient from 'openapi-fetch';
+import createClient, { type Client } from 'openapi-fetch';
 import {
+  type BranchProtection,
   type CommitStatus,
   type Forge,
   ForgeError,
@@ -75,13 +76,18 @@ function reviewState(s: string): ReviewState {
   return (REVIEW_STATES.has(s) ? s : 'COMMENTED') as ReviewState;
 }
 
+/** The typed client, and `ok`: the data of a call that succeeded, or a ForgeError naming the call. */
+interface GitHub {
+  api: Client<paths>;
+  ok<T>(r: { data?: T; error?: unknown; response: Response }, what: string): NonNullable<T>;
+}
+
 /**
- * The GitHub adapter: typed calls (openapi-fetch over `@octokit/openapi-types`) over a fetch that
- * sends requests only under `baseUrl`, follows no redirect (a 301 for a renamed repository is an
- * error, so the token never goes to a place nobody configured), and sends the token, the API
- * version and GitHub's media type.
+ * Typed calls (openapi-fetch over `@octokit/openapi-types`) over a fetch that sends requests only
+ * under `baseUrl`, follows no redirect (a 301 for a renamed repository is an error, so the token
+ * never goes to a place nobody configured), and sends the token, the API version and GitHub's media type.
  */
-export function createGitHubForge(o: GitHubForgeOptions): Forge {
+function githubClient(o: GitHubForgeOptions): GitHub {
   const base = checkBaseUrl(o.baseUrl ?? 'https://api.github.com');
   const basePath = base.pathname.replace(/\/?$/, '/');
   if (!o.token) throw new ForgeError('GitHub token is empty: set the forge token secret');
@@ -105,9 +111,6 @@ export function createGitHubForge(o: GitHubForgeOptions): Forge {
     }
   }
 
-  const api = createClient<paths>({ baseUrl: base.href.replace(/\/$/, ''), fetch: send });
-
-  /** The data of a call that succeeded, or a ForgeError naming the call and GitHub's message. */
   function ok<T>(r: { data?: T; error?: unknown; response: Response }, what: string): NonNullable<T> {
     const status = r.response.status;
     if (r.data != null && status >= 200 && status < 300) return r.data;
@@ -121,177 +124,194 @@ export function createGitHubForge(o: GitHubForgeOptions): Forge {
     throw new ForgeError(`GitHub ${what} (${path}) answered ${status}: ${githubMessage(r.error)}${hint}`, status);
   }
 
-  const repoPath = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
+  return { api: createClient<paths>({ baseUrl: base.href.replace(/\/$/, ''), fetch: send }), ok };
+}
 
-  function toPullRequest(p: Pull): PullRequest {
-    const merged = 'merged' in p ? p.merged : !!p.merged_at;
-    const mergedBy = 'merged_by' in p ? p.merged_by?.login : undefined;
-    return {
-      number: p.number,
-      url: p.html_url,
-      state: merged ? 'merged' : p.state === 'open' ? 'open' : 'closed',
-      head: { branch: p.head.ref, sha: p.head.sha },
-      base: { branch: p.base.ref },
-      title: p.title,
-      body: p.body ?? '',
-      author: p.user?.login ?? '',
-      ...(merged && p.merge_commit_sha && p.merged_at
-        ? { merged: { by: mergedBy ?? '', commit: p.merge_commit_sha, at: p.merged_at } }
-        : {}),
-    };
-  }
+const repoPath = (repo: RepoRef) => ({ owner: repo.owner, repo: repo.name });
 
-  async function findOpen(repo: RepoRef, pr: OpenPullRequest): Promise<Pull | undefined> {
-    const r = await api.GET('/repos/{owner}/{repo}/pulls', {
-      // `head` must be `owner:branch`: GitHub ignores a bare branch name and lists every pull request.
-      params: { path: repoPath(repo), query: { state: 'open', head: `${repo.owner}:${pr.head}`, base: pr.base } },
+function toPullRequest(p: Pull): PullRequest {
+  const merged = 'merged' in p ? p.merged : !!p.merged_at;
+  const mergedBy = 'merged_by' in p ? p.merged_by?.login : undefined;
+  return {
+    number: p.number,
+    url: p.html_url,
+    state: merged ? 'merged' : p.state === 'open' ? 'open' : 'closed',
+    head: { branch: p.head.ref, sha: p.head.sha },
+    base: { branch: p.base.ref },
+    title: p.title,
+    body: p.body ?? '',
+    author: p.user?.login ?? '',
+    ...(merged && p.merge_commit_sha && p.merged_at
+      ? { merged: { by: mergedBy ?? '', commit: p.merge_commit_sha, at: p.merged_at } }
+      : {}),
+  };
+}
+
+async function findOpen({ api, ok }: GitHub, repo: RepoRef, pr: OpenPullRequest): Promise<Pull | undefined> {
+  const r = await api.GET('/repos/{owner}/{repo}/pulls', {
+    // `head` must be `owner:branch`: GitHub ignores a bare branch name and lists every pull request.
+    params: { path: repoPath(repo), query: { state: 'open', head: `${repo.owner}:${pr.head}`, base: pr.base } },
+  });
+  return ok(r, 'list pull requests').find((p) => p.head.ref === pr.head && p.base.ref === pr.base);
+}
+
+async function ensurePullRequest(gh: GitHub, repo: RepoRef, pr: OpenPullRequest): Promise<PullRequest> {
+  const { api, ok } = gh;
+  let found = await findOpen(gh, repo, pr);
+  if (!found) {
+    const r = await api.POST('/repos/{owner}/{repo}/pulls', {
+      params: { path: repoPath(repo) },
+      body: { head: pr.head, base: pr.base, title: pr.title, body: pr.body, maintainer_can_modify: false },
     });
-    return ok(r, 'list pull requests').find((p) => p.head.ref === pr.head && p.base.ref === pr.base);
+    if (r.data) return toPullRequest(r.data);
+    // Opened meanwhile (another leader, a retry): GitHub refuses a second one with 422; use that one.
+    if (r.response.status === 422) found = await findOpen(gh, repo, pr);
+    if (!found) return toPullRequest(ok(r, `create pull request ${pr.head} → ${pr.base}`));
   }
+  if (found.title === pr.title && (found.body ?? '') === pr.body) return toPullRequest(found);
+  const r = await api.PATCH('/repos/{owner}/{repo}/pulls/{pull_number}', {
+    params: { path: { ...repoPath(repo), pull_number: found.number } },
+    body: { title: pr.title, body: pr.body },
+  });
+  return toPullRequest(ok(r, `update pull request #${found.number}`));
+}
 
-  async function getPullRequest(repo: RepoRef, number: number): Promise<PullRequest> {
-    const r = await api.GET('/repos/{owner}/{repo}/pulls/{pull_number}', {
-      params: { path: { ...repoPath(repo), pull_number: number } },
+async function getPullRequest({ api, ok }: GitHub, repo: RepoRef, number: number): Promise<PullRequest> {
+  const r = await api.GET('/repos/{owner}/{repo}/pulls/{pull_number}', {
+    params: { path: { ...repoPath(repo), pull_number: number } },
+  });
+  return toPullRequest(ok(r, `get pull request #${number}`));
+}
+
+async function listReviews({ api, ok }: GitHub, repo: RepoRef, number: number): Promise<Review[]> {
+  const reviews: Review[] = [];
+  // Every page, 100 at a time, while GitHub's Link header names a next one (bounded: a server
+  // that always names one must not keep a reconcile looping).
+  for (let page = 1; ; page++) {
+    if (page > MAX_REVIEW_PAGES)
+      throw new ForgeError(`GitHub list reviews of #${number}: more than ${MAX_REVIEW_PAGES} pages of 100`);
+    const r = await api.GET('/repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+      params: { path: { ...repoPath(repo), pull_number: number }, query: { per_page: 100, page } },
     });
-    return toPullRequest(ok(r, `get pull request #${number}`));
+    for (const x of ok(r, `list reviews of #${number} (page ${page})`))
+      reviews.push({
+        id: Number(x.id),
+        user: x.user?.login ?? '',
+        state: reviewState(x.state),
+        commit: x.commit_id ?? '',
+        ...(x.submitted_at ? { submittedAt: x.submitted_at } : {}),
+        ...(x.state === 'DISMISSED' ? { stale: true } : {}),
+      });
+    if (!/<[^>]*>;\s*rel="next"/.test(r.response.headers.get('link') ?? '')) return reviews;
   }
+}
 
+async function setStatus({ api, ok }: GitHub, repo: RepoRef, sha: string, status: CommitStatus): Promise<void> {
+  const r = await api.POST('/repos/{owner}/{repo}/statuses/{sha}', {
+    params: { path: { ...repoPath(repo), sha } },
+    body: {
+      state: status.state,
+      context: status.context,
+      description: cut(status.description, GITHUB_STATUS_DESCRIPTION_MAX),
+      ...(status.targetUrl ? { target_url: status.targetUrl } : {}),
+    },
+  });
+  ok(r, `set status ${status.context} on ${sha}`);
+}
+
+async function merge(
+  { api, ok }: GitHub,
+  repo: RepoRef,
+  number: number,
+  m: { sha: string; title: string; message: string },
+): Promise<{ commit: string }> {
+  const r = await api.PUT('/repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+    params: { path: { ...repoPath(repo), pull_number: number } },
+    // `sha`: GitHub merges only if the head is still the approved commit (409 otherwise).
+    body: { sha: m.sha, commit_title: m.title, commit_message: m.message, merge_method: 'merge' },
+  });
+  return { commit: ok(r, `merge pull request #${number}`).sha };
+}
+
+async function close({ api, ok }: GitHub, repo: RepoRef, number: number): Promise<void> {
+  const r = await api.PATCH('/repos/{owner}/{repo}/pulls/{pull_number}', {
+    params: { path: { ...repoPath(repo), pull_number: number } },
+    body: { state: 'closed' },
+  });
+  ok(r, `close pull request #${number}`);
+}
+
+async function branchProtection(
+  { api, ok }: GitHub,
+  repo: RepoRef,
+  branch: string,
+): Promise<BranchProtection | undefined> {
+  // Two places protect a branch on GitHub: its branch protection rule (readable only with the
+  // Administration permission) and the rulesets that apply to it (readable by any reader).
+  const classic = await api.GET('/repos/{owner}/{repo}/branches/{branch}/protection', {
+    params: { path: { ...repoPath(repo), branch } },
+  });
+  const rulesets = await api.GET('/repos/{owner}/{repo}/rules/branches/{branch}', {
+    params: { path: { ...repoPath(repo), branch }, query: { per_page: 100 } },
+  });
+  const rules = ok(rulesets, `get the rules for branch ${branch}`);
+  // 404 "Branch not protected": no rule; any other 404 (no such branch or repository, or a token
+  // without the Administration permission) or refusal is an error unless rulesets say enough.
+  const unprotected = classic.response.status === 404 && /branch not protected/i.test(githubMessage(classic.error));
+  let refused: ForgeError | undefined;
+  let p: components['schemas']['branch-protection'] | undefined;
+  if (!unprotected)
+    try {
+      p = ok(classic, `get branch protection of ${branch}`);
+    } catch (e) {
+      refused = e as ForgeError;
+    }
+  const reviews = rules.flatMap((r) => (r.type === 'pull_request' && r.parameters ? [r.parameters] : []));
+  const checks = rules.flatMap((r) =>
+    r.type === 'required_status_checks' && r.parameters ? r.parameters.required_status_checks : [],
+  );
+  if (refused && !reviews.length && !checks.length) throw refused;
+  if (!p && !reviews.length && !checks.length) return undefined;
+  const pr = p?.required_pull_request_reviews;
+  const sc = p?.required_status_checks;
+  const approvals = [
+    pr?.required_approving_review_count ?? 0,
+    ...reviews.map((r) => r.required_approving_review_count),
+  ];
+  return {
+    requiredApprovals: Math.max(...approvals),
+    requiredStatusContexts: [
+      ...new Set([
+        ...(sc?.contexts ?? []),
+        ...(sc?.checks ?? []).map((c) => c.context),
+        ...checks.map((c) => c.context),
+      ]),
+    ],
+    // GitHub's rule and rulesets each dismiss on their own; without required reviews nothing is dismissed.
+    ...(refused && !reviews.some((r) => r.dismiss_stale_reviews_on_push)
+      ? {}
+      : {
+          dismissesStaleApprovals: !!pr?.dismiss_stale_reviews || reviews.some((r) => r.dismiss_stale_reviews_on_push),
+        }),
+    source: [p ? 'branch protection' : '', reviews.length || checks.length ? 'rulesets' : '']
+      .filter(Boolean)
+      .join(' and '),
+    ...(refused ? { unread: `its branch protection rule (${refused.message})` } : {}),
+  };
+}
+
+/** The GitHub adapter: each call through {@link githubClient}, so only under `baseUrl` and never redirected. */
+export function createGitHubForge(o: GitHubForgeOptions): Forge {
+  const gh = githubClient(o);
   return {
     kind: 'github',
-
-    async ensurePullRequest(repo, pr) {
-      let found = await findOpen(repo, pr);
-      if (!found) {
-        const r = await api.POST('/repos/{owner}/{repo}/pulls', {
-          params: { path: repoPath(repo) },
-          body: { head: pr.head, base: pr.base, title: pr.title, body: pr.body, maintainer_can_modify: false },
-        });
-        if (r.data) return toPullRequest(r.data);
-        // Opened meanwhile (another leader, a retry): GitHub refuses a second one with 422; use that one.
-        if (r.response.status === 422) found = await findOpen(repo, pr);
-        if (!found) return toPullRequest(ok(r, `create pull request ${pr.head} → ${pr.base}`));
-      }
-      if (found.title === pr.title && (found.body ?? '') === pr.body) return toPullRequest(found);
-      const r = await api.PATCH('/repos/{owner}/{repo}/pulls/{pull_number}', {
-        params: { path: { ...repoPath(repo), pull_number: found.number } },
-        body: { title: pr.title, body: pr.body },
-      });
-      return toPullRequest(ok(r, `update pull request #${found.number}`));
-    },
-
-    getPullRequest,
-
-    async listReviews(repo, number) {
-      const reviews: Review[] = [];
-      // Every page, 100 at a time, while GitHub's Link header names a next one (bounded: a server
-      // that always names one must not keep a reconcile looping).
-      for (let page = 1; ; page++) {
-        if (page > MAX_REVIEW_PAGES)
-          throw new ForgeError(`GitHub list reviews of #${number}: more than ${MAX_REVIEW_PAGES} pages of 100`);
-        const r = await api.GET('/repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
-          params: { path: { ...repoPath(repo), pull_number: number }, query: { per_page: 100, page } },
-        });
-        for (const x of ok(r, `list reviews of #${number} (page ${page})`))
-          reviews.push({
-            id: Number(x.id),
-            user: x.user?.login ?? '',
-            state: reviewState(x.state),
-            commit: x.commit_id ?? '',
-            ...(x.submitted_at ? { submittedAt: x.submitted_at } : {}),
-            ...(x.state === 'DISMISSED' ? { stale: true } : {}),
-          });
-        if (!/<[^>]*>;\s*rel="next"/.test(r.response.headers.get('link') ?? '')) return reviews;
-      }
-    },
-
-    async setStatus(repo, sha, status: CommitStatus) {
-      const r = await api.POST('/repos/{owner}/{repo}/statuses/{sha}', {
-        params: { path: { ...repoPath(repo), sha } },
-        body: {
-          state: status.state,
-          context: status.context,
-          description: cut(status.description, GITHUB_STATUS_DESCRIPTION_MAX),
-          ...(status.targetUrl ? { target_url: status.targetUrl } : {}),
-        },
-      });
-      ok(r, `set status ${status.context} on ${sha}`);
-    },
-
-    async merge(repo, number, m) {
-      const r = await api.PUT('/repos/{owner}/{repo}/pulls/{pull_number}/merge', {
-        params: { path: { ...repoPath(repo), pull_number: number } },
-        // `sha`: GitHub merges only if the head is still the approved commit (409 otherwise).
-        body: { sha: m.sha, commit_title: m.title, commit_message: m.message, merge_method: 'merge' },
-      });
-      return { commit: ok(r, `merge pull request #${number}`).sha };
-    },
-
-    async close(repo, number) {
-      const r = await api.PATCH('/repos/{owner}/{repo}/pulls/{pull_number}', {
-        params: { path: { ...repoPath(repo), pull_number: number } },
-        body: { state: 'closed' },
-      });
-      ok(r, `close pull request #${number}`);
-    },
-
-    async currentUser() {
-      return ok(await api.GET('/user'), 'get the authenticated user').login;
-    },
-
-    async branchProtection(repo, branch) {
-      // Two places protect a branch on GitHub: its branch protection rule (readable only with the
-      // Administration permission) and the rulesets that apply to it (readable by any reader).
-      const classic = await api.GET('/repos/{owner}/{repo}/branches/{branch}/protection', {
-        params: { path: { ...repoPath(repo), branch } },
-      });
-      const rulesets = await api.GET('/repos/{owner}/{repo}/rules/branches/{branch}', {
-        params: { path: { ...repoPath(repo), branch }, query: { per_page: 100 } },
-      });
-      const rules = ok(rulesets, `get the rules for branch ${branch}`);
-      // 404 "Branch not protected": no rule; any other 404 (no such branch or repository, or a token
-      // without the Administration permission) or refusal is an error unless rulesets say enough.
-      const unprotected = classic.response.status === 404 && /branch not protected/i.test(githubMessage(classic.error));
-      let refused: ForgeError | undefined;
-      let p: components['schemas']['branch-protection'] | undefined;
-      if (!unprotected)
-        try {
-          p = ok(classic, `get branch protection of ${branch}`);
-        } catch (e) {
-          refused = e as ForgeError;
-        }
-      const reviews = rules.flatMap((r) => (r.type === 'pull_request' && r.parameters ? [r.parameters] : []));
-      const checks = rules.flatMap((r) =>
-        r.type === 'required_status_checks' && r.parameters ? r.parameters.required_status_checks : [],
-      );
-      if (refused && !reviews.length && !checks.length) throw refused;
-      if (!p && !reviews.length && !checks.length) return undefined;
-      const pr = p?.required_pull_request_reviews;
-      const sc = p?.required_status_checks;
-      const approvals = [
-        pr?.required_approving_review_count ?? 0,
-        ...reviews.map((r) => r.required_approving_review_count),
-      ];
-      return {
-        requiredApprovals: Math.max(...approvals),
-        requiredStatusContexts: [
-          ...new Set([
-            ...(sc?.contexts ?? []),
-            ...(sc?.checks ?? []).map((c) => c.context),
-            ...checks.map((c) => c.context),
-          ]),
-        ],
-        // GitHub's rule and rulesets each dismiss on their own; without required reviews nothing is dismissed.
-        ...(refused && !reviews.some((r) => r.dismiss_stale_reviews_on_push)
-          ? {}
-          : {
-              dismissesStaleApprovals:
-                !!pr?.dismiss_stale_reviews || reviews.some((r) => r.dismiss_stale_reviews_on_push),
-            }),
-        source: [p ? 'branch protection' : '', reviews.length || checks.length ? 'rulesets' : '']
-          .filter(Boolean)
-          .join(' and '),
-        ...(refused ? { unread: `its branch protection rule (${refused.message})` } : {}),
-      };
-    },
+    ensurePullRequest: (repo, pr) => ensurePullRequest(gh, repo, pr),
+    getPullRequest: (repo, number) => getPullRequest(gh, repo, number),
+    listReviews: (repo, number) => listReviews(gh, repo, number),
+    setStatus: (repo, sha, status) => setStatus(gh, repo, sha, status),
+    merge: (repo, number, m) => merge(gh, repo, number, m),
+    close: (repo, number) => close(gh, repo, number),
+    currentUser: async () => gh.ok(await gh.api.GET('/user'), 'get the authenticated user').login,
+    branchProtection: (repo, branch) => branchProtection(gh, repo, branch),
   };
 }
