@@ -244,11 +244,11 @@ describe('yarn demo --once', () => {
 
     // docs/portals.md shows a trimmed sample of these entities, written from here.
     const sample = portSample([
-      ['kpromoEnvironment', prod],
-      ['kpromoApplication', got('kpromoApplication', 'cart')],
-      ['kpromoPromotionPlan', toProd],
-      ['kpromoPromotionPlan', bad],
-      ['kpromoPromotionPlan', rollback],
+      ['kpromoEnvironment', prod, ['tier', 'clusters', 'clusterCount']],
+      ['kpromoApplication', got('kpromoApplication', 'cart'), ['owner', 'versions']],
+      ['kpromoPromotionPlan', toProd, ['phase', 'approverPersons', 'signatures', 'promotionAttestations', 'waves']],
+      ['kpromoPromotionPlan', bad, ['phase', 'verification', 'automaticRollbacks']],
+      ['kpromoPromotionPlan', rollback, ['phase', 'action', 'approverPersons']],
     ]);
     if (process.env.KPROMO_PORT_SAMPLE === '1') writeDocSample(sample);
     expect(shape(readDocSample()), `the sample in ${PORTALS_DOC} is stale: regenerate it (${REGENERATE})`).toEqual(
@@ -278,22 +278,6 @@ const REGENERATE = 'KPROMO_PORT_SAMPLE=1 yarn vitest run --project integration t
 const SAMPLE_START = '<!-- port-demo-sample: written by test/demo.int.test.ts -->';
 const SAMPLE_END = '<!-- /port-demo-sample -->';
 
-/** What each sampled entity shows (the rest of its properties trimmed). */
-const SAMPLE_PROPERTIES: Record<string, string[]> = {
-  kpromoEnvironment: ['tier', 'clusters', 'clusterCount'],
-  kpromoApplication: ['owner', 'repository', 'versions'],
-  kpromoPromotionPlan: [
-    'phase',
-    'action',
-    'approverPersons',
-    'signatures',
-    'promotionAttestations',
-    'waves',
-    'verification',
-    'automaticRollbacks',
-  ],
-};
-
 type Sampled = {
   blueprint: string;
   identifier: string;
@@ -304,16 +288,12 @@ type Sampled = {
 };
 
 /**
- * The entities as Port received them, trimmed: the properties above (null ones left out), digests
+ * The entities as Port received them, trimmed to the properties named (all relations kept), digests
  * shortened, and the test's namespace named as `./kpromo demo`'s default (kpromo-demo).
  */
-function portSample(entities: Array<[blueprint: string, entity: StoredEntity]>): Sampled[] {
-  const sampled = entities.map(([blueprint, e]) => {
-    const properties = Object.fromEntries(
-      SAMPLE_PROPERTIES[blueprint]
-        .map((k) => [k, (e.properties as Record<string, unknown>)[k]] as const)
-        .filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0)),
-    );
+function portSample(entities: Array<[blueprint: string, entity: StoredEntity, properties: string[]]>): Sampled[] {
+  const sampled = entities.map(([blueprint, e, keys]) => {
+    const properties = Object.fromEntries(keys.map((k) => [k, (e.properties as Record<string, unknown>)[k]]));
     return {
       blueprint,
       identifier: e.identifier,
@@ -339,7 +319,7 @@ function writeDocSample(sample: Sampled[]) {
   const start = doc.indexOf(SAMPLE_START);
   const end = doc.indexOf(SAMPLE_END);
   if (start < 0 || end < start) throw new Error(`${PORTALS_DOC} has no ${SAMPLE_START} … ${SAMPLE_END} to write into`);
-  const block = `${SAMPLE_START}\n\n\`\`\`json\n${JSON.stringify(sample, null, 2)}\n\`\`\`\n\n`;
+  const block = `${SAMPLE_START}\n\n\`\`\`json\n${compactJson(sample)}\n\`\`\`\n\n`;
   writeFileSync(path, doc.slice(0, start) + block + doc.slice(end));
 }
 
@@ -350,3 +330,24 @@ function readDocSample(): Sampled[] {
   expect(start >= 0 && m, `${PORTALS_DOC}: no sample after ${SAMPLE_START}`).toBeTruthy();
   return JSON.parse(m?.[1] ?? '[]') as Sampled[];
 }
+
+/** JSON on one line, with a space after each `:` and `,` as people write it. */
+function flatJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(flatJson).join(', ')}]`;
+  const entries = Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${flatJson(v)}`);
+  return entries.length ? `{ ${entries.join(', ')} }` : '{}';
+}
+
+/** JSON indented, each value whose line fits in `WIDTH` columns on that line: short to read. */
+function compactJson(value: unknown, indent = '', prefix = 0): string {
+  const flat = flatJson(value);
+  if (value === null || typeof value !== 'object' || indent.length + prefix + flat.length <= WIDTH) return flat;
+  const inner = `${indent}  `;
+  const items = Array.isArray(value)
+    ? value.map((v) => `${inner}${compactJson(v, inner)}`)
+    : Object.entries(value).map(([k, v]) => `${inner}${JSON.stringify(k)}: ${compactJson(v, inner, k.length + 4)}`);
+  const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  return `${open}\n${items.join(',\n')}\n${indent}${close}`;
+}
+const WIDTH = 110;
