@@ -576,5 +576,11 @@ function whereToLook(s: Story) {
   ok(`tokens: ${rel(join(s.people.dir, 'developer.token'))}, ${rel(join(s.people.dir, 'release-manager.token'))}`);
   ok('portal: ./kpromo portal, then http://localhost:7007/promotions (Enter signs in as guest);');
   console.log('        it runs its own copy of the sample release in namespace kpromo-portal on these clusters');
+  ok(
+    'Port, with your Port credentials: the exporter mirrors these objects into Port (docs/portals.md, "Port on the demo")',
+  );
+  console.log(
+    '        PORT_CLIENT_ID=… PORT_CLIENT_SECRET=… ./kpromo yarn workspace @kpromo/exporter start ../examples/port/demo-exporter.yaml',
+  );
   console.log('    (the API and MCP answer while the demo runs; Ctrl-C stops it, `yarn cluster stop` the clusters)');
 }
