@@ -244,9 +244,19 @@ describe('the plan card in an MCP Apps host', () => {
     const text = (result.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
     expect(text).toMatch(/ {2}delta: .*\(not started\); step 2, after gamma/);
     await expect
-      .poll(() => card.getByRole('row', { name: /^delta/ }).locator('.step').textContent())
+      .poll(() =>
+        card
+          .getByRole('row', { name: /^delta/ })
+          .locator('.step')
+          .textContent(),
+      )
       .toBe('step 2, after gamma');
-    expect(await card.getByRole('row', { name: /^gamma/ }).locator('.step').textContent()).toBe('step 1');
+    expect(
+      await card
+        .getByRole('row', { name: /^gamma/ })
+        .locator('.step')
+        .textContent(),
+    ).toBe('step 1');
     const pr = card.getByRole('region', { name: 'Pull request' });
     expect(await pr.locator('p').first().textContent()).toBe(
       `#7 open platform/gitops (kpromo/card-order into main), 1 of 2 review(s) count ${url}`,

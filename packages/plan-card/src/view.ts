@@ -130,12 +130,7 @@ function pullRequest(p: CardPlan): HTMLElement | undefined {
     { 'aria-label': 'Pull request' },
     el('h2', {}, 'Pull request'),
     // The words every door says, with the URL as the link rather than inside them.
-    el(
-      'p',
-      {},
-      pullRequestText({ ...pr, url: undefined }),
-      ...(href ? [' ', link(href, 'pr-link')] : []),
-    ),
+    el('p', {}, pullRequestText({ ...pr, url: undefined }), ...(href ? [' ', link(href, 'pr-link')] : [])),
     reviews.length ? el('ul', { 'aria-label': 'Reviews' }, ...reviews) : undefined,
     pr.message ? el('p', { class: 'pr-message' }, pr.message) : undefined,
   );
