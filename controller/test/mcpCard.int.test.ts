@@ -213,15 +213,14 @@ describe('the plan card in an MCP Apps host', () => {
     await expect
       .poll(
         async () =>
-          ((await client.callTool({ name: 'state', arguments: input })).structuredContent as Shown).plan.candidates.map(
-            (c) => [c.application, c.step],
+          Object.fromEntries(
+            (
+              (await client.callTool({ name: 'state', arguments: input })).structuredContent as Shown
+            ).plan.candidates.map((c) => [c.application, c.step]),
           ),
         { timeout: 30_000 },
       )
-      .toEqual([
-        ['gamma', 1],
-        ['delta', 2],
-      ]);
+      .toEqual({ gamma: 1, delta: 2 });
     // This world delivers by patch, not by pull request: the result the host hands the card carries
     // one as MCP's plan output does (pullRequest.int.test.ts makes a real one).
     const withPullRequest = (url: string) => (r: ToolResult) => {
