@@ -21,7 +21,9 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const world = insiderWorld('card', {
   kubeconfig: inject('kubeconfig'),
   registries: inject('registries'),
-  apps: ['alpha', 'beta', 'gamma'],
+  apps: ['alpha', 'beta', 'gamma', 'delta'],
+  // An order in the release: delta after gamma (a plan of both shows their steps).
+  applications: { dependsOn: (app) => (app === 'delta' ? ['gamma'] : undefined) },
 });
 const { ns: NS, dev, base } = world;
 /** A developer (INSIDER_ROLES): creates plans and approves into stable. */
@@ -73,13 +75,17 @@ async function cardOf(tool: string): Promise<string> {
   return (content as { text: string }).text;
 }
 
-/** Calls `tool` as the person and opens its card in the host with the result; the card's frame. */
+/**
+ * Calls `tool` as the person and opens its card in the host with the result (`alter`ed, for what
+ * this world cannot make); the card's frame.
+ */
 async function openCard(
   tool: string,
   input: Record<string, unknown>,
+  alter: (r: ToolResult) => ToolResult = (r) => r,
 ): Promise<{ card: FrameLocator; result: ToolResult }> {
   const html = await cardOf(tool);
-  const result = await client.callTool({ name: tool, arguments: input });
+  const result = alter(await client.callTool({ name: tool, arguments: input }));
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
   await page.evaluate((c) => (window as unknown as { openCard(x: unknown): Promise<void> }).openCard(c), {
     html,
@@ -89,11 +95,11 @@ async function openCard(
   return { card: page.frameLocator('iframe#card'), result };
 }
 
-/** Each test promotes its own application: one approved leaves no candidate of it behind. */
-async function createPlan(name: string, app: string): Promise<void> {
+/** Each test promotes its own applications: one approved leaves no candidate of it behind. */
+async function createPlan(name: string, ...applications: string[]): Promise<void> {
   const r = await callApi(ctl.port, '/api/v1/plans', {
     method: 'POST',
-    body: { namespace: NS, from: 'dev', to: 'stable', name, applications: [app] },
+    body: { namespace: NS, from: 'dev', to: 'stable', name, applications },
     token: devon.token,
   });
   expect(r.status, await r.text()).toBe(201);
@@ -197,6 +203,74 @@ describe('the plan card in an MCP Apps host', () => {
       },
     ]);
     expect((await getPlan(dev, NS, 'card-reject')).spec.approvals).toBeUndefined();
+  });
+
+  it("shows each app's step in the release's order before approval, and the pull request a result carries: its state, which reviews count, a link only to an http(s) URL", async () => {
+    await createPlan('card-order', 'gamma', 'delta');
+    const input = { namespace: NS, plan: 'card-order' };
+    type Shown = { plan: { candidates: Array<{ application: string; step?: number }> } };
+    // The controller records the order while the plan waits; state answers from its cache.
+    await expect
+      .poll(
+        async () =>
+          Object.fromEntries(
+            (
+              (await client.callTool({ name: 'state', arguments: input })).structuredContent as Shown
+            ).plan.candidates.map((c) => [c.application, c.step]),
+          ),
+        { timeout: 30_000 },
+      )
+      .toEqual({ gamma: 1, delta: 2 });
+    // This world delivers by patch, not by pull request: the result the host hands the card carries
+    // one as MCP's plan output does (pullRequest.int.test.ts makes a real one).
+    const withPullRequest = (url: string) => (r: ToolResult) => {
+      const shown = r.structuredContent as { plan: Record<string, unknown> };
+      const reviews = [
+        { login: 'carol', user: 'gitea:carol', state: 'APPROVED', counts: true },
+        { login: 'devon', user: 'gitea:devon', state: 'APPROVED', counts: false, why: 'creator of the plan' },
+      ];
+      const pullRequest = { forge: 'gitea', repository: 'platform/gitops', branch: 'kpromo/card-order', base: 'main' };
+      return {
+        ...r,
+        structuredContent: {
+          ...shown,
+          plan: { ...shown.plan, pullRequest: { ...pullRequest, number: 7, url, state: 'open', reviews } },
+        },
+      };
+    };
+    const url = 'https://gitea.example.com/platform/gitops/pulls/7';
+    const { card, result } = await openCard('state', input, withPullRequest(url));
+    const text = (result.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
+    expect(text).toMatch(/ {2}delta: .*\(not started\); step 2, after gamma/);
+    await expect
+      .poll(() =>
+        card
+          .getByRole('row', { name: /^delta/ })
+          .locator('.step')
+          .textContent(),
+      )
+      .toBe('step 2, after gamma');
+    expect(
+      await card
+        .getByRole('row', { name: /^gamma/ })
+        .locator('.step')
+        .textContent(),
+    ).toBe('step 1');
+    const pr = card.getByRole('region', { name: 'Pull request' });
+    expect(await pr.locator('p').first().textContent()).toBe(
+      `#7 open platform/gitops (kpromo/card-order into main), 1 of 2 review(s) count ${url}`,
+    );
+    expect(await pr.getByRole('link').getAttribute('href')).toBe(url);
+    expect(await pr.getByRole('listitem').allTextContents()).toEqual([
+      'carol (gitea:carol) APPROVED: counts',
+      'devon (gitea:devon) APPROVED: does not count: creator of the plan',
+    ]);
+
+    // Any other scheme is no link: the card says the pull request without it.
+    const { card: unsafe } = await openCard('state', input, withPullRequest('javascript:alert(1)'));
+    const unsafePr = unsafe.getByRole('region', { name: 'Pull request' });
+    await expect.poll(() => unsafePr.locator('p').first().textContent()).toContain('#7 open platform/gitops');
+    expect(await unsafePr.getByRole('link').count()).toBe(0);
   });
 });
 

@@ -18,7 +18,7 @@ export function registerPlanCard(server: McpServer): void {
     {
       title: 'PromotionPlan card',
       description:
-        'Interactive card for a PromotionPlan (MCP Apps): candidates with versions, digests and signature verdicts, verification values as charts, the approvals still needed, Approve and Reject.',
+        "Interactive card for a PromotionPlan (MCP Apps): candidates with versions, digests, signature verdicts and their step in the release's order, verification values as charts, the pull request it promotes through, the approvals still needed, Approve and Reject.",
       mimeType: RESOURCE_MIME_TYPE,
       // No network access at all: the view is one self-contained document.
       _meta: { ui: { csp: { connectDomains: [], resourceDomains: [] }, prefersBorder: true } },

@@ -84,12 +84,20 @@ export function planDetail(p: PlanOut): string {
 }
 
 /**
- * What the plan card shows beyond {@link planDetail}, for hosts without MCP Apps: each candidate's
- * signature verdict, the verification values (as a text chart), who approved and who still must,
- * and the uid an approval names.
+ * What the plan card shows, for hosts without MCP Apps: each candidate's signature verdict, the
+ * verification values (as a text chart), who approved and who still must, and the uid an approval
+ * names. Each app's step in the release's order and the pull request are {@link planDetail}'s: said
+ * here only for a text without it (`planDetail: false`, the plan tool), so no text says them twice.
  */
-export function cardText(p: PlanOut): string {
+export function cardText(p: PlanOut, o: { planDetail: boolean }): string {
   const lines: string[] = [];
+  if (!o.planDetail) {
+    for (const a of p.apps.length ? p.apps : p.candidates) {
+      const step = stepText(a);
+      if (step) lines.push(`  order ${a.application}: ${step}`);
+    }
+    if (p.pullRequest) lines.push(...pullRequestLines(p.pullRequest).map((l) => `  ${l}`));
+  }
   for (const c of p.candidates)
     if (c.signature)
       lines.push(`  signature ${c.application} ${shortDigest(c.digest)}: ${c.signature.verdict} (${c.signature.mode})`);

@@ -1,7 +1,9 @@
 import type { PlanProgress, PlanPullRequest, PlanPullRequestReview } from './planProgress.js';
 
 // Plain-text pieces of the plan's read model that every door prints the same way (the CLI's tables
-// and logs, MCP's tool summaries): short digests, durations, and what holds a plan not started.
+// and logs, MCP's tool summaries, the MCP plan card): short digests, durations, and what holds a plan
+// not started. Types are all it imports: the plan card's browser bundle takes it alone
+// (@kpromo/contract/planText), without the contract's schemas (packages/plan-card/test checks it).
 
 /** `sha256:0123456789ab…` → `sha256:0123456789ab` (12 hex digits, like `docker images`); anything else as is. */
 export function shortDigest(d: string | undefined): string | undefined {

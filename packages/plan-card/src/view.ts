@@ -2,7 +2,9 @@
 // App class into one HTML file (scripts/build.ts); it fetches nothing. It renders the plan
 // of the tool result it is given (structuredContent.plan, the MCP shape of the read model) and
 // approves through the host with the uid it showed, so the approval is the person's and bound to
-// what they saw. Cluster text is set as text, never as markup.
+// what they saw. Cluster text is set as text, never as markup; a link only to an http(s) URL. Its
+// words for the release's order and the pull request are every door's (@kpromo/contract/planText).
+import { httpLink, pullRequestReviewText, pullRequestText, stepText } from '@kpromo/contract/planText';
 import { App } from '@modelcontextprotocol/ext-apps';
 import { sparkSegments } from './charts.js';
 import { awaitsApproval, STATUS_META } from './meta.js';
@@ -53,6 +55,11 @@ function sparkline(values: readonly (number | null)[], label: string): SVGSVGEle
 
 function candidatesTable(p: CardPlan): HTMLTableElement {
   const apps = new Map(p.apps.map((a) => [a.application, a]));
+  // Each app's step in the release's order, known before approval: a column only when the plan has an order.
+  const steps = new Map(
+    p.candidates.map((c) => [c.application, stepText(c.step !== undefined ? c : (apps.get(c.application) ?? c))]),
+  );
+  const ordered = [...steps.values()].some((s) => s !== undefined);
   const rows = p.candidates.map((c) => {
     const sig = c.signature ?? apps.get(c.application)?.signature;
     return el(
@@ -66,10 +73,13 @@ function candidatesTable(p: CardPlan): HTMLTableElement {
         { class: `verdict ${(sig?.verdict ?? 'none').toLowerCase()}`, ...(sig?.message ? { title: sig.message } : {}) },
         sig ? `${sig.verdict} (${sig.mode})` : 'not checked yet',
       ),
+      ordered ? el('td', { class: 'step' }, steps.get(c.application) ?? '') : undefined,
       el('td', {}, apps.get(c.application)?.phase ?? 'Waiting'),
     );
   });
-  const head = ['Application', 'Version', 'Digest', 'Signature', 'Phase'].map((h) => el('th', { scope: 'col' }, h));
+  const head = ['Application', 'Version', 'Digest', 'Signature', ...(ordered ? ['Order'] : []), 'Phase'].map((h) =>
+    el('th', { scope: 'col' }, h),
+  );
   return el('table', { 'aria-label': 'Candidates' }, el('thead', {}, el('tr', {}, ...head)), el('tbody', {}, ...rows));
 }
 
@@ -85,6 +95,45 @@ function verification(p: CardPlan): HTMLElement | undefined {
     ),
   );
   return items.length ? el('section', {}, el('h2', {}, 'Verification'), el('ul', {}, ...items)) : undefined;
+}
+
+/**
+ * A link the host opens (ui/open-link) when it can: the sandboxed card cannot navigate. Without the
+ * capability the link stays an ordinary one (a host may still follow it) and its URL is in sight.
+ */
+function link(href: string, id: string): HTMLAnchorElement {
+  const a = el('a', { id, href, target: '_blank', rel: 'noopener noreferrer' }, href);
+  a.addEventListener('click', (e) => {
+    if (!app.getHostCapabilities()?.openLinks) return;
+    e.preventDefault();
+    app.openLink({ url: href }).then(
+      (r) => {
+        if (r.isError) say(`The host did not open ${href}; copy it from the card.`, 'error');
+      },
+      (err: unknown) =>
+        say(`The host could not open ${href}: ${err instanceof Error ? err.message : String(err)}`, 'error'),
+    );
+  });
+  return a;
+}
+
+/** The pull request the plan promotes through: a link (http(s) only), its state and which reviews count. */
+function pullRequest(p: CardPlan): HTMLElement | undefined {
+  const pr = p.pullRequest;
+  if (!pr) return undefined;
+  const href = httpLink(pr.url);
+  const reviews = pr.reviews.map((r) =>
+    el('li', { class: r.counts ? 'counts' : 'not-counted' }, pullRequestReviewText(r)),
+  );
+  return el(
+    'section',
+    { 'aria-label': 'Pull request' },
+    el('h2', {}, 'Pull request'),
+    // The words every door says, with the URL as the link rather than inside them.
+    el('p', {}, pullRequestText({ ...pr, url: undefined }), ...(href ? [' ', link(href, 'pr-link')] : [])),
+    reviews.length ? el('ul', { 'aria-label': 'Reviews' }, ...reviews) : undefined,
+    pr.message ? el('p', { class: 'pr-message' }, pr.message) : undefined,
+  );
 }
 
 function approvals(p: CardPlan): HTMLElement {
@@ -180,6 +229,7 @@ function render(p: CardPlan) {
     ),
     candidatesTable(p),
     verification(p) ?? '',
+    pullRequest(p) ?? '',
     approvals(p),
     actions(p) ?? '',
     el('p', { id: 'status', role: 'status', 'aria-live': 'polite' }),

@@ -60,7 +60,7 @@ export const plan = row({
         candidatesTotal: all.length,
         ...skippedSummaryOf(r),
       },
-      text: `Created PromotionPlan ${ns}/${v.name} uid ${v.uid ?? '(none)'} (not approved: nothing changes until promote approves it with this uid). ${candidateLines(v.from, v.to, candidates, r, all.length)}\n${cardText(v)}`,
+      text: `Created PromotionPlan ${ns}/${v.name} uid ${v.uid ?? '(none)'} (not approved: nothing changes until promote approves it with this uid). ${candidateLines(v.from, v.to, candidates, r, all.length)}\n${cardText(v, { planDetail: false })}`,
     };
   },
 });

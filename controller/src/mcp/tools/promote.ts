@@ -64,7 +64,7 @@ export const promote = row({
     const f = await followed(c, approved);
     return {
       data: { plan: f.view },
-      text: `Approved by ${who(c.caller)}. ${planDetail(f.view)}\n${cardText(f.view)}\n${f.text}`,
+      text: `Approved by ${who(c.caller)}. ${planDetail(f.view)}\n${cardText(f.view, { planDetail: true })}\n${f.text}`,
     };
   },
 });

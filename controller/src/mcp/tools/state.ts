@@ -92,7 +92,7 @@ export const state = row({
         data: { kind: 'PromotionPlan', namespace: ns, name: args.plan, plan: v, conditions: v.conditions, ...ev },
         text: [
           planDetail(v),
-          cardText(v),
+          cardText(v, { planDetail: true }),
           ...(bad.length ? [`conditions: ${bad.join(', ')}`] : []),
           eventsLine(ev),
         ].join('\n'),
