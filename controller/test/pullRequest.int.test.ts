@@ -113,15 +113,16 @@ async function createPlan(name: string): Promise<void> {
 const withPullRequest = (name: string, pred: (p: PromotionPlan) => boolean = () => true) =>
   waitPlan(dev, NS, name, (p) => !!p.status?.pullRequest?.number && pred(p), 150_000);
 
+/** Each context's current status on `sha`: Gitea's combined status (the latest per context). */
 const statuses = async (sha: string) =>
   Object.fromEntries(
     (
-      await gitea.api<Array<{ context: string; status: string }>>(
+      await gitea.api<{ statuses: Array<{ context: string; status: string }> | null }>(
         bot,
         'GET',
-        `/repos/${repo.owner}/${repo.name}/commits/${sha}/statuses`,
+        `/repos/${repo.owner}/${repo.name}/commits/${sha}/status`,
       )
-    ).map((s) => [s.context, s.status]),
+    ).statuses?.map((s) => [s.context, s.status]) ?? [],
   );
 
 const review = (who: GiteaUser, n: number) =>

@@ -252,8 +252,18 @@ async function report(
           verdict: sourceVerification(run, a.application, a.digest)?.verdict,
         })),
   );
+  // Sent when they change, not at every poll: a forge rate-limits its API (a new leader sends them once).
+  const key = `${run.namespace}/${run.name}@${sha}`;
+  const sent = JSON.stringify(statuses);
+  if (reported.get(key) === sent) return;
   for (const s of statuses) await forge.setStatus(repo, sha, s);
+  reported.delete(key);
+  if (reported.size >= 1_000) reported.delete(reported.keys().next().value as string);
+  reported.set(key, sent);
 }
+
+/** The statuses last sent per plan and commit (bounded, oldest out first). */
+const reported = new Map<string, string>();
 
 function failWritten(run: PlanRun, written: readonly AppProgress[], reason: string, message: string): void {
   for (const ap of written) {
