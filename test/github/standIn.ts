@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { openApiRoutes, type Route } from '../openapi/routes.js';
 
 /**
  * A GitHub stand-in: a real HTTP server that checks every request and every response it sends
@@ -45,13 +46,6 @@ interface Operation {
   parameters?: Array<Parameter | { $ref: string }>;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Json }> };
   responses: Record<string, { $ref?: string; content?: Record<string, { schema?: Json }> }>;
-}
-interface Route {
-  template: string;
-  method: string;
-  re: RegExp;
-  names: string[];
-  op: Operation;
 }
 
 /** The API version the description describes (later versions are patches in `x-github-breaking-changes`). */
@@ -187,7 +181,7 @@ export class GitHubStandIn {
   url = '';
   private readonly tokens: Map<string, string>;
   private readonly userIds = new Map<string, number>();
-  private readonly routes: Route[] = [];
+  private readonly routes: Array<Route<Operation>>;
   private readonly validators = new Map<string, ValidateFunction | null>();
   private server?: Server;
   private seq = 1000;
@@ -195,20 +189,7 @@ export class GitHubStandIn {
   /** `tokens`: token → login of the user it acts as. */
   constructor(tokens: Record<string, string> = { 'kpromo-token': 'kpromo-bot' }) {
     this.tokens = new Map(Object.entries(tokens));
-    for (const [template, methods] of Object.entries(loadSpec().spec.paths)) {
-      const names: string[] = [];
-      const re = new RegExp(
-        `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, n) => {
-          names.push(n);
-          return '([^/]+)';
-        })}$`,
-      );
-      for (const [method, op] of Object.entries(methods))
-        if (['get', 'post', 'put', 'patch', 'delete'].includes(method))
-          this.routes.push({ template, method: method.toUpperCase(), re, names, op });
-    }
-    // Literal segments win over parameters (…/pulls/comments before …/pulls/{pull_number}).
-    this.routes.sort((a, b) => a.names.length - b.names.length);
+    this.routes = openApiRoutes<Operation>(loadSpec().spec.paths);
   }
 
   async start(): Promise<string> {
@@ -373,7 +354,7 @@ export class GitHubStandIn {
   }
 
   /** Where the JSON schema of `route`'s answer with `status` is, if the description documents one. */
-  private responseSchema(route: Route, status: number): string | undefined {
+  private responseSchema(route: Route<Operation>, status: number): string | undefined {
     const raw = route.op.responses[String(status)];
     if (!raw) return undefined;
     const base = raw.$ref

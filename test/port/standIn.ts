@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
+import { openApiRoutes, type Route } from '../openapi/routes.js';
 
 /**
  * A Port stand-in: a real HTTP server that validates every request (path and query parameters,
@@ -18,13 +19,6 @@ interface Operation {
   parameters?: Array<{ name: string; in: string; required?: boolean; schema?: Json }>;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Json }> };
   responses: Record<string, { content?: Record<string, { schema?: Json }> }>;
-}
-interface Route {
-  template: string;
-  method: string;
-  re: RegExp;
-  names: string[];
-  op: Operation;
 }
 export interface Fault {
   /** Matches `${METHOD} ${path}`; default: any entity/blueprint call (not auth). */
@@ -89,7 +83,7 @@ export class PortStandIn {
   delayMs = 0;
   tokenTtlSeconds = 3 * 3600;
   private readonly tokens = new Map<string, number>();
-  private readonly routes: Route[];
+  private readonly routes: Array<Route<Operation>>;
   private server?: Server;
   private seq = 0;
   url = '';
@@ -99,22 +93,7 @@ export class PortStandIn {
     readonly clientSecret = 'test-secret',
   ) {
     const { spec } = loadSpec();
-    this.routes = [];
-    for (const [template, methods] of Object.entries(spec.paths)) {
-      const names: string[] = [];
-      const re = new RegExp(
-        `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_, n) => {
-          names.push(n);
-          return '([^/]+)';
-        })}$`,
-      );
-      for (const [method, op] of Object.entries(methods)) {
-        if (['get', 'post', 'put', 'patch', 'delete'].includes(method))
-          this.routes.push({ template, method: method.toUpperCase(), re, names, op });
-      }
-    }
-    // Literal segments win over parameters (…/entities/search before …/entities/{id}).
-    this.routes.sort((a, b) => a.names.length - b.names.length);
+    this.routes = openApiRoutes<Operation>(spec.paths);
   }
 
   async start(): Promise<string> {
