@@ -122,6 +122,7 @@ async function pullRequestPass(run: PlanRun, r: ResolvedPlan): Promise<number | 
   const gateBefore = structuredClone(status.gate);
   const source = approvalSourceOf(r.flow, run.plan.spec.to, r.toEnv);
 
+  const cause = causeOf(run);
   // Open (or find) it with the evidence as it stands; a later pass rewrites the body as approvals arrive.
   const body = () =>
     pullRequestBody({
@@ -130,7 +131,7 @@ async function pullRequestPass(run: PlanRun, r: ResolvedPlan): Promise<number | 
       gate: status.gate,
       source,
       ...(deps.planURL ? { planURL: planURL(deps.planURL, run) } : {}),
-      ...(causeOf(run) ? { cause: causeOf(run) } : {}),
+      ...(cause ? { cause } : {}),
     });
   deps.fence?.(run.namespace);
   let p: PullRequest = rec.number
@@ -177,8 +178,9 @@ async function pullRequestPass(run: PlanRun, r: ResolvedPlan): Promise<number | 
   if (p.state === 'open') {
     if (!changed) {
       await report(run, forge, repo, rec.commit, g);
-      if (p.body !== body())
-        await forge.ensurePullRequest(repo, { head: rec.branch, base: rec.base, title: title(run), body: body() });
+      const now = body();
+      if (p.body !== now)
+        await forge.ensurePullRequest(repo, { head: rec.branch, base: rec.base, title: title(run), body: now });
     }
     if (!changed && g.gate.approved && !g.hold && kpromoMerges(source, g.gate)) {
       deps.fence?.(run.namespace);
